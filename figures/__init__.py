@@ -1,0 +1,1 @@
+"""Paper figures drawn from saved outputs (CSV/JSON); never trains."""

@@ -1,0 +1,223 @@
+"""The paper's toy models of learning in concept space, as energy landscapes.
+
+Three families (see ``docs/theory.md`` and ``shared/research/equations.md``):
+
+``notebook``
+    The authors' own simulation (``sim.ipynb``, the model behind their Fig. 5), verbatim:
+    dz/dt = -∇E with E = s[(1-z1)²/(4a) + a(1-z2)²/4 + a(α-z1)²/4 + (α-z2)²/(4a)],
+    α(t) = sigmoid(k(t - t0)). One shared gate; the biased target slides with a.
+``eq1``
+    Eq. 1 reconstructed (reconstruction R): per concept i, a well at the biased target z̃_i that
+    hands over to a well at the true target ẑ_i through a sigmoid gate S_i(t) timed at t_i:
+    E = ½ Σ_i λ_i [(1 - S_i)(z_i - z̃_i)² + S_i (z_i - ẑ_i)²], S_i = sigmoid(k_i (t - t_i)).
+``eq2``
+    Eq. 2 (underspecification): eq1 whose first concept's true target moves linearly with the
+    masking fraction p: ẑ_1(p) = ẑ_1 (1 - β p) (U1; ẑ_1 = 1 gives 1 - βp). ``eq2-split`` is the
+    alternative U2, which splits the final well: S_1 λ_1 [(1-p)(z_1-ẑ_1)² + βp z_1²] / 2.
+
+Any other landscape: :func:`from_expression` turns an energy written as a string or sympy
+expression into a :class:`~theory.landscape.Landscape`, gradients included.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Mapping, Sequence
+
+import numpy as np
+import sympy
+
+from theory.landscape import T, Landscape, Param, sigmoid
+
+DEFAULT_CONCEPTS = {2: ("color", "size")}
+
+
+def _concept_names(n: int, concepts: Sequence[str] | None) -> tuple[str, ...]:
+    if concepts is None:
+        concepts = DEFAULT_CONCEPTS.get(n, tuple(f"c{i + 1}" for i in range(n)))
+    concepts = tuple(concepts)
+    if len(concepts) != n or n < 1:
+        raise ValueError(f"need one name per concept ({n}), got {concepts}")
+    return concepts
+
+
+def _vector(name: str, n: int, default: Sequence[float], doc: str, **bounds) -> Param:
+    syms = tuple(sympy.Symbol(f"{name}_{i + 1}", real=True) for i in range(n))
+    return Param(name, syms, tuple(float(v) for v in default), doc, vector=True, **bounds)
+
+
+def _scalar(name: str, default: float, doc: str, **bounds) -> Param:
+    return Param(name, (sympy.Symbol(name, real=True),), (float(default),), doc, **bounds)
+
+
+def notebook() -> Landscape:
+    """The authors' notebook model (sim.ipynb, cell 1): 2 concepts (color, size), one shared gate."""
+    z1, z2 = sympy.symbols("z_1 z_2", real=True)
+    a, s, k, t0 = (
+        _scalar("a", 2.0, "concept-signal ratio; a > 1: size stronger", low=0, open_low=True),
+        _scalar("s", 3.0, "speed", low=0, open_low=True),
+        _scalar("k", 0.1, "gate sharpness", low=0, open_low=True),
+        _scalar("t0", 10.0, "gate time"),
+    )
+    A, S, K, T0 = (p.symbols[0] for p in (a, s, k, t0))
+    alpha = sigmoid(K * (T - T0))
+    energy = S * ((1 - z1) ** 2 / (4 * A) + A * (1 - z2) ** 2 / 4 + A * (alpha - z1) ** 2 / 4 + (alpha - z2) ** 2 / (4 * A))
+    return Landscape(
+        "notebook", energy, (z1, z2), ("color", "size"), (a, s, k, t0), (0.5, 0.5),
+        doc="The authors' simulation notebook (verbatim ODE); a in linspace(1, 5, 15) in their figure.",
+    )
+
+
+def _eq1_parts(n: int, concepts: Sequence[str] | None, z_bias_default: Sequence[float]):
+    names = _concept_names(n, concepts)
+    z = tuple(sympy.Symbol(f"z_{i + 1}", real=True) for i in range(n))
+    rest = [1.0] * (n - 1)
+    params = [
+        _vector("lam", n, [1.0] * n, "stiffness λ_i (concept signal); larger: learned faster", low=0, open_low=True),
+        _vector("t_switch", n, [6.0] + [0.0] * (n - 1), "gate time t_i: when concept i is learned"),
+        _vector("k", n, [2.0] * n, "gate sharpness k_i", low=0, open_low=True),
+        _vector("z_bias", n, z_bias_default, "biased target z̃_i (before the switch)", low=0, high=1),
+        _vector("z_target", n, [1.0] + rest, "true target ẑ_i (after the switch)", low=0, high=1),
+    ]
+    lam, ts, k, zb, zt = (p.symbols for p in params)
+    gates = [sigmoid(k[i] * (T - ts[i])) for i in range(n)]
+    return names, z, params, lam, zb, zt, gates
+
+
+def eq1(n: int = 2, concepts: Sequence[str] | None = None) -> Landscape:
+    """Eq. 1 (reconstruction R) for ``n`` concepts.
+
+    Defaults are class 11 with size the stronger concept (clockwise turn): λ = (1, 1), k = 2,
+    t_switch = (6, 0), z̃ = (0, 1), ẑ = (1, 1), z(0) = (0.5, 0.5).
+    """
+    names, z, params, lam, zb, zt, S = _eq1_parts(n, concepts, [0.0] + [1.0] * (n - 1))
+    energy = sum(lam[i] / 2 * ((1 - S[i]) * (z[i] - zb[i]) ** 2 + S[i] * (z[i] - zt[i]) ** 2) for i in range(n))
+    return Landscape("eq1", energy, z, names, tuple(params), (0.5,) * n, doc=eq1.__doc__.split("\n")[0])
+
+
+def _mask_params(p_default: float = 0.5, beta_default: float = 1.0) -> tuple[Param, Param]:
+    return (
+        _scalar("p", p_default, "masking fraction of the prompts of the masked class", low=0, high=1),
+        _scalar("beta", beta_default, "impact of underspecification β", low=0),
+    )
+
+
+def _check_shift(arrays: Mapping[str, np.ndarray]) -> None:
+    bp = arrays["beta"][:, 0] * arrays["p"][:, 0]
+    if np.any(bp > 1 + 1e-12):
+        raise ValueError(
+            f"eq2: beta * p = {bp.max():g} > 1 would move the target z_target_1 * (1 - beta p) below 0; "
+            "valid: beta * p in [0, 1]"
+        )
+
+
+def eq2(n: int = 2, concepts: Sequence[str] | None = None) -> Landscape:
+    """Eq. 2, form U1: eq1 with the first concept's true target ẑ_1(p) = ẑ_1 (1 - β p).
+
+    Concepts default to (color, shape) as in the paper's Sec. 5; the first concept is the masked one.
+    """
+    concepts = concepts if concepts is not None or n != 2 else ("color", "shape")
+    names, z, params, lam, zb, zt, S = _eq1_parts(n, concepts, [0.0] + [1.0] * (n - 1))
+    p, beta = _mask_params()
+    P, B = p.symbols[0], beta.symbols[0]
+    target = [zt[0] * (1 - B * P), *zt[1:]]
+    energy = sum(lam[i] / 2 * ((1 - S[i]) * (z[i] - zb[i]) ** 2 + S[i] * (z[i] - target[i]) ** 2) for i in range(n))
+    return Landscape(
+        "eq2", energy, z, names, (*params, p, beta), (0.5,) * n, check=_check_shift,
+        doc="Eq. 2 (U1): the true target of the first concept shifts linearly with the masking fraction p.",
+    )
+
+
+def eq2_split(n: int = 2, concepts: Sequence[str] | None = None) -> Landscape:
+    """Eq. 2, form U2: the final well of the first concept is split between ẑ_1 (weight 1-p) and 0 (weight βp)."""
+    concepts = concepts if concepts is not None or n != 2 else ("color", "shape")
+    names, z, params, lam, zb, zt, S = _eq1_parts(n, concepts, [0.0] + [1.0] * (n - 1))
+    p, beta = _mask_params()
+    P, B = p.symbols[0], beta.symbols[0]
+    final = [(1 - P) * (z[0] - zt[0]) ** 2 + B * P * z[0] ** 2] + [(z[i] - zt[i]) ** 2 for i in range(1, n)]
+    energy = sum(lam[i] / 2 * ((1 - S[i]) * (z[i] - zb[i]) ** 2 + S[i] * final[i]) for i in range(n))
+    return Landscape(
+        "eq2-split", energy, z, names, (*params, p, beta), (0.5,) * n, check=_check_split,
+        doc="Eq. 2 (U2): the first concept's final well splits into ẑ_1 (weight 1-p) and 0 (weight βp).",
+    )
+
+
+def _check_split(arrays: Mapping[str, np.ndarray]) -> None:
+    if np.any(arrays["beta"][:, 0] * arrays["p"][:, 0] + (1 - arrays["p"][:, 0]) <= 0):
+        raise ValueError("eq2-split: the split well needs (1 - p) + beta * p > 0 (beta > 0 when p = 1)")
+
+
+MODELS: dict[str, Callable[..., Landscape]] = {
+    "notebook": notebook,
+    "eq1": eq1,
+    "eq2": eq2,
+    "eq2-split": eq2_split,
+}
+
+
+def get_model(name: str, n: int | None = None) -> Landscape:
+    """A built-in model by name (``n`` concepts for eq1/eq2; the notebook model has 2)."""
+    if name not in MODELS:
+        raise ValueError(f"unknown model {name!r}; valid: {', '.join(MODELS)}")
+    if name == "notebook":
+        if n not in (None, 2):
+            raise ValueError("the notebook model has exactly 2 concepts (color, size)")
+        return notebook()
+    return MODELS[name]() if n is None else MODELS[name](n)
+
+
+def from_expression(
+    energy: str | sympy.Expr,
+    params: Mapping[str, float] | None = None,
+    *,
+    state: Sequence[str] | None = None,
+    concepts: Sequence[str] | None = None,
+    z0: Sequence[float] | None = None,
+    name: str = "custom",
+) -> Landscape:
+    """A landscape from a user's energy; the gradient flow comes from sympy, no derivatives by hand.
+
+    Args:
+        energy: E as a string (``t`` is time, ``sigmoid(x)`` is available) or a sympy expression.
+        params: a default value for every other symbol in the energy.
+        state: names of the coordinates; default: the symbols named ``z1, z2, ...`` (or ``z_1, ...``).
+        concepts: names of the concepts (log columns ``z_<name>``); default ``c1, c2, ...``.
+        z0: default start; default 0.5 per coordinate.
+        name: a name for messages and logs.
+
+    Example:
+        >>> land = from_expression("lam/2*(z1 - sigmoid(t - 5))**2 + (z2 - 1)**2/2", {"lam": 2.0})
+    """
+    params = dict(params or {})
+    if isinstance(energy, str):
+        local = {"sigmoid": sigmoid, "t": T}
+        try:
+            expr = sympy.parse_expr(energy, local_dict=local)
+        except (SyntaxError, TypeError, sympy.SympifyError) as err:
+            raise ValueError(f"cannot parse the energy {energy!r}: {err}") from None
+    else:
+        expr = sympy.sympify(energy)
+    t_like = [s for s in expr.free_symbols if s.name == "t" and s != T]
+    expr = expr.xreplace({s: T for s in t_like})
+    free = {s.name: s for s in expr.free_symbols if s != T}
+    if state is None:
+        state = sorted((n for n in free if n[:1] == "z" and n.lstrip("z_").isdigit()), key=lambda n: int(n.lstrip("z_")))
+    if not state:
+        raise ValueError(f"the energy {energy!r} has no state variables (name them z1, z2, ... or pass state=)")
+    missing = [n for n in state if n not in free]
+    if missing:
+        raise ValueError(f"state variables {missing} do not appear in the energy {energy!r}")
+    syms = [free[n] for n in state]
+    others = sorted(set(free) - set(state))
+    unknown = [n for n in others if n not in params]
+    if unknown:
+        raise ValueError(f"the energy uses {unknown} but no value was given; pass params={{{unknown[0]!r}: ...}}")
+    extra = set(params) - set(others)
+    if extra:
+        raise ValueError(f"params {sorted(extra)} do not appear in the energy; its symbols are {others}")
+    plist = tuple(Param(n, (free[n],), (float(params[n]),), "user parameter") for n in others)
+    d = len(syms)
+    return Landscape(
+        name, expr, tuple(syms), _concept_names(d, concepts), plist,
+        tuple(z0) if z0 is not None else (0.5,) * d, state_bounds=None,
+        doc=f"user energy: {expr}",
+    )

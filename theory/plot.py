@@ -1,0 +1,81 @@
+"""Concept-space pictures of simulated (or logged) trajectories, in the style of the paper's Fig. 5/9b."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Sequence
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+from matplotlib.colors import Normalize  # noqa: E402
+
+
+def concept_space(
+    ax,
+    paths: np.ndarray,
+    values: Sequence[float],
+    *,
+    concepts: Sequence[str],
+    cmap: str = "viridis",
+    norm: Normalize | None = None,
+    targets: Sequence[tuple[Sequence[float], str, str]] = (),
+    title: str = "",
+):
+    """Draw (N, T, 2) paths in the unit square, coloured by ``values``; returns the ScalarMappable.
+
+    Args:
+        ax: matplotlib axes.
+        paths: (N, T, 2) trajectories.
+        values: (N,) the swept parameter, for the colours.
+        concepts: names of the two axes.
+        targets: (point, marker, legend label) to mark, e.g. true and biased targets.
+    """
+    values = np.asarray(values, dtype=float)
+    norm = norm or Normalize(values.min(), values.max() if values.max() > values.min() else values.min() + 1)
+    sm = plt.cm.ScalarMappable(norm=norm, cmap=cmap)
+    for path, v in zip(paths, values):
+        ax.plot(path[:, 0], path[:, 1], color=sm.to_rgba(v), lw=1.6)
+        ax.plot(path[-1, 0], path[-1, 1], "o", color=sm.to_rgba(v), ms=3)
+    starts = np.unique(np.round(paths[:, 0, :], 9), axis=0)
+    ax.plot(starts[:, 0], starts[:, 1], "ko", ms=6, mfc="white", label="start z(0)", zorder=5)
+    for point, marker, label in targets:
+        ax.plot(point[0], point[1], marker, color="k", ms=11, label=label, zorder=6, clip_on=False)
+    for corner in ((0, 0), (0, 1), (1, 0), (1, 1)):
+        ax.annotate(
+            f"{corner[0]}{corner[1]}", corner, textcoords="offset points", color="0.4", fontsize=9,
+            xytext=(-14 if corner[0] == 0 else 5, -12 if corner[1] == 0 else 5),
+        )
+    ax.set(xlim=(-0.02, 1.02), ylim=(-0.02, 1.02), aspect="equal", title=title)
+    ax.set_xlabel(f"z_{concepts[0]}")
+    ax.set_ylabel(f"z_{concepts[1]}")
+    ax.grid(alpha=0.25)
+    if targets:
+        ax.legend(loc="best", fontsize=7, framealpha=0.85)
+    return sm
+
+
+def coordinates(ax, t: np.ndarray, paths: np.ndarray, values: Sequence[float], *, concepts, cmap="viridis", norm=None):
+    """Each coordinate against time; one line style per concept, colour per swept value."""
+    values = np.asarray(values, dtype=float)
+    norm = norm or Normalize(values.min(), values.max() if values.max() > values.min() else values.min() + 1)
+    styles = ["-", "--", ":", "-."]
+    for path, v in zip(paths, values):
+        for d in range(path.shape[1]):
+            ax.plot(t, path[:, d], styles[d % 4], color=plt.get_cmap(cmap)(norm(v)), lw=1.2)
+    for d, c in enumerate(concepts):
+        ax.plot([], [], styles[d % 4], color="k", label=f"z_{c}")
+    ax.set(xlabel="model time t", ylabel="concept coordinate", ylim=(-0.02, 1.02))
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.25)
+
+
+def save(fig, path: str | Path) -> Path:
+    """Save and close a figure (parents created)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=130)
+    plt.close(fig)
+    return path

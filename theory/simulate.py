@@ -1,0 +1,310 @@
+"""Simulate the paper's toy models of learning dynamics in concept space.
+
+With no arguments, runs the default presets and writes, for each, trajectories.csv (the trajectory
+log format, protocol=sim, step = model time, one run per parameter setting), config.json and a
+concept-space figure into runs/theory/<preset>/:
+
+  fig5      Eq. 1, classes 00 and 11 over the concept-signal ratio a (clockwise if size is stronger)
+  fig9b     Eq. 2, class 11 over the masking fraction p = 0, 0.25, 0.5, 0.75, 1
+  notebook  the authors' own ODE, a in linspace(1, 5, 15)
+
+One model, with parameters and sweeps (a sweep of several flags is their product):
+
+  python -m theory.simulate --model eq1 --param t_switch=8,0 --sweep k=0.5,1,2 --out runs/theory/k
+  python -m theory.simulate --model eq2 --sweep p=0,0.5,1 --param beta=0.8
+  python -m theory.simulate --model eq1 --concepts color,size,shape --param z_bias=0,1,1
+  python -m theory.simulate --energy "lam/2*(z1 - sigmoid(t - 5))**2 + (z2 - 1)**2/2" --param lam=2
+
+Vector parameters take one value per concept, comma-separated (a single value is used for every
+concept); NAME_i addresses entry i (1-based), e.g. --param t_switch_1=8 or --sweep z_bias_1=0,0.5.
+The parameters of every model, with defaults and valid ranges, are listed at the end of --help.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import sys
+import time
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from theory import plot
+from theory.integrate import integrate, time_grid
+from theory.landscape import Landscape
+from theory.models import MODELS, from_expression, get_model
+from theory.presets import PRESETS, Panel
+from theory.trajectory import write_csv, write_json
+
+AUTO_DOPRI_FROM = 64  # trajectories; below this the stacked solve_ivp beats numba's compile time
+
+
+class UsageError(ValueError):
+    """A bad flag or value: exit code 2 with a one-line message."""
+
+
+def _parameter_help() -> str:
+    lines = ["parameters (defaults; valid range):"]
+    for name in MODELS:
+        land = get_model(name)
+        lines.append(f"  {name}: {land.doc}")
+        for p in land.params:
+            default = ",".join(f"{v:g}" for v in p.default)
+            kind = "per concept" if p.vector else "scalar"
+            lines.append(f"    {p.name:<9} = {default:<9} {p.valid_range():<10} {kind}: {p.doc}")
+        lines.append(f"    {'z0':<9} = {','.join(f'{v:g}' for v in land.z0):<9} [0, 1]     per concept: start")
+    return "\n".join(lines)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m theory.simulate",
+        description=__doc__.split("\n\n")[0] + "\n\n" + "\n\n".join(__doc__.split("\n\n")[1:]),
+        epilog=_parameter_help(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    what = parser.add_mutually_exclusive_group()
+    what.add_argument("--preset", action="append", choices=list(PRESETS), help="run this preset (repeatable); default: all")
+    what.add_argument("--model", choices=list(MODELS), help="simulate one model")
+    what.add_argument("--energy", metavar="EXPR", help="simulate your own energy E(z1, z2, ..., t); give its symbols with --param")
+    parser.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", help="set a parameter (repeatable)")
+    parser.add_argument("--sweep", action="append", default=[], metavar="NAME=V1,V2,...", help="sweep a parameter (repeatable: product)")
+    parser.add_argument("--concepts", metavar="NAMES", help="concept names, comma-separated; sets their number for eq1/eq2 (default color,size)")
+    parser.add_argument("--class", dest="label", default="11", metavar="LABEL", help="class label written to the log (default 11)")
+    parser.add_argument("--t-end", type=float, default=None, metavar="T", help="end of model time (default 25)")
+    parser.add_argument("--points", type=int, default=200, metavar="N", help="output points, linspace(0, T, N) (default 200)")
+    parser.add_argument("--method", choices=["auto", "dopri", "stacked", "loop"], default="auto",
+                        help=f"integrator (default auto: stacked below {AUTO_DOPRI_FROM} trajectories, else dopri)")
+    parser.add_argument("--rtol", type=float, default=1e-9, help="relative tolerance (default 1e-9)")
+    parser.add_argument("--atol", type=float, default=1e-11, help="absolute tolerance (default 1e-11)")
+    parser.add_argument("--out", type=Path, default=None, metavar="DIR",
+                        help="output folder (default runs/theory/<preset> or runs/theory/<model>)")
+    return parser
+
+
+# ---------------------------------------------------------------------------------------------
+# parsing NAME=VALUE
+
+
+def _floats(text: str, flag: str, name: str) -> list[float]:
+    try:
+        vals = [float(v) for v in text.split(",")]
+    except ValueError:
+        raise UsageError(f"{flag} {name}={text}: values must be numbers, comma-separated") from None
+    if not vals or not all(np.isfinite(vals)):
+        raise UsageError(f"{flag} {name}={text}: values must be finite numbers")
+    return vals
+
+
+def _split(item: str, flag: str) -> tuple[str, str]:
+    name, sep, value = item.partition("=")
+    if not sep or not name or not value:
+        raise UsageError(f"{flag} {item!r}: expected NAME=VALUE")
+    return name.strip(), value.strip()
+
+
+def _target(land: Landscape, name: str, flag: str) -> tuple[str, int | None]:
+    """Resolve ``lam`` or ``lam_2`` to (group, entry index or None)."""
+    valid = ", ".join(land.param_names + ("z0",))
+    groups = {p.name: p for p in land.params}
+    size = {n: p.size for n, p in groups.items()} | {"z0": land.dim}
+    vector = {n: p.vector for n, p in groups.items()} | {"z0": True}
+    if name in size:
+        return name, None
+    base, _, idx = name.rpartition("_")
+    if base in size and vector[base] and idx.isdigit() and 1 <= int(idx) <= size[base]:
+        return base, int(idx) - 1
+    raise UsageError(f"{flag} {name}: {land.name} has no parameter {name!r}; valid: {valid} (NAME_i for one entry)")
+
+
+def _apply(land: Landscape, values: dict, name: str, numbers: list[float], flag: str) -> None:
+    group, idx = _target(land, name, flag)
+    current = np.atleast_1d(np.asarray(values[group], dtype=float)).copy()
+    if idx is not None:
+        if len(numbers) != 1:
+            raise UsageError(f"{flag} {name}: one value expected for a single entry")
+        current[idx] = numbers[0]
+    elif len(numbers) == 1:
+        current[:] = numbers[0]
+    elif len(numbers) == current.size:
+        current = np.array(numbers)
+    else:
+        raise UsageError(f"{flag} {name}: needs 1 or {current.size} values (one per concept: {', '.join(land.concepts)}), got {len(numbers)}")
+    values[group] = current
+
+
+# ---------------------------------------------------------------------------------------------
+# running
+
+
+def _solve(land: Landscape, t: np.ndarray, values: dict, n: int, args) -> np.ndarray:
+    method = args.method if args.method != "auto" else ("dopri" if n >= AUTO_DOPRI_FROM else "stacked")
+    if method == "dopri" and "numba_flow" not in land.__dict__:
+        print(f"compiling the numba kernel for {land.name} (first use, a few seconds)...", file=sys.stderr)
+    sol = integrate(land, t, values, method=method, rtol=args.rtol, atol=args.atol)
+    if not sol.success:
+        raise RuntimeError(f"{land.name}: integration failed: {sol.message}")
+    return sol
+
+
+def _config(kind: str, name: str, land: Landscape, t: np.ndarray, args, method: str) -> dict:
+    return {
+        kind: name, "model": land.name, "energy": str(land.energy), "concepts": list(land.concepts),
+        "t_end": float(t[-1]), "points": int(t.size), "method": method, "rtol": args.rtol, "atol": args.atol,
+        "command": "python -m theory.simulate " + " ".join(args.argv),
+    }
+
+
+def _runs_config(sol, runs: Sequence[str], label: str) -> list[dict]:
+    out = []
+    for i, run in enumerate(runs):
+        params = {k: (v[i].tolist() if v.shape[1] > 1 or k == "z0" else float(v[i, 0])) for k, v in sol.params.items()}
+        out.append({"run": run, "class": label, "params": params})
+    return out
+
+
+def run_preset(name: str, args) -> list[Path]:
+    preset = PRESETS[name]()
+    several = len(args.preset or PRESETS) > 1
+    out = Path(args.out or "runs/theory") / name if several or args.out is None else args.out
+    t = time_grid(args.t_end or preset.t_end, args.points)
+    trajectories, runs_cfg, sols = [], [], []
+    for panel in preset.panels:
+        n = len(panel.sweep_values)
+        sol = _solve(panel.landscape, t, panel.values, n, args)
+        sols.append(sol)
+        trajectories += sol.trajectories(panel.label, runs=panel.runs)
+        runs_cfg += _runs_config(sol, panel.runs, panel.label)
+    cfg = _config("preset", name, preset.panels[0].landscape, t, args, sols[0].method)
+    cfg.update(description=preset.description, panels=[
+        {"title": p.title, "class": p.label, "sweep": {p.sweep: list(p.sweep_values)}} for p in preset.panels
+    ], runs=runs_cfg)
+    paths = [write_csv(out / "trajectories.csv", trajectories), write_json(out / "config.json", cfg)]
+    paths.append(_figure(preset.panels, sols, out / f"{name}.png", preset.description))
+    return paths
+
+
+def _figure(panels: Sequence[Panel], sols, path: Path, suptitle: str) -> Path:
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(panels), figsize=(5.6 * len(panels), 5.0), squeeze=False, layout="constrained")
+    for ax, panel, sol in zip(axes[0], panels, sols):
+        sm = plot.concept_space(
+            ax, sol.z, panel.sweep_values, concepts=panel.landscape.concepts, cmap=panel.cmap,
+            norm=panel.norm(), targets=panel.targets, title=panel.title,
+        )
+        bar = fig.colorbar(sm, ax=ax, shrink=0.8, label=panel.sweep)
+        if len(panel.sweep_values) <= 10:
+            bar.set_ticks(panel.sweep_values, labels=[f"{v:.3g}" for v in panel.sweep_values])
+            bar.minorticks_off()
+    fig.suptitle(suptitle, fontsize=10)
+    return plot.save(fig, path)
+
+
+def run_model(land: Landscape, args) -> list[Path]:
+    values = {k: np.atleast_1d(np.asarray(v, dtype=float)) for k, v in land.defaults().items()}
+    for item in args.param:
+        name, text = _split(item, "--param")
+        _apply(land, values, name, _floats(text, "--param", name), "--param")
+    sweeps = []
+    for item in args.sweep:
+        name, text = _split(item, "--sweep")
+        _target(land, name, "--sweep")
+        sweeps.append((name, _floats(text, "--sweep", name)))
+    combos = list(itertools.product(*(vals for _, vals in sweeps))) or [()]
+    settings, runs = [], []
+    for combo in combos:
+        v = {k: a.copy() for k, a in values.items()}
+        for (name, _), x in zip(sweeps, combo):
+            _apply(land, v, name, [x], "--sweep")
+        settings.append(v)
+        runs.append(",".join(f"{name}={x:g}" for (name, _), x in zip(sweeps, combo)) or land.name)
+    batched = {k: np.stack([s[k] for s in settings]) for k in values}  # (N, size) each
+    t = time_grid(args.t_end if args.t_end is not None else land.t_end, args.points)
+    sol = _solve(land, t, batched, len(settings), args)
+    out = args.out or Path("runs/theory") / land.name
+    cfg = _config("single", land.name, land, t, args, sol.method)
+    cfg.update(sweeps={name: vals for name, vals in sweeps}, runs=_runs_config(sol, runs, args.label))
+    trajectories = sol.trajectories(args.label, runs=runs)
+    paths = [write_csv(out / "trajectories.csv", trajectories), write_json(out / "config.json", cfg)]
+    colour = np.array([c[0] for c in combos], dtype=float) if sweeps else np.zeros(1)
+    paths.append(_model_figure(land, sol, colour, sweeps[0][0] if sweeps else None, out / f"{_slug(land.name)}.png"))
+    return paths
+
+
+def _slug(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_" else "_" for c in name)
+
+
+def _model_figure(land: Landscape, sol, colour: np.ndarray, sweep: str | None, path: Path) -> Path:
+    import matplotlib.pyplot as plt
+
+    two_d = land.dim == 2
+    fig, axes = plt.subplots(1, 1 + two_d, figsize=(5.6 * (1 + two_d), 4.8), squeeze=False, layout="constrained")
+    if two_d:
+        sm = plot.concept_space(axes[0, 0], sol.z, colour, concepts=land.concepts, title=f"{land.name}: concept space")
+        if sweep:
+            fig.colorbar(sm, ax=axes[0, 0], shrink=0.8, label=sweep)
+    plot.coordinates(axes[0, -1], sol.t, sol.z, colour, concepts=land.concepts)
+    axes[0, -1].set_title(f"{land.name}: coordinates over time")
+    return plot.save(fig, path)
+
+
+def _landscape(args) -> Landscape:
+    concepts = [c.strip() for c in args.concepts.split(",")] if args.concepts else None
+    if concepts is not None and (not all(concepts) or len(set(concepts)) != len(concepts)):
+        raise UsageError(f"--concepts {args.concepts}: names must be distinct and non-empty")
+    if args.energy is not None:
+        given = {}
+        for item in args.param:
+            name, text = _split(item, "--param")
+            given[name] = _floats(text, "--param", name)[0]
+        for item in args.sweep:  # a swept symbol needs no --param; its first value is the default
+            name, text = _split(item, "--sweep")
+            given.setdefault(name, _floats(text, "--sweep", name)[0])
+        land = from_expression(args.energy, given, concepts=concepts)
+        return land
+    if args.model == "notebook":
+        if concepts is not None and len(concepts) != 2:
+            raise UsageError("--concepts: the notebook model has exactly 2 concepts")
+        return get_model("notebook")
+    n = len(concepts) if concepts is not None else 2
+    return MODELS[args.model](n, concepts)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    args.argv = argv
+    try:
+        if args.points < 2:
+            raise UsageError(f"--points {args.points}: need at least 2 output points")
+        if args.t_end is not None and not (np.isfinite(args.t_end) and args.t_end > 0):
+            raise UsageError(f"--t-end {args.t_end}: must be a finite number > 0")
+        if not (args.rtol > 0 and args.atol > 0):
+            raise UsageError("--rtol and --atol must be > 0")
+        single = args.model is not None or args.energy is not None
+        if not single and (args.param or args.sweep or args.concepts):
+            raise UsageError("--param, --sweep and --concepts need --model or --energy (presets fix their parameters)")
+        start = time.perf_counter()
+        if single:
+            land = _landscape(args)
+            written = run_model(land, args)
+        else:
+            written = []
+            for name in args.preset or PRESETS:
+                written += run_preset(name, args)
+    except (UsageError, ValueError) as err:
+        print(f"simulate: error: {err}", file=sys.stderr)
+        return 2
+    for path in written:
+        print(f"wrote {path}")
+    print(f"done in {time.perf_counter() - start:.1f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,362 @@
+"""The trajectory log: the one format that joins theory, empirical and fitting (design.md section 6).
+
+A log is a CSV file (UTF-8, one header row, one row per (trajectory, step)):
+
+    step,class,protocol,seed,run,z_color,z_size,accuracy
+    0,11,sim,,a=2,0.5,0.5,
+    0.125,11,sim,,a=2,0.47,0.56,
+
+Required columns are ``step`` and ``class`` plus at least one ``z_<concept>`` column (or an
+``accuracy`` column alone, for accuracy curves). ``protocol`` (default ``naive``), ``seed``,
+``run`` and ``accuracy`` are optional; any other column is kept verbatim as text. The rows that share
+(``run``, ``seed``, ``class``, ``protocol``) form one :class:`Trajectory`, whose steps must be strictly
+increasing. Every malformed input raises :class:`ValueError` naming the file, row and column.
+
+Only numpy and the standard library are used here, so every part of the package can read logs.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+import numpy as np
+from numpy.typing import NDArray
+
+Z_PREFIX = "z_"
+BOUND_TOL = 1e-6  # coordinates may leave [0, 1] by this much (integrator round-off)
+KNOWN = ("step", "class", "protocol", "seed", "run", "accuracy")
+
+
+@dataclass(frozen=True, eq=False)
+class Trajectory:
+    """One trajectory in concept space: a class under one protocol in one run.
+
+    Args:
+        step: (T,) training step (int) or model time (float), strictly increasing.
+        z: (T, D) concept-space coordinates in [0, 1], time-major; D may be 0 for accuracy-only logs.
+        concepts: (D,) concept names, e.g. ``("color", "size")`` (the CSV columns are ``z_<name>``).
+        label: class label, e.g. ``"11"`` (a string: leading zeros matter).
+        protocol: ``naive``, ``overprompt``, ``intervention``, ``patch``, ``cfg``, ``sim``, ...
+        seed: integer seed of the run, or None.
+        run: free-form run id.
+        accuracy: (T,) joint accuracy in [0, 1] (NaN where not logged), or None.
+        extra: extra CSV columns, name -> (T,) tuple of strings, kept verbatim.
+    """
+
+    step: NDArray
+    z: NDArray[np.float64]
+    concepts: tuple[str, ...]
+    label: str
+    protocol: str = "naive"
+    seed: int | None = None
+    run: str = ""
+    accuracy: NDArray[np.float64] | None = None
+    extra: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        step = np.asarray(self.step)
+        if step.dtype.kind not in "iuf":
+            raise ValueError(f"step must be numeric, got dtype {step.dtype}")
+        step = step.astype(np.int64 if step.dtype.kind in "iu" else np.float64)
+        z = np.asarray(self.z, dtype=np.float64)
+        if z.ndim == 1 and len(self.concepts) == 1:
+            z = z[:, None]
+        if step.ndim != 1 or step.size == 0:
+            raise ValueError(f"step must be a non-empty 1-d array, got shape {step.shape}")
+        if z.shape != (step.size, len(self.concepts)):
+            raise ValueError(
+                f"z must have shape (T, D) = ({step.size}, {len(self.concepts)}) "
+                f"for concepts {self.concepts}, got {z.shape}"
+            )
+        if np.any(np.diff(step) <= 0):
+            i = int(np.argmax(np.diff(step) <= 0)) + 1
+            raise ValueError(f"steps must be strictly increasing: step[{i}] = {step[i]} <= {step[i - 1]}")
+        _check_unit(z, "z")
+        acc = None
+        if self.accuracy is not None:
+            acc = np.asarray(self.accuracy, dtype=np.float64)
+            if acc.shape != step.shape:
+                raise ValueError(f"accuracy must have shape {step.shape}, got {acc.shape}")
+            _check_unit(acc[~np.isnan(acc)], "accuracy")
+        if not self.concepts and acc is None:
+            raise ValueError("a trajectory needs at least one concept coordinate or an accuracy curve")
+        if len(set(self.concepts)) != len(self.concepts):
+            raise ValueError(f"concept names must be distinct, got {self.concepts}")
+        extra = {str(k): tuple(str(v) for v in vals) for k, vals in self.extra.items()}
+        for name, vals in extra.items():
+            if name in KNOWN or name.startswith(Z_PREFIX):
+                raise ValueError(f"extra column {name!r} clashes with a standard column")
+            if len(vals) != step.size:
+                raise ValueError(f"extra column {name!r} has {len(vals)} values, expected {step.size}")
+        for name, value in (("step", step), ("z", z), ("accuracy", acc), ("extra", extra)):
+            object.__setattr__(self, name, value)
+        object.__setattr__(self, "label", str(self.label))
+        object.__setattr__(self, "protocol", str(self.protocol) or "naive")
+        object.__setattr__(self, "run", str(self.run))
+        object.__setattr__(self, "concepts", tuple(str(c) for c in self.concepts))
+
+    @property
+    def key(self) -> tuple[str, int | None, str, str]:
+        """The identity of the trajectory in a log: (run, seed, class, protocol)."""
+        return (self.run, self.seed, self.label, self.protocol)
+
+    def coordinate(self, concept: str) -> NDArray[np.float64]:
+        """(T,) the coordinate of one concept."""
+        try:
+            return self.z[:, self.concepts.index(concept)]
+        except ValueError:
+            raise ValueError(f"no concept {concept!r}; this trajectory has {list(self.concepts)}") from None
+
+
+def _check_unit(values: NDArray[np.float64], what: str) -> None:
+    if values.size and not np.all(np.isfinite(values)):
+        raise ValueError(f"{what} must be finite")
+    if values.size and (values.min() < -BOUND_TOL or values.max() > 1 + BOUND_TOL):
+        raise ValueError(f"{what} must lie in [0, 1], got range [{values.min()}, {values.max()}]")
+
+
+# ---------------------------------------------------------------------------------------------
+# reading
+
+
+class _Where:
+    """Formats the location of a cell for error messages: file, row (1 = first data row), line, column."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def __call__(self, row: int | None, column: str | None, message: str) -> ValueError:
+        where = str(self.path)
+        if row is not None:
+            where += f", row {row} (line {row + 1})"
+        if column is not None:
+            where += f", column {column!r}"
+        return ValueError(f"{where}: {message}")
+
+
+def _number(text: str, where: _Where, row: int, column: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise where(row, column, f"{text!r} is not a number") from None
+    if not math.isfinite(value):
+        raise where(row, column, f"{text!r} is not a finite number")
+    return value
+
+
+def _unit(text: str, where: _Where, row: int, column: str) -> float:
+    value = _number(text, where, row, column)
+    if not -BOUND_TOL <= value <= 1 + BOUND_TOL:
+        raise where(row, column, f"{text} is outside [0, 1]")
+    return value
+
+
+def _is_int(text: str) -> bool:
+    body = text[1:] if text[:1] in "+-" else text
+    return body.isdigit()
+
+
+def read_csv(path: str | os.PathLike) -> list[Trajectory]:
+    """Read and validate a trajectory log.
+
+    Args:
+        path: the CSV file.
+
+    Returns:
+        The trajectories in order of first appearance. Steps are int64 when every step in the
+        file is an integer, else float64.
+
+    Raises:
+        ValueError: naming the file, row and column of the first problem found.
+        FileNotFoundError: if the file does not exist.
+    """
+    path = Path(path)
+    where = _Where(path)
+    with open(path, newline="", encoding="utf-8-sig") as fh:
+        rows = list(csv.reader(fh))
+    if not rows or all(not any(cell.strip() for cell in r) for r in rows):
+        raise where(None, None, "the file is empty (expected a header row and data rows)")
+    header = [h.strip() for h in rows[0]]
+    body = [r for r in rows[1:] if any(cell.strip() for cell in r)]
+    dup = sorted({h for h in header if header.count(h) > 1})
+    if dup:
+        raise where(None, dup[0], "column appears more than once in the header")
+    for name in ("step", "class"):
+        if name not in header:
+            raise where(None, name, f"required column is missing (header: {header})")
+    concepts = [h[len(Z_PREFIX):] for h in header if h.startswith(Z_PREFIX)]
+    if not concepts and "accuracy" not in header:
+        raise where(None, "z_<concept>", "need at least one z_<concept> column or an accuracy column")
+    if any(not c for c in concepts):
+        raise where(None, Z_PREFIX, "a concept column needs a name after 'z_'")
+    if not body:
+        raise where(None, None, "the file has a header but no data rows")
+
+    col = {h: i for i, h in enumerate(header)}
+    extras = [h for h in header if h not in KNOWN and not h.startswith(Z_PREFIX)]
+    int_steps = all(_is_int(r[col["step"]].strip()) for r in body if len(r) == len(header))
+    groups: dict[tuple, dict[str, list]] = {}
+    for row_no, r in enumerate(rows[1:], start=1):
+        if not any(cell.strip() for cell in r):
+            continue
+        if len(r) != len(header):
+            raise where(row_no, None, f"has {len(r)} fields, the header has {len(header)}")
+        cell = {h: r[i].strip() for h, i in col.items()}
+        step = _number(cell["step"], where, row_no, "step")
+        if int_steps:
+            step = int(cell["step"])
+        label = cell["class"]
+        if not label:
+            raise where(row_no, "class", "the class label is empty")
+        seed = None
+        if cell.get("seed", ""):
+            if not _is_int(cell["seed"]):
+                raise where(row_no, "seed", f"{cell['seed']!r} is not an integer")
+            seed = int(cell["seed"])
+        key = (cell.get("run", ""), seed, label, cell.get("protocol", "") or "naive")
+        z = [_unit(cell[Z_PREFIX + c], where, row_no, Z_PREFIX + c) for c in concepts]
+        acc = math.nan
+        if cell.get("accuracy", ""):
+            acc = _unit(cell["accuracy"], where, row_no, "accuracy")
+        g = groups.setdefault(key, {"step": [], "z": [], "acc": [], "rows": [], "extra": []})
+        if g["step"] and step <= g["step"][-1]:
+            kind = "duplicate" if step == g["step"][-1] else "decreasing"
+            raise where(
+                row_no, "step",
+                f"{kind} step {cell['step']} after step {g['step'][-1]} (row {g['rows'][-1]}) in "
+                f"trajectory run={key[0]!r} seed={key[1]} class={key[2]!r} protocol={key[3]!r}; "
+                "steps must be strictly increasing",
+            )
+        g["step"].append(step)
+        g["z"].append(z)
+        g["acc"].append(acc)
+        g["rows"].append(row_no)
+        g["extra"].append([r[col[h]] for h in extras])
+
+    out = []
+    for (run, seed, label, protocol), g in groups.items():
+        acc = np.array(g["acc"], dtype=np.float64) if "accuracy" in col else None
+        ex = {h: tuple(vals[j] for vals in g["extra"]) for j, h in enumerate(extras)}
+        z = np.array(g["z"], dtype=np.float64).reshape(len(g["step"]), len(concepts))
+        out.append(Trajectory(np.array(g["step"]), z, tuple(concepts), label, protocol, seed, run, acc, ex))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# writing
+
+
+def _fmt(x: float) -> str:
+    return repr(float(x))  # shortest string that reads back to the same double
+
+
+def write_csv(
+    path: str | os.PathLike,
+    trajectories: Sequence[Trajectory],
+    *,
+    meta: Mapping[str, Any] | None = None,
+) -> Path:
+    """Write trajectories as one log, atomically (temp file + rename).
+
+    Args:
+        path: the CSV file to write.
+        trajectories: trajectories sharing one set of concepts; keys must be distinct.
+        meta: if given, written as the sidecar ``<name>.meta.json`` (config, concept names, targets).
+
+    Returns:
+        The path written.
+    """
+    path = Path(path)
+    trajectories = list(trajectories)
+    if not trajectories:
+        raise ValueError(f"{path}: nothing to write (no trajectories)")
+    concepts = trajectories[0].concepts
+    seen = set()
+    for tr in trajectories:
+        if tr.concepts != concepts:
+            raise ValueError(f"{path}: all trajectories in a log need the same concepts: {concepts} vs {tr.concepts}")
+        if tr.key in seen:
+            raise ValueError(f"{path}: two trajectories share (run, seed, class, protocol) = {tr.key}")
+        seen.add(tr.key)
+    has_acc = any(tr.accuracy is not None for tr in trajectories)
+    extras: list[str] = []
+    for tr in trajectories:
+        extras += [k for k in tr.extra if k not in extras]
+    header = ["step", "class", "protocol", "seed", "run", *(Z_PREFIX + c for c in concepts)]
+    header += ["accuracy"] * has_acc + extras
+
+    def rows() -> Iterable[list[str]]:
+        for tr in trajectories:
+            seed = "" if tr.seed is None else str(tr.seed)
+            for i in range(tr.step.size):
+                step = str(int(tr.step[i])) if tr.step.dtype.kind == "i" else _fmt(tr.step[i])
+                row = [step, tr.label, tr.protocol, seed, tr.run, *(_fmt(v) for v in tr.z[i])]
+                if has_acc:
+                    a = math.nan if tr.accuracy is None else tr.accuracy[i]
+                    row.append("" if math.isnan(a) else _fmt(a))
+                row += [tr.extra[k][i] if k in tr.extra else "" for k in extras]
+                yield row
+
+    _atomic_write(path, lambda fh: csv.writer(fh, lineterminator="\n").writerows([header, *rows()]))
+    if meta is not None:
+        text = json.dumps(dict(meta), indent=2, sort_keys=True, default=_jsonable)
+        _atomic_write(meta_path(path), lambda fh: fh.write(text + "\n"))
+    return path
+
+
+def meta_path(path: str | os.PathLike) -> Path:
+    """The sidecar of a log: ``trajectories.csv`` -> ``trajectories.meta.json``."""
+    path = Path(path)
+    return path.with_name(path.stem + ".meta.json")
+
+
+def read_meta(path: str | os.PathLike) -> dict[str, Any] | None:
+    """The sidecar of a log as a dict, or None when there is none."""
+    side = meta_path(path)
+    if not side.exists():
+        return None
+    try:
+        return json.loads(side.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as err:
+        raise ValueError(f"{side}: not valid JSON ({err})") from None
+
+
+def _jsonable(obj: Any) -> Any:
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
+    if isinstance(obj, np.generic):
+        return obj.item()
+    raise TypeError(f"cannot write {type(obj).__name__} to JSON")
+
+
+def write_json(path: str | os.PathLike, obj: Mapping[str, Any]) -> Path:
+    """Write a JSON document atomically (numpy arrays and scalars allowed)."""
+    text = json.dumps(dict(obj), indent=2, default=_jsonable)
+    _atomic_write(Path(path), lambda fh: fh.write(text + "\n"))
+    return Path(path)
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def _atomic_write(path: Path, write) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", newline="", encoding="utf-8") as fh:
+            write(fh)
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give the file the usual permissions
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
