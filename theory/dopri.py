@@ -33,18 +33,14 @@ SAFETY, MIN_FACTOR, MAX_FACTOR = 0.9, 0.2, 10.0
 OK, TOO_MANY_STEPS, STEP_TOO_SMALL = 0, 1, 2
 MESSAGES = {OK: "ok", TOO_MANY_STEPS: "too many steps", STEP_TOO_SMALL: "step size underflow"}
 
-_KERNELS: dict[int, Callable] = {}
-
-
 def kernel(flow: Callable) -> Callable:
     """The parallel batch integrator specialised to one compiled flow ``flow(t, z, p, out)``.
 
     The returned function has signature ``run(t_eval, Z0, P, rtol, atol, max_steps, out, status)``
     with t_eval (T,), Z0 (N, D), P (N, P), out (N, T, D) written in place, status (N,) int64.
+    Compilation happens on the first call (seconds); :class:`~theory.landscape.Landscape` keeps
+    the kernel, so each landscape compiles once per process.
     """
-    key = id(flow)
-    if key in _KERNELS:
-        return _KERNELS[key]
 
     @numba.njit(cache=False)
     def norm(err, y, y_new, rtol, atol):
@@ -143,12 +139,11 @@ def kernel(flow: Callable) -> Callable:
         for n in prange(Z0.shape[0]):
             status[n] = one(t_eval, Z0[n], P[n], rtol, atol, max_steps, out[n])
 
-    _KERNELS[key] = run
     return run
 
 
 def solve(
-    flow: Callable,
+    run: Callable,
     t_eval: np.ndarray,
     Z0: np.ndarray,
     P: np.ndarray,
@@ -157,11 +152,11 @@ def solve(
     atol: float,
     max_steps: int = 1_000_000,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Integrate N systems; returns (out (N, T, D), status (N,))."""
+    """Integrate N systems with a :func:`kernel`; returns (out (N, T, D), status (N,))."""
     Z0 = np.ascontiguousarray(Z0, dtype=np.float64)
     P = np.ascontiguousarray(P, dtype=np.float64)
     t_eval = np.ascontiguousarray(t_eval, dtype=np.float64)
     out = np.empty((Z0.shape[0], t_eval.size, Z0.shape[1]))
     status = np.zeros(Z0.shape[0], dtype=np.int64)
-    kernel(flow)(t_eval, Z0, P, float(rtol), float(atol), int(max_steps), out, status)
+    run(t_eval, Z0, P, float(rtol), float(atol), int(max_steps), out, status)
     return out, status

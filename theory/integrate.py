@@ -91,7 +91,7 @@ def _check_t_eval(t_eval: Sequence[float]) -> NDArray[np.float64]:
 
 
 def _dopri(land, t, z0, p, rtol, atol):
-    return dopri.solve(land.numba_flow, t, z0, p, rtol=rtol, atol=atol)
+    return dopri.solve(land.numba_kernel, t, z0, p, rtol=rtol, atol=atol)
 
 
 def _stacked(land, t, z0, p, rtol, atol):

@@ -163,7 +163,8 @@ class Landscape:
         """Defaults overridden by ``values``, broadcast and validated.
 
         Each value may be batched: a scalar parameter takes shape () or (N,), a vector parameter
-        (and ``z0``) shape (D,) or (N, D); a single number is broadcast over the concepts.
+        (and ``z0``) shape (D,) or (N, D); a single number, or shape (N, 1), is broadcast over the
+        concepts.
 
         Returns:
             name -> array of shape (N, size) where N is the common batch size (1 if unbatched).
@@ -182,6 +183,8 @@ class Landscape:
                 arrays[name] = arr.reshape(-1, 1)
             elif arr.ndim == 0:
                 arrays[name] = np.full((1, size), float(arr))
+            elif arr.ndim == 2 and arr.shape[1] == 1:  # one value per trajectory, for every concept
+                arrays[name] = np.repeat(arr, size, axis=1)
             elif arr.shape[-1] == size and arr.ndim <= 2:
                 arrays[name] = arr.reshape(-1, size)
             else:
@@ -237,6 +240,13 @@ class Landscape:
 
         return numba.njit(_compile(self, self.flow, PythonCodePrinter, "math"), cache=False, fastmath=False)
 
+    @cached_property
+    def numba_kernel(self) -> Callable:
+        """The parallel Dormand-Prince batch integrator for this flow (:func:`theory.dopri.kernel`)."""
+        from theory import dopri
+
+        return dopri.kernel(self.numba_flow)
+
     def gradient_flow(self, values: Mapping[str, object] | None = None) -> Callable:
         """``rhs(t, z)`` = -∇E for one parameter setting, in scipy's convention."""
         p = self.pack(self.resolve(values))[0]
@@ -249,12 +259,27 @@ class Landscape:
 
         return rhs
 
-    def energy_at(self, t: float, z: Sequence[float], values: Mapping[str, object] | None = None) -> float:
-        """E(z, t) for one parameter setting."""
+    def energy_at(self, t, z, values: Mapping[str, object] | None = None):
+        """E(z, t) for one parameter setting.
+
+        Args:
+            t: a time, or (N,) times.
+            z: (D,) a point, or (N, D) points (e.g. a path with its times).
+            values: parameter overrides.
+
+        Returns:
+            A float, or (N,) energies.
+        """
         p = self.pack(self.resolve(values))[0]
-        out = np.empty(1)
-        self.numpy_energy(float(t), np.asarray(z, dtype=np.float64), p, out)
-        return float(out[0])
+        z = np.asarray(z, dtype=np.float64)
+        t = np.asarray(t, dtype=np.float64)
+        if z.ndim == 1:
+            out = np.empty(1)
+            self.numpy_energy(float(t), z, p, out)
+            return float(out[0])
+        out = np.empty((1, z.shape[0]))
+        self.numpy_energy(t, z.T, p, out)  # z.T: (D, N), broadcasting over the points
+        return out[0]
 
 
 def _compile(land: Landscape, exprs: Sequence[sympy.Expr], printer_cls, module: str) -> Callable:

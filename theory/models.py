@@ -21,6 +21,7 @@ expression into a :class:`~theory.landscape.Landscape`, gradients included.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Callable, Mapping, Sequence
 
 import numpy as np
@@ -29,6 +30,17 @@ import sympy
 from theory.landscape import T, Landscape, Param, sigmoid
 
 DEFAULT_CONCEPTS = {2: ("color", "size")}
+
+
+def _shared(factory: Callable[..., Landscape]) -> Callable[..., Landscape]:
+    """Landscapes are immutable: build (and compile) each (n, concepts) once per process."""
+    cached = lru_cache(maxsize=None)(factory)
+
+    def build(n: int = 2, concepts: Sequence[str] | None = None) -> Landscape:
+        return cached(int(n), None if concepts is None else tuple(concepts))
+
+    build.__doc__, build.__name__ = factory.__doc__, factory.__name__
+    return build
 
 
 def _concept_names(n: int, concepts: Sequence[str] | None) -> tuple[str, ...]:
@@ -49,6 +61,7 @@ def _scalar(name: str, default: float, doc: str, **bounds) -> Param:
     return Param(name, (sympy.Symbol(name, real=True),), (float(default),), doc, **bounds)
 
 
+@lru_cache(maxsize=None)
 def notebook() -> Landscape:
     """The authors' notebook model (sim.ipynb, cell 1): 2 concepts (color, size), one shared gate."""
     z1, z2 = sympy.symbols("z_1 z_2", real=True)
@@ -83,6 +96,7 @@ def _eq1_parts(n: int, concepts: Sequence[str] | None, z_bias_default: Sequence[
     return names, z, params, lam, zb, zt, gates
 
 
+@_shared
 def eq1(n: int = 2, concepts: Sequence[str] | None = None) -> Landscape:
     """Eq. 1 (reconstruction R) for ``n`` concepts.
 
@@ -110,6 +124,7 @@ def _check_shift(arrays: Mapping[str, np.ndarray]) -> None:
         )
 
 
+@_shared
 def eq2(n: int = 2, concepts: Sequence[str] | None = None) -> Landscape:
     """Eq. 2, form U1: eq1 with the first concept's true target ẑ_1(p) = ẑ_1 (1 - β p).
 
@@ -127,6 +142,7 @@ def eq2(n: int = 2, concepts: Sequence[str] | None = None) -> Landscape:
     )
 
 
+@_shared
 def eq2_split(n: int = 2, concepts: Sequence[str] | None = None) -> Landscape:
     """Eq. 2, form U2: the final well of the first concept is split between ẑ_1 (weight 1-p) and 0 (weight βp)."""
     concepts = concepts if concepts is not None or n != 2 else ("color", "shape")
@@ -192,7 +208,7 @@ def from_expression(
         local = {"sigmoid": sigmoid, "t": T}
         try:
             expr = sympy.parse_expr(energy, local_dict=local)
-        except (SyntaxError, TypeError, sympy.SympifyError) as err:
+        except Exception as err:  # sympy raises SyntaxError, TokenError, TypeError, SympifyError, ...
             raise ValueError(f"cannot parse the energy {energy!r}: {err}") from None
     else:
         expr = sympy.sympify(energy)

@@ -141,7 +141,7 @@ def _apply(land: Landscape, values: dict, name: str, numbers: list[float], flag:
 
 def _solve(land: Landscape, t: np.ndarray, values: dict, n: int, args) -> np.ndarray:
     method = args.method if args.method != "auto" else ("dopri" if n >= AUTO_DOPRI_FROM else "stacked")
-    if method == "dopri" and "numba_flow" not in land.__dict__:
+    if method == "dopri" and "numba_kernel" not in land.__dict__:
         print(f"compiling the numba kernel for {land.name} (first use, a few seconds)...", file=sys.stderr)
     sol = integrate(land, t, values, method=method, rtol=args.rtol, atol=args.atol)
     if not sol.success:

@@ -1,0 +1,216 @@
+"""Invariants of the toy dynamics (equations.md section 5), as hypothesis properties.
+
+Each test names the invariant it checks (numbers refer to the table in equations.md section 5).
+Paths come from the stacked solve_ivp path at tight tolerances (no numba compile needed here).
+"""
+
+import numpy as np
+import sympy
+from scipy.integrate import cumulative_simpson, solve_ivp
+from hypothesis import assume, given
+from hypothesis import strategies as st
+
+from theory.geometry import first_crossing, signed_area
+from theory.integrate import integrate, time_grid
+from theory.landscape import T
+from theory.models import eq1, eq2, notebook
+
+TOL = dict(rtol=1e-10, atol=1e-12)
+unit = st.floats(0, 1)
+pair = lambda s: st.tuples(s, s).map(np.array)  # noqa: E731
+
+
+@st.composite
+def eq1_params(draw):
+    return {
+        "lam": draw(pair(st.floats(0.1, 3))),
+        "t_switch": draw(pair(st.floats(0, 12))),
+        "k": draw(pair(st.floats(0.3, 4))),
+        "z_bias": draw(pair(unit)),
+        "z_target": draw(pair(unit)),
+        "z0": draw(pair(unit)),
+    }
+
+
+def path(land, values, t_end=25.0, points=200):
+    t = time_grid(t_end, points)
+    return t, integrate(land, t, values, method="stacked", **TOL).z[0]
+
+
+def gate(v, t):
+    return 1 / (1 + np.exp(-v["k"] * (t - v["t_switch"])))
+
+
+# 1. hull / box invariance and the speed limit |dz_i/dt| <= λ_i
+@given(eq1_params())
+def test_hull_invariance_and_speed_limit(v):
+    t, z = path(eq1(), v)
+    corners = np.stack([v["z0"], v["z_bias"], v["z_target"]])
+    assert np.all(z >= corners.min(axis=0) - 1e-7) and np.all(z <= corners.max(axis=0) + 1e-7)
+    rhs = eq1().gradient_flow(v)
+    speed = np.abs(np.array([rhs(ti, zi) for ti, zi in zip(t, z)]))
+    assert np.all(speed <= v["lam"] + 1e-12)
+
+
+# 2. frozen-time descent: at fixed t*, the flow of E(., t*) descends to the unique minimum m(t*)
+@given(eq1_params(), st.floats(0, 20))
+def test_frozen_time_flow_descends_to_the_moving_target(v, t_star):
+    land = eq1()
+    rhs = land.gradient_flow(v)
+    tau = np.linspace(0, 40 / v["lam"].min(), 400)
+    sol = solve_ivp(lambda _, z: rhs(t_star, z), (0, tau[-1]), v["z0"], t_eval=tau, **TOL)
+    energy = land.energy_at(t_star, sol.y.T, v)
+    assert np.all(np.diff(energy) <= 1e-12)
+    m = v["z_bias"] + gate(v, t_star) * (v["z_target"] - v["z_bias"])
+    np.testing.assert_allclose(sol.y[:, -1], m, atol=1e-6)
+
+
+# 3. energy balance along the true path: dE/dt = -|∇E|² + ∂E/∂t (E itself is not monotone)
+_dEdt = {}
+
+
+def partial_t(land):
+    if land.name not in _dEdt:
+        args = (T, *land.state, *land.symbols)
+        _dEdt[land.name] = sympy.lambdify(args, sympy.diff(land.energy, T), "numpy")
+    return _dEdt[land.name]
+
+
+@given(eq1_params())
+def test_energy_balance_identity(v):
+    land = eq1()
+    t, z = path(land, v, points=2001)
+    E = land.energy_at(t, z, v)
+    rhs = land.gradient_flow(v)
+    grad2 = np.array([np.sum(rhs(ti, zi) ** 2) for ti, zi in zip(t, z)])
+    p = land.pack(land.resolve(v))[0]
+    dt_part = partial_t(land)(t, *z.T, *p)
+    balance = cumulative_simpson(-grad2 + dt_part, x=t, initial=0.0)  # the identity, integrated
+    scale = 1 + np.abs(grad2).max() + np.abs(dt_part).max()
+    np.testing.assert_allclose(E - E[0], balance, atol=1e-6 * scale)
+
+
+def test_energy_rises_when_a_gate_switches():
+    """The counterexample to 'E decreases along the path': the default class-11 setting."""
+    land = eq1()
+    t, z = path(land, {}, points=2001)
+    E = land.energy_at(t, z)
+    assert np.diff(E).max() > 1e-3
+
+
+# 4. convergence to the true target (eq2: the shifted target)
+@given(eq1_params(), st.floats(0, 1), st.floats(0, 1))
+def test_convergence_to_the_true_target(v, p, beta):
+    t_end = v["t_switch"].max() + 40 / v["lam"].min() + 40 / v["k"].min()
+    _, z = path(eq2(), {**v, "p": p, "beta": beta}, t_end=t_end)
+    target = v["z_target"] * np.array([1 - beta * p, 1.0])
+    np.testing.assert_allclose(z[-1], target, atol=1e-5)
+
+
+# 5. closed form of an unbiased coordinate (z̃_i = ẑ_i): exponential relaxation, gates irrelevant
+@given(eq1_params())
+def test_unbiased_coordinates_relax_exponentially(v):
+    v = {**v, "z_bias": v["z_target"]}
+    t, z = path(eq1(), v)
+    expected = v["z_target"] + (v["z0"] - v["z_target"]) * np.exp(-np.outer(t, v["lam"]))
+    np.testing.assert_allclose(z, expected, atol=1e-8)
+
+
+# 6. swap symmetry: exchanging the concepts (with all their parameters) mirrors the path and the turn
+@given(eq1_params())
+def test_swap_symmetry_reverses_the_turn(v):
+    _, z = path(eq1(), v)
+    _, zs = path(eq1(), {k: x[::-1] for k, x in v.items()})
+    np.testing.assert_allclose(zs, z[:, ::-1], atol=1e-8)
+    assert abs(signed_area(zs) + signed_area(z)) < 1e-8
+
+
+@given(st.floats(0.2, 5))
+def test_notebook_a_to_one_over_a_mirrors(a):
+    _, z = path(notebook(), {"a": a})
+    _, zm = path(notebook(), {"a": 1 / a})
+    np.testing.assert_allclose(zm, z[:, ::-1], atol=1e-8)
+
+
+# 7. turn direction: notebook z2 >= z1 iff a >= 1; class 11 biased toward 01 turns clockwise
+@given(st.floats(0.2, 5).filter(lambda a: abs(a - 1) > 1e-3))
+def test_notebook_turn_direction(a):
+    _, z = path(notebook(), {"a": a})
+    if a > 1:
+        assert np.all(z[:, 1] >= z[:, 0] - 1e-9) and signed_area(z) < 0
+    else:
+        assert np.all(z[:, 1] <= z[:, 0] + 1e-9) and signed_area(z) > 0
+
+
+@given(lam=pair(st.floats(0.3, 3)), t_weak=st.floats(4, 12), k=st.floats(1, 4))
+def test_class_11_memorizes_then_turns_clockwise(lam, t_weak, k):
+    """z̃ = (0, 1) (size stronger): color first heads to 0 (toward class 01), then to 1; a right turn."""
+    assume(t_weak * lam[0] >= 2)  # the weak gate is late relative to 1/λ (the regime of the invariant)
+    v = {"lam": lam, "t_switch": np.array([t_weak, 0.0]), "k": np.array([k, k]),
+         "z_bias": np.array([0.0, 1.0]), "z_target": np.ones(2)}
+    t, z = path(eq1(), v, t_end=t_weak + 40 / lam.min())
+    assert z[:, 0].min() < 0.5 - 1e-3 and z[-1, 0] > 0.99
+    assert signed_area(z) < 0
+    mirrored = {key: x[::-1] for key, x in v.items()}
+    assert signed_area(path(eq1(), mirrored, t_end=t[-1])[1]) > 0
+
+
+# 8. time rescaling: z(t; cλ, t_i/c, ck) = z(ct; λ, t_i, k)
+@given(eq1_params(), st.floats(0.25, 4))
+def test_time_rescaling(v, c):
+    t = time_grid(25 / c, 150)
+    fast = integrate(eq1(), t, {**v, "lam": c * v["lam"], "t_switch": v["t_switch"] / c, "k": c * v["k"]},
+                     method="stacked", **TOL).z[0]
+    slow = integrate(eq1(), c * t, v, method="stacked", **TOL).z[0]
+    np.testing.assert_allclose(fast, slow, atol=1e-7)
+
+
+# 9. eq2 is affine in p; p = 0 is eq1; the masked coordinate falls with p, the other ignores it
+@given(eq1_params(), st.floats(0, 1), st.floats(0, 0.5))
+def test_eq2_affine_in_p(v, beta, p0):
+    t = time_grid(25, 100)
+    ps = np.array([p0, p0 + 0.25, p0 + 0.5])
+    z = integrate(eq2(), t, {**v, "p": ps, "beta": beta}, method="stacked", **TOL).z
+    np.testing.assert_allclose(z[0] - 2 * z[1] + z[2], 0, atol=1e-8)
+    assert np.all(np.diff(z[:, :, 0], axis=0) <= 1e-9)
+    np.testing.assert_allclose(z[:, :, 1], np.broadcast_to(z[0, :, 1], z[:, :, 1].shape), atol=1e-9)
+    z_eq1 = integrate(eq1(), t, v, method="stacked", **TOL).z[0]
+    z_p0 = integrate(eq2(), t, {**v, "p": 0.0, "beta": beta}, method="stacked", **TOL).z[0]
+    np.testing.assert_allclose(z_p0, z_eq1, atol=1e-9)
+
+
+# 10. comparison principle: a later switch never helps, so time-to-threshold is non-decreasing in t_i
+@given(eq1_params(), st.floats(0, 8), st.floats(0.05, 0.95))
+def test_time_to_threshold_non_decreasing_in_switch_time(v, delay, level):
+    v = {**v, "z_bias": np.minimum(v["z_bias"], v["z_target"])}  # ẑ_i >= z̃_i
+    later = {**v, "t_switch": v["t_switch"] + np.array([delay, 0.0])}
+    t, z = path(eq1(), v, points=1001)
+    _, z_late = path(eq1(), later, points=1001)
+    assert np.all(z_late[:, 0] <= z[:, 0] + 1e-8)  # pointwise ordering
+    early_time, late_time = first_crossing(t, z[:, 0], level), first_crossing(t, z_late[:, 0], level)
+    if not np.isnan(late_time):
+        assert late_time >= early_time - 1e-6
+    else:
+        assert np.isnan(late_time)
+
+
+# 11. stronger signal => learned earlier (unbiased coordinate: T = ln(|z0 - ẑ| / |θ - ẑ|) / λ)
+@given(st.floats(0.1, 3), st.floats(1.01, 3), st.floats(0.6, 0.95))
+def test_stronger_signal_is_learned_earlier(lam, ratio, level):
+    v = {"lam": np.array([lam, lam * ratio]), "z_bias": np.ones(2), "z_target": np.ones(2), "z0": np.full(2, 0.5)}
+    t, z = path(eq1(), v, t_end=40 / lam, points=4001)
+    t_weak, t_strong = first_crossing(t, z[:, 0], level), first_crossing(t, z[:, 1], level)
+    assert t_strong < t_weak
+    np.testing.assert_allclose(t_weak, np.log(0.5 / (1 - level)) / lam, rtol=1e-3)
+
+
+# 12. superposition: z(t) is affine in (z(0), z̃, ẑ) jointly
+@given(eq1_params(), eq1_params(), st.floats(0, 1))
+def test_affine_in_start_and_targets(v, w, s):
+    shared = {"lam": v["lam"], "t_switch": v["t_switch"], "k": v["k"]}
+    keys = ("z0", "z_bias", "z_target")
+    mix = {k: s * v[k] + (1 - s) * w[k] for k in keys}
+    _, za = path(eq1(), {**shared, **{k: v[k] for k in keys}})
+    _, zb = path(eq1(), {**shared, **{k: w[k] for k in keys}})
+    _, zm = path(eq1(), {**shared, **mix})
+    np.testing.assert_allclose(zm, s * za + (1 - s) * zb, atol=1e-8)
