@@ -1,0 +1,164 @@
+"""``python -m theory.simulate``: presets, the single-model CLI against independent integrations, bad input."""
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import reference
+from theory.geometry import signed_area
+from theory.simulate import main
+from theory.trajectory import read_csv
+
+
+@pytest.fixture(scope="module")
+def presets(tmp_path_factory):
+    out = tmp_path_factory.mktemp("presets")
+    assert main(["--out", str(out)]) == 0
+    return out
+
+
+def by_run(trajs, label):
+    return {t.run: t for t in trajs if t.label == label}
+
+
+def test_default_run_writes_every_preset(presets):
+    for name, n_traj in [("fig5", 16), ("fig9b", 5), ("notebook", 15)]:
+        folder = presets / name
+        trajs = read_csv(folder / "trajectories.csv")
+        assert len(trajs) == n_traj
+        assert all(t.protocol == "sim" for t in trajs)
+        np.testing.assert_array_equal(trajs[0].step, np.linspace(0, 25, 200))
+        config = json.loads((folder / "config.json").read_text())
+        assert config["preset"] == name and len(config["runs"]) == n_traj
+        png = (folder / f"{name}.png").read_bytes()
+        assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 20_000
+
+
+def test_fig5_turns_clockwise_when_size_is_stronger(presets):
+    trajs = read_csv(presets / "fig5" / "trajectories.csv")
+    eleven, zero = by_run(trajs, "11"), by_run(trajs, "00")
+    for run, tr in eleven.items():
+        a = float(run.split("=")[1])
+        area = signed_area(tr.z)
+        assert (area < 0) if a > 1 else (area > 0), (run, area)
+        weak = 0 if a > 1 else 1  # the weaker concept is first memorized toward 0, then learned
+        assert tr.z[:, weak].min() < 0.45 and tr.z[-1, weak] > 0.9
+    for tr in zero.values():
+        assert np.all(np.diff(tr.z, axis=0) <= 1e-12)  # class 00 heads straight down to (0, 0)
+
+
+def test_fig9b_targets_shift_with_masking(presets):
+    trajs = by_run(read_csv(presets / "fig9b" / "trajectories.csv"), "11")
+    finals = [trajs[f"p={p:g}"].z[-1] for p in (0, 0.25, 0.5, 0.75, 1)]
+    np.testing.assert_allclose([f[0] for f in finals], [1, 0.75, 0.5, 0.25, 0], atol=0.02)
+    np.testing.assert_allclose([f[1] for f in finals], 1, atol=0.01)
+
+
+def test_notebook_preset_matches_the_authors_setting(presets):
+    trajs = by_run(read_csv(presets / "notebook" / "trajectories.csv"), "11")
+    assert len(trajs) == 15
+    a2 = trajs["a=2.14286"]  # linspace(1, 5, 15)[4]
+    ref = reference.solve(reference.notebook_rhs(np.linspace(1, 5, 15)[4]), (0.5, 0.5), np.linspace(0, 25, 200))
+    np.testing.assert_allclose(a2.z, ref, atol=1e-6)
+
+
+def test_single_model_eq1_sweep_matches_independent_integration(tmp_path):
+    out = tmp_path / "eq1"
+    code = main(["--model", "eq1", "--param", "lam=0.5,2", "--param", "t_switch_1=7", "--param", "k=1.5",
+                 "--sweep", "z_bias_1=0,0.3,0.6", "--t-end", "30", "--points", "301", "--class", "11", "--out", str(out)])
+    assert code == 0
+    trajs = read_csv(out / "trajectories.csv")
+    assert [t.run for t in trajs] == ["z_bias_1=0", "z_bias_1=0.3", "z_bias_1=0.6"]
+    t = np.linspace(0, 30, 301)
+    for tr, zb in zip(trajs, (0.0, 0.3, 0.6)):
+        np.testing.assert_array_equal(tr.step, t)
+        ref = reference.solve(reference.eq1_rhs((0.5, 2), (7, 0), (1.5, 1.5), (zb, 1), (1, 1)), (0.5, 0.5), t)
+        np.testing.assert_allclose(tr.z, ref, atol=1e-6)
+    assert (out / "eq1.png").exists()
+    config = json.loads((out / "config.json").read_text())
+    assert config["runs"][1]["params"]["z_bias"] == [0.3, 1.0]
+
+
+@pytest.mark.parametrize("method", ["dopri", "stacked", "loop"])
+def test_single_model_methods_agree_with_reference(tmp_path, method):
+    assert main(["--model", "notebook", "--sweep", "a=0.5,3", "--method", method, "--out", str(tmp_path)]) == 0
+    t = np.linspace(0, 25, 200)
+    for tr, a in zip(read_csv(tmp_path / "trajectories.csv"), (0.5, 3.0)):
+        np.testing.assert_allclose(tr.z, reference.solve(reference.notebook_rhs(a), (0.5, 0.5), t), atol=1e-6)
+
+
+def test_eq2_product_sweep_and_class_label(tmp_path):
+    assert main(["--model", "eq2", "--sweep", "p=0,1", "--sweep", "beta=0.5,1", "--class", "011", "--out", str(tmp_path)]) == 0
+    trajs = read_csv(tmp_path / "trajectories.csv")
+    assert [t.run for t in trajs] == ["p=0,beta=0.5", "p=0,beta=1", "p=1,beta=0.5", "p=1,beta=1"]
+    assert {t.label for t in trajs} == {"011"} and trajs[0].concepts == ("color", "shape")
+    t = np.linspace(0, 25, 200)
+    ref = reference.solve(reference.eq1_rhs((1, 1), (6, 0), (2, 2), (0, 1), (0.5, 1)), (0.5, 0.5), t)
+    np.testing.assert_allclose(trajs[2].z, ref, atol=1e-6)  # p = 1, beta = 0.5: target (0.5, 1)
+
+
+def test_more_concepts_and_custom_energy(tmp_path):
+    assert main(["--model", "eq1", "--concepts", "color,size,bg", "--param", "z_bias=0,1,1", "--out", str(tmp_path / "a")]) == 0
+    (tr,) = read_csv(tmp_path / "a" / "trajectories.csv")
+    assert tr.concepts == ("color", "size", "bg")
+    assert main(["--energy", "lam/2*(z1 - sigmoid(t - 5))**2 + (z2 - 1)**2/2", "--sweep", "lam=1,2",
+                 "--out", str(tmp_path / "b")]) == 0
+    trajs = read_csv(tmp_path / "b" / "trajectories.csv")
+    assert [t.run for t in trajs] == ["lam=1", "lam=2"] and trajs[0].concepts == ("color", "size")
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["--model", "eq1", "--param", "lam=-1"], "lam=-1 is invalid; valid range is (0, inf)"),
+    (["--model", "eq1", "--param", "alpha=1"], "eq1 has no parameter 'alpha'; valid: lam, t_switch, k, z_bias, z_target, z0"),
+    (["--model", "eq1", "--param", "lam=1,2,3"], "needs 1 or 2 values"),
+    (["--model", "eq1", "--param", "lam=abc"], "values must be numbers"),
+    (["--model", "eq1", "--param", "lam"], "expected NAME=VALUE"),
+    (["--model", "eq1", "--param", "t_switch_3=1"], "no parameter 't_switch_3'"),
+    (["--model", "eq1", "--sweep", "k=1,nan"], "finite"),
+    (["--model", "eq2", "--param", "p=2"], "p=2 is invalid; valid range is [0, 1]"),
+    (["--model", "eq2", "--sweep", "beta=1,3"], "beta * p = 1.5 > 1"),
+    (["--model", "eq1", "--points", "1"], "need at least 2 output points"),
+    (["--model", "eq1", "--t-end", "-3"], "must be a finite number > 0"),
+    (["--param", "lam=1"], "need --model or --energy"),
+    (["--model", "notebook", "--concepts", "a,b,c"], "exactly 2 concepts"),
+    (["--model", "eq1", "--concepts", "a,a"], "distinct"),
+    (["--energy", "(z1 - q)**2"], "no value was given"),
+])
+def test_bad_input_exits_2_with_a_one_line_message(tmp_path, capsys, argv, message):
+    assert main([*argv, "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1, err
+    assert not list(tmp_path.iterdir())  # nothing half-written
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["--model", "eq9"], "invalid choice: 'eq9'"),
+    (["--preset", "fig99"], "invalid choice: 'fig99'"),
+    (["--points", "x"], "invalid int value: 'x'"),
+    (["--bogus"], "unrecognized arguments: --bogus"),
+    (["--model", "eq1", "--preset", "fig5"], "not allowed with argument"),
+])
+def test_argparse_errors_exit_2(argv, message, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_help_teaches(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["--help"])
+    assert exc.value.code == 0
+    text = capsys.readouterr().out
+    for needle in ("fig5", "fig9b", "--sweep", "t_switch", "z_bias", "[0, 1]", "eq2-split", "NAME_i"):
+        assert needle in text
+
+
+def test_module_entry_point_runs(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "theory.simulate", "--preset", "fig9b", "--out", str(tmp_path)],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert f"wrote {tmp_path / 'trajectories.csv'}" in proc.stdout
