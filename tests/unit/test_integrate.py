@@ -145,3 +145,31 @@ def test_geometry_helpers():
 def test_all_methods_are_registered():
     assert set(METHODS) == {"dopri", "stacked", "loop"}
     assert eq2_split().name == "eq2-split"
+
+
+def test_dense_output_coefficients():
+    """The continuous extension equals the 5th-order step at x = 1 and matches scipy's RK45 table."""
+    from theory import dopri
+
+    P = np.array([dopri.P1, [0.0] * 4, dopri.P3, dopri.P4, dopri.P5, dopri.P6, dopri.P7])
+    b = np.array([dopri.B1, 0.0, dopri.B3, dopri.B4, dopri.B5, dopri.B6, 0.0])
+    np.testing.assert_allclose(P.sum(axis=1), b, atol=1e-15)
+    scipy_rk = pytest.importorskip("scipy.integrate._ivp.rk")
+    np.testing.assert_allclose(P, scipy_rk.RK45.P, rtol=1e-14, atol=1e-15)
+
+
+def test_dopri_on_irregular_output_times():
+    t = np.concatenate([[1.5], 1.5 + np.cumsum(np.random.default_rng(4).exponential(0.3, 60))])
+    values = {"lam": (0.7, 1.3), "t_switch": (5.0, 2.0), "z_bias": (0.0, 1.0), "z0": (0.3, 0.9)}
+    got = integrate(eq1(), t, values)
+    ref = reference.solve(reference.eq1_rhs((0.7, 1.3), (5, 2), (2, 2), (0, 1), (1, 1)), (0.3, 0.9), t)
+    np.testing.assert_allclose(got.z[0], ref, atol=1e-8)
+    assert got.z[0, 0].tolist() == [0.3, 0.9]
+
+
+@pytest.mark.parametrize("rtol", [1e-4, 1e-6, 1e-8])
+def test_dopri_error_follows_the_tolerance(rtol):
+    ref = integrate(notebook(), T25, {"a": np.array([0.3, 1.0, 4.0])}, method="loop", rtol=1e-13, atol=1e-15)
+    got = integrate(notebook(), T25, {"a": np.array([0.3, 1.0, 4.0])}, rtol=rtol, atol=rtol * 1e-2)
+    err = np.abs(got.z - ref.z).max()
+    assert rtol * 1e-3 < err < rtol * 10

@@ -1,0 +1,135 @@
+"""Benchmark: sweeps of the notebook model, batched paths vs the authors' per-trajectory solve_ivp loop.
+
+    python benchmarks/theory_sweep.py [--n 1000 10000] [--repeats 3]
+
+For N notebook trajectories (a log-uniform in [0.2, 5], t in [0, 25], 200 output points) every
+method runs at *matched accuracy*: its tolerance is the loosest of a ladder whose max error against
+a tight reference (DOP853, rtol 1e-13, per trajectory) is <= 1e-6. The reference covers all
+trajectories for N <= 1000 and a random 1000 of them above. Timings are the best of --repeats runs,
+after warm-up; the numba compile (first call) is reported on its own. The loop baselines are
+measured at the smallest N and, being linear in N, scaled for the larger ones (marked '~').
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+from scipy.integrate import solve_ivp
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from theory.integrate import integrate, time_grid  # noqa: E402
+from theory.models import notebook  # noqa: E402
+
+TARGET = 1e-6
+LADDER = [1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10, 1e-11]
+T_EVAL = time_grid(25, 200)
+
+
+def authors_rhs(a, s=3.0, k=0.1, t0=10.0):
+    """sim.ipynb cell 1, by hand, as the authors wrote it (a Python function per trajectory)."""
+
+    def rhs(t, z):
+        alpha = 1 / (1 + np.exp(-k * (t - t0)))
+        return [s * ((1 - z[0]) / (2 * a) + a / 2 * (alpha - z[0])), s * (a / 2 * (1 - z[1]) + (alpha - z[1]) / (2 * a))]
+
+    return rhs
+
+
+def loop(a_values, method, rtol):
+    out = np.empty((len(a_values), T_EVAL.size, 2))
+    for i, a in enumerate(a_values):
+        sol = solve_ivp(authors_rhs(a), (0, 25), [0.5, 0.5], t_eval=T_EVAL, method=method, rtol=rtol, atol=rtol * 1e-2)
+        out[i] = sol.y.T
+    return out
+
+
+def batched(a_values, method, rtol):
+    return integrate(notebook(), T_EVAL, {"a": a_values}, method=method, rtol=rtol, atol=rtol * 1e-2).z
+
+
+METHODS = {
+    "loop RK45 (authors')": lambda a, r: loop(a, "RK45", r),
+    "loop DOP853": lambda a, r: loop(a, "DOP853", r),
+    "stacked solve_ivp": lambda a, r: batched(a, "stacked", r),
+    "dopri (numba, batched)": lambda a, r: batched(a, "dopri", r),
+}
+LOOPS = [m for m in METHODS if m.startswith("loop")]
+
+
+def best_time(fn, repeats):
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def calibrate(name, a_ref, z_ref):
+    """The loosest rtol of the ladder with max error <= TARGET on the reference set."""
+    for rtol in LADDER:
+        err = np.abs(METHODS[name](a_ref, rtol) - z_ref).max()
+        if err <= TARGET:
+            return rtol, err
+    raise RuntimeError(f"{name}: no tolerance in the ladder reaches {TARGET}")
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--n", type=int, nargs="+", default=[1000, 10000])
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--json", type=Path, default=None, help="also write the results here")
+    args = parser.parse_args(argv)
+
+    rng = np.random.default_rng(0)
+    print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, python {platform.python_version()}")
+
+    start = time.perf_counter()
+    batched(np.array([1.0, 2.0]), "dopri", 1e-9)
+    compile_s = time.perf_counter() - start
+    print(f"numba compile + first call (once per landscape and process): {compile_s:.2f} s")
+
+    results = {"compile_s": compile_s, "target_max_error": TARGET, "sizes": {}}
+    loop_per_traj = {}
+    for n in sorted(args.n):
+        a = np.exp(rng.uniform(np.log(0.2), np.log(5), n))
+        ref_idx = np.arange(n) if n <= 1000 else rng.choice(n, 1000, replace=False)
+        z_ref = loop(a[ref_idx], "DOP853", 1e-13)
+        print(f"\nN = {n} trajectories x {T_EVAL.size} points (reference on {ref_idx.size})")
+        print(f"  {'method':<24} {'rtol':>7} {'max err':>9} {'time':>10} {'speed-up vs loop':>17}")
+        rows = {}
+        for name in METHODS:
+            if name in LOOPS and name in loop_per_traj:
+                rtol, err, per = loop_per_traj[name]
+                rows[name] = {"rtol": rtol, "max_error": err, "seconds": per * n, "extrapolated": True}
+                continue
+            rtol, _ = calibrate(name, a[ref_idx], z_ref)
+            z = METHODS[name](a, rtol)
+            err = float(np.abs(z[ref_idx] - z_ref).max())
+            secs = best_time(lambda: METHODS[name](a, rtol), 1 if name in LOOPS else args.repeats)
+            rows[name] = {"rtol": rtol, "max_error": err, "seconds": secs, "extrapolated": False}
+            if name in LOOPS:
+                loop_per_traj[name] = (rtol, err, secs / n)
+        fastest_loop = min(rows[m]["seconds"] for m in LOOPS)
+        for name, r in rows.items():
+            r["speedup_vs_fastest_loop"] = fastest_loop / r["seconds"]
+            r["speedup_vs_authors_loop"] = rows[LOOPS[0]]["seconds"] / r["seconds"]
+            mark = "~" if r["extrapolated"] else " "
+            print(f"  {name:<24} {r['rtol']:>7.0e} {r['max_error']:>9.1e} {mark}{r['seconds']:>8.4f} s "
+                  f"{r['speedup_vs_fastest_loop']:>9.0f}x fastest, {r['speedup_vs_authors_loop']:.0f}x authors'")
+        results["sizes"][n] = rows
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
