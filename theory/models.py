@@ -98,7 +98,7 @@ def _eq1_parts(n: int, concepts: Sequence[str] | None, z_bias_default: Sequence[
 
 @_shared
 def eq1(n: int = 2, concepts: Sequence[str] | None = None) -> Landscape:
-    """Eq. 1 (reconstruction R) for ``n`` concepts.
+    """Eq. 1 (reconstruction R): concept i hands over from the biased to the true target at t_i.
 
     Defaults are class 11 with size the stronger concept (clockwise turn): λ = (1, 1), k = 2,
     t_switch = (6, 0), z̃ = (0, 1), ẑ = (1, 1), z(0) = (0.5, 0.5).
