@@ -1,0 +1,334 @@
+"""Fit the toy models of :mod:`theory.models` to a logged trajectory: least squares on the simulated path.
+
+Training steps are the model's time unit. Internally time is normalized to u = (step - s0) / span
+over the logged range (exact, by the time-rescaling invariance: λ, k and s scale by span, switch
+times shift and scale), so one set of bounds serves logs in model time and in training steps.
+
+Free parameters (names as in the theory CLI; each can be fixed with ``fix={name: value}``):
+
+``eq1``      t_switch (per concept), k (one shared gate sharpness), lam (per concept), z_bias,
+             z0 (per concept); z_target is fixed to the class label's corner when the label has one
+             digit per concept (``11`` -> (1, 1)), else free.
+``eq2``      those of eq1 plus p_beta = β p (only the product is identifiable); z_target must be fixed.
+``notebook`` a, s, k, t0, z0.
+
+Robust loss (soft L1, scale from the data's noise), bounds, data-driven multi-start (turn point,
+coordinate extremes), Jacobians by central differences on one batched simulation. Intervals:
+``bootstrap`` (residual bootstrap over checkpoints, refits from the optimum; percentile) or ``wald``
+(s² (JᵀJ)⁻¹ at the optimum; fast). A switch whose concept shows no bias (|z̃_i - ẑ_i| < 0.1), or
+whose interval spans more than half the logged range, is reported as not identifiable: its
+t_switch and interval are None.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping, Sequence
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy.optimize import least_squares
+
+from fitting.curves import noise_scale
+from fitting.turn import find_turn
+from theory import dopri
+from theory.landscape import Landscape
+from theory.models import eq1, eq2, notebook
+from theory.trajectory import Trajectory
+
+MODELS = ("eq1", "eq2", "notebook")
+RTOL, ATOL = 1e-10, 1e-12  # final polish and reported fit
+SEARCH_RTOL, SEARCH_ATOL = 1e-8, 1e-10  # multi-start search
+H = 1e-5  # finite-difference step in the normalized parameters
+SEARCHED = 3  # starts refined by least squares after screening
+BIAS_MIN = 0.1  # |z̃_i - ẑ_i| below this: concept i never switches, t_switch_i not identifiable
+
+
+@dataclass(frozen=True)
+class Block:
+    """A named block of the parameter vector θ: ``kind`` says how θ maps to the model's units.
+
+    time: θ is a normalized time (u); rate: θ = log of a rate per normalized time; log: θ = log of a
+    dimensionless value; unit: θ is the value itself, in [0, 1].
+    """
+
+    name: str
+    size: int
+    kind: str
+    lo: float
+    hi: float
+
+
+def _blocks(model: str, d: int) -> list[Block]:
+    if model == "notebook":
+        return [Block("a", 1, "log", np.log(0.05), np.log(20)), Block("s", 1, "rate", np.log(0.05), np.log(1e4)),
+                Block("k", 1, "rate", np.log(0.05), np.log(1e4)), Block("t0", 1, "time", -0.5, 1.5),
+                Block("z0", 2, "unit", 0.0, 1.0)]
+    blocks = [Block("t_switch", d, "time", -0.5, 1.5), Block("k", 1, "rate", np.log(2.0), np.log(2000.0)),
+              Block("lam", d, "rate", np.log(0.2), np.log(2000.0)), Block("z_bias", d, "unit", 0.0, 1.0),
+              Block("z_target", d, "unit", 0.0, 1.0), Block("z0", d, "unit", 0.0, 1.0)]
+    if model == "eq2":
+        blocks.append(Block("p_beta", 1, "unit", 0.0, 1.0))
+    return blocks
+
+
+@dataclass(frozen=True, eq=False)
+class ModelFit:
+    """A fitted toy model.
+
+    Attributes:
+        params: name -> value (float) or per-concept list, in the log's units (steps); None where a
+            switch is not identifiable.
+        ci: name -> [lo, hi] or a list of pairs (per concept); None where not identifiable.
+        identifiable: per concept, whether its switch time is identified by the data.
+        fitted: (T, D) the fitted simulation at the logged steps.
+    """
+
+    model: str
+    params: dict
+    ci: dict
+    rmse: float
+    identifiable: list[bool]
+    fitted: NDArray[np.float64]
+    success: bool
+    message: str
+    theta: NDArray[np.float64] = field(repr=False)
+    problem: "Problem" = field(repr=False)
+
+    def predict(self, steps: Sequence[float]) -> NDArray[np.float64]:
+        """The fitted model's path at any steps (e.g. a dense grid for plots), shape (T', D)."""
+        prob = self.problem
+        saved = prob.u
+        try:
+            prob.u = (np.asarray(steps, dtype=float) - prob.s0) / prob.span
+            return prob.simulate(self.theta[None])[0]
+        finally:
+            prob.u = saved
+
+
+class Problem:
+    """One trajectory and one model: maps the normalized vector θ to simulations and back to units."""
+
+    def __init__(self, model: str, traj: Trajectory, fix: Mapping[str, object] | None = None):
+        if model not in MODELS:
+            raise ValueError(f"unknown model {model!r}; valid: {', '.join(MODELS)}")
+        d = len(traj.concepts)
+        if d == 0:
+            raise ValueError("the trajectory has no concept coordinates (an accuracy-only log): nothing to fit")
+        if model == "notebook" and d != 2:
+            raise ValueError(f"the notebook model has 2 concepts; this trajectory has {d}: {traj.concepts}")
+        if traj.step.size < 8:
+            raise ValueError(f"a model fit needs at least 8 logged points, this trajectory has {traj.step.size}")
+        self.model, self.d = model, d
+        self.land: Landscape = {"eq1": eq1, "eq2": eq2, "notebook": lambda n: notebook()}[model](d)
+        self.s0 = float(traj.step[0])
+        self.span = float(traj.step[-1] - traj.step[0])
+        self.u = (np.asarray(traj.step, dtype=float) - self.s0) / self.span
+        self.y = traj.z
+        blocks = _blocks(model, d)
+        fix = dict(fix or {})
+        label = traj.label
+        if model != "notebook" and "z_target" not in fix and len(label) == d and set(label) <= {"0", "1"}:
+            fix["z_target"] = [float(c) for c in label]
+        if model == "eq2" and "z_target" not in fix:
+            raise ValueError(f"eq2 needs a fixed z_target (class {label!r} has no corner); pass fix={{'z_target': ...}}")
+        names = {b.name for b in blocks}
+        unknown = set(fix) - names
+        if unknown:
+            raise ValueError(f"cannot fix {sorted(unknown)} for {model}; its parameters are {sorted(names)}")
+        self.fixed = {b.name: self._to_theta(b, fix[b.name]) for b in blocks if b.name in fix}
+        self.free = [b for b in blocks if b.name not in fix]
+        self.rtol, self.atol = RTOL, ATOL
+        self.lb = np.concatenate([np.full(b.size, b.lo) for b in self.free])
+        self.ub = np.concatenate([np.full(b.size, b.hi) for b in self.free])
+
+    # -- θ <-> model values --------------------------------------------------------------------
+
+    def _to_theta(self, b: Block, value) -> NDArray:
+        v = np.atleast_1d(np.asarray(value, dtype=float))
+        if v.size == 1 and b.size > 1:
+            v = np.full(b.size, v[0])
+        if v.size != b.size:
+            raise ValueError(f"fixed {b.name} needs {b.size} value(s), got {v.size}")
+        if b.kind == "time":
+            return (v - self.s0) / self.span
+        if b.kind == "rate":
+            if np.any(v <= 0):
+                raise ValueError(f"fixed {b.name} must be > 0, got {v}")
+            return np.log(v * self.span)
+        if b.kind == "log":
+            return np.log(v)
+        if np.any((v < 0) | (v > 1)):
+            raise ValueError(f"fixed {b.name} must lie in [0, 1], got {v}")
+        return v
+
+    def split(self, theta: NDArray) -> dict[str, NDArray]:
+        """θ of shape (B, P) -> block name -> (B, size) normalized values, fixed blocks included."""
+        theta = np.atleast_2d(theta)
+        out, j = {}, 0
+        for b in self.free:
+            out[b.name] = theta[:, j:j + b.size]
+            j += b.size
+        for name, v in self.fixed.items():
+            out[name] = np.broadcast_to(v, (theta.shape[0], v.size))
+        return out
+
+    def simulate(self, theta: NDArray) -> NDArray:
+        """(B, T, D) simulated paths at the logged steps for θ of shape (B, P)."""
+        parts = self.split(theta)
+        if self.model == "notebook":
+            values = {"a": np.exp(parts["a"][:, 0]), "s": np.exp(parts["s"][:, 0]), "k": np.exp(parts["k"][:, 0]),
+                      "t0": parts["t0"][:, 0], "z0": parts["z0"]}
+        else:
+            values = {"t_switch": parts["t_switch"], "k": np.exp(parts["k"]), "lam": np.exp(parts["lam"]),
+                      "z_bias": parts["z_bias"], "z_target": parts["z_target"], "z0": parts["z0"]}
+            if self.model == "eq2":
+                values |= {"p": parts["p_beta"][:, 0], "beta": 1.0}
+        arrays = self.land.resolve(values)
+        z, status = dopri.solve(self.land.numba_kernel, self.u, arrays["z0"], self.land.pack(arrays),
+                                rtol=self.rtol, atol=self.atol)
+        if np.any(status):
+            raise RuntimeError(f"{self.model}: simulation failed ({dopri.MESSAGES.get(int(status.max()), 'error')})")
+        return z
+
+    def natural(self, theta: NDArray) -> dict[str, NDArray]:
+        """Block name -> values in the log's units (steps), for one θ of shape (P,)."""
+        out = {}
+        for b in [*self.free, *(b for b in _blocks(self.model, self.d) if b.name in self.fixed)]:
+            v = self.split(theta)[b.name][0]
+            out[b.name] = {"time": lambda x: self.s0 + self.span * x, "rate": lambda x: np.exp(x) / self.span,
+                           "log": np.exp, "unit": lambda x: x}[b.kind](v)
+        return out
+
+    # -- least squares ---------------------------------------------------------------------------
+
+    def residuals(self, theta: NDArray, y: NDArray) -> NDArray:
+        return (self.simulate(theta[None])[0] - y).ravel()
+
+    def jacobian(self, theta: NDArray, y: NDArray) -> NDArray:
+        p = theta.size
+        up = np.minimum(theta + H, self.ub)
+        down = np.maximum(theta - H, self.lb)
+        batch = np.repeat(theta[None], 2 * p, axis=0)
+        batch[np.arange(p), np.arange(p)] = up
+        batch[p + np.arange(p), np.arange(p)] = down
+        z = self.simulate(batch).reshape(2 * p, -1)
+        return ((z[:p] - z[p:]) / (up - down)[:, None]).T
+
+    def solve(self, x0: NDArray, y: NDArray, f_scale: float, max_nfev: int):
+        x0 = np.clip(x0, self.lb + 1e-9, self.ub - 1e-9)
+        return least_squares(self.residuals, x0, jac=self.jacobian, bounds=(self.lb, self.ub), args=(y,),
+                             loss="soft_l1", f_scale=f_scale, max_nfev=max_nfev, x_scale="jac")
+
+    # -- initial guesses ---------------------------------------------------------------------------
+
+    def starts(self) -> list[NDArray]:
+        y, u = self.y, self.u
+        first, last = y[0], y[-max(1, y.shape[0] // 10):].mean(axis=0)
+        sigma = noise_scale(y)
+        turn = find_turn(self.u, y) if y.shape[1] >= 1 else None
+        tau_turn = turn.step if turn is not None and turn.step is not None else 0.4
+        biased = []
+        for i in range(self.d):
+            extreme = y[:, i].min() if last[i] >= first[i] else y[:, i].max()
+            moved_away = abs(extreme - first[i]) > 3 * sigma and np.sign(extreme - first[i]) != np.sign(last[i] - first[i])
+            biased.append(float(np.clip(extreme + (-0.05 if last[i] >= first[i] else 0.05), 0, 1)) if moved_away else float(last[i]))
+        target = self.fixed.get("z_target", np.clip(last, 0, 1))
+        guesses = []
+        if self.model == "notebook":
+            for a in (0.5, 2.0):
+                for t0 in (tau_turn, 0.3, 0.6):
+                    guesses.append({"a": [np.log(a)], "s": [np.log(30.0)], "k": [np.log(10.0)], "t0": [t0], "z0": first})
+        else:
+            for tau in dict.fromkeys([tau_turn, 0.3, 0.6]):
+                for lam in (5.0, 30.0):
+                    for bias in (biased, list(np.where(np.asarray(target) > 0.5, 0.0, 1.0))):
+                        guesses.append({"t_switch": np.full(self.d, tau), "k": [np.log(30.0)], "lam": np.full(self.d, np.log(lam)),
+                                        "z_bias": bias, "z_target": target, "z0": first, "p_beta": [0.3]})
+        return [np.concatenate([np.atleast_1d(np.asarray(g[b.name], dtype=float)) for b in self.free]) for g in guesses]
+
+
+def fit_model(
+    traj: Trajectory,
+    model: str = "eq1",
+    *,
+    fix: Mapping[str, object] | None = None,
+    ci: str = "wald",
+    n_boot: int = 100,
+    rng: np.random.Generator | int | None = 0,
+) -> ModelFit:
+    """Fit a toy model to one trajectory.
+
+    Args:
+        traj: the logged trajectory (steps and concept coordinates).
+        model: ``eq1``, ``eq2`` or ``notebook``.
+        fix: parameters to hold fixed, in the log's units (e.g. ``{"z_target": [1, 1]}``).
+        ci: ``wald`` (fast, from the Jacobian) or ``bootstrap`` (residual bootstrap, ``n_boot`` refits).
+        rng: seed or generator for the bootstrap.
+    """
+    if ci not in ("wald", "bootstrap"):
+        raise ValueError(f"unknown interval method {ci!r}; valid: wald, bootstrap")
+    prob = Problem(model, traj, fix)
+    y = prob.y
+    f_scale = 2 * noise_scale(y)
+    prob.rtol, prob.atol = SEARCH_RTOL, SEARCH_ATOL
+    starts = np.clip(np.array(prob.starts()), prob.lb + 1e-9, prob.ub - 1e-9)
+    screen = np.sum((prob.simulate(starts) - y) ** 2, axis=(1, 2))  # every start in one batched simulation
+    trials = [prob.solve(x0, y, f_scale, max_nfev=30) for x0 in starts[np.argsort(screen)[:SEARCHED]]]
+    prob.rtol, prob.atol = RTOL, ATOL
+    best = prob.solve(min(trials, key=lambda s: s.cost).x, y, f_scale, max_nfev=200)
+    theta = best.x
+    fitted = prob.simulate(theta[None])[0]
+    resid = fitted - y
+    rmse = float(np.sqrt(np.mean(resid**2)))
+
+    if ci == "wald":
+        lo_t, hi_t = _wald(prob, theta, best.jac, resid)
+    else:
+        lo_t, hi_t = _bootstrap(prob, theta, fitted, resid, f_scale, n_boot, np.random.default_rng(rng))
+    params, intervals, identifiable = _report(prob, theta, lo_t, hi_t)
+    return ModelFit(model, params, intervals, rmse, identifiable, fitted, bool(best.success), str(best.message), theta, prob)
+
+
+def _wald(prob: Problem, theta, jac, resid):
+    n, p = resid.size, theta.size
+    s2 = float(np.sum(resid**2)) / max(n - p, 1)
+    jtj = jac.T @ jac
+    ridge = 1e-10 * max(float(np.trace(jtj)), 1e-300) / p
+    cov = s2 * np.linalg.inv(jtj + ridge * np.eye(p))
+    se = np.sqrt(np.maximum(np.diag(cov), 0))
+    return np.maximum(theta - 1.96 * se, prob.lb), np.minimum(theta + 1.96 * se, prob.ub)
+
+
+def _bootstrap(prob: Problem, theta, fitted, resid, f_scale, n_boot, gen):
+    t, d = resid.shape
+    inflate = np.sqrt(resid.size / max(resid.size - theta.size, 1))
+    draws = np.empty((n_boot, theta.size))
+    for b in range(n_boot):
+        rows = gen.integers(0, t, t)  # resample whole checkpoints: keeps the coordinates' correlation
+        yb = fitted + inflate * resid[rows]
+        draws[b] = prob.solve(theta, yb, f_scale, max_nfev=60).x
+    return np.quantile(draws, 0.025, axis=0), np.quantile(draws, 0.975, axis=0)
+
+
+def _report(prob: Problem, theta, lo_t, hi_t):
+    value, lo, hi = prob.natural(theta), prob.natural(lo_t), prob.natural(hi_t)
+    params, intervals = {}, {}
+    identifiable = [True] * prob.d
+    if prob.model != "notebook":
+        bias = np.abs(value["z_bias"] - value["z_target"])
+        width = (hi["t_switch"] - lo["t_switch"]) / prob.span
+        identifiable = [bool(bias[i] >= BIAS_MIN and width[i] <= 0.5) for i in range(prob.d)]
+    for name, v in value.items():
+        pairs = [[float(a), float(b)] for a, b in zip(np.minimum(lo[name], hi[name]), np.maximum(lo[name], hi[name]))]
+        if name in prob.fixed:
+            pairs = [[float(x), float(x)] for x in v]
+        if name == "t_switch":
+            vals = [float(x) if ok else None for x, ok in zip(v, identifiable)]
+            pairs = [pr if ok else None for pr, ok in zip(pairs, identifiable)]
+        else:
+            vals = [float(x) for x in v]
+        scalar = name in ("a", "s", "k", "t0", "p_beta")
+        params[name] = vals[0] if scalar else vals
+        intervals[name] = pairs[0] if scalar else pairs
+    return params, intervals, identifiable

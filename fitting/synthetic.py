@@ -1,0 +1,68 @@
+"""Trajectories with known truth, for parameter recovery (the ruptures idea: data sets that carry their answer).
+
+``eq1_case`` draws a class-11 trajectory of Eq. 1 whose weaker concept is first memorized toward a
+biased target and then switches inside the logged range; it is sampled at quadratically spaced
+checkpoints (dense early, as in the official runs) with Gaussian noise on the coordinates.
+``logistic_case`` draws an accuracy curve with a known 50% time.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from theory.integrate import integrate
+from theory.models import eq1
+from theory.trajectory import Trajectory
+
+
+def quadratic_steps(n: int = 60, first: int = 500, last: int = 20_000) -> NDArray[np.int64]:
+    """n checkpoints from ``first`` to ``last``, quadratically spaced (dense early), strictly increasing."""
+    if n < 2 or last <= first:
+        raise ValueError(f"need n >= 2 and last > first, got n={n}, first={first}, last={last}")
+    steps = np.round(first + (last - first) * np.linspace(0, 1, n) ** 2).astype(np.int64)
+    return np.maximum.accumulate(steps + np.arange(n) * (np.diff(steps, prepend=steps[0] - 1) <= 0))
+
+
+@dataclass(frozen=True)
+class Case:
+    """A synthetic trajectory and the parameters that made it (in steps)."""
+
+    trajectory: Trajectory
+    truth: dict
+    weak: int  # index of the concept that switches
+
+
+def eq1_case(rng: np.random.Generator, *, n: int = 60, noise: float = 0.02, first: int = 500, last: int = 20_000) -> Case:
+    """A noisy eq1 class-11 trajectory with a switch of the weak concept inside the logged range."""
+    steps = quadratic_steps(n, first, last)
+    span = float(last - first)
+    weak = int(rng.integers(0, 2))
+    z_bias = np.ones(2)
+    z_bias[weak] = rng.uniform(0.0, 0.3)
+    t_switch = np.zeros(2)
+    t_switch[weak] = first + span * rng.uniform(0.2, 0.8)
+    truth = {
+        "lam": rng.uniform(5, 40, 2) / span,
+        "k": rng.uniform(20, 100) / span,
+        "t_switch": t_switch,
+        "z_bias": z_bias,
+        "z_target": np.ones(2),
+        "z0": rng.uniform(0.3, 0.7, 2),
+    }
+    z = integrate(eq1(), steps.astype(float), truth, rtol=1e-10, atol=1e-12).z[0]
+    z = np.clip(z + rng.normal(0, noise, z.shape), 0, 1)
+    traj = Trajectory(steps, z, ("color", "size"), "11", "naive", None, "synthetic")
+    return Case(traj, {k: (float(v) if np.ndim(v) == 0 else np.asarray(v, dtype=float)) for k, v in truth.items()}, weak)
+
+
+def logistic_case(rng: np.random.Generator, *, n: int = 60, noise: float = 0.02, first: int = 500, last: int = 20_000):
+    """(steps, accuracy, true 50% time): a sigmoid from ~0 to ~1 crossing 0.5 inside the logged range."""
+    steps = quadratic_steps(n, first, last)
+    span = float(last - first)
+    t50 = first + span * rng.uniform(0.2, 0.8)
+    width = span * rng.uniform(0.01, 0.08)
+    y = 1 / (1 + np.exp(-(steps - t50) / width))
+    return steps, np.clip(y + rng.normal(0, noise, n), 0, 1), t50
