@@ -226,8 +226,8 @@ class Problem:
         y, u = self.y, self.u
         first, last = y[0], y[-max(1, y.shape[0] // 10):].mean(axis=0)
         sigma = noise_scale(y)
-        turn = find_turn(self.u, y) if y.shape[1] >= 1 else None
-        tau_turn = turn.step if turn is not None and turn.step is not None else 0.4
+        turn = find_turn(self.u, y, n_boot=0)
+        tau_turn = turn.step if turn.step is not None else 0.4
         biased = []
         for i in range(self.d):
             extreme = y[:, i].min() if last[i] >= first[i] else y[:, i].max()

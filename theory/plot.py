@@ -43,6 +43,14 @@ def concept_space(
     ax.plot(starts[:, 0], starts[:, 1], "ko", ms=6, mfc="white", label="start z(0)", zorder=5)
     for point, marker, label in targets:
         ax.plot(point[0], point[1], marker, color="k", ms=11, label=label, zorder=6, clip_on=False)
+    square(ax, concepts, title)
+    if targets:
+        ax.legend(loc="best", fontsize=7, framealpha=0.85)
+    return sm
+
+
+def square(ax, concepts: Sequence[str], title: str = "") -> None:
+    """The unit square of a 2-concept space: limits, labels, and the class names at the corners."""
     for corner in ((0, 0), (0, 1), (1, 0), (1, 1)):
         ax.annotate(
             f"{corner[0]}{corner[1]}", corner, textcoords="offset points", color="0.4", fontsize=9,
@@ -52,9 +60,6 @@ def concept_space(
     ax.set_xlabel(f"z_{concepts[0]}")
     ax.set_ylabel(f"z_{concepts[1]}")
     ax.grid(alpha=0.25)
-    if targets:
-        ax.legend(loc="best", fontsize=7, framealpha=0.85)
-    return sm
 
 
 def coordinates(ax, t: np.ndarray, paths: np.ndarray, values: Sequence[float], *, concepts, cmap="viridis", norm=None):

@@ -1,0 +1,156 @@
+"""Fit the toy models to logged concept-space trajectories: when each concept switched, where the model
+was biased toward before the turn, how strong each concept's signal is, with intervals.
+
+  python -m fitting.fit runs/theory/fig5/trajectories.csv --class 11
+  python -m fitting.fit runs/empirical/tiny/trajectories.csv --model eq1 --protocol naive --out runs/fit
+  python -m fitting.fit LOG.csv --model eq2 --fix z_target=1,1 --ci bootstrap --boot 200
+
+Every trajectory of the log that matches --class/--protocol/--run (a trajectory is the rows sharing
+run, seed, class and protocol) gets:
+
+  model-free  threshold steps (first step each coordinate and the accuracy reach 0.5 / 0.8, held for
+              --persist checkpoints); the turn (a two-segment fit in concept space, profile-likelihood
+              95% interval) and the memorization point; the accuracy 50% time (sigmoid fit,
+              profile-likelihood interval) when the log has an accuracy column;
+  model fit   eq1, eq2 or notebook by least squares on the simulated path (training steps are the
+              model's time unit): t_switch, k, lam, z_bias, z0 (z_target fixed to the class corner,
+              e.g. 11 -> (1, 1), unless --fix says otherwise), p_beta for eq2; 95% intervals (wald,
+              or a residual bootstrap); a switch the data cannot identify gets t_switch null.
+
+Output in --out (default: a 'fit' folder beside the log): fit.json ({"fits": [...], "lags": [...]},
+written once all fits are done) and one figure per trajectory (data and fitted path). "lags" gives,
+per run, seed and class, how many steps each protocol's accuracy reached 0.5 before naive prompting.
+A malformed log exits with code 2 and the validator's message, and nothing is written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+from tqdm import tqdm
+
+from fitting.model_fit import MODELS
+from fitting.report import analyse, figure
+from theory.trajectory import read_csv, write_json
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m fitting.fit", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("log", type=Path, metavar="LOG.csv", help="a trajectory log (theory.simulate or empirical.train)")
+    parser.add_argument("--model", choices=MODELS, default="eq1", help="toy model to fit (default eq1)")
+    parser.add_argument("--class", dest="label", metavar="LABEL", help="only this class (e.g. 11)")
+    parser.add_argument("--protocol", metavar="NAME", help="only this protocol (e.g. naive, sim)")
+    parser.add_argument("--run", metavar="ID", help="only this run id")
+    parser.add_argument("--fix", action="append", default=[], metavar="NAME=VALUE",
+                        help="hold a parameter fixed, in the log's units (repeatable; vectors comma-separated)")
+    parser.add_argument("--ci", choices=["wald", "bootstrap"], default="wald",
+                        help="interval method for the model parameters (default wald; bootstrap is ~25x slower)")
+    parser.add_argument("--boot", type=int, default=100, metavar="B", help="bootstrap resamples (default 100)")
+    parser.add_argument("--persist", type=int, default=1, metavar="M",
+                        help="threshold steps must hold for M consecutive checkpoints (default 1; the official analysis used 3)")
+    parser.add_argument("--no-figures", action="store_true", help="write fit.json only")
+    parser.add_argument("--out", type=Path, default=None, metavar="DIR", help="output folder (default LOG's folder/fit)")
+    return parser
+
+
+def _fixes(items: Sequence[str]) -> dict[str, list[float]]:
+    fix = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name:
+            raise ValueError(f"--fix {item!r}: expected NAME=VALUE")
+        try:
+            fix[name.strip()] = [float(v) for v in value.split(",")]
+        except ValueError:
+            raise ValueError(f"--fix {item!r}: values must be numbers, comma-separated") from None
+    return fix
+
+
+def _slug(*parts) -> str:
+    text = "_".join(str(p) for p in parts if p not in (None, ""))
+    return "".join(c if c.isalnum() or c in "-." else "_" for c in text) or "trajectory"
+
+
+def lags(records: list[dict]) -> list[dict]:
+    """Steps by which each protocol's accuracy reached 0.5 before naive prompting did (positive: earlier)."""
+    out = []
+    groups: dict[tuple, dict[str, dict]] = {}
+    for r in records:
+        groups.setdefault((r["run"], r["seed"], r["class"]), {})[r["protocol"]] = r
+    for (run, seed, label), by_protocol in groups.items():
+        naive = by_protocol.get("naive")
+        if naive is None:
+            continue
+        for protocol, r in by_protocol.items():
+            if protocol == "naive":
+                continue
+            t_naive = naive["threshold_steps"]["0.5"].get("accuracy")
+            t_other = r["threshold_steps"]["0.5"].get("accuracy")
+            out.append({
+                "run": run, "seed": seed, "class": label, "protocol": protocol, "level": 0.5,
+                "naive_step": t_naive, "protocol_step": t_other,
+                "lag": None if t_naive is None or t_other is None else t_naive - t_other,
+                "lag_t50": None if naive["accuracy_t50"] is None or r["accuracy_t50"] is None
+                else naive["accuracy_t50"] - r["accuracy_t50"],
+            })
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        if args.boot < 10:
+            raise ValueError(f"--boot {args.boot}: need at least 10 resamples")
+        if args.persist < 1:
+            raise ValueError(f"--persist {args.persist}: must be >= 1")
+        fix = _fixes(args.fix)
+        trajs = read_csv(args.log)
+        chosen = [t for t in trajs if (args.label is None or t.label == args.label)
+                  and (args.protocol is None or t.protocol == args.protocol) and (args.run is None or t.run == args.run)]
+        if not chosen:
+            have = sorted({(t.label, t.protocol) for t in trajs})
+            raise ValueError(f"{args.log}: no trajectory matches --class {args.label} --protocol {args.protocol} "
+                             f"--run {args.run}; the log has (class, protocol): {have}")
+        if args.model == "notebook" and len(chosen[0].concepts) != 2:
+            raise ValueError(f"--model notebook needs 2 concepts; {args.log} has {list(chosen[0].concepts)}")
+    except (ValueError, FileNotFoundError) as err:
+        print(f"fit: error: {err}", file=sys.stderr)
+        return 2
+
+    out = args.out or args.log.parent / "fit"
+    start = time.perf_counter()
+    results = []
+    for traj in tqdm(chosen, desc="fitting", unit="trajectory", disable=None):
+        try:
+            results.append((traj, *analyse(traj, args.model, fix=fix, ci=args.ci, n_boot=args.boot, persist=args.persist)))
+        except ValueError as err:  # e.g. too few points, a --fix that does not fit this model
+            print(f"fit: error: trajectory run={traj.run!r} seed={traj.seed} class={traj.label!r} "
+                  f"protocol={traj.protocol!r}: {err}", file=sys.stderr)
+            return 2
+    records = [r[1] for r in results]  # written only once every fit has succeeded
+    if not args.no_figures:
+        for traj, record, model_fit, turn, acc in tqdm(results, desc="figures", unit="figure", disable=None):
+            path = out / f"{_slug(traj.run, traj.seed, traj.label, traj.protocol)}.png"
+            figure(traj, model_fit, turn, acc, path)
+            record["figure"] = path.name
+    path = write_json(out / "fit.json", {"log": str(args.log), "model": args.model, "fits": records, "lags": lags(records)})
+    elapsed = time.perf_counter() - start
+    print(f"fitted {len(records)} trajectories in {elapsed:.1f} s; wrote {path}")
+    for r in records:
+        ts = r["params"].get("t_switch")
+        show = ", ".join("-" if v is None else f"{v:.4g}" for v in ts) if isinstance(ts, list) else "-"
+        turn = "-" if r["turn_step"] is None else f"{r['turn_step']:.4g}"
+        print(f"  {r['run'] or '-'} seed={r['seed']} class={r['class']} {r['protocol']}: t_switch=({show}) "
+              f"turn={turn} rmse={np.nan if r['rmse'] is None else r['rmse']:.3g}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,124 @@
+"""Everything known about one trajectory, as one JSON-ready record, and its figure.
+
+The record is one entry of ``fit.json`` (see :mod:`fitting.fit`): the model-free statistics
+(threshold steps, turn point, accuracy 50% time) and the toy-model fit, with intervals.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+import numpy as np
+
+from fitting.curves import LogisticFit, fit_logistic, threshold_step
+from fitting.model_fit import ModelFit, fit_model
+from fitting.turn import Turn, find_turn
+from theory import plot
+from theory.trajectory import Z_PREFIX, Trajectory
+
+LEVELS = (0.5, 0.8)
+PARAM_KEYS = ("t_switch", "k", "lam", "z_bias", "z_target", "z0", "p_beta")
+NOTEBOOK_KEYS = ("a", "s", "t0")
+
+
+def analyse(
+    traj: Trajectory,
+    model: str,
+    *,
+    fix: Mapping[str, object] | None = None,
+    ci: str = "wald",
+    n_boot: int = 100,
+    persist: int = 1,
+) -> tuple[dict, ModelFit | None, Turn | None, LogisticFit | None]:
+    """Fit and summarise one trajectory; returns (record, model fit, turn, accuracy fit)."""
+    thresholds = {}
+    for level in LEVELS:
+        row = {Z_PREFIX + c: threshold_step(traj.step, traj.z[:, i], level, persist=persist) for i, c in enumerate(traj.concepts)}
+        if traj.accuracy is not None:
+            ok = ~np.isnan(traj.accuracy)
+            row["accuracy"] = threshold_step(traj.step[ok], traj.accuracy[ok], level, persist=persist)
+        thresholds[str(level)] = row
+
+    turn = find_turn(traj.step, traj.z) if traj.z.shape[1] and traj.step.size >= 5 else None
+    acc = None
+    if traj.accuracy is not None and np.sum(~np.isnan(traj.accuracy)) >= 5:
+        acc = fit_logistic(traj.step, traj.accuracy)
+    fit = fit_model(traj, model, fix=fix, ci=ci, n_boot=n_boot) if traj.z.shape[1] else None
+
+    keys = PARAM_KEYS + (NOTEBOOK_KEYS if model == "notebook" else ())
+    params = {k: None for k in keys}
+    intervals = {k: None for k in keys}
+    if fit is not None:
+        params.update(fit.params)
+        intervals.update(fit.ci)
+    record = {
+        "run": traj.run, "seed": traj.seed, "class": traj.label, "protocol": traj.protocol,
+        "model": model if fit is not None else None, "params": params, "ci": intervals,
+        "ci_method": ci if fit is not None else None,
+        "rmse": None if fit is None else fit.rmse,
+        "switch_identifiable": None if fit is None else fit.identifiable,
+        "fit_success": None if fit is None else fit.success,
+        "turn_step": None if turn is None else turn.step,
+        "turn_ci": None if turn is None or turn.ci is None else list(turn.ci),
+        "turn_angle": None if turn is None else turn.angle,
+        "memorization_point": None if turn is None or turn.step is None else list(turn.point),
+        "threshold_steps": thresholds,
+        "accuracy_t50": None if acc is None else acc.t50,
+        "accuracy_t50_ci": None if acc is None or acc.t50_ci is None else list(acc.t50_ci),
+        "n_points": int(traj.step.size),
+    }
+    return record, fit, turn, acc
+
+
+def figure(traj: Trajectory, fit: ModelFit | None, turn: Turn | None, acc: LogisticFit | None, path) -> None:
+    """Data and fitted simulation: concept space (2 concepts), each coordinate and the accuracy vs step."""
+    import matplotlib.pyplot as plt
+
+    d = traj.z.shape[1]
+    panels = (d == 2) + (d > 0) + (traj.accuracy is not None)
+    fig, axes = plt.subplots(1, panels, figsize=(5.2 * panels, 4.6), squeeze=False, layout="constrained")
+    axes = list(axes[0])
+    dense = np.linspace(traj.step[0], traj.step[-1], 400)
+    model_path = fit.predict(dense) if fit is not None else None
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    if d == 2:
+        ax = axes.pop(0)
+        ax.plot(traj.z[:, 0], traj.z[:, 1], "o", ms=3.5, color="0.35", label="logged")
+        if model_path is not None:
+            ax.plot(model_path[:, 0], model_path[:, 1], "-", color=colors[3], lw=2, label=f"fitted {fit.model}")
+        if turn is not None and turn.step is not None:
+            ax.plot(*turn.point, "X", color="k", ms=10, label="turn (memorization point)")
+        plot.square(ax, traj.concepts, _title(traj))
+        ax.legend(loc="best", fontsize=7)
+    if d:
+        ax = axes.pop(0)
+        for i, c in enumerate(traj.concepts):
+            ax.plot(traj.step, traj.z[:, i], "o", ms=3, color=colors[i % 10], alpha=0.7)
+            if model_path is not None:
+                ax.plot(dense, model_path[:, i], "-", color=colors[i % 10], label=f"z_{c}")
+                ts = fit.params.get("t_switch")
+                if isinstance(ts, list) and ts[i] is not None:
+                    ax.axvline(ts[i], color=colors[i % 10], ls=":", lw=1)
+        if turn is not None and turn.step is not None:
+            ax.axvspan(*turn.ci, color="0.85", zorder=0, label="turn 95% CI")
+        ax.set(xlabel="step", ylabel="concept coordinate", ylim=(-0.02, 1.02), title="coordinates (dotted: t_switch)")
+        ax.legend(fontsize=7)
+        ax.grid(alpha=0.25)
+    if traj.accuracy is not None:
+        ax = axes.pop(0)
+        ax.plot(traj.step, traj.accuracy, "o", ms=3, color="0.35", label="accuracy")
+        if acc is not None:
+            ax.plot(dense, acc.predict(dense), "-", color=colors[2], label="sigmoid fit")
+            if acc.t50 is not None:
+                ax.axvline(acc.t50, color=colors[2], ls=":")
+            if acc.t50_ci is not None and None not in acc.t50_ci:
+                ax.axvspan(*acc.t50_ci, color=colors[2], alpha=0.15, label="t50 95% CI")
+        ax.set(xlabel="step", ylabel="joint accuracy", ylim=(-0.02, 1.02), title="accuracy")
+        ax.legend(fontsize=7)
+        ax.grid(alpha=0.25)
+    plot.save(fig, path)
+
+
+def _title(traj: Trajectory) -> str:
+    seed = "" if traj.seed is None else f" seed {traj.seed}"
+    return f"class {traj.label}, {traj.protocol}{seed} {traj.run}".strip()
