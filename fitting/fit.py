@@ -120,7 +120,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                              f"--run {args.run}; the log has (class, protocol): {have}")
         if args.model == "notebook" and len(chosen[0].concepts) != 2:
             raise ValueError(f"--model notebook needs 2 concepts; {args.log} has {list(chosen[0].concepts)}")
-    except (ValueError, FileNotFoundError) as err:
+    except FileNotFoundError:
+        print(f"fit: error: {args.log}: no such file (a log from python -m theory.simulate or empirical.train)", file=sys.stderr)
+        return 2
+    except ValueError as err:
         print(f"fit: error: {err}", file=sys.stderr)
         return 2
 
