@@ -66,3 +66,47 @@ def logistic_case(rng: np.random.Generator, *, n: int = 60, noise: float = 0.02,
     width = span * rng.uniform(0.01, 0.08)
     y = 1 / (1 + np.exp(-(steps - t50) / width))
     return steps, np.clip(y + rng.normal(0, noise, n), 0, 1), t50
+
+
+@dataclass(frozen=True)
+class Recovery:
+    """How well an estimator recovered known truths over ``n`` cases (fractions in [0, 1])."""
+
+    n: int
+    within_5pct: float  # |error| <= 5% of the logged span
+    coverage: float  # the 95% interval contains the truth
+    bias_within_0_1: float | None = None  # |z̃ error| <= 0.1 (switch recovery only)
+
+
+def switch_recovery(n: int, seed: int, *, ci: str = "wald") -> Recovery:
+    """Fit eq1 to ``n`` :func:`eq1_case` trajectories; score the weak concept's t_switch and z̃."""
+    from fitting.model_fit import fit_model
+
+    rng = np.random.default_rng(seed)
+    err, cover, bias = [], [], []
+    for _ in range(n):
+        case = eq1_case(rng)
+        span = float(case.trajectory.step[-1] - case.trajectory.step[0])
+        fit = fit_model(case.trajectory, ci=ci)
+        w = case.weak
+        truth = case.truth["t_switch"][w]
+        got, interval = fit.params["t_switch"][w], fit.ci["t_switch"][w]
+        err.append(np.inf if got is None else abs(got - truth) / span)
+        cover.append(interval is not None and interval[0] <= truth <= interval[1])
+        bias.append(abs(fit.params["z_bias"][w] - case.truth["z_bias"][w]))
+    return Recovery(n, float(np.mean(np.array(err) <= 0.05)), float(np.mean(cover)), float(np.mean(np.array(bias) <= 0.1)))
+
+
+def t50_recovery(n: int, seed: int) -> Recovery:
+    """Fit sigmoids to ``n`` :func:`logistic_case` accuracy curves; score the 50% time and its interval."""
+    from fitting.curves import fit_logistic
+
+    rng = np.random.default_rng(seed)
+    err, cover = [], []
+    for _ in range(n):
+        steps, y, t50 = logistic_case(rng)
+        fit = fit_logistic(steps, y)
+        err.append(np.inf if fit.t50 is None else abs(fit.t50 - t50) / float(steps[-1] - steps[0]))
+        lo, hi = fit.t50_ci if fit.t50_ci else (None, None)
+        cover.append(fit.t50_ci is not None and (lo is None or lo <= t50) and (hi is None or t50 <= hi))
+    return Recovery(n, float(np.mean(np.array(err) <= 0.05)), float(np.mean(cover)))
