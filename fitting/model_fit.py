@@ -318,7 +318,8 @@ def _report(prob: Problem, theta, lo_t, hi_t):
     if prob.model != "notebook":
         bias = np.abs(value["z_bias"] - value["z_target"])
         width = (hi["t_switch"] - lo["t_switch"]) / prob.span
-        identifiable = [bool(bias[i] >= BIAS_MIN and width[i] <= 0.5) for i in range(prob.d)]
+        inside = (value["t_switch"] >= prob.s0) & (value["t_switch"] <= prob.s0 + prob.span)
+        identifiable = [bool(bias[i] >= BIAS_MIN and width[i] <= 0.5 and inside[i]) for i in range(prob.d)]
     for name, v in value.items():
         pairs = [[float(a), float(b)] for a, b in zip(np.minimum(lo[name], hi[name]), np.maximum(lo[name], hi[name]))]
         if name in prob.fixed:

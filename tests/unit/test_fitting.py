@@ -138,6 +138,13 @@ def test_model_fit_input_errors():
 # invariances and honesty
 
 
+def test_a_switch_beyond_the_logged_range_is_not_identified():
+    """Biased toward 01 but the switch comes after the last checkpoint: the data never show the turn."""
+    late = {**EQ1_TRUTH, "t_switch": np.array([35_000.0, 0.0])}
+    fit = fit_model(simulated(eq1(), late))
+    assert fit.params["t_switch"] == [None, None] and fit.identifiable == [False, False]
+
+
 def test_shifting_steps_shifts_switch_times():
     tr = simulated(eq1(), EQ1_TRUTH, noise=0.02, seed=3)
     shifted = Trajectory(tr.step + 7_000, tr.z, tr.concepts, tr.label)

@@ -1,0 +1,305 @@
+"""The data-generating process: synthetic images whose concepts and concept signal are controlled.
+
+Concepts (any subset active, each with 2 or more values; the classes are their product):
+
+| concept | values (index 0 ... n-1) | separation ``sep`` | within-class spread |
+|---|---|---|---|
+| shape | circle, triangle (same area) | none | none |
+| x, y | centre positions -sep/2 ... +sep/2 (image spans [-1, 1]) | (0, 1] | uniform ± sep/8 |
+| color | RGB from red (0.5+sep/2, 0.5-sep/2, 0.5-sep/2) to blue (0.5-sep/2, 0.5-sep/2, 0.5+sep/2) | (0, 0.8] | uniform ± sep/8 per channel |
+| size | radius from large 0.45+sep/2 to small 0.45-sep/2 | (0, 0.4] | uniform ± 3 sep/8 (floor 0.1) |
+| bg | gray from light 0.5+sep/2 to dark 0.5-sep/2 | (0, 0.8] | uniform ± sep/8 per channel |
+
+With more than 2 values, the means are evenly spaced between the two ends. Inactive concepts:
+circle; centre uniform in [-0.5, 0.5]²; color mid-gray-blue (0.5, 0.5, 0.5); radius 0.45;
+background uniform in [0.8, 1.0] per channel. The spread scales with the separation, as in the
+paper's App. A.1. Class labels are one digit per active concept, in the order the concepts were
+given: with ``color,size``, 01 is red and small. The held-out classes are those with more than one
+non-zero index (2x2: 11; 2x2x2: 011, 101, 110, 111).
+
+The conditioning vector h has 11 slots and carries the *sampled* values:
+
+    0-1 shape one-hot   2 x   3 y   4-6 color RGB   7 size (radius)   8-10 background RGB
+
+Inactive concepts' slots are 0. Masked slots (underspecification, paper Sec. 5) hold ``MASK_FILL``
+= -1, a value no concept takes.
+
+Rendering is vectorized numpy and resolution-agnostic. The coverage of each pixel is a one-pixel
+linear ramp of the signed distance to the shape's edge (anti-aliased). Gaussian pixel noise
+(sd ``noise``) is added and the result clipped to [0, 1]. Images are float32, (N, 3, R, R), in [0, 1].
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import Mapping, Sequence
+
+import numpy as np
+from numpy.typing import NDArray
+
+CONCEPTS = ("shape", "x", "y", "color", "size", "bg")
+SEP_RANGE = {"x": (0.0, 1.0), "y": (0.0, 1.0), "color": (0.0, 0.8), "size": (0.0, 0.4), "bg": (0.0, 0.8)}
+SLOTS = {"shape": slice(0, 2), "x": slice(2, 3), "y": slice(3, 4), "color": slice(4, 7), "size": slice(7, 8), "bg": slice(8, 11)}
+H_DIM = 11
+MASK_FILL = -1.0
+MIN_RADIUS = 0.1
+TRIANGLE_SIDE = np.sqrt(4 * np.pi / np.sqrt(3))  # equilateral triangle with the area of the unit circle
+
+
+@dataclass(frozen=True)
+class DataConfig:
+    """Which concepts are active, their separations and number of values, and how images are drawn.
+
+    Args:
+        concepts: active concepts, in label-digit order, e.g. ``("color", "size")``.
+        sep: separation per concept (not for shape), e.g. ``{"color": 0.3, "size": 0.4}``.
+        n_values: values per concept (default 2 each).
+        resolution: image side in pixels.
+        noise: sd of the Gaussian pixel noise.
+    """
+
+    concepts: tuple[str, ...] = ("color", "size")
+    sep: Mapping[str, float] = field(default_factory=lambda: {"color": 0.3, "size": 0.4})
+    n_values: Mapping[str, int] = field(default_factory=dict)
+    resolution: int = 32
+    noise: float = 1e-3
+
+    def __post_init__(self) -> None:
+        concepts = tuple(self.concepts)
+        object.__setattr__(self, "concepts", concepts)
+        object.__setattr__(self, "sep", dict(self.sep))
+        object.__setattr__(self, "n_values", {c: int(self.n_values.get(c, 2)) for c in concepts})
+        if not concepts:
+            raise ValueError(f"at least one concept is needed; valid: {', '.join(CONCEPTS)}")
+        for c in concepts:
+            if c not in CONCEPTS:
+                raise ValueError(f"unknown concept {c!r}; valid: {', '.join(CONCEPTS)}")
+        if len(set(concepts)) != len(concepts):
+            raise ValueError(f"concepts must be distinct, got {concepts}")
+        for c, n in self.n_values.items():
+            if n < 2 or (c == "shape" and n != 2) or n > 9:
+                raise ValueError(f"concept {c!r} needs 2 to 9 values (shape exactly 2), got {n}")
+        for c in self.sep:
+            if c not in concepts:
+                raise ValueError(f"separation given for {c!r}, which is not an active concept {concepts}")
+            if c == "shape":
+                raise ValueError("shape takes no separation (its values are circle and triangle)")
+        for c in concepts:
+            if c == "shape":
+                continue
+            if c not in self.sep:
+                raise ValueError(f"concept {c!r} needs a separation; valid range {_range(c)}")
+            lo, hi = SEP_RANGE[c]
+            if not (lo < float(self.sep[c]) <= hi):
+                raise ValueError(f"separation {c}={self.sep[c]} is outside the valid range {_range(c)}")
+        if not (8 <= int(self.resolution) <= 512):
+            raise ValueError(f"resolution must be between 8 and 512 pixels, got {self.resolution}")
+        if not (0 <= self.noise < 0.5):
+            raise ValueError(f"noise must be in [0, 0.5), got {self.noise}")
+
+    @property
+    def classes(self) -> list[str]:
+        """Every class label, e.g. ``['00', '01', '10', '11']``."""
+        return ["".join(map(str, idx)) for idx in itertools.product(*(range(self.n_values[c]) for c in self.concepts))]
+
+    @property
+    def held_out(self) -> list[str]:
+        """Classes with more than one non-zero concept index (out of distribution)."""
+        return [c for c in self.classes if sum(d != "0" for d in c) > 1]
+
+    @property
+    def train_classes(self) -> list[str]:
+        return [c for c in self.classes if c not in self.held_out]
+
+    def mean(self, concept: str, index: int | NDArray) -> NDArray:
+        """Class mean of a concept's value index: (..., width) with width 3 for colors, else 1."""
+        frac = np.asarray(index, dtype=float)[..., None] / (self.n_values[concept] - 1)
+        h = float(self.sep.get(concept, 0.0)) / 2
+        if concept == "color":
+            red, blue = np.array([0.5 + h, 0.5 - h, 0.5 - h]), np.array([0.5 - h, 0.5 - h, 0.5 + h])
+            return red + frac * (blue - red)
+        if concept == "size":
+            return (0.45 + h) - frac * 2 * h
+        if concept == "bg":
+            return np.repeat((0.5 + h) - frac * 2 * h, 3, axis=-1)
+        if concept in ("x", "y"):
+            return -h + frac * 2 * h
+        return frac  # shape: 0 circle, 1 triangle
+
+    def spread(self, concept: str) -> float:
+        """Half-width of the uniform within-class spread (scales with the separation)."""
+        s = float(self.sep.get(concept, 0.0))
+        return 3 * s / 8 if concept == "size" else s / 8
+
+
+def _range(concept: str) -> str:
+    lo, hi = SEP_RANGE[concept]
+    return f"({lo:g}, {hi:g}]"
+
+
+def parse_label(config: DataConfig, label: str) -> tuple[int, ...]:
+    """'01' -> (0, 1), validated against the config."""
+    if len(label) != len(config.concepts) or not label.isdigit():
+        raise ValueError(f"class label {label!r} needs one digit per concept {config.concepts}; valid: {config.classes}")
+    idx = tuple(int(d) for d in label)
+    for c, i in zip(config.concepts, idx):
+        if i >= config.n_values[c]:
+            raise ValueError(f"class label {label!r}: concept {c} has only {config.n_values[c]} values")
+    return idx
+
+
+@dataclass(frozen=True, eq=False)
+class Batch:
+    """Images and what made them.
+
+    Attributes:
+        images: (N, 3, R, R) float32 in [0, 1].
+        h: (N, 11) conditioning vectors (sampled values; see the module docstring).
+        index: (N, C) value index per active concept (the class).
+        labels: (N,) class labels.
+        values: concept -> (N, width) the sampled values (every concept, active or not).
+    """
+
+    images: NDArray[np.float32]
+    h: NDArray[np.float32]
+    index: NDArray[np.int64]
+    labels: NDArray
+    values: dict[str, NDArray]
+
+
+def sample_values(config: DataConfig, index: NDArray, rng: np.random.Generator, *, mode: str = "train") -> dict[str, NDArray]:
+    """Concept values for (N, C) class indices: ``train`` draws within-class spread, ``mean`` uses class means.
+
+    Position is random in both modes when x and y are not concepts (as in the paper).
+    """
+    if mode not in ("train", "mean"):
+        raise ValueError(f"mode must be 'train' or 'mean', got {mode!r}")
+    n = index.shape[0]
+    values: dict[str, NDArray] = {}
+    for concept in CONCEPTS:
+        if concept in config.concepts:
+            col = config.concepts.index(concept)
+            mean = config.mean(concept, index[:, col])
+            if mode == "train" and concept != "shape":
+                mean = mean + rng.uniform(-1, 1, mean.shape) * config.spread(concept)
+            values[concept] = mean
+        elif concept in ("x", "y"):
+            values[concept] = rng.uniform(-0.5, 0.5, (n, 1))  # random in both modes, as in the paper
+        elif concept == "color":
+            values[concept] = np.full((n, 3), 0.5)
+        elif concept == "size":
+            values[concept] = np.full((n, 1), 0.45)
+        elif concept == "bg":
+            values[concept] = rng.uniform(0.8, 1.0, (n, 3)) if mode == "train" else np.full((n, 3), 0.9)
+        else:
+            values[concept] = np.zeros((n, 1))
+    values["size"] = np.maximum(values["size"], MIN_RADIUS)
+    values["color"] = np.clip(values["color"], 0, 1)
+    values["bg"] = np.clip(values["bg"], 0, 1)
+    return values
+
+
+def coverage(values: Mapping[str, NDArray], resolution: int) -> NDArray[np.float32]:
+    """(N, R, R) fraction of each pixel covered by the shape (anti-aliased, resolution-agnostic)."""
+    pixel = 2.0 / resolution
+    grid = -1 + pixel * (np.arange(resolution, dtype=np.float32) + 0.5)  # pixel centres in [-1, 1]
+    x = values["x"].astype(np.float32)[:, :, None]  # (N, 1, 1): columns
+    y = values["y"].astype(np.float32)[:, :, None]  # rows; +y is up
+    dx = grid[None, None, :] - x  # (N, 1, R)
+    dy = -grid[None, :, None] - y  # (N, R, 1): image row 0 is the top
+    r = values["size"].astype(np.float32)[:, :, None]
+    circle = r - np.sqrt(dx**2 + dy**2)  # signed distance, > 0 inside
+    triangle_mask = values["shape"][:, 0] > 0.5
+    sd = circle
+    if triangle_mask.any():
+        side = TRIANGLE_SIDE * r
+        inner = side / (2 * np.sqrt(3))  # inradius; the centroid sits at the centre
+        n1 = -dy - inner  # bottom edge (outward normal pointing down)
+        n2 = (np.sqrt(3) / 2) * dx + 0.5 * dy - inner  # right edge
+        n3 = -(np.sqrt(3) / 2) * dx + 0.5 * dy - inner  # left edge
+        tri = -np.maximum(np.maximum(n1, n2), n3)
+        sd = np.where(triangle_mask[:, None, None], tri, circle)
+    return np.clip(sd / pixel + 0.5, 0.0, 1.0).astype(np.float32)
+
+
+def render(values: Mapping[str, NDArray], resolution: int, *, noise: float = 0.0, rng: np.random.Generator | None = None) -> NDArray[np.float32]:
+    """(N, 3, R, R) images from concept values."""
+    m = coverage(values, resolution)[:, None]  # (N, 1, R, R)
+    color = values["color"].astype(np.float32)[:, :, None, None]
+    bg = values["bg"].astype(np.float32)[:, :, None, None]
+    img = m * color + (1 - m) * bg
+    if noise > 0:
+        gen = rng if rng is not None else np.random.default_rng()
+        img = img + gen.normal(0, noise, img.shape).astype(np.float32)
+    return np.clip(img, 0, 1, out=img)
+
+
+def conditioning(values: Mapping[str, NDArray], config: DataConfig) -> NDArray[np.float32]:
+    """(N, 11) h: the sampled values of the active concepts in their slots, zeros elsewhere."""
+    n = next(iter(values.values())).shape[0]
+    h = np.zeros((n, H_DIM), dtype=np.float32)
+    for c in config.concepts:
+        if c == "shape":
+            h[:, 0] = 1 - values["shape"][:, 0]
+            h[:, 1] = values["shape"][:, 0]
+        else:
+            h[:, SLOTS[c]] = values[c]
+    return h
+
+
+def sample(
+    config: DataConfig,
+    counts: Mapping[str, int],
+    rng: np.random.Generator | int,
+    *,
+    mode: str = "train",
+    chunk: int = 4096,
+) -> Batch:
+    """Draw images per class, e.g. ``sample(cfg, {"00": 2048, "01": 2048, "10": 2048}, seed)``.
+
+    Deterministic for a seed. Rows are grouped by class in the order given.
+    """
+    rng = np.random.default_rng(rng)
+    labels = []
+    for label, count in counts.items():
+        parse_label(config, label)
+        if int(count) < 0:
+            raise ValueError(f"count for class {label!r} must be >= 0, got {count}")
+        labels += [label] * int(count)
+    index = np.array([parse_label(config, lab) for lab in labels], dtype=np.int64).reshape(len(labels), len(config.concepts))
+    values = sample_values(config, index, rng, mode=mode)
+    images = np.empty((len(labels), 3, config.resolution, config.resolution), dtype=np.float32)
+    for start in range(0, len(labels), chunk):
+        part = {k: v[start:start + chunk] for k, v in values.items()}
+        images[start:start + chunk] = render(part, config.resolution, noise=config.noise, rng=rng)
+    return Batch(images, conditioning(values, config), index, np.array(labels), values)
+
+
+def mask(
+    h: NDArray,
+    labels: Sequence[str],
+    *,
+    concepts: Sequence[str],
+    classes: Sequence[str],
+    p: float,
+    rng: np.random.Generator | int,
+) -> tuple[NDArray[np.float32], NDArray[np.bool_]]:
+    """Underspecification (paper Sec. 5): for rows of ``classes``, with probability p, fill the slots of
+    ``concepts`` with MASK_FILL (the "red triangle" loses its color word).
+
+    Returns:
+        (masked copy of h, (N,) which rows were masked).
+    """
+    if not 0 <= p <= 1:
+        raise ValueError(f"masking probability p must be in [0, 1], got {p}")
+    for c in concepts:
+        if c not in SLOTS:
+            raise ValueError(f"cannot mask unknown concept {c!r}; valid: {', '.join(CONCEPTS)}")
+    rng = np.random.default_rng(rng)
+    h = np.array(h, dtype=np.float32, copy=True)
+    eligible = np.isin(np.asarray(labels), list(classes))
+    hit = eligible & (rng.random(h.shape[0]) < p)
+    for c in concepts:
+        h[np.ix_(hit, np.arange(H_DIM)[SLOTS[c]])] = MASK_FILL
+    return h, hit
