@@ -1,0 +1,319 @@
+"""The frozen classifier probe: turns any generated image into a point in concept space.
+
+  python -m empirical.probe [--setup 2x2] [--steps 1500] [--out DIR]
+
+A small U-Net-style network with no time or h input, followed by a global max-pool and one head
+per concept (paper App. A.2). It is trained on the data-generating process over *all* classes, the
+held-out ones included, with maximal diversity: each training image draws its separations from the
+setup's whole range. It is then evaluated on fresh images from a grid of separations. Saved as
+DIR/probe.pt (weights and config) and DIR/probe.json (config, per-concept held-out accuracy and
+expected calibration error per separation, training time, content hash). Anything that uses the
+probe records its hash.
+
+Concept-space coordinates (:func:`coordinates`): for a batch of images of one class, the mean over
+samples of each concept's expected value index / (n - 1), i.e. P(value 1) for two-valued concepts.
+This is the point a trajectory log records; the joint accuracy is the fraction of samples whose
+every concept is classified as the target class.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import io
+import itertools
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from empirical.data import DataConfig, sample
+
+SETUPS = {
+    "2x2": {"concepts": ("color", "size"), "sep_range": {"color": (0.1, 0.8), "size": (0.2, 0.4)}},
+    "2x2x2": {"concepts": ("color", "size", "bg"), "sep_range": {"color": (0.1, 0.8), "size": (0.2, 0.4), "bg": (0.1, 0.6)}},
+}
+
+
+@dataclass(frozen=True)
+class ProbeConfig:
+    setup: str = "2x2"
+    resolution: int = 32
+    channels: int = 32
+    steps: int = 2000
+    batch: int = 64
+    lr: float = 1e-3
+    weight_decay: float = 0.01
+    train_per_class: int = 2048
+    seed: int = 0
+    eval_seps: dict = field(default_factory=dict)  # concept -> separations evaluated (default: 4 across the range)
+
+    def __post_init__(self) -> None:
+        if self.setup not in SETUPS:
+            raise ValueError(f"unknown setup {self.setup!r}; valid: {', '.join(SETUPS)}")
+        if self.steps < 1 or self.batch < 2 or self.train_per_class < 1 or self.channels < 4:
+            raise ValueError("steps, batch, train_per_class and channels must be positive (batch >= 2, channels >= 4)")
+
+    @property
+    def concepts(self) -> tuple[str, ...]:
+        return SETUPS[self.setup]["concepts"]
+
+
+# ---------------------------------------------------------------------------------------------
+# network
+
+
+class Block(nn.Module):
+    """Conv -> GroupNorm -> GELU, twice, with a residual connection."""
+
+    def __init__(self, c_in: int, c_out: int):
+        super().__init__()
+        self.conv1 = nn.Conv2d(c_in, c_out, 3, padding=1)
+        self.norm1 = nn.GroupNorm(4, c_out)
+        self.conv2 = nn.Conv2d(c_out, c_out, 3, padding=1)
+        self.norm2 = nn.GroupNorm(4, c_out)
+        self.skip = nn.Conv2d(c_in, c_out, 1) if c_in != c_out else nn.Identity()
+
+    def forward(self, x):
+        h = F.gelu(self.norm1(self.conv1(x)))
+        h = F.gelu(self.norm2(self.conv2(h)))
+        return h + self.skip(x)
+
+
+class Probe(nn.Module):
+    """U-Net-style backbone, global max-pool, one MLP head per concept.
+
+    One full-resolution stage reads colors (a small object may cover only a few pixels); the U-Net
+    (down to R/4, back up to R/2 with a skip) works at reduced resolution, where it is cheap on a CPU.
+    """
+
+    def __init__(self, concepts: Sequence[str], n_values: Sequence[int], channels: int = 32):
+        super().__init__()
+        c = channels
+        self.concepts = tuple(concepts)
+        self.stem = nn.Sequential(nn.Conv2d(3, c // 2, 3, padding=1), nn.GELU(), nn.Conv2d(c // 2, c // 2, 3, padding=1), nn.GELU())
+        self.down1 = Block(c // 2, c)  # R/2
+        self.down2 = Block(c, 2 * c)  # R/4
+        self.mid = Block(2 * c, 2 * c)
+        self.up1 = Block(3 * c, c)  # R/2, with the skip from down1
+        self.heads = nn.ModuleDict({
+            name: nn.Sequential(nn.Linear(c, c), nn.GELU(), nn.Linear(c, n)) for name, n in zip(concepts, n_values)
+        })
+
+    def forward(self, x) -> dict[str, torch.Tensor]:
+        h0 = self.stem(x)  # (B, c/2, R, R)
+        h1 = self.down1(F.max_pool2d(h0, 2))  # (B, c, R/2, R/2)
+        h2 = self.down2(F.avg_pool2d(h1, 2))  # (B, 2c, R/4, R/4)
+        m = self.mid(h2)
+        u1 = self.up1(torch.cat([F.interpolate(m, scale_factor=2.0), h1], 1))  # (B, c, R/2, R/2)
+        pooled = u1.amax(dim=(2, 3))  # global max-pool: where the object is does not matter
+        return {name: head(pooled) for name, head in self.heads.items()}
+
+
+# ---------------------------------------------------------------------------------------------
+# data
+
+
+def diverse(cfg: ProbeConfig, per_class: int, rng: np.random.Generator, levels: int = 32):
+    """Images of every class with separations spread over the setup's range (maximal diversity).
+
+    Each of ``levels`` groups draws every concept's separation independently and uniformly from its
+    range, so hard combinations (a faint color on a tiny object) are covered.
+    """
+    ranges = SETUPS[cfg.setup]["sep_range"]
+    images, index = [], []
+    for _ in range(levels):
+        seps = {c: float(rng.uniform(lo, hi)) for c, (lo, hi) in ranges.items()}
+        data = DataConfig(cfg.concepts, seps, resolution=cfg.resolution)
+        counts = {label: max(1, per_class // levels) for label in data.classes}
+        batch = sample(data, counts, rng)
+        images.append(batch.images)
+        index.append(batch.index)
+    return np.concatenate(images), np.concatenate(index)
+
+
+def eval_grid(cfg: ProbeConfig) -> list[dict[str, float]]:
+    ranges = SETUPS[cfg.setup]["sep_range"]
+    seps = {c: cfg.eval_seps.get(c, list(np.round(np.linspace(lo, hi, 4), 3))) for c, (lo, hi) in ranges.items()}
+    return [dict(zip(seps, combo)) for combo in itertools.product(*seps.values())]
+
+
+# ---------------------------------------------------------------------------------------------
+# train, evaluate, save, load
+
+
+def train(cfg: ProbeConfig, *, progress: bool = True) -> tuple[Probe, dict]:
+    torch.manual_seed(cfg.seed)
+    rng = np.random.default_rng(cfg.seed)
+    images, index = diverse(cfg, cfg.train_per_class, rng)
+    x_all, y_all = torch.from_numpy(images), torch.from_numpy(index)
+    model = Probe(cfg.concepts, [2] * len(cfg.concepts), cfg.channels)
+    opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=cfg.lr, total_steps=cfg.steps, pct_start=0.1)
+    from tqdm import tqdm
+
+    start = time.perf_counter()
+    gen = torch.Generator().manual_seed(cfg.seed)
+    bar = tqdm(range(cfg.steps), desc="probe", unit="step", disable=None if progress else True)
+    model.train()
+    for _ in bar:
+        rows = torch.randint(0, x_all.shape[0], (cfg.batch,), generator=gen)
+        logits = model(x_all[rows])
+        loss = sum(F.cross_entropy(logits[c], y_all[rows, i]) for i, c in enumerate(cfg.concepts))
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        sched.step()
+        bar.set_postfix(loss=f"{loss.item():.4f}", refresh=False)
+    model.eval()
+    return model, {"train_seconds": time.perf_counter() - start, "train_images": int(x_all.shape[0]), "final_loss": float(loss.detach())}
+
+
+@torch.no_grad()
+def probabilities(model: Probe, images: np.ndarray | torch.Tensor, *, batch: int = 512) -> np.ndarray:
+    """(N, C, n_values) softmax per concept."""
+    x = torch.as_tensor(images, dtype=torch.float32)
+    model.eval()
+    out = []
+    for start in range(0, x.shape[0], batch):
+        logits = model(x[start:start + batch])
+        out.append(torch.stack([F.softmax(logits[c], -1) for c in model.concepts], 1))
+    return torch.cat(out).numpy()
+
+
+def ece(prob: np.ndarray, target: np.ndarray, bins: int = 10) -> float:
+    """Expected calibration error of the predicted class's probability."""
+    conf = prob.max(-1)
+    correct = prob.argmax(-1) == target
+    edges = np.linspace(0, 1, bins + 1)
+    total = 0.0
+    for lo, hi in zip(edges[:-1], edges[1:]):
+        sel = (conf > lo) & (conf <= hi)
+        if sel.any():
+            total += sel.mean() * abs(correct[sel].mean() - conf[sel].mean())
+    return float(total)
+
+
+def evaluate(model: Probe, cfg: ProbeConfig, *, per_class: int = 256, seed: int = 12345) -> list[dict]:
+    """Per separation setting: per-concept accuracy and ECE on fresh images of every class."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for seps in eval_grid(cfg):
+        data = DataConfig(cfg.concepts, seps, resolution=cfg.resolution)
+        batch = sample(data, {label: per_class for label in data.classes}, rng)
+        prob = probabilities(model, batch.images)
+        row = {"sep": seps}
+        for i, c in enumerate(cfg.concepts):
+            row[c] = {"accuracy": float(np.mean(prob[:, i].argmax(-1) == batch.index[:, i])),
+                      "ece": ece(prob[:, i], batch.index[:, i])}
+        held = np.isin(batch.labels, data.held_out)
+        row["held_out_class_joint_accuracy"] = float(np.mean(np.all(prob[held].argmax(-1) == batch.index[held], axis=1)))
+        rows.append(row)
+    return rows
+
+
+def _state_bytes(model: Probe) -> bytes:
+    buf = io.BytesIO()
+    torch.save({k: v.cpu() for k, v in model.state_dict().items()}, buf)
+    return buf.getvalue()
+
+
+def content_hash(model: Probe) -> str:
+    """sha256 of the weights (parameter names, shapes and values), 16 hex digits."""
+    h = hashlib.sha256()
+    for name, tensor in sorted(model.state_dict().items()):
+        h.update(name.encode())
+        h.update(np.ascontiguousarray(tensor.detach().cpu().numpy()).tobytes())
+    return h.hexdigest()[:16]
+
+
+def save(model: Probe, cfg: ProbeConfig, report: dict, out: Path) -> dict:
+    from theory.trajectory import write_json
+
+    out.mkdir(parents=True, exist_ok=True)
+    digest = content_hash(model)
+    tmp = out / ".probe.pt.tmp"
+    torch.save({"config": asdict(cfg), "state_dict": model.state_dict(), "hash": digest}, tmp)
+    tmp.replace(out / "probe.pt")
+    doc = {"config": asdict(cfg), "hash": digest, **report}
+    write_json(out / "probe.json", doc)
+    return doc
+
+
+def load(path: str | Path) -> tuple[Probe, ProbeConfig, str]:
+    """A saved probe, frozen (eval mode, no gradients), with its config and verified hash."""
+    path = Path(path)
+    if path.is_dir():
+        path = path / "probe.pt"
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no probe here (train one with python -m empirical.probe)")
+    blob = torch.load(path, map_location="cpu", weights_only=False)
+    cfg = ProbeConfig(**blob["config"])
+    model = Probe(cfg.concepts, [2] * len(cfg.concepts), cfg.channels)
+    model.load_state_dict(blob["state_dict"])
+    model.eval().requires_grad_(False)
+    digest = content_hash(model)
+    if digest != blob["hash"]:
+        raise ValueError(f"{path}: the weights do not match the recorded hash ({digest} != {blob['hash']})")
+    return model, cfg, digest
+
+
+def coordinates(model: Probe, images, target: Sequence[int] | None = None) -> dict:
+    """Concept-space point of a batch of images of one class.
+
+    Returns:
+        {"z": (C,) mean over samples of the expected value index / (n - 1) per concept (P(value 1)
+        for two values), "per_sample": (N, C), "joint_accuracy": fraction of samples classified as
+        ``target`` in every concept (None without a target)}.
+    """
+    prob = probabilities(model, images)  # (N, C, n)
+    n = prob.shape[-1]
+    per_sample = (prob * np.arange(n)).sum(-1) / (n - 1)
+    joint = None
+    if target is not None:
+        target = np.asarray(target)
+        if target.shape != (prob.shape[1],):
+            raise ValueError(f"target needs one value index per concept {model.concepts}, got {target.tolist()}")
+        joint = float(np.mean(np.all(prob.argmax(-1) == target, axis=1)))
+    return {"z": per_sample.mean(0), "per_sample": per_sample, "joint_accuracy": joint}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m empirical.probe", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--setup", default="2x2", help=f"concept setup (valid: {', '.join(SETUPS)})")
+    parser.add_argument("--steps", type=int, default=ProbeConfig.steps, help="training steps (default %(default)s)")
+    parser.add_argument("--res", type=int, default=32, help="resolution in pixels (default 32)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", type=Path, default=None, help="output folder (default runs/probe/<setup>)")
+    args = parser.parse_args(argv)
+    try:
+        cfg = ProbeConfig(setup=args.setup, steps=args.steps, resolution=args.res, seed=args.seed)
+        DataConfig(cfg.concepts, {c: hi for c, (lo, hi) in SETUPS[cfg.setup]["sep_range"].items()}, resolution=args.res)
+    except ValueError as err:
+        print(f"probe: error: {err}", file=sys.stderr)
+        return 2
+    torch.set_num_threads(max(1, torch.get_num_threads()))
+    model, report = train(cfg)
+    rows = evaluate(model, cfg)
+    worst = {c: min(r[c]["accuracy"] for r in rows) for c in cfg.concepts}
+    report.update(evaluation=rows, min_accuracy=worst, max_ece={c: max(r[c]["ece"] for r in rows) for c in cfg.concepts})
+    out = args.out or Path("runs/probe") / cfg.setup
+    doc = save(model, cfg, report, out)
+    for r in rows:
+        accs = ", ".join(f"{c} {r[c]['accuracy']:.4f}" for c in cfg.concepts)
+        print(f"  sep {r['sep']}: {accs}; held-out class joint {r['held_out_class_joint_accuracy']:.4f}")
+    print(f"trained in {report['train_seconds']:.0f} s; worst per-concept accuracy {worst}; hash {doc['hash']}")
+    print(f"wrote {out / 'probe.pt'} and {out / 'probe.json'}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
