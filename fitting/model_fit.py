@@ -223,7 +223,7 @@ class Problem:
     # -- initial guesses ---------------------------------------------------------------------------
 
     def starts(self) -> list[NDArray]:
-        y, u = self.y, self.u
+        y = self.y
         first, last = y[0], y[-max(1, y.shape[0] // 10):].mean(axis=0)
         sigma = noise_scale(y)
         turn = find_turn(self.u, y, n_boot=0)

@@ -173,9 +173,9 @@ class Landscape:
         for name in values:
             if name != "z0":
                 self.param(name)  # raises on unknown names
-        groups = [(p.name, p.size, p.vector) for p in self.params] + [("z0", self.dim, True)]
+        groups = [(p.name, p.size) for p in self.params] + [("z0", self.dim)]
         arrays, defaults = {}, self.defaults()
-        for name, size, vector in groups:
+        for name, size in groups:
             arr = np.asarray(values.get(name, defaults[name]), dtype=np.float64)
             if size == 1:  # a scalar, or a vector over a single concept: (), (N,) or (N, 1)
                 if arr.ndim > 2 or (arr.ndim == 2 and arr.shape[1] != 1):

@@ -5,7 +5,7 @@ import pytest
 
 from fitting.curves import changepoint, fit_logistic, threshold_step
 from fitting.model_fit import fit_model
-from fitting.synthetic import logistic_case, quadratic_steps, switch_recovery, t50_recovery
+from fitting.synthetic import quadratic_steps, switch_recovery, t50_recovery
 from fitting.turn import find_turn
 from theory.integrate import integrate
 from theory.models import eq1, eq2, notebook
