@@ -1,0 +1,146 @@
+"""The conditional U-Net that predicts the noise ε̂(z_t, t, h) (paper App. A.2).
+
+Layout, with channels (64, 128, 256) by default and 2 ResNet blocks per level:
+
+    stem conv -> down[0] (R) -> down[1] (R/2) -> down[2] (R/4) -> mid (ResBlock, attention, ResBlock)
+              -> up[2] (R/4) -> up[1] (R/2) -> up[0] (R) -> GroupNorm, GELU, zero-init conv, + input
+
+A level downsamples with a stride-2 conv (the deepest does not) and upsamples with a 2x2 transposed
+conv; each up level concatenates the skip of its down level before its first block.
+
+Every ResNet block adds two projections to its features, broadcast over space: ``time`` (an MLP of
+the shared time embedding) and ``cond`` (an MLP of the raw conditioning vector h: Linear -> GELU ->
+Linear -> GELU). The module names are stable, for the latent interventions and embedding patching
+that hook into them:
+
+    down.<level>.<block>.cond    mid.0.cond    mid.2.cond    up.<level>.<block>.cond
+
+(and ``.time`` likewise). :func:`cond_modules` lists them in order.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+TIME_DIM, HIDDEN_DIM = 64, 256
+
+
+def sinusoidal(t: torch.Tensor, dim: int = TIME_DIM) -> torch.Tensor:
+    """(B,) times in [0, 1] -> (B, dim): sin and cos of 1000 t at frequencies log-spaced from 1 to 1e-4."""
+    half = dim // 2
+    freqs = torch.exp(-math.log(1e4) * torch.arange(half, device=t.device, dtype=torch.float32) / (half - 1))
+    angles = 1000 * t.float()[:, None] * freqs[None]
+    return torch.cat([angles.sin(), angles.cos()], dim=1)
+
+
+def mlp(d_in: int, d_out: int) -> nn.Sequential:
+    return nn.Sequential(nn.Linear(d_in, d_out), nn.GELU(), nn.Linear(d_out, d_out), nn.GELU())
+
+
+class ResBlock(nn.Module):
+    """GN -> GELU -> conv, + time(t_emb) + cond(h), GN -> GELU -> dropout -> zero-init conv, + skip."""
+
+    def __init__(self, c_in: int, c_out: int, h_dim: int, dropout: float = 0.1):
+        super().__init__()
+        self.norm1 = nn.GroupNorm(8, c_in, eps=1e-6)
+        self.conv1 = nn.Conv2d(c_in, c_out, 3, padding=1)
+        self.time = mlp(HIDDEN_DIM, c_out)
+        self.cond = mlp(h_dim, c_out)
+        self.norm2 = nn.GroupNorm(8, c_out, eps=1e-6)
+        self.drop = nn.Dropout(dropout)
+        self.conv2 = nn.Conv2d(c_out, c_out, 3, padding=1)
+        nn.init.zeros_(self.conv2.weight)
+        nn.init.zeros_(self.conv2.bias)
+        self.skip = nn.Conv2d(c_in, c_out, 1) if c_in != c_out else nn.Identity()
+
+    def forward(self, x: torch.Tensor, t_emb: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
+        a = self.conv1(F.gelu(self.norm1(x)))  # (B, C, H, W)
+        a = a + (self.time(t_emb) + self.cond(h))[:, :, None, None]
+        a = self.conv2(self.drop(F.gelu(self.norm2(a))))
+        return self.skip(x) + a
+
+
+class Attention(nn.Module):
+    """Multi-head self-attention over pixels, with GroupNorm and a residual connection."""
+
+    def __init__(self, c: int, heads: int = 4):
+        super().__init__()
+        self.norm = nn.GroupNorm(8, c, eps=1e-6)
+        self.attn = nn.MultiheadAttention(c, heads, batch_first=True)
+
+    def forward(self, x: torch.Tensor, *_) -> torch.Tensor:
+        b, c, hh, ww = x.shape
+        seq = self.norm(x).flatten(2).transpose(1, 2)  # (B, H*W, C)
+        out, _ = self.attn(seq, seq, seq, need_weights=False)
+        return x + out.transpose(1, 2).reshape(b, c, hh, ww)
+
+
+class UNet(nn.Module):
+    """ε̂(z_t, t, h). Args: channels per level, ResNet blocks per level, the size of h, dropout."""
+
+    def __init__(self, channels: Sequence[int] = (64, 128, 256), blocks: int = 2, h_dim: int = 11, dropout: float = 0.1):
+        super().__init__()
+        channels = tuple(int(c) for c in channels)
+        if not channels or any(c % 8 for c in channels):
+            raise ValueError(f"channels must be multiples of 8 (GroupNorm with 8 groups), got {channels}")
+        if blocks < 1:
+            raise ValueError(f"blocks per level must be >= 1, got {blocks}")
+        self.channels, self.h_dim = channels, h_dim
+        self.time_mlp = nn.Sequential(nn.Linear(TIME_DIM, HIDDEN_DIM), nn.GELU(), nn.Linear(HIDDEN_DIM, HIDDEN_DIM), nn.GELU())
+        self.stem = nn.Conv2d(3, channels[0], 3, padding=1)
+        self.down, self.downsample = nn.ModuleList(), nn.ModuleList()
+        c_prev = channels[0]  # the stem's output
+        for level, c in enumerate(channels):
+            self.down.append(nn.ModuleList([ResBlock(c_prev if j == 0 else c, c, h_dim, dropout) for j in range(blocks)]))
+            last = level == len(channels) - 1
+            self.downsample.append(nn.Identity() if last else nn.Conv2d(c, c, 3, stride=2, padding=1))
+            c_prev = c
+        top = channels[-1]
+        self.mid = nn.ModuleList([ResBlock(top, top, h_dim, dropout), Attention(top), ResBlock(top, top, h_dim, dropout)])
+        self.up, self.upsample = nn.ModuleList(), nn.ModuleList()
+        for level, c in enumerate(channels):
+            # the deepest level continues from mid; the others take the level below, upsampled, + the skip
+            c_in = top if level == len(channels) - 1 else channels[level + 1] + c
+            self.up.append(nn.ModuleList([ResBlock(c_in if j == 0 else c, c, h_dim, dropout) for j in range(blocks)]))
+        for level in range(len(channels) - 1):
+            self.upsample.append(nn.ConvTranspose2d(channels[level + 1], channels[level + 1], 2, stride=2))
+        self.out_norm = nn.GroupNorm(8, channels[0], eps=1e-6)
+        self.out = nn.Conv2d(channels[0], 3, 3, padding=1)
+        nn.init.zeros_(self.out.weight)
+        nn.init.zeros_(self.out.bias)
+
+    def forward(self, z: torch.Tensor, t: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
+        """z: (B, 3, R, R) noisy images; t: (B,) network time in [0, 1]; h: (B, h_dim)."""
+        n_levels = len(self.channels)
+        if z.shape[-1] % 2 ** (n_levels - 1):
+            raise ValueError(f"image side {z.shape[-1]} must be divisible by {2 ** (n_levels - 1)} for {n_levels} levels")
+        t_emb = self.time_mlp(sinusoidal(t))  # (B, 256)
+        x = self.stem(z)
+        skips = []
+        for level in range(n_levels):
+            for block in self.down[level]:
+                x = block(x, t_emb, h)
+            skips.append(x)
+            x = self.downsample[level](x)
+        for layer in self.mid:
+            x = layer(x, t_emb, h)
+        for level in reversed(range(n_levels)):
+            if level < n_levels - 1:
+                x = torch.cat([self.upsample[level](x), skips[level]], dim=1)
+            for block in self.up[level]:
+                x = block(x, t_emb, h)
+        return z + self.out(F.gelu(self.out_norm(x)))
+
+
+def cond_modules(net: UNet) -> list[tuple[str, nn.Module]]:
+    """The conditioning MLPs, by stable name, in the order the forward pass uses them."""
+    n = len(net.channels)
+    order = [f"down.{lv}.{j}" for lv in range(n) for j in range(len(net.down[lv]))]
+    order += ["mid.0", "mid.2"]
+    order += [f"up.{lv}.{j}" for lv in reversed(range(n)) for j in range(len(net.up[lv]))]
+    return [(f"{name}.cond", net.get_submodule(f"{name}.cond")) for name in order]
