@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -19,15 +18,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from empirical.data import DataConfig, render, sample, sample_values  # noqa: E402
-
-
-def best(fn, repeats):
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
+from timing import best_time  # noqa: E402
 
 
 def main(argv=None) -> int:
@@ -38,10 +29,10 @@ def main(argv=None) -> int:
     for res in (16, 32, 64):
         cfg = DataConfig(("color", "size"), {"color": 0.3, "size": 0.4}, resolution=res)
         counts = {c: 2500 for c in cfg.classes}
-        batched = best(lambda: sample(cfg, counts, 0), args.repeats)
+        batched = best_time(lambda: sample(cfg, counts, 0), args.repeats)
         values = sample_values(cfg, np.zeros((1000, 2), dtype=int), np.random.default_rng(0))
         rows = [{k: v[i:i + 1] for k, v in values.items()} for i in range(1000)]
-        loop = best(lambda: [render(r, res, noise=1e-3) for r in rows], 1) * 10
+        loop = best_time(lambda: [render(r, res, noise=1e-3) for r in rows], 1) * 10
         print(f"{res:>8}px {batched:>12.3f} s {loop:>28.3f} s {loop / batched:>8.1f}x")
     return 0
 

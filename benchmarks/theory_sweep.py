@@ -27,6 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from theory.integrate import integrate, time_grid  # noqa: E402
 from theory.models import notebook  # noqa: E402
+from timing import best_time  # noqa: E402
 
 TARGET = 1e-6
 LADDER = [1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10, 1e-11]
@@ -62,15 +63,6 @@ METHODS = {
     "dopri (numba, batched)": lambda a, r: batched(a, "dopri", r),
 }
 LOOPS = [m for m in METHODS if m.startswith("loop")]
-
-
-def best_time(fn, repeats):
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def calibrate(name, a_ref, z_ref):
