@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import io
 import itertools
 import sys
 import time
@@ -219,12 +218,6 @@ def evaluate(model: Probe, cfg: ProbeConfig, *, per_class: int = 256, seed: int 
     return rows
 
 
-def _state_bytes(model: Probe) -> bytes:
-    buf = io.BytesIO()
-    torch.save({k: v.cpu() for k, v in model.state_dict().items()}, buf)
-    return buf.getvalue()
-
-
 def content_hash(model: Probe) -> str:
     """sha256 of the weights (parameter names, shapes and values), 16 hex digits."""
     h = hashlib.sha256()
@@ -300,7 +293,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as err:
         print(f"probe: error: {err}", file=sys.stderr)
         return 2
-    torch.set_num_threads(max(1, torch.get_num_threads()))
     model, report = train(cfg)
     rows = evaluate(model, cfg)
     worst = {c: min(r[c]["accuracy"] for r in rows) for c in cfg.concepts}
