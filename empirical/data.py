@@ -332,7 +332,8 @@ def _parse_seps(text: str) -> dict[str, float]:
     return seps
 
 
-def _grid(config: DataConfig, batch: Batch, n: int, path: Path) -> None:
+def grid(config: DataConfig, images: NDArray, labels: NDArray, n: int, path: Path, title: str | None = None) -> None:
+    """A PNG with one row per class (held-out classes framed in red) and up to n images per row."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -341,12 +342,13 @@ def _grid(config: DataConfig, batch: Batch, n: int, path: Path) -> None:
     classes = config.classes
     fig, axes = plt.subplots(len(classes), n, figsize=(0.9 * n + 1.2, 0.95 * len(classes) + 0.4), squeeze=False)
     for r, label in enumerate(classes):
-        rows = np.flatnonzero(batch.labels == label)
+        rows = np.flatnonzero(np.asarray(labels) == label)
         for c in range(n):
             ax = axes[r, c]
-            ax.imshow(batch.images[rows[c]].transpose(1, 2, 0), interpolation="nearest")
             ax.set_xticks([])
             ax.set_yticks([])
+            if c < rows.size:
+                ax.imshow(np.clip(images[rows[c]].transpose(1, 2, 0), 0, 1), interpolation="nearest")
             if label in config.held_out:
                 for spine in ax.spines.values():
                     spine.set(color="crimson", linewidth=2)
@@ -354,9 +356,12 @@ def _grid(config: DataConfig, batch: Batch, n: int, path: Path) -> None:
         axes[r, 0].set_ylabel(f"{label}{held}", rotation=0, ha="right", va="center", fontsize=9,
                               color="crimson" if held else "k")
     seps = ", ".join(f"Δ{c} {v:g}" for c, v in config.sep.items())
-    fig.suptitle(f"classes over ({', '.join(config.concepts)}); {seps}", fontsize=9)
-    fig.savefig(path, dpi=110, bbox_inches="tight")
+    fig.suptitle(title or f"classes over ({', '.join(config.concepts)}); {seps}", fontsize=9)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp.png")
+    fig.savefig(tmp, dpi=110, bbox_inches="tight")
     plt.close(fig)
+    tmp.replace(path)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -383,7 +388,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     batch = sample(config, {label: args.n for label in config.classes}, args.seed)
     args.out.mkdir(parents=True, exist_ok=True)
-    _grid(config, batch, args.n, args.out / "samples.png")
+    grid(config, batch.images, batch.labels, args.n, args.out / "samples.png")
     signals = concept_signal(config)
     doc = {
         "concepts": list(config.concepts), "sep": config.sep, "resolution": config.resolution,

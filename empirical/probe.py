@@ -36,6 +36,7 @@ from empirical.data import DataConfig, sample
 
 SETUPS = {
     "2x2": {"concepts": ("color", "size"), "sep_range": {"color": (0.1, 0.8), "size": (0.2, 0.4)}},
+    "shape-color": {"concepts": ("shape", "color"), "sep_range": {"color": (0.1, 0.8)}},
     "2x2x2": {"concepts": ("color", "size", "bg"), "sep_range": {"color": (0.1, 0.8), "size": (0.2, 0.4), "bg": (0.1, 0.6)}},
 }
 

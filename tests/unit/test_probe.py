@@ -78,7 +78,7 @@ def test_ece_of_perfectly_calibrated_and_overconfident_predictions():
 
 
 @pytest.mark.parametrize("argv,message", [
-    (["--setup", "3x3"], "unknown setup '3x3'; valid: 2x2, 2x2x2"),
+    (["--setup", "3x3"], "unknown setup '3x3'; valid: 2x2, shape-color, 2x2x2"),
     (["--steps", "0"], "must be positive"),
     (["--res", "4"], "resolution must be between"),
 ])

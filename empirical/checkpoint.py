@@ -1,0 +1,68 @@
+"""A run folder's checkpoints: the model a config describes, atomic saves, and loading weights back.
+
+Layout of ``RUN/checkpoints/``:
+
+- ``last.pt``: everything needed to resume (model, optimizer, EMA, RNG states, step, the logs so
+  far, cumulative wall time); replaced atomically at every evaluation and every ``save_every`` steps.
+- ``step_NNNNNN.pt``: the weights evaluated at that checkpoint (the EMA weights when EMA is on),
+  kept when ``keep_checkpoints`` is true; the elicitation protocols load these.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from empirical.config import TrainConfig
+from empirical.data import H_DIM, MASK_FILL
+from empirical.unet import UNet
+from empirical.vdm import VDM
+
+
+def build_model(cfg: TrainConfig) -> VDM:
+    net = UNet(cfg.channels, cfg.blocks, h_dim=H_DIM, dropout=cfg.dropout)
+    return VDM(net, gamma_min=cfg.gamma_min, gamma_max=cfg.gamma_max, data_noise=cfg.data_noise,
+               p_cfg=cfg.p_cfg, null_fill=MASK_FILL)
+
+
+def save(path: Path, obj: dict[str, Any]) -> None:
+    """torch.save to a temp file in the same folder, then rename: a reader never sees half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        torch.save(obj, tmp)
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+
+
+def load(path: Path) -> dict[str, Any]:
+    try:
+        return torch.load(path, map_location="cpu", weights_only=False)
+    except Exception as err:  # a truncated or foreign file
+        raise ValueError(f"{path}: cannot read this checkpoint ({type(err).__name__}: {err})") from None
+
+
+def step_path(run: Path, step: int) -> Path:
+    return Path(run) / "checkpoints" / f"step_{step:06d}.pt"
+
+
+def saved_steps(run: Path) -> list[int]:
+    """Steps with saved weights, ascending."""
+    folder = Path(run) / "checkpoints"
+    return sorted(int(p.stem[5:]) for p in folder.glob("step_*.pt") if p.stem[5:].isdigit())
+
+
+def load_model(run: Path, step: int, cfg: TrainConfig, device: torch.device | str = "cpu") -> VDM:
+    """The model evaluated at ``step`` of a run, in eval mode."""
+    path = step_path(run, step)
+    if not path.exists():
+        have = saved_steps(run)
+        raise FileNotFoundError(f"{path}: no weights for step {step}; saved steps: {have or 'none'}")
+    model = build_model(cfg)
+    model.load_state_dict(load(path)["model"])
+    return model.to(device).eval()

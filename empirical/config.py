@@ -1,0 +1,230 @@
+"""Training configuration: one frozen dataclass, named presets, and ``KEY=VALUE`` overrides.
+
+Presets (``python -m empirical.train --preset NAME``):
+
+- ``smoke``: 8x8 images, a 2-level net, 40 steps, a 30-step probe trained inside the run folder;
+  seconds on a CPU, for tests.
+- ``tiny``: a scaled-down setup that shows concept memorization and the turn on 2 CPU cores in
+  about 15 minutes (see docs/training.md for what was tried).
+- ``paper``: the paper's setup (32x32, 2048 images per training class, channels 64/128/256, 20k
+  steps, 60 checkpoints quadratically spaced from step 500); needs a GPU to finish in minutes.
+
+Any field can be overridden with ``--set KEY=VALUE``; separations with ``--set sep.color=0.3``,
+tuples as ``--set channels=32,64``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import typing
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
+
+from empirical.data import DataConfig
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Everything that determines a training run (the run's ``config.json``).
+
+    Data: ``concepts`` in label-digit order, ``sep`` per concept, ``resolution``, ``per_class`` training
+    images per training class; ``mask_p``: the fraction of training images of
+    ``mask_classes`` whose ``mask_concepts`` slots of h are masked (underspecification, paper Sec. 5).
+    Model: U-Net ``channels`` and ``blocks``, ``dropout``, ``p_cfg`` (the
+    classifier-free guidance drop rate), the initial schedule ``gamma_min``/``gamma_max``,
+    ``data_noise``. Optimization: AdamW ``lr``/``weight_decay``, ``batch``, ``clip`` (max gradient
+    norm; the official runs used 0.01) over ``clip_scope``: ``net`` (the ε network only) or ``all``
+    (also the two schedule scalars, as the official code did: their gradient, driven by the
+    reconstruction term, is ~10^3 times the network's, so clipping everything rescales the network's
+    gradient by a factor that drifts 100-fold during training), ``ema`` (decay; 0 = off, else evaluation uses the EMA
+    weights), ``steps``. Evaluation: ``evals`` checkpoints quadratically spaced from ``eval_start``
+    to ``steps``; ``samples`` images per class, drawn with ``sample_steps`` ancestral steps and
+    ``guidance`` (0 = plain conditioning); ``grids`` sample grids saved as PNG; ``keep_checkpoints``
+    saves the weights at every evaluation (for post-hoc elicitation); ``protocols`` are elicitation
+    protocols run at every evaluation too (overprompt, intervention, cfg; patch needs the final
+    checkpoint and runs post hoc). ``probe`` is the probe folder
+    (``{concepts}``, ``{resolution}`` and ``{out}`` are filled in); a missing probe is trained there with
+    ``probe_steps`` steps. ``device``: auto, cpu or cuda.
+    """
+
+    preset: str = "tiny"
+    seed: int = 0
+    # data
+    concepts: tuple[str, ...] = ("color", "size")
+    sep: Mapping[str, float] = field(default_factory=lambda: {"color": 0.3, "size": 0.4})
+    resolution: int = 16
+    per_class: int = 2048
+    mask_p: float = 0.0
+    mask_classes: tuple[str, ...] = ("10",)
+    mask_concepts: tuple[str, ...] = ("color",)
+    # model
+    channels: tuple[int, ...] = (32, 64)
+    blocks: int = 1
+    dropout: float = 0.1
+    p_cfg: float = 0.2
+    gamma_min: float = -5.0
+    gamma_max: float = 10.0
+    data_noise: float = 1e-3
+    # optimization
+    steps: int = 5000
+    batch: int = 64
+    lr: float = 1e-3
+    weight_decay: float = 0.01
+    clip: float = 1.0
+    clip_scope: str = "net"
+    ema: float = 0.995
+    # evaluation
+    evals: int = 30
+    eval_start: int = 0
+    samples: int = 32
+    sample_steps: int = 50
+    guidance: float = 0.0
+    grids: int = 4
+    keep_checkpoints: bool = True
+    protocols: tuple[str, ...] = ()
+    log_every: int = 50
+    save_every: int = 500
+    probe: str = "runs/probe/{concepts}-{resolution}px"
+    probe_steps: int = 2000
+    device: str = "auto"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "concepts", tuple(self.concepts))
+        object.__setattr__(self, "sep", {k: float(v) for k, v in dict(self.sep).items()})
+        object.__setattr__(self, "channels", tuple(int(c) for c in self.channels))
+        for name in ("protocols", "mask_classes", "mask_concepts"):
+            object.__setattr__(self, name, tuple(getattr(self, name)))
+        if self.preset not in PRESETS:
+            raise ValueError(f"unknown preset {self.preset!r}; valid: {', '.join(PRESETS)}")
+        self.data  # validates concepts, separations, resolution
+        depth = 2 ** (len(self.channels) - 1)
+        if self.resolution % depth:
+            raise ValueError(f"resolution {self.resolution} must be divisible by {depth} for {len(self.channels)} U-Net levels")
+        positive = ("per_class", "blocks", "steps", "batch", "evals", "samples", "sample_steps", "log_every", "save_every", "probe_steps")
+        for name in positive:
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        checks = {
+            "dropout": (0 <= self.dropout < 1, "[0, 1)"),
+            "p_cfg": (0 <= self.p_cfg < 1, "[0, 1)"),
+            "lr": (self.lr > 0, "> 0"),
+            "weight_decay": (self.weight_decay >= 0, ">= 0"),
+            "clip": (self.clip > 0, "> 0"),
+            "ema": (0 <= self.ema < 1, "[0, 1) (0 = off)"),
+            "eval_start": (0 <= self.eval_start <= self.steps, f"[0, steps={self.steps}]"),
+            "guidance": (self.guidance >= 0, ">= 0 (0 = plain conditioning)"),
+            "grids": (self.grids >= 0, ">= 0"),
+            "clip_scope": (self.clip_scope in ("net", "all"), "net or all"),
+            "device": (self.device in ("auto", "cpu", "cuda"), "auto, cpu or cuda"),
+            "gamma_max": (self.gamma_max > self.gamma_min, f"> gamma_min={self.gamma_min}"),
+            "data_noise": (self.data_noise > 0, "> 0"),
+        }
+        if not 0 <= self.mask_p <= 1:
+            raise ValueError(f"mask_p={self.mask_p} is not valid; valid: [0, 1]")
+        if self.mask_p > 0:
+            for label in self.mask_classes:
+                if label not in self.data.train_classes:
+                    raise ValueError(f"mask_classes: {label!r} is not a training class; valid: {', '.join(self.data.train_classes)}")
+            for c in self.mask_concepts:
+                if c not in self.concepts:
+                    raise ValueError(f"mask_concepts: {c!r} is not an active concept; valid: {', '.join(self.concepts)}")
+        for name in self.protocols:
+            if name not in ("overprompt", "intervention", "cfg"):
+                raise ValueError(f"protocols: {name!r} cannot run during training; valid: overprompt, intervention, cfg "
+                                 "(patch runs post hoc: python -m empirical.elicit)")
+        if "cfg" in self.protocols and self.p_cfg == 0:
+            raise ValueError("protocols: cfg needs p_cfg > 0 (an unconditional model to guide with)")
+        for name, (ok, valid) in checks.items():
+            if not ok:
+                raise ValueError(f"{name}={getattr(self, name)} is not valid; valid: {valid}")
+
+    @property
+    def data(self) -> DataConfig:
+        return DataConfig(self.concepts, self.sep, resolution=self.resolution)
+
+    def eval_schedule(self) -> list[int]:
+        """Evaluation steps: ``evals`` points quadratically spaced from eval_start to steps (dense early)."""
+        n, lo, hi = self.evals, math.sqrt(self.eval_start), math.sqrt(self.steps)
+        points = [int((lo + (hi - lo) * i / max(n - 1, 1)) ** 2) for i in range(n)]
+        points[-1] = self.steps
+        return sorted(set(points))
+
+    def probe_path(self, out: str) -> str:
+        return self.probe.format(resolution=self.resolution, out=out, seed=self.seed, concepts="-".join(self.concepts))
+
+    def to_json(self) -> dict[str, Any]:
+        doc = dataclasses.asdict(self)
+        for name in ("concepts", "channels", "protocols", "mask_classes", "mask_concepts"):
+            doc[name] = list(doc[name])
+        return doc
+
+
+PRESETS: dict[str, dict[str, Any]] = {
+    "smoke": dict(resolution=8, per_class=64, channels=(16, 32), blocks=1, steps=40, evals=4, samples=8,
+                  sample_steps=10, grids=2, log_every=10, save_every=20, probe="{out}/probe", probe_steps=30, ema=0.0),
+    "tiny": dict(),
+    "paper": dict(resolution=32, per_class=2048, channels=(64, 128, 256), blocks=2, steps=20000, evals=60,
+                  eval_start=500, samples=32, clip=0.01, clip_scope="all", ema=0.0, log_every=100, save_every=1000, probe_steps=2000),
+}
+MASKING = {"concepts": ("shape", "color"), "sep": {"color": 0.3}, "mask_p": 0.5, "mask_classes": ("10",), "mask_concepts": ("color",)}
+PRESETS["tiny-mask"] = {**PRESETS["tiny"], **MASKING}
+PRESETS["paper-mask"] = {**PRESETS["paper"], **MASKING}
+
+
+def _convert(name: str, text: str) -> Any:
+    """Parse a --set value for field ``name`` from its annotation."""
+    kind = typing.get_type_hints(TrainConfig)[name]
+    origin = typing.get_origin(kind)
+    if kind is bool:
+        if text.lower() in ("1", "true", "yes", "on"):
+            return True
+        if text.lower() in ("0", "false", "no", "off"):
+            return False
+        raise ValueError(f"{name} takes true or false, got {text!r}")
+    if origin is tuple:
+        item = typing.get_args(kind)[0]
+        return tuple(item(part) for part in text.split(",") if part.strip())
+    if kind in (int, float, str):
+        return kind(text)
+    raise ValueError(f"{name} cannot be set from the command line")
+
+
+def make_config(preset: str, overrides: Sequence[str] = ()) -> TrainConfig:
+    """A preset with ``KEY=VALUE`` overrides applied; every error names the key and what is valid."""
+    if preset not in PRESETS:
+        raise ValueError(f"unknown preset {preset!r}; valid: {', '.join(PRESETS)}")
+    values: dict[str, Any] = {**PRESETS[preset], "preset": preset}
+    sep, given = dict(values.get("sep", TrainConfig().sep)), set()
+    names = [f.name for f in dataclasses.fields(TrainConfig)]
+    for item in overrides:
+        key, eq, text = item.partition("=")
+        key = key.strip()
+        if not eq:
+            raise ValueError(f"--set {item!r}: expected KEY=VALUE")
+        if key.startswith("sep."):
+            try:
+                sep[key[4:]] = float(text)
+                given.add(key[4:])
+            except ValueError:
+                raise ValueError(f"--set {item!r}: a separation must be a number") from None
+            continue
+        if key not in names or key in ("preset", "sep"):
+            valid = ", ".join(n for n in names if n not in ("preset", "sep"))
+            raise ValueError(f"--set {item!r}: unknown key {key!r}; valid: sep.<concept>, {valid}")
+        try:
+            values[key] = _convert(key, text)
+        except ValueError as err:
+            raise ValueError(f"--set {item!r}: {err}") from None
+    active = values.get("concepts", TrainConfig.concepts)
+    values["sep"] = {c: v for c, v in sep.items() if c in active or c in given}  # defaults only for active concepts
+    return TrainConfig(**values)
+
+
+def describe() -> str:
+    """The presets and their differences from the defaults, for --help."""
+    lines = []
+    for name, over in PRESETS.items():
+        diff = ", ".join(f"{k}={v}" for k, v in over.items()) or "the defaults"
+        lines.append(f"  {name}: {diff}")
+    return "\n".join(lines)

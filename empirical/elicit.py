@@ -1,0 +1,153 @@
+"""Run the hidden-capability protocols on a run's saved checkpoints.
+
+  python -m empirical.elicit RUN_DIR [--protocols overprompt,intervention,patch,cfg] [--classes held-out]
+
+For every checkpoint with saved weights and every chosen class, each protocol sweeps its settings
+(see empirical.protocols) and records the best joint accuracy, the concept-space point there, and
+the setting. Results go to RUN_DIR/elicit/<protocol>.json after every checkpoint, and
+RUN_DIR/trajectories.csv is rebuilt with one trajectory per (class, protocol) next to the naive
+ones (column ``setting`` says which setting won). Interrupt it at any time and rerun: finished
+checkpoints are skipped, no row is lost or duplicated. Then
+``python -m fitting.capability RUN_DIR`` compares capability with behavior.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import torch
+
+from empirical import checkpoint, evaluate, protocols, runlog
+from empirical.config import TrainConfig
+from theory.trajectory import read_csv
+
+
+def elicit_step(vdm, probe, cfg: TrainConfig, step: int, protocol: str, labels: Sequence[str], *,
+                final=None, sweep: Sequence | None = None) -> dict[str, list]:
+    """{label: [z list, best joint accuracy, setting name]} for one checkpoint under one protocol."""
+    data = cfg.data
+    device = next(vdm.parameters()).device
+    if protocol == "cfg" and cfg.p_cfg == 0:
+        raise ValueError("the cfg protocol needs a model trained with classifier-free dropout (p_cfg > 0); this run has p_cfg=0")
+    if protocol == "patch" and final is None:
+        raise ValueError("the patch protocol needs the final checkpoint")
+    model = protocols.patched(vdm, final) if protocol == "patch" else vdm
+    out = {}
+    for label in labels:
+        best = None
+        for s in protocols.settings(protocol, data, label, sweep):
+            gen = evaluate.generator_for(cfg.seed, step, label, device)  # the naive evaluation's noise
+            h = np.repeat(s.prompt[None], cfg.samples, axis=0)
+            edit = protocols.intervention(model, data, label, *s.edit) if s.edit else contextlib.nullcontext()
+            with edit:
+                images = evaluate.generate(model, h, cfg.resolution, steps=cfg.sample_steps,
+                                           guidance=s.guidance or cfg.guidance, generator=gen)
+            point = evaluate.score(probe, data, label, images)
+            if best is None or point.accuracy > best[1]:
+                best = [[float(v) for v in point.z], point.accuracy, s.name]
+        out[label] = best
+    return out
+
+
+def load_run(run: Path) -> tuple[TrainConfig, dict]:
+    path = Path(run) / "config.json"
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: not a training run (no config.json); train one with python -m empirical.train")
+    doc = json.loads(path.read_text())
+    return TrainConfig(**doc["train"]), doc
+
+
+def naive_points(run: Path) -> list:
+    log = Path(run) / "trajectories.csv"
+    if not log.exists():
+        return []
+    return [[int(s), t.label, [float(v) for v in z], float(a)] for t in read_csv(log) if t.protocol == "naive"
+            for s, z, a in zip(t.step, t.z, t.accuracy)]
+
+
+def run_protocols(run: Path, names: Sequence[str], classes: Sequence[str] | None = None, *, progress: bool = True,
+                  device: str = "auto") -> dict[str, dict]:
+    """Elicit every saved checkpoint of a run under each protocol; returns {protocol: results}."""
+    from empirical.probe import load as load_probe
+    from tqdm import tqdm
+
+    run = Path(run)
+    cfg, doc = load_run(run)
+    for name in names:
+        if name not in protocols.PROTOCOLS:
+            raise ValueError(f"unknown protocol {name!r}; valid: {', '.join(protocols.PROTOCOLS)}")
+    labels = list(cfg.data.held_out if classes is None else classes)
+    for label in labels:
+        if label not in cfg.data.classes:
+            raise ValueError(f"unknown class {label!r}; valid: {', '.join(cfg.data.classes)}")
+    probe, _, digest = load_probe(doc["probe"]["path"])
+    if digest != doc["probe"]["hash"]:
+        raise ValueError(f"{doc['probe']['path']}: the probe changed since training ({digest} != {doc['probe']['hash']})")
+    steps = checkpoint.saved_steps(run)
+    if not steps:
+        raise ValueError(f"{run / 'checkpoints'}: no saved weights (train with keep_checkpoints=true)")
+    dev = torch.device("cuda" if device == "auto" and torch.cuda.is_available() else ("cpu" if device == "auto" else device))
+    final = checkpoint.load_model(run, steps[-1], cfg, dev) if "patch" in names else None
+    meta = {"source": "empirical.train + empirical.elicit", "concepts": list(cfg.concepts), "held_out": cfg.data.held_out,
+            "probe_hash": digest, "config": cfg.to_json()}
+    todo = {name: [s for s in steps if not set(labels) <= set(runlog.read_elicit(run, name).get(s, {}))] for name in names}
+    bar = tqdm(total=sum(map(len, todo.values())), desc="elicit", unit="ckpt", disable=None if progress else True)
+    all_results = {}
+    for name in names:
+        results = runlog.read_elicit(run, name)
+        for step in todo[name]:
+            t0 = time.perf_counter()
+            model = checkpoint.load_model(run, step, cfg, dev)
+            results.setdefault(step, {}).update(elicit_step(model, probe, cfg, step, name, labels, final=final))
+            info = {"classes": labels, "settings": [s.name for s in protocols.settings(name, cfg.data, labels[0])],
+                    "seconds_per_checkpoint": round(time.perf_counter() - t0, 2)}
+            runlog.write_elicit(run, name, results, info)
+            runlog.write(run, concepts=cfg.concepts, classes=cfg.data.classes, seed=cfg.seed, naive=naive_points(run), meta=meta)
+            bar.update(1)
+        all_results[name] = results
+    bar.close()
+    runlog.write(run, concepts=cfg.concepts, classes=cfg.data.classes, seed=cfg.seed, naive=naive_points(run), meta=meta)
+    return all_results
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m empirical.elicit", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("run", type=Path, help="a run folder written by python -m empirical.train")
+    parser.add_argument("--protocols", default=",".join(protocols.PROTOCOLS),
+                        help=f"comma-separated (default all: {', '.join(protocols.PROTOCOLS)})")
+    parser.add_argument("--classes", default="held-out", help="held-out (default), all, or labels like 11,01")
+    parser.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
+    args = parser.parse_args(argv)
+    names = [p.strip() for p in args.protocols.split(",") if p.strip()]
+    try:
+        cfg, _ = load_run(args.run)
+        if args.classes == "held-out":
+            classes = None
+        elif args.classes == "all":
+            classes = cfg.data.classes
+        else:
+            classes = [c.strip() for c in args.classes.split(",") if c.strip()]
+        if "cfg" in names and cfg.p_cfg == 0:
+            raise ValueError(f"--protocols cfg: {args.run} was trained with p_cfg=0 (no unconditional model); drop cfg")
+        results = run_protocols(args.run, names, classes, device=args.device)
+    except (ValueError, FileNotFoundError) as err:
+        print(f"elicit: error: {err}", file=sys.stderr)
+        return 2
+    for name, res in results.items():
+        last = max(res)
+        best = {label: f"{v[1]:.2f} ({v[2]})" for label, v in res[last].items()}
+        print(f"{name}: {len(res)} checkpoints; at step {last}: {best}")
+    print(f"wrote {args.run / 'elicit'} and {args.run / 'trajectories.csv'}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,90 @@
+"""Generate images for prompts and score them with the frozen probe: a point in concept space.
+
+Used at every training checkpoint (protocol ``naive``) and by the elicitation protocols, which
+change the prompt h, the guidance scale, or the network, and call the same two functions.
+
+The naive prompt of a class is its mean conditioning vector (the class means of the active
+concepts; the official runs prompted the held-out class the same way). Generation draws from its own
+``torch.Generator`` seeded per (run seed, step, purpose), so evaluating never disturbs the training
+random stream, and the same checkpoint always gives the same samples. Each class has its own
+stream, so a protocol that prompts one class draws the same noise as the naive evaluation of it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from empirical.data import DataConfig, conditioning, parse_label, sample_values
+from empirical.probe import coordinates
+from empirical.vdm import VDM
+
+
+@dataclass(frozen=True)
+class Point:
+    """One class under one protocol at one checkpoint: concept-space point, joint accuracy, its images."""
+
+    label: str
+    z: np.ndarray  # (C,) in [0, 1]
+    accuracy: float
+    images: np.ndarray  # (N, 3, R, R) in [0, 1]
+
+
+def class_prompts(config: DataConfig, labels: list[str] | None = None) -> dict[str, np.ndarray]:
+    """label -> (11,) mean conditioning vector of the class."""
+    labels = config.classes if labels is None else labels
+    index = np.array([parse_label(config, lab) for lab in labels], dtype=np.int64)
+    values = sample_values(config, index, np.random.default_rng(0), mode="mean")
+    h = conditioning(values, config)
+    return {lab: h[i] for i, lab in enumerate(labels)}
+
+
+def generator_for(seed: int, step: int, label: str, device: torch.device) -> torch.Generator:
+    """A generator that depends only on (seed, step, class): reproducible, independent of training."""
+    return torch.Generator(device=device).manual_seed((seed * 1_000_003 + step) * 10 ** len(label) + int(label))
+
+
+def autocast(device: torch.device):
+    """bf16 autocast on CUDA; nothing on CPU."""
+    if device.type == "cuda":
+        return torch.autocast("cuda", dtype=torch.bfloat16)
+    return contextlib.nullcontext()
+
+
+@torch.no_grad()
+def generate(vdm: VDM, prompts: np.ndarray, resolution: int, *, steps: int, guidance: float = 0.0,
+             generator: torch.Generator, batch: int = 256) -> np.ndarray:
+    """(N, 3, R, R) images in [0, 1] for (N, 11) prompts; guidance 0 means plain conditioning."""
+    device = next(vdm.parameters()).device
+    h_all = torch.as_tensor(np.asarray(prompts), dtype=torch.float32, device=device)
+    out = []
+    was_training = vdm.training
+    vdm.eval()
+    with autocast(device):
+        for start in range(0, h_all.shape[0], batch):
+            x = vdm.sample(h_all[start:start + batch], (3, resolution, resolution), steps=steps,
+                           guidance=guidance or None, generator=generator)
+            out.append(x.float().clamp(0, 1).cpu())
+    vdm.train(was_training)
+    return torch.cat(out).numpy()
+
+
+def score(probe, config: DataConfig, label: str, images: np.ndarray) -> Point:
+    """The concept-space point and joint accuracy of a class's images."""
+    res = coordinates(probe, images, parse_label(config, label))
+    return Point(label, np.clip(res["z"], 0.0, 1.0), float(res["joint_accuracy"]), images)
+
+
+def naive(vdm: VDM, probe, config: DataConfig, *, samples: int, steps: int, guidance: float, seed: int,
+          step: int) -> list[Point]:
+    """Every class prompted with its own mean h: the behavior a user sees."""
+    device = next(vdm.parameters()).device
+    points = []
+    for label, h in class_prompts(config).items():
+        gen = generator_for(seed, step, label, device)
+        images = generate(vdm, np.repeat(h[None], samples, axis=0), config.resolution, steps=steps, guidance=guidance, generator=gen)
+        points.append(score(probe, config, label, images))
+    return points

@@ -1,0 +1,71 @@
+"""A run's trajectories.csv, assembled from what training and elicitation have logged.
+
+Training keeps its naive evaluations inside ``checkpoints/last.pt``; elicitation keeps one result
+file per protocol, ``elicit/<protocol>.json`` ({step: {label: [z, accuracy, setting]}}). Both
+processes rebuild ``trajectories.csv`` from these sources with :func:`write`, atomically, so the
+log never loses or duplicates rows whichever of them ran last or was interrupted.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from theory.trajectory import Trajectory, write_csv, write_json
+
+
+def elicit_path(run: Path, protocol: str) -> Path:
+    return Path(run) / "elicit" / f"{protocol}.json"
+
+
+def read_elicit(run: Path, protocol: str) -> dict[int, dict[str, list]]:
+    path = elicit_path(run, protocol)
+    if not path.exists():
+        return {}
+    try:
+        doc = json.loads(path.read_text())
+    except json.JSONDecodeError as err:
+        raise ValueError(f"{path}: not valid JSON ({err}); delete it to recompute that protocol") from None
+    return {int(k): v for k, v in doc["steps"].items()}
+
+
+def write_elicit(run: Path, protocol: str, results: dict[int, dict[str, list]], info: dict[str, Any]) -> None:
+    write_json(elicit_path(run, protocol), {**info, "protocol": protocol,
+                                            "steps": {str(k): results[k] for k in sorted(results)}})
+
+
+def protocols_logged(run: Path) -> list[str]:
+    return sorted(p.stem for p in (Path(run) / "elicit").glob("*.json"))
+
+
+def _trajectory(rows: list, concepts: Sequence[str], label: str, protocol: str, seed: int, run: str,
+                settings: list[str] | None = None) -> Trajectory:
+    extra = {"setting": tuple(settings)} if settings is not None else {}
+    return Trajectory(step=np.array([r[0] for r in rows]), z=np.array([r[1] for r in rows]), concepts=tuple(concepts),
+                      label=label, protocol=protocol, seed=seed, run=run,
+                      accuracy=np.array([r[2] for r in rows]), extra=extra)
+
+
+def write(run: Path, *, concepts: Sequence[str], classes: Sequence[str], seed: int, naive: list,
+          meta: dict[str, Any]) -> Path | None:
+    """Rebuild RUN/trajectories.csv from the naive points ``[step, label, z, accuracy]`` and the elicit files."""
+    run = Path(run)
+    trajectories = []
+    for label in classes:
+        rows = [(p[0], p[2], p[3]) for p in naive if p[1] == label]
+        if rows:
+            trajectories.append(_trajectory(rows, concepts, label, "naive", seed, run.name))
+    for protocol in protocols_logged(run):
+        results = read_elicit(run, protocol)
+        for label in classes:
+            rows = [(s, results[s][label][0], results[s][label][1], results[s][label][2])
+                    for s in sorted(results) if label in results[s]]
+            if rows:
+                trajectories.append(_trajectory([r[:3] for r in rows], concepts, label, protocol, seed, run.name,
+                                                [r[3] for r in rows]))
+    if not trajectories:
+        return None
+    return write_csv(run / "trajectories.csv", trajectories, meta=meta)

@@ -1,0 +1,137 @@
+"""Capability versus behavior: when a class can be elicited, and when naive prompting shows it.
+
+  python -m fitting.capability RUN_DIR [RUN_DIR ...] [--class 11] [--persist 2] [--out DIR]
+
+Behavior is the naive joint accuracy of the class; capability at a checkpoint is the best accuracy
+over the elicitation protocols logged there (overprompt, intervention, patch, cfg; each already the
+best over its own settings). For each run: the first steps at which behavior, capability and each
+protocol reach 50% and 80% (held for --persist checkpoints), and the lag behavior - capability.
+Written to RUN_DIR/elicitation.json; with several runs (seeds) also a summary and the paper's Fig. 6
+(accuracy against step, one colour per protocol, each run a thin line, the mean thick) in --out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from fitting.curves import threshold_step
+from theory.trajectory import Trajectory, read_csv, write_json
+
+LEVELS = (0.5, 0.8)
+COLORS = {"naive": "k", "capability": "tab:red", "overprompt": "tab:orange", "intervention": "tab:green",
+          "patch": "tab:purple", "cfg": "tab:blue"}
+
+
+def curves(trajectories: Sequence[Trajectory], label: str) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """protocol -> (steps, accuracy) for one class, plus 'capability' (max over non-naive protocols)."""
+    out = {}
+    for t in trajectories:
+        if t.label == label and t.accuracy is not None:
+            ok = ~np.isnan(t.accuracy)
+            out[t.protocol] = (t.step[ok].astype(float), t.accuracy[ok])
+    elicited = [p for p in out if p != "naive"]
+    if elicited:
+        common = sorted(set.intersection(*(set(out[p][0].tolist()) for p in elicited)))
+        if common:
+            acc = np.max([np.interp(common, *out[p]) for p in elicited], axis=0)
+            out["capability"] = (np.array(common), acc)
+    return out
+
+
+def thresholds(curve: dict, persist: int) -> dict[str, dict[str, float | None]]:
+    return {p: {f"{int(lv * 100)}%": threshold_step(s, a, lv, persist=persist) for lv in LEVELS} for p, (s, a) in curve.items()}
+
+
+def lags(th: dict) -> dict[str, float | None]:
+    out = {}
+    for lv in ("50%", "80%"):
+        b, c = th.get("naive", {}).get(lv), th.get("capability", {}).get(lv)
+        out[lv] = None if b is None or c is None else b - c
+    return out
+
+
+def analyse_run(run: Path, label: str, persist: int) -> dict:
+    log = Path(run) / "trajectories.csv" if Path(run).is_dir() else Path(run)
+    if not log.exists():
+        raise ValueError(f"{log}: no trajectory log (train, then python -m empirical.elicit)")
+    c = curves(read_csv(log), label)
+    if "naive" not in c:
+        raise ValueError(f"{log}: no naive accuracy for class {label!r}")
+    th = thresholds(c, persist)
+    return {"run": str(run), "class": label, "persist": persist, "protocols": sorted(p for p in c if p != "capability"),
+            "first_step": th, "lag_behavior_minus_capability": lags(th),
+            "curves": {p: {"step": s.tolist(), "accuracy": a.tolist()} for p, (s, a) in c.items()}}
+
+
+def figure(results: Sequence[dict], path: Path) -> Path:
+    from theory.plot import plt, save
+
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    protocols = sorted({p for r in results for p in r["curves"]}, key=lambda p: list(COLORS).index(p) if p in COLORS else 99)
+    for p in protocols:
+        runs = [r["curves"][p] for r in results if p in r["curves"]]
+        for cur in runs:
+            ax.plot(np.maximum(cur["step"], 1), cur["accuracy"], color=COLORS.get(p, "0.5"), lw=0.7, alpha=0.45)
+        grid = sorted(set.intersection(*(set(c["step"]) for c in runs)))
+        if grid:
+            mean = np.mean([np.interp(grid, c["step"], c["accuracy"]) for c in runs], axis=0)
+            ax.plot(np.maximum(grid, 1), mean, color=COLORS.get(p, "0.5"), lw=2.4 if p in ("naive", "capability") else 1.6,
+                    label=f"{p} (mean of {len(runs)})")
+    ax.set(xscale="log", xlabel="training step", ylabel=f"joint accuracy of class {results[0]['class']}", ylim=(-0.02, 1.02))
+    ax.axhline(0.5, color="0.6", lw=0.6, ls=":")
+    ax.axhline(0.8, color="0.6", lw=0.6, ls=":")
+    ax.grid(alpha=0.25)
+    ax.legend(fontsize=8, loc="upper left")
+    ax.set_title("capability (best elicitation) vs behavior (naive prompting)", fontsize=10)
+    fig.tight_layout()
+    return save(fig, path)
+
+
+def summarize(results: Sequence[dict]) -> dict:
+    out = {}
+    for lv in ("50%", "80%"):
+        vals = [r["lag_behavior_minus_capability"][lv] for r in results]
+        known = [v for v in vals if v is not None]
+        out[lv] = {"lags": vals, "mean_lag": float(np.mean(known)) if known else None,
+                   "capability_first": sum(v > 0 for v in known), "runs": len(vals),
+                   "naive_never": sum(r["first_step"]["naive"][lv] is None for r in results),
+                   "capability_never": sum(r["first_step"].get("capability", {}).get(lv) is None for r in results)}
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m fitting.capability", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("runs", nargs="+", type=Path, help="run folders (one per seed) with elicited trajectories")
+    parser.add_argument("--class", dest="label", default="11", help="the class (default 11, the held-out class)")
+    parser.add_argument("--persist", type=int, default=2, help="checkpoints a level must hold (default 2)")
+    parser.add_argument("--out", type=Path, default=None, help="summary folder (default: the first run)")
+    args = parser.parse_args(argv)
+    try:
+        if args.persist < 1:
+            raise ValueError(f"--persist {args.persist}: must be >= 1")
+        results = [analyse_run(r, args.label, args.persist) for r in args.runs]
+    except ValueError as err:
+        print(f"capability: error: {err}", file=sys.stderr)
+        return 2
+    for run, res in zip(args.runs, results):
+        folder = run if run.is_dir() else run.parent
+        write_json(folder / "elicitation.json", res)
+        fs = res["first_step"]
+        print(f"{run}: naive 50%/80% at {fs['naive']['50%']}/{fs['naive']['80%']}, capability "
+              f"{fs.get('capability', {}).get('50%')}/{fs.get('capability', {}).get('80%')}; lag {res['lag_behavior_minus_capability']}")
+    out = args.out or (args.runs[0] if args.runs[0].is_dir() else args.runs[0].parent)
+    summary = {"runs": [str(r) for r in args.runs], "class": args.label, "summary": summarize(results)}
+    write_json(out / "elicitation_summary.json", summary)
+    path = figure(results, out / "capability.png")
+    print(f"wrote {out / 'elicitation_summary.json'} and {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,70 @@
+"""Capability vs behavior on logs with known crossing steps."""
+
+import json
+
+import numpy as np
+import pytest
+
+from fitting.capability import analyse_run, curves, main, summarize
+from theory.trajectory import Trajectory, read_csv, write_csv
+
+STEPS = np.arange(0, 1001, 50)
+
+
+def ramp(start: float, width: float = 200.0) -> np.ndarray:
+    return np.clip((STEPS - start) / width, 0, 1)
+
+
+def log(path, naive_start, protocols):
+    rows = [Trajectory(STEPS, np.zeros((STEPS.size, 0)), (), "11", protocol="naive", accuracy=ramp(naive_start))]
+    rows += [Trajectory(STEPS, np.zeros((STEPS.size, 0)), (), "11", protocol=p, accuracy=ramp(s)) for p, s in protocols.items()]
+    path.mkdir(parents=True, exist_ok=True)
+    write_csv(path / "trajectories.csv", rows)
+    return path
+
+
+def test_capability_is_the_best_protocol_and_the_lag_is_exact(tmp_path):
+    run = log(tmp_path / "r", naive_start=600, protocols={"overprompt": 200, "patch": 300})
+    res = analyse_run(run, "11", persist=1)
+    first = res["first_step"]
+    # ramp(s) reaches 0.5 at s + 100 and 0.8 at s + 160 -> the next logged step (multiples of 50)
+    assert first["naive"] == {"50%": 700.0, "80%": 800.0}
+    assert first["overprompt"] == {"50%": 300.0, "80%": 400.0}
+    assert first["capability"] == first["overprompt"]
+    assert res["lag_behavior_minus_capability"] == {"50%": 400.0, "80%": 400.0}
+    c = curves(read_csv(run / "trajectories.csv"), "11")
+    np.testing.assert_allclose(c["capability"][1], np.maximum(ramp(200), ramp(300)))
+
+
+def test_behavior_never_reached_gives_no_lag_and_is_counted(tmp_path):
+    run = log(tmp_path / "r", naive_start=5000, protocols={"overprompt": 100})
+    res = analyse_run(run, "11", persist=2)
+    assert res["first_step"]["naive"]["50%"] is None
+    assert res["lag_behavior_minus_capability"]["50%"] is None
+    s = summarize([res])
+    assert s["50%"]["naive_never"] == 1 and s["50%"]["capability_never"] == 0
+
+
+def test_cli_writes_per_run_json_summary_and_figure(tmp_path, capsys):
+    runs = [log(tmp_path / f"seed{i}", 600 + 50 * i, {"overprompt": 200, "intervention": 250}) for i in range(3)]
+    assert main([str(r) for r in runs] + ["--out", str(tmp_path / "sum")]) == 0
+    for r in runs:
+        assert json.loads((r / "elicitation.json").read_text())["class"] == "11"
+    summary = json.loads((tmp_path / "sum" / "elicitation_summary.json").read_text())["summary"]
+    assert summary["50%"]["lags"] == [400.0, 450.0, 500.0] and summary["50%"]["capability_first"] == 3
+    assert (tmp_path / "sum" / "capability.png").stat().st_size > 10_000
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--persist", "0"], "--persist 0: must be >= 1"),
+    (["--class", "01"], "no naive accuracy for class '01'"),
+])
+def test_cli_bad_input(tmp_path, capsys, args, message):
+    run = log(tmp_path / "r", 600, {"overprompt": 200})
+    assert main([str(run), *args]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_cli_missing_log(tmp_path, capsys):
+    assert main([str(tmp_path / "nope")]) == 2
+    assert "no trajectory log" in capsys.readouterr().err

@@ -1,0 +1,146 @@
+"""Hidden-capability protocols on a smoke run: identities with naive prompting, valid rows, idempotent reruns."""
+
+import json
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from empirical import checkpoint, protocols, runlog
+from empirical.config import make_config
+from empirical.elicit import elicit_step, load_run, main, run_protocols
+from empirical.probe import load as load_probe
+from empirical.train import train
+from theory.trajectory import read_csv
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    """A finished smoke run (its own 30-step probe inside the folder)."""
+    out = tmp_path_factory.mktemp("elicit") / "run"
+    train(make_config("smoke"), out, progress=False)
+    return out
+
+
+def naive_at(run, step, label="11"):
+    t = next(t for t in read_csv(run / "trajectories.csv") if t.protocol == "naive" and t.label == label)
+    i = t.step.tolist().index(step)
+    return t.z[i], t.accuracy[i]
+
+
+def step_result(run, step, protocol, sweep=None, final=None):
+    cfg, doc = load_run(run)
+    probe, _, _ = load_probe(doc["probe"]["path"])
+    model = checkpoint.load_model(run, step, cfg)
+    return elicit_step(model, probe, cfg, step, protocol, ["11"], final=final, sweep=sweep)["11"]
+
+
+@pytest.mark.parametrize("protocol, sweep", [("overprompt", (1.0,)), ("intervention", ((0.0, 0.0),)), ("cfg", (1.0,))])
+def test_null_settings_equal_naive(run, protocol, sweep):
+    """Strength 1, alpha = beta = 0 and guidance 1 ask exactly what naive prompting asks."""
+    step = checkpoint.saved_steps(run)[1]
+    z, acc, setting = step_result(run, step, protocol, sweep)
+    z0, acc0 = naive_at(run, step)
+    tol = 1e-4 if protocol == "cfg" else 1e-6  # guidance 1 takes another (batched) path through the net
+    np.testing.assert_allclose(z, z0, atol=tol)
+    assert acc == pytest.approx(acc0, abs=tol)
+
+
+def test_patching_the_final_checkpoint_into_itself_is_naive(run):
+    cfg, _ = load_run(run)
+    last = checkpoint.saved_steps(run)[-1]
+    final = checkpoint.load_model(run, last, cfg)
+    z, acc, setting = step_result(run, last, "patch", final=final)
+    z0, acc0 = naive_at(run, last)
+    np.testing.assert_allclose(z, z0, atol=1e-6)
+    assert setting == "final"
+
+
+def test_patch_copies_only_the_conditioning_mlps(run):
+    cfg, _ = load_run(run)
+    first, last = checkpoint.saved_steps(run)[0], checkpoint.saved_steps(run)[-1]
+    a, b = checkpoint.load_model(run, first, cfg), checkpoint.load_model(run, last, cfg)
+    p = protocols.patched(a, b)
+    for name, tensor in p.state_dict().items():
+        donor = b if ".cond." in name else a
+        assert torch.equal(tensor, donor.state_dict()[name]), name
+
+
+def test_overprompt_pushes_away_from_the_midpoint():
+    cfg = make_config("tiny").data
+    h1, h2 = protocols.overprompt(cfg, "11", 1.0), protocols.overprompt(cfg, "11", 2.0)
+    mid_color = (cfg.mean("color", 0) + cfg.mean("color", 1)) / 2  # green is 0.5 - Δ/2 in both
+    mid_size = 0.45
+    np.testing.assert_allclose(h2[4:7] - mid_color, 2 * (h1[4:7] - mid_color), atol=1e-6)
+    assert h2[7] - mid_size == pytest.approx(2 * (h1[7] - mid_size), abs=1e-6)
+    assert h1[6] > h1[4] and h2[7] < h1[7]  # class 11: bluer and smaller
+
+
+def test_intervention_edits_embeddings_and_cleans_up(run):
+    cfg, _ = load_run(run)
+    model = checkpoint.load_model(run, checkpoint.saved_steps(run)[-1], cfg)
+    h = np.stack([protocols.class_prompts(cfg.data)["11"]])
+    before = protocols.embeddings(model, h)
+    with protocols.intervention(model, cfg.data, "11", 2.0, 0.5):
+        during = protocols.embeddings(model, h)
+    assert not torch.allclose(before, during)
+    torch.testing.assert_close(protocols.embeddings(model, h), before)  # hooks removed
+
+
+def test_disentanglement_matches_its_definition(run):
+    cfg, _ = load_run(run)
+    model = checkpoint.load_model(run, checkpoint.saved_steps(run)[-1], cfg)
+    prompts = protocols.class_prompts(cfg.data)
+    e = protocols.embeddings(model, np.stack([prompts["00"], prompts["01"], prompts["10"]])).numpy()
+    a, b = e[1] - e[0], e[2] - e[0]
+    expected = 1 - abs(a @ b / np.linalg.norm(a) / np.linalg.norm(b))
+    assert protocols.disentanglement(model, cfg.data) == pytest.approx(expected, abs=1e-5)
+    evals = [json.loads(x) for x in (run / "metrics.jsonl").read_text().splitlines() if '"eval"' in x]
+    assert all(0 <= r["disentanglement"] <= 1 for r in evals)
+
+
+def test_all_protocols_give_valid_rows_and_reruns_are_idempotent(run, capsys):
+    assert main([str(run), "--classes", "11"]) == 0
+    log = run / "trajectories.csv"
+    trajectories = read_csv(log)
+    steps = checkpoint.saved_steps(run)
+    for name in protocols.PROTOCOLS:
+        t = next(t for t in trajectories if t.protocol == name and t.label == "11")
+        assert t.step.tolist() == steps
+        assert np.all((t.accuracy >= 0) & (t.accuracy <= 1))
+        assert all(t.extra["setting"])
+    naive = [t for t in trajectories if t.protocol == "naive"]
+    assert len(naive) == 4
+    first = log.read_text()
+    assert main([str(run), "--classes", "11"]) == 0
+    assert log.read_text() == first  # rerun: nothing added, nothing lost
+    # an interrupted elicitation (one checkpoint missing) is completed on rerun, to the same rows
+    results = runlog.read_elicit(run, "overprompt")
+    del results[steps[2]]
+    runlog.write_elicit(run, "overprompt", results, {})
+    run_protocols(run, ["overprompt"], ["11"], progress=False)
+    assert log.read_text() == first
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--protocols", "telepathy"], "unknown protocol 'telepathy'; valid: overprompt"),
+    (["--classes", "22"], "unknown class '22'; valid: 00, 01, 10, 11"),
+])
+def test_cli_bad_input(run, capsys, args, message):
+    assert main([str(run), *args]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_cli_not_a_run(tmp_path, capsys):
+    assert main([str(tmp_path)]) == 2
+    assert "not a training run (no config.json)" in capsys.readouterr().err
+
+
+def test_protocols_during_training(tmp_path):
+    cfg = make_config("smoke", ["protocols=overprompt,intervention"])
+    train(cfg, tmp_path / "r", progress=False)
+    t = [t for t in read_csv(tmp_path / "r" / "trajectories.csv") if t.label == "11"]
+    assert sorted(x.protocol for x in t) == ["intervention", "naive", "overprompt"]
+    with pytest.raises(ValueError, match="patch runs post hoc"):
+        make_config("smoke", ["protocols=patch"])

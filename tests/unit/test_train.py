@@ -1,0 +1,210 @@
+"""Training CLI: configs and presets, the smoke run end to end, resume (in process and after kill -9)."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from empirical.config import PRESETS, TrainConfig, make_config  # noqa: E402
+from empirical.train import batch_rows, main, train  # noqa: E402
+from theory.trajectory import read_csv  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def probe_dir(tmp_path_factory):
+    """One smoke probe for the whole module (training it takes a few seconds)."""
+    from empirical import probe
+
+    out = tmp_path_factory.mktemp("probe")
+    cfg = probe.ProbeConfig(resolution=8, steps=30)
+    model, report = probe.train(cfg, progress=False)
+    probe.save(model, cfg, report, out)
+    return out
+
+
+def smoke(probe_dir, *more):
+    return make_config("smoke", [f"probe={probe_dir}", *more])
+
+
+def comparable(metrics):
+    """Metric records without the timing fields (which differ between runs)."""
+    drop = {"wall_s", "images_per_s", "eval_s"}
+    return [{k: v for k, v in r.items() if k not in drop} for r in metrics]
+
+
+def read_metrics(run):
+    return [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
+
+
+# -- configuration ---------------------------------------------------------------------------
+
+
+def test_presets_build_and_schedule_is_dense_early():
+    for name in PRESETS:
+        cfg = make_config(name)
+        s = cfg.eval_schedule()
+        assert s[-1] == cfg.steps and s == sorted(set(s))
+        gaps = np.diff(s)
+        assert gaps[0] <= gaps[-1]  # quadratic spacing: denser early
+    paper = make_config("paper")
+    s = paper.eval_schedule()
+    assert (paper.resolution, paper.channels, paper.steps, len(s), s[0]) == (32, (64, 128, 256), 20000, 60, 500)
+    assert s[1] == 594 and s[20] == 3933  # the official save steps
+
+
+def test_overrides_parse_types_and_separations():
+    cfg = make_config("tiny", ["steps=123", "channels=16,32", "sep.color=0.6", "keep_checkpoints=false", "ema=0.99"])
+    assert cfg.steps == 123 and cfg.channels == (16, 32) and cfg.sep["color"] == 0.6
+    assert cfg.keep_checkpoints is False and cfg.ema == 0.99
+
+
+@pytest.mark.parametrize("preset, overrides, match", [
+    ("huge", [], "unknown preset 'huge'; valid: smoke, tiny, paper"),
+    ("tiny", ["stepz=3"], "unknown key 'stepz'; valid: sep.<concept>"),
+    ("tiny", ["steps"], "expected KEY=VALUE"),
+    ("tiny", ["steps=many"], "steps=many"),
+    ("tiny", ["sep.color=9"], "separation color=9.0 is outside the valid range"),
+    ("tiny", ["sep.shape=0.2"], "not an active concept"),
+    ("tiny", ["ema=1"], r"ema=1.0 is not valid; valid: \[0, 1\)"),
+    ("tiny", ["channels=32,64,128", "resolution=10"], "divisible by 4"),
+    ("tiny", ["keep_checkpoints=maybe"], "true or false"),
+    ("tiny", ["device=tpu"], "valid: auto, cpu or cuda"),
+])
+def test_bad_config_names_key_and_valid_values(preset, overrides, match):
+    with pytest.raises(ValueError, match=match):
+        make_config(preset, overrides)
+
+
+def test_cli_bad_input_exits_2(capsys, tmp_path):
+    assert main(["--preset", "nope", "--out", str(tmp_path / "r")]) == 2
+    assert "unknown preset 'nope'" in capsys.readouterr().err
+    assert main(["--preset", "smoke", "--set", "lr=-1", "--out", str(tmp_path / "r")]) == 2
+    assert "lr=-1.0 is not valid; valid: > 0" in capsys.readouterr().err
+    assert not (tmp_path / "r").exists()
+
+
+def test_batch_rows_are_epochs_of_permutations():
+    n, b = 10, 4
+    rows = torch.cat([batch_rows(s, n, b, seed=3) for s in range(5)])  # 20 rows = 2 epochs
+    assert sorted(rows[:10].tolist()) == list(range(10)) and sorted(rows[10:].tolist()) == list(range(10))
+    assert torch.equal(batch_rows(2, n, b, 3), batch_rows(2, n, b, 3))
+    assert not torch.equal(batch_rows(0, n, b, 3), batch_rows(0, n, b, 4))
+
+
+# -- the smoke run -----------------------------------------------------------------------------
+
+
+def test_smoke_run_writes_a_valid_log(probe_dir, tmp_path, capsys):
+    out = tmp_path / "run"
+    assert main(["--preset", "smoke", "--set", f"probe={probe_dir}", "--out", str(out)]) == 0
+    cfg = smoke(probe_dir)
+    trajectories = read_csv(out / "trajectories.csv")
+    assert sorted(t.label for t in trajectories) == ["00", "01", "10", "11"]
+    for t in trajectories:
+        assert t.protocol == "naive" and t.concepts == ("color", "size") and t.seed == 0
+        assert t.step.tolist() == cfg.eval_schedule()
+        assert t.accuracy is not None and np.all((t.accuracy >= 0) & (t.accuracy <= 1))
+    metrics = read_metrics(out)
+    train_recs = [r for r in metrics if r["kind"] == "train"]
+    for key in ("total", "diffusion", "prior", "reconstruction", "gamma_0", "gamma_1", "grad_norm", "wall_s", "images_per_s"):
+        assert all(np.isfinite(r[key]) for r in train_recs), key
+    assert [r["step"] for r in metrics if r["kind"] == "eval"] == cfg.eval_schedule()
+    doc = json.loads((out / "config.json").read_text())
+    assert doc["train"]["steps"] == cfg.steps and len(doc["probe"]["hash"]) == 16
+    assert sorted(p.name for p in (out / "samples").glob("*.png")) == ["step_000000.png", "step_000040.png"]
+    assert len(list((out / "checkpoints").glob("step_*.pt"))) == len(cfg.eval_schedule())
+    # rerunning a finished run changes nothing and duplicates nothing
+    before = (out / "trajectories.csv").read_text()
+    assert main(["--preset", "smoke", "--set", f"probe={probe_dir}", "--out", str(out)]) == 0
+    assert (out / "trajectories.csv").read_text() == before
+    # the same folder with another config is refused
+    assert main(["--preset", "smoke", "--set", f"probe={probe_dir}", "--set", "lr=0.01", "--out", str(out)]) == 2
+    assert "holds a run with another config (lr: 0.001 -> 0.01)" in capsys.readouterr().err
+
+
+def test_resume_equals_uninterrupted_run(probe_dir, tmp_path):
+    cfg = smoke(probe_dir, "ema=0.9")  # EMA too: its state must be restored
+    train(cfg, tmp_path / "whole", progress=False)
+    train(cfg, tmp_path / "cut", progress=False, stop_after=27)  # dies 7 updates after the step-20 checkpoint
+    partial = read_csv(tmp_path / "cut" / "trajectories.csv")
+    assert partial[0].step.tolist() == [0, 4, 17]
+    train(cfg, tmp_path / "cut", progress=False)
+    a, b = read_csv(tmp_path / "whole" / "trajectories.csv"), read_csv(tmp_path / "cut" / "trajectories.csv")
+    for ta, tb in zip(a, b):
+        assert ta.label == tb.label and ta.step.tolist() == tb.step.tolist()
+        np.testing.assert_allclose(tb.z, ta.z, atol=1e-6)
+        np.testing.assert_allclose(tb.accuracy, ta.accuracy, atol=1e-6)
+    ma, mb = comparable(read_metrics(tmp_path / "whole")), comparable(read_metrics(tmp_path / "cut"))
+    assert [r["step"] for r in mb] == [r["step"] for r in ma]  # nothing lost, nothing duplicated
+    for ra, rb in zip(ma, mb):
+        if ra["kind"] == "train":
+            assert rb["total"] == pytest.approx(ra["total"], rel=1e-5)
+
+
+def test_resume_after_kill_9(probe_dir, tmp_path):
+    """A real SIGKILL at an arbitrary moment, then the same command: the log equals an uninterrupted run."""
+    args = ["--preset", "smoke", "--set", f"probe={probe_dir}", "--set", "steps=150", "--set", "save_every=10",
+            "--set", "evals=8"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    cmd = [sys.executable, "-m", "empirical.train", *args]
+    subprocess.run([*cmd, "--out", str(tmp_path / "whole")], check=True, env=env, capture_output=True)
+    out = tmp_path / "killed"
+    proc = subprocess.Popen([*cmd, "--out", str(out)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    last = out / "checkpoints" / "last.pt"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None:
+        if last.exists() and torch.load(last, weights_only=False)["step"] >= 30:
+            break
+        time.sleep(0.05)
+    assert proc.poll() is None, "the run finished before it could be killed"
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert torch.load(last, weights_only=False)["step"] < 150
+    done = subprocess.run([*cmd, "--out", str(out)], env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "resuming" in done.stderr
+    a, b = read_csv(tmp_path / "whole" / "trajectories.csv"), read_csv(out / "trajectories.csv")
+    for ta, tb in zip(a, b):
+        assert ta.step.tolist() == tb.step.tolist()
+        np.testing.assert_allclose(tb.z, ta.z, atol=1e-6)
+    steps = [r["step"] for r in read_metrics(out)]
+    assert steps == [r["step"] for r in read_metrics(tmp_path / "whole")]
+
+
+def test_default_config_is_the_tiny_preset():
+    assert TrainConfig() == make_config("tiny")
+
+
+@pytest.mark.parametrize("p", [0.0, 0.3, 0.5, 1.0])
+def test_masking_rate_matches_p(p):
+    """Underspecification: only 'red triangle' (10) prompts lose their color, at rate p."""
+    from empirical.data import MASK_FILL, SLOTS
+    from empirical.train import training_set
+
+    cfg = make_config("tiny-mask", [f"mask_p={p}", "resolution=8", "per_class=2000"])
+    _, h, hit = training_set(cfg, torch.device("cpu"))
+    h = h.numpy()
+    labels = np.repeat(cfg.data.train_classes, cfg.per_class)
+    masked = np.all(h[:, SLOTS["color"]] == MASK_FILL, axis=1)
+    assert np.array_equal(masked, hit)
+    assert not masked[labels != "10"].any()
+    rate = masked[labels == "10"].mean()
+    assert abs(rate - p) <= 4 * np.sqrt(p * (1 - p) / cfg.per_class) + 1e-12
+    assert np.all(h[masked][:, SLOTS["shape"]] == [0, 1])  # the shape word stays
+
+
+def test_masking_config_errors():
+    with pytest.raises(ValueError, match="'11' is not a training class; valid: 00, 01, 10"):
+        make_config("tiny-mask", ["mask_classes=11"])
+    with pytest.raises(ValueError, match="mask_concepts: 'size' is not an active concept"):
+        make_config("tiny-mask", ["mask_concepts=size"])
