@@ -80,8 +80,9 @@ def figure(results: Sequence[dict], path: Path) -> Path:
         grid = sorted(set.intersection(*(set(c["step"]) for c in runs)))
         if grid:
             mean = np.mean([np.interp(grid, c["step"], c["accuracy"]) for c in runs], axis=0)
-            ax.plot(np.maximum(grid, 1), mean, color=COLORS.get(p, "0.5"), lw=2.4 if p in ("naive", "capability") else 1.6,
-                    label=f"{p} (mean of {len(runs)})")
+            ax.plot(np.maximum(grid, 1), mean, color=COLORS.get(p, "0.5"), lw=2.4 if p in ("naive", "capability") else 1.4,
+                    ls="--" if p == "capability" else "-", zorder=5 if p == "capability" else 3,
+                    label=f"{p} (mean of {len(runs)})" if len(runs) > 1 else p)
     ax.set(xscale="log", xlabel="training step", ylabel=f"joint accuracy of class {results[0]['class']}", ylim=(-0.02, 1.02))
     ax.axhline(0.5, color="0.6", lw=0.6, ls=":")
     ax.axhline(0.8, color="0.6", lw=0.6, ls=":")
