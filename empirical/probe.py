@@ -241,6 +241,15 @@ def save(model: Probe, cfg: ProbeConfig, report: dict, out: Path) -> dict:
     return doc
 
 
+def train_evaluate_save(cfg: ProbeConfig, out: Path, *, progress: bool = True) -> tuple[Probe, dict]:
+    """Train a probe, evaluate it on the separation grid, save it with the report; returns (model, doc)."""
+    model, report = train(cfg, progress=progress)
+    rows = evaluate(model, cfg)
+    report.update(evaluation=rows, min_accuracy={c: min(r[c]["accuracy"] for r in rows) for c in cfg.concepts},
+                  max_ece={c: max(r[c]["ece"] for r in rows) for c in cfg.concepts})
+    return model, save(model, cfg, report, Path(out))
+
+
 def load(path: str | Path) -> tuple[Probe, ProbeConfig, str]:
     """A saved probe, frozen (eval mode, no gradients), with its config and verified hash."""
     path = Path(path)
@@ -294,16 +303,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as err:
         print(f"probe: error: {err}", file=sys.stderr)
         return 2
-    model, report = train(cfg)
-    rows = evaluate(model, cfg)
-    worst = {c: min(r[c]["accuracy"] for r in rows) for c in cfg.concepts}
-    report.update(evaluation=rows, min_accuracy=worst, max_ece={c: max(r[c]["ece"] for r in rows) for c in cfg.concepts})
     out = args.out or Path("runs/probe") / cfg.setup
-    doc = save(model, cfg, report, out)
-    for r in rows:
+    _, doc = train_evaluate_save(cfg, out)
+    for r in doc["evaluation"]:
         accs = ", ".join(f"{c} {r[c]['accuracy']:.4f}" for c in cfg.concepts)
         print(f"  sep {r['sep']}: {accs}; held-out class joint {r['held_out_class_joint_accuracy']:.4f}")
-    print(f"trained in {report['train_seconds']:.0f} s; worst per-concept accuracy {worst}; hash {doc['hash']}")
+    print(f"trained in {doc['train_seconds']:.0f} s; worst per-concept accuracy {doc['min_accuracy']}; hash {doc['hash']}")
     print(f"wrote {out / 'probe.pt'} and {out / 'probe.json'}")
     return 0
 

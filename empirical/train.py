@@ -84,8 +84,8 @@ def load_probe(cfg: TrainConfig, out: Path, *, progress: bool):
             raise ValueError(f"no probe setup covers concepts {cfg.concepts}; valid: {valid}")
         pcfg = probe_mod.ProbeConfig(setup=setups[0], resolution=cfg.resolution, steps=cfg.probe_steps)
         print(f"train: no probe at {path}; training one ({pcfg.steps} steps at {cfg.resolution} px)", file=sys.stderr)
-        model, report = probe_mod.train(pcfg, progress=progress)
-        probe_mod.save(model, pcfg, report, path)
+        _, doc = probe_mod.train_evaluate_save(pcfg, path, progress=progress)
+        print(f"train: probe saved; worst per-concept accuracy {doc['min_accuracy']}", file=sys.stderr)
     model, pcfg, digest = probe_mod.load(path)
     if pcfg.concepts != cfg.concepts or pcfg.resolution != cfg.resolution:
         raise ValueError(f"{path}: the probe reads {pcfg.concepts} at {pcfg.resolution} px, the run needs "
