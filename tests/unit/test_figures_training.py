@@ -1,0 +1,44 @@
+"""The training-run figure: the held-out turn is marked only when the path then heads for its corner."""
+
+import numpy as np
+
+from figures.training import held_out_turn, main
+from theory.trajectory import Trajectory, write_csv
+
+STEPS = np.arange(0, 3001, 100)
+
+
+def path(*corners):
+    """Piecewise-linear path through the given points, one leg per equal share of STEPS."""
+    knots = np.linspace(0, 1, len(corners))
+    u = np.linspace(0, 1, STEPS.size)
+    return np.stack([np.interp(u, knots, [c[d] for c in corners]) for d in range(2)], axis=1)
+
+
+def trajectories(held):
+    learned = np.clip(STEPS / 1000, 0, 1)  # training classes drawn from step 500 on (mean accuracy >= 0.5)
+    out = [Trajectory(STEPS, path((0.5, 0.5), c, c), ("color", "size"), lab, accuracy=learned)
+           for lab, c in (("00", (0, 0)), ("01", (0, 1)), ("10", (1, 0)))]
+    return out + [Trajectory(STEPS, held, ("color", "size"), "11", accuracy=np.zeros(STEPS.size))]
+
+
+def test_memorize_then_turn_is_marked_at_the_memorized_class():
+    ts = trajectories(path((0.5, 0.5), (0.95, 0.05), (1.0, 1.0)))
+    turn = held_out_turn(ts[-1], ts)
+    assert turn is not None and np.linalg.norm(np.array(turn.point) - (0.95, 0.05)) < 0.1
+
+
+def test_memorize_and_stay_has_no_turn():
+    ts = trajectories(path((0.5, 0.5), (0.05, 0.95), (0.0, 1.0)))
+    assert held_out_turn(ts[-1], ts) is None
+
+
+def test_cli_draws_and_reports_bad_input(tmp_path, capsys):
+    run = tmp_path / "run"
+    write_csv(run / "trajectories.csv", trajectories(path((0.5, 0.5), (0.95, 0.05), (1.0, 1.0))))
+    assert main([str(run)]) == 0
+    assert (run / "concept_space.png").stat().st_size > 10_000
+    assert main([str(tmp_path / "nope")]) == 2
+    assert "no trajectory log here" in capsys.readouterr().err
+    assert main([str(run), "--protocol", "cfg"]) == 2
+    assert "no trajectories with protocol='cfg'" in capsys.readouterr().err
