@@ -7,12 +7,12 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from empirical import checkpoint, protocols, runlog
-from empirical.config import make_config
-from empirical.elicit import elicit_step, load_run, main, run_protocols
-from empirical.probe import load as load_probe
-from empirical.train import train
-from theory.trajectory import read_csv
+from empirical import checkpoint, protocols, runlog  # noqa: E402
+from empirical.config import make_config  # noqa: E402
+from empirical.elicit import elicit_step, load_run, main, run_protocols  # noqa: E402
+from empirical.probe import load as load_probe  # noqa: E402
+from empirical.train import train  # noqa: E402
+from theory.trajectory import read_csv  # noqa: E402
 
 
 @pytest.fixture(scope="module")
