@@ -93,7 +93,12 @@ def run_protocols(run: Path, names: Sequence[str], classes: Sequence[str] | None
     steps = checkpoint.saved_steps(run)
     if not steps:
         raise ValueError(f"{run / 'checkpoints'}: no saved weights (train with keep_checkpoints=true)")
+    if device == "cuda" and not torch.cuda.is_available():
+        raise ValueError("--device cuda: torch sees no CUDA device; valid here: auto, cpu")
     dev = torch.device("cuda" if device == "auto" and torch.cuda.is_available() else ("cpu" if device == "auto" else device))
+    if "patch" in names and steps[-1] != cfg.steps:
+        raise ValueError(f"--protocols patch needs the final checkpoint (step {cfg.steps}); the last saved is step "
+                         f"{steps[-1]}: finish training first, or leave patch out")
     final = checkpoint.load_model(run, steps[-1], cfg, dev) if "patch" in names else None
     meta = {"source": "empirical.train + empirical.elicit", "concepts": list(cfg.concepts), "held_out": cfg.data.held_out,
             "probe_hash": digest, "config": cfg.to_json()}

@@ -144,3 +144,10 @@ def test_protocols_during_training(tmp_path):
     assert sorted(x.protocol for x in t) == ["intervention", "naive", "overprompt"]
     with pytest.raises(ValueError, match="patch runs post hoc"):
         make_config("smoke", ["protocols=patch"])
+
+
+def test_patch_needs_a_finished_run(tmp_path, capsys):
+    out = tmp_path / "r"
+    train(make_config("smoke"), out, progress=False, stop_after=25)
+    assert main([str(out), "--protocols", "patch"]) == 2
+    assert "patch needs the final checkpoint (step 40)" in capsys.readouterr().err
