@@ -208,3 +208,15 @@ def test_masking_config_errors():
         make_config("tiny-mask", ["mask_classes=11"])
     with pytest.raises(ValueError, match="mask_concepts: 'size' is not an active concept"):
         make_config("tiny-mask", ["mask_concepts=size"])
+
+
+def test_clip_scope_net_leaves_the_schedule_out(probe_dir, tmp_path):
+    """The schedule's gradient (driven by the ~4,800 bits/dim reconstruction term) dominates 'all', not 'net'."""
+    norms = {}
+    for scope in ("net", "all"):
+        cfg = smoke(probe_dir, f"clip_scope={scope}", "steps=10", "evals=2", "grids=0")
+        train(cfg, tmp_path / scope, progress=False)
+        norms[scope] = next(r["grad_norm"] for r in read_metrics(tmp_path / scope) if r["kind"] == "train")
+    assert norms["all"] > 1000 and norms["all"] > 100 * norms["net"]
+    with pytest.raises(ValueError, match="clip_scope=some is not valid; valid: net or all"):
+        make_config("smoke", ["clip_scope=some"])
