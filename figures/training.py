@@ -27,19 +27,27 @@ def _log(path: Path) -> Path:
     return path / "trajectories.csv" if path.is_dir() else path
 
 
+def learned_from(held: Trajectory, trajectories: Sequence[Trajectory]) -> int:
+    """Index of the first checkpoint at which the other classes are drawn (mean accuracy >= 0.5).
+
+    Before it the samples are not class-like and the probe's reading of the held-out class wanders.
+    0 when no other class has accuracies on the same steps; len(steps) when they never get there.
+    """
+    train = [t for t in trajectories if t is not held and t.accuracy is not None and t.step.tolist() == held.step.tolist()]
+    if not train:
+        return 0
+    ok = np.flatnonzero(np.mean([t.accuracy for t in train], axis=0) >= 0.5)
+    return int(ok[0]) if ok.size else held.step.size
+
+
 def held_out_turn(held: Trajectory, trajectories: Sequence[Trajectory]):
     """The turn of a held-out path toward its own corner, or None.
 
-    Looked for once the training classes are drawn (mean accuracy >= 0.5; before that the samples
-    are not class-like and the probe's reading wanders), and kept only if the path ends at least 0.1
+    Looked for once the training classes are drawn (``learned_from``), and kept only if the path ends at least 0.1
     closer to the class's corner than it was at the bend: a path that bends into the memorized
     class and stays there has no turn.
     """
-    train = [t for t in trajectories if t is not held and t.accuracy is not None and t.step.tolist() == held.step.tolist()]
-    start = 0
-    if train:
-        ok = np.flatnonzero(np.mean([t.accuracy for t in train], axis=0) >= 0.5)
-        start = int(ok[0]) if ok.size else held.step.size
+    start = learned_from(held, trajectories)
     if held.step.size - start < 5:
         return None
     turn = find_turn(held.step[start:], held.z[start:], n_boot=0)

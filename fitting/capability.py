@@ -5,7 +5,10 @@
 Behavior is the naive joint accuracy of the class; capability at a checkpoint is the best accuracy
 over the elicitation protocols logged there (overprompt, intervention, patch, cfg; each already the
 best over its own settings). For each run: the first steps at which behavior, capability and each
-protocol reach 50% and 80% (held for --persist checkpoints), and the lag behavior - capability.
+protocol reach 50% and 80% (held for --persist checkpoints), and the lag behavior - capability;
+and the same for the settled step, from which the level holds to the end of training (an early
+excursion that is lost again, e.g. an intervention succeeding before the training classes are
+learned, moves the first step but not the settled one).
 Written to RUN_DIR/elicitation.json; with several runs (seeds) also a summary and the paper's Fig. 6
 (accuracy against step, one colour per protocol, each run a thin line, the mean thick) in --out.
 """
@@ -19,7 +22,7 @@ from typing import Sequence
 
 import numpy as np
 
-from fitting.curves import threshold_step
+from fitting.curves import settled_step, threshold_step
 from theory.trajectory import Trajectory, read_csv, write_json
 
 LEVELS = (0.5, 0.8)
@@ -47,6 +50,10 @@ def thresholds(curve: dict, persist: int) -> dict[str, dict[str, float | None]]:
     return {p: {f"{int(lv * 100)}%": threshold_step(s, a, lv, persist=persist) for lv in LEVELS} for p, (s, a) in curve.items()}
 
 
+def settled(curve: dict) -> dict[str, dict[str, float | None]]:
+    return {p: {f"{int(lv * 100)}%": settled_step(s, a, lv) for lv in LEVELS} for p, (s, a) in curve.items()}
+
+
 def lags(th: dict) -> dict[str, float | None]:
     out = {}
     for lv in ("50%", "80%"):
@@ -56,15 +63,18 @@ def lags(th: dict) -> dict[str, float | None]:
 
 
 def analyse_run(run: Path, label: str, persist: int) -> dict:
+    if persist < 1:
+        raise ValueError(f"persist {persist}: must be >= 1 (checkpoints a level must hold)")
     log = Path(run) / "trajectories.csv" if Path(run).is_dir() else Path(run)
     if not log.exists():
         raise ValueError(f"{log}: no trajectory log (train, then python -m empirical.elicit)")
     c = curves(read_csv(log), label)
     if "naive" not in c:
         raise ValueError(f"{log}: no naive accuracy for class {label!r}")
-    th = thresholds(c, persist)
+    th, st = thresholds(c, persist), settled(c)
     return {"run": str(run), "class": label, "persist": persist, "protocols": sorted(p for p in c if p != "capability"),
             "first_step": th, "lag_behavior_minus_capability": lags(th),
+            "settled_step": st, "settled_lag_behavior_minus_capability": lags(st),
             "curves": {p: {"step": s.tolist(), "accuracy": a.tolist()} for p, (s, a) in c.items()}}
 
 
@@ -93,29 +103,41 @@ def figure(results: Sequence[dict], path: Path) -> Path:
     return save(fig, path)
 
 
-def summarize(results: Sequence[dict]) -> dict:
+def summarize(results: Sequence[dict], *, rule: str = "first") -> dict:
+    """Per level: the lags of the runs, their mean, and how many runs never got there.
+
+    ``rule`` is "first" (first step, held for ``persist`` checkpoints) or "settled" (the step from
+    which the level holds to the end of training).
+    """
+    steps, lag = {"first": ("first_step", "lag_behavior_minus_capability"),
+                  "settled": ("settled_step", "settled_lag_behavior_minus_capability")}[rule]
     out = {}
     for lv in ("50%", "80%"):
-        vals = [r["lag_behavior_minus_capability"][lv] for r in results]
+        vals = [r[lag][lv] for r in results]
         known = [v for v in vals if v is not None]
         out[lv] = {"lags": vals, "mean_lag": float(np.mean(known)) if known else None,
                    "capability_first": sum(v > 0 for v in known), "runs": len(vals),
-                   "naive_never": sum(r["first_step"]["naive"][lv] is None for r in results),
-                   "capability_never": sum(r["first_step"].get("capability", {}).get(lv) is None for r in results)}
+                   "naive_steps": [r[steps]["naive"][lv] for r in results],
+                   "capability_steps": [r[steps].get("capability", {}).get(lv) for r in results],
+                   "naive_never": sum(r[steps]["naive"][lv] is None for r in results),
+                   "capability_never": sum(r[steps].get("capability", {}).get(lv) is None for r in results)}
     return out
+
+
+def threshold_options(parser: argparse.ArgumentParser) -> None:
+    """The --class and --persist flags, shared by every command that reads capability curves."""
+    parser.add_argument("--class", dest="label", default="11", help="the class (default 11, the held-out class)")
+    parser.add_argument("--persist", type=int, default=2, help="checkpoints a level must hold (default 2)")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m fitting.capability", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("runs", nargs="+", type=Path, help="run folders (one per seed) with elicited trajectories")
-    parser.add_argument("--class", dest="label", default="11", help="the class (default 11, the held-out class)")
-    parser.add_argument("--persist", type=int, default=2, help="checkpoints a level must hold (default 2)")
+    threshold_options(parser)
     parser.add_argument("--out", type=Path, default=None, help="summary folder (default: the first run)")
     args = parser.parse_args(argv)
     try:
-        if args.persist < 1:
-            raise ValueError(f"--persist {args.persist}: must be >= 1")
         results = [analyse_run(r, args.label, args.persist) for r in args.runs]
     except ValueError as err:
         print(f"capability: error: {err}", file=sys.stderr)
@@ -123,11 +145,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     for run, res in zip(args.runs, results):
         folder = run if run.is_dir() else run.parent
         write_json(folder / "elicitation.json", res)
-        fs = res["first_step"]
-        print(f"{run}: naive 50%/80% at {fs['naive']['50%']}/{fs['naive']['80%']}, capability "
-              f"{fs.get('capability', {}).get('50%')}/{fs.get('capability', {}).get('80%')}; lag {res['lag_behavior_minus_capability']}")
+        for rule, fs in (("first", res["first_step"]), ("settled", res["settled_step"])):
+            print(f"{run}: {rule:7s} naive 50%/80% at {fs['naive']['50%']}/{fs['naive']['80%']}, "
+                  f"capability {fs.get('capability', {}).get('50%')}/{fs.get('capability', {}).get('80%')}")
     out = args.out or (args.runs[0] if args.runs[0].is_dir() else args.runs[0].parent)
-    summary = {"runs": [str(r) for r in args.runs], "class": args.label, "summary": summarize(results)}
+    summary = {"runs": [str(r) for r in args.runs], "class": args.label, "summary": summarize(results),
+               "settled": summarize(results, rule="settled")}
     write_json(out / "elicitation_summary.json", summary)
     path = figure(results, out / "capability.png")
     print(f"wrote {out / 'elicitation_summary.json'} and {path}")

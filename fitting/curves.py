@@ -2,6 +2,7 @@
 
 ``threshold_step``   first step a curve reaches a level (optionally staying there m checkpoints,
                      the persistence rule of the official analysis).
+``settled_step``     the step from which a curve stays at or above a level to the end of the log.
 ``fit_logistic``     y = lo + (hi - lo) sigmoid((t - c) / w) by robust least squares; the 50% time
                      is where the fitted curve crosses 0.5, with a profile-likelihood interval.
 ``changepoint``      the best single mean shift (exact, O(n) with cumulative sums): the fallback
@@ -41,6 +42,18 @@ def threshold_step(step: NDArray, y: NDArray, level: float, *, persist: int = 1)
         if run == persist:
             return float(step[i - persist + 1])
     return None
+
+
+def settled_step(step: NDArray, y: NDArray, level: float) -> float | None:
+    """The logged step from which ``y >= level`` holds at every later checkpoint, or None.
+
+    Unlike ``threshold_step``, a transient excursion (up and back down) does not count: this is the
+    step after the last checkpoint below the level, if the log ends at or above it.
+    """
+    below = np.flatnonzero(~(np.asarray(y) >= level))
+    if below.size == 0:
+        return float(step[0]) if len(step) else None
+    return float(step[below[-1] + 1]) if below[-1] + 1 < len(step) else None
 
 
 def changepoint(step: NDArray, y: NDArray) -> tuple[float, float]:

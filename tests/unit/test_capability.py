@@ -36,6 +36,21 @@ def test_capability_is_the_best_protocol_and_the_lag_is_exact(tmp_path):
     np.testing.assert_allclose(c["capability"][1], np.maximum(ramp(200), ramp(300)))
 
 
+def test_settled_steps_ignore_an_early_excursion(tmp_path):
+    run = log(tmp_path / "r", naive_start=600, protocols={"intervention": 400})
+    rows = read_csv(run / "trajectories.csv")
+    spike = rows[1].accuracy.copy()
+    spike[2:5] = 1.0  # an early success (steps 100-200) that is lost again, as on untrained checkpoints
+    rows[1] = type(rows[1])(STEPS, rows[1].z, (), "11", protocol="intervention", accuracy=spike)
+    write_csv(run / "trajectories.csv", rows)
+    res = analyse_run(run, "11", persist=2)
+    assert res["first_step"]["capability"]["80%"] == 100.0
+    assert res["settled_step"]["capability"] == {"50%": 500.0, "80%": 600.0}
+    assert res["settled_step"]["naive"] == {"50%": 700.0, "80%": 800.0}
+    assert res["settled_lag_behavior_minus_capability"] == {"50%": 200.0, "80%": 200.0}
+    assert summarize([res], rule="settled")["80%"]["capability_steps"] == [600.0]
+
+
 def test_behavior_never_reached_gives_no_lag_and_is_counted(tmp_path):
     run = log(tmp_path / "r", naive_start=5000, protocols={"overprompt": 100})
     res = analyse_run(run, "11", persist=2)
@@ -56,7 +71,7 @@ def test_cli_writes_per_run_json_summary_and_figure(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--persist", "0"], "--persist 0: must be >= 1"),
+    (["--persist", "0"], "persist 0: must be >= 1"),
     (["--class", "01"], "no naive accuracy for class '01'"),
 ])
 def test_cli_bad_input(tmp_path, capsys, args, message):

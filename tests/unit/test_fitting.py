@@ -2,8 +2,10 @@
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from fitting.curves import changepoint, fit_logistic, threshold_step
+from fitting.curves import changepoint, fit_logistic, settled_step, threshold_step
 from fitting.model_fit import fit_model
 from fitting.synthetic import quadratic_steps, switch_recovery, t50_recovery
 from fitting.turn import find_turn
@@ -38,6 +40,27 @@ def test_threshold_step_with_persistence():
     assert threshold_step(step, y, 0.999) is None
     with pytest.raises(ValueError, match="persist"):
         threshold_step(step, y, 0.5, persist=0)
+
+
+def test_settled_step_ignores_transient_excursions():
+    step = np.arange(10) * 100
+    y = np.array([0, 0.9, 0.9, 0.1, 0.6, 0.3, 0.8, 0.9, 0.95, 0.99])
+    assert settled_step(step, y, 0.5) == 600  # the early excursion (100-200) and 400 do not count
+    assert settled_step(step, y, 0.0) == 0
+    assert settled_step(step, y, 0.999) is None  # never
+    assert settled_step(step, np.r_[y[:-1], 0.2], 0.5) is None  # ends below the level
+    assert settled_step(step, np.r_[y[:-1], np.nan], 0.5) is None  # a missing last point is not "above"
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.floats(0, 1), min_size=1, max_size=30), st.floats(0.05, 0.95))
+def test_settled_is_never_before_the_first_crossing(ys, level):
+    step = np.arange(len(ys)) * 10.0
+    y = np.array(ys)
+    settled, first = settled_step(step, y, level), threshold_step(step, y, level)
+    if settled is not None:
+        assert first is not None and settled >= first
+        assert np.all(y[step >= settled] >= level)
 
 
 def test_changepoint_finds_a_mean_shift():
