@@ -29,26 +29,26 @@ from typing import Sequence
 
 import numpy as np
 
+from figures.training import learned_from, run_log
 from fitting.capability import COLORS, analyse_run, threshold_options
-from figures.training import learned_from
 from fitting.curves import settled_step
 from theory.plot import plt, save, square
 from theory.trajectory import read_csv, read_meta, write_json
-
-
-def _log(path: Path) -> Path:
-    return path / "trajectories.csv" if path.is_dir() else path
-
 
 NEAR = 0.15  # concept-space distance within which the held-out class counts as drawing the masked class
 
 
 def mask_rate(run: Path) -> tuple[float, str]:
     """The run's masking rate p and masked class, from its trajectory log's meta (config)."""
-    config = (read_meta(_log(run)) or {}).get("config") or {}
+    config = (read_meta(run_log(run)) or {}).get("config") or {}
     if config.get("mask_p") is None:
-        raise ValueError(f"{_log(run)}: its meta has no config.mask_p (was it trained with empirical.train?)")
+        raise ValueError(f"{run_log(run)}: its meta has no config.mask_p (was it trained with empirical.train?)")
     return float(config["mask_p"]), (config.get("mask_classes") or ["10"])[0]
+
+
+def distance(z: np.ndarray, corner: str) -> np.ndarray:
+    """Distance of each point of a path from a class's corner of concept space ("10" -> (1, 0))."""
+    return np.linalg.norm(z - np.array([float(c) for c in corner]), axis=1)
 
 
 def left_corner(step: np.ndarray, z: np.ndarray, corner: str) -> float | None:
@@ -56,7 +56,7 @@ def left_corner(step: np.ndarray, z: np.ndarray, corner: str) -> float | None:
 
     None also when the path never came near the corner. A path still there at the end has not left.
     """
-    dist = np.linalg.norm(z - np.array([float(c) for c in corner]), axis=1)
+    dist = distance(z, corner)
     if not np.any(dist < NEAR):
         return None
     return settled_step(step, dist, NEAR)
@@ -66,7 +66,7 @@ def sweep(runs: Sequence[Path], label: str, persist: int) -> list[dict]:
     """One record per run, sorted by p: the run's capability analysis plus its naive path."""
     out = []
     for run in runs:
-        log = _log(Path(run))
+        log = run_log(Path(run))
         if not log.exists():
             raise ValueError(f"{log}: no trajectory log here (train with python -m empirical.train)")
         naive = [t for t in read_csv(log) if t.protocol == "naive"]
@@ -77,7 +77,7 @@ def sweep(runs: Sequence[Path], label: str, persist: int) -> list[dict]:
         t = held[0]
         p, masked = mask_rate(Path(run))
         start = learned_from(t, naive)  # before the training classes are drawn, the reading wanders
-        near = np.linalg.norm(t.z[start:] - np.array([float(c) for c in masked]), axis=1) < NEAR
+        near = distance(t.z[start:], masked) < NEAR
         res.update(p=p, masked_class=masked, learned_step=float(t.step[start]) if start < t.step.size else None,
                    steps_near_masked_class=t.step[start:][near].tolist(),
                    left_masked_class=left_corner(t.step[start:], t.z[start:], masked), concepts=list(t.concepts), path={"step": t.step.tolist(), "z": t.z.tolist()},
@@ -153,7 +153,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as err:
         print(f"figures.masking: error: {err}", file=sys.stderr)
         return 2
-    out = args.out or _log(args.runs[0]).parent.parent
+    out = args.out or run_log(args.runs[0]).parent.parent
     keep = ("p", "run", "class", "persist", "protocols", "first_step", "lag_behavior_minus_capability", "settled_step",
             "max_accuracy", "final_z", "learned_step", "masked_class", "steps_near_masked_class", "left_masked_class")
     write_json(out / "masking.json", {"runs": [{k: r[k] for k in keep} for r in results]})

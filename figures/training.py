@@ -23,7 +23,8 @@ from theory.trajectory import Trajectory, read_csv, read_meta
 CLASS_COLORS = {"00": "tab:red", "01": "tab:orange", "10": "tab:purple", "11": "tab:blue"}
 
 
-def _log(path: Path) -> Path:
+def run_log(path: Path) -> Path:
+    """A run folder's trajectory log (a path to a CSV is returned as is)."""
     return path / "trajectories.csv" if path.is_dir() else path
 
 
@@ -62,7 +63,7 @@ def draw(runs: Sequence[Path], out: Path, *, protocol: str = "naive") -> Path:
     fig, axes = plt.subplots(2, len(runs), figsize=(4.6 * len(runs), 8.2), squeeze=False,
                              gridspec_kw={"height_ratios": [1.25, 1]})
     for col, run in enumerate(runs):
-        log = _log(Path(run))
+        log = run_log(Path(run))
         trajectories = [t for t in read_csv(log) if t.protocol == protocol]
         if not trajectories:
             raise ValueError(f"{log}: no trajectories with protocol={protocol!r}")
@@ -102,11 +103,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=None, help="PNG to write (default RUN_DIR/concept_space.png)")
     parser.add_argument("--protocol", default="naive", help="which protocol's rows to draw (default naive)")
     args = parser.parse_args(argv)
-    out = args.out or _log(args.runs[0]).parent / "concept_space.png"
+    out = args.out or run_log(args.runs[0]).parent / "concept_space.png"
     try:
         for run in args.runs:
-            if not _log(run).exists():
-                raise ValueError(f"{_log(run)}: no trajectory log here (train with python -m empirical.train)")
+            if not run_log(run).exists():
+                raise ValueError(f"{run_log(run)}: no trajectory log here (train with python -m empirical.train)")
         path = draw(args.runs, out, protocol=args.protocol)
     except ValueError as err:
         print(f"figures.training: error: {err}", file=sys.stderr)
