@@ -31,6 +31,7 @@ from theory.landscape import Landscape
 from theory.trajectory import Trajectory
 
 RTOL, ATOL = 1e-9, 1e-11
+MAX_IVP_STEPS = 50_000  # per solve_ivp call (stacked, loop); the numba kernel caps each trajectory at 1e6 steps
 
 
 @dataclass(frozen=True, eq=False)
@@ -94,6 +95,27 @@ def _dopri(land, t, z0, p, rtol, atol):
     return dopri.solve(land.numba_kernel, t, z0, p, rtol=rtol, atol=atol)
 
 
+class _TooManySteps(Exception):
+    pass
+
+
+def _capped_ivp(rhs, t, y0, rtol, atol, method, stages):
+    """solve_ivp with at most MAX_IVP_STEPS steps (counted as ``stages`` evaluations each); returns (y (D', T), status)."""
+    calls = [0]
+
+    def counted(tt, y):
+        calls[0] += 1
+        if calls[0] > MAX_IVP_STEPS * stages:
+            raise _TooManySteps
+        return rhs(tt, y)
+
+    try:
+        sol = solve_ivp(counted, (t[0], t[-1]), y0, t_eval=t, rtol=rtol, atol=atol, method=method)
+    except _TooManySteps:
+        return None, dopri.TOO_MANY_STEPS
+    return (sol.y, dopri.OK) if sol.success else (None, dopri.STEP_TOO_SMALL)
+
+
 def _stacked(land, t, z0, p, rtol, atol):
     n, d = z0.shape
     f = land.numpy_flow
@@ -104,10 +126,10 @@ def _stacked(land, t, z0, p, rtol, atol):
         f(tt, y.reshape(d, n), pT, out)
         return out.ravel()
 
-    sol = solve_ivp(rhs, (t[0], t[-1]), z0.T.ravel(), t_eval=t, rtol=rtol, atol=atol, method="RK45")
-    if not sol.success:
-        return np.full((n, t.size, d), np.nan), np.ones(n, dtype=np.int64)
-    return sol.y.reshape(d, n, t.size).transpose(1, 2, 0), np.zeros(n, dtype=np.int64)
+    y, code = _capped_ivp(rhs, t, z0.T.ravel(), rtol, atol, "RK45", 6)
+    if code != dopri.OK:
+        return np.full((n, t.size, d), np.nan), np.full(n, code, dtype=np.int64)
+    return y.reshape(d, n, t.size).transpose(1, 2, 0), np.zeros(n, dtype=np.int64)
 
 
 def _loop(land, t, z0, p, rtol, atol, ivp_method="DOP853"):
@@ -123,9 +145,8 @@ def _loop(land, t, z0, p, rtol, atol, ivp_method="DOP853"):
             f(tt, y, pi, dz)
             return dz
 
-        sol = solve_ivp(rhs, (t[0], t[-1]), z0[i], t_eval=t, rtol=rtol, atol=atol, method=ivp_method)
-        status[i] = 0 if sol.success else 1
-        out[i] = sol.y.T if sol.success else np.nan
+        y, status[i] = _capped_ivp(rhs, t, z0[i], rtol, atol, ivp_method, 12)
+        out[i] = np.nan if y is None else y.T
     return out, status
 
 

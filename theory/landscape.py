@@ -212,7 +212,8 @@ class Landscape:
 
     def pack(self, arrays: Mapping[str, NDArray[np.float64]]) -> NDArray[np.float64]:
         """(N, P) parameter matrix in symbol order, from :meth:`resolve`'s output."""
-        return np.concatenate([arrays[p.name] for p in self.params], axis=1)
+        n = arrays["z0"].shape[0]
+        return np.concatenate([np.empty((n, 0))] + [arrays[p.name] for p in self.params], axis=1)
 
     # -- symbolic ----------------------------------------------------------------------------
 

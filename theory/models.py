@@ -27,6 +27,7 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 import sympy
 
+from theory import expression
 from theory.landscape import T, Landscape, Param, sigmoid
 
 DEFAULT_CONCEPTS = {2: ("color", "size")}
@@ -205,13 +206,11 @@ def from_expression(
     """
     params = dict(params or {})
     if isinstance(energy, str):
-        local = {"sigmoid": sigmoid, "t": T}
-        try:
-            expr = sympy.parse_expr(energy, local_dict=local)
-        except Exception as err:  # sympy raises SyntaxError, TokenError, TypeError, SympifyError, ...
-            raise ValueError(f"cannot parse the energy {energy!r}: {err}") from None
+        expr = expression.parse(energy, symbols={"t": T})  # a whitelist: the text is never run
+    elif isinstance(energy, sympy.Expr):
+        expr = energy
     else:
-        expr = sympy.sympify(energy)
+        raise TypeError(f"energy must be text or a sympy expression, got {type(energy).__name__}")
     t_like = [s for s in expr.free_symbols if s.name == "t" and s != T]
     expr = expr.xreplace({s: T for s in t_like})
     free = {s.name: s for s in expr.free_symbols if s != T}

@@ -31,7 +31,8 @@ from typing import Sequence
 
 import numpy as np
 
-from theory import plot
+from theory import cli, plot
+from theory.cli import UsageError
 from theory.integrate import integrate, time_grid
 from theory.landscape import Landscape
 from theory.models import MODELS, from_expression, get_model
@@ -39,10 +40,7 @@ from theory.presets import PRESETS, Panel
 from theory.trajectory import write_csv, write_json
 
 AUTO_DOPRI_FROM = 64  # trajectories; below this the stacked solve_ivp beats numba's compile time
-
-
-class UsageError(ValueError):
-    """A bad flag or value: exit code 2 with a one-line message."""
+MAX_ROWS = 2_000_000  # trajectories x points written to one log (about 150 MB of CSV, 1 GB while writing)
 
 
 def _parameter_help() -> str:
@@ -140,12 +138,16 @@ def _apply(land: Landscape, values: dict, name: str, numbers: list[float], flag:
 
 
 def _solve(land: Landscape, t: np.ndarray, values: dict, n: int, args) -> np.ndarray:
+    if n * t.size > MAX_ROWS:
+        raise UsageError(f"{n:,} trajectories x {t.size:,} points = {n * t.size:,} log rows (about "
+                         f"{n * t.size * 80 / 1e9:.1f} GB of CSV); at most {MAX_ROWS:,}: use fewer --points or a smaller --sweep")
     method = args.method if args.method != "auto" else ("dopri" if n >= AUTO_DOPRI_FROM else "stacked")
     if method == "dopri" and "numba_kernel" not in land.__dict__:
         print(f"compiling the numba kernel for {land.name} (first use, a few seconds)...", file=sys.stderr)
     sol = integrate(land, t, values, method=method, rtol=args.rtol, atol=args.atol)
     if not sol.success:
-        raise RuntimeError(f"{land.name}: integration failed: {sol.message}")
+        raise UsageError(f"{land.name}: integration failed: {sol.message}; try a shorter --t-end, a looser --rtol/--atol, "
+                         "or other parameters (nothing was written)")
     return sol
 
 
@@ -274,32 +276,37 @@ def _landscape(args) -> Landscape:
     return MODELS[args.model](n, concepts)
 
 
+def _check_args(args) -> None:
+    if args.points < 2:
+        raise UsageError(f"--points {args.points}: need at least 2 output points")
+    if args.points > MAX_ROWS:
+        raise UsageError(f"--points {args.points}: at most {MAX_ROWS:,} output points")
+    if args.t_end is not None and not (np.isfinite(args.t_end) and args.t_end > 0):
+        raise UsageError(f"--t-end {args.t_end}: must be a finite number > 0")
+    for flag, value in (("--rtol", args.rtol), ("--atol", args.atol)):
+        if not 1e-15 <= value < 1:
+            raise UsageError(f"{flag} {value}: must lie in [1e-15, 1)")
+    if not args.label or args.label != args.label.strip() or not args.label.isprintable() or "," in args.label:
+        raise UsageError(f"--class {args.label!r}: a class label must be non-empty printable text without commas or "
+                         "surrounding spaces, e.g. 11")
+    if args.model is None and args.energy is None and (args.param or args.sweep or args.concepts):
+        raise UsageError("--param, --sweep and --concepts need --model or --energy (presets fix their parameters)")
+
+
+@cli.command("simulate")
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    args = build_parser().parse_args(argv)
     args.argv = argv
-    try:
-        if args.points < 2:
-            raise UsageError(f"--points {args.points}: need at least 2 output points")
-        if args.t_end is not None and not (np.isfinite(args.t_end) and args.t_end > 0):
-            raise UsageError(f"--t-end {args.t_end}: must be a finite number > 0")
-        if not (args.rtol > 0 and args.atol > 0):
-            raise UsageError("--rtol and --atol must be > 0")
-        single = args.model is not None or args.energy is not None
-        if not single and (args.param or args.sweep or args.concepts):
-            raise UsageError("--param, --sweep and --concepts need --model or --energy (presets fix their parameters)")
-        start = time.perf_counter()
-        if single:
-            land = _landscape(args)
-            written = run_model(land, args)
-        else:
-            written = []
-            for name in args.preset or PRESETS:
-                written += run_preset(name, args)
-    except (UsageError, ValueError) as err:
-        print(f"simulate: error: {err}", file=sys.stderr)
-        return 2
+    _check_args(args)
+    cli.output_dir(args.out or "runs/theory", "--out")
+    start = time.perf_counter()
+    if args.model is not None or args.energy is not None:
+        written = run_model(_landscape(args), args)
+    else:
+        written = []
+        for name in args.preset or PRESETS:
+            written += run_preset(name, args)
     for path in written:
         print(f"wrote {path}")
     print(f"done in {time.perf_counter() - start:.1f} s")

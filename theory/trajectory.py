@@ -18,6 +18,7 @@ Only numpy and the standard library are used here, so every part of the package 
 from __future__ import annotations
 
 import csv
+import io
 import json
 import math
 import os
@@ -163,6 +164,36 @@ def _is_int(text: str) -> bool:
     return body.isdigit()
 
 
+def read_text(path: Path, what: str = "file") -> str:
+    """A UTF-8 text file, or a ValueError naming the file and why it is not one (folder, binary, encoding)."""
+    try:
+        raw = Path(path).read_bytes()
+    except IsADirectoryError:
+        raise ValueError(f"{path}: is a folder, not a {what}") from None
+    if b"\x00" in raw:
+        hint = " (UTF-16? save it as UTF-8)" if raw[:2] in (b"\xff\xfe", b"\xfe\xff") else " (a binary file?)"
+        raise ValueError(f"{path}: contains NUL bytes, so it is not a UTF-8 {what}{hint}")
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        line = raw[:err.start].count(b"\n") + 1
+        raise ValueError(f"{path}, line {line}: byte 0x{raw[err.start]:02x} is not UTF-8; save the {what} as UTF-8 "
+                         "(Latin-1 or another encoding?)") from None
+
+
+def _rows(path: Path, where: _Where) -> list[list[str]]:
+    text = read_text(path, "trajectory log (CSV)")
+    reader = csv.reader(io.StringIO(text, newline=""))
+    try:
+        rows = list(reader)
+    except csv.Error as err:
+        raise where(None, None, f"line {reader.line_num}: not valid CSV ({err})") from None
+    if text and text[-1] not in "\r\n" and len(rows) > 1:
+        raise where(len(rows) - 1, None, "the file does not end with a newline, so its last row may have been cut off "
+                    "while it was written; if that row is complete, add a newline at the end of the file")
+    return rows
+
+
 def read_csv(path: str | os.PathLike) -> list[Trajectory]:
     """Read and validate a trajectory log.
 
@@ -179,8 +210,7 @@ def read_csv(path: str | os.PathLike) -> list[Trajectory]:
     """
     path = Path(path)
     where = _Where(path)
-    with open(path, newline="", encoding="utf-8-sig") as fh:
-        rows = list(csv.reader(fh))
+    rows = _rows(path, where)
     if not rows or all(not any(cell.strip() for cell in r) for r in rows):
         raise where(None, None, "the file is empty (expected a header row and data rows)")
     header = [h.strip() for h in rows[0]]

@@ -1,0 +1,122 @@
+"""The error convention every command of the package follows.
+
+Bad input ends a command with exit code 2 and one line on stderr, ``<command>: error: <what>``,
+which names the file (row, column) or flag, what was wrong and what is valid. Output locations are
+checked before any work starts, so a bad ``--out`` never costs minutes of training or fitting.
+
+Usage, in a command module::
+
+    @cli.command("simulate")
+    def main(argv=None) -> int:
+        args = parser.parse_args(argv)
+        out = cli.output_dir(args.out, "--out")
+        ...
+
+:func:`command` turns :class:`ValueError` (this package's bad-input errors, :class:`UsageError`
+among them) and :class:`OSError` (a file that is missing, a folder, unreadable, a disk that is full)
+into that line. Anything else is a bug and keeps its traceback.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Callable, Sequence
+
+EXIT_USAGE = 2
+
+
+class UsageError(ValueError):
+    """A bad flag, value or file: exit code 2 with a one-line message."""
+
+
+def one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+def report(prog: str, message: str) -> int:
+    """Print ``prog: error: message`` as one line on stderr; returns the exit code 2."""
+    print(f"{prog}: error: {one_line(message)}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def describe_os_error(err: OSError) -> str:
+    """'PATH: what went wrong' for an OSError, in words a user can act on."""
+    path = err.filename if err.filename is not None else ""
+    why = {
+        FileNotFoundError: "no such file or folder", IsADirectoryError: "is a folder, not a file",
+        NotADirectoryError: "a part of this path is a file, not a folder", PermissionError: "permission denied",
+    }.get(type(err), err.strerror or str(err))
+    return f"{path}: {why}" if path else why
+
+
+def command(prog: str) -> Callable[[Callable[..., int]], Callable[..., int]]:
+    """Decorate a ``main(argv=None) -> int`` so that bad input exits 2 with one line naming ``prog``."""
+
+    def wrap(main: Callable[..., int]) -> Callable[..., int]:
+        @functools.wraps(main)
+        def run(argv: Sequence[str] | None = None) -> int:
+            try:
+                return main(argv)
+            except ValueError as err:
+                return report(prog, str(err))
+            except OSError as err:
+                return report(prog, describe_os_error(err))
+
+        return run
+
+    return wrap
+
+
+def _nearest_existing(path: Path) -> Path:
+    probe = path
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    return probe
+
+
+def _check_writable(folder: Path, what: str) -> None:
+    try:
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as err:
+        raise UsageError(f"{what}: cannot write in {folder} ({describe_os_error(err).split(': ', 1)[-1]})") from None
+
+
+def output_dir(path: str | os.PathLike, flag: str = "--out") -> Path:
+    """Check, before any work, that ``path`` is (or can become) a folder this process can write in.
+
+    Nothing is created. Raises :class:`UsageError` naming the flag when ``path`` is a file, lies
+    under a file, or its nearest existing folder is not writable.
+    """
+    path = Path(path)
+    what = f"{flag} {path}"
+    if path.exists() and not path.is_dir():
+        raise UsageError(f"{what}: is a file, not a folder; give a folder")
+    base = _nearest_existing(path.absolute())
+    if not base.is_dir():
+        raise UsageError(f"{what}: lies under {base}, which is a file, not a folder")
+    _check_writable(base, what)
+    return path
+
+
+def output_file(path: str | os.PathLike, flag: str = "--out", *, suffix: str | None = None) -> Path:
+    """Check that ``path`` can be written as a file (its folder can be made and written in)."""
+    path = Path(path)
+    what = f"{flag} {path}"
+    if path.is_dir():
+        raise UsageError(f"{what}: is a folder; give a file name" + (f" ending in {suffix}" if suffix else ""))
+    if suffix is not None and path.suffix.lower() != suffix:
+        raise UsageError(f"{what}: must end in {suffix}")
+    output_dir(path.parent, flag)
+    return path
+
+
+def nonnegative_seed(seed: int, flag: str = "--seed") -> int:
+    """Seeds feed numpy and torch generators, which take integers in [0, 2**32)."""
+    if not 0 <= seed < 2**32:
+        raise UsageError(f"{flag} {seed}: a seed must be an integer in [0, 2**32)")
+    return seed
