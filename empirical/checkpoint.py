@@ -10,13 +10,14 @@ Layout of ``RUN/checkpoints/``:
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
 import torch
 
+from empirical import tensorfile
 from empirical.config import TrainConfig
+from empirical.tensorfile import save  # noqa: F401  (checkpoint.save is the run folder's writer)
 from empirical.data import H_DIM, MASK_FILL
 from empirical.unet import UNet
 from empirical.vdm import VDM
@@ -28,23 +29,8 @@ def build_model(cfg: TrainConfig) -> VDM:
                p_cfg=cfg.p_cfg, null_fill=MASK_FILL)
 
 
-def save(path: Path, obj: dict[str, Any]) -> None:
-    """torch.save to a temp file in the same folder, then rename: a reader never sees half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        torch.save(obj, tmp)
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
-
-
 def load(path: Path) -> dict[str, Any]:
-    try:
-        return torch.load(path, map_location="cpu", weights_only=False)
-    except Exception as err:  # a truncated or foreign file
-        raise ValueError(f"{path}: cannot read this checkpoint ({type(err).__name__}: {err})") from None
+    return tensorfile.load(path, "checkpoint")
 
 
 def step_path(run: Path, step: int) -> Path:
@@ -64,5 +50,16 @@ def load_model(run: Path, step: int, cfg: TrainConfig, device: torch.device | st
         have = saved_steps(run)
         raise FileNotFoundError(f"{path}: no weights for step {step}; saved steps: {have or 'none'}")
     model = build_model(cfg)
-    model.load_state_dict(load(path)["model"])
+    load_weights(model, load(path), path)
     return model.to(device).eval()
+
+
+def load_weights(model: torch.nn.Module, state: dict[str, Any], path: Path, key: str = "model") -> None:
+    """``model.load_state_dict(state[key])``, with a one-line error when the file is for another architecture."""
+    try:
+        model.load_state_dict(state[key])
+    except (KeyError, TypeError, RuntimeError) as err:
+        lines = str(err).strip().splitlines()
+        detail = next((line.strip() for line in lines if "size mismatch" in line or "Missing" in line), lines[0] if lines else "")
+        raise ValueError(f"{path}: these weights do not fit the configured model ({detail[:160]}); was it saved by a run "
+                         "with other channels/blocks/resolution?") from None

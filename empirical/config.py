@@ -90,6 +90,7 @@ class TrainConfig:
     device: str = "auto"
 
     def __post_init__(self) -> None:
+        _check_types(self)
         object.__setattr__(self, "concepts", tuple(self.concepts))
         object.__setattr__(self, "sep", {k: float(v) for k, v in dict(self.sep).items()})
         object.__setattr__(self, "channels", tuple(int(c) for c in self.channels))
@@ -105,20 +106,29 @@ class TrainConfig:
         for name in positive:
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        for f in dataclasses.fields(self):  # inf and nan pass every comparison below that they should fail
+            value = getattr(self, f.name)
+            if isinstance(value, float) and not math.isfinite(value):
+                raise ValueError(f"{f.name}={value} is not valid; it must be a finite number")
         checks = {
+            "seed": (0 <= self.seed < 2**31, "[0, 2**31)"),
             "dropout": (0 <= self.dropout < 1, "[0, 1)"),
             "p_cfg": (0 <= self.p_cfg < 1, "[0, 1)"),
-            "lr": (self.lr > 0, "> 0"),
-            "weight_decay": (self.weight_decay >= 0, ">= 0"),
+            "lr": (0 < self.lr <= 1, "(0, 1] (AdamW; 1e-3 by default)"),
+            "weight_decay": (0 <= self.weight_decay < 1, "[0, 1)"),
             "clip": (self.clip > 0, "> 0"),
             "ema": (0 <= self.ema < 1, "[0, 1) (0 = off)"),
             "eval_start": (0 <= self.eval_start <= self.steps, f"[0, steps={self.steps}]"),
-            "guidance": (self.guidance >= 0, ">= 0 (0 = plain conditioning)"),
+            "guidance": (0 <= self.guidance <= 100, "[0, 100] (0 = plain conditioning)"),
             "grids": (self.grids >= 0, ">= 0"),
             "clip_scope": (self.clip_scope in ("net", "all"), "net or all"),
             "device": (self.device in ("auto", "cpu", "cuda"), "auto, cpu or cuda"),
-            "gamma_max": (self.gamma_max > self.gamma_min, f"> gamma_min={self.gamma_min}"),
-            "data_noise": (self.data_noise > 0, "> 0"),
+            "gamma_min": (-30 <= self.gamma_min <= 30, "[-30, 30] (log SNR; the default is -5)"),
+            "gamma_max": (self.gamma_min < self.gamma_max <= 30, f"(gamma_min={self.gamma_min}, 30] (the default is 10)"),
+            "data_noise": (0 < self.data_noise < 1, "(0, 1)"),
+            "samples": (self.samples <= 4096, "[1, 4096]"),
+            "batch": (self.batch <= 65536, "[1, 65536]"),
+            "probe": (bool(self.probe.strip()), "a folder (or .pt file), e.g. runs/probe/{concepts}-{resolution}px"),
         }
         if not 0 <= self.mask_p <= 1:
             raise ValueError(f"mask_p={self.mask_p} is not valid; valid: [0, 1]")
@@ -158,6 +168,31 @@ class TrainConfig:
         for name in ("concepts", "channels", "protocols", "mask_classes", "mask_concepts"):
             doc[name] = list(doc[name])
         return doc
+
+
+def _check_types(cfg: TrainConfig) -> None:
+    """Each field has its annotated type (a config.json edited by hand, or a --set, can hold anything)."""
+    hints = typing.get_type_hints(TrainConfig)
+    for f in dataclasses.fields(cfg):
+        value, kind = getattr(cfg, f.name), hints[f.name]
+        origin = typing.get_origin(kind) or kind
+        if kind is bool:
+            ok = isinstance(value, bool)
+        elif kind is int:
+            ok = isinstance(value, int) and not isinstance(value, bool)
+        elif kind is float:
+            ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+        elif kind is str:
+            ok = isinstance(value, str)
+        elif origin is tuple:
+            item = typing.get_args(kind)[0]
+            ok = isinstance(value, (tuple, list)) and all(isinstance(v, item) and not isinstance(v, bool) for v in value)
+        else:  # Mapping[str, float]
+            ok = isinstance(value, Mapping) and all(
+                isinstance(k, str) and isinstance(v, (int, float)) and not isinstance(v, bool) for k, v in value.items())
+        if not ok:
+            name = getattr(kind, "__name__", str(kind).replace("typing.", ""))
+            raise ValueError(f"{f.name}={value!r} is not valid; expected {name}")
 
 
 PRESETS: dict[str, dict[str, Any]] = {

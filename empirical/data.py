@@ -39,13 +39,15 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import sys
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping, Sequence
 
 import numpy as np
 from numpy.typing import NDArray
+
+from theory import cli
 
 CONCEPTS = ("shape", "x", "y", "color", "size", "bg")
 SEP_RANGE = {"x": (0.0, 1.0), "y": (0.0, 1.0), "color": (0.0, 0.8), "size": (0.0, 0.4), "bg": (0.0, 0.8)}
@@ -329,6 +331,8 @@ def _parse_seps(text: str) -> dict[str, float]:
             seps[name.strip()] = float(value)
         except ValueError:
             raise ValueError(f"--sep {item!r}: {value!r} is not a number") from None
+        if not math.isfinite(seps[name.strip()]):
+            raise ValueError(f"--sep {item!r}: a separation must be a finite number")
     return seps
 
 
@@ -364,6 +368,7 @@ def grid(config: DataConfig, images: NDArray, labels: NDArray, n: int, path: Pat
     tmp.replace(path)
 
 
+@cli.command("data")
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m empirical.data", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -375,14 +380,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=Path("runs/data"), help="output folder (default runs/data)")
     args = parser.parse_args(argv)
-    try:
-        if not 1 <= args.n <= 64:
-            raise ValueError(f"--n {args.n}: samples per class must be between 1 and 64")
-        concepts = tuple(c.strip() for c in args.concepts.split(",") if c.strip())
-        config = DataConfig(concepts, _parse_seps(args.sep), resolution=args.res)
-    except ValueError as err:
-        print(f"data: error: {err}", file=sys.stderr)
-        return 2
+    if not 1 <= args.n <= 64:
+        raise ValueError(f"--n {args.n}: samples per class must be between 1 and 64")
+    cli.nonnegative_seed(args.seed)
+    concepts = tuple(c.strip() for c in args.concepts.split(",") if c.strip())
+    config = DataConfig(concepts, _parse_seps(args.sep), resolution=args.res)
+    cli.output_dir(args.out, "--out")
     from empirical.signal import class_means, concept_signal
     from theory.trajectory import write_json
 

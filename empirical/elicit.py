@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import sys
 import time
 from pathlib import Path
 from typing import Sequence
@@ -26,7 +25,8 @@ import torch
 
 from empirical import checkpoint, evaluate, protocols, runlog
 from empirical.config import TrainConfig
-from theory.trajectory import read_csv
+from theory import cli
+from theory.trajectory import read_csv, read_text
 
 
 def elicit_step(vdm, probe, cfg: TrainConfig, step: int, protocol: str, labels: Sequence[str], *,
@@ -57,19 +57,41 @@ def elicit_step(vdm, probe, cfg: TrainConfig, step: int, protocol: str, labels: 
 
 
 def load_run(run: Path) -> tuple[TrainConfig, dict]:
-    path = Path(run) / "config.json"
+    run = Path(run)
+    if not run.is_dir():
+        raise ValueError(f"{run}: not a folder; give a run folder written by python -m empirical.train")
+    path = run / "config.json"
     if not path.exists():
-        raise FileNotFoundError(f"{path}: not a training run (no config.json); train one with python -m empirical.train")
-    doc = json.loads(path.read_text())
-    return TrainConfig(**doc["train"]), doc
+        raise ValueError(f"{path}: not a training run (no config.json); train one with python -m empirical.train")
+    not_run = f"{path}: not a training run's config (written by python -m empirical.train)"
+    try:
+        doc = json.loads(read_text(path, "config (JSON)"))
+    except json.JSONDecodeError as err:
+        raise ValueError(f"{not_run}: not valid JSON ({err})") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("train"), dict):
+        raise ValueError(f"{not_run}: it has no 'train' section")
+    if not isinstance(doc.get("probe"), dict) or not {"path", "hash"} <= set(doc["probe"]):
+        raise ValueError(f"{not_run}: it has no 'probe' section with path and hash")
+    try:
+        return TrainConfig(**doc["train"]), doc
+    except TypeError as err:
+        raise ValueError(f"{not_run}: {err}") from None
 
 
 def naive_points(run: Path) -> list:
-    log = Path(run) / "trajectories.csv"
-    if not log.exists():
-        return []
-    return [[int(s), t.label, [float(v) for v in z], float(a)] for t in read_csv(log) if t.protocol == "naive"
-            for s, z, a in zip(t.step, t.z, t.accuracy)]
+    """Every naive evaluation of a run, ``[step, label, z, accuracy]``: those kept in checkpoints/last.pt (the
+    source training rebuilds the log from) and any others in trajectories.csv, so a deleted log loses nothing."""
+    run = Path(run)
+    points = []
+    last = run / "checkpoints" / "last.pt"
+    if last.exists():
+        points = [list(p) for p in checkpoint.load(last).get("logs", {}).get("points", [])]
+    have = {(p[0], p[1]) for p in points}
+    log = run / "trajectories.csv"
+    if log.exists():
+        points += [[int(s), t.label, [float(v) for v in z], float(a)] for t in read_csv(log) if t.protocol == "naive"
+                   for s, z, a in zip(t.step, t.z, t.accuracy) if (int(s), t.label) not in have]
+    return sorted(points, key=lambda p: (p[0], p[1]))
 
 
 def run_protocols(run: Path, names: Sequence[str], classes: Sequence[str] | None = None, *, progress: bool = True,
@@ -80,10 +102,14 @@ def run_protocols(run: Path, names: Sequence[str], classes: Sequence[str] | None
 
     run = Path(run)
     cfg, doc = load_run(run)
+    if not names:
+        raise ValueError(f"no protocol given; valid: {', '.join(protocols.PROTOCOLS)}")
     for name in names:
         if name not in protocols.PROTOCOLS:
             raise ValueError(f"unknown protocol {name!r}; valid: {', '.join(protocols.PROTOCOLS)}")
     labels = list(cfg.data.held_out if classes is None else classes)
+    if not labels:
+        raise ValueError(f"no class given; valid: held-out, all, or labels among {', '.join(cfg.data.classes)}")
     for label in labels:
         if label not in cfg.data.classes:
             raise ValueError(f"unknown class {label!r}; valid: {', '.join(cfg.data.classes)}")
@@ -100,6 +126,7 @@ def run_protocols(run: Path, names: Sequence[str], classes: Sequence[str] | None
         raise ValueError(f"--protocols patch needs the final checkpoint (step {cfg.steps}); the last saved is step "
                          f"{steps[-1]}: finish training first, or leave patch out")
     final = checkpoint.load_model(run, steps[-1], cfg, dev) if "patch" in names else None
+    naive = naive_points(run)  # read once, before anything is rewritten
     meta = {"source": "empirical.train + empirical.elicit", "concepts": list(cfg.concepts), "held_out": cfg.data.held_out,
             "probe_hash": digest, "config": cfg.to_json()}
     todo = {name: [s for s in steps if not set(labels) <= set(runlog.read_elicit(run, name).get(s, {}))] for name in names}
@@ -114,14 +141,15 @@ def run_protocols(run: Path, names: Sequence[str], classes: Sequence[str] | None
             info = {"classes": labels, "settings": [s.name for s in protocols.settings(name, cfg.data, labels[0])],
                     "seconds_per_checkpoint": round(time.perf_counter() - t0, 2)}
             runlog.write_elicit(run, name, results, info)
-            runlog.write(run, concepts=cfg.concepts, classes=cfg.data.classes, seed=cfg.seed, naive=naive_points(run), meta=meta)
+            runlog.write(run, concepts=cfg.concepts, classes=cfg.data.classes, seed=cfg.seed, naive=naive, meta=meta)
             bar.update(1)
         all_results[name] = results
     bar.close()
-    runlog.write(run, concepts=cfg.concepts, classes=cfg.data.classes, seed=cfg.seed, naive=naive_points(run), meta=meta)
+    runlog.write(run, concepts=cfg.concepts, classes=cfg.data.classes, seed=cfg.seed, naive=naive, meta=meta)
     return all_results
 
 
+@cli.command("elicit")
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m empirical.elicit", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -132,20 +160,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
     args = parser.parse_args(argv)
     names = [p.strip() for p in args.protocols.split(",") if p.strip()]
-    try:
-        cfg, _ = load_run(args.run)
-        if args.classes == "held-out":
-            classes = None
-        elif args.classes == "all":
-            classes = cfg.data.classes
-        else:
-            classes = [c.strip() for c in args.classes.split(",") if c.strip()]
-        if "cfg" in names and cfg.p_cfg == 0:
-            raise ValueError(f"--protocols cfg: {args.run} was trained with p_cfg=0 (no unconditional model); drop cfg")
-        results = run_protocols(args.run, names, classes, device=args.device)
-    except (ValueError, FileNotFoundError) as err:
-        print(f"elicit: error: {err}", file=sys.stderr)
-        return 2
+    if not names:
+        raise ValueError(f"--protocols {args.protocols!r}: give at least one of {', '.join(protocols.PROTOCOLS)}")
+    cfg, _ = load_run(args.run)
+    cli.output_dir(args.run / "elicit", "RUN")
+    if args.classes == "held-out":
+        classes = None
+    elif args.classes == "all":
+        classes = cfg.data.classes
+    else:
+        classes = [c.strip() for c in args.classes.split(",") if c.strip()]
+        if not classes:
+            raise ValueError(f"--classes {args.classes!r}: give held-out, all, or labels among {', '.join(cfg.data.classes)}")
+    if "cfg" in names and cfg.p_cfg == 0:
+        raise ValueError(f"--protocols cfg: {args.run} was trained with p_cfg=0 (no unconditional model); drop cfg")
+    results = run_protocols(args.run, names, classes, device=args.device)
     for name, res in results.items():
         last = max(res)
         best = {label: f"{v[1]:.2f} ({v[2]})" for label, v in res[last].items()}

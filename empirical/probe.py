@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import itertools
-import sys
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -33,6 +32,8 @@ from torch import nn
 from torch.nn import functional as F
 
 from empirical.data import DataConfig, sample
+from empirical import tensorfile
+from theory import cli
 
 SETUPS = {
     "2x2": {"concepts": ("color", "size"), "sep_range": {"color": (0.1, 0.8), "size": (0.2, 0.4)}},
@@ -231,11 +232,8 @@ def content_hash(model: Probe) -> str:
 def save(model: Probe, cfg: ProbeConfig, report: dict, out: Path) -> dict:
     from theory.trajectory import write_json
 
-    out.mkdir(parents=True, exist_ok=True)
     digest = content_hash(model)
-    tmp = out / ".probe.pt.tmp"
-    torch.save({"config": asdict(cfg), "state_dict": model.state_dict(), "hash": digest}, tmp)
-    tmp.replace(out / "probe.pt")
+    tensorfile.save(out / "probe.pt", {"config": asdict(cfg), "state_dict": model.state_dict(), "hash": digest})
     doc = {"config": asdict(cfg), "hash": digest, **report}
     write_json(out / "probe.json", doc)
     return doc
@@ -257,10 +255,14 @@ def load(path: str | Path) -> tuple[Probe, ProbeConfig, str]:
         path = path / "probe.pt"
     if not path.exists():
         raise FileNotFoundError(f"{path}: no probe here (train one with python -m empirical.probe)")
-    blob = torch.load(path, map_location="cpu", weights_only=False)
-    cfg = ProbeConfig(**blob["config"])
-    model = Probe(cfg.concepts, [2] * len(cfg.concepts), cfg.channels)
-    model.load_state_dict(blob["state_dict"])
+    blob = tensorfile.load(path, "probe")
+    try:
+        cfg = ProbeConfig(**blob["config"])
+        model = Probe(cfg.concepts, [2] * len(cfg.concepts), cfg.channels)
+        model.load_state_dict(blob["state_dict"])
+    except (KeyError, TypeError, RuntimeError) as err:
+        raise ValueError(f"{path}: not a probe saved by python -m empirical.probe ({type(err).__name__}: "
+                         f"{str(err).splitlines()[0][:200]})") from None
     model.eval().requires_grad_(False)
     digest = content_hash(model)
     if digest != blob["hash"]:
@@ -288,6 +290,7 @@ def coordinates(model: Probe, images, target: Sequence[int] | None = None) -> di
     return {"z": per_sample.mean(0), "per_sample": per_sample, "joint_accuracy": joint}
 
 
+@cli.command("probe")
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m empirical.probe", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -297,13 +300,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=None, help="output folder (default runs/probe/<setup>)")
     args = parser.parse_args(argv)
-    try:
-        cfg = ProbeConfig(setup=args.setup, steps=args.steps, resolution=args.res, seed=args.seed)
-        DataConfig(cfg.concepts, {c: hi for c, (lo, hi) in SETUPS[cfg.setup]["sep_range"].items()}, resolution=args.res)
-    except ValueError as err:
-        print(f"probe: error: {err}", file=sys.stderr)
-        return 2
-    out = args.out or Path("runs/probe") / cfg.setup
+    cli.nonnegative_seed(args.seed)
+    cfg = ProbeConfig(setup=args.setup, steps=args.steps, resolution=args.res, seed=args.seed)
+    DataConfig(cfg.concepts, {c: hi for c, (lo, hi) in SETUPS[cfg.setup]["sep_range"].items()}, resolution=args.res)
+    out = cli.output_dir(args.out or Path("runs/probe") / cfg.setup, "--out")
     _, doc = train_evaluate_save(cfg, out)
     for r in doc["evaluation"]:
         accs = ", ".join(f"{c} {r[c]['accuracy']:.4f}" for c in cfg.concepts)

@@ -9,12 +9,13 @@ log never loses or duplicates rows whichever of them ran last or was interrupted
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
 
-from theory.trajectory import Trajectory, write_csv, write_json
+from theory.trajectory import Trajectory, read_text, write_csv, write_json
 
 
 def elicit_path(run: Path, protocol: str) -> Path:
@@ -25,11 +26,31 @@ def read_elicit(run: Path, protocol: str) -> dict[int, dict[str, list]]:
     path = elicit_path(run, protocol)
     if not path.exists():
         return {}
+    fix = "delete it to recompute that protocol"
     try:
-        doc = json.loads(path.read_text())
+        doc = json.loads(read_text(path, "elicitation file (JSON)"))
     except json.JSONDecodeError as err:
-        raise ValueError(f"{path}: not valid JSON ({err}); delete it to recompute that protocol") from None
-    return {int(k): v for k, v in doc["steps"].items()}
+        raise ValueError(f"{path}: not valid JSON ({err}); {fix}") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("steps"), dict):
+        raise ValueError(f"{path}: not an elicitation file (expected an object with 'steps'); {fix}")
+    out = {}
+    for key, by_label in doc["steps"].items():
+        if not key.isdigit() or not isinstance(by_label, dict):
+            raise ValueError(f"{path}: steps[{key!r}] is not a step with results per class; {fix}")
+        for label, entry in by_label.items():
+            if not _valid_entry(entry):
+                raise ValueError(f"{path}: steps[{key!r}][{label!r}] is not [z list, accuracy in [0, 1], setting]; {fix}")
+        out[int(key)] = by_label
+    return out
+
+
+def _valid_entry(entry: Any) -> bool:
+    if not (isinstance(entry, list) and len(entry) == 3 and isinstance(entry[0], list) and isinstance(entry[2], str)):
+        return False
+    numbers = [*entry[0], entry[1]]
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in numbers):
+        return False
+    return all(0 <= v <= 1 for v in numbers)
 
 
 def write_elicit(run: Path, protocol: str, results: dict[int, dict[str, list]], info: dict[str, Any]) -> None:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import copy
 import json
+import math
 import sys
 import time
 from pathlib import Path
@@ -36,7 +37,8 @@ from empirical import checkpoint, evaluate, protocols, runlog
 from empirical.config import PRESETS, TrainConfig, describe, make_config
 from empirical.data import grid, mask, sample
 from empirical.elicit import elicit_step
-from theory.trajectory import write_json
+from theory import cli
+from theory.trajectory import read_text, write_json
 
 
 def device_of(cfg: TrainConfig) -> torch.device:
@@ -77,7 +79,11 @@ def load_probe(cfg: TrainConfig, out: Path, *, progress: bool):
     from empirical import probe as probe_mod
 
     path = Path(cfg.probe_path(str(out)))
+    if path.suffix == ".pt" and not path.is_file():
+        raise ValueError(f"probe={cfg.probe}: {path} is not a file; give an existing probe.pt, or a folder (a probe is "
+                         "trained there if it has none)")
     if not (path / "probe.pt").exists() and not (path.suffix == ".pt" and path.exists()):
+        cli.output_dir(path, f"probe={cfg.probe}:")
         setups = [name for name, s in probe_mod.SETUPS.items() if s["concepts"] == cfg.concepts]
         if not setups:
             valid = "; ".join(f"{n}: {s['concepts']}" for n, s in probe_mod.SETUPS.items())
@@ -93,17 +99,55 @@ def load_probe(cfg: TrainConfig, out: Path, *, progress: bool):
     return model, str(path), digest
 
 
-def check_config(out: Path, doc: dict) -> None:
+def check_config(out: Path, cfg: TrainConfig) -> None:
     """A folder holding another run's config is an error, not something to overwrite."""
     path = out / "config.json"
     if not path.exists():
         return
-    old = json.loads(path.read_text())
-    diff = [f"{k}: {old['train'].get(k)!r} -> {v!r}" for k, v in doc["train"].items()
+    try:
+        old = json.loads(read_text(path, "config (JSON)"))
+    except json.JSONDecodeError as err:
+        raise ValueError(f"{path}: not valid JSON ({err}); use another --out") from None
+    if not isinstance(old, dict) or not isinstance(old.get("train"), dict):
+        raise ValueError(f"{path}: not a config written by python -m empirical.train (no 'train' section); use another --out")
+    diff = [f"{k}: {old['train'].get(k)!r} -> {v!r}" for k, v in cfg.to_json().items()
             if k != "device" and old["train"].get(k) != v]
     if diff:
         raise ValueError(f"{out} holds a run with another config ({'; '.join(diff)}); "
                          f"use another --out, or the same settings to resume it")
+
+
+def resume_state(out: Path, cfg: TrainConfig) -> dict | None:
+    """The saved state to resume from (checkpoints/last.pt), checked against the config before anything is written."""
+    last = out / "checkpoints" / "last.pt"
+    if not last.exists():
+        return None
+    state = checkpoint.load(last)
+    missing = [k for k in ("model", "optimizer", "rng", "step", "wall", "logs") if k not in state]
+    if missing:
+        raise ValueError(f"{last}: not a resumable checkpoint (missing {', '.join(missing)}); use another --out")
+    saved = state.get("config") or {}
+    diff = [k for k, v in cfg.to_json().items() if k != "device" and k in saved and saved[k] != v]
+    if diff:
+        raise ValueError(f"{last}: saved by a run with another config ({', '.join(f'{k}={saved[k]!r}' for k in diff)}); "
+                         "use another --out, or the same settings to resume it")
+    bad = [p for p in state["logs"].get("points", []) if not np.all(np.isfinite(p[2])) or not np.isfinite(p[3])]
+    if bad:
+        raise ValueError(f"{last}: step {state['step']} holds non-finite concept points (first at step {bad[0][0]}): the "
+                         "run diverged before this version checked for it; start it again in another --out")
+    return state
+
+
+class Diverged(ValueError):
+    """Training produced a non-finite loss, gradient or evaluation; nothing after the last good save is kept."""
+
+    def __init__(self, cfg: TrainConfig, step: int, what: str, saved: int | None):
+        kept = (f"checkpoints/last.pt still holds step {saved}, the last good state" if saved is not None
+                else "nothing was saved")
+        super().__init__(
+            f"training diverged at step {step} ({what}); {kept}. Rerunning resumes there but diverges again at the same "
+            f"step (batches are fixed by seed and step): start again in another --out with a smaller lr or clip "
+            f"(now lr={cfg.lr:g}, clip={cfg.clip:g})")
 
 
 class Logs:
@@ -151,10 +195,11 @@ def train(cfg: TrainConfig, out: Path, *, progress: bool = True, stop_after: int
     """Run (or resume) training; returns a summary. ``stop_after`` stops after that many updates (tests)."""
     out = Path(out)
     device = device_of(cfg)
+    check_config(out, cfg)
+    state = resume_state(out, cfg)
     probe, probe_dir, probe_hash = load_probe(cfg, out, progress=progress)
     doc = {"train": cfg.to_json(), "probe": {"path": probe_dir, "hash": probe_hash},
            "concepts": list(cfg.concepts), "classes": cfg.data.classes, "held_out": cfg.data.held_out}
-    check_config(out, doc)
     out.mkdir(parents=True, exist_ok=True)
     write_json(out / "config.json", doc)
     meta = {"source": "empirical.train", "concepts": list(cfg.concepts), "held_out": cfg.data.held_out,
@@ -169,16 +214,17 @@ def train(cfg: TrainConfig, out: Path, *, progress: bool = True, stop_after: int
     logs, step, wall = Logs(), 0, 0.0
 
     last = out / "checkpoints" / "last.pt"
-    if last.exists():
-        state = checkpoint.load(last)
-        vdm.load_state_dict(state["model"])
+    saved = None
+    if state is not None:
+        checkpoint.load_weights(vdm, state, last)
         opt.load_state_dict(state["optimizer"])
         if ema is not None:
-            ema.load_state_dict(state["ema"])
+            checkpoint.load_weights(ema, state, last, key="ema")
         torch.set_rng_state(state["rng"]["cpu"])
         if device.type == "cuda" and state["rng"].get("cuda") is not None:
             torch.cuda.set_rng_state(state["rng"]["cuda"])
         logs, step, wall = Logs(**state["logs"]), state["step"], state["wall"]
+        saved = step
         logs.write(out, cfg, meta)  # in case the last run died between saving and writing
         print(f"train: resuming {out} from step {step}", file=sys.stderr)
 
@@ -187,18 +233,23 @@ def train(cfg: TrainConfig, out: Path, *, progress: bool = True, stop_after: int
     model_eval = ema if ema is not None else vdm
 
     def checkpoint_now(s: int, evaluated: bool) -> None:
+        nonlocal saved
         state = {"model": vdm.state_dict(), "optimizer": opt.state_dict(), "ema": None if ema is None else ema.state_dict(),
                  "rng": {"cpu": torch.get_rng_state(), "cuda": torch.cuda.get_rng_state() if device.type == "cuda" else None},
                  "step": s, "wall": wall, "logs": logs.state(), "config": cfg.to_json()}
         if evaluated and cfg.keep_checkpoints:
             checkpoint.save(checkpoint.step_path(out, s), {"step": s, "model": model_eval.state_dict(), "config": cfg.to_json()})
         checkpoint.save(last, state)
+        saved = s
         logs.write(out, cfg, meta)
 
     def evaluate_now(s: int) -> None:
         t0 = time.perf_counter()
         points = evaluate.naive(model_eval, probe, cfg.data, samples=cfg.samples, steps=cfg.sample_steps,
                                 guidance=cfg.guidance, seed=cfg.seed, step=s)
+        for p in points:
+            if not (np.all(np.isfinite(p.z)) and np.isfinite(p.accuracy)):
+                raise Diverged(cfg, s, f"the evaluation of class {p.label} gave z = {np.round(p.z, 3).tolist()}", saved)
         for p in points:
             logs.points.append([s, p.label, [float(v) for v in p.z], p.accuracy])
         record = {"kind": "eval", "step": s, "classes": {p.label: {"z": [round(float(v), 6) for v in p.z], "accuracy": p.accuracy}
@@ -235,6 +286,9 @@ def train(cfg: TrainConfig, out: Path, *, progress: bool = True, stop_after: int
             opt.zero_grad(set_to_none=True)
             loss.backward()
             grad_norm = nn.utils.clip_grad_norm_(clipped, cfg.clip)
+            loss_value, norm_value = float(loss.detach()), float(grad_norm)
+            if not (math.isfinite(loss_value) and math.isfinite(norm_value)):  # before the update poisons the weights
+                raise Diverged(cfg, step + 1, f"loss {loss_value:g}, gradient norm {norm_value:g}", saved)
             opt.step()
             if ema is not None:
                 torch._foreach_lerp_(list(ema.parameters()), list(vdm.parameters()), 1 - cfg.ema)
@@ -263,6 +317,7 @@ def train(cfg: TrainConfig, out: Path, *, progress: bool = True, stop_after: int
             "final": {p[1]: p[2] for p in logs.points if p[0] == step}}
 
 
+@cli.command("train")
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m empirical.train", formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -275,13 +330,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=None,
                         help="run folder (default runs/train/<preset>-color<Δ>-size<Δ>-seed<seed>); rerun to resume")
     args = parser.parse_args(argv)
+    cfg = make_config(args.preset, args.overrides)
+    out = args.out or Path("runs/train") / (f"{cfg.preset}-" + "-".join(f"{c}{v:g}" for c, v in cfg.sep.items()) + f"-seed{cfg.seed}")
+    cli.output_dir(out, "--out")
     try:
-        cfg = make_config(args.preset, args.overrides)
-        out = args.out or Path("runs/train") / (f"{cfg.preset}-" + "-".join(f"{c}{v:g}" for c, v in cfg.sep.items()) + f"-seed{cfg.seed}")
         summary = train(cfg, out)
-    except (ValueError, FileNotFoundError) as err:
-        print(f"train: error: {err}", file=sys.stderr)
-        return 2
     except KeyboardInterrupt:
         print("train: interrupted; run the same command again to resume from the last checkpoint", file=sys.stderr)
         return 130

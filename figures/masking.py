@@ -23,7 +23,6 @@ checkpoints).
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import Sequence
 
@@ -32,6 +31,7 @@ import numpy as np
 from figures.training import learned_from, run_log
 from fitting.capability import COLORS, analyse_run, threshold_options
 from fitting.curves import settled_step
+from theory import cli
 from theory.plot import plt, save, square
 from theory.trajectory import read_csv, read_meta, write_json
 
@@ -140,6 +140,7 @@ def draw(results: Sequence[dict], out: Path, *, detail: float) -> Path:
     return save(fig, out)
 
 
+@cli.command("figures.masking")
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m figures.masking", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -148,12 +149,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--detail", type=float, default=0.5, help="p of panel (c): the run nearest it (default 0.5)")
     parser.add_argument("--out", type=Path, default=None, help="folder for masking.png/json (default: the first run's parent)")
     args = parser.parse_args(argv)
-    try:
-        results = sweep(args.runs, args.label, args.persist)
-    except ValueError as err:
-        print(f"figures.masking: error: {err}", file=sys.stderr)
-        return 2
-    out = args.out or run_log(args.runs[0]).parent.parent
+    if not 0 <= args.detail <= 1:
+        raise ValueError(f"--detail {args.detail}: a masking rate in [0, 1]")
+    out = cli.output_dir(args.out or run_log(args.runs[0]).parent.parent, "--out")
+    results = sweep(args.runs, args.label, args.persist)
     keep = ("p", "run", "class", "persist", "protocols", "first_step", "lag_behavior_minus_capability", "settled_step",
             "max_accuracy", "final_z", "learned_step", "masked_class", "steps_near_masked_class", "left_masked_class")
     write_json(out / "masking.json", {"runs": [{k: r[k] for k in keep} for r in results]})

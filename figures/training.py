@@ -10,13 +10,13 @@ class's joint accuracy against step. Reads only saved outputs; never trains.
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 
 from fitting.turn import find_turn
+from theory import cli
 from theory.plot import plt, save, square
 from theory.trajectory import Trajectory, read_csv, read_meta
 
@@ -96,22 +96,23 @@ def draw(runs: Sequence[Path], out: Path, *, protocol: str = "naive") -> Path:
     return save(fig, out)
 
 
+@cli.command("figures.training")
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m figures.training", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("runs", nargs="+", type=Path, help="run folders (or their trajectories.csv)")
-    parser.add_argument("--out", type=Path, default=None, help="PNG to write (default RUN_DIR/concept_space.png)")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="PNG to write, or a folder to write concept_space.png in (default RUN_DIR/concept_space.png)")
     parser.add_argument("--protocol", default="naive", help="which protocol's rows to draw (default naive)")
     args = parser.parse_args(argv)
-    out = args.out or run_log(args.runs[0]).parent / "concept_space.png"
-    try:
-        for run in args.runs:
-            if not run_log(run).exists():
-                raise ValueError(f"{run_log(run)}: no trajectory log here (train with python -m empirical.train)")
-        path = draw(args.runs, out, protocol=args.protocol)
-    except ValueError as err:
-        print(f"figures.training: error: {err}", file=sys.stderr)
-        return 2
+    out = args.out or run_log(args.runs[0]).parent
+    if out.is_dir() or not out.suffix:
+        out = out / "concept_space.png"
+    cli.output_file(out, "--out", suffix=".png")
+    for run in args.runs:
+        if not run_log(run).exists():
+            raise ValueError(f"{run_log(run)}: no trajectory log here (train with python -m empirical.train)")
+    path = draw(args.runs, out, protocol=args.protocol)
     print(f"wrote {path}")
     return 0
 

@@ -16,13 +16,13 @@ Written to RUN_DIR/elicitation.json; with several runs (seeds) also a summary an
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 
 from fitting.curves import settled_step, threshold_step
+from theory import cli
 from theory.trajectory import Trajectory, read_csv, write_json
 
 LEVELS = (0.5, 0.8)
@@ -68,9 +68,14 @@ def analyse_run(run: Path, label: str, persist: int) -> dict:
     log = Path(run) / "trajectories.csv" if Path(run).is_dir() else Path(run)
     if not log.exists():
         raise ValueError(f"{log}: no trajectory log (train, then python -m empirical.elicit)")
-    c = curves(read_csv(log), label)
+    trajectories = read_csv(log)
+    c = curves(trajectories, label)
     if "naive" not in c:
         raise ValueError(f"{log}: no naive accuracy for class {label!r}")
+    if len(c) == 1:
+        logged = sorted({t.protocol for t in trajectories if t.label == label})
+        raise ValueError(f"{log}: class {label!r} was never elicited (protocols logged: {', '.join(logged)}); "
+                         f"run python -m empirical.elicit {Path(run)} first, so capability is measured, not assumed absent")
     th, st = thresholds(c, persist), settled(c)
     return {"run": str(run), "class": label, "persist": persist, "protocols": sorted(p for p in c if p != "capability"),
             "first_step": th, "lag_behavior_minus_capability": lags(th),
@@ -130,6 +135,7 @@ def threshold_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--persist", type=int, default=2, help="checkpoints a level must hold (default 2)")
 
 
+@cli.command("capability")
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m fitting.capability", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -137,18 +143,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     threshold_options(parser)
     parser.add_argument("--out", type=Path, default=None, help="summary folder (default: the first run)")
     args = parser.parse_args(argv)
-    try:
-        results = [analyse_run(r, args.label, args.persist) for r in args.runs]
-    except ValueError as err:
-        print(f"capability: error: {err}", file=sys.stderr)
-        return 2
+    folders = [run if run.is_dir() else run.parent for run in args.runs]
+    out = cli.output_dir(args.out or folders[0], "--out")
+    for folder in folders:
+        cli.output_dir(folder, "RUN")
+    results = [analyse_run(r, args.label, args.persist) for r in args.runs]
     for run, res in zip(args.runs, results):
         folder = run if run.is_dir() else run.parent
         write_json(folder / "elicitation.json", res)
         for rule, fs in (("first", res["first_step"]), ("settled", res["settled_step"])):
             print(f"{run}: {rule:7s} naive 50%/80% at {fs['naive']['50%']}/{fs['naive']['80%']}, "
                   f"capability {fs.get('capability', {}).get('50%')}/{fs.get('capability', {}).get('80%')}")
-    out = args.out or (args.runs[0] if args.runs[0].is_dir() else args.runs[0].parent)
     summary = {"runs": [str(r) for r in args.runs], "class": args.label, "summary": summarize(results),
                "settled": summarize(results, rule="settled")}
     write_json(out / "elicitation_summary.json", summary)

@@ -21,6 +21,31 @@ from scipy.special import expit, logit
 CHI2_1_95 = 3.841458820694124
 
 
+MAX_GAP_RATIO = 1e3  # largest / median gap between consecutive steps beyond which a time axis is refused
+
+
+def check_spacing(step: NDArray, *, max_ratio: float = MAX_GAP_RATIO) -> None:
+    """Refuse a time axis that one outlying step squeezes (e.g. a typo 1e300 among steps 0..5000).
+
+    Fits work in time normalised to the logged range, so a single step far from the others would push
+    every other point to the same instant and yield a meaningless, "successful" fit.
+
+    Raises:
+        ValueError: naming the step (by its index) whose gap is more than ``max_ratio`` median gaps.
+    """
+    step = np.asarray(step, dtype=float)
+    gaps = np.diff(step)
+    if gaps.size < 2:
+        return
+    median = float(np.median(gaps))
+    ratio = gaps / median if median > 0 else np.full(gaps.size, np.inf)
+    if not np.all(np.isfinite(gaps)) or np.any(ratio > max_ratio):
+        i = int(np.argmax(np.where(np.isfinite(ratio), ratio, np.inf)))
+        raise ValueError(f"step {step[i + 1]:g} (point {i + 2} of {step.size}) is {gaps[i]:.3g} after the previous one, "
+                         f"more than {max_ratio:g} times the median gap between steps ({median:.3g}); a typo? "
+                         "the time axis cannot be fitted")
+
+
 def threshold_step(step: NDArray, y: NDArray, level: float, *, persist: int = 1) -> float | None:
     """First logged step at which ``y >= level`` holds for ``persist`` consecutive checkpoints.
 

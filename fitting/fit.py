@@ -26,7 +26,6 @@ A malformed log exits with code 2 and the validator's message, and nothing is wr
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from pathlib import Path
 from typing import Sequence
@@ -36,6 +35,8 @@ from tqdm import tqdm
 
 from fitting.model_fit import MODELS
 from fitting.report import analyse, figure
+from theory import cli
+from theory.cli import UsageError
 from theory.trajectory import read_csv, write_json
 
 
@@ -64,12 +65,14 @@ def _fixes(items: Sequence[str]) -> dict[str, list[float]]:
     fix = {}
     for item in items:
         name, sep, value = item.partition("=")
-        if not sep or not name:
-            raise ValueError(f"--fix {item!r}: expected NAME=VALUE")
+        if not sep or not name.strip():
+            raise UsageError(f"--fix {item!r}: expected NAME=VALUE")
         try:
             fix[name.strip()] = [float(v) for v in value.split(",")]
         except ValueError:
-            raise ValueError(f"--fix {item!r}: values must be numbers, comma-separated") from None
+            raise UsageError(f"--fix {item!r}: values must be numbers, comma-separated") from None
+        if not np.all(np.isfinite(fix[name.strip()])):
+            raise UsageError(f"--fix {item!r}: values must be finite numbers")
     return fix
 
 
@@ -103,40 +106,35 @@ def lags(records: list[dict]) -> list[dict]:
     return out
 
 
+@cli.command("fit")
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    try:
-        if args.boot < 10:
-            raise ValueError(f"--boot {args.boot}: need at least 10 resamples")
-        if args.persist < 1:
-            raise ValueError(f"--persist {args.persist}: must be >= 1")
-        fix = _fixes(args.fix)
-        trajs = read_csv(args.log)
-        chosen = [t for t in trajs if (args.label is None or t.label == args.label)
-                  and (args.protocol is None or t.protocol == args.protocol) and (args.run is None or t.run == args.run)]
-        if not chosen:
-            have = sorted({(t.label, t.protocol) for t in trajs})
-            raise ValueError(f"{args.log}: no trajectory matches --class {args.label} --protocol {args.protocol} "
-                             f"--run {args.run}; the log has (class, protocol): {have}")
-        if args.model == "notebook" and len(chosen[0].concepts) != 2:
-            raise ValueError(f"--model notebook needs 2 concepts; {args.log} has {list(chosen[0].concepts)}")
-    except FileNotFoundError:
-        print(f"fit: error: {args.log}: no such file (a log from python -m theory.simulate or empirical.train)", file=sys.stderr)
-        return 2
-    except ValueError as err:
-        print(f"fit: error: {err}", file=sys.stderr)
-        return 2
+    if args.boot < 10:
+        raise UsageError(f"--boot {args.boot}: need at least 10 resamples")
+    if args.persist < 1:
+        raise UsageError(f"--persist {args.persist}: must be >= 1")
+    fix = _fixes(args.fix)
+    out = cli.output_dir(args.out or args.log.parent / "fit", "--out")
+    if not args.log.exists():
+        raise UsageError(f"{args.log}: no such file (a log from python -m theory.simulate or empirical.train)")
+    trajs = read_csv(args.log)
+    chosen = [t for t in trajs if (args.label is None or t.label == args.label)
+              and (args.protocol is None or t.protocol == args.protocol) and (args.run is None or t.run == args.run)]
+    if not chosen:
+        have = sorted({(t.label, t.protocol) for t in trajs})
+        raise UsageError(f"{args.log}: no trajectory matches --class {args.label} --protocol {args.protocol} "
+                         f"--run {args.run}; the log has (class, protocol): {have}")
+    if args.model == "notebook" and len(chosen[0].concepts) != 2:
+        raise UsageError(f"--model notebook needs 2 concepts; {args.log} has {list(chosen[0].concepts)}")
 
-    out = args.out or args.log.parent / "fit"
     start = time.perf_counter()
     results = []
     for traj in tqdm(chosen, desc="fitting", unit="trajectory", disable=None):
         try:
             results.append((traj, *analyse(traj, args.model, fix=fix, ci=args.ci, n_boot=args.boot, persist=args.persist)))
         except ValueError as err:  # e.g. too few points, a --fix that does not fit this model
-            print(f"fit: error: trajectory run={traj.run!r} seed={traj.seed} class={traj.label!r} "
-                  f"protocol={traj.protocol!r}: {err}", file=sys.stderr)
-            return 2
+            raise UsageError(f"{args.log}: trajectory run={traj.run!r} seed={traj.seed} class={traj.label!r} "
+                             f"protocol={traj.protocol!r}: {err}") from None
     records = [r[1] for r in results]  # written only once every fit has succeeded
     if not args.no_figures:
         for traj, record, model_fit, turn, acc in tqdm(results, desc="figures", unit="figure", disable=None):

@@ -10,7 +10,7 @@ from typing import Mapping
 
 import numpy as np
 
-from fitting.curves import LogisticFit, fit_logistic, threshold_step
+from fitting.curves import LogisticFit, check_spacing, fit_logistic, threshold_step
 from fitting.model_fit import ModelFit, fit_model
 from fitting.turn import Turn, find_turn
 from theory import plot
@@ -31,6 +31,7 @@ def analyse(
     persist: int = 1,
 ) -> tuple[dict, ModelFit | None, Turn | None, LogisticFit | None]:
     """Fit and summarise one trajectory; returns (record, model fit, turn, accuracy fit)."""
+    check_spacing(traj.step)
     thresholds = {}
     for level in LEVELS:
         row = {Z_PREFIX + c: threshold_step(traj.step, traj.z[:, i], level, persist=persist) for i, c in enumerate(traj.concepts)}

@@ -89,7 +89,7 @@ def test_cli_bad_input_exits_2(capsys, tmp_path):
     assert main(["--preset", "nope", "--out", str(tmp_path / "r")]) == 2
     assert "unknown preset 'nope'" in capsys.readouterr().err
     assert main(["--preset", "smoke", "--set", "lr=-1", "--out", str(tmp_path / "r")]) == 2
-    assert "lr=-1.0 is not valid; valid: > 0" in capsys.readouterr().err
+    assert "lr=-1.0 is not valid; valid: (0, 1]" in capsys.readouterr().err
     assert not (tmp_path / "r").exists()
 
 

@@ -1,0 +1,46 @@
+"""Files of tensors (checkpoints, the probe): saved atomically, loaded without running code.
+
+``torch.load(weights_only=False)`` unpickles arbitrary objects, so a crafted file handed to a command
+could run code. Every file is read here with ``weights_only=True`` (tensors, numbers, strings, lists,
+dicts only); anything else is refused with a message naming the file.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import torch
+
+
+def save(path: Path, obj: dict[str, Any]) -> None:
+    """torch.save to a temp file in the same folder, then rename: a reader never sees half a file."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        torch.save(obj, tmp)
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+
+
+def load(path: Path, what: str = "checkpoint") -> dict[str, Any]:
+    """The dict saved in ``path``, loaded safely; ValueError naming the file if it is not one."""
+    path = Path(path)
+    if path.is_dir():
+        raise ValueError(f"{path}: is a folder, not a {what} file")
+    try:
+        blob = torch.load(path, map_location="cpu", weights_only=True)
+    except FileNotFoundError:
+        raise
+    except (RuntimeError, pickle.UnpicklingError, zipfile.BadZipFile, EOFError, OSError, ValueError, AttributeError) as err:
+        first = (str(err).strip().splitlines() or [type(err).__name__])[0][:200]
+        raise ValueError(f"{path}: cannot read this {what} (truncated, foreign or unsafe file: {first})") from None
+    if not isinstance(blob, dict):
+        raise ValueError(f"{path}: not a {what} (holds a {type(blob).__name__}, not a dict)")
+    return blob
