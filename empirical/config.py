@@ -19,9 +19,14 @@ import dataclasses
 import math
 import typing
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from empirical.data import DataConfig
+from theory.trajectory import read_json
+
+
+MAX_DATA_BYTES = 16 * 2**30  # the training set lives in memory (and on the GPU); the paper preset needs 75 MiB
 
 
 @dataclass(frozen=True)
@@ -99,6 +104,8 @@ class TrainConfig:
         if self.preset not in PRESETS:
             raise ValueError(f"unknown preset {self.preset!r}; valid: {', '.join(PRESETS)}")
         self.data  # validates concepts, separations, resolution
+        if not self.channels or min(self.channels) < 1:
+            raise ValueError(f"channels={list(self.channels)} is not valid; give one width >= 1 per U-Net level, e.g. 32,64")
         depth = 2 ** (len(self.channels) - 1)
         if self.resolution % depth:
             raise ValueError(f"resolution {self.resolution} must be divisible by {depth} for {len(self.channels)} U-Net levels")
@@ -148,6 +155,14 @@ class TrainConfig:
         for name, (ok, valid) in checks.items():
             if not ok:
                 raise ValueError(f"{name}={getattr(self, name)} is not valid; valid: {valid}")
+        image = 3 * self.resolution**2 * 4  # bytes of one float32 RGB image
+        data = len(self.data.train_classes) * self.per_class * image
+        if data > MAX_DATA_BYTES:
+            raise ValueError(f"per_class={self.per_class} at {self.resolution} px is a training set of {data / 2**30:.1f} GiB "
+                             f"(held in memory); at most {MAX_DATA_BYTES / 2**30:.0f} GiB: use a smaller per_class or resolution")
+        if self.samples * image > MAX_DATA_BYTES / 8:
+            raise ValueError(f"samples={self.samples} at {self.resolution} px is {self.samples * image / 2**30:.1f} GiB of images "
+                             f"per class and evaluation; at most {MAX_DATA_BYTES / 8 / 2**30:.0f} GiB")
 
     @property
     def data(self) -> DataConfig:
@@ -217,11 +232,18 @@ def _convert(name: str, text: str) -> Any:
         if text.lower() in ("0", "false", "no", "off"):
             return False
         raise ValueError(f"{name} takes true or false, got {text!r}")
+    words = {int: "an integer", float: "a number", str: "text"}
     if origin is tuple:
         item = typing.get_args(kind)[0]
-        return tuple(item(part) for part in text.split(",") if part.strip())
+        try:
+            return tuple(item(part) for part in text.split(",") if part.strip())
+        except ValueError:
+            raise ValueError(f"{name} takes {words[item]}s, comma-separated; got {text!r}") from None
     if kind in (int, float, str):
-        return kind(text)
+        try:
+            return kind(text)
+        except ValueError:
+            raise ValueError(f"{name} takes {words[kind]}, got {text!r}") from None
     raise ValueError(f"{name} cannot be set from the command line")
 
 
@@ -254,6 +276,14 @@ def make_config(preset: str, overrides: Sequence[str] = ()) -> TrainConfig:
     active = values.get("concepts", TrainConfig.concepts)
     values["sep"] = {c: v for c, v in sep.items() if c in active or c in given}  # defaults only for active concepts
     return TrainConfig(**values)
+
+
+def read_run_config(path: Path) -> dict[str, Any]:
+    """A run's config.json as empirical.train writes it (a 'train' section at least); ValueError naming the file."""
+    doc = read_json(path, "config (JSON)")
+    if not isinstance(doc, dict) or not isinstance(doc.get("train"), dict):
+        raise ValueError(f"{path}: not a training run's config (written by python -m empirical.train): it has no 'train' section")
+    return doc
 
 
 def describe() -> str:

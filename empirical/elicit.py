@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import time
 from pathlib import Path
 from typing import Sequence
@@ -24,9 +23,9 @@ import numpy as np
 import torch
 
 from empirical import checkpoint, evaluate, protocols, runlog
-from empirical.config import TrainConfig
+from empirical.config import TrainConfig, read_run_config
 from theory import cli
-from theory.trajectory import read_csv, read_text
+from theory.trajectory import read_csv
 
 
 def elicit_step(vdm, probe, cfg: TrainConfig, step: int, protocol: str, labels: Sequence[str], *,
@@ -63,19 +62,13 @@ def load_run(run: Path) -> tuple[TrainConfig, dict]:
     path = run / "config.json"
     if not path.exists():
         raise ValueError(f"{path}: not a training run (no config.json); train one with python -m empirical.train")
-    not_run = f"{path}: not a training run's config (written by python -m empirical.train)"
-    try:
-        doc = json.loads(read_text(path, "config (JSON)"))
-    except json.JSONDecodeError as err:
-        raise ValueError(f"{not_run}: not valid JSON ({err})") from None
-    if not isinstance(doc, dict) or not isinstance(doc.get("train"), dict):
-        raise ValueError(f"{not_run}: it has no 'train' section")
+    doc = read_run_config(path)
     if not isinstance(doc.get("probe"), dict) or not {"path", "hash"} <= set(doc["probe"]):
-        raise ValueError(f"{not_run}: it has no 'probe' section with path and hash")
+        raise ValueError(f"{path}: not a training run's config: it has no 'probe' section with path and hash")
     try:
         return TrainConfig(**doc["train"]), doc
-    except TypeError as err:
-        raise ValueError(f"{not_run}: {err}") from None
+    except (TypeError, ValueError) as err:  # TypeError: an unknown or missing key
+        raise ValueError(f"{path}: {err}") from None
 
 
 def naive_points(run: Path) -> list:

@@ -8,14 +8,13 @@ log never loses or duplicates rows whichever of them ran last or was interrupted
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
 
-from theory.trajectory import Trajectory, read_text, write_csv, write_json
+from theory.trajectory import Trajectory, read_json, write_csv, write_json
 
 
 def elicit_path(run: Path, protocol: str) -> Path:
@@ -27,10 +26,7 @@ def read_elicit(run: Path, protocol: str) -> dict[int, dict[str, list]]:
     if not path.exists():
         return {}
     fix = "delete it to recompute that protocol"
-    try:
-        doc = json.loads(read_text(path, "elicitation file (JSON)"))
-    except json.JSONDecodeError as err:
-        raise ValueError(f"{path}: not valid JSON ({err}); {fix}") from None
+    doc = read_json(path, "elicitation file (JSON)", fix)
     if not isinstance(doc, dict) or not isinstance(doc.get("steps"), dict):
         raise ValueError(f"{path}: not an elicitation file (expected an object with 'steps'); {fix}")
     out = {}

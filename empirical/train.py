@@ -34,11 +34,11 @@ import torch
 from torch import nn
 
 from empirical import checkpoint, evaluate, protocols, runlog
-from empirical.config import PRESETS, TrainConfig, describe, make_config
+from empirical.config import PRESETS, TrainConfig, describe, make_config, read_run_config
 from empirical.data import grid, mask, sample
 from empirical.elicit import elicit_step
 from theory import cli
-from theory.trajectory import read_text, write_json
+from theory.trajectory import write_json
 
 
 def device_of(cfg: TrainConfig) -> torch.device:
@@ -104,12 +104,7 @@ def check_config(out: Path, cfg: TrainConfig) -> None:
     path = out / "config.json"
     if not path.exists():
         return
-    try:
-        old = json.loads(read_text(path, "config (JSON)"))
-    except json.JSONDecodeError as err:
-        raise ValueError(f"{path}: not valid JSON ({err}); use another --out") from None
-    if not isinstance(old, dict) or not isinstance(old.get("train"), dict):
-        raise ValueError(f"{path}: not a config written by python -m empirical.train (no 'train' section); use another --out")
+    old = read_run_config(path)
     diff = [f"{k}: {old['train'].get(k)!r} -> {v!r}" for k, v in cfg.to_json().items()
             if k != "device" and old["train"].get(k) != v]
     if diff:

@@ -40,10 +40,15 @@ NEAR = 0.15  # concept-space distance within which the held-out class counts as 
 
 def mask_rate(run: Path) -> tuple[float, str]:
     """The run's masking rate p and masked class, from its trajectory log's meta (config)."""
-    config = (read_meta(run_log(run)) or {}).get("config") or {}
-    if config.get("mask_p") is None:
-        raise ValueError(f"{run_log(run)}: its meta has no config.mask_p (was it trained with empirical.train?)")
-    return float(config["mask_p"]), (config.get("mask_classes") or ["10"])[0]
+    config = (read_meta(run_log(run)) or {}).get("config")
+    p = config.get("mask_p") if isinstance(config, dict) else None
+    if not isinstance(p, (int, float)) or isinstance(p, bool) or not 0 <= p <= 1:
+        raise ValueError(f"{run_log(run)}: its meta has no config.mask_p in [0, 1] (was it trained with empirical.train?)")
+    classes = config.get("mask_classes") or ["10"]
+    masked = classes[0] if isinstance(classes, list) else None
+    if not isinstance(masked, str) or not masked or set(masked) - {"0", "1"}:
+        raise ValueError(f"{run_log(run)}: its meta's config.mask_classes {classes!r} is not a list of labels like ['10']")
+    return float(p), masked
 
 
 def distance(z: np.ndarray, corner: str) -> np.ndarray:
@@ -73,9 +78,9 @@ def sweep(runs: Sequence[Path], label: str, persist: int) -> list[dict]:
         held = [t for t in naive if t.label == label]
         if not held:
             raise ValueError(f"{log}: no naive trajectory for class {label!r}")
+        p, masked = mask_rate(Path(run))
         res = analyse_run(Path(run), label, persist)
         t = held[0]
-        p, masked = mask_rate(Path(run))
         start = learned_from(t, naive)  # before the training classes are drawn, the reading wanders
         near = distance(t.z[start:], masked) < NEAR
         res.update(p=p, masked_class=masked, learned_step=float(t.step[start]) if start < t.step.size else None,

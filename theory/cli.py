@@ -111,7 +111,10 @@ def output_file(path: str | os.PathLike, flag: str = "--out", *, suffix: str | N
         raise UsageError(f"{what}: is a folder; give a file name" + (f" ending in {suffix}" if suffix else ""))
     if suffix is not None and path.suffix.lower() != suffix:
         raise UsageError(f"{what}: must end in {suffix}")
-    output_dir(path.parent, flag)
+    base = _nearest_existing(path.absolute().parent)
+    if not base.is_dir():
+        raise UsageError(f"{what}: lies under {base}, which is a file, not a folder")
+    _check_writable(base, what)
     return path
 
 

@@ -73,7 +73,8 @@ def parse(text: str, *, symbols: Mapping[str, sympy.Symbol] | None = None, what:
         tree = ast.parse(text.strip(), mode="eval")
     except SyntaxError as err:
         col = f" at column {err.offset}" if err.offset else ""
-        raise ExpressionError(f"cannot parse the {what} {text!r}{col}: {err.msg}") from None
+        shown = text if len(text) <= 60 else text[:57] + "..."
+        raise ExpressionError(f"cannot parse the {what} {shown!r}{col}: {err.msg}") from None
     except (RecursionError, MemoryError, ValueError):
         raise ExpressionError(f"the {what} is nested too deeply to read") from None
     return _Builder(text.strip(), dict(symbols or {}), what).build(tree.body, 0)

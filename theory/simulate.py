@@ -33,6 +33,7 @@ import numpy as np
 
 from theory import cli, plot
 from theory.cli import UsageError
+from theory.expression import FUNCTIONS
 from theory.integrate import integrate, time_grid
 from theory.landscape import Landscape
 from theory.models import MODELS, from_expression, get_model
@@ -66,7 +67,9 @@ def build_parser() -> argparse.ArgumentParser:
     what = parser.add_mutually_exclusive_group()
     what.add_argument("--preset", action="append", choices=list(PRESETS), help="run this preset (repeatable); default: all")
     what.add_argument("--model", choices=list(MODELS), help="simulate one model")
-    what.add_argument("--energy", metavar="EXPR", help="simulate your own energy E(z1, z2, ..., t); give its symbols with --param")
+    what.add_argument("--energy", metavar="EXPR",
+                      help="simulate your own energy E(z1, z2, ..., t), give its other symbols with --param; allowed: numbers, pi, "
+                           "names, + - * / **, and " + ", ".join(dict.fromkeys(f.lower() for f in FUNCTIONS)) + " (parsed, never run)")
     parser.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", help="set a parameter (repeatable)")
     parser.add_argument("--sweep", action="append", default=[], metavar="NAME=V1,V2,...", help="sweep a parameter (repeatable: product)")
     parser.add_argument("--concepts", metavar="NAMES", help="concept names, comma-separated; sets their number for eq1/eq2 (default color,size)")

@@ -352,10 +352,10 @@ def read_meta(path: str | os.PathLike) -> dict[str, Any] | None:
     side = meta_path(path)
     if not side.exists():
         return None
-    try:
-        return json.loads(side.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as err:
-        raise ValueError(f"{side}: not valid JSON ({err})") from None
+    doc = read_json(side, "sidecar (JSON)")
+    if not isinstance(doc, dict):
+        raise ValueError(f"{side}: a log's sidecar must be a JSON object, got {type(doc).__name__}")
+    return doc
 
 
 def _jsonable(obj: Any) -> Any:
@@ -364,6 +364,14 @@ def _jsonable(obj: Any) -> Any:
     if isinstance(obj, np.generic):
         return obj.item()
     raise TypeError(f"cannot write {type(obj).__name__} to JSON")
+
+
+def read_json(path: str | os.PathLike, what: str = "JSON file", fix: str = "") -> Any:
+    """A JSON document, or a ValueError naming the file and what is wrong (not UTF-8, not JSON); ``fix`` says what to do."""
+    try:
+        return json.loads(read_text(Path(path), what))
+    except json.JSONDecodeError as err:
+        raise ValueError(f"{path}: not valid JSON ({err})" + (f"; {fix}" if fix else "")) from None
 
 
 def write_json(path: str | os.PathLike, obj: Mapping[str, Any]) -> Path:

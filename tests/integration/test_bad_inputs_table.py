@@ -1,0 +1,61 @@
+"""The bad-input table of docs/reliability.md: each case is a clean exit-2 line or a correct acceptance.
+
+The torch-free, quick cases run in process here (same cases, same scoring as benchmarks/bad_inputs.py);
+the whole table, every command as a real subprocess, is a slow test.
+"""
+
+import importlib
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+spec = importlib.util.spec_from_file_location("bad_inputs", ROOT / "benchmarks" / "bad_inputs.py")
+bad_inputs = importlib.util.module_from_spec(spec)
+sys.modules["bad_inputs"] = bad_inputs  # dataclasses look their module up while the file runs
+spec.loader.exec_module(bad_inputs)
+
+QUICK = [c for c in bad_inputs.CASES if not c.needs_torch and not c.slow]
+
+
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory):
+    w = tmp_path_factory.mktemp("w")
+    bad_inputs.prepare(w, torch=False)
+    return w
+
+
+def test_the_table_has_the_cases_the_issue_asks_for():
+    kinds = {c.kind for c in bad_inputs.CASES}
+    assert len(bad_inputs.CASES) >= 100
+    assert {"injection", "lost data", "bounded work", "garbage fit", "output path", "unreadable log", "bad run folder",
+            "bad config", "never elicited"} <= kinds
+    assert len({c.command for c in bad_inputs.CASES}) == len(bad_inputs.PROG)
+
+
+@pytest.mark.parametrize("case", QUICK, ids=[f"{c.command}:{c.shown()[:40]}" for c in QUICK])
+def test_case_in_process(case, workspace, tmp_path, monkeypatch, capsys):
+    c = tmp_path / "case"
+    c.mkdir()
+    if case.setup is not None:
+        case.setup(c, workspace)
+    monkeypatch.chdir(c)
+    args = [a.replace("{c}", str(c)).replace("{w}", str(workspace)) for a in case.args]
+    main = importlib.import_module(case.command).main
+    try:
+        code = main(args)
+    except SystemExit as exc:  # argparse's own errors
+        code = exc.code
+    err = capsys.readouterr().err
+    outcome, message = bad_inputs.score(case, code, err, c, workspace)
+    assert outcome in bad_inputs.GOOD, f"{outcome}: {message or err}"
+
+
+@pytest.mark.slow
+def test_the_whole_table_as_subprocesses(tmp_path):
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bad_inputs.py"), "--json", str(tmp_path / "out.json")],
+                          capture_output=True, text=True, timeout=1800)
+    assert proc.returncode == 0, proc.stderr[-3000:]

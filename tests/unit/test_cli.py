@@ -1,0 +1,75 @@
+"""The error convention (theory.cli): one line, exit 2, output locations checked before any work."""
+
+import errno
+import tempfile
+
+import pytest
+
+from theory import cli
+
+
+@cli.command("demo")
+def demo(argv=None):
+    kind = argv[0]
+    if kind == "value":
+        raise ValueError("bad value\nover two lines")
+    if kind == "missing":
+        open("/nonexistent/folder/file.csv")
+    if kind == "folder":
+        open(tempfile.gettempdir())
+    if kind == "bug":
+        raise KeyError("a bug keeps its traceback")
+    return 0
+
+
+@pytest.mark.parametrize("kind, words", [
+    ("value", "demo: error: bad value over two lines"),
+    ("missing", "demo: error: /nonexistent/folder/file.csv: no such file or folder"),
+    ("folder", "is a folder, not a file"),
+])
+def test_bad_input_is_one_line_and_exit_2(kind, words, capsys):
+    assert demo([kind]) == 2
+    err = capsys.readouterr().err
+    assert words in err and err.count("\n") == 1
+
+
+def test_a_bug_is_not_hidden():
+    with pytest.raises(KeyError):
+        demo(["bug"])
+    assert demo(["ok"]) == 0
+
+
+def test_output_dir_is_checked_without_creating_it(tmp_path):
+    target = tmp_path / "a" / "b"
+    assert cli.output_dir(target) == target
+    assert not (tmp_path / "a").exists()
+    (tmp_path / "f").write_text("x")
+    with pytest.raises(cli.UsageError, match="is a file, not a folder"):
+        cli.output_dir(tmp_path / "f", "--out")
+    with pytest.raises(cli.UsageError, match=r"--out .*lies under .*f, which is a file"):
+        cli.output_dir(tmp_path / "f" / "sub" / "deeper", "--out")
+
+
+def test_an_unwritable_folder_is_refused(tmp_path, monkeypatch):
+    def refuse(*args, **kwargs):  # root can write anywhere, so the refusal is simulated
+        raise PermissionError(errno.EACCES, "Permission denied", str(kwargs.get("dir")))
+
+    monkeypatch.setattr(tempfile, "TemporaryFile", refuse)
+    with pytest.raises(cli.UsageError, match=r"--out .*: cannot write in .* \(permission denied\)"):
+        cli.output_dir(tmp_path / "new", "--out")
+    with pytest.raises(cli.UsageError, match="cannot write in"):
+        cli.output_file(tmp_path / "fig.png", "--out", suffix=".png")
+
+
+def test_output_file_wants_a_file_with_the_suffix(tmp_path):
+    with pytest.raises(cli.UsageError, match="is a folder"):
+        cli.output_file(tmp_path, "--out", suffix=".png")
+    with pytest.raises(cli.UsageError, match="must end in .png"):
+        cli.output_file(tmp_path / "x.txt", "--out", suffix=".png")
+    assert cli.output_file(tmp_path / "new" / "x.png", suffix=".png").name == "x.png"
+
+
+@pytest.mark.parametrize("seed", [-1, 2**32])
+def test_seeds_are_refused_outside_numpy_range(seed):
+    with pytest.raises(cli.UsageError, match="--seed"):
+        cli.nonnegative_seed(seed)
