@@ -490,6 +490,7 @@ def main(argv: list[str] | None = None) -> int:
         results = []
         for i, case in enumerate(cases, 1):
             r = run_case(case, Path(tmp) / f"case{i:03d}", w, args.timeout)
+            r.message = r.message.replace(f"{w}/", "").replace(f"{tmp}/", "")  # the workspace is temporary: W/x -> x
             results.append(r)
             flag = "" if r.outcome in GOOD else "   <--"
             print(f"{i:3d}/{len(cases)} {r.outcome:17s} {r.seconds:5.1f}s {case.command} {case.shown()}{flag}", file=sys.stderr)
