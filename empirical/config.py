@@ -23,7 +23,8 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from empirical.data import DataConfig
-from theory.trajectory import read_json
+from theory import cli
+from theory.files import read_json
 
 
 MAX_DATA_BYTES = 16 * 2**30  # the training set lives in memory (and on the GPU); the paper preset needs 75 MiB
@@ -255,16 +256,10 @@ def make_config(preset: str, overrides: Sequence[str] = ()) -> TrainConfig:
     sep, given = dict(values.get("sep", TrainConfig().sep)), set()
     names = [f.name for f in dataclasses.fields(TrainConfig)]
     for item in overrides:
-        key, eq, text = item.partition("=")
-        key = key.strip()
-        if not eq:
-            raise ValueError(f"--set {item!r}: expected KEY=VALUE")
+        key, text = cli.assignment(item, "--set", "KEY=VALUE")
         if key.startswith("sep."):
-            try:
-                sep[key[4:]] = float(text)
-                given.add(key[4:])
-            except ValueError:
-                raise ValueError(f"--set {item!r}: a separation must be a number") from None
+            sep[key[4:]] = cli.numbers(text, "--set", key)[0]
+            given.add(key[4:])
             continue
         if key not in names or key in ("preset", "sep"):
             valid = ", ".join(n for n in names if n not in ("preset", "sep"))

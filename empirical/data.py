@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping, Sequence
@@ -324,27 +323,17 @@ def mask(
 def _parse_seps(text: str) -> dict[str, float]:
     seps = {}
     for item in filter(None, (t.strip() for t in text.split(","))):
-        name, sep, value = item.partition("=")
-        if not sep:
-            raise ValueError(f"--sep {item!r}: expected CONCEPT=VALUE, e.g. color=0.3")
-        try:
-            seps[name.strip()] = float(value)
-        except ValueError:
-            raise ValueError(f"--sep {item!r}: {value!r} is not a number") from None
-        if not math.isfinite(seps[name.strip()]):
-            raise ValueError(f"--sep {item!r}: a separation must be a finite number")
+        name, value = cli.assignment(item, "--sep", "CONCEPT=VALUE, e.g. color=0.3")
+        seps[name] = cli.numbers(value, "--sep", name)[0]
     return seps
 
 
 def grid(config: DataConfig, images: NDArray, labels: NDArray, n: int, path: Path, title: str | None = None) -> None:
     """A PNG with one row per class (held-out classes framed in red) and up to n images per row."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from theory import plot
 
     classes = config.classes
-    fig, axes = plt.subplots(len(classes), n, figsize=(0.9 * n + 1.2, 0.95 * len(classes) + 0.4), squeeze=False)
+    fig, axes = plot.subplots(len(classes), n, figsize=(0.9 * n + 1.2, 0.95 * len(classes) + 0.4), squeeze=False)
     for r, label in enumerate(classes):
         rows = np.flatnonzero(np.asarray(labels) == label)
         for c in range(n):
@@ -361,11 +350,7 @@ def grid(config: DataConfig, images: NDArray, labels: NDArray, n: int, path: Pat
                               color="crimson" if held else "k")
     seps = ", ".join(f"Δ{c} {v:g}" for c, v in config.sep.items())
     fig.suptitle(title or f"classes over ({', '.join(config.concepts)}); {seps}", fontsize=9)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp.png")
-    fig.savefig(tmp, dpi=110, bbox_inches="tight")
-    plt.close(fig)
-    tmp.replace(path)
+    plot.save(fig, path, dpi=110, bbox_inches="tight")
 
 
 @cli.command("data")
@@ -387,7 +372,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     config = DataConfig(concepts, _parse_seps(args.sep), resolution=args.res)
     cli.output_dir(args.out, "--out")
     from empirical.signal import class_means, concept_signal
-    from theory.trajectory import write_json
+    from theory.files import write_json
 
     batch = sample(config, {label: args.n for label in config.classes}, args.seed)
     args.out.mkdir(parents=True, exist_ok=True)

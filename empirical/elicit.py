@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Sequence
 
 import numpy as np
-import torch
 
 from empirical import checkpoint, evaluate, protocols, runlog
 from empirical.config import TrainConfig, read_run_config
@@ -112,9 +111,7 @@ def run_protocols(run: Path, names: Sequence[str], classes: Sequence[str] | None
     steps = checkpoint.saved_steps(run)
     if not steps:
         raise ValueError(f"{run / 'checkpoints'}: no saved weights (train with keep_checkpoints=true)")
-    if device == "cuda" and not torch.cuda.is_available():
-        raise ValueError("--device cuda: torch sees no CUDA device; valid here: auto, cpu")
-    dev = torch.device("cuda" if device == "auto" and torch.cuda.is_available() else ("cpu" if device == "auto" else device))
+    dev = evaluate.select_device(device, "--device")
     if "patch" in names and steps[-1] != cfg.steps:
         raise ValueError(f"--protocols patch needs the final checkpoint (step {cfg.steps}); the last saved is step "
                          f"{steps[-1]}: finish training first, or leave patch out")

@@ -42,6 +42,17 @@ def class_prompts(config: DataConfig, labels: list[str] | None = None) -> dict[s
     return {lab: h[i] for i, lab in enumerate(labels)}
 
 
+def select_device(name: str, flag: str = "device") -> torch.device:
+    """``auto`` (CUDA when torch sees it, else CPU), ``cpu`` or ``cuda``; ValueError when CUDA is asked for but absent."""
+    if name not in ("auto", "cpu", "cuda"):
+        raise ValueError(f"{flag} {name}: valid: auto, cpu, cuda")
+    if name == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"{flag} cuda: torch sees no CUDA device; valid here: auto, cpu")
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(name)
+
+
 def generator_for(seed: int, step: int, label: str, device: torch.device) -> torch.Generator:
     """A generator that depends only on (seed, step, class): reproducible, independent of training."""
     return torch.Generator(device=device).manual_seed((seed * 1_000_003 + step) * 10 ** len(label) + int(label))

@@ -230,7 +230,7 @@ def content_hash(model: Probe) -> str:
 
 
 def save(model: Probe, cfg: ProbeConfig, report: dict, out: Path) -> dict:
-    from theory.trajectory import write_json
+    from theory.files import write_json
 
     digest = content_hash(model)
     tensorfile.save(out / "probe.pt", {"config": asdict(cfg), "state_dict": model.state_dict(), "hash": digest})

@@ -14,7 +14,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from theory.trajectory import Trajectory, read_json, write_csv, write_json
+from theory.files import read_json, write_json
+from theory.trajectory import Trajectory, write_csv
 
 
 def elicit_path(run: Path, protocol: str) -> Path:

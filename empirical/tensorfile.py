@@ -7,25 +7,18 @@ dicts only); anything else is refused with a message naming the file.
 
 from __future__ import annotations
 
-import os
 import warnings
 from pathlib import Path
 from typing import Any
 
 import torch
 
+from theory.files import atomic_write
+
 
 def save(path: Path, obj: dict[str, Any]) -> None:
     """torch.save to a temp file in the same folder, then rename: a reader never sees half a file."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        torch.save(obj, tmp)
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
+    atomic_write(path, lambda fh: torch.save(obj, fh), binary=True)
 
 
 def load(path: Path, what: str = "checkpoint") -> dict[str, Any]:

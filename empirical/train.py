@@ -38,15 +38,7 @@ from empirical.config import PRESETS, TrainConfig, describe, make_config, read_r
 from empirical.data import grid, mask, sample
 from empirical.elicit import elicit_step
 from theory import cli
-from theory.trajectory import write_json
-
-
-def device_of(cfg: TrainConfig) -> torch.device:
-    if cfg.device == "cuda" and not torch.cuda.is_available():
-        raise ValueError("device=cuda was asked for, but torch sees no CUDA device; valid here: auto, cpu")
-    if cfg.device == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return torch.device(cfg.device)
+from theory.files import atomic_write, write_json
 
 
 def training_set(cfg: TrainConfig, device: torch.device) -> tuple[torch.Tensor, torch.Tensor, np.ndarray]:
@@ -158,9 +150,7 @@ class Logs:
     def write(self, out: Path, cfg: TrainConfig, meta: dict) -> None:
         runlog.write(out, concepts=cfg.concepts, classes=cfg.data.classes, seed=cfg.seed, naive=self.points, meta=meta)
         text = "".join(json.dumps(r) + "\n" for r in self.metrics)
-        tmp = out / ".metrics.jsonl.tmp"
-        tmp.write_text(text)
-        tmp.replace(out / "metrics.jsonl")
+        atomic_write(out / "metrics.jsonl", lambda fh: fh.write(text))
 
 
 class Meter:
@@ -189,7 +179,7 @@ class Meter:
 def train(cfg: TrainConfig, out: Path, *, progress: bool = True, stop_after: int | None = None) -> dict:
     """Run (or resume) training; returns a summary. ``stop_after`` stops after that many updates (tests)."""
     out = Path(out)
-    device = device_of(cfg)
+    device = evaluate.select_device(cfg.device, "device=")
     check_config(out, cfg)
     state = resume_state(out, cfg)
     probe, probe_dir, probe_hash = load_probe(cfg, out, progress=progress)

@@ -27,13 +27,15 @@ from pathlib import Path
 from typing import Sequence
 
 import numpy as np
+from matplotlib import colormaps
 
 from figures.training import learned_from, run_log
 from fitting.capability import COLORS, analyse_run, threshold_options
 from fitting.curves import settled_step
 from theory import cli
-from theory.plot import plt, save, square
-from theory.trajectory import read_csv, read_meta, write_json
+from theory.plot import save, square, subplots
+from theory.files import write_json
+from theory.trajectory import read_csv, read_meta
 
 NEAR = 0.15  # concept-space distance within which the held-out class counts as drawing the masked class
 
@@ -121,8 +123,8 @@ def _steps_panel(ax, results: Sequence[dict]) -> None:
 
 
 def draw(results: Sequence[dict], out: Path, *, detail: float) -> Path:
-    fig, axes = plt.subplots(1, 3, figsize=(15.5, 4.8))
-    cmap = plt.get_cmap("viridis")
+    fig, axes = subplots(1, 3, figsize=(15.5, 4.8))
+    cmap = colormaps["viridis"]
     for r in results:
         z = np.array(r["path"]["z"])
         color = cmap(0.9 * r["p"])

@@ -14,10 +14,11 @@ from pathlib import Path
 from typing import Sequence
 
 import numpy as np
+from matplotlib.colors import LogNorm
 
 from fitting.turn import find_turn
 from theory import cli
-from theory.plot import plt, save, square
+from theory.plot import save, square, subplots
 from theory.trajectory import Trajectory, read_csv, read_meta
 
 CLASS_COLORS = {"00": "tab:red", "01": "tab:orange", "10": "tab:purple", "11": "tab:blue"}
@@ -60,7 +61,7 @@ def held_out_turn(held: Trajectory, trajectories: Sequence[Trajectory]):
 
 
 def draw(runs: Sequence[Path], out: Path, *, protocol: str = "naive") -> Path:
-    fig, axes = plt.subplots(2, len(runs), figsize=(4.6 * len(runs), 8.2), squeeze=False,
+    fig, axes = subplots(2, len(runs), figsize=(4.6 * len(runs), 8.2), squeeze=False,
                              gridspec_kw={"height_ratios": [1.25, 1]})
     for col, run in enumerate(runs):
         log = run_log(Path(run))
@@ -72,7 +73,7 @@ def draw(runs: Sequence[Path], out: Path, *, protocol: str = "naive") -> Path:
         sep = (meta.get("config") or {}).get("sep", {})
         top, bottom = axes[0, col], axes[1, col]
         steps = np.concatenate([t.step for t in trajectories]).astype(float)
-        norm = plt.matplotlib.colors.LogNorm(max(steps[steps > 0].min(), 1), steps.max())
+        norm = LogNorm(max(steps[steps > 0].min(), 1), steps.max())
         for t in trajectories:
             color = CLASS_COLORS.get(t.label, "k")
             thick = t.label in held

@@ -21,11 +21,11 @@ from typing import Sequence
 
 import numpy as np
 
-from fitting.curves import settled_step, threshold_step
+from fitting.curves import LEVELS, settled_step, threshold_step
 from theory import cli
-from theory.trajectory import Trajectory, read_csv, write_json
+from theory.files import write_json
+from theory.trajectory import Trajectory, read_csv
 
-LEVELS = (0.5, 0.8)
 COLORS = {"naive": "k", "capability": "tab:red", "overprompt": "tab:orange", "intervention": "tab:green",
           "patch": "tab:purple", "cfg": "tab:blue"}
 
@@ -54,7 +54,8 @@ def settled(curve: dict) -> dict[str, dict[str, float | None]]:
     return {p: {f"{int(lv * 100)}%": settled_step(s, a, lv) for lv in LEVELS} for p, (s, a) in curve.items()}
 
 
-def lags(th: dict) -> dict[str, float | None]:
+def behavior_lags(th: dict) -> dict[str, float | None]:
+    """Per level, behavior's step minus capability's (positive: the capability came first)."""
     out = {}
     for lv in ("50%", "80%"):
         b, c = th.get("naive", {}).get(lv), th.get("capability", {}).get(lv)
@@ -78,15 +79,15 @@ def analyse_run(run: Path, label: str, persist: int) -> dict:
                          f"run python -m empirical.elicit {Path(run)} first, so capability is measured, not assumed absent")
     th, st = thresholds(c, persist), settled(c)
     return {"run": str(run), "class": label, "persist": persist, "protocols": sorted(p for p in c if p != "capability"),
-            "first_step": th, "lag_behavior_minus_capability": lags(th),
-            "settled_step": st, "settled_lag_behavior_minus_capability": lags(st),
+            "first_step": th, "lag_behavior_minus_capability": behavior_lags(th),
+            "settled_step": st, "settled_lag_behavior_minus_capability": behavior_lags(st),
             "curves": {p: {"step": s.tolist(), "accuracy": a.tolist()} for p, (s, a) in c.items()}}
 
 
 def figure(results: Sequence[dict], path: Path) -> Path:
-    from theory.plot import plt, save
+    from theory.plot import save, subplots
 
-    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    fig, ax = subplots(figsize=(6.4, 4.2))
     protocols = sorted({p for r in results for p in r["curves"]}, key=lambda p: list(COLORS).index(p) if p in COLORS else 99)
     for p in protocols:
         runs = [r["curves"][p] for r in results if p in r["curves"]]

@@ -21,6 +21,7 @@ from scipy.special import expit, logit
 CHI2_1_95 = 3.841458820694124
 
 
+LEVELS = (0.5, 0.8)  # the accuracy / coordinate levels every threshold is reported at
 MAX_GAP_RATIO = 1e3  # largest / median gap between consecutive steps beyond which a time axis is refused
 
 

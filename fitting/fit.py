@@ -33,11 +33,12 @@ from typing import Sequence
 import numpy as np
 from tqdm import tqdm
 
-from fitting.model_fit import MODELS
+from fitting.model_fit import FITTABLE
 from fitting.report import analyse, figure
 from theory import cli
 from theory.cli import UsageError
-from theory.trajectory import read_csv, write_json
+from theory.files import write_json
+from theory.trajectory import read_csv
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -45,7 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="python -m fitting.fit", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("log", type=Path, metavar="LOG.csv", help="a trajectory log (theory.simulate or empirical.train)")
-    parser.add_argument("--model", choices=MODELS, default="eq1", help="toy model to fit (default eq1)")
+    parser.add_argument("--model", choices=FITTABLE, default="eq1", help="toy model to fit (default eq1)")
     parser.add_argument("--class", dest="label", metavar="LABEL", help="only this class (e.g. 11)")
     parser.add_argument("--protocol", metavar="NAME", help="only this protocol (e.g. naive, sim)")
     parser.add_argument("--run", metavar="ID", help="only this run id")
@@ -64,15 +65,8 @@ def build_parser() -> argparse.ArgumentParser:
 def _fixes(items: Sequence[str]) -> dict[str, list[float]]:
     fix = {}
     for item in items:
-        name, sep, value = item.partition("=")
-        if not sep or not name.strip():
-            raise UsageError(f"--fix {item!r}: expected NAME=VALUE")
-        try:
-            fix[name.strip()] = [float(v) for v in value.split(",")]
-        except ValueError:
-            raise UsageError(f"--fix {item!r}: values must be numbers, comma-separated") from None
-        if not np.all(np.isfinite(fix[name.strip()])):
-            raise UsageError(f"--fix {item!r}: values must be finite numbers")
+        name, text = cli.assignment(item, "--fix")
+        fix[name] = cli.numbers(text, "--fix", name)
     return fix
 
 
@@ -81,7 +75,7 @@ def _slug(*parts) -> str:
     return "".join(c if c.isalnum() or c in "-." else "_" for c in text) or "trajectory"
 
 
-def lags(records: list[dict]) -> list[dict]:
+def protocol_lags(records: list[dict]) -> list[dict]:
     """Steps by which each protocol's accuracy reached 0.5 before naive prompting did (positive: earlier)."""
     out = []
     groups: dict[tuple, dict[str, dict]] = {}
@@ -141,7 +135,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             path = out / f"{_slug(traj.run, traj.seed, traj.label, traj.protocol)}.png"
             figure(traj, model_fit, turn, acc, path)
             record["figure"] = path.name
-    path = write_json(out / "fit.json", {"log": str(args.log), "model": args.model, "fits": records, "lags": lags(records)})
+    path = write_json(out / "fit.json", {"log": str(args.log), "model": args.model, "fits": records, "lags": protocol_lags(records)})
     elapsed = time.perf_counter() - start
     print(f"fitted {len(records)} trajectories in {elapsed:.1f} s; wrote {path}")
     for r in records:

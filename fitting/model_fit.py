@@ -31,14 +31,14 @@ from scipy.optimize import least_squares
 
 from fitting.curves import noise_scale
 from fitting.turn import find_turn
-from theory import dopri
+from theory.integrate import integrate
 from theory.landscape import Landscape
 from theory.models import eq1, eq2, notebook
 from theory.trajectory import Trajectory
 
-MODELS = ("eq1", "eq2", "notebook")
-RTOL, ATOL = 1e-10, 1e-12  # final polish and reported fit
-SEARCH_RTOL, SEARCH_ATOL = 1e-8, 1e-10  # multi-start search
+FITTABLE = ("eq1", "eq2", "notebook")
+TOL = (1e-10, 1e-12)  # (rtol, atol): final polish and reported fit
+SEARCH_TOL = (1e-8, 1e-10)  # multi-start search
 H = 1e-5  # finite-difference step in the normalized parameters
 SEARCHED = 3  # starts refined by least squares after screening
 BIAS_MIN = 0.1  # |z̃_i - ẑ_i| below this: concept i never switches, t_switch_i not identifiable
@@ -49,27 +49,39 @@ class Block:
     """A named block of the parameter vector θ: ``kind`` says how θ maps to the model's units.
 
     time: θ is a normalized time (u); rate: θ = log of a rate per normalized time; log: θ = log of a
-    dimensionless value; unit: θ is the value itself, in [0, 1].
+    dimensionless value; unit: θ is the value itself, in [0, 1]. A ``per_concept`` block has one entry
+    per concept (reported as a list), any other block one value.
     """
 
     name: str
-    size: int
+    per_concept: bool
     kind: str
     lo: float
     hi: float
 
+    def size(self, d: int) -> int:
+        return d if self.per_concept else 1
 
-def _blocks(model: str, d: int) -> list[Block]:
+
+def _blocks(model: str) -> list[Block]:
+    """The fitted parameters of a model, with how each is normalized and its bounds (normalized units)."""
     if model == "notebook":
-        return [Block("a", 1, "log", np.log(0.05), np.log(20)), Block("s", 1, "rate", np.log(0.05), np.log(1e4)),
-                Block("k", 1, "rate", np.log(0.05), np.log(1e4)), Block("t0", 1, "time", -0.5, 1.5),
-                Block("z0", 2, "unit", 0.0, 1.0)]
-    blocks = [Block("t_switch", d, "time", -0.5, 1.5), Block("k", 1, "rate", np.log(2.0), np.log(2000.0)),
-              Block("lam", d, "rate", np.log(0.2), np.log(2000.0)), Block("z_bias", d, "unit", 0.0, 1.0),
-              Block("z_target", d, "unit", 0.0, 1.0), Block("z0", d, "unit", 0.0, 1.0)]
+        return [Block("a", False, "log", np.log(0.05), np.log(20)), Block("s", False, "rate", np.log(0.05), np.log(1e4)),
+                Block("k", False, "rate", np.log(0.05), np.log(1e4)), Block("t0", False, "time", -0.5, 1.5),
+                Block("z0", True, "unit", 0.0, 1.0)]
+    blocks = [Block("t_switch", True, "time", -0.5, 1.5), Block("k", False, "rate", np.log(2.0), np.log(2000.0)),
+              Block("lam", True, "rate", np.log(0.2), np.log(2000.0)), Block("z_bias", True, "unit", 0.0, 1.0),
+              Block("z_target", True, "unit", 0.0, 1.0), Block("z0", True, "unit", 0.0, 1.0)]
     if model == "eq2":
-        blocks.append(Block("p_beta", 1, "unit", 0.0, 1.0))
+        blocks.append(Block("p_beta", False, "unit", 0.0, 1.0))
     return blocks
+
+
+def param_names(model: str) -> tuple[str, ...]:
+    """The keys of a fit record's params: every eq1/eq2 parameter (so records of different models line up),
+    then the notebook model's own."""
+    names = [b.name for b in _blocks("eq2")] + ([b.name for b in _blocks("notebook")] if model == "notebook" else [])
+    return tuple(dict.fromkeys(names))
 
 
 @dataclass(frozen=True, eq=False)
@@ -98,20 +110,15 @@ class ModelFit:
     def predict(self, steps: Sequence[float]) -> NDArray[np.float64]:
         """The fitted model's path at any steps (e.g. a dense grid for plots), shape (T', D)."""
         prob = self.problem
-        saved = prob.u
-        try:
-            prob.u = (np.asarray(steps, dtype=float) - prob.s0) / prob.span
-            return prob.simulate(self.theta[None])[0]
-        finally:
-            prob.u = saved
+        return prob.simulate(self.theta[None], u=(np.asarray(steps, dtype=float) - prob.s0) / prob.span)[0]
 
 
 class Problem:
     """One trajectory and one model: maps the normalized vector θ to simulations and back to units."""
 
     def __init__(self, model: str, traj: Trajectory, fix: Mapping[str, object] | None = None):
-        if model not in MODELS:
-            raise ValueError(f"unknown model {model!r}; valid: {', '.join(MODELS)}")
+        if model not in FITTABLE:
+            raise ValueError(f"unknown model {model!r}; valid: {', '.join(FITTABLE)}")
         d = len(traj.concepts)
         if d == 0:
             raise ValueError("the trajectory has no concept coordinates (an accuracy-only log): nothing to fit")
@@ -125,7 +132,7 @@ class Problem:
         self.span = float(traj.step[-1] - traj.step[0])
         self.u = (np.asarray(traj.step, dtype=float) - self.s0) / self.span
         self.y = traj.z
-        blocks = _blocks(model, d)
+        blocks = _blocks(model)
         fix = dict(fix or {})
         label = traj.label
         if model != "notebook" and "z_target" not in fix and len(label) == d and set(label) <= {"0", "1"}:
@@ -138,18 +145,18 @@ class Problem:
             raise ValueError(f"cannot fix {sorted(unknown)} for {model}; its parameters are {sorted(names)}")
         self.fixed = {b.name: self._to_theta(b, fix[b.name]) for b in blocks if b.name in fix}
         self.free = [b for b in blocks if b.name not in fix]
-        self.rtol, self.atol = RTOL, ATOL
-        self.lb = np.concatenate([np.full(b.size, b.lo) for b in self.free])
-        self.ub = np.concatenate([np.full(b.size, b.hi) for b in self.free])
+        self.lb = np.concatenate([np.full(b.size(d), b.lo) for b in self.free])
+        self.ub = np.concatenate([np.full(b.size(d), b.hi) for b in self.free])
 
     # -- θ <-> model values --------------------------------------------------------------------
 
     def _to_theta(self, b: Block, value) -> NDArray:
         v = np.atleast_1d(np.asarray(value, dtype=float))
-        if v.size == 1 and b.size > 1:
-            v = np.full(b.size, v[0])
-        if v.size != b.size:
-            raise ValueError(f"fixed {b.name} needs {b.size} value(s), got {v.size}")
+        size = b.size(self.d)
+        if v.size == 1 and size > 1:
+            v = np.full(size, v[0])
+        if v.size != size:
+            raise ValueError(f"fixed {b.name} needs {size} value(s), got {v.size}")
         if b.kind == "time":
             return (v - self.s0) / self.span
         if b.kind == "rate":
@@ -167,34 +174,35 @@ class Problem:
         theta = np.atleast_2d(theta)
         out, j = {}, 0
         for b in self.free:
-            out[b.name] = theta[:, j:j + b.size]
-            j += b.size
+            out[b.name] = theta[:, j:j + b.size(self.d)]
+            j += b.size(self.d)
         for name, v in self.fixed.items():
             out[name] = np.broadcast_to(v, (theta.shape[0], v.size))
         return out
 
-    def simulate(self, theta: NDArray) -> NDArray:
-        """(B, T, D) simulated paths at the logged steps for θ of shape (B, P)."""
+    def values(self, theta: NDArray) -> dict[str, NDArray]:
+        """θ of shape (B, P) -> the landscape's parameters in normalized time (theory.models names), batched."""
         parts = self.split(theta)
         if self.model == "notebook":
-            values = {"a": np.exp(parts["a"][:, 0]), "s": np.exp(parts["s"][:, 0]), "k": np.exp(parts["k"][:, 0]),
-                      "t0": parts["t0"][:, 0], "z0": parts["z0"]}
-        else:
-            values = {"t_switch": parts["t_switch"], "k": np.exp(parts["k"]), "lam": np.exp(parts["lam"]),
-                      "z_bias": parts["z_bias"], "z_target": parts["z_target"], "z0": parts["z0"]}
-            if self.model == "eq2":
-                values |= {"p": parts["p_beta"][:, 0], "beta": 1.0}
-        arrays = self.land.resolve(values)
-        z, status = dopri.solve(self.land.numba_kernel, self.u, arrays["z0"], self.land.pack(arrays),
-                                rtol=self.rtol, atol=self.atol)
-        if np.any(status):
-            raise RuntimeError(f"{self.model}: simulation failed ({dopri.MESSAGES.get(int(status.max()), 'error')})")
-        return z
+            return {"a": np.exp(parts["a"][:, 0]), "s": np.exp(parts["s"][:, 0]), "k": np.exp(parts["k"][:, 0]),
+                    "t0": parts["t0"][:, 0], "z0": parts["z0"]}
+        values = {"t_switch": parts["t_switch"], "k": np.exp(parts["k"]), "lam": np.exp(parts["lam"]),
+                  "z_bias": parts["z_bias"], "z_target": parts["z_target"], "z0": parts["z0"]}
+        if self.model == "eq2":  # only the product β p is identifiable: fit it as p with β = 1
+            values |= {"p": parts["p_beta"][:, 0], "beta": 1.0}
+        return values
+
+    def simulate(self, theta: NDArray, *, u: NDArray | None = None, tol: tuple[float, float] = TOL) -> NDArray:
+        """(B, T, D) simulated paths for θ of shape (B, P), at the normalized times ``u`` (default: the logged steps)."""
+        sol = integrate(self.land, self.u if u is None else u, self.values(theta), method="dopri", rtol=tol[0], atol=tol[1])
+        if not sol.success:
+            raise ValueError(f"{self.model}: the simulation failed during the fit ({sol.message})")
+        return sol.z
 
     def natural(self, theta: NDArray) -> dict[str, NDArray]:
         """Block name -> values in the log's units (steps), for one θ of shape (P,)."""
         out = {}
-        for b in [*self.free, *(b for b in _blocks(self.model, self.d) if b.name in self.fixed)]:
+        for b in [*self.free, *(b for b in _blocks(self.model) if b.name in self.fixed)]:
             v = self.split(theta)[b.name][0]
             out[b.name] = {"time": lambda x: self.s0 + self.span * x, "rate": lambda x: np.exp(x) / self.span,
                            "log": np.exp, "unit": lambda x: x}[b.kind](v)
@@ -202,22 +210,22 @@ class Problem:
 
     # -- least squares ---------------------------------------------------------------------------
 
-    def residuals(self, theta: NDArray, y: NDArray) -> NDArray:
-        return (self.simulate(theta[None])[0] - y).ravel()
+    def residuals(self, theta: NDArray, y: NDArray, tol: tuple[float, float] = TOL) -> NDArray:
+        return (self.simulate(theta[None], tol=tol)[0] - y).ravel()
 
-    def jacobian(self, theta: NDArray, y: NDArray) -> NDArray:
+    def jacobian(self, theta: NDArray, y: NDArray, tol: tuple[float, float] = TOL) -> NDArray:
         p = theta.size
         up = np.minimum(theta + H, self.ub)
         down = np.maximum(theta - H, self.lb)
         batch = np.repeat(theta[None], 2 * p, axis=0)
         batch[np.arange(p), np.arange(p)] = up
         batch[p + np.arange(p), np.arange(p)] = down
-        z = self.simulate(batch).reshape(2 * p, -1)
+        z = self.simulate(batch, tol=tol).reshape(2 * p, -1)
         return ((z[:p] - z[p:]) / (up - down)[:, None]).T
 
-    def solve(self, x0: NDArray, y: NDArray, f_scale: float, max_nfev: int):
+    def solve(self, x0: NDArray, y: NDArray, f_scale: float, max_nfev: int, tol: tuple[float, float] = TOL):
         x0 = np.clip(x0, self.lb + 1e-9, self.ub - 1e-9)
-        return least_squares(self.residuals, x0, jac=self.jacobian, bounds=(self.lb, self.ub), args=(y,),
+        return least_squares(self.residuals, x0, jac=self.jacobian, bounds=(self.lb, self.ub), args=(y, tol),
                              loss="soft_l1", f_scale=f_scale, max_nfev=max_nfev, x_scale="jac")
 
     # -- initial guesses ---------------------------------------------------------------------------
@@ -271,11 +279,9 @@ def fit_model(
     prob = Problem(model, traj, fix)
     y = prob.y
     f_scale = 2 * noise_scale(y)
-    prob.rtol, prob.atol = SEARCH_RTOL, SEARCH_ATOL
     starts = np.clip(np.array(prob.starts()), prob.lb + 1e-9, prob.ub - 1e-9)
-    screen = np.sum((prob.simulate(starts) - y) ** 2, axis=(1, 2))  # every start in one batched simulation
-    trials = [prob.solve(x0, y, f_scale, max_nfev=30) for x0 in starts[np.argsort(screen)[:SEARCHED]]]
-    prob.rtol, prob.atol = RTOL, ATOL
+    screen = np.sum((prob.simulate(starts, tol=SEARCH_TOL) - y) ** 2, axis=(1, 2))  # every start in one batched simulation
+    trials = [prob.solve(x0, y, f_scale, max_nfev=30, tol=SEARCH_TOL) for x0 in starts[np.argsort(screen)[:SEARCHED]]]
     best = prob.solve(min(trials, key=lambda s: s.cost).x, y, f_scale, max_nfev=200)
     theta = best.x
     fitted = prob.simulate(theta[None])[0]
@@ -329,7 +335,7 @@ def _report(prob: Problem, theta, lo_t, hi_t):
             pairs = [pr if ok else None for pr, ok in zip(pairs, identifiable)]
         else:
             vals = [float(x) for x in v]
-        scalar = name in ("a", "s", "k", "t0", "p_beta")
+        scalar = not next(b for b in _blocks(prob.model) if b.name == name).per_concept
         params[name] = vals[0] if scalar else vals
         intervals[name] = pairs[0] if scalar else pairs
     return params, intervals, identifiable

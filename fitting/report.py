@@ -8,17 +8,15 @@ from __future__ import annotations
 
 from typing import Mapping
 
+import matplotlib
 import numpy as np
 
-from fitting.curves import LogisticFit, check_spacing, fit_logistic, threshold_step
-from fitting.model_fit import ModelFit, fit_model
+from fitting.curves import LEVELS, LogisticFit, check_spacing, fit_logistic, threshold_step
+from fitting.model_fit import ModelFit, fit_model, param_names
 from fitting.turn import Turn, find_turn
 from theory import plot
 from theory.trajectory import Z_PREFIX, Trajectory
 
-LEVELS = (0.5, 0.8)
-PARAM_KEYS = ("t_switch", "k", "lam", "z_bias", "z_target", "z0", "p_beta")
-NOTEBOOK_KEYS = ("a", "s", "t0")
 
 
 def analyse(
@@ -46,7 +44,7 @@ def analyse(
         acc = fit_logistic(traj.step, traj.accuracy)
     fit = fit_model(traj, model, fix=fix, ci=ci, n_boot=n_boot) if traj.z.shape[1] else None
 
-    keys = PARAM_KEYS + (NOTEBOOK_KEYS if model == "notebook" else ())
+    keys = param_names(model)
     params = {k: None for k in keys}
     intervals = {k: None for k in keys}
     if fit is not None:
@@ -73,15 +71,13 @@ def analyse(
 
 def figure(traj: Trajectory, fit: ModelFit | None, turn: Turn | None, acc: LogisticFit | None, path) -> None:
     """Data and fitted simulation: concept space (2 concepts), each coordinate and the accuracy vs step."""
-    import matplotlib.pyplot as plt
-
     d = traj.z.shape[1]
     panels = (d == 2) + (d > 0) + (traj.accuracy is not None)
-    fig, axes = plt.subplots(1, panels, figsize=(5.2 * panels, 4.6), squeeze=False, layout="constrained")
+    fig, axes = plot.subplots(1, panels, figsize=(5.2 * panels, 4.6), squeeze=False, layout="constrained")
     axes = list(axes[0])
     dense = np.linspace(traj.step[0], traj.step[-1], 400)
     model_path = fit.predict(dense) if fit is not None else None
-    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    colors = matplotlib.rcParams["axes.prop_cycle"].by_key()["color"]
     if d == 2:
         ax = axes.pop(0)
         ax.plot(traj.z[:, 0], traj.z[:, 1], "o", ms=3.5, color="0.35", label="logged")

@@ -20,6 +20,7 @@ into that line. Anything else is a bug and keeps its traceback.
 from __future__ import annotations
 
 import functools
+import math
 import os
 import sys
 import tempfile
@@ -116,6 +117,28 @@ def output_file(path: str | os.PathLike, flag: str = "--out", *, suffix: str | N
         raise UsageError(f"{what}: lies under {base}, which is a file, not a folder")
     _check_writable(base, what)
     return path
+
+
+def assignment(item: str, flag: str, form: str = "NAME=VALUE") -> tuple[str, str]:
+    """``'lam=0.5'`` -> ``('lam', '0.5')``, stripped: the one NAME=VALUE syntax of every command's flags."""
+    name, eq, value = item.partition("=")
+    if not eq or not name.strip() or not value.strip():
+        raise UsageError(f"{flag} {item!r}: expected {form}")
+    return name.strip(), value.strip()
+
+
+def numbers(text: str, flag: str, name: str) -> list[float]:
+    """``'1,2.5'`` -> ``[1.0, 2.5]``: finite numbers, comma-separated, or a UsageError naming the flag."""
+    values = []
+    for part in text.split(","):
+        try:
+            values.append(float(part))
+        except ValueError:
+            raise UsageError(f"{flag} {name}={text}: {part.strip()!r} is not a number; values must be numbers, "
+                             "comma-separated") from None
+    if not all(math.isfinite(v) for v in values):
+        raise UsageError(f"{flag} {name}={text}: values must be finite numbers")
+    return values
 
 
 def nonnegative_seed(seed: int, flag: str = "--seed") -> int:

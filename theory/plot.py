@@ -1,16 +1,22 @@
-"""Concept-space pictures of simulated (or logged) trajectories, in the style of the paper's Fig. 5/9b."""
+"""Drawing primitives every part uses: concept-space axes, coordinates over time, new figures and saving them.
+
+Figures are built with matplotlib's object API (``matplotlib.figure.Figure``), never pyplot: importing
+this module, or any module of the package, leaves matplotlib's backend and global state alone, so it
+is safe inside a notebook or a GUI, and works on a machine with no display.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Sequence
 
-import matplotlib
+import numpy as np
+from matplotlib import colormaps
+from matplotlib.cm import ScalarMappable
+from matplotlib.colors import Normalize
+from matplotlib.figure import Figure
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-from matplotlib.colors import Normalize  # noqa: E402
+from theory.files import atomic_write
 
 
 def concept_space(
@@ -35,7 +41,7 @@ def concept_space(
     """
     values = np.asarray(values, dtype=float)
     norm = norm or Normalize(values.min(), values.max() if values.max() > values.min() else values.min() + 1)
-    sm = plt.cm.ScalarMappable(norm=norm, cmap=cmap)
+    sm = ScalarMappable(norm=norm, cmap=cmap)
     for path, v in zip(paths, values):
         ax.plot(path[:, 0], path[:, 1], color=sm.to_rgba(v), lw=1.6)
         ax.plot(path[-1, 0], path[-1, 1], "o", color=sm.to_rgba(v), ms=3)
@@ -69,7 +75,7 @@ def coordinates(ax, t: np.ndarray, paths: np.ndarray, values: Sequence[float], *
     styles = ["-", "--", ":", "-."]
     for path, v in zip(paths, values):
         for d in range(path.shape[1]):
-            ax.plot(t, path[:, d], styles[d % 4], color=plt.get_cmap(cmap)(norm(v)), lw=1.2)
+            ax.plot(t, path[:, d], styles[d % 4], color=colormaps[cmap](norm(v)), lw=1.2)
     for d, c in enumerate(concepts):
         ax.plot([], [], styles[d % 4], color="k", label=f"z_{c}")
     ax.set(xlabel="model time t", ylabel="concept coordinate", ylim=(-0.02, 1.02))
@@ -77,10 +83,15 @@ def coordinates(ax, t: np.ndarray, paths: np.ndarray, values: Sequence[float], *
     ax.grid(alpha=0.25)
 
 
-def save(fig, path: str | Path) -> Path:
-    """Save and close a figure (parents created)."""
+def subplots(nrows: int = 1, ncols: int = 1, **kwargs):
+    """``(fig, axes)`` like ``pyplot.subplots``, without pyplot; figure options (figsize, layout) go to the Figure."""
+    fig_kw = {k: kwargs.pop(k) for k in ("figsize", "layout", "dpi") if k in kwargs}
+    fig = Figure(**fig_kw)
+    return fig, fig.subplots(nrows, ncols, **kwargs)
+
+
+def save(fig: Figure, path: str | Path, *, dpi: int = 130, **kwargs) -> Path:
+    """Write a figure atomically (its folder created), in the format of the path's suffix."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=130)
-    plt.close(fig)
-    return path
+    fmt = path.suffix.lstrip(".") or "png"
+    return atomic_write(path, lambda fh: fig.savefig(fh, format=fmt, dpi=dpi, **kwargs), binary=True)

@@ -38,7 +38,8 @@ from theory.integrate import integrate, time_grid
 from theory.landscape import Landscape
 from theory.models import MODELS, from_expression, get_model
 from theory.presets import PRESETS, Panel
-from theory.trajectory import write_csv, write_json
+from theory.files import write_json
+from theory.trajectory import write_csv
 
 AUTO_DOPRI_FROM = 64  # trajectories; below this the stacked solve_ivp beats numba's compile time
 MAX_ROWS = 2_000_000  # trajectories x points written to one log (about 150 MB of CSV, 1 GB while writing)
@@ -87,23 +88,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 # ---------------------------------------------------------------------------------------------
 # parsing NAME=VALUE
-
-
-def _floats(text: str, flag: str, name: str) -> list[float]:
-    try:
-        vals = [float(v) for v in text.split(",")]
-    except ValueError:
-        raise UsageError(f"{flag} {name}={text}: values must be numbers, comma-separated") from None
-    if not vals or not all(np.isfinite(vals)):
-        raise UsageError(f"{flag} {name}={text}: values must be finite numbers")
-    return vals
-
-
-def _split(item: str, flag: str) -> tuple[str, str]:
-    name, sep, value = item.partition("=")
-    if not sep or not name or not value:
-        raise UsageError(f"{flag} {item!r}: expected NAME=VALUE")
-    return name.strip(), value.strip()
 
 
 def _target(land: Landscape, name: str, flag: str) -> tuple[str, int | None]:
@@ -192,9 +176,7 @@ def run_preset(name: str, args) -> list[Path]:
 
 
 def _figure(panels: Sequence[Panel], sols, path: Path, suptitle: str) -> Path:
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, len(panels), figsize=(5.6 * len(panels), 5.0), squeeze=False, layout="constrained")
+    fig, axes = plot.subplots(1, len(panels), figsize=(5.6 * len(panels), 5.0), squeeze=False, layout="constrained")
     for ax, panel, sol in zip(axes[0], panels, sols):
         sm = plot.concept_space(
             ax, sol.z, panel.sweep_values, concepts=panel.landscape.concepts, cmap=panel.cmap,
@@ -211,13 +193,13 @@ def _figure(panels: Sequence[Panel], sols, path: Path, suptitle: str) -> Path:
 def run_model(land: Landscape, args) -> list[Path]:
     values = {k: np.atleast_1d(np.asarray(v, dtype=float)) for k, v in land.defaults().items()}
     for item in args.param:
-        name, text = _split(item, "--param")
-        _apply(land, values, name, _floats(text, "--param", name), "--param")
+        name, text = cli.assignment(item, "--param")
+        _apply(land, values, name, cli.numbers(text, "--param", name), "--param")
     sweeps = []
     for item in args.sweep:
-        name, text = _split(item, "--sweep")
+        name, text = cli.assignment(item, "--sweep")
         _target(land, name, "--sweep")
-        sweeps.append((name, _floats(text, "--sweep", name)))
+        sweeps.append((name, cli.numbers(text, "--sweep", name)))
     combos = list(itertools.product(*(vals for _, vals in sweeps))) or [()]
     settings, runs = [], []
     for combo in combos:
@@ -244,10 +226,8 @@ def _slug(name: str) -> str:
 
 
 def _model_figure(land: Landscape, sol, colour: np.ndarray, sweep: str | None, path: Path) -> Path:
-    import matplotlib.pyplot as plt
-
     two_d = land.dim == 2
-    fig, axes = plt.subplots(1, 1 + two_d, figsize=(5.6 * (1 + two_d), 4.8), squeeze=False, layout="constrained")
+    fig, axes = plot.subplots(1, 1 + two_d, figsize=(5.6 * (1 + two_d), 4.8), squeeze=False, layout="constrained")
     if two_d:
         sm = plot.concept_space(axes[0, 0], sol.z, colour, concepts=land.concepts, title=f"{land.name}: concept space")
         if sweep:
@@ -264,11 +244,11 @@ def _landscape(args) -> Landscape:
     if args.energy is not None:
         given = {}
         for item in args.param:
-            name, text = _split(item, "--param")
-            given[name] = _floats(text, "--param", name)[0]
+            name, text = cli.assignment(item, "--param")
+            given[name] = cli.numbers(text, "--param", name)[0]
         for item in args.sweep:  # a swept symbol needs no --param; its first value is the default
-            name, text = _split(item, "--sweep")
-            given.setdefault(name, _floats(text, "--sweep", name)[0])
+            name, text = cli.assignment(item, "--sweep")
+            given.setdefault(name, cli.numbers(text, "--sweep", name)[0])
         land = from_expression(args.energy, given, concepts=concepts)
         return land
     if args.model == "notebook":

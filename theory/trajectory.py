@@ -19,16 +19,16 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import math
 import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 from numpy.typing import NDArray
+
+from theory.files import atomic_write, read_json, read_text, write_json
 
 Z_PREFIX = "z_"
 BOUND_TOL = 1e-6  # coordinates may leave [0, 1] by this much (integrator round-off)
@@ -162,23 +162,6 @@ def _unit(text: str, where: _Where, row: int, column: str) -> float:
 def _is_int(text: str) -> bool:
     body = text[1:] if text[:1] in "+-" else text
     return body.isdigit()
-
-
-def read_text(path: Path, what: str = "file") -> str:
-    """A UTF-8 text file, or a ValueError naming the file and why it is not one (folder, binary, encoding)."""
-    try:
-        raw = Path(path).read_bytes()
-    except IsADirectoryError:
-        raise ValueError(f"{path}: is a folder, not a {what}") from None
-    if b"\x00" in raw:
-        hint = " (UTF-16? save it as UTF-8)" if raw[:2] in (b"\xff\xfe", b"\xfe\xff") else " (a binary file?)"
-        raise ValueError(f"{path}: contains NUL bytes, so it is not a UTF-8 {what}{hint}")
-    try:
-        return raw.decode("utf-8-sig")
-    except UnicodeDecodeError as err:
-        line = raw[:err.start].count(b"\n") + 1
-        raise ValueError(f"{path}, line {line}: byte 0x{raw[err.start]:02x} is not UTF-8; save the {what} as UTF-8 "
-                         "(Latin-1 or another encoding?)") from None
 
 
 def _rows(path: Path, where: _Where) -> list[list[str]]:
@@ -334,10 +317,9 @@ def write_csv(
                 row += [tr.extra[k][i] if k in tr.extra else "" for k in extras]
                 yield row
 
-    _atomic_write(path, lambda fh: csv.writer(fh, lineterminator="\n").writerows([header, *rows()]))
+    atomic_write(path, lambda fh: csv.writer(fh, lineterminator="\n").writerows([header, *rows()]))
     if meta is not None:
-        text = json.dumps(dict(meta), indent=2, sort_keys=True, default=_jsonable)
-        _atomic_write(meta_path(path), lambda fh: fh.write(text + "\n"))
+        write_json(meta_path(path), meta, sort_keys=True)
     return path
 
 
@@ -356,45 +338,3 @@ def read_meta(path: str | os.PathLike) -> dict[str, Any] | None:
     if not isinstance(doc, dict):
         raise ValueError(f"{side}: a log's sidecar must be a JSON object, got {type(doc).__name__}")
     return doc
-
-
-def _jsonable(obj: Any) -> Any:
-    if isinstance(obj, np.ndarray):
-        return obj.tolist()
-    if isinstance(obj, np.generic):
-        return obj.item()
-    raise TypeError(f"cannot write {type(obj).__name__} to JSON")
-
-
-def read_json(path: str | os.PathLike, what: str = "JSON file", fix: str = "") -> Any:
-    """A JSON document, or a ValueError naming the file and what is wrong (not UTF-8, not JSON); ``fix`` says what to do."""
-    try:
-        return json.loads(read_text(Path(path), what))
-    except json.JSONDecodeError as err:
-        raise ValueError(f"{path}: not valid JSON ({err})" + (f"; {fix}" if fix else "")) from None
-
-
-def write_json(path: str | os.PathLike, obj: Mapping[str, Any]) -> Path:
-    """Write a JSON document atomically (numpy arrays and scalars allowed)."""
-    text = json.dumps(dict(obj), indent=2, default=_jsonable)
-    _atomic_write(Path(path), lambda fh: fh.write(text + "\n"))
-    return Path(path)
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-def _atomic_write(path: Path, write) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", newline="", encoding="utf-8") as fh:
-            write(fh)
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give the file the usual permissions
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
