@@ -38,7 +38,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs" / "reliability.md"
 MARK_BEGIN, MARK_END = "<!-- bad-inputs table: begin -->", "<!-- bad-inputs table: end -->"
 PROG = {"theory.simulate": "simulate", "fitting.fit": "fit", "fitting.capability": "capability",
-        "figures.training": "figures.training", "figures.masking": "figures.masking", "empirical.data": "data",
+        "fitting.masking": "fitting.masking", "fitting.turn": "fitting.turn", "figures.training": "figures.training", "figures.masking": "figures.masking", "empirical.data": "data",
         "empirical.probe": "probe", "empirical.train": "train", "empirical.elicit": "elicit"}
 TORCH = {"empirical.data", "empirical.probe", "empirical.train", "empirical.elicit"}
 
@@ -319,10 +319,24 @@ def _cases() -> list[Case]:
         Case("output path", "figures.training", ["{w}/naive-run", "--out", "{w}/file/fig.png"], "which is a file"),
         Case("missing input", "figures.training", ["{c}/none"], "no trajectory log"),
         Case("unreadable log", "figures.training", ["{w}/utf16.csv", "--out", "{c}/f.png"], "UTF-16"),
-        Case("missing input", "figures.masking", ["{w}/naive-run", *out], "mask_p"),
-        Case("bad flag", "figures.masking", ["{w}/naive-run", "--detail", "2", *out], "--detail 2"),
-        Case("missing input", "figures.masking", ["{c}/none", *out], "no trajectory log"),
-        Case("malformed sidecar", "figures.masking", ["{c}/m", *out], "JSON object",
+        Case("bad run folder", "figures.training", ["{c}/m"], "not a turn.json",
+             setup=then(copy_log("m"), write("m/turn.json", '{"turns": [{"class": "11"}]}')),
+             label="RUN whose turn.json lacks the turn"),
+        Case("missing input", "fitting.turn", ["{c}/none"], "no trajectory log"),
+        Case("unreadable log", "fitting.turn", ["{w}/latin1.csv"], "not UTF-8"),
+        Case("output path", "fitting.turn", ["{c}/m"], "is a folder",
+             setup=then(copy_log("m"), write("m/turn.json/x", "")), label="RUN whose turn.json is a folder"),
+        Case("missing input", "fitting.masking", ["{w}/naive-run", *out], "mask_p"),
+        Case("bad flag", "fitting.masking", ["{w}/naive-run", "--persist", "0", *out], "persist 0"),
+        Case("missing input", "fitting.masking", ["{c}/none", *out], "no trajectory log"),
+        Case("output path", "fitting.masking", ["{w}/naive-run", "--out", "{w}/file"], "is a file"),
+        Case("missing input", "figures.masking", ["{c}/masking.json"], "no such file"),
+        Case("bad flag", "figures.masking", ["{c}/masking.json", "--detail", "2"], "--detail 2",
+             setup=write("masking.json", '{"runs": []}')),
+        Case("malformed analysis", "figures.masking", ["{c}/masking.json"], "no 'runs' records", setup=write("masking.json", "[]")),
+        Case("malformed analysis", "figures.masking", ["{c}/masking.json"], "lacks",
+             setup=write("masking.json", '{"runs": [{"p": 0.5}]}'), label="masking.json whose record lacks the paths"),
+        Case("malformed sidecar", "fitting.masking", ["{c}/m", *out], "JSON object",
              setup=then(copy_log("m"), write("m/trajectories.meta.json", "[1, 2]")),
              label="RUN whose trajectories.meta.json is a list"),
         # empirical.data / probe

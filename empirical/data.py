@@ -30,9 +30,9 @@ The conditioning vector h has 11 slots and carries the *sampled* values:
 Inactive concepts' slots are 0. Masked slots (underspecification, paper Sec. 5) hold ``MASK_FILL``
 = -1, a value no concept takes.
 
-Rendering is vectorized numpy and resolution-agnostic. The coverage of each pixel is a one-pixel
-linear ramp of the signed distance to the shape's edge (anti-aliased). Gaussian pixel noise
-(sd ``noise``) is added and the result clipped to [0, 1]. Images are float32, (N, 3, R, R), in [0, 1].
+Images are rendered by :mod:`empirical.render` (anti-aliased, resolution-agnostic); Gaussian pixel
+noise (sd ``noise``) is added and the result clipped to [0, 1]. :func:`concept_signal` measures each
+concept's signal; :mod:`empirical.grid` draws the sample grid.
 """
 
 from __future__ import annotations
@@ -46,6 +46,7 @@ from typing import Mapping, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
+from empirical.render import render
 from theory import cli
 
 CONCEPTS = ("shape", "x", "y", "color", "size", "bg")
@@ -54,7 +55,6 @@ SLOTS = {"shape": slice(0, 2), "x": slice(2, 3), "y": slice(3, 4), "color": slic
 H_DIM = 11
 MASK_FILL = -1.0
 MIN_RADIUS = 0.1
-TRIANGLE_SIDE = np.sqrt(4 * np.pi / np.sqrt(3))  # equilateral triangle with the area of the unit circle
 
 
 @dataclass(frozen=True)
@@ -210,41 +210,6 @@ def sample_values(config: DataConfig, index: NDArray, rng: np.random.Generator, 
     return values
 
 
-def coverage(values: Mapping[str, NDArray], resolution: int) -> NDArray[np.float32]:
-    """(N, R, R) fraction of each pixel covered by the shape (anti-aliased, resolution-agnostic)."""
-    pixel = 2.0 / resolution
-    grid = -1 + pixel * (np.arange(resolution, dtype=np.float32) + 0.5)  # pixel centres in [-1, 1]
-    x = values["x"].astype(np.float32)[:, :, None]  # (N, 1, 1): columns
-    y = values["y"].astype(np.float32)[:, :, None]  # rows; +y is up
-    dx = grid[None, None, :] - x  # (N, 1, R)
-    dy = -grid[None, :, None] - y  # (N, R, 1): image row 0 is the top
-    r = values["size"].astype(np.float32)[:, :, None]
-    circle = r - np.sqrt(dx**2 + dy**2)  # signed distance, > 0 inside
-    triangle_mask = values["shape"][:, 0] > 0.5
-    sd = circle
-    if triangle_mask.any():
-        side = TRIANGLE_SIDE * r
-        inner = side / (2 * np.sqrt(3))  # inradius; the centroid sits at the centre
-        n1 = -dy - inner  # bottom edge (outward normal pointing down)
-        n2 = (np.sqrt(3) / 2) * dx + 0.5 * dy - inner  # right edge
-        n3 = -(np.sqrt(3) / 2) * dx + 0.5 * dy - inner  # left edge
-        tri = -np.maximum(np.maximum(n1, n2), n3)
-        sd = np.where(triangle_mask[:, None, None], tri, circle)
-    return np.clip(sd / pixel + 0.5, 0.0, 1.0).astype(np.float32)
-
-
-def render(values: Mapping[str, NDArray], resolution: int, *, noise: float = 0.0, rng: np.random.Generator | None = None) -> NDArray[np.float32]:
-    """(N, 3, R, R) images from concept values."""
-    m = coverage(values, resolution)[:, None]  # (N, 1, R, R)
-    color = values["color"].astype(np.float32)[:, :, None, None]
-    bg = values["bg"].astype(np.float32)[:, :, None, None]
-    img = m * color + (1 - m) * bg
-    if noise > 0:
-        gen = rng if rng is not None else np.random.default_rng()
-        img += np.float32(noise) * gen.standard_normal(img.shape, dtype=np.float32)
-    return np.clip(img, 0, 1, out=img)
-
-
 def conditioning(values: Mapping[str, NDArray], config: DataConfig) -> NDArray[np.float32]:
     """(N, 11) h: the sampled values of the active concepts in their slots, zeros elsewhere."""
     n = next(iter(values.values())).shape[0]
@@ -320,37 +285,68 @@ def mask(
 # CLI
 
 
+def _base(config: DataConfig, n: int, rng: np.random.Generator) -> tuple[np.ndarray, dict]:
+    index = np.stack([rng.integers(0, config.n_values[c], n) for c in config.concepts], axis=1)
+    return index, sample_values(config, index, rng, mode="mean")
+
+
+def _with(config: DataConfig, values: dict, concept: str, frac: float | np.ndarray) -> dict:
+    out = dict(values)
+    top = config.n_values[concept] - 1
+    out[concept] = config.mean(concept, np.broadcast_to(np.asarray(frac, dtype=float) * top, (values["x"].shape[0],)))
+    if concept == "size":
+        out["size"] = np.maximum(out["size"], 0.1)
+    return out
+
+
+def concept_signal(config: DataConfig, *, n: int = 512, eps: float = 0.02, rng: int = 0) -> dict[str, dict]:
+    """Concept signal, measured: how strongly each concept moves the pixels (paper Sec. 3).
+
+    Two estimates per active concept, on noise-free renders at matched positions and matched values of
+    every other concept: ``mse``, the mean squared pixel difference between the classes that differ
+    only in this concept (value 0 vs value n-1); ``grad_rms``, |∂G/∂z_i|, the RMS over pixels of the
+    central finite difference of the image with respect to the concept's coordinate z_i, averaged over
+    z_i in {0.25, 0.5, 0.75} (None for shape, which has no continuous coordinate). Both grow with the
+    separation; their ordering says which concept the model is expected to learn first.
+
+    Returns:
+        concept -> {"sep", "mse", "grad_rms"}.
+    """
+    gen = np.random.default_rng(rng)
+    _, values = _base(config, n, gen)
+    res = config.resolution
+    out = {}
+    for concept in config.concepts:
+        lo = render(_with(config, values, concept, 0.0), res)
+        hi = render(_with(config, values, concept, 1.0), res)
+        mse = float(np.mean((hi - lo) ** 2))
+        grad = None
+        if concept != "shape":
+            sq = []
+            for z in (0.25, 0.5, 0.75):
+                up = render(_with(config, values, concept, z + eps), res)
+                down = render(_with(config, values, concept, z - eps), res)
+                sq.append(np.mean(((up - down) / (2 * eps)) ** 2))
+            grad = float(np.sqrt(np.mean(sq)))
+        out[concept] = {"sep": config.sep.get(concept), "mse": mse, "grad_rms": grad}
+    return out
+
+
+def class_means(config: DataConfig) -> dict[str, dict[str, list[float]]]:
+    """Class label -> concept -> mean value (for signals.json)."""
+    out = {}
+    for label in config.classes:
+        idx = [int(d) for d in label]
+        out[label] = {c: [float(v) for v in np.atleast_1d(config.mean(c, i))] for c, i in zip(config.concepts, idx)}
+    return out
+
+
 def _parse_seps(text: str) -> dict[str, float]:
     seps = {}
     for item in filter(None, (t.strip() for t in text.split(","))):
         name, value = cli.assignment(item, "--sep", "CONCEPT=VALUE, e.g. color=0.3")
         seps[name] = cli.numbers(value, "--sep", name)[0]
     return seps
-
-
-def grid(config: DataConfig, images: NDArray, labels: NDArray, n: int, path: Path, title: str | None = None) -> None:
-    """A PNG with one row per class (held-out classes framed in red) and up to n images per row."""
-    from theory import plot
-
-    classes = config.classes
-    fig, axes = plot.subplots(len(classes), n, figsize=(0.9 * n + 1.2, 0.95 * len(classes) + 0.4), squeeze=False)
-    for r, label in enumerate(classes):
-        rows = np.flatnonzero(np.asarray(labels) == label)
-        for c in range(n):
-            ax = axes[r, c]
-            ax.set_xticks([])
-            ax.set_yticks([])
-            if c < rows.size:
-                ax.imshow(np.clip(images[rows[c]].transpose(1, 2, 0), 0, 1), interpolation="nearest")
-            if label in config.held_out:
-                for spine in ax.spines.values():
-                    spine.set(color="crimson", linewidth=2)
-        held = "\nheld out" if label in config.held_out else ""
-        axes[r, 0].set_ylabel(f"{label}{held}", rotation=0, ha="right", va="center", fontsize=9,
-                              color="crimson" if held else "k")
-    seps = ", ".join(f"Δ{c} {v:g}" for c, v in config.sep.items())
-    fig.suptitle(title or f"classes over ({', '.join(config.concepts)}); {seps}", fontsize=9)
-    plot.save(fig, path, dpi=110, bbox_inches="tight")
 
 
 @cli.command("data")
@@ -371,7 +367,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     concepts = tuple(c.strip() for c in args.concepts.split(",") if c.strip())
     config = DataConfig(concepts, _parse_seps(args.sep), resolution=args.res)
     cli.output_dir(args.out, "--out")
-    from empirical.signal import class_means, concept_signal
+    from empirical.grid import grid
     from theory.files import write_json
 
     batch = sample(config, {label: args.n for label in config.classes}, args.seed)

@@ -35,7 +35,8 @@ from torch import nn
 
 from empirical import checkpoint, evaluate, protocols, runlog
 from empirical.config import PRESETS, TrainConfig, describe, make_config, read_run_config
-from empirical.data import grid, mask, sample
+from empirical.data import mask, sample
+from empirical.grid import grid
 from empirical.elicit import elicit_step
 from theory import cli
 from theory.files import atomic_write, write_json

@@ -3,8 +3,9 @@
   python -m figures.training RUN_DIR [RUN_DIR ...] [--out FILE.png] [--protocol naive]
 
 One column per run. Top: every class's path in concept space, points coloured by training step (log
-scale), the held-out class drawn thick with its turn marked (model-free, fitting.turn). Bottom: each
-class's joint accuracy against step. Reads only saved outputs; never trains.
+scale), the held-out class drawn thick, with its turn marked when the run has a turn.json (written by
+``python -m fitting.turn RUN_DIR``). Bottom: each class's joint accuracy against step. Reads only
+saved outputs (trajectories.csv, its meta, turn.json); computes nothing.
 """
 
 from __future__ import annotations
@@ -16,48 +17,25 @@ from typing import Sequence
 import numpy as np
 from matplotlib.colors import LogNorm
 
-from fitting.turn import find_turn
 from theory import cli
 from theory.plot import save, square, subplots
-from theory.trajectory import Trajectory, read_csv, read_meta
+from theory.files import read_json
+from theory.trajectory import read_csv, read_meta, run_log
 
 CLASS_COLORS = {"00": "tab:red", "01": "tab:orange", "10": "tab:purple", "11": "tab:blue"}
 
 
-def run_log(path: Path) -> Path:
-    """A run folder's trajectory log (a path to a CSV is returned as is)."""
-    return path / "trajectories.csv" if path.is_dir() else path
-
-
-def learned_from(held: Trajectory, trajectories: Sequence[Trajectory]) -> int:
-    """Index of the first checkpoint at which the other classes are drawn (mean accuracy >= 0.5).
-
-    Before it the samples are not class-like and the probe's reading of the held-out class wanders.
-    0 when no other class has accuracies on the same steps; len(steps) when they never get there.
-    """
-    train = [t for t in trajectories if t is not held and t.accuracy is not None and t.step.tolist() == held.step.tolist()]
-    if not train:
-        return 0
-    ok = np.flatnonzero(np.mean([t.accuracy for t in train], axis=0) >= 0.5)
-    return int(ok[0]) if ok.size else held.step.size
-
-
-def held_out_turn(held: Trajectory, trajectories: Sequence[Trajectory]):
-    """The turn of a held-out path toward its own corner, or None.
-
-    Looked for once the training classes are drawn (``learned_from``), and kept only if the path ends at least 0.1
-    closer to the class's corner than it was at the bend: a path that bends into the memorized
-    class and stays there has no turn.
-    """
-    start = learned_from(held, trajectories)
-    if held.step.size - start < 5:
-        return None
-    turn = find_turn(held.step[start:], held.z[start:], n_boot=0)
-    if turn.step is None:
-        return None
-    corner = np.array([float(d) for d in held.label[: held.z.shape[1]]])
-    closer = np.linalg.norm(np.array(turn.point) - corner) - np.linalg.norm(held.z[-1] - corner)
-    return turn if closer >= 0.1 else None
+def saved_turns(log: Path) -> dict[tuple[str, str], dict]:
+    """(class, protocol) -> the turn record of the run's turn.json (written by python -m fitting.turn), if any."""
+    path = log.parent / "turn.json"
+    if not path.exists():
+        return {}
+    doc = read_json(path, "turn.json")
+    turns = doc.get("turns") if isinstance(doc, dict) else None
+    if not isinstance(turns, list) or not all(isinstance(t, dict) and {"class", "protocol", "turn_step", "turn_point"} <= set(t)
+                                              for t in turns):
+        raise ValueError(f"{path}: not a turn.json written by python -m fitting.turn; rewrite it")
+    return {(t["class"], t["protocol"]): t for t in turns}
 
 
 def draw(runs: Sequence[Path], out: Path, *, protocol: str = "naive") -> Path:
@@ -69,6 +47,7 @@ def draw(runs: Sequence[Path], out: Path, *, protocol: str = "naive") -> Path:
         if not trajectories:
             raise ValueError(f"{log}: no trajectories with protocol={protocol!r}")
         meta = read_meta(log) or {}
+        turns = saved_turns(log)
         held = set(meta.get("held_out", ["11"]))
         sep = (meta.get("config") or {}).get("sep", {})
         top, bottom = axes[0, col], axes[1, col]
@@ -80,10 +59,9 @@ def draw(runs: Sequence[Path], out: Path, *, protocol: str = "naive") -> Path:
             top.plot(t.z[:, 0], t.z[:, 1], "-", color=color, lw=2.2 if thick else 1, alpha=1 if thick else 0.6,
                      label=f"{t.label}{' (held out)' if thick else ''}")
             sc = top.scatter(t.z[:, 0], t.z[:, 1], c=np.maximum(t.step, 1), cmap="viridis", norm=norm, s=14 if thick else 6, zorder=3)
-            if thick:
-                turn = held_out_turn(t, trajectories)
-                if turn is not None:
-                    top.plot(*turn.point, "k*", ms=13, zorder=5, label=f"turn ≈ step {turn.step:.0f}")
+            turn = turns.get((t.label, protocol)) if thick else None
+            if turn is not None and turn["turn_step"] is not None:
+                top.plot(*turn["turn_point"], "k*", ms=13, zorder=5, label=f"turn ≈ step {turn['turn_step']:.0f}")
             if t.accuracy is not None:
                 bottom.plot(np.maximum(t.step, 1), t.accuracy, "-o", color=color, ms=2.5, lw=2 if thick else 1, label=t.label)
         title = Path(run).name + ("\n" + ", ".join(f"Δ{c} {v:g}" for c, v in sep.items()) if sep else "")
@@ -114,6 +92,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not run_log(run).exists():
             raise ValueError(f"{run_log(run)}: no trajectory log here (train with python -m empirical.train)")
     path = draw(args.runs, out, protocol=args.protocol)
+    unmarked = [str(run) for run in args.runs if not (run_log(run).parent / "turn.json").exists()]
+    if unmarked:
+        print(f"no turn.json in {', '.join(unmarked)}: python -m fitting.turn {' '.join(unmarked)} marks the held-out turn")
     print(f"wrote {path}")
     return 0
 

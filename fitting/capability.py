@@ -24,10 +24,8 @@ import numpy as np
 from fitting.curves import LEVELS, settled_step, threshold_step
 from theory import cli
 from theory.files import write_json
-from theory.trajectory import Trajectory, read_csv
+from theory.trajectory import Trajectory, read_csv, run_log
 
-COLORS = {"naive": "k", "capability": "tab:red", "overprompt": "tab:orange", "intervention": "tab:green",
-          "patch": "tab:purple", "cfg": "tab:blue"}
 
 
 def curves(trajectories: Sequence[Trajectory], label: str) -> dict[str, tuple[np.ndarray, np.ndarray]]:
@@ -66,7 +64,7 @@ def behavior_lags(th: dict) -> dict[str, float | None]:
 def analyse_run(run: Path, label: str, persist: int) -> dict:
     if persist < 1:
         raise ValueError(f"persist {persist}: must be >= 1 (checkpoints a level must hold)")
-    log = Path(run) / "trajectories.csv" if Path(run).is_dir() else Path(run)
+    log = run_log(run)
     if not log.exists():
         raise ValueError(f"{log}: no trajectory log (train, then python -m empirical.elicit)")
     trajectories = read_csv(log)
@@ -84,7 +82,21 @@ def analyse_run(run: Path, label: str, persist: int) -> dict:
             "curves": {p: {"step": s.tolist(), "accuracy": a.tolist()} for p, (s, a) in c.items()}}
 
 
-def figure(results: Sequence[dict], path: Path) -> Path:
+def mean_curves(results: Sequence[dict]) -> dict[str, dict[str, list]]:
+    """protocol -> the mean accuracy over runs on the steps every run logged (for Fig. 6)."""
+    out = {}
+    for p in sorted({p for r in results for p in r["curves"]}):
+        runs = [r["curves"][p] for r in results if p in r["curves"]]
+        grid = sorted(set.intersection(*(set(c["step"]) for c in runs)))
+        if grid:
+            mean = np.mean([np.interp(grid, c["step"], c["accuracy"]) for c in runs], axis=0)
+            out[p] = {"step": grid, "accuracy": mean.tolist(), "runs": len(runs)}
+    return out
+
+
+def figure(results: Sequence[dict], means: dict[str, dict[str, list]], path: Path) -> Path:
+    """Fig. 6: each run's accuracy per protocol (thin) and the mean over runs (thick); draws only."""
+    from theory.plot import PROTOCOL_COLORS as COLORS
     from theory.plot import save, subplots
 
     fig, ax = subplots(figsize=(6.4, 4.2))
@@ -93,9 +105,8 @@ def figure(results: Sequence[dict], path: Path) -> Path:
         runs = [r["curves"][p] for r in results if p in r["curves"]]
         for cur in runs:
             ax.plot(np.maximum(cur["step"], 1), cur["accuracy"], color=COLORS.get(p, "0.5"), lw=0.7, alpha=0.45)
-        grid = sorted(set.intersection(*(set(c["step"]) for c in runs)))
-        if grid:
-            mean = np.mean([np.interp(grid, c["step"], c["accuracy"]) for c in runs], axis=0)
+        if p in means:
+            grid, mean = means[p]["step"], means[p]["accuracy"]
             ax.plot(np.maximum(grid, 1), mean, color=COLORS.get(p, "0.5"), lw=2.4 if p in ("naive", "capability") else 1.4,
                     ls="--" if p == "capability" else "-", zorder=5 if p == "capability" else 3,
                     label=f"{p} (mean of {len(runs)})" if len(runs) > 1 else p)
@@ -136,6 +147,14 @@ def threshold_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--persist", type=int, default=2, help="checkpoints a level must hold (default 2)")
 
 
+def check_threshold_options(args: argparse.Namespace) -> None:
+    """The flags of :func:`threshold_options`, checked before any input is read."""
+    if args.persist < 1:
+        raise ValueError(f"--persist {args.persist}: must be >= 1 (checkpoints a level must hold)")
+    if not args.label.strip():
+        raise ValueError("--class '': give a class label, e.g. 11")
+
+
 @cli.command("capability")
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m fitting.capability", description=__doc__,
@@ -144,6 +163,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     threshold_options(parser)
     parser.add_argument("--out", type=Path, default=None, help="summary folder (default: the first run)")
     args = parser.parse_args(argv)
+    check_threshold_options(args)
     folders = [run if run.is_dir() else run.parent for run in args.runs]
     out = cli.output_dir(args.out or folders[0], "--out")
     for folder in folders:
@@ -157,8 +177,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                   f"capability {fs.get('capability', {}).get('50%')}/{fs.get('capability', {}).get('80%')}")
     summary = {"runs": [str(r) for r in args.runs], "class": args.label, "summary": summarize(results),
                "settled": summarize(results, rule="settled")}
-    write_json(out / "elicitation_summary.json", summary)
-    path = figure(results, out / "capability.png")
+    means = mean_curves(results)
+    write_json(out / "elicitation_summary.json", {**summary, "mean_curves": means})
+    path = figure(results, means, out / "capability.png")
     print(f"wrote {out / 'elicitation_summary.json'} and {path}")
     return 0
 

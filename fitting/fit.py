@@ -34,7 +34,7 @@ import numpy as np
 from tqdm import tqdm
 
 from fitting.model_fit import FITTABLE
-from fitting.report import analyse, figure
+from fitting.report import analyse, figure, fitted_curves
 from theory import cli
 from theory.cli import UsageError
 from theory.files import write_json
@@ -133,7 +133,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args.no_figures:
         for traj, record, model_fit, turn, acc in tqdm(results, desc="figures", unit="figure", disable=None):
             path = out / f"{_slug(traj.run, traj.seed, traj.label, traj.protocol)}.png"
-            figure(traj, model_fit, turn, acc, path)
+            figure(traj, record, fitted_curves(traj, model_fit, acc), path)
             record["figure"] = path.name
     path = write_json(out / "fit.json", {"log": str(args.log), "model": args.model, "fits": records, "lags": protocol_lags(records)})
     elapsed = time.perf_counter() - start

@@ -69,22 +69,33 @@ def analyse(
     return record, fit, turn, acc
 
 
-def figure(traj: Trajectory, fit: ModelFit | None, turn: Turn | None, acc: LogisticFit | None, path) -> None:
-    """Data and fitted simulation: concept space (2 concepts), each coordinate and the accuracy vs step."""
+def fitted_curves(traj: Trajectory, fit: ModelFit | None, acc: LogisticFit | None, points: int = 400) -> dict:
+    """The fitted model's path and the accuracy sigmoid on a dense grid over the logged steps (for the figure)."""
+    dense = np.linspace(traj.step[0], traj.step[-1], points)
+    return {"step": dense, "model": None if fit is None else fit.model, "z": None if fit is None else fit.predict(dense),
+            "accuracy": None if acc is None else acc.predict(dense)}
+
+
+def figure(traj: Trajectory, record: dict, curves: dict, path) -> None:
+    """Data and fitted curves: concept space (2 concepts), each coordinate and the accuracy vs step.
+
+    Draws only: ``record`` is the trajectory's fit.json entry (turn, t_switch, t50 and their intervals),
+    ``curves`` the output of :func:`fitted_curves`.
+    """
     d = traj.z.shape[1]
     panels = (d == 2) + (d > 0) + (traj.accuracy is not None)
     fig, axes = plot.subplots(1, panels, figsize=(5.2 * panels, 4.6), squeeze=False, layout="constrained")
     axes = list(axes[0])
-    dense = np.linspace(traj.step[0], traj.step[-1], 400)
-    model_path = fit.predict(dense) if fit is not None else None
+    dense, model_path = curves["step"], curves["z"]
+    turn_point, turn_ci = record["memorization_point"], record["turn_ci"]
     colors = matplotlib.rcParams["axes.prop_cycle"].by_key()["color"]
     if d == 2:
         ax = axes.pop(0)
         ax.plot(traj.z[:, 0], traj.z[:, 1], "o", ms=3.5, color="0.35", label="logged")
         if model_path is not None:
-            ax.plot(model_path[:, 0], model_path[:, 1], "-", color=colors[3], lw=2, label=f"fitted {fit.model}")
-        if turn is not None and turn.step is not None:
-            ax.plot(*turn.point, "X", color="k", ms=10, label="turn (memorization point)")
+            ax.plot(model_path[:, 0], model_path[:, 1], "-", color=colors[3], lw=2, label=f"fitted {curves['model']}")
+        if turn_point is not None:
+            ax.plot(*turn_point, "X", color="k", ms=10, label="turn (memorization point)")
         plot.square(ax, traj.concepts, _title(traj))
         ax.legend(loc="best", fontsize=7)
     if d:
@@ -93,23 +104,23 @@ def figure(traj: Trajectory, fit: ModelFit | None, turn: Turn | None, acc: Logis
             ax.plot(traj.step, traj.z[:, i], "o", ms=3, color=colors[i % 10], alpha=0.7)
             if model_path is not None:
                 ax.plot(dense, model_path[:, i], "-", color=colors[i % 10], label=f"z_{c}")
-                ts = fit.params.get("t_switch")
+                ts = record["params"].get("t_switch")
                 if isinstance(ts, list) and ts[i] is not None:
                     ax.axvline(ts[i], color=colors[i % 10], ls=":", lw=1)
-        if turn is not None and turn.step is not None:
-            ax.axvspan(*turn.ci, color="0.85", zorder=0, label="turn 95% CI")
+        if turn_ci is not None:
+            ax.axvspan(*turn_ci, color="0.85", zorder=0, label="turn 95% CI")
         ax.set(xlabel="step", ylabel="concept coordinate", ylim=(-0.02, 1.02), title="coordinates (dotted: t_switch)")
         ax.legend(fontsize=7)
         ax.grid(alpha=0.25)
     if traj.accuracy is not None:
         ax = axes.pop(0)
         ax.plot(traj.step, traj.accuracy, "o", ms=3, color="0.35", label="accuracy")
-        if acc is not None:
-            ax.plot(dense, acc.predict(dense), "-", color=colors[2], label="sigmoid fit")
-            if acc.t50 is not None:
-                ax.axvline(acc.t50, color=colors[2], ls=":")
-            if acc.t50_ci is not None and None not in acc.t50_ci:
-                ax.axvspan(*acc.t50_ci, color=colors[2], alpha=0.15, label="t50 95% CI")
+        if curves["accuracy"] is not None:
+            ax.plot(dense, curves["accuracy"], "-", color=colors[2], label="sigmoid fit")
+            if record["accuracy_t50"] is not None:
+                ax.axvline(record["accuracy_t50"], color=colors[2], ls=":")
+            if record["accuracy_t50_ci"] is not None and None not in record["accuracy_t50_ci"]:
+                ax.axvspan(*record["accuracy_t50_ci"], color=colors[2], alpha=0.15, label="t50 95% CI")
         ax.set(xlabel="step", ylabel="joint accuracy", ylim=(-0.02, 1.02), title="accuracy")
         ax.legend(fontsize=7)
         ax.grid(alpha=0.25)

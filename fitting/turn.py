@@ -1,5 +1,7 @@
 """The turn of a trajectory in concept space: where it stops heading for the memorized class and turns.
 
+  python -m fitting.turn RUN_DIR [RUN_DIR ...]      # writes RUN_DIR/turn.json (figures.training marks it)
+
 Model-free. The path is smoothed lightly (Savitzky-Golay, window 7, in checkpoint order). The
 turn is the checkpoint where the smoothed path lies farthest from the chord joining its start
 and end. That point is the *memorization point*: a class-11 path that first heads for 01 and then
@@ -14,13 +16,19 @@ from (start -> turn) to (turn -> end). A path heading straight for its target ha
 
 from __future__ import annotations
 
+import argparse
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
 
 import numpy as np
 from numpy.typing import NDArray
 from scipy.signal import savgol_filter
 
 from fitting.curves import noise_scale
+from theory import cli
+from theory.files import write_json
+from theory.trajectory import Trajectory, read_csv, read_meta, run_log
 
 
 @dataclass(frozen=True)
@@ -91,3 +99,76 @@ def find_turn(
         draws[b] = t[_farthest(_smooth(zb))[0]]
     lo, hi = np.quantile(draws, [0.025, 0.975])
     return Turn(float(t[i]), (float(min(lo, t[i])), float(max(hi, t[i]))), angle, dev, point)
+
+
+def learned_from(held: Trajectory, trajectories: Sequence[Trajectory]) -> int:
+    """Index of the first checkpoint at which the other classes are drawn (mean accuracy >= 0.5).
+
+    Before it the samples are not class-like and the probe's reading of the held-out class wanders.
+    0 when no other class has accuracies on the same steps; len(steps) when they never get there.
+    """
+    train = [t for t in trajectories if t is not held and t.accuracy is not None and t.step.tolist() == held.step.tolist()]
+    if not train:
+        return 0
+    ok = np.flatnonzero(np.mean([t.accuracy for t in train], axis=0) >= 0.5)
+    return int(ok[0]) if ok.size else held.step.size
+
+
+def held_out_turn(held: Trajectory, trajectories: Sequence[Trajectory]) -> Turn | None:
+    """The turn of a held-out path toward its own corner, or None.
+
+    Looked for once the training classes are drawn (:func:`learned_from`), and kept only if the path
+    ends at least 0.1 closer to the class's corner than it was at the bend: a path that bends into the
+    memorized class and stays there has no turn.
+    """
+    start = learned_from(held, trajectories)
+    if held.step.size - start < 5:
+        return None
+    turn = find_turn(held.step[start:], held.z[start:], n_boot=0)
+    if turn.step is None:
+        return None
+    corner = np.array([float(d) for d in held.label[: held.z.shape[1]]])
+    closer = np.linalg.norm(np.array(turn.point) - corner) - np.linalg.norm(held.z[-1] - corner)
+    return turn if closer >= 0.1 else None
+
+
+def run_turns(log: Path) -> dict:
+    """turn.json's content: per protocol and held-out class (the log's meta, default 11), the turn toward its corner."""
+    trajectories = read_csv(log)
+    held = set((read_meta(log) or {}).get("held_out") or ["11"])
+    turns = []
+    for t in trajectories:
+        if t.label not in held or not t.concepts:
+            continue
+        same = [u for u in trajectories if u.protocol == t.protocol]
+        start = learned_from(t, same)
+        turn = held_out_turn(t, same)
+        turns.append({"class": t.label, "protocol": t.protocol, "run": t.run, "seed": t.seed,
+                      "learned_step": float(t.step[start]) if start < t.step.size else None,
+                      "turn_step": None if turn is None else turn.step,
+                      "turn_point": None if turn is None else list(turn.point)})
+    return {"log": str(log), "turns": turns}
+
+
+@cli.command("fitting.turn")
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m fitting.turn", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("runs", nargs="+", type=Path, help="run folders (or their trajectories.csv)")
+    args = parser.parse_args(argv)
+    for run in args.runs:
+        if not run_log(run).exists():
+            raise ValueError(f"{run_log(run)}: no trajectory log here (train with python -m empirical.train)")
+        cli.output_file(run_log(run).parent / "turn.json", "RUN")
+    for run in args.runs:
+        doc = run_turns(run_log(run))
+        path = write_json(run_log(run).parent / "turn.json", doc)
+        for t in doc["turns"]:
+            where = "no turn" if t["turn_step"] is None else f"turn at step {t['turn_step']:.0f}"
+            print(f"{run}: class {t['class']} {t['protocol']}: {where}")
+        print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -18,6 +18,9 @@ from matplotlib.figure import Figure
 
 from theory.files import atomic_write
 
+PROTOCOL_COLORS = {"naive": "k", "capability": "tab:red", "overprompt": "tab:orange", "intervention": "tab:green",
+                   "patch": "tab:purple", "cfg": "tab:blue"}
+
 
 def concept_space(
     ax,

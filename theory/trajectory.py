@@ -323,6 +323,12 @@ def write_csv(
     return path
 
 
+def run_log(path: str | os.PathLike) -> Path:
+    """A run folder's trajectory log, ``RUN/trajectories.csv`` (a path to a CSV is returned as is)."""
+    path = Path(path)
+    return path / "trajectories.csv" if path.is_dir() else path
+
+
 def meta_path(path: str | os.PathLike) -> Path:
     """The sidecar of a log: ``trajectories.csv`` -> ``trajectories.meta.json``."""
     path = Path(path)

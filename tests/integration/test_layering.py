@@ -1,10 +1,116 @@
-"""The torch-free parts (theory, fitting, figures, the data-generating process) import and run without torch."""
+"""The layering of the package, checked statically and at run time.
 
+Statically (every import of every file, function-level ones included, read with ``ast``): theory imports
+none of empirical, fitting and figures; empirical never imports fitting or figures; figures never imports
+fitting or empirical (it reads files); torch only in empirical; no import cycle between files. The
+checker is tested on planted violations. At run time: the torch-free parts import and run without torch.
+"""
+
+import ast
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
+
+PACKAGES = ("theory", "empirical", "fitting", "figures")
+FORBIDDEN = {  # package -> packages (and third-party roots) it must never import
+    "theory": {"empirical", "fitting", "figures", "torch"},
+    "fitting": {"empirical", "figures", "torch"},
+    "figures": {"empirical", "fitting", "torch"},
+    "empirical": {"fitting", "figures"},
+}
+
+
+def modules(root: Path) -> dict[str, Path]:
+    return {f"{p.parent.name}.{p.stem}": p for pkg in PACKAGES for p in sorted((root / pkg).glob("*.py"))}
+
+
+def imports(path: Path, known: set[str]) -> set[str]:
+    """Every module a file imports, at any depth (function-level imports count), resolved to files where possible."""
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            out |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            for a in node.names:
+                sub = f"{node.module}.{a.name}"
+                out.add(sub if sub in known else node.module)
+    return out
+
+
+def graph(root: Path) -> dict[str, set[str]]:
+    mods = modules(root)
+    return {m: imports(p, set(mods)) for m, p in mods.items()}
+
+
+def violations(root: Path) -> list[str]:
+    """'a.b imports c.d' for every import a layer forbids, plus every import cycle between files."""
+    g = graph(root)
+    bad = [f"{m} imports {i}" for m, deps in g.items() for i in sorted(deps)
+           if i.split(".")[0] in FORBIDDEN[m.split(".")[0]]]
+    return bad + [" -> ".join(c) for c in cycles(g)]
+
+
+def cycles(g: dict[str, set[str]]) -> list[list[str]]:
+    """One cycle per strongly connected group of files (Tarjan), as a closed path."""
+    edges = {m: sorted(d for d in deps if d in g and d != m) for m, deps in g.items()}
+    index, low, stack, on, out, counter = {}, {}, [], set(), [], [0]
+
+    def visit(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in edges[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                group.append(w)
+                if w == v:
+                    break
+            if len(group) > 1:
+                out.append(sorted(group) + [sorted(group)[0]])
+
+    for v in sorted(edges):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_the_package_keeps_its_layers_and_has_no_import_cycle():
+    assert violations(ROOT) == []
+
+
+@pytest.mark.parametrize("file, line, found", [
+    ("theory/landscape.py", "import fitting.curves", "theory.landscape imports fitting.curves"),
+    ("figures/training.py", "from fitting.turn import find_turn", "figures.training imports fitting.turn"),
+    ("figures/masking.py", "    from empirical import data", "figures.masking imports empirical.data"),
+    ("fitting/curves.py", "import torch", "fitting.curves imports torch"),
+    ("empirical/render.py", "from fitting import curves", "empirical.render imports fitting.curves"),
+    ("theory/files.py", "from theory import trajectory", "theory.files -> theory.trajectory -> theory.files"),
+])
+def test_a_planted_violation_is_found(tmp_path, file, line, found):
+    for pkg in PACKAGES:
+        shutil.copytree(ROOT / pkg, tmp_path / pkg, ignore=shutil.ignore_patterns("__pycache__"))
+    target = tmp_path / file
+    text = target.read_text()
+    if line.startswith("    "):  # a function-level import counts too
+        text += "\n\ndef _planted():\n" + line + "\n"
+    else:
+        text = line + "\n" + text
+    target.write_text(text)
+    assert found in violations(tmp_path)
 
 # As if torch were not installed: any 'import torch' raises ImportError (sys.modules stays clean).
 BLOCK_TORCH = """
@@ -24,7 +130,7 @@ def run(code: str, tmp_path) -> subprocess.CompletedProcess:
 def test_theory_fitting_and_data_run_without_torch(tmp_path):
     code = f"""
 import theory.simulate, theory.integrate, fitting.fit, fitting.model_fit, fitting.capability, figures.training
-import empirical.data, empirical.signal
+import empirical.data, empirical.render, empirical.grid
 from theory.simulate import main as simulate
 from fitting.fit import main as fit
 assert simulate(['--preset', 'fig9b', '--out', r'{tmp_path}']) == 0

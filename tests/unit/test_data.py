@@ -5,8 +5,8 @@ import json
 import numpy as np
 import pytest
 
-from empirical.data import MASK_FILL, DataConfig, coverage, main, mask, render, sample, sample_values
-from empirical.signal import concept_signal
+from empirical.data import MASK_FILL, DataConfig, concept_signal, main, mask, sample, sample_values
+from empirical.render import coverage, render
 
 CFG = DataConfig(("color", "size"), {"color": 0.3, "size": 0.4}, noise=0.0)
 

@@ -1,11 +1,13 @@
-"""The masking-sweep figure: runs sorted by p, exact first steps, never-reached runs kept, bad input named."""
+"""The masking sweep: the analysis (fitting.masking) sorts runs by p with exact first steps and keeps never-reached
+runs; the figure (figures.masking) draws its masking.json; bad input is named."""
 
 import json
 
 import numpy as np
 import pytest
 
-from figures.masking import left_corner, main, sweep
+from figures.masking import main as draw
+from fitting.masking import left_corner, main, sweep
 from theory.trajectory import Trajectory, write_csv
 
 STEPS = np.arange(0, 2001, 100)
@@ -48,9 +50,21 @@ def test_cli_writes_json_and_figure(tmp_path, capsys):
     assert main([str(r) for r in runs] + ["--out", str(tmp_path / "out")]) == 0
     doc = json.loads((tmp_path / "out" / "masking.json").read_text())
     assert [r["p"] for r in doc["runs"]] == [0.0, 0.5, 1.0]
-    assert (tmp_path / "out" / "masking.png").stat().st_size > 20_000
     assert "p = 0.5: naive 80% at 1000.0" in capsys.readouterr().out
     assert doc["runs"][0]["masked_class"] == "10" and doc["runs"][0]["left_masked_class"] is None
+    assert draw([str(tmp_path / "out" / "masking.json")]) == 0
+    assert (tmp_path / "out" / "masking.png").stat().st_size > 20_000
+
+
+@pytest.mark.parametrize("text, message", [
+    (None, "no such file"), ("[]", "no 'runs' records"), ('{"runs": [{"p": 0.5}]}', "runs[0] lacks class"),
+])
+def test_the_figure_reads_only_a_valid_masking_json(tmp_path, capsys, text, message):
+    if text is not None:
+        (tmp_path / "masking.json").write_text(text)
+    assert draw([str(tmp_path / "masking.json")]) == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "masking.png").exists()
 
 
 @pytest.mark.parametrize("case, message", [

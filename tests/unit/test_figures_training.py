@@ -1,8 +1,12 @@
-"""The training-run figure: the held-out turn is marked only when the path then heads for its corner."""
+"""The held-out turn (fitting.turn) is marked only when the path then heads for its corner; the training figure draws it."""
 
 import numpy as np
 
-from figures.training import held_out_turn, main
+import json
+
+from figures.training import main
+from fitting.turn import held_out_turn
+from fitting.turn import main as turns
 from theory.trajectory import Trajectory, write_csv
 
 STEPS = np.arange(0, 3001, 100)
@@ -37,8 +41,17 @@ def test_cli_draws_and_reports_bad_input(tmp_path, capsys):
     run = tmp_path / "run"
     write_csv(run / "trajectories.csv", trajectories(path((0.5, 0.5), (0.95, 0.05), (1.0, 1.0))))
     assert main([str(run)]) == 0
+    assert "python -m fitting.turn" in capsys.readouterr().out  # no turn.json yet: the figure says how to get one
+    assert turns([str(run)]) == 0
+    doc = json.loads((run / "turn.json").read_text())
+    assert [(t["class"], t["protocol"]) for t in doc["turns"]] == [("11", "naive")] and doc["turns"][0]["turn_step"] > 0
+    assert main([str(run)]) == 0
+    assert "fitting.turn" not in capsys.readouterr().out
     assert (run / "concept_space.png").stat().st_size > 10_000
     assert main([str(tmp_path / "nope")]) == 2
     assert "no trajectory log here" in capsys.readouterr().err
     assert main([str(run), "--protocol", "cfg"]) == 2
     assert "no trajectories with protocol='cfg'" in capsys.readouterr().err
+    (run / "turn.json").write_text("[]")
+    assert main([str(run)]) == 2
+    assert "not a turn.json" in capsys.readouterr().err
