@@ -1,4 +1,5 @@
 """Real training: the conditional VDM on synthetic concept images, logged as concept-space trajectories.
 
-Not built yet (issues 3-5). torch is imported only inside this package.
+torch is imported only inside this package. The data-generating process (``data``, ``render``) and the
+sample grids (``grid``) need numpy and matplotlib only.
 """

@@ -16,6 +16,7 @@ tuples as ``--set channels=32,64``.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import typing
 from dataclasses import dataclass, field
@@ -102,14 +103,22 @@ class TrainConfig:
         object.__setattr__(self, "channels", tuple(int(c) for c in self.channels))
         for name in ("protocols", "mask_classes", "mask_concepts"):
             object.__setattr__(self, name, tuple(getattr(self, name)))
-        if self.preset not in PRESETS:
-            raise ValueError(f"unknown preset {self.preset!r}; valid: {', '.join(PRESETS)}")
+        self._check_model()
+        self._check_ranges()
+        self._check_masking_and_protocols()
+        self._check_memory()
+
+    def _check_model(self) -> None:
+        if self.preset not in TRAIN_PRESETS:
+            raise ValueError(f"unknown preset {self.preset!r}; valid: {', '.join(TRAIN_PRESETS)}")
         self.data  # validates concepts, separations, resolution
         if not self.channels or min(self.channels) < 1:
             raise ValueError(f"channels={list(self.channels)} is not valid; give one width >= 1 per U-Net level, e.g. 32,64")
         depth = 2 ** (len(self.channels) - 1)
         if self.resolution % depth:
             raise ValueError(f"resolution {self.resolution} must be divisible by {depth} for {len(self.channels)} U-Net levels")
+
+    def _check_ranges(self) -> None:
         positive = ("per_class", "blocks", "steps", "batch", "evals", "samples", "sample_steps", "log_every", "save_every", "probe_steps")
         for name in positive:
             if getattr(self, name) < 1:
@@ -138,6 +147,11 @@ class TrainConfig:
             "batch": (self.batch <= 65536, "[1, 65536]"),
             "probe": (bool(self.probe.strip()), "a folder (or .pt file), e.g. runs/probe/{concepts}-{resolution}px"),
         }
+        for name, (ok, valid) in checks.items():
+            if not ok:
+                raise ValueError(f"{name}={getattr(self, name)} is not valid; valid: {valid}")
+
+    def _check_masking_and_protocols(self) -> None:
         if not 0 <= self.mask_p <= 1:
             raise ValueError(f"mask_p={self.mask_p} is not valid; valid: [0, 1]")
         if self.mask_p > 0:
@@ -153,9 +167,8 @@ class TrainConfig:
                                  "(patch runs post hoc: python -m empirical.elicit)")
         if "cfg" in self.protocols and self.p_cfg == 0:
             raise ValueError("protocols: cfg needs p_cfg > 0 (an unconditional model to guide with)")
-        for name, (ok, valid) in checks.items():
-            if not ok:
-                raise ValueError(f"{name}={getattr(self, name)} is not valid; valid: {valid}")
+
+    def _check_memory(self) -> None:
         image = 3 * self.resolution**2 * 4  # bytes of one float32 RGB image
         data = len(self.data.train_classes) * self.per_class * image
         if data > MAX_DATA_BYTES:
@@ -165,8 +178,9 @@ class TrainConfig:
             raise ValueError(f"samples={self.samples} at {self.resolution} px is {self.samples * image / 2**30:.1f} GiB of images "
                              f"per class and evaluation; at most {MAX_DATA_BYTES / 8 / 2**30:.0f} GiB")
 
-    @property
+    @functools.cached_property
     def data(self) -> DataConfig:
+        """The data config of the run, built (and validated) once."""
         return DataConfig(self.concepts, self.sep, resolution=self.resolution)
 
     def eval_schedule(self) -> list[int]:
@@ -211,7 +225,7 @@ def _check_types(cfg: TrainConfig) -> None:
             raise ValueError(f"{f.name}={value!r} is not valid; expected {name}")
 
 
-PRESETS: dict[str, dict[str, Any]] = {
+TRAIN_PRESETS: dict[str, dict[str, Any]] = {
     "smoke": dict(resolution=8, per_class=64, channels=(16, 32), blocks=1, steps=40, evals=4, samples=8,
                   sample_steps=10, grids=2, log_every=10, save_every=20, probe="{out}/probe", probe_steps=30, ema=0.0),
     "tiny": dict(),
@@ -219,8 +233,8 @@ PRESETS: dict[str, dict[str, Any]] = {
                   eval_start=500, samples=32, clip=0.01, clip_scope="all", ema=0.0, log_every=100, save_every=1000, probe_steps=2000),
 }
 MASKING = {"concepts": ("shape", "color"), "sep": {"color": 0.3}, "mask_p": 0.5, "mask_classes": ("10",), "mask_concepts": ("color",)}
-PRESETS["tiny-mask"] = {**PRESETS["tiny"], **MASKING}
-PRESETS["paper-mask"] = {**PRESETS["paper"], **MASKING}
+TRAIN_PRESETS["tiny-mask"] = {**TRAIN_PRESETS["tiny"], **MASKING}
+TRAIN_PRESETS["paper-mask"] = {**TRAIN_PRESETS["paper"], **MASKING}
 
 
 def _convert(name: str, text: str) -> Any:
@@ -250,9 +264,9 @@ def _convert(name: str, text: str) -> Any:
 
 def make_config(preset: str, overrides: Sequence[str] = ()) -> TrainConfig:
     """A preset with ``KEY=VALUE`` overrides applied; every error names the key and what is valid."""
-    if preset not in PRESETS:
-        raise ValueError(f"unknown preset {preset!r}; valid: {', '.join(PRESETS)}")
-    values: dict[str, Any] = {**PRESETS[preset], "preset": preset}
+    if preset not in TRAIN_PRESETS:
+        raise ValueError(f"unknown preset {preset!r}; valid: {', '.join(TRAIN_PRESETS)}")
+    values: dict[str, Any] = {**TRAIN_PRESETS[preset], "preset": preset}
     sep, given = dict(values.get("sep", TrainConfig().sep)), set()
     names = [f.name for f in dataclasses.fields(TrainConfig)]
     for item in overrides:
@@ -284,7 +298,7 @@ def read_run_config(path: Path) -> dict[str, Any]:
 def describe() -> str:
     """The presets and their differences from the defaults, for --help."""
     lines = []
-    for name, over in PRESETS.items():
+    for name, over in TRAIN_PRESETS.items():
         diff = ", ".join(f"{k}={v}" for k, v in over.items()) or "the defaults"
         lines.append(f"  {name}: {diff}")
     return "\n".join(lines)

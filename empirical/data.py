@@ -37,7 +37,6 @@ concept's signal; :mod:`empirical.grid` draws the sample grid.
 
 from __future__ import annotations
 
-import argparse
 import itertools
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -351,9 +350,7 @@ def _parse_seps(text: str) -> dict[str, float]:
 
 @cli.command("data")
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m empirical.data", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    parser = cli.parser("empirical.data", __doc__)
     parser.add_argument("--concepts", default="color,size", help=f"active concepts, comma-separated (valid: {', '.join(CONCEPTS)})")
     parser.add_argument("--sep", default="color=0.3,size=0.4", help="separations CONCEPT=VALUE,... (valid ranges in the table above)")
     parser.add_argument("--res", type=int, default=32, help="resolution in pixels (default 32)")

@@ -13,45 +13,15 @@ checkpoints are skipped, no row is lost or duplicated. Then
 
 from __future__ import annotations
 
-import argparse
-import contextlib
 import time
 from pathlib import Path
 from typing import Sequence
 
-import numpy as np
 
 from empirical import checkpoint, evaluate, protocols, runlog
 from empirical.config import TrainConfig, read_run_config
 from theory import cli
 from theory.trajectory import read_csv
-
-
-def elicit_step(vdm, probe, cfg: TrainConfig, step: int, protocol: str, labels: Sequence[str], *,
-                final=None, sweep: Sequence | None = None) -> dict[str, list]:
-    """{label: [z list, best joint accuracy, setting name]} for one checkpoint under one protocol."""
-    data = cfg.data
-    device = next(vdm.parameters()).device
-    if protocol == "cfg" and cfg.p_cfg == 0:
-        raise ValueError("the cfg protocol needs a model trained with classifier-free dropout (p_cfg > 0); this run has p_cfg=0")
-    if protocol == "patch" and final is None:
-        raise ValueError("the patch protocol needs the final checkpoint")
-    model = protocols.patched(vdm, final) if protocol == "patch" else vdm
-    out = {}
-    for label in labels:
-        best = None
-        for s in protocols.settings(protocol, data, label, sweep):
-            gen = evaluate.generator_for(cfg.seed, step, label, device)  # the naive evaluation's noise
-            h = np.repeat(s.prompt[None], cfg.samples, axis=0)
-            edit = protocols.intervention(model, data, label, *s.edit) if s.edit else contextlib.nullcontext()
-            with edit:
-                images = evaluate.generate(model, h, cfg.resolution, steps=cfg.sample_steps,
-                                           guidance=s.guidance or cfg.guidance, generator=gen)
-            point = evaluate.score(probe, data, label, images)
-            if best is None or point.accuracy > best[1]:
-                best = [[float(v) for v in point.z], point.accuracy, s.name]
-        out[label] = best
-    return out
 
 
 def load_run(run: Path) -> tuple[TrainConfig, dict]:
@@ -117,8 +87,7 @@ def run_protocols(run: Path, names: Sequence[str], classes: Sequence[str] | None
                          f"{steps[-1]}: finish training first, or leave patch out")
     final = checkpoint.load_model(run, steps[-1], cfg, dev) if "patch" in names else None
     naive = naive_points(run)  # read once, before anything is rewritten
-    meta = {"source": "empirical.train + empirical.elicit", "concepts": list(cfg.concepts), "held_out": cfg.data.held_out,
-            "probe_hash": digest, "config": cfg.to_json()}
+    meta = runlog.run_meta(cfg, digest, source="empirical.train + empirical.elicit")
     todo = {name: [s for s in steps if not set(labels) <= set(runlog.read_elicit(run, name).get(s, {}))] for name in names}
     bar = tqdm(total=sum(map(len, todo.values())), desc="elicit", unit="ckpt", disable=None if progress else True)
     all_results = {}
@@ -127,7 +96,7 @@ def run_protocols(run: Path, names: Sequence[str], classes: Sequence[str] | None
         for step in todo[name]:
             t0 = time.perf_counter()
             model = checkpoint.load_model(run, step, cfg, dev)
-            results.setdefault(step, {}).update(elicit_step(model, probe, cfg, step, name, labels, final=final))
+            results.setdefault(step, {}).update(protocols.elicit_step(model, probe, cfg, step, name, labels, final=final))
             info = {"classes": labels, "settings": [s.name for s in protocols.settings(name, cfg.data, labels[0])],
                     "seconds_per_checkpoint": round(time.perf_counter() - t0, 2)}
             runlog.write_elicit(run, name, results, info)
@@ -141,8 +110,7 @@ def run_protocols(run: Path, names: Sequence[str], classes: Sequence[str] | None
 
 @cli.command("elicit")
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m empirical.elicit", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = cli.parser("empirical.elicit", __doc__)
     parser.add_argument("run", type=Path, help="a run folder written by python -m empirical.train")
     parser.add_argument("--protocols", default=",".join(protocols.PROTOCOLS),
                         help=f"comma-separated (default all: {', '.join(protocols.PROTOCOLS)})")

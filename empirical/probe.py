@@ -18,7 +18,6 @@ every concept is classified as the target class.
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import itertools
 import time
@@ -292,8 +291,7 @@ def coordinates(model: Probe, images, target: Sequence[int] | None = None) -> di
 
 @cli.command("probe")
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m empirical.probe", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = cli.parser("empirical.probe", __doc__)
     parser.add_argument("--setup", default="2x2", help=f"concept setup (valid: {', '.join(SETUPS)})")
     parser.add_argument("--steps", type=int, default=ProbeConfig.steps, help="training steps (default %(default)s)")
     parser.add_argument("--res", type=int, default=32, help="resolution in pixels (default 32)")

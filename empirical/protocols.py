@@ -30,8 +30,9 @@ from typing import Iterator, Sequence
 import numpy as np
 import torch
 
+from empirical.config import TrainConfig
 from empirical.data import SLOTS, DataConfig, parse_label
-from empirical.evaluate import class_prompts
+from empirical.evaluate import class_prompts, generate, generator_for, score
 from empirical.unet import cond_modules
 from empirical.vdm import VDM
 
@@ -150,3 +151,34 @@ def disentanglement(vdm: VDM, config: DataConfig) -> float:
     e = embeddings(vdm, np.stack([prompts["00"], prompts["01"], prompts["10"]]))
     cos = torch.nn.functional.cosine_similarity(e[1] - e[0], e[2] - e[0], dim=0)
     return float(1 - cos.abs())
+
+
+def elicit_step(vdm, probe, cfg: TrainConfig, step: int, protocol: str, labels: Sequence[str], *,
+                final=None, sweep: Sequence | None = None) -> dict[str, list]:
+    """{label: [z list, best joint accuracy, setting name]} for one checkpoint under one protocol.
+
+    Each setting of the protocol draws the naive evaluation's noise (same generator per class and step),
+    so settings differ only by what the protocol changes; the best joint accuracy wins.
+    """
+    data = cfg.data
+    device = next(vdm.parameters()).device
+    if protocol == "cfg" and cfg.p_cfg == 0:
+        raise ValueError("the cfg protocol needs a model trained with classifier-free dropout (p_cfg > 0); this run has p_cfg=0")
+    if protocol == "patch" and final is None:
+        raise ValueError("the patch protocol needs the final checkpoint")
+    model = patched(vdm, final) if protocol == "patch" else vdm
+    out = {}
+    for label in labels:
+        best = None
+        for s in settings(protocol, data, label, sweep):
+            gen = generator_for(cfg.seed, step, label, device)  # the naive evaluation's noise
+            h = np.repeat(s.prompt[None], cfg.samples, axis=0)
+            edit = intervention(model, data, label, *s.edit) if s.edit else contextlib.nullcontext()
+            with edit:
+                images = generate(model, h, cfg.resolution, steps=cfg.sample_steps,
+                                           guidance=s.guidance or cfg.guidance, generator=gen)
+            point = score(probe, data, label, images)
+            if best is None or point.accuracy > best[1]:
+                best = [[float(v) for v in point.z], point.accuracy, s.name]
+        out[label] = best
+    return out

@@ -18,6 +18,12 @@ from theory.files import read_json, write_json
 from theory.trajectory import Trajectory, write_csv
 
 
+def run_meta(cfg, probe_hash: str, *, source: str) -> dict[str, Any]:
+    """The sidecar metadata of a run's trajectories.csv (training and elicitation write the same)."""
+    return {"source": source, "concepts": list(cfg.concepts), "held_out": cfg.data.held_out, "probe_hash": probe_hash,
+            "config": cfg.to_json()}
+
+
 def elicit_path(run: Path, protocol: str) -> Path:
     return Path(run) / "elicit" / f"{protocol}.json"
 

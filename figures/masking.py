@@ -16,7 +16,6 @@ Reads masking.json only; every number drawn was computed by fitting.masking.
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 from typing import Sequence
 
@@ -100,8 +99,7 @@ def draw(results: Sequence[dict], out: Path, *, detail: float) -> Path:
 
 @cli.command("figures.masking")
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m figures.masking", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = cli.parser("figures.masking", __doc__)
     parser.add_argument("analysis", type=Path, help="masking.json (or its folder), written by python -m fitting.masking")
     parser.add_argument("--detail", type=float, default=0.5, help="p of panel (c): the run nearest it (default 0.5)")
     parser.add_argument("--out", type=Path, default=None, help="PNG to write (default: masking.png beside masking.json)")

@@ -10,7 +10,6 @@ saved outputs (trajectories.csv, its meta, turn.json); computes nothing.
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 from typing import Sequence
 
@@ -77,8 +76,7 @@ def draw(runs: Sequence[Path], out: Path, *, protocol: str = "naive") -> Path:
 
 @cli.command("figures.training")
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m figures.training", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = cli.parser("figures.training", __doc__)
     parser.add_argument("runs", nargs="+", type=Path, help="run folders (or their trajectories.csv)")
     parser.add_argument("--out", type=Path, default=None,
                         help="PNG to write, or a folder to write concept_space.png in (default RUN_DIR/concept_space.png)")

@@ -141,29 +141,27 @@ def summarize(results: Sequence[dict], *, rule: str = "first") -> dict:
     return out
 
 
-def threshold_options(parser: argparse.ArgumentParser) -> None:
-    """The --class and --persist flags, shared by every command that reads capability curves."""
+def runs_arguments(module: str, doc: str | None, argv: Sequence[str] | None, *, runs_help: str,
+                   out_help: str) -> argparse.Namespace:
+    """The command line shared by the commands that read capability curves of runs: RUN... --class --persist --out,
+    checked before any input is read."""
+    parser = cli.parser(module, doc)
+    parser.add_argument("runs", nargs="+", type=Path, help=runs_help)
     parser.add_argument("--class", dest="label", default="11", help="the class (default 11, the held-out class)")
     parser.add_argument("--persist", type=int, default=2, help="checkpoints a level must hold (default 2)")
-
-
-def check_threshold_options(args: argparse.Namespace) -> None:
-    """The flags of :func:`threshold_options`, checked before any input is read."""
+    parser.add_argument("--out", type=Path, default=None, help=out_help)
+    args = parser.parse_args(argv)
     if args.persist < 1:
         raise ValueError(f"--persist {args.persist}: must be >= 1 (checkpoints a level must hold)")
     if not args.label.strip():
         raise ValueError("--class '': give a class label, e.g. 11")
+    return args
 
 
 @cli.command("capability")
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m fitting.capability", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("runs", nargs="+", type=Path, help="run folders (one per seed) with elicited trajectories")
-    threshold_options(parser)
-    parser.add_argument("--out", type=Path, default=None, help="summary folder (default: the first run)")
-    args = parser.parse_args(argv)
-    check_threshold_options(args)
+    args = runs_arguments("fitting.capability", __doc__, argv, runs_help="run folders (one per seed) with elicited trajectories",
+                          out_help="summary folder (default: the first run)")
     folders = [run if run.is_dir() else run.parent for run in args.runs]
     out = cli.output_dir(args.out or folders[0], "--out")
     for folder in folders:

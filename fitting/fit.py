@@ -42,9 +42,7 @@ from theory.trajectory import read_csv
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="python -m fitting.fit", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    parser = cli.parser("fitting.fit", __doc__)
     parser.add_argument("log", type=Path, metavar="LOG.csv", help="a trajectory log (theory.simulate or empirical.train)")
     parser.add_argument("--model", choices=FITTABLE, default="eq1", help="toy model to fit (default eq1)")
     parser.add_argument("--class", dest="label", metavar="LABEL", help="only this class (e.g. 11)")

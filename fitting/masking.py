@@ -21,13 +21,12 @@ parent folder), one record per p, sorted by p:
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 
-from fitting.capability import analyse_run, check_threshold_options, threshold_options
+from fitting.capability import analyse_run, runs_arguments
 from fitting.curves import settled_step
 from fitting.turn import learned_from
 from theory import cli
@@ -96,13 +95,8 @@ def sweep(runs: Sequence[Path], label: str, persist: int) -> list[dict]:
 
 @cli.command("fitting.masking")
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m fitting.masking", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("runs", nargs="+", type=Path, help="run folders of the sweep, one per masking rate")
-    threshold_options(parser)
-    parser.add_argument("--out", type=Path, default=None, help="folder for masking.json (default: the first run's parent)")
-    args = parser.parse_args(argv)
-    check_threshold_options(args)
+    args = runs_arguments("fitting.masking", __doc__, argv, runs_help="run folders of the sweep, one per masking rate",
+                          out_help="folder for masking.json (default: the first run's parent)")
     out = cli.output_dir(args.out or run_log(args.runs[0]).parent.parent, "--out")
     results = sweep(args.runs, args.label, args.persist)
     path = write_json(out / "masking.json", {"class": args.label, "persist": args.persist, "runs": results})

@@ -16,7 +16,6 @@ from (start -> turn) to (turn -> end). A path heading straight for its target ha
 
 from __future__ import annotations
 
-import argparse
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -152,8 +151,7 @@ def run_turns(log: Path) -> dict:
 
 @cli.command("fitting.turn")
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m fitting.turn", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = cli.parser("fitting.turn", __doc__)
     parser.add_argument("runs", nargs="+", type=Path, help="run folders (or their trajectories.csv)")
     args = parser.parse_args(argv)
     for run in args.runs:

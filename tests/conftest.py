@@ -5,6 +5,7 @@ CI and a developer see the same examples. HYPOTHESIS_PROFILE=thorough explores m
 """
 
 import os
+import shutil
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -34,3 +35,24 @@ def pytest_collection_modifyitems(config, items):
     skip = pytest.mark.skip(reason="needs a CUDA GPU")
     for item in gpu_items:
         item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def pristine_smoke_run(tmp_path_factory):
+    """A finished smoke run (its own 30-step probe inside), trained once per session; never modify it."""
+    pytest.importorskip("torch")
+    from empirical.config import make_config
+    from empirical.train import train
+
+    out = tmp_path_factory.mktemp("smoke") / "run"
+    train(make_config("smoke"), out, progress=False)
+    return out
+
+
+@pytest.fixture(scope="module")
+def smoke_run(pristine_smoke_run, tmp_path_factory):
+    """This module's own copy of the session's finished smoke run (free to elicit into)."""
+    out = tmp_path_factory.mktemp("run") / "run"
+    shutil.copytree(pristine_smoke_run, out)
+    return out
+

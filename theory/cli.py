@@ -19,6 +19,7 @@ into that line. Anything else is a bug and keeps its traceback.
 
 from __future__ import annotations
 
+import argparse
 import functools
 import math
 import os
@@ -117,6 +118,12 @@ def output_file(path: str | os.PathLike, flag: str = "--out", *, suffix: str | N
         raise UsageError(f"{what}: lies under {base}, which is a file, not a folder")
     _check_writable(base, what)
     return path
+
+
+def parser(module: str, doc: str | None, **kwargs) -> argparse.ArgumentParser:
+    """The argument parser of ``python -m module``: the module's docstring as its --help text, layout kept."""
+    return argparse.ArgumentParser(prog=f"python -m {module}", description=doc,
+                                   formatter_class=argparse.RawDescriptionHelpFormatter, **kwargs)
 
 
 def assignment(item: str, flag: str, form: str = "NAME=VALUE") -> tuple[str, str]:

@@ -1,6 +1,6 @@
 """The paper's toy models of learning in concept space, as energy landscapes.
 
-Three families (see ``docs/theory.md`` and ``shared/research/equations.md``):
+Three families (see ``docs/theory.md``):
 
 ``notebook``
     The authors' own simulation (``sim.ipynb``, the model behind their Fig. 5), verbatim:

@@ -15,7 +15,7 @@ A preset is a list of panels; a panel is one model, one class, and a sweep of on
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
@@ -57,8 +57,6 @@ class Preset:
     description: str
     panels: tuple[Panel, ...]
     t_end: float = 25.0
-    points: int = 200
-    extra: dict = field(default_factory=dict)
 
 
 FIG5_A = (1 / 4, 1 / 3, 1 / 2, 2 / 3, 3 / 2, 2.0, 3.0, 4.0)

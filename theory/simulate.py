@@ -59,12 +59,7 @@ def _parameter_help() -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="python -m theory.simulate",
-        description=__doc__.split("\n\n")[0] + "\n\n" + "\n\n".join(__doc__.split("\n\n")[1:]),
-        epilog=_parameter_help(),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    parser = cli.parser("theory.simulate", __doc__, epilog=_parameter_help())
     what = parser.add_mutually_exclusive_group()
     what.add_argument("--preset", action="append", choices=list(PRESETS), help="run this preset (repeatable); default: all")
     what.add_argument("--model", choices=list(MODELS), help="simulate one model")

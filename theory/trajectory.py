@@ -1,4 +1,4 @@
-"""The trajectory log: the one format that joins theory, empirical and fitting (design.md section 6).
+"""The trajectory log: the one format that joins theory, empirical and fitting (this docstring is its specification).
 
 A log is a CSV file (UTF-8, one header row, one row per (trajectory, step)):
 
@@ -177,6 +177,46 @@ def _rows(path: Path, where: _Where) -> list[list[str]]:
     return rows
 
 
+def _header(rows: list[list[str]], where: _Where) -> tuple[list[str], list[str]]:
+    """The header's columns and concept names, checked: required columns, no duplicates, at least one data row."""
+    if not rows or all(not any(cell.strip() for cell in r) for r in rows):
+        raise where(None, None, "the file is empty (expected a header row and data rows)")
+    header = [h.strip() for h in rows[0]]
+    dup = sorted({h for h in header if header.count(h) > 1})
+    if dup:
+        raise where(None, dup[0], "column appears more than once in the header")
+    for name in ("step", "class"):
+        if name not in header:
+            raise where(None, name, f"required column is missing (header: {header})")
+    concepts = [h[len(Z_PREFIX):] for h in header if h.startswith(Z_PREFIX)]
+    if not concepts and "accuracy" not in header:
+        raise where(None, "z_<concept>", "need at least one z_<concept> column or an accuracy column")
+    if any(not c for c in concepts):
+        raise where(None, Z_PREFIX, "a concept column needs a name after 'z_'")
+    if not any(any(cell.strip() for cell in r) for r in rows[1:]):
+        raise where(None, None, "the file has a header but no data rows")
+    return header, concepts
+
+
+def _row(cell: dict[str, str], concepts: list[str], int_steps: bool, where: _Where, row_no: int):
+    """One data row: (trajectory key, step, z, accuracy), each cell checked."""
+    step = _number(cell["step"], where, row_no, "step")
+    if int_steps:
+        step = int(cell["step"])
+    label = cell["class"]
+    if not label:
+        raise where(row_no, "class", "the class label is empty")
+    seed = None
+    if cell.get("seed", ""):
+        if not _is_int(cell["seed"]):
+            raise where(row_no, "seed", f"{cell['seed']!r} is not an integer")
+        seed = int(cell["seed"])
+    key = (cell.get("run", ""), seed, label, cell.get("protocol", "") or "naive")
+    z = [_unit(cell[Z_PREFIX + c], where, row_no, Z_PREFIX + c) for c in concepts]
+    acc = _unit(cell["accuracy"], where, row_no, "accuracy") if cell.get("accuracy", "") else math.nan
+    return key, step, z, acc
+
+
 def read_csv(path: str | os.PathLike) -> list[Trajectory]:
     """Read and validate a trajectory log.
 
@@ -194,26 +234,10 @@ def read_csv(path: str | os.PathLike) -> list[Trajectory]:
     path = Path(path)
     where = _Where(path)
     rows = _rows(path, where)
-    if not rows or all(not any(cell.strip() for cell in r) for r in rows):
-        raise where(None, None, "the file is empty (expected a header row and data rows)")
-    header = [h.strip() for h in rows[0]]
-    body = [r for r in rows[1:] if any(cell.strip() for cell in r)]
-    dup = sorted({h for h in header if header.count(h) > 1})
-    if dup:
-        raise where(None, dup[0], "column appears more than once in the header")
-    for name in ("step", "class"):
-        if name not in header:
-            raise where(None, name, f"required column is missing (header: {header})")
-    concepts = [h[len(Z_PREFIX):] for h in header if h.startswith(Z_PREFIX)]
-    if not concepts and "accuracy" not in header:
-        raise where(None, "z_<concept>", "need at least one z_<concept> column or an accuracy column")
-    if any(not c for c in concepts):
-        raise where(None, Z_PREFIX, "a concept column needs a name after 'z_'")
-    if not body:
-        raise where(None, None, "the file has a header but no data rows")
-
+    header, concepts = _header(rows, where)
     col = {h: i for i, h in enumerate(header)}
     extras = [h for h in header if h not in KNOWN and not h.startswith(Z_PREFIX)]
+    body = [r for r in rows[1:] if any(cell.strip() for cell in r)]
     int_steps = all(_is_int(r[col["step"]].strip()) for r in body if len(r) == len(header))
     groups: dict[tuple, dict[str, list]] = {}
     for row_no, r in enumerate(rows[1:], start=1):
@@ -222,22 +246,7 @@ def read_csv(path: str | os.PathLike) -> list[Trajectory]:
         if len(r) != len(header):
             raise where(row_no, None, f"has {len(r)} fields, the header has {len(header)}")
         cell = {h: r[i].strip() for h, i in col.items()}
-        step = _number(cell["step"], where, row_no, "step")
-        if int_steps:
-            step = int(cell["step"])
-        label = cell["class"]
-        if not label:
-            raise where(row_no, "class", "the class label is empty")
-        seed = None
-        if cell.get("seed", ""):
-            if not _is_int(cell["seed"]):
-                raise where(row_no, "seed", f"{cell['seed']!r} is not an integer")
-            seed = int(cell["seed"])
-        key = (cell.get("run", ""), seed, label, cell.get("protocol", "") or "naive")
-        z = [_unit(cell[Z_PREFIX + c], where, row_no, Z_PREFIX + c) for c in concepts]
-        acc = math.nan
-        if cell.get("accuracy", ""):
-            acc = _unit(cell["accuracy"], where, row_no, "accuracy")
+        key, step, z, acc = _row(cell, concepts, int_steps, where, row_no)
         g = groups.setdefault(key, {"step": [], "z": [], "acc": [], "rows": [], "extra": []})
         if g["step"] and step <= g["step"][-1]:
             kind = "duplicate" if step == g["step"][-1] else "decreasing"
@@ -247,11 +256,8 @@ def read_csv(path: str | os.PathLike) -> list[Trajectory]:
                 f"trajectory run={key[0]!r} seed={key[1]} class={key[2]!r} protocol={key[3]!r}; "
                 "steps must be strictly increasing",
             )
-        g["step"].append(step)
-        g["z"].append(z)
-        g["acc"].append(acc)
-        g["rows"].append(row_no)
-        g["extra"].append([r[col[h]] for h in extras])
+        for name, value in (("step", step), ("z", z), ("acc", acc), ("rows", row_no), ("extra", [r[col[h]] for h in extras])):
+            g[name].append(value)
 
     out = []
     for (run, seed, label, protocol), g in groups.items():

@@ -12,18 +12,16 @@ from empirical import checkpoint, tensorfile  # noqa: E402
 from empirical import data as data_cli  # noqa: E402
 from empirical import elicit  # noqa: E402
 from empirical.config import make_config  # noqa: E402
-from empirical.train import Diverged, train  # noqa: E402
+from empirical.run import Diverged  # noqa: E402
+from empirical.train import train  # noqa: E402
 from empirical.train import main as train_main  # noqa: E402
 from empirical.vdm import VDM  # noqa: E402
 from theory.trajectory import read_csv  # noqa: E402
 
 
 @pytest.fixture(scope="module")
-def run(tmp_path_factory):
-    """A finished smoke run (its own 30-step probe inside the folder)."""
-    out = tmp_path_factory.mktemp("bad") / "run"
-    train(make_config("smoke"), out, progress=False)
-    return out
+def run(smoke_run):
+    return smoke_run
 
 
 def copy_run(run, tmp_path):

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import reference
-from theory.geometry import signed_area
+from reference import signed_area
 from theory.simulate import main
 from theory.trajectory import read_csv
 

@@ -10,7 +10,7 @@ from scipy.integrate import cumulative_simpson, solve_ivp
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from theory.geometry import first_crossing, signed_area
+from reference import first_crossing, signed_area
 from theory.integrate import integrate, time_grid
 from theory.landscape import T
 from theory.models import eq1, eq2, notebook

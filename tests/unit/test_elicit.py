@@ -9,18 +9,16 @@ torch = pytest.importorskip("torch")
 
 from empirical import checkpoint, protocols, runlog  # noqa: E402
 from empirical.config import make_config  # noqa: E402
-from empirical.elicit import elicit_step, load_run, main, run_protocols  # noqa: E402
+from empirical.elicit import load_run, main, run_protocols  # noqa: E402
+from empirical.protocols import elicit_step  # noqa: E402
 from empirical.probe import load as load_probe  # noqa: E402
 from empirical.train import train  # noqa: E402
 from theory.trajectory import read_csv  # noqa: E402
 
 
 @pytest.fixture(scope="module")
-def run(tmp_path_factory):
-    """A finished smoke run (its own 30-step probe inside the folder)."""
-    out = tmp_path_factory.mktemp("elicit") / "run"
-    train(make_config("smoke"), out, progress=False)
-    return out
+def run(smoke_run):
+    return smoke_run
 
 
 def naive_at(run, step, label="11"):

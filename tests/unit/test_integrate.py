@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import reference
-from theory.geometry import first_crossing, signed_area
+from reference import first_crossing, signed_area
 from theory.integrate import METHODS, integrate, time_grid
 from theory.models import eq1, eq2, eq2_split, get_model, notebook
 from theory.trajectory import read_csv, write_csv

@@ -13,8 +13,9 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from empirical.config import PRESETS, TrainConfig, make_config  # noqa: E402
-from empirical.train import batch_rows, main, train  # noqa: E402
+from empirical.config import TRAIN_PRESETS, TrainConfig, make_config  # noqa: E402
+from empirical.run import batch_rows  # noqa: E402
+from empirical.train import main, train  # noqa: E402
 from theory.trajectory import read_csv  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -50,7 +51,7 @@ def read_metrics(run):
 
 
 def test_presets_build_and_schedule_is_dense_early():
-    for name in PRESETS:
+    for name in TRAIN_PRESETS:
         cfg = make_config(name)
         s = cfg.eval_schedule()
         assert s[-1] == cfg.steps and s == sorted(set(s))
@@ -189,7 +190,7 @@ def test_default_config_is_the_tiny_preset():
 def test_masking_rate_matches_p(p):
     """Underspecification: only 'red triangle' (10) prompts lose their color, at rate p."""
     from empirical.data import MASK_FILL, SLOTS
-    from empirical.train import training_set
+    from empirical.run import training_set
 
     cfg = make_config("tiny-mask", [f"mask_p={p}", "resolution=8", "per_class=2000"])
     _, h, hit = training_set(cfg, torch.device("cpu"))

@@ -1,0 +1,251 @@
+"""A training run as an object: opened from its folder (refusing another run's folder before writing
+anything), resumed from ``checkpoints/last.pt``, and driven by :func:`empirical.train.train` through
+named steps. Also the pieces that make resuming exact: the batch of a step is a pure function of
+(seed, step), and last.pt holds the model, optimizer, EMA, RNG states and every log.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch import nn
+
+from empirical import checkpoint, evaluate, protocols, runlog
+from empirical.config import TrainConfig, read_run_config
+from empirical.data import mask, sample
+from empirical.grid import grid
+from theory import cli
+from theory.files import atomic_write, write_json
+
+
+def training_set(cfg: TrainConfig, device: torch.device) -> tuple[torch.Tensor, torch.Tensor, np.ndarray]:
+    """Images, conditioning vectors (masked where the config says) and which rows were masked."""
+    data = cfg.data
+    batch = sample(data, {label: cfg.per_class for label in data.train_classes}, cfg.seed)
+    h, hit = mask(batch.h, batch.labels, concepts=cfg.mask_concepts, classes=cfg.mask_classes, p=cfg.mask_p, rng=cfg.seed + 1)
+    return torch.from_numpy(batch.images).to(device), torch.from_numpy(h).to(device), hit
+
+
+def batch_rows(step: int, n: int, size: int, seed: int) -> torch.Tensor:
+    """Rows of the batch of update ``step``: consecutive slices of per-epoch permutations.
+
+    A pure function of (step, seed), so a resumed run draws exactly the batches it would have.
+    """
+    start = step * size
+    rows, need = [], size
+    while need:
+        epoch, offset = divmod(start, n)
+        perm = torch.randperm(n, generator=torch.Generator().manual_seed(seed * 7919 + epoch))
+        take = perm[offset:offset + need]
+        rows.append(take)
+        need -= take.numel()
+        start += take.numel()
+    return torch.cat(rows)
+
+
+def load_probe(cfg: TrainConfig, out: Path, *, progress: bool):
+    """The probe named by the config, trained and saved there first if it does not exist yet."""
+    from empirical import probe as probe_mod
+
+    path = Path(cfg.probe_path(str(out)))
+    if path.suffix == ".pt" and not path.is_file():
+        raise ValueError(f"probe={cfg.probe}: {path} is not a file; give an existing probe.pt, or a folder (a probe is "
+                         "trained there if it has none)")
+    if not (path / "probe.pt").exists() and not (path.suffix == ".pt" and path.exists()):
+        cli.output_dir(path, f"probe={cfg.probe}:")
+        setups = [name for name, s in probe_mod.SETUPS.items() if s["concepts"] == cfg.concepts]
+        if not setups:
+            valid = "; ".join(f"{n}: {s['concepts']}" for n, s in probe_mod.SETUPS.items())
+            raise ValueError(f"no probe setup covers concepts {cfg.concepts}; valid: {valid}")
+        pcfg = probe_mod.ProbeConfig(setup=setups[0], resolution=cfg.resolution, steps=cfg.probe_steps)
+        print(f"train: no probe at {path}; training one ({pcfg.steps} steps at {cfg.resolution} px)", file=sys.stderr)
+        _, doc = probe_mod.train_evaluate_save(pcfg, path, progress=progress)
+        print(f"train: probe saved; worst per-concept accuracy {doc['min_accuracy']}", file=sys.stderr)
+    model, pcfg, digest = probe_mod.load(path)
+    if pcfg.concepts != cfg.concepts or pcfg.resolution != cfg.resolution:
+        raise ValueError(f"{path}: the probe reads {pcfg.concepts} at {pcfg.resolution} px, the run needs "
+                         f"{cfg.concepts} at {cfg.resolution} px; set probe=<folder> to another probe")
+    return model, str(path), digest
+
+
+def check_config(out: Path, cfg: TrainConfig) -> None:
+    """A folder holding another run's config is an error, not something to overwrite."""
+    path = out / "config.json"
+    if not path.exists():
+        return
+    old = read_run_config(path)
+    diff = [f"{k}: {old['train'].get(k)!r} -> {v!r}" for k, v in cfg.to_json().items()
+            if k != "device" and old["train"].get(k) != v]
+    if diff:
+        raise ValueError(f"{out} holds a run with another config ({'; '.join(diff)}); "
+                         f"use another --out, or the same settings to resume it")
+
+
+def resume_state(out: Path, cfg: TrainConfig) -> dict | None:
+    """The saved state to resume from (checkpoints/last.pt), checked against the config before anything is written."""
+    last = out / "checkpoints" / "last.pt"
+    if not last.exists():
+        return None
+    state = checkpoint.load(last)
+    missing = [k for k in ("model", "optimizer", "rng", "step", "wall", "logs") if k not in state]
+    if missing:
+        raise ValueError(f"{last}: not a resumable checkpoint (missing {', '.join(missing)}); use another --out")
+    saved = state.get("config") or {}
+    diff = [k for k, v in cfg.to_json().items() if k != "device" and k in saved and saved[k] != v]
+    if diff:
+        raise ValueError(f"{last}: saved by a run with another config ({', '.join(f'{k}={saved[k]!r}' for k in diff)}); "
+                         "use another --out, or the same settings to resume it")
+    bad = [p for p in state["logs"].get("points", []) if not np.all(np.isfinite(p[2])) or not np.isfinite(p[3])]
+    if bad:
+        raise ValueError(f"{last}: step {state['step']} holds non-finite concept points (first at step {bad[0][0]}): the "
+                         "run diverged before this version checked for it; start it again in another --out")
+    return state
+
+
+class Diverged(ValueError):
+    """Training produced a non-finite loss, gradient or evaluation; nothing after the last good save is kept."""
+
+    def __init__(self, cfg: TrainConfig, step: int, what: str, saved: int | None):
+        kept = (f"checkpoints/last.pt still holds step {saved}, the last good state" if saved is not None
+                else "nothing was saved")
+        super().__init__(
+            f"training diverged at step {step} ({what}); {kept}. Rerunning resumes there but diverges again at the same "
+            f"step (batches are fixed by seed and step): start again in another --out with a smaller lr or clip "
+            f"(now lr={cfg.lr:g}, clip={cfg.clip:g})")
+
+
+class Logs:
+    """What a run has logged: evaluation points and metric records (saved inside last.pt)."""
+
+    def __init__(self, points: list | None = None, metrics: list | None = None):
+        self.points = points or []  # [step, label, z list, accuracy]
+        self.metrics = metrics or []
+
+    def state(self) -> dict:
+        return {"points": self.points, "metrics": self.metrics}
+
+    def write(self, out: Path, cfg: TrainConfig, meta: dict) -> None:
+        runlog.write(out, concepts=cfg.concepts, classes=cfg.data.classes, seed=cfg.seed, naive=self.points, meta=meta)
+        text = "".join(json.dumps(r) + "\n" for r in self.metrics)
+        atomic_write(out / "metrics.jsonl", lambda fh: fh.write(text))
+
+
+class Run:
+    """One training run, opened from its folder: model, optimizer, EMA, data, probe and logs, with the steps
+    of the loop named (``train_step``, ``evaluate``, ``save``). Opening refuses a folder that holds another
+    run before anything is written, then writes config.json and resumes from checkpoints/last.pt if any.
+    """
+
+    def __init__(self, cfg: TrainConfig, out: Path, *, progress: bool = True):
+        self.cfg, self.out = cfg, Path(out)
+        self.device = evaluate.select_device(cfg.device, "device=")
+        check_config(self.out, cfg)
+        state = resume_state(self.out, cfg)
+        self.probe, probe_dir, probe_hash = load_probe(cfg, self.out, progress=progress)
+        self.meta = runlog.run_meta(cfg, probe_hash, source="empirical.train")
+        self.out.mkdir(parents=True, exist_ok=True)
+        write_json(self.out / "config.json", {"train": cfg.to_json(), "probe": {"path": probe_dir, "hash": probe_hash},
+                                             "concepts": list(cfg.concepts), "classes": cfg.data.classes,
+                                             "held_out": cfg.data.held_out})
+        torch.manual_seed(cfg.seed)  # model init, then dropout and time sampling draw from this stream
+        self.vdm = checkpoint.build_model(cfg).to(self.device)
+        self.opt = torch.optim.AdamW(self.vdm.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+        self.ema = copy.deepcopy(self.vdm).requires_grad_(False) if cfg.ema > 0 else None
+        self.x, self.h, _ = training_set(cfg, self.device)
+        self.clipped = list((self.vdm.net if cfg.clip_scope == "net" else self.vdm).parameters())
+        self.logs, self.step, self.wall, self.saved = Logs(), 0, 0.0, None
+        self.evals = cfg.eval_schedule()
+        self.grid_steps = {self.evals[int(i)] for i in np.linspace(0, len(self.evals) - 1, cfg.grids)} if cfg.grids else set()
+        if state is not None:
+            self.resume(state)
+
+    @property
+    def last(self) -> Path:
+        return self.out / "checkpoints" / "last.pt"
+
+    @property
+    def model_eval(self) -> nn.Module:
+        """The weights evaluated and saved per checkpoint: the EMA's when EMA is on."""
+        return self.ema if self.ema is not None else self.vdm
+
+    def resume(self, state: dict) -> None:
+        checkpoint.load_weights(self.vdm, state, self.last)
+        self.opt.load_state_dict(state["optimizer"])
+        if self.ema is not None:
+            checkpoint.load_weights(self.ema, state, self.last, key="ema")
+        torch.set_rng_state(state["rng"]["cpu"])
+        if self.device.type == "cuda" and state["rng"].get("cuda") is not None:
+            torch.cuda.set_rng_state(state["rng"]["cuda"])
+        self.logs, self.step, self.wall = Logs(**state["logs"]), state["step"], state["wall"]
+        self.saved = self.step
+        self.logs.write(self.out, self.cfg, self.meta)  # in case the last run died between saving and writing
+        print(f"train: resuming {self.out} from step {self.step}", file=sys.stderr)
+
+    def train_step(self) -> dict[str, float]:
+        """One AdamW update on the batch of this step (a pure function of seed and step); returns its loss terms."""
+        cfg = self.cfg
+        rows = batch_rows(self.step, self.x.shape[0], cfg.batch, cfg.seed).to(self.device)
+        with evaluate.autocast(self.device):
+            terms = self.vdm.loss(self.x[rows], self.h[rows])
+        loss = terms["total"].mean()
+        self.opt.zero_grad(set_to_none=True)
+        loss.backward()
+        grad_norm = float(nn.utils.clip_grad_norm_(self.clipped, cfg.clip))
+        loss_value = float(loss.detach())
+        if not (math.isfinite(loss_value) and math.isfinite(grad_norm)):  # before the update poisons the weights
+            raise Diverged(cfg, self.step + 1, f"loss {loss_value:g}, gradient norm {grad_norm:g}", self.saved)
+        self.opt.step()
+        if self.ema is not None:
+            torch._foreach_lerp_(list(self.ema.parameters()), list(self.vdm.parameters()), 1 - cfg.ema)
+        self.step += 1
+        return {k: float(v.detach().mean()) for k, v in terms.items()} | {"grad_norm": grad_norm}
+
+    def evaluate(self) -> None:
+        """Every class's concept-space point from the naive prompt (and the in-training protocols), logged."""
+        cfg, s, model = self.cfg, self.step, self.model_eval
+        t0 = time.perf_counter()
+        points = evaluate.naive(model, self.probe, cfg.data, samples=cfg.samples, steps=cfg.sample_steps,
+                                guidance=cfg.guidance, seed=cfg.seed, step=s)
+        for p in points:
+            if not (np.all(np.isfinite(p.z)) and np.isfinite(p.accuracy)):
+                raise Diverged(cfg, s, f"the evaluation of class {p.label} gave z = {np.round(p.z, 3).tolist()}", self.saved)
+        self.logs.points += [[s, p.label, [float(v) for v in p.z], p.accuracy] for p in points]
+        record = {"kind": "eval", "step": s,
+                  "classes": {p.label: {"z": [round(float(v), 6) for v in p.z], "accuracy": p.accuracy} for p in points}}
+        if len(cfg.concepts) == 2:
+            record["disentanglement"] = protocols.disentanglement(model, cfg.data)
+        for name in cfg.protocols:  # results keyed by step: a resumed run overwrites, never duplicates
+            results = runlog.read_elicit(self.out, name)
+            results[s] = protocols.elicit_step(model, self.probe, cfg, s, name, cfg.data.held_out)
+            runlog.write_elicit(self.out, name, results, {"classes": cfg.data.held_out, "during_training": True})
+        self.logs.metrics.append({**record, "eval_s": round(time.perf_counter() - t0, 3)})
+        if s in self.grid_steps:
+            images = np.concatenate([p.images[:8] for p in points])
+            labels = np.repeat([p.label for p in points], [min(8, len(p.images)) for p in points])
+            grid(cfg.data, images, labels, 8, self.out / "samples" / f"step_{s:06d}.png", title=f"{self.out.name}: step {s}")
+
+    def save(self, evaluated: bool) -> None:
+        """last.pt (everything to resume), the evaluated weights when asked, then the logs rebuilt from it."""
+        cfg, s = self.cfg, self.step
+        cuda = self.device.type == "cuda"
+        state = {"model": self.vdm.state_dict(), "optimizer": self.opt.state_dict(),
+                 "ema": None if self.ema is None else self.ema.state_dict(),
+                 "rng": {"cpu": torch.get_rng_state(), "cuda": torch.cuda.get_rng_state() if cuda else None},
+                 "step": s, "wall": self.wall, "logs": self.logs.state(), "config": cfg.to_json()}
+        if evaluated and cfg.keep_checkpoints:
+            checkpoint.save(checkpoint.step_path(self.out, s), {"step": s, "model": self.model_eval.state_dict(),
+                                                                "config": cfg.to_json()})
+        checkpoint.save(self.last, state)
+        self.saved = s
+        self.logs.write(self.out, cfg, self.meta)
+
+    def point(self, label: str) -> list[float]:
+        """The latest logged concept-space point of a class."""
+        return next(p[2] for p in reversed(self.logs.points) if p[1] == label)
