@@ -6,7 +6,7 @@
 
 Each case runs ``python -m <command> ...`` in a fresh folder, with a time limit, and is scored:
 
-  clean error       exit 2, the last stderr line is '<command>: error: ...' (or argparse's own 'error:'),
+  clean error       exit 2, the last stderr line is 'python -m <command>: error: ...' (ours or argparse's),
                     it names the problem (the case's key words) and no traceback was printed
   accepted          exit 0 where the input is valid after all (e.g. an energy with no parameters),
                     and the case's check of what was written passed
@@ -37,9 +37,8 @@ from typing import Callable
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs" / "reliability.md"
 MARK_BEGIN, MARK_END = "<!-- bad-inputs table: begin -->", "<!-- bad-inputs table: end -->"
-PROG = {"theory.simulate": "simulate", "fitting.fit": "fit", "fitting.capability": "capability",
-        "fitting.masking": "fitting.masking", "fitting.turn": "fitting.turn", "figures.training": "figures.training", "figures.masking": "figures.masking", "empirical.data": "data",
-        "empirical.probe": "probe", "empirical.train": "train", "empirical.elicit": "elicit"}
+COMMANDS = ("theory.simulate", "fitting.fit", "fitting.capability", "fitting.masking", "fitting.turn", "figures.training",
+            "figures.masking", "empirical.data", "empirical.probe", "empirical.train", "empirical.elicit")
 TORCH = {"empirical.data", "empirical.probe", "empirical.train", "empirical.elicit"}
 
 
@@ -273,8 +272,8 @@ def _cases() -> list[Case]:
         Case("bad name", S, ["--param", "lam=1", *out], "need --model or --energy"),
         Case("bad name", S, ["--model", "eq1", "--concepts", "a,a", *out], "distinct"),
         Case("bad name", S, ["--model", "notebook", "--concepts", "a,b,c", *out], "exactly 2"),
-        Case("bad name", S, ["--model", "eq1", "--class", "", *out], "--class ''"),
-        Case("bad name", S, ["--model", "eq1", "--class", " 11", *out], "--class"),
+        Case("bad name", S, ["--model", "eq1", "--class", "", *out], "--label ''"),
+        Case("bad name", S, ["--model", "eq1", "--label", " 11", *out], "--label"),
         Case("output path", S, ["--model", "eq1", "--out", "{w}/file"], "is a file"),
         Case("output path", S, ["--model", "eq1", "--out", "{w}/file/sub"], "which is a file"),
         # fitting.fit
@@ -436,7 +435,7 @@ def score(case: Case, code: int | None, err: str, c: Path, w: Path) -> tuple[str
         return ("accepted" if case.expect == "ok" and problem is None else "silently accepted"), problem or ""
     if problem is not None:
         return "silently accepted", problem
-    clean = last.startswith(f"{PROG[case.command]}: error: ") or (": error: " in last and last.startswith("python -m"))
+    clean = last.startswith(f"python -m {case.command}: error: ")  # ours and argparse's share the prefix
     if code == 2 and clean and case.words.lower() in last.lower():
         return ("clean error" if case.expect == "error" else "unclear error"), last
     return "unclear error", last

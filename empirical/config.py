@@ -28,6 +28,7 @@ from theory import cli
 from theory.files import read_json
 
 
+PROBE_DIR = "runs/probe/{concepts}-{resolution}px"  # where training looks for (and trains) its probe by default
 MAX_DATA_BYTES = 16 * 2**30  # the training set lives in memory (and on the GPU); the paper preset needs 75 MiB
 
 
@@ -92,7 +93,7 @@ class TrainConfig:
     protocols: tuple[str, ...] = ()
     log_every: int = 50
     save_every: int = 500
-    probe: str = "runs/probe/{concepts}-{resolution}px"
+    probe: str = PROBE_DIR
     probe_steps: int = 2000
     device: str = "auto"
 

@@ -348,11 +348,12 @@ def _parse_seps(text: str) -> dict[str, float]:
     return seps
 
 
-@cli.command("data")
+@cli.command("empirical.data")
 def main(argv: Sequence[str] | None = None) -> int:
     parser = cli.parser("empirical.data", __doc__)
     parser.add_argument("--concepts", default="color,size", help=f"active concepts, comma-separated (valid: {', '.join(CONCEPTS)})")
-    parser.add_argument("--sep", default="color=0.3,size=0.4", help="separations CONCEPT=VALUE,... (valid ranges in the table above)")
+    parser.add_argument("--sep", action="append", default=None, metavar="CONCEPT=VALUE",
+                        help="a separation, repeatable (or comma-separated); default color=0.3 and size=0.4; valid ranges above")
     parser.add_argument("--res", type=int, default=32, help="resolution in pixels (default 32)")
     parser.add_argument("--n", type=int, default=16, help="samples per class in the grid (default 16)")
     parser.add_argument("--seed", type=int, default=0)
@@ -362,7 +363,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise ValueError(f"--n {args.n}: samples per class must be between 1 and 64")
     cli.nonnegative_seed(args.seed)
     concepts = tuple(c.strip() for c in args.concepts.split(",") if c.strip())
-    config = DataConfig(concepts, _parse_seps(args.sep), resolution=args.res)
+    config = DataConfig(concepts, _parse_seps(",".join(args.sep or ["color=0.3,size=0.4"])), resolution=args.res)
     cli.output_dir(args.out, "--out")
     from empirical.grid import grid
     from theory.files import write_json

@@ -108,7 +108,7 @@ def run_protocols(run: Path, names: Sequence[str], classes: Sequence[str] | None
     return all_results
 
 
-@cli.command("elicit")
+@cli.command("empirical.elicit")
 def main(argv: Sequence[str] | None = None) -> int:
     parser = cli.parser("empirical.elicit", __doc__)
     parser.add_argument("run", type=Path, help="a run folder written by python -m empirical.train")

@@ -32,6 +32,7 @@ from torch.nn import functional as F
 
 from empirical.data import DataConfig, sample
 from empirical import tensorfile
+from empirical.config import PROBE_DIR
 from theory import cli
 
 SETUPS = {
@@ -289,7 +290,7 @@ def coordinates(model: Probe, images, target: Sequence[int] | None = None) -> di
     return {"z": per_sample.mean(0), "per_sample": per_sample, "joint_accuracy": joint}
 
 
-@cli.command("probe")
+@cli.command("empirical.probe")
 def main(argv: Sequence[str] | None = None) -> int:
     parser = cli.parser("empirical.probe", __doc__)
     parser.add_argument("--setup", default="2x2", help=f"concept setup (valid: {', '.join(SETUPS)})")
@@ -301,7 +302,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     cli.nonnegative_seed(args.seed)
     cfg = ProbeConfig(setup=args.setup, steps=args.steps, resolution=args.res, seed=args.seed)
     DataConfig(cfg.concepts, {c: hi for c, (lo, hi) in SETUPS[cfg.setup]["sep_range"].items()}, resolution=args.res)
-    out = cli.output_dir(args.out or Path("runs/probe") / cfg.setup, "--out")
+    default = Path(PROBE_DIR.format(concepts="-".join(cfg.concepts), resolution=cfg.resolution))  # where training looks
+    out = cli.output_dir(args.out or default, "--out")
     _, doc = train_evaluate_save(cfg, out)
     for r in doc["evaluation"]:
         accs = ", ".join(f"{c} {r[c]['accuracy']:.4f}" for c in cfg.concepts)

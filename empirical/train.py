@@ -94,7 +94,7 @@ def train(cfg: TrainConfig, out: Path, *, progress: bool = True, stop_after: int
             "final": {p[1]: p[2] for p in run.logs.points if p[0] == run.step}}
 
 
-@cli.command("train")
+@cli.command("empirical.train")
 def main(argv: Sequence[str] | None = None) -> int:
     parser = cli.parser("empirical.train", __doc__, epilog="presets:\n" + describe() + "\n\nkeys for --set (defaults as in tiny):\n  "
                         + ", ".join(f"{k}={v}" for k, v in TrainConfig().to_json().items() if k != "preset"))

@@ -1,7 +1,7 @@
 """The underspecification figure (paper Fig. 8, 9a and 10) of a masking sweep, from its masking.json.
 
   python -m fitting.masking RUN_DIR [RUN_DIR ...] --out DIR    # the analysis, once: DIR/masking.json
-  python -m figures.masking DIR/masking.json [--detail 0.5] [--out FILE.png]
+  python -m figures.masking DIR/masking.json [--detail 0.5] [--out DIR]
 
 masking.png (default: beside masking.json):
 
@@ -102,12 +102,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = cli.parser("figures.masking", __doc__)
     parser.add_argument("analysis", type=Path, help="masking.json (or its folder), written by python -m fitting.masking")
     parser.add_argument("--detail", type=float, default=0.5, help="p of panel (c): the run nearest it (default 0.5)")
-    parser.add_argument("--out", type=Path, default=None, help="PNG to write (default: masking.png beside masking.json)")
+    parser.add_argument("--out", type=Path, default=None, help="folder for masking.png, or a .png path (default: masking.json's folder)")
     args = parser.parse_args(argv)
     if not 0 <= args.detail <= 1:
         raise ValueError(f"--detail {args.detail}: a masking rate in [0, 1]")
     folder = args.analysis if args.analysis.is_dir() else args.analysis.parent
-    out = cli.output_file(args.out or folder / "masking.png", "--out", suffix=".png")
+    out = cli.figure_path(args.out or folder, "masking.png")
     path = draw(load(args.analysis), out, detail=args.detail)
     print(f"wrote {path}")
     return 0

@@ -1,6 +1,6 @@
 """Concept-space figure of training runs (paper Fig. 3/4 style), from their trajectories.csv.
 
-  python -m figures.training RUN_DIR [RUN_DIR ...] [--out FILE.png] [--protocol naive]
+  python -m figures.training RUN_DIR [RUN_DIR ...] [--out DIR] [--protocol naive]
 
 One column per run. Top: every class's path in concept space, points coloured by training step (log
 scale), the held-out class drawn thick, with its turn marked when the run has a turn.json (written by
@@ -79,13 +79,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = cli.parser("figures.training", __doc__)
     parser.add_argument("runs", nargs="+", type=Path, help="run folders (or their trajectories.csv)")
     parser.add_argument("--out", type=Path, default=None,
-                        help="PNG to write, or a folder to write concept_space.png in (default RUN_DIR/concept_space.png)")
+                        help="folder to write concept_space.png in, or a .png path (default: the first run's folder)")
     parser.add_argument("--protocol", default="naive", help="which protocol's rows to draw (default naive)")
     args = parser.parse_args(argv)
-    out = args.out or run_log(args.runs[0]).parent
-    if out.is_dir() or not out.suffix:
-        out = out / "concept_space.png"
-    cli.output_file(out, "--out", suffix=".png")
+    out = cli.figure_path(args.out or run_log(args.runs[0]).parent, "concept_space.png")
     for run in args.runs:
         if not run_log(run).exists():
             raise ValueError(f"{run_log(run)}: no trajectory log here (train with python -m empirical.train)")

@@ -158,7 +158,7 @@ def runs_arguments(module: str, doc: str | None, argv: Sequence[str] | None, *, 
     return args
 
 
-@cli.command("capability")
+@cli.command("fitting.capability")
 def main(argv: Sequence[str] | None = None) -> int:
     args = runs_arguments("fitting.capability", __doc__, argv, runs_help="run folders (one per seed) with elicited trajectories",
                           out_help="summary folder (default: the first run)")

@@ -53,8 +53,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--ci", choices=["wald", "bootstrap"], default="wald",
                         help="interval method for the model parameters (default wald; bootstrap is ~25x slower)")
     parser.add_argument("--boot", type=int, default=100, metavar="B", help="bootstrap resamples (default 100)")
-    parser.add_argument("--persist", type=int, default=1, metavar="M",
-                        help="threshold steps must hold for M consecutive checkpoints (default 1; the official analysis used 3)")
+    parser.add_argument("--persist", type=int, default=2, metavar="M",
+                        help="threshold steps must hold for M consecutive checkpoints (default 2; the official analysis used 3)")
     parser.add_argument("--no-figures", action="store_true", help="write fit.json only")
     parser.add_argument("--out", type=Path, default=None, metavar="DIR", help="output folder (default LOG's folder/fit)")
     return parser
@@ -86,8 +86,8 @@ def protocol_lags(records: list[dict]) -> list[dict]:
         for protocol, r in by_protocol.items():
             if protocol == "naive":
                 continue
-            t_naive = naive["threshold_steps"]["0.5"].get("accuracy")
-            t_other = r["threshold_steps"]["0.5"].get("accuracy")
+            t_naive = naive["threshold_steps"]["50%"].get("accuracy")
+            t_other = r["threshold_steps"]["50%"].get("accuracy")
             out.append({
                 "run": run, "seed": seed, "class": label, "protocol": protocol, "level": 0.5,
                 "naive_step": t_naive, "protocol_step": t_other,
@@ -98,7 +98,7 @@ def protocol_lags(records: list[dict]) -> list[dict]:
     return out
 
 
-@cli.command("fit")
+@cli.command("fitting.fit")
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.boot < 10:

@@ -36,7 +36,7 @@ def analyse(
         if traj.accuracy is not None:
             ok = ~np.isnan(traj.accuracy)
             row["accuracy"] = threshold_step(traj.step[ok], traj.accuracy[ok], level, persist=persist)
-        thresholds[str(level)] = row
+        thresholds[f"{int(level * 100)}%"] = row
 
     turn = find_turn(traj.step, traj.z) if traj.z.shape[1] and traj.step.size >= 5 else None
     acc = None

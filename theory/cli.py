@@ -1,12 +1,13 @@
 """The error convention every command of the package follows.
 
-Bad input ends a command with exit code 2 and one line on stderr, ``<command>: error: <what>``,
+Bad input ends a command with exit code 2 and one line on stderr, ``python -m <module>: error: <what>``
+(the same prefix as argparse's own errors),
 which names the file (row, column) or flag, what was wrong and what is valid. Output locations are
 checked before any work starts, so a bad ``--out`` never costs minutes of training or fitting.
 
 Usage, in a command module::
 
-    @cli.command("simulate")
+    @cli.command("theory.simulate")
     def main(argv=None) -> int:
         args = parser.parse_args(argv)
         out = cli.output_dir(args.out, "--out")
@@ -39,9 +40,9 @@ def one_line(text: str) -> str:
     return " ".join(str(text).split())
 
 
-def report(prog: str, message: str) -> int:
-    """Print ``prog: error: message`` as one line on stderr; returns the exit code 2."""
-    print(f"{prog}: error: {one_line(message)}", file=sys.stderr)
+def report(module: str, message: str) -> int:
+    """Print ``python -m module: error: message`` as one line on stderr; returns the exit code 2."""
+    print(f"python -m {module}: error: {one_line(message)}", file=sys.stderr)
     return EXIT_USAGE
 
 
@@ -55,8 +56,8 @@ def describe_os_error(err: OSError) -> str:
     return f"{path}: {why}" if path else why
 
 
-def command(prog: str) -> Callable[[Callable[..., int]], Callable[..., int]]:
-    """Decorate a ``main(argv=None) -> int`` so that bad input exits 2 with one line naming ``prog``."""
+def command(module: str) -> Callable[[Callable[..., int]], Callable[..., int]]:
+    """Decorate the ``main(argv=None) -> int`` of ``python -m module`` so that bad input exits 2 with one line."""
 
     def wrap(main: Callable[..., int]) -> Callable[..., int]:
         @functools.wraps(main)
@@ -64,9 +65,9 @@ def command(prog: str) -> Callable[[Callable[..., int]], Callable[..., int]]:
             try:
                 return main(argv)
             except ValueError as err:
-                return report(prog, str(err))
+                return report(module, str(err))
             except OSError as err:
-                return report(prog, describe_os_error(err))
+                return report(module, describe_os_error(err))
 
         return run
 
@@ -124,6 +125,12 @@ def parser(module: str, doc: str | None, **kwargs) -> argparse.ArgumentParser:
     """The argument parser of ``python -m module``: the module's docstring as its --help text, layout kept."""
     return argparse.ArgumentParser(prog=f"python -m {module}", description=doc,
                                    formatter_class=argparse.RawDescriptionHelpFormatter, **kwargs)
+
+
+def figure_path(out: str | os.PathLike, name: str, flag: str = "--out") -> Path:
+    """Where a figure command writes: ``out/name`` when ``out`` is a folder (or has no suffix), else ``out`` (a .png)."""
+    out = Path(out)
+    return output_file(out / name if out.is_dir() or not out.suffix else out, flag, suffix=".png")
 
 
 def assignment(item: str, flag: str, form: str = "NAME=VALUE") -> tuple[str, str]:

@@ -69,7 +69,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", help="set a parameter (repeatable)")
     parser.add_argument("--sweep", action="append", default=[], metavar="NAME=V1,V2,...", help="sweep a parameter (repeatable: product)")
     parser.add_argument("--concepts", metavar="NAMES", help="concept names, comma-separated; sets their number for eq1/eq2 (default color,size)")
-    parser.add_argument("--class", dest="label", default="11", metavar="LABEL", help="class label written to the log (default 11)")
+    parser.add_argument("--label", "--class", dest="label", default="11", metavar="LABEL",
+                        help="class label written to the log (default 11; --class is an alias)")
     parser.add_argument("--t-end", type=float, default=None, metavar="T", help="end of model time (default 25)")
     parser.add_argument("--points", type=int, default=200, metavar="N", help="output points, linspace(0, T, N) (default 200)")
     parser.add_argument("--method", choices=["auto", "dopri", "stacked", "loop"], default="auto",
@@ -265,13 +266,13 @@ def _check_args(args) -> None:
         if not 1e-15 <= value < 1:
             raise UsageError(f"{flag} {value}: must lie in [1e-15, 1)")
     if not args.label or args.label != args.label.strip() or not args.label.isprintable() or "," in args.label:
-        raise UsageError(f"--class {args.label!r}: a class label must be non-empty printable text without commas or "
+        raise UsageError(f"--label {args.label!r}: a class label must be non-empty printable text without commas or "
                          "surrounding spaces, e.g. 11")
     if args.model is None and args.energy is None and (args.param or args.sweep or args.concepts):
         raise UsageError("--param, --sweep and --concepts need --model or --energy (presets fix their parameters)")
 
 
-@cli.command("simulate")
+@cli.command("theory.simulate")
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)

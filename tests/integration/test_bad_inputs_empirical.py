@@ -34,7 +34,7 @@ def one_error_line(capsys, prog):
     err = capsys.readouterr().err
     lines = [line for line in err.splitlines() if line.strip()]
     errors = [line for line in lines if "error:" in line or "Traceback" in line]
-    assert errors == lines[-1:] and lines[-1].startswith(f"{prog}: error: "), err  # progress lines may come before
+    assert errors == lines[-1:] and lines[-1].startswith(f"python -m empirical.{prog}: error: "), err  # progress lines may come before
     return lines[-1]
 
 

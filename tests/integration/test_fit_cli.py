@@ -33,7 +33,7 @@ def test_fit_recovers_a_simulated_log(simulated_log, tmp_path, capsys):
         assert record["switch_identifiable"] == [True, False] and record["rmse"] < 1e-6
         assert record["ci"]["t_switch"][0][0] <= t_switch <= record["ci"]["t_switch"][0][1]
         assert record["turn_step"] < t_switch + 2 and record["turn_ci"][0] <= record["turn_step"]
-        assert set(record["threshold_steps"]) == {"0.5", "0.8"}
+        assert set(record["threshold_steps"]) == {"50%", "80%"}
         assert record["accuracy_t50"] is None and record["accuracy_t50_ci"] is None  # no accuracy column
         assert (tmp_path / record["figure"]).exists()
     assert "fitted 2 trajectories" in capsys.readouterr().out

@@ -257,7 +257,7 @@ def _fit_command(data):
     assert code in (0, 2)
     lines = err.getvalue().strip().splitlines()
     if code == 2:
-        assert lines[-1].startswith("fit: error: ") and "Traceback" not in err.getvalue()
+        assert lines[-1].startswith("python -m fitting.fit: error: ") and "Traceback" not in err.getvalue()
     else:
         doc = json.loads((path.parent / "fit" / "fit.json").read_text())
         assert all(r["rmse"] is None or np.isfinite(r["rmse"]) for r in doc["fits"])
@@ -275,7 +275,7 @@ def _capability_command(data):
     event(f"exit {code}")
     assert code in (0, 2)
     if code == 2:
-        assert err.getvalue().strip().splitlines()[-1].startswith("capability: error: ")
+        assert err.getvalue().strip().splitlines()[-1].startswith("python -m fitting.capability: error: ")
         assert "Traceback" not in err.getvalue()
 
 

@@ -23,8 +23,8 @@ def demo(argv=None):
 
 
 @pytest.mark.parametrize("kind, words", [
-    ("value", "demo: error: bad value over two lines"),
-    ("missing", "demo: error: /nonexistent/folder/file.csv: no such file or folder"),
+    ("value", "python -m demo: error: bad value over two lines"),
+    ("missing", "python -m demo: error: /nonexistent/folder/file.csv: no such file or folder"),
     ("folder", "is a folder, not a file"),
 ])
 def test_bad_input_is_one_line_and_exit_2(kind, words, capsys):

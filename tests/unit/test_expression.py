@@ -90,7 +90,7 @@ def test_injection_through_the_cli_exits_2_and_writes_nothing(attempt, tmp_path,
     err = capsys.readouterr().err
     assert code == 2
     assert not canary.exists() and not out.exists()
-    assert err.startswith("simulate: error: ") and err.count("\n") == 1
+    assert err.startswith("python -m theory.simulate: error: ") and err.count("\n") == 1
 
 
 def test_the_cli_error_names_the_token_and_column(capsys):
