@@ -24,16 +24,19 @@ from empirical.vdm import VDM
 
 
 def build_model(cfg: TrainConfig) -> VDM:
+    """The VDM (and its U-Net) a config describes, freshly initialised."""
     net = UNet(cfg.channels, cfg.blocks, h_dim=H_DIM, dropout=cfg.dropout)
     return VDM(net, gamma_min=cfg.gamma_min, gamma_max=cfg.gamma_max, data_noise=cfg.data_noise,
                p_cfg=cfg.p_cfg, null_fill=MASK_FILL)
 
 
 def load(path: Path) -> dict[str, Any]:
+    """A checkpoint file's dict, loaded safely (weights_only); ValueError naming a bad file."""
     return tensorfile.load(path, "checkpoint")
 
 
 def step_path(run: Path, step: int) -> Path:
+    """``RUN/checkpoints/step_NNNNNN.pt``: the weights evaluated at ``step``."""
     return Path(run) / "checkpoints" / f"step_{step:06d}.pt"
 
 

@@ -192,9 +192,11 @@ class TrainConfig:
         return sorted(set(points))
 
     def probe_path(self, out: str) -> str:
+        """The probe folder of the run, with {concepts}, {resolution}, {out} and {seed} filled in."""
         return self.probe.format(resolution=self.resolution, out=out, seed=self.seed, concepts="-".join(self.concepts))
 
     def to_json(self) -> dict[str, Any]:
+        """The config as JSON-ready values (tuples as lists): config.json's 'train' section."""
         doc = dataclasses.asdict(self)
         for name in ("concepts", "channels", "protocols", "mask_classes", "mask_concepts"):
             doc[name] = list(doc[name])

@@ -119,6 +119,7 @@ class DataConfig:
 
     @property
     def train_classes(self) -> list[str]:
+        """The training classes: every class that is not held out, in label order."""
         return [c for c in self.classes if c not in self.held_out]
 
     def mean(self, concept: str, index: int | NDArray) -> NDArray:
@@ -350,6 +351,7 @@ def _parse_seps(text: str) -> dict[str, float]:
 
 @cli.command("empirical.data")
 def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m empirical.data``: see the module docstring."""
     parser = cli.parser("empirical.data", __doc__)
     parser.add_argument("--concepts", default="color,size", help=f"active concepts, comma-separated (valid: {', '.join(CONCEPTS)})")
     parser.add_argument("--sep", action="append", default=None, metavar="CONCEPT=VALUE",

@@ -25,6 +25,7 @@ from theory.trajectory import read_csv
 
 
 def load_run(run: Path) -> tuple[TrainConfig, dict]:
+    """A run folder's TrainConfig and config.json, checked; ValueError naming what is wrong."""
     run = Path(run)
     if not run.is_dir():
         raise ValueError(f"{run}: not a folder; give a run folder written by python -m empirical.train")
@@ -110,6 +111,7 @@ def run_protocols(run: Path, names: Sequence[str], classes: Sequence[str] | None
 
 @cli.command("empirical.elicit")
 def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m empirical.elicit``: see the module docstring."""
     parser = cli.parser("empirical.elicit", __doc__)
     parser.add_argument("run", type=Path, help="a run folder written by python -m empirical.train")
     parser.add_argument("--protocols", default=",".join(protocols.PROTOCOLS),

@@ -44,6 +44,7 @@ SETUPS = {
 
 @dataclass(frozen=True)
 class ProbeConfig:
+    """What determines a probe: the concept setup, resolution, network widths and training."""
     setup: str = "2x2"
     resolution: int = 32
     channels: int = 32
@@ -63,6 +64,7 @@ class ProbeConfig:
 
     @property
     def concepts(self) -> tuple[str, ...]:
+        """The setup's concepts, in label-digit order."""
         return SETUPS[self.setup]["concepts"]
 
 
@@ -140,6 +142,7 @@ def diverse(cfg: ProbeConfig, per_class: int, rng: np.random.Generator, levels: 
 
 
 def eval_grid(cfg: ProbeConfig) -> list[dict[str, float]]:
+    """The separations the probe is evaluated at: every combination of 4 values per concept over its range (or ``eval_seps``)."""
     ranges = SETUPS[cfg.setup]["sep_range"]
     seps = {c: cfg.eval_seps.get(c, list(np.round(np.linspace(lo, hi, 4), 3))) for c, (lo, hi) in ranges.items()}
     return [dict(zip(seps, combo)) for combo in itertools.product(*seps.values())]
@@ -150,6 +153,7 @@ def eval_grid(cfg: ProbeConfig) -> list[dict[str, float]]:
 
 
 def train(cfg: ProbeConfig, *, progress: bool = True) -> tuple[Probe, dict]:
+    """Train a probe (AdamW) on a fixed set of diverse renders; returns (model, training report)."""
     torch.manual_seed(cfg.seed)
     rng = np.random.default_rng(cfg.seed)
     images, index = diverse(cfg, cfg.train_per_class, rng)
@@ -230,6 +234,7 @@ def content_hash(model: Probe) -> str:
 
 
 def save(model: Probe, cfg: ProbeConfig, report: dict, out: Path) -> dict:
+    """Write probe.pt (weights, config, hash; atomically) and probe.json (the report); returns the report."""
     from theory.files import write_json
 
     digest = content_hash(model)
@@ -292,6 +297,7 @@ def coordinates(model: Probe, images, target: Sequence[int] | None = None) -> di
 
 @cli.command("empirical.probe")
 def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m empirical.probe``: see the module docstring."""
     parser = cli.parser("empirical.probe", __doc__)
     parser.add_argument("--setup", default="2x2", help=f"concept setup (valid: {', '.join(SETUPS)})")
     parser.add_argument("--steps", type=int, default=ProbeConfig.steps, help="training steps (default %(default)s)")

@@ -75,6 +75,7 @@ def prototype(config: DataConfig, concept: str, value: int) -> np.ndarray:
 
 
 def settings(protocol: str, config: DataConfig, label: str, sweep: Sequence | None = None) -> list[Setting]:
+    """The settings a protocol sweeps for a class (or ``sweep``'s), each a prompt, an edit or a guidance."""
     if protocol not in DEFAULTS:
         raise ValueError(f"unknown protocol {protocol!r}; valid: {', '.join(PROTOCOLS)}")
     sweep = DEFAULTS[protocol] if sweep is None else tuple(sweep)

@@ -129,9 +129,11 @@ class Logs:
         self.metrics = metrics or []
 
     def state(self) -> dict:
+        """The logs as saved inside last.pt."""
         return {"points": self.points, "metrics": self.metrics}
 
     def write(self, out: Path, cfg: TrainConfig, meta: dict) -> None:
+        """Rebuild trajectories.csv (with every elicited protocol) and metrics.jsonl, atomically."""
         runlog.write(out, concepts=cfg.concepts, classes=cfg.data.classes, seed=cfg.seed, naive=self.points, meta=meta)
         text = "".join(json.dumps(r) + "\n" for r in self.metrics)
         atomic_write(out / "metrics.jsonl", lambda fh: fh.write(text))
@@ -168,6 +170,7 @@ class Run:
 
     @property
     def last(self) -> Path:
+        """checkpoints/last.pt: everything needed to resume."""
         return self.out / "checkpoints" / "last.pt"
 
     @property
@@ -176,6 +179,7 @@ class Run:
         return self.ema if self.ema is not None else self.vdm
 
     def resume(self, state: dict) -> None:
+        """Restore model, optimizer, EMA, RNG states, step, wall time and logs from last.pt's state."""
         checkpoint.load_weights(self.vdm, state, self.last)
         self.opt.load_state_dict(state["optimizer"])
         if self.ema is not None:

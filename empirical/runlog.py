@@ -25,10 +25,12 @@ def run_meta(cfg, probe_hash: str, *, source: str) -> dict[str, Any]:
 
 
 def elicit_path(run: Path, protocol: str) -> Path:
+    """``RUN/elicit/<protocol>.json``."""
     return Path(run) / "elicit" / f"{protocol}.json"
 
 
 def read_elicit(run: Path, protocol: str) -> dict[int, dict[str, list]]:
+    """A protocol's results, {step: {label: [z, accuracy, setting]}}, checked; {} when none."""
     path = elicit_path(run, protocol)
     if not path.exists():
         return {}
@@ -57,11 +59,13 @@ def _valid_entry(entry: Any) -> bool:
 
 
 def write_elicit(run: Path, protocol: str, results: dict[int, dict[str, list]], info: dict[str, Any]) -> None:
+    """Write a protocol's results (and ``info``) atomically, steps in order."""
     write_json(elicit_path(run, protocol), {**info, "protocol": protocol,
                                             "steps": {str(k): results[k] for k in sorted(results)}})
 
 
 def protocols_logged(run: Path) -> list[str]:
+    """The protocols with a results file in the run, sorted."""
     return sorted(p.stem for p in (Path(run) / "elicit").glob("*.json"))
 
 

@@ -40,11 +40,13 @@ class Meter:
         self.sums, self.count, self.start = {}, 0, time.perf_counter()
 
     def add(self, values: dict[str, float]) -> None:
+        """Add one update's loss terms."""
         for k, v in values.items():
             self.sums[k] = self.sums.get(k, 0.0) + v
         self.count += 1
 
     def flush(self, step: int, batch: int, wall: float, gamma: nn.Module) -> dict:
+        """The averaged training record since the last flush (with γ(0), γ(1), wall time, images/s); resets."""
         elapsed = time.perf_counter() - self.start
         with torch.no_grad():
             dev = gamma.b.device
@@ -96,6 +98,7 @@ def train(cfg: TrainConfig, out: Path, *, progress: bool = True, stop_after: int
 
 @cli.command("empirical.train")
 def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m empirical.train``: see the module docstring."""
     parser = cli.parser("empirical.train", __doc__, epilog="presets:\n" + describe() + "\n\nkeys for --set (defaults as in tiny):\n  "
                         + ", ".join(f"{k}={v}" for k, v in TrainConfig().to_json().items() if k != "preset"))
     parser.add_argument("--preset", default="tiny", help=f"one of {', '.join(TRAIN_PRESETS)} (default tiny)")

@@ -39,6 +39,7 @@ def sinusoidal(t: torch.Tensor, dim: int = TIME_DIM) -> torch.Tensor:
 
 
 def mlp(d_in: int, d_out: int) -> nn.Sequential:
+    """Linear, GELU, Linear, GELU: the shape of every embedding MLP in the U-Net."""
     return nn.Sequential(nn.Linear(d_in, d_out), nn.GELU(), nn.Linear(d_out, d_out), nn.GELU())
 
 

@@ -68,6 +68,7 @@ class VDM(nn.Module):
         return (g_t - self.gamma_min0) / (self.gamma_max0 - self.gamma_min0)
 
     def null(self, h: torch.Tensor) -> torch.Tensor:
+        """The unconditional prompt (classifier-free guidance): h filled with the null value."""
         return torch.full_like(h, self.null_fill)
 
     def drop(self, h: torch.Tensor, generator: torch.Generator | None = None) -> tuple[torch.Tensor, torch.Tensor]:
@@ -82,6 +83,7 @@ class VDM(nn.Module):
         return u + torch.arange(batch, device=device, dtype=torch.float32) / batch
 
     def eps_hat(self, z_t: torch.Tensor, g_t: torch.Tensor, h: torch.Tensor, guidance: float | None = None) -> torch.Tensor:
+        """The noise predicted at z_t for prompt h; with ``guidance`` w: ε(null) + w (ε(h) - ε(null)) (w = 1: plain conditioning)."""
         t_in = self.t_in(g_t).expand(z_t.shape[0])
         if guidance is None:
             return self.net(z_t, t_in, h)

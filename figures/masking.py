@@ -73,6 +73,7 @@ def _steps_panel(ax, results: Sequence[dict]) -> None:
 
 
 def draw(results: Sequence[dict], out: Path, *, detail: float) -> Path:
+    """masking.png from masking.json's records: panels (a), (b), (c) of the module docstring."""
     fig, axes = subplots(1, 3, figsize=(15.5, 4.8))
     cmap = colormaps["viridis"]
     for r in results:
@@ -99,6 +100,7 @@ def draw(results: Sequence[dict], out: Path, *, detail: float) -> Path:
 
 @cli.command("figures.masking")
 def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m figures.masking``: see the module docstring."""
     parser = cli.parser("figures.masking", __doc__)
     parser.add_argument("analysis", type=Path, help="masking.json (or its folder), written by python -m fitting.masking")
     parser.add_argument("--detail", type=float, default=0.5, help="p of panel (c): the run nearest it (default 0.5)")

@@ -38,6 +38,7 @@ def saved_turns(log: Path) -> dict[tuple[str, str], dict]:
 
 
 def draw(runs: Sequence[Path], out: Path, *, protocol: str = "naive") -> Path:
+    """concept_space.png: one column per run, paths on top, accuracies below."""
     fig, axes = subplots(2, len(runs), figsize=(4.6 * len(runs), 8.2), squeeze=False,
                              gridspec_kw={"height_ratios": [1.25, 1]})
     for col, run in enumerate(runs):
@@ -76,6 +77,7 @@ def draw(runs: Sequence[Path], out: Path, *, protocol: str = "naive") -> Path:
 
 @cli.command("figures.training")
 def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m figures.training``: see the module docstring."""
     parser = cli.parser("figures.training", __doc__)
     parser.add_argument("runs", nargs="+", type=Path, help="run folders (or their trajectories.csv)")
     parser.add_argument("--out", type=Path, default=None,

@@ -45,10 +45,12 @@ def curves(trajectories: Sequence[Trajectory], label: str) -> dict[str, tuple[np
 
 
 def thresholds(curve: dict, persist: int) -> dict[str, dict[str, float | None]]:
+    """protocol -> level -> the first step the curve holds it for ``persist`` checkpoints (None: never)."""
     return {p: {f"{int(lv * 100)}%": threshold_step(s, a, lv, persist=persist) for lv in LEVELS} for p, (s, a) in curve.items()}
 
 
 def settled(curve: dict) -> dict[str, dict[str, float | None]]:
+    """protocol -> level -> the step from which the curve stays at or above it (None: never)."""
     return {p: {f"{int(lv * 100)}%": settled_step(s, a, lv) for lv in LEVELS} for p, (s, a) in curve.items()}
 
 
@@ -62,6 +64,7 @@ def behavior_lags(th: dict) -> dict[str, float | None]:
 
 
 def analyse_run(run: Path, label: str, persist: int) -> dict:
+    """elicitation.json's content for one run: first and settled steps per protocol, lags, curves."""
     if persist < 1:
         raise ValueError(f"persist {persist}: must be >= 1 (checkpoints a level must hold)")
     log = run_log(run)
@@ -160,6 +163,7 @@ def runs_arguments(module: str, doc: str | None, argv: Sequence[str] | None, *, 
 
 @cli.command("fitting.capability")
 def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m fitting.capability``: see the module docstring."""
     args = runs_arguments("fitting.capability", __doc__, argv, runs_help="run folders (one per seed) with elicited trajectories",
                           out_help="summary folder (default: the first run)")
     folders = [run if run.is_dir() else run.parent for run in args.runs]

@@ -122,6 +122,7 @@ class LogisticFit:
     message: str
 
     def predict(self, t: NDArray) -> NDArray:
+        """The fitted sigmoid at ``step``."""
         return self.lo + (self.hi - self.lo) * expit((np.asarray(t, dtype=float) - self.center) / self.width)
 
 

@@ -42,6 +42,7 @@ from theory.trajectory import read_csv
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The command line of ``python -m fitting.fit``."""
     parser = cli.parser("fitting.fit", __doc__)
     parser.add_argument("log", type=Path, metavar="LOG.csv", help="a trajectory log (theory.simulate or empirical.train)")
     parser.add_argument("--model", choices=FITTABLE, default="eq1", help="toy model to fit (default eq1)")
@@ -100,6 +101,7 @@ def protocol_lags(records: list[dict]) -> list[dict]:
 
 @cli.command("fitting.fit")
 def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m fitting.fit``: see the module docstring."""
     args = build_parser().parse_args(argv)
     if args.boot < 10:
         raise UsageError(f"--boot {args.boot}: need at least 10 resamples")

@@ -95,6 +95,7 @@ def sweep(runs: Sequence[Path], label: str, persist: int) -> list[dict]:
 
 @cli.command("fitting.masking")
 def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m fitting.masking``: see the module docstring."""
     args = runs_arguments("fitting.masking", __doc__, argv, runs_help="run folders of the sweep, one per masking rate",
                           out_help="folder for masking.json (default: the first run's parent)")
     out = cli.output_dir(args.out or run_log(args.runs[0]).parent.parent, "--out")

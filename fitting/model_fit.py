@@ -60,6 +60,7 @@ class Block:
     hi: float
 
     def size(self, d: int) -> int:
+        """The block's length for ``d`` concepts."""
         return d if self.per_concept else 1
 
 
@@ -211,9 +212,11 @@ class Problem:
     # -- least squares ---------------------------------------------------------------------------
 
     def residuals(self, theta: NDArray, y: NDArray, tol: tuple[float, float] = TOL) -> NDArray:
+        """(T * D,) simulated minus logged coordinates."""
         return (self.simulate(theta[None], tol=tol)[0] - y).ravel()
 
     def jacobian(self, theta: NDArray, y: NDArray, tol: tuple[float, float] = TOL) -> NDArray:
+        """(T * D, P) central differences, every perturbed θ in one batched simulation."""
         p = theta.size
         up = np.minimum(theta + H, self.ub)
         down = np.maximum(theta - H, self.lb)
@@ -224,6 +227,7 @@ class Problem:
         return ((z[:p] - z[p:]) / (up - down)[:, None]).T
 
     def solve(self, x0: NDArray, y: NDArray, f_scale: float, max_nfev: int, tol: tuple[float, float] = TOL):
+        """Robust (soft L1) bounded least squares from ``x0``."""
         x0 = np.clip(x0, self.lb + 1e-9, self.ub - 1e-9)
         return least_squares(self.residuals, x0, jac=self.jacobian, bounds=(self.lb, self.ub), args=(y, tol),
                              loss="soft_l1", f_scale=f_scale, max_nfev=max_nfev, x_scale="jac")
@@ -231,6 +235,7 @@ class Problem:
     # -- initial guesses ---------------------------------------------------------------------------
 
     def starts(self) -> list[NDArray]:
+        """Data-driven starting points (turn point, coordinate extremes), normalized θ vectors."""
         y = self.y
         first, last = y[0], y[-max(1, y.shape[0] // 10):].mean(axis=0)
         sigma = noise_scale(y)

@@ -151,6 +151,7 @@ def run_turns(log: Path) -> dict:
 
 @cli.command("fitting.turn")
 def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m fitting.turn``: see the module docstring."""
     parser = cli.parser("fitting.turn", __doc__)
     parser.add_argument("runs", nargs="+", type=Path, help="run folders (or their trajectories.csv)")
     args = parser.parse_args(argv)

@@ -37,6 +37,7 @@ class UsageError(ValueError):
 
 
 def one_line(text: str) -> str:
+    """Text with every run of white space (newlines included) folded to one space."""
     return " ".join(str(text).split())
 
 

@@ -62,9 +62,11 @@ class Param:
 
     @property
     def size(self) -> int:
+        """Number of symbols: 1 for a scalar, one per concept for a vector."""
         return len(self.symbols)
 
     def valid_range(self) -> str:
+        """The valid range as text, e.g. ``(0, inf)``."""
         lo = "-inf" if self.low is None else f"{self.low:g}"
         hi = "inf" if self.high is None else f"{self.high:g}"
         left = "(" if self.open_low or self.low is None else "["
@@ -72,6 +74,7 @@ class Param:
         return f"{left}{lo}, {hi}{right}"
 
     def check(self, value: NDArray[np.float64], model: str) -> None:
+        """Raise ValueError naming the first value outside the valid range (or not finite)."""
         bad = ~np.isfinite(value)
         if self.low is not None:
             bad |= value <= self.low if self.open_low else value < self.low
@@ -132,10 +135,12 @@ class Landscape:
 
     @property
     def dim(self) -> int:
+        """D, the number of concepts."""
         return len(self.state)
 
     @property
     def param_names(self) -> tuple[str, ...]:
+        """The parameter groups' names, in packing order."""
         return tuple(p.name for p in self.params)
 
     @property
@@ -144,6 +149,7 @@ class Landscape:
         return tuple(s for p in self.params for s in p.symbols)
 
     def param(self, name: str) -> Param:
+        """The parameter group called ``name``; ValueError listing the valid names otherwise."""
         try:
             return self._index[name]
         except KeyError:

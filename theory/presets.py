@@ -41,9 +41,11 @@ class Panel:
 
     @property
     def runs(self) -> list[str]:
+        """One run id per swept value, e.g. ``a=2``."""
         return [f"{self.sweep}={v:.6g}" for v in self.sweep_values]
 
     def norm(self) -> Normalize:
+        """The colour normalisation of the swept values (a log scale symmetric about 1 when ``log_norm``)."""
         v = np.asarray(self.sweep_values)
         if self.log_norm:
             top = max(v.max(), 1 / v.min())
@@ -53,6 +55,7 @@ class Panel:
 
 @dataclass(frozen=True)
 class Preset:
+    """A named figure: its panels and a one-line description."""
     name: str
     description: str
     panels: tuple[Panel, ...]

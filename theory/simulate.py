@@ -59,6 +59,7 @@ def _parameter_help() -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The command line of ``python -m theory.simulate`` (the parameters of every model in the epilog)."""
     parser = cli.parser("theory.simulate", __doc__, epilog=_parameter_help())
     what = parser.add_mutually_exclusive_group()
     what.add_argument("--preset", action="append", choices=list(PRESETS), help="run this preset (repeatable); default: all")
@@ -151,6 +152,7 @@ def _runs_config(sol, runs: Sequence[str], label: str) -> list[dict]:
 
 
 def run_preset(name: str, args) -> list[Path]:
+    """Simulate every panel of a preset; returns the paths written (log, config, figure)."""
     preset = PRESETS[name]()
     several = len(args.preset or PRESETS) > 1
     out = Path(args.out or "runs/theory") / name if several or args.out is None else args.out
@@ -187,6 +189,7 @@ def _figure(panels: Sequence[Panel], sols, path: Path, suptitle: str) -> Path:
 
 
 def run_model(land: Landscape, args) -> list[Path]:
+    """Simulate one model over the product of the --sweep values; returns the paths written."""
     values = {k: np.atleast_1d(np.asarray(v, dtype=float)) for k, v in land.defaults().items()}
     for item in args.param:
         name, text = cli.assignment(item, "--param")
@@ -274,6 +277,7 @@ def _check_args(args) -> None:
 
 @cli.command("theory.simulate")
 def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m theory.simulate``: see the module docstring."""
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
     args.argv = argv
