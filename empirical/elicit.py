@@ -41,20 +41,23 @@ def load_run(run: Path) -> tuple[TrainConfig, dict]:
         raise ValueError(f"{path}: {err}") from None
 
 
-def naive_points(run: Path) -> list:
-    """Every naive evaluation of a run, ``[step, label, z, accuracy]``: those kept in checkpoints/last.pt (the
-    source training rebuilds the log from) and any others in trajectories.csv, so a deleted log loses nothing."""
+def naive_points(run: Path) -> list[runlog.Logged]:
+    """Every naive evaluation of a run: those kept in checkpoints/last.pt (the source training rebuilds the log
+    from) and any others in trajectories.csv, so a deleted log loses nothing."""
     run = Path(run)
     points = []
     last = run / "checkpoints" / "last.pt"
     if last.exists():
-        points = [list(p) for p in checkpoint.load(last).get("logs", {}).get("points", [])]
-    have = {(p[0], p[1]) for p in points}
+        try:
+            points = [runlog.Logged.from_list(p) for p in checkpoint.load(last).get("logs", {}).get("points", [])]
+        except ValueError as err:
+            raise ValueError(f"{last}: {err}") from None
+    have = {(p.step, p.label) for p in points}
     log = run / "trajectories.csv"
     if log.exists():
-        points += [[int(s), t.label, [float(v) for v in z], float(a)] for t in read_csv(log) if t.protocol == "naive"
-                   for s, z, a in zip(t.step, t.z, t.accuracy) if (int(s), t.label) not in have]
-    return sorted(points, key=lambda p: (p[0], p[1]))
+        points += [runlog.Logged(int(s), t.label, tuple(float(v) for v in z), float(a)) for t in read_csv(log)
+                   if t.protocol == "naive" for s, z, a in zip(t.step, t.z, t.accuracy) if (int(s), t.label) not in have]
+    return sorted(points, key=lambda p: (p.step, p.label))
 
 
 def run_protocols(run: Path, names: Sequence[str], classes: Sequence[str] | None = None, *, progress: bool = True,

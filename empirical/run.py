@@ -102,9 +102,13 @@ def resume_state(out: Path, cfg: TrainConfig) -> dict | None:
     if diff:
         raise ValueError(f"{last}: saved by a run with another config ({', '.join(f'{k}={saved[k]!r}' for k in diff)}); "
                          "use another --out, or the same settings to resume it")
-    bad = [p for p in state["logs"].get("points", []) if not np.all(np.isfinite(p[2])) or not np.isfinite(p[3])]
+    try:
+        points = [runlog.Logged.from_list(p) for p in state["logs"].get("points", [])]
+    except ValueError as err:
+        raise ValueError(f"{last}: {err}; use another --out") from None
+    bad = [p for p in points if not np.all(np.isfinite(p.z)) or not np.isfinite(p.accuracy)]
     if bad:
-        raise ValueError(f"{last}: step {state['step']} holds non-finite concept points (first at step {bad[0][0]}): the "
+        raise ValueError(f"{last}: step {state['step']} holds non-finite concept points (first at step {bad[0].step}): the "
                          "run diverged before this version checked for it; start it again in another --out")
     return state
 
@@ -125,12 +129,12 @@ class Logs:
     """What a run has logged: evaluation points and metric records (saved inside last.pt)."""
 
     def __init__(self, points: list | None = None, metrics: list | None = None):
-        self.points = points or []  # [step, label, z list, accuracy]
+        self.points = [runlog.Logged.from_list(p) for p in points or []]  # saved as lists in last.pt
         self.metrics = metrics or []
 
     def state(self) -> dict:
         """The logs as saved inside last.pt."""
-        return {"points": self.points, "metrics": self.metrics}
+        return {"points": [p.to_list() for p in self.points], "metrics": self.metrics}
 
     def write(self, out: Path, cfg: TrainConfig, meta: dict) -> None:
         """Rebuild trajectories.csv (with every elicited protocol) and metrics.jsonl, atomically."""
@@ -220,7 +224,7 @@ class Run:
         for p in points:
             if not (np.all(np.isfinite(p.z)) and np.isfinite(p.accuracy)):
                 raise Diverged(cfg, s, f"the evaluation of class {p.label} gave z = {np.round(p.z, 3).tolist()}", self.saved)
-        self.logs.points += [[s, p.label, [float(v) for v in p.z], p.accuracy] for p in points]
+        self.logs.points += [runlog.Logged(s, p.label, tuple(float(v) for v in p.z), p.accuracy) for p in points]
         record = {"kind": "eval", "step": s,
                   "classes": {p.label: {"z": [round(float(v), 6) for v in p.z], "accuracy": p.accuracy} for p in points}}
         if len(cfg.concepts) == 2:
@@ -252,4 +256,4 @@ class Run:
 
     def point(self, label: str) -> list[float]:
         """The latest logged concept-space point of a class."""
-        return next(p[2] for p in reversed(self.logs.points) if p[1] == label)
+        return list(next(p.z for p in reversed(self.logs.points) if p.label == label))

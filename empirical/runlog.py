@@ -9,6 +9,7 @@ log never loses or duplicates rows whichever of them ran last or was interrupted
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -69,31 +70,55 @@ def protocols_logged(run: Path) -> list[str]:
     return sorted(p.stem for p in (Path(run) / "elicit").glob("*.json"))
 
 
-def _trajectory(rows: list, concepts: Sequence[str], label: str, protocol: str, seed: int, run: str,
-                settings: list[str] | None = None) -> Trajectory:
-    extra = {"setting": tuple(settings)} if settings is not None else {}
-    return Trajectory(step=np.array([r[0] for r in rows]), z=np.array([r[1] for r in rows]), concepts=tuple(concepts),
-                      label=label, protocol=protocol, seed=seed, run=run,
-                      accuracy=np.array([r[2] for r in rows]), extra=extra)
+@dataclass(frozen=True)
+class Logged:
+    """One reading of a class at a checkpoint: its concept-space point, joint accuracy and, for an elicitation
+    protocol, the setting that won. Saved in last.pt as ``[step, label, z, accuracy]``."""
+
+    step: int
+    label: str
+    z: tuple[float, ...]
+    accuracy: float
+    setting: str = ""
+
+    def to_list(self) -> list:
+        """The form saved in last.pt."""
+        return [self.step, self.label, list(self.z), self.accuracy]
+
+    @classmethod
+    def from_list(cls, row: Sequence) -> "Logged":
+        """A point from its saved form; ValueError if the row is not ``[step, label, z, accuracy]``."""
+        try:
+            step, label, z, accuracy = row
+            return cls(int(step), str(label), tuple(float(v) for v in z), float(accuracy))
+        except (TypeError, ValueError):
+            raise ValueError(f"{row!r} is not a logged point [step, label, z, accuracy]") from None
 
 
-def write(run: Path, *, concepts: Sequence[str], classes: Sequence[str], seed: int, naive: list,
+def elicited(run: Path, protocol: str) -> list[Logged]:
+    """A protocol's results as readings, in step order."""
+    results = read_elicit(run, protocol)
+    return [Logged(s, label, tuple(e[0]), e[1], e[2]) for s in sorted(results) for label, e in results[s].items()]
+
+
+def _trajectory(rows: Sequence[Logged], concepts: Sequence[str], protocol: str, seed: int, run: str) -> Trajectory:
+    extra = {"setting": tuple(r.setting for r in rows)} if protocol != "naive" else {}
+    return Trajectory(step=np.array([r.step for r in rows]), z=np.array([r.z for r in rows]), concepts=tuple(concepts),
+                      label=rows[0].label, protocol=protocol, seed=seed, run=run,
+                      accuracy=np.array([r.accuracy for r in rows]), extra=extra)
+
+
+def write(run: Path, *, concepts: Sequence[str], classes: Sequence[str], seed: int, naive: Sequence[Logged],
           meta: dict[str, Any]) -> Path | None:
-    """Rebuild RUN/trajectories.csv from the naive points ``[step, label, z, accuracy]`` and the elicit files."""
+    """Rebuild RUN/trajectories.csv from the naive readings and the elicit files: naive first, then each protocol."""
     run = Path(run)
+    by_protocol = {"naive": list(naive)} | {protocol: elicited(run, protocol) for protocol in protocols_logged(run)}
     trajectories = []
-    for label in classes:
-        rows = [(p[0], p[2], p[3]) for p in naive if p[1] == label]
-        if rows:
-            trajectories.append(_trajectory(rows, concepts, label, "naive", seed, run.name))
-    for protocol in protocols_logged(run):
-        results = read_elicit(run, protocol)
+    for protocol, readings in by_protocol.items():
         for label in classes:
-            rows = [(s, results[s][label][0], results[s][label][1], results[s][label][2])
-                    for s in sorted(results) if label in results[s]]
+            rows = [r for r in readings if r.label == label]
             if rows:
-                trajectories.append(_trajectory([r[:3] for r in rows], concepts, label, protocol, seed, run.name,
-                                                [r[3] for r in rows]))
+                trajectories.append(_trajectory(rows, concepts, protocol, seed, run.name))
     if not trajectories:
         return None
     return write_csv(run / "trajectories.csv", trajectories, meta=meta)

@@ -93,7 +93,7 @@ def train(cfg: TrainConfig, out: Path, *, progress: bool = True, stop_after: int
     finally:
         bar.close()
     return {"step": run.step, "wall_s": run.wall, "out": str(run.out), "probe_hash": run.meta["probe_hash"],
-            "final": {p[1]: p[2] for p in run.logs.points if p[0] == run.step}}
+            "final": {p.label: list(p.z) for p in run.logs.points if p.step == run.step}}
 
 
 @cli.command("empirical.train")

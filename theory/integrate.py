@@ -19,6 +19,7 @@ Which path when:
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 from typing import Callable, Mapping, Sequence
 
@@ -31,6 +32,8 @@ from theory.landscape import Landscape
 from theory.trajectory import Trajectory
 
 RTOL, ATOL = 1e-9, 1e-11
+AUTO_DOPRI_FROM = 64  # trajectories; below this the stacked solve_ivp beats the numba kernel's compile time
+_KERNELS: "weakref.WeakKeyDictionary[Landscape, Callable]" = weakref.WeakKeyDictionary()
 MAX_IVP_STEPS = 50_000  # per solve_ivp call (stacked, loop); the numba kernel caps each trajectory at 1e6 steps
 
 
@@ -91,8 +94,27 @@ def _check_t_eval(t_eval: Sequence[float]) -> NDArray[np.float64]:
     return t
 
 
+def kernel(land: Landscape) -> Callable:
+    """The parallel Dormand-Prince batch integrator of a landscape's flow, compiled on first use and cached."""
+    if land not in _KERNELS:
+        _KERNELS[land] = dopri.kernel(land.numba_flow)
+    return _KERNELS[land]
+
+
+def compiled(land: Landscape) -> bool:
+    """Whether the landscape's numba kernel is compiled already (the first dopri solve of a landscape compiles it)."""
+    return land in _KERNELS
+
+
+def choose_method(method: str, n: int) -> str:
+    """``auto`` -> ``stacked`` for fewer than AUTO_DOPRI_FROM trajectories, else ``dopri``; other names pass through."""
+    if method == "auto":
+        return "dopri" if n >= AUTO_DOPRI_FROM else "stacked"
+    return method
+
+
 def _dopri(land, t, z0, p, rtol, atol):
-    return dopri.solve(land.numba_kernel, t, z0, p, rtol=rtol, atol=atol)
+    return dopri.solve(kernel(land), t, z0, p, rtol=rtol, atol=atol)
 
 
 class _TooManySteps(Exception):
@@ -169,19 +191,21 @@ def integrate(
         t_eval: (T,) output times; the first is the start time.
         values: parameter overrides (defaults fill the rest), each optionally batched:
             a scalar parameter (N,), a vector parameter or ``z0`` (N, D).
-        method: ``dopri`` (numba, batched), ``stacked`` (one solve_ivp) or ``loop`` (solve_ivp each).
+        method: ``dopri`` (numba, batched), ``stacked`` (one solve_ivp), ``loop`` (solve_ivp each) or ``auto``
+            (stacked below AUTO_DOPRI_FROM trajectories, where compiling the kernel would cost more, else dopri).
         rtol, atol: error tolerances of the adaptive solver.
 
     Returns:
         A :class:`Solution` with z of shape (N, T, D).
     """
-    if method not in METHODS:
-        raise ValueError(f"unknown method {method!r}; valid: {', '.join(METHODS)}")
+    if method not in (*METHODS, "auto"):
+        raise ValueError(f"unknown method {method!r}; valid: {', '.join(METHODS)}, auto")
     if not (rtol > 0 and atol > 0):
         raise ValueError(f"rtol and atol must be > 0, got {rtol}, {atol}")
     t = _check_t_eval(t_eval)
     arrays = landscape.resolve(values)
     z0, p = arrays["z0"], landscape.pack(arrays)
+    method = choose_method(method, z0.shape[0])
     z, status = METHODS[method](landscape, t, z0, p, rtol, atol)
     bad = np.flatnonzero(status)
     message = "ok"

@@ -247,13 +247,6 @@ class Landscape:
 
         return numba.njit(_compile(self, self.flow, PythonCodePrinter, "math"), cache=False, fastmath=False)
 
-    @cached_property
-    def numba_kernel(self) -> Callable:
-        """The parallel Dormand-Prince batch integrator for this flow (:func:`theory.dopri.kernel`)."""
-        from theory import dopri
-
-        return dopri.kernel(self.numba_flow)
-
     def gradient_flow(self, values: Mapping[str, object] | None = None) -> Callable:
         """``rhs(t, z)`` = -∇E for one parameter setting, in scipy's convention."""
         p = self.pack(self.resolve(values))[0]

@@ -34,14 +34,13 @@ import numpy as np
 from theory import cli, plot
 from theory.cli import UsageError
 from theory.expression import FUNCTIONS
-from theory.integrate import integrate, time_grid
+from theory.integrate import AUTO_DOPRI_FROM, choose_method, compiled, integrate, time_grid
 from theory.landscape import Landscape
 from theory.models import MODELS, from_expression, get_model
 from theory.presets import PRESETS, Panel
 from theory.files import write_json
 from theory.trajectory import write_csv
 
-AUTO_DOPRI_FROM = 64  # trajectories; below this the stacked solve_ivp beats numba's compile time
 MAX_ROWS = 2_000_000  # trajectories x points written to one log (about 150 MB of CSV, 1 GB while writing)
 
 
@@ -125,8 +124,8 @@ def _solve(land: Landscape, t: np.ndarray, values: dict, n: int, args) -> np.nda
     if n * t.size > MAX_ROWS:
         raise UsageError(f"{n:,} trajectories x {t.size:,} points = {n * t.size:,} log rows (about "
                          f"{n * t.size * 80 / 1e9:.1f} GB of CSV); at most {MAX_ROWS:,}: use fewer --points or a smaller --sweep")
-    method = args.method if args.method != "auto" else ("dopri" if n >= AUTO_DOPRI_FROM else "stacked")
-    if method == "dopri" and "numba_kernel" not in land.__dict__:
+    method = choose_method(args.method, n)
+    if method == "dopri" and not compiled(land):
         print(f"compiling the numba kernel for {land.name} (first use, a few seconds)...", file=sys.stderr)
     sol = integrate(land, t, values, method=method, rtol=args.rtol, atol=args.atol)
     if not sol.success:

@@ -5,7 +5,7 @@ import pytest
 
 import reference
 from reference import first_crossing, signed_area
-from theory.integrate import METHODS, integrate, time_grid
+from theory.integrate import METHODS, integrate, kernel, time_grid
 from theory.models import eq1, eq2, eq2_split, get_model, notebook
 from theory.trajectory import read_csv, write_csv
 
@@ -104,7 +104,7 @@ def test_failed_solves_are_reported_not_hidden():
     from theory import dopri
 
     land = eq1()
-    out, status = dopri.solve(land.numba_kernel, T25, np.full((2, 2), 0.5), land.pack(land.resolve({"lam": np.ones((2, 2))})),
+    out, status = dopri.solve(kernel(land), T25, np.full((2, 2), 0.5), land.pack(land.resolve({"lam": np.ones((2, 2))})),
                               rtol=1e-9, atol=1e-11, max_steps=5)
     assert (status == dopri.TOO_MANY_STEPS).all()
 
@@ -173,3 +173,10 @@ def test_dopri_error_follows_the_tolerance(rtol):
     got = integrate(notebook(), T25, {"a": np.array([0.3, 1.0, 4.0])}, rtol=rtol, atol=rtol * 1e-2)
     err = np.abs(got.z - ref.z).max()
     assert rtol * 1e-3 < err < rtol * 10
+
+
+def test_auto_method_picks_stacked_for_few_and_dopri_for_many():
+    few = integrate(eq1(), T25, {"lam": np.ones((3, 2))}, method="auto")
+    many = integrate(eq1(), T25, {"lam": np.ones((64, 2))}, method="auto")
+    assert few.method == "stacked" and many.method == "dopri"
+    np.testing.assert_allclose(few.z[0], many.z[0], atol=1e-7)
