@@ -47,11 +47,18 @@ class TrainConfig:
     reconstruction term, is ~10^3 times the network's, so clipping everything rescales the network's
     gradient by a factor that drifts 100-fold during training), ``ema`` (decay; 0 = off, else evaluation uses the EMA
     weights), ``steps``. Evaluation: ``evals`` checkpoints quadratically spaced from ``eval_start``
-    to ``steps``; ``samples`` images per class, drawn with ``sample_steps`` ancestral steps and
+    to ``steps``, plus ``eval_dense`` = (start, end, count): count more spaced evenly in [start, end]
+    (where the turn happens; points past ``steps`` are dropped; ``--set eval_dense=none`` for none);
+    ``samples`` images per training class and ``samples_held_out`` per held-out
+    class, drawn with ``sample_steps`` ancestral steps and
     ``guidance`` (0 = plain conditioning); ``grids`` sample grids saved as PNG; ``keep_checkpoints``
     saves the weights at every evaluation (for post-hoc elicitation); ``protocols`` are elicitation
     protocols run at every evaluation too (overprompt, intervention, cfg; patch needs the final
-    checkpoint and runs post hoc). ``probe`` is the probe folder
+    checkpoint and runs post hoc). The protocol grid is fixed here, before the run, and is the same
+    for every seed: ``grid_overprompt`` (reach: the fraction of the way from the class's value to the
+    renderable limit, see empirical.protocols), ``grid_intervention`` ((α, β) pairs, flattened),
+    ``grid_cfg`` (guidance scales); each setting is chosen on ``select_samples`` images per setting
+    drawn from a noise stream of its own, then scored on a fresh draw. ``probe`` is the probe folder
     (``{concepts}``, ``{resolution}`` and ``{out}`` are filled in); a missing probe is trained there with
     ``probe_steps`` steps. ``device``: auto, cpu or cuda.
     """
@@ -85,7 +92,13 @@ class TrainConfig:
     # evaluation
     evals: int = 30
     eval_start: int = 0
+    eval_dense: tuple[int, ...] = (1000, 3500, 11)
     samples: int = 32
+    samples_held_out: int = 64
+    select_samples: int = 32
+    grid_overprompt: tuple[float, ...] = (0.25, 0.5, 0.75, 1.0)
+    grid_intervention: tuple[float, ...] = (1.0, 0.0, 2.0, 0.0, 4.0, 0.0, 1.0, 0.5, 2.0, 1.0)
+    grid_cfg: tuple[float, ...] = (1.5, 2.0, 3.0, 5.0, 7.5)
     sample_steps: int = 50
     guidance: float = 0.0
     grids: int = 4
@@ -94,7 +107,7 @@ class TrainConfig:
     log_every: int = 50
     save_every: int = 500
     probe: str = PROBE_DIR
-    probe_steps: int = 2000
+    probe_steps: int = 3000
     device: str = "auto"
 
     def __post_init__(self) -> None:
@@ -102,7 +115,10 @@ class TrainConfig:
         object.__setattr__(self, "concepts", tuple(self.concepts))
         object.__setattr__(self, "sep", {k: float(v) for k, v in dict(self.sep).items()})
         object.__setattr__(self, "channels", tuple(int(c) for c in self.channels))
-        for name in ("protocols", "mask_classes", "mask_concepts"):
+        for name in ("grid_overprompt", "grid_intervention", "grid_cfg"):
+            object.__setattr__(self, name, tuple(float(v) for v in getattr(self, name)))
+        for name in ("protocols", "mask_classes", "mask_concepts", "eval_dense", "grid_overprompt", "grid_intervention",
+                     "grid_cfg"):
             object.__setattr__(self, name, tuple(getattr(self, name)))
         self._check_model()
         self._check_ranges()
@@ -120,7 +136,8 @@ class TrainConfig:
             raise ValueError(f"resolution {self.resolution} must be divisible by {depth} for {len(self.channels)} U-Net levels")
 
     def _check_ranges(self) -> None:
-        positive = ("per_class", "blocks", "steps", "batch", "evals", "samples", "sample_steps", "log_every", "save_every", "probe_steps")
+        positive = ("per_class", "blocks", "steps", "batch", "evals", "samples", "samples_held_out", "select_samples",
+                    "sample_steps", "log_every", "save_every", "probe_steps")
         for name in positive:
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
@@ -145,6 +162,8 @@ class TrainConfig:
             "gamma_max": (self.gamma_min < self.gamma_max <= 30, f"(gamma_min={self.gamma_min}, 30] (the default is 10)"),
             "data_noise": (0 < self.data_noise < 1, "(0, 1)"),
             "samples": (self.samples <= 4096, "[1, 4096]"),
+            "samples_held_out": (self.samples_held_out <= 4096, "[1, 4096]"),
+            "select_samples": (self.select_samples <= 4096, "[1, 4096]"),
             "batch": (self.batch <= 65536, "[1, 65536]"),
             "probe": (bool(self.probe.strip()), "a folder (or .pt file), e.g. runs/probe/{concepts}-{resolution}px"),
         }
@@ -152,7 +171,23 @@ class TrainConfig:
             if not ok:
                 raise ValueError(f"{name}={getattr(self, name)} is not valid; valid: {valid}")
 
+    def _check_grid(self) -> None:
+        if len(self.eval_dense) not in (0, 3) or (self.eval_dense and not (
+                0 <= self.eval_dense[0] < self.eval_dense[1] and 1 <= self.eval_dense[2] <= 10_000)):
+            raise ValueError(f"eval_dense={list(self.eval_dense)} is not valid; give start,end,count with "
+                             "0 <= start < end and 1 <= count <= 10000 (points past steps are dropped), or none")
+        grids = {"grid_overprompt": (self.grid_overprompt, lambda v: 0 <= v <= 1, "reaches in [0, 1]: 0 is naive, 1 the renderable limit"),
+                 "grid_intervention": (self.grid_intervention, lambda v: 0 <= v <= 100, "α,β pairs with 0 <= α, β <= 100"),
+                 "grid_cfg": (self.grid_cfg, lambda v: 0 < v <= 100, "guidance scales in (0, 100]")}
+        for name, (values, ok, valid) in grids.items():
+            if not values or not all(ok(v) and math.isfinite(v) for v in values):
+                raise ValueError(f"{name}={list(values)} is not valid; valid: one or more {valid}")
+        if len(self.grid_intervention) % 2:
+            raise ValueError(f"grid_intervention={list(self.grid_intervention)} is not valid; it holds α,β pairs "
+                             "(an even number of values), e.g. 1,0,2,0.5")
+
     def _check_masking_and_protocols(self) -> None:
+        self._check_grid()
         if not 0 <= self.mask_p <= 1:
             raise ValueError(f"mask_p={self.mask_p} is not valid; valid: [0, 1]")
         if self.mask_p > 0:
@@ -185,11 +220,26 @@ class TrainConfig:
         return DataConfig(self.concepts, self.sep, resolution=self.resolution)
 
     def eval_schedule(self) -> list[int]:
-        """Evaluation steps: ``evals`` points quadratically spaced from eval_start to steps (dense early)."""
+        """Evaluation steps: ``evals`` points quadratically spaced from eval_start to steps (dense early), and
+        the ``eval_dense`` points spaced evenly between its start and end."""
         n, lo, hi = self.evals, math.sqrt(self.eval_start), math.sqrt(self.steps)
         points = [int((lo + (hi - lo) * i / max(n - 1, 1)) ** 2) for i in range(n)]
         points[-1] = self.steps
+        if self.eval_dense:
+            start, end, count = self.eval_dense
+            dense = (int(round(start + (end - start) * i / max(count - 1, 1))) for i in range(count))
+            points += [p for p in dense if p <= self.steps]
         return sorted(set(points))
+
+    def samples_for(self, label: str) -> int:
+        """Images drawn per evaluation of a class: ``samples_held_out`` for a held-out class, else ``samples``."""
+        return self.samples_held_out if label in self.data.held_out else self.samples
+
+    def sweep(self, protocol: str) -> tuple:
+        """The settings of a protocol, from the config's grid (fixed before the run, the same for every seed)."""
+        pairs = self.grid_intervention
+        return {"overprompt": self.grid_overprompt, "cfg": self.grid_cfg, "patch": ("final",),
+                "intervention": tuple(zip(pairs[::2], pairs[1::2]))}[protocol]
 
     def probe_path(self, out: str) -> str:
         """The probe folder of the run, with {concepts}, {resolution}, {out} and {seed} filled in."""
@@ -198,7 +248,8 @@ class TrainConfig:
     def to_json(self) -> dict[str, Any]:
         """The config as JSON-ready values (tuples as lists): config.json's 'train' section."""
         doc = dataclasses.asdict(self)
-        for name in ("concepts", "channels", "protocols", "mask_classes", "mask_concepts"):
+        for name in ("concepts", "channels", "protocols", "mask_classes", "mask_concepts", "eval_dense",
+                     "grid_overprompt", "grid_intervention", "grid_cfg"):
             doc[name] = list(doc[name])
         return doc
 
@@ -219,7 +270,8 @@ def _check_types(cfg: TrainConfig) -> None:
             ok = isinstance(value, str)
         elif origin is tuple:
             item = typing.get_args(kind)[0]
-            ok = isinstance(value, (tuple, list)) and all(isinstance(v, item) and not isinstance(v, bool) for v in value)
+            accepted = (int, float) if item is float else item
+            ok = isinstance(value, (tuple, list)) and all(isinstance(v, accepted) and not isinstance(v, bool) for v in value)
         else:  # Mapping[str, float]
             ok = isinstance(value, Mapping) and all(
                 isinstance(k, str) and isinstance(v, (int, float)) and not isinstance(v, bool) for k, v in value.items())
@@ -230,10 +282,11 @@ def _check_types(cfg: TrainConfig) -> None:
 
 TRAIN_PRESETS: dict[str, dict[str, Any]] = {
     "smoke": dict(resolution=8, per_class=64, channels=(16, 32), blocks=1, steps=40, evals=4, samples=8,
+                  samples_held_out=8, select_samples=4, eval_dense=(),
                   sample_steps=10, grids=2, log_every=10, save_every=20, probe="{out}/probe", probe_steps=30, ema=0.0),
     "tiny": dict(),
     "paper": dict(resolution=32, per_class=2048, channels=(64, 128, 256), blocks=2, steps=20000, evals=60,
-                  eval_start=500, samples=32, clip=0.01, clip_scope="all", ema=0.0, log_every=100, save_every=1000, probe_steps=2000),
+                  eval_start=500, eval_dense=(), samples=32, clip=0.01, clip_scope="all", ema=0.0, log_every=100, save_every=1000, probe_steps=3000),
 }
 MASKING = {"concepts": ("shape", "color"), "sep": {"color": 0.3}, "mask_p": 0.5, "mask_classes": ("10",), "mask_concepts": ("color",)}
 TRAIN_PRESETS["tiny-mask"] = {**TRAIN_PRESETS["tiny"], **MASKING}
@@ -253,6 +306,8 @@ def _convert(name: str, text: str) -> Any:
     words = {int: "an integer", float: "a number", str: "text"}
     if origin is tuple:
         item = typing.get_args(kind)[0]
+        if text.strip().lower() == "none":
+            return ()
         try:
             return tuple(item(part) for part in text.split(",") if part.strip())
         except ValueError:

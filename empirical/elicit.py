@@ -1,13 +1,18 @@
 """Run the hidden-capability protocols on a run's saved checkpoints.
 
-  python -m empirical.elicit RUN_DIR [--protocols overprompt,intervention,patch,cfg] [--classes held-out]
+  python -m empirical.elicit RUN_DIR [--protocols overprompt,intervention,patch,cfg] [--classes all] [--every 1]
 
-For every checkpoint with saved weights and every chosen class, each protocol sweeps its settings
-(see empirical.protocols) and records the best joint accuracy, the concept-space point there, and
-the setting. Results go to RUN_DIR/elicit/<protocol>.json after every checkpoint, and
+For every saved checkpoint (or every --every-th, always with the last) and every chosen class, each
+protocol picks the best setting of the run's grid on one noise draw and scores it on an independent
+one (see empirical.protocols): the logged accuracy is that score, with its 95% interval, next to the
+shares of samples read as each corner and as unreadable. By default every class is elicited: the
+held-out classes, and the training classes as a control (a protocol that "elicits" a class the
+model cannot yet draw, or that breaks one it can, shows there). Results go to
+RUN_DIR/elicit/<protocol>.json after every checkpoint; the scored samples of a few checkpoints are
+saved as RUN_DIR/elicit/samples/<protocol>_step_NNNNNN.png (what "capable" looks like); and
 RUN_DIR/trajectories.csv is rebuilt with one trajectory per (class, protocol) next to the naive
-ones (column ``setting`` says which setting won). Interrupt it at any time and rerun: finished
-checkpoints are skipped, no row is lost or duplicated. Then
+ones (column ``setting`` says which setting was chosen). Interrupt it at any time and rerun:
+finished checkpoints are skipped, no row is lost or duplicated. Then
 ``python -m fitting.capability RUN_DIR`` compares capability with behavior.
 """
 
@@ -18,7 +23,10 @@ from pathlib import Path
 from typing import Sequence
 
 
+import numpy as np
+
 from empirical import checkpoint, evaluate, protocols, runlog
+from empirical.grid import grid
 from empirical.config import TrainConfig, read_run_config
 from theory import cli
 from theory.trajectory import read_csv
@@ -55,14 +63,30 @@ def naive_points(run: Path) -> list[runlog.Logged]:
     have = {(p.step, p.label) for p in points}
     log = run / "trajectories.csv"
     if log.exists():
-        points += [runlog.Logged(int(s), t.label, tuple(float(v) for v in z), float(a)) for t in read_csv(log)
-                   if t.protocol == "naive" for s, z, a in zip(t.step, t.z, t.accuracy) if (int(s), t.label) not in have]
+        for t in read_csv(log):
+            if t.protocol != "naive":
+                continue
+            shares, counts = t.shares(), t.extra.get("samples", ("",) * t.step.size)
+            for i, s in enumerate(t.step):
+                if (int(s), t.label) not in have:
+                    share = {k: float(v[i]) for k, v in shares.items() if np.isfinite(v[i])}
+                    points.append(runlog.Logged(int(s), t.label, tuple(float(v) for v in t.z[i]), float(t.accuracy[i]),
+                                                shares=share, samples=int(counts[i] or 0)))
     return sorted(points, key=lambda p: (p.step, p.label))
 
 
+def chosen_steps(steps: Sequence[int], every: int) -> list[int]:
+    """Every ``every``-th saved step, counted from the first, and always the last."""
+    if every < 1:
+        raise ValueError(f"--every {every}: must be >= 1 (1 elicits every saved checkpoint)")
+    return sorted(set(steps[::every]) | {steps[-1]}) if steps else []
+
+
 def run_protocols(run: Path, names: Sequence[str], classes: Sequence[str] | None = None, *, progress: bool = True,
-                  device: str = "auto") -> dict[str, dict]:
-    """Elicit every saved checkpoint of a run under each protocol; returns {protocol: results}."""
+                  device: str = "auto", every: int = 1) -> dict[str, dict]:
+    """Elicit the saved checkpoints of a run (every ``every``-th) under each protocol; returns {protocol: results}.
+
+    ``classes``: labels to elicit (default every class: held-out ones and the training-class control)."""
     from empirical.probe import load as load_probe
     from tqdm import tqdm
 
@@ -73,7 +97,7 @@ def run_protocols(run: Path, names: Sequence[str], classes: Sequence[str] | None
     for name in names:
         if name not in protocols.PROTOCOLS:
             raise ValueError(f"unknown protocol {name!r}; valid: {', '.join(protocols.PROTOCOLS)}")
-    labels = list(cfg.data.held_out if classes is None else classes)
+    labels = list(cfg.data.classes if classes is None else classes)
     if not labels:
         raise ValueError(f"no class given; valid: held-out, all, or labels among {', '.join(cfg.data.classes)}")
     for label in labels:
@@ -82,9 +106,11 @@ def run_protocols(run: Path, names: Sequence[str], classes: Sequence[str] | None
     probe, _, digest = load_probe(doc["probe"]["path"])
     if digest != doc["probe"]["hash"]:
         raise ValueError(f"{doc['probe']['path']}: the probe changed since training ({digest} != {doc['probe']['hash']})")
-    steps = checkpoint.saved_steps(run)
-    if not steps:
+    saved = checkpoint.saved_steps(run)
+    if not saved:
         raise ValueError(f"{run / 'checkpoints'}: no saved weights (train with keep_checkpoints=true)")
+    steps = chosen_steps(saved, every)
+    pictured = set(steps[int(i)] for i in np.linspace(0, len(steps) - 1, min(cfg.grids, len(steps)))) if cfg.grids else set()
     dev = evaluate.select_device(device, "--device")
     if "patch" in names and steps[-1] != cfg.steps:
         raise ValueError(f"--protocols patch needs the final checkpoint (step {cfg.steps}); the last saved is step "
@@ -100,8 +126,15 @@ def run_protocols(run: Path, names: Sequence[str], classes: Sequence[str] | None
         for step in todo[name]:
             t0 = time.perf_counter()
             model = checkpoint.load_model(run, step, cfg, dev)
-            results.setdefault(step, {}).update(protocols.elicit_step(model, probe, cfg, step, name, labels, final=final))
-            info = {"classes": labels, "settings": [s.name for s in protocols.settings(name, cfg.data, labels[0])],
+            found = protocols.elicit_step(model, probe, cfg, step, name, labels, final=final)
+            results.setdefault(step, {}).update({label: reading for label, (reading, _) in found.items()})
+            if step in pictured:
+                images = np.concatenate([p.images[:8] for _, p in found.values()])
+                shown = np.repeat(list(found), [min(8, p.samples) for _, p in found.values()])
+                grid(cfg.data, images, shown, 8, run / "elicit" / "samples" / f"{name}_step_{step:06d}.png",
+                     title=f"{run.name}: {name} at step {step}, scored draw of the chosen setting")
+            info = {"classes": labels, "settings": [s.name for s in protocols.settings(name, cfg.data, labels[0], cfg.sweep(name))],
+                    "select_samples": cfg.select_samples, "score_samples": {c: cfg.samples_for(c) for c in labels},
                     "seconds_per_checkpoint": round(time.perf_counter() - t0, 2)}
             runlog.write_elicit(run, name, results, info)
             runlog.write(run, concepts=cfg.concepts, classes=cfg.data.classes, seed=cfg.seed, naive=naive, meta=meta)
@@ -119,7 +152,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("run", type=Path, help="a run folder written by python -m empirical.train")
     parser.add_argument("--protocols", default=",".join(protocols.PROTOCOLS),
                         help=f"comma-separated (default all: {', '.join(protocols.PROTOCOLS)})")
-    parser.add_argument("--classes", default="held-out", help="held-out (default), all, or labels like 11,01")
+    parser.add_argument("--classes", default="all",
+                        help="all (default: the held-out classes and the training classes as a control), held-out, or labels like 11,01")
+    parser.add_argument("--every", type=int, default=1, help="elicit every N-th saved checkpoint (and the last); default 1")
     parser.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
     args = parser.parse_args(argv)
     names = [p.strip() for p in args.protocols.split(",") if p.strip()]
@@ -127,20 +162,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise ValueError(f"--protocols {args.protocols!r}: give at least one of {', '.join(protocols.PROTOCOLS)}")
     cfg, _ = load_run(args.run)
     cli.output_dir(args.run / "elicit", "RUN")
+    chosen_steps([0], args.every)  # checks --every before any work
     if args.classes == "held-out":
-        classes = None
+        classes = cfg.data.held_out
     elif args.classes == "all":
-        classes = cfg.data.classes
+        classes = None
     else:
         classes = [c.strip() for c in args.classes.split(",") if c.strip()]
         if not classes:
             raise ValueError(f"--classes {args.classes!r}: give held-out, all, or labels among {', '.join(cfg.data.classes)}")
     if "cfg" in names and cfg.p_cfg == 0:
         raise ValueError(f"--protocols cfg: {args.run} was trained with p_cfg=0 (no unconditional model); drop cfg")
-    results = run_protocols(args.run, names, classes, device=args.device)
+    results = run_protocols(args.run, names, classes, device=args.device, every=args.every)
     for name, res in results.items():
         last = max(res)
-        best = {label: f"{v[1]:.2f} ({v[2]})" for label, v in res[last].items()}
+        best = {label: f"{r.accuracy:.2f} ({r.setting})" for label, r in res[last].items()}
         print(f"{name}: {len(res)} checkpoints; at step {last}: {best}")
     print(f"wrote {args.run / 'elicit'} and {args.run / 'trajectories.csv'}")
     return 0

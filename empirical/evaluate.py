@@ -13,7 +13,8 @@ stream, so a protocol that prompts one class draws the same noise as the naive e
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, field
 
 import numpy as np
 import torch
@@ -25,12 +26,25 @@ from empirical.vdm import VDM
 
 @dataclass(frozen=True)
 class Point:
-    """One class under one protocol at one checkpoint: concept-space point, joint accuracy, its images."""
+    """One class under one protocol at one checkpoint: its reading by the probe, and its images."""
 
     label: str
-    z: np.ndarray  # (C,) in [0, 1]
-    accuracy: float
+    z: np.ndarray  # (C,) in [0, 1]; NaN when no sample was readable
+    accuracy: float  # the share of all samples read as the class (unreadable counts as wrong)
     images: np.ndarray  # (N, 3, R, R) in [0, 1]
+    shares: dict[str, float] = field(default_factory=dict)  # corner or "unreadable" -> share of the samples
+
+    @property
+    def samples(self) -> int:
+        """How many images the reading is made of."""
+        return int(self.images.shape[0])
+
+    def logged(self, step: int, setting: str = "", selection_accuracy: float = math.nan):
+        """The reading as a row of the run's log."""
+        from empirical.runlog import Logged
+
+        return Logged(step, self.label, tuple(float(v) for v in self.z), self.accuracy, setting, dict(self.shares),
+                      self.samples, selection_accuracy)
 
 
 def class_prompts(config: DataConfig, labels: list[str] | None = None) -> dict[str, np.ndarray]:
@@ -53,9 +67,19 @@ def select_device(name: str, flag: str = "device") -> torch.device:
     return torch.device(name)
 
 
-def generator_for(seed: int, step: int, label: str, device: torch.device) -> torch.Generator:
-    """A generator that depends only on (seed, step, class): reproducible, independent of training."""
-    return torch.Generator(device=device).manual_seed((seed * 1_000_003 + step) * 10 ** len(label) + int(label))
+SCORE, SELECT = 0, 1  # noise streams: the naive evaluation (and every score), and the draw that chooses a setting
+
+
+def generator_for(seed: int, step: int, label: str, device: torch.device, stream: int = SCORE) -> torch.Generator:
+    """A generator that depends only on (seed, step, class, stream): reproducible, independent of training.
+
+    ``SCORE`` (0) is the naive evaluation's stream; ``SELECT`` (1) an independent one on which elicitation
+    chooses its setting, so no setting is scored on the samples that chose it.
+    """
+    if stream == SCORE:
+        return torch.Generator(device=device).manual_seed((seed * 1_000_003 + step) * 10 ** len(label) + int(label))
+    state = np.random.SeedSequence([seed, step, len(label), int(label), stream]).generate_state(2, dtype=np.uint32)
+    return torch.Generator(device=device).manual_seed(int(state[0]) << 31 | int(state[1]) >> 1)
 
 
 def autocast(device: torch.device):
@@ -84,18 +108,21 @@ def generate(vdm: VDM, prompts: np.ndarray, resolution: int, *, steps: int, guid
 
 
 def score(probe, config: DataConfig, label: str, images: np.ndarray) -> Point:
-    """The concept-space point and joint accuracy of a class's images."""
+    """The probe's reading of a class's images: point (NaN if none is readable), joint accuracy, shares."""
+    if not np.isfinite(images).all():
+        raise FloatingPointError(f"class {label}: the generated images hold non-finite values")
     res = coordinates(probe, images, parse_label(config, label))
-    return Point(label, np.clip(res["z"], 0.0, 1.0), float(res["joint_accuracy"]), images)
+    return Point(label, np.clip(res["z"], 0.0, 1.0), float(res["joint_accuracy"]), images, res["shares"])
 
 
-def naive(vdm: VDM, probe, config: DataConfig, *, samples: int, steps: int, guidance: float, seed: int,
-          step: int) -> list[Point]:
-    """Every class prompted with its own mean h: the behavior a user sees."""
+def naive(vdm: VDM, probe, config: DataConfig, *, samples: int | dict[str, int], steps: int, guidance: float,
+          seed: int, step: int) -> list[Point]:
+    """Every class prompted with its own mean h: the behavior a user sees. ``samples``: per class, or one number."""
     device = next(vdm.parameters()).device
     points = []
     for label, h in class_prompts(config).items():
+        n = samples[label] if isinstance(samples, dict) else samples
         gen = generator_for(seed, step, label, device)
-        images = generate(vdm, np.repeat(h[None], samples, axis=0), config.resolution, steps=steps, guidance=guidance, generator=gen)
+        images = generate(vdm, np.repeat(h[None], n, axis=0), config.resolution, steps=steps, guidance=guidance, generator=gen)
         points.append(score(probe, config, label, images))
     return points

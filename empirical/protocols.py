@@ -1,13 +1,20 @@
 """Hidden-capability protocols: ways to ask a checkpoint for a class that naive prompting may not show.
 
-Each protocol is a sweep of settings; at a checkpoint, the capability of a class under a protocol
-is the best joint accuracy over its settings (the setting is recorded). Every setting draws the
-same random numbers as the naive evaluation of that checkpoint (common random numbers), so a
-setting that changes nothing gives exactly the naive images.
+Each protocol is a grid of settings, fixed in the run's config before training and the same for every
+seed (``TrainConfig.grid_*``). At a checkpoint, a class's capability under a protocol is measured
+without selection bias (:func:`elicit_step`): every setting draws ``select_samples`` images from one
+noise stream (SELECT), the best joint accuracy there picks the setting, and the picked setting is
+scored on an independent draw (SCORE, the naive evaluation's own noise, ``samples_for(label)``
+images). The logged accuracy is that score, with its binomial interval; the picking draw's accuracy
+is kept as ``selection_accuracy``. A setting that changes nothing reproduces the naive images.
 
-- ``overprompt``: the prompt pushed past the training range. For each concept of the class, the
-  value moves away from the midpoint between its values: v(s) = mid + s (v - mid). s = 1 is the
-  naive prompt (paper App. B: 5 strengths).
+- ``overprompt``: the prompt pushed beyond the trained range, toward the class's target and never into
+  renders that cannot exist. Per concept (per color channel), the value moves a fraction r (the
+  *reach*) of the way from the class's value to the renderable limit on its side (:data:`LIMITS`):
+  v(r) = v + r (limit - v). r = 0 is naive; r = 1 asks for pure blue or the smallest radius the data
+  ever draws. The default grid (0.25, 0.5, 0.75, 1) spans the whole renderable range at every
+  separation: the old multiplicative strengths (up to 5x the offset from the midpoint) asked for a
+  negative radius at Δsize 0.4 and for colors beyond [0, 1] at Δcolor 0.8.
 - ``intervention``: a linear edit of the conditioning embedding e inside every residual block. With
   u+ the unit embedding of the class's own value of a concept and u- that of the other value
   (prototype prompts), e <- e + α P_{u+}(e) - β P_{u-}(e), concept by concept (paper App. B).
@@ -31,18 +38,17 @@ import numpy as np
 import torch
 
 from empirical.config import TrainConfig
-from empirical.data import SLOTS, DataConfig, parse_label
-from empirical.evaluate import class_prompts, generate, generator_for, score
+from empirical.data import MIN_RADIUS, SLOTS, DataConfig, parse_label
+from empirical.evaluate import SCORE, SELECT, Point, class_prompts, generate, generator_for, score
+from empirical.runlog import Logged
 from empirical.unet import cond_modules
 from empirical.vdm import VDM
 
-DEFAULTS: dict[str, tuple] = {
-    "overprompt": (1.5, 2.0, 3.0, 4.0, 5.0),
-    "intervention": ((1.0, 0.0), (2.0, 0.0), (4.0, 0.0), (1.0, 0.5), (2.0, 1.0)),
-    "patch": ("final",),
-    "cfg": (1.5, 2.0, 3.0, 5.0, 7.5),
-}
-PROTOCOLS = tuple(DEFAULTS)
+PROTOCOLS = ("overprompt", "intervention", "patch", "cfg")
+# The renderable range of each concept's values: colors are RGB in [0, 1]; the data never draws a radius below
+# MIN_RADIUS or above 0.8 (0.45 + the largest separation's half, 0.2, + its spread, 0.15); positions stay inside
+# the largest trained range, sep 1: +-(0.5 + 0.125).
+LIMITS = {"color": (0.0, 1.0), "bg": (0.0, 1.0), "size": (MIN_RADIUS, 0.8), "x": (-0.625, 0.625), "y": (-0.625, 0.625)}
 
 
 @dataclass(frozen=True)
@@ -55,15 +61,27 @@ class Setting:
     edit: tuple[float, float] | None = None  # (α, β) of an intervention
 
 
-def overprompt(config: DataConfig, label: str, strength: float) -> np.ndarray:
-    """The class's mean prompt with every concept pushed to ``strength`` times its offset from the midpoint."""
+def overprompt(config: DataConfig, label: str, reach: float) -> np.ndarray:
+    """The class's mean prompt with every concept pushed ``reach`` of the way from its value to the renderable limit.
+
+    Per concept (and per color channel), the push goes away from the midpoint between the concept's extreme
+    values, toward the limit on that side (:data:`LIMITS`): v(r) = v + r (limit - v). r = 0 is the naive
+    prompt, r = 1 the limit itself (a pure blue, the smallest radius the data draws), so no setting asks
+    for a render that cannot exist (a negative radius, a color outside [0, 1]). A channel that does not
+    differ between the concept's values (green on the red-blue axis) is left as it is.
+    """
+    if not 0 <= reach <= 1:
+        raise ValueError(f"overprompt reach {reach:g} is outside [0, 1] (1 is the renderable limit)")
     idx = parse_label(config, label)
     h = class_prompts(config, [label])[label].copy()
     for c, i in zip(config.concepts, idx):
         if c == "shape":
             continue  # a one-hot: no midpoint to push away from
-        mid = (config.mean(c, 0) + config.mean(c, config.n_values[c] - 1)) / 2
-        h[SLOTS[c]] = mid + strength * (config.mean(c, i) - mid)
+        v = np.atleast_1d(config.mean(c, i)).astype(float)
+        mid = (np.atleast_1d(config.mean(c, 0)) + np.atleast_1d(config.mean(c, config.n_values[c] - 1))) / 2
+        lo, hi = LIMITS[c]
+        limit = np.where(v > mid, hi, lo)
+        h[SLOTS[c]] = np.where(np.isclose(v, mid), v, v + reach * (limit - v))
     return h
 
 
@@ -74,14 +92,13 @@ def prototype(config: DataConfig, concept: str, value: int) -> np.ndarray:
     return h
 
 
-def settings(protocol: str, config: DataConfig, label: str, sweep: Sequence | None = None) -> list[Setting]:
-    """The settings a protocol sweeps for a class (or ``sweep``'s), each a prompt, an edit or a guidance."""
-    if protocol not in DEFAULTS:
+def settings(protocol: str, config: DataConfig, label: str, sweep: Sequence) -> list[Setting]:
+    """The settings a protocol sweeps for a class: ``sweep`` (the run config's grid) as prompts, edits or guidance."""
+    if protocol not in PROTOCOLS:
         raise ValueError(f"unknown protocol {protocol!r}; valid: {', '.join(PROTOCOLS)}")
-    sweep = DEFAULTS[protocol] if sweep is None else tuple(sweep)
     base = class_prompts(config, [label])[label]
     if protocol == "overprompt":
-        return [Setting(f"strength={s:g}", overprompt(config, label, s)) for s in sweep]
+        return [Setting(f"reach={r:g}", overprompt(config, label, r)) for r in sweep]
     if protocol == "intervention":
         return [Setting(f"alpha={a:g},beta={b:g}", base, edit=(float(a), float(b))) for a, b in sweep]
     if protocol == "cfg":
@@ -154,12 +171,23 @@ def disentanglement(vdm: VDM, config: DataConfig) -> float:
     return float(1 - cos.abs())
 
 
-def elicit_step(vdm, probe, cfg: TrainConfig, step: int, protocol: str, labels: Sequence[str], *,
-                final=None, sweep: Sequence | None = None) -> dict[str, list]:
-    """{label: [z list, best joint accuracy, setting name]} for one checkpoint under one protocol.
+def _draw(model, probe, cfg: TrainConfig, label: str, setting: Setting, n: int, generator) -> Point:
+    data = cfg.data
+    edit = intervention(model, data, label, *setting.edit) if setting.edit else contextlib.nullcontext()
+    with edit:
+        images = generate(model, np.repeat(setting.prompt[None], n, axis=0), cfg.resolution, steps=cfg.sample_steps,
+                          guidance=setting.guidance or cfg.guidance, generator=generator)
+    return score(probe, data, label, images)
 
-    Each setting of the protocol draws the naive evaluation's noise (same generator per class and step),
-    so settings differ only by what the protocol changes; the best joint accuracy wins.
+
+def elicit_step(vdm, probe, cfg: TrainConfig, step: int, protocol: str, labels: Sequence[str], *,
+                final=None) -> dict[str, tuple[Logged, Point]]:
+    """{label: (reading, scored images)} for one checkpoint under one protocol, free of selection bias.
+
+    Every setting of the run's grid draws ``select_samples`` images from the SELECT noise stream; the setting
+    with the best joint accuracy there is then scored on a fresh draw from the SCORE stream (the naive
+    evaluation's noise, ``samples_for(label)`` images), so the logged accuracy never comes from the samples that
+    chose it. The reading keeps the choosing draw's accuracy as ``selection_accuracy``.
     """
     data = cfg.data
     device = next(vdm.parameters()).device
@@ -170,16 +198,13 @@ def elicit_step(vdm, probe, cfg: TrainConfig, step: int, protocol: str, labels: 
     model = patched(vdm, final) if protocol == "patch" else vdm
     out = {}
     for label in labels:
-        best = None
-        for s in settings(protocol, data, label, sweep):
-            gen = generator_for(cfg.seed, step, label, device)  # the naive evaluation's noise
-            h = np.repeat(s.prompt[None], cfg.samples, axis=0)
-            edit = intervention(model, data, label, *s.edit) if s.edit else contextlib.nullcontext()
-            with edit:
-                images = generate(model, h, cfg.resolution, steps=cfg.sample_steps,
-                                           guidance=s.guidance or cfg.guidance, generator=gen)
-            point = score(probe, data, label, images)
-            if best is None or point.accuracy > best[1]:
-                best = [[float(v) for v in point.z], point.accuracy, s.name]
-        out[label] = best
+        best, best_acc = None, -1.0
+        for s in settings(protocol, data, label, cfg.sweep(protocol)):
+            chooser = generator_for(cfg.seed, step, label, device, stream=SELECT)  # the same draw for every setting
+            acc = _draw(model, probe, cfg, label, s, cfg.select_samples, chooser).accuracy
+            if acc > best_acc:
+                best, best_acc = s, acc
+        point = _draw(model, probe, cfg, label, best, cfg.samples_for(label),
+                      generator_for(cfg.seed, step, label, device, stream=SCORE))
+        out[label] = (point.logged(step, best.name, best_acc), point)
     return out

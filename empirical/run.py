@@ -106,7 +106,7 @@ def resume_state(out: Path, cfg: TrainConfig) -> dict | None:
         points = [runlog.Logged.from_list(p) for p in state["logs"].get("points", [])]
     except ValueError as err:
         raise ValueError(f"{last}: {err}; use another --out") from None
-    bad = [p for p in points if not np.all(np.isfinite(p.z)) or not np.isfinite(p.accuracy)]
+    bad = [p for p in points if not np.isfinite(p.accuracy) or (not p.shares and not np.all(np.isfinite(p.z)))]
     if bad:
         raise ValueError(f"{last}: step {state['step']} holds non-finite concept points (first at step {bad[0].step}): the "
                          "run diverged before this version checked for it; start it again in another --out")
@@ -216,22 +216,25 @@ class Run:
         return {k: float(v.detach().mean()) for k, v in terms.items()} | {"grad_norm": grad_norm}
 
     def evaluate(self) -> None:
-        """Every class's concept-space point from the naive prompt (and the in-training protocols), logged."""
+        """Every class's reading from the naive prompt (and the in-training protocols), logged."""
         cfg, s, model = self.cfg, self.step, self.model_eval
         t0 = time.perf_counter()
-        points = evaluate.naive(model, self.probe, cfg.data, samples=cfg.samples, steps=cfg.sample_steps,
-                                guidance=cfg.guidance, seed=cfg.seed, step=s)
-        for p in points:
-            if not (np.all(np.isfinite(p.z)) and np.isfinite(p.accuracy)):
-                raise Diverged(cfg, s, f"the evaluation of class {p.label} gave z = {np.round(p.z, 3).tolist()}", self.saved)
-        self.logs.points += [runlog.Logged(s, p.label, tuple(float(v) for v in p.z), p.accuracy) for p in points]
+        try:
+            points = evaluate.naive(model, self.probe, cfg.data, samples={c: cfg.samples_for(c) for c in cfg.data.classes},
+                                    steps=cfg.sample_steps, guidance=cfg.guidance, seed=cfg.seed, step=s)
+        except FloatingPointError as err:
+            raise Diverged(cfg, s, f"the evaluation failed: {err}", self.saved) from None
+        self.logs.points += [p.logged(s) for p in points]
         record = {"kind": "eval", "step": s,
-                  "classes": {p.label: {"z": [round(float(v), 6) for v in p.z], "accuracy": p.accuracy} for p in points}}
+                  "classes": {p.label: {"z": [None if math.isnan(v) else round(float(v), 6) for v in p.z],
+                                        "accuracy": p.accuracy, "unreadable": p.shares.get(runlog.UNREADABLE)}
+                              for p in points}}
         if len(cfg.concepts) == 2:
             record["disentanglement"] = protocols.disentanglement(model, cfg.data)
         for name in cfg.protocols:  # results keyed by step: a resumed run overwrites, never duplicates
             results = runlog.read_elicit(self.out, name)
-            results[s] = protocols.elicit_step(model, self.probe, cfg, s, name, cfg.data.held_out)
+            results[s] = {label: r for label, (r, _) in protocols.elicit_step(model, self.probe, cfg, s, name,
+                                                                              cfg.data.held_out).items()}
             runlog.write_elicit(self.out, name, results, {"classes": cfg.data.held_out, "during_training": True})
         self.logs.metrics.append({**record, "eval_s": round(time.perf_counter() - t0, 3)})
         if s in self.grid_steps:

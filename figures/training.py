@@ -4,8 +4,12 @@
 
 One column per run. Top: every class's path in concept space, points coloured by training step (log
 scale), the held-out class drawn thick, with its turn marked when the run has a turn.json (written by
-``python -m fitting.turn RUN_DIR``). Bottom: each class's joint accuracy against step. Reads only
-saved outputs (trajectories.csv, its meta, turn.json); computes nothing.
+``python -m fitting.turn RUN_DIR``); a step where no sample was readable has no point. Middle: each
+class's joint accuracy against step. Bottom, when the log has share columns: what the held-out
+class's samples were read as, step by step (a stacked strip: the share read as each corner of
+concept space, and unreadable in gray), so a mixture of two memorized classes and a genuine
+composition look different even where their mean points agree. Reads only saved outputs
+(trajectories.csv, its meta, turn.json); computes nothing.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from pathlib import Path
 from typing import Sequence
 
 import numpy as np
+from matplotlib.cm import ScalarMappable
 from matplotlib.colors import LogNorm
 
 from theory import cli
@@ -39,8 +44,8 @@ def saved_turns(log: Path) -> dict[tuple[str, str], dict]:
 
 def draw(runs: Sequence[Path], out: Path, *, protocol: str = "naive") -> Path:
     """concept_space.png: one column per run, paths on top, accuracies below."""
-    fig, axes = subplots(2, len(runs), figsize=(4.6 * len(runs), 8.2), squeeze=False,
-                             gridspec_kw={"height_ratios": [1.25, 1]})
+    fig, axes = subplots(3, len(runs), figsize=(4.6 * len(runs), 10.2), squeeze=False,
+                         gridspec_kw={"height_ratios": [1.25, 1, 0.55]})
     for col, run in enumerate(runs):
         log = run_log(Path(run))
         trajectories = [t for t in read_csv(log) if t.protocol == protocol]
@@ -50,15 +55,18 @@ def draw(runs: Sequence[Path], out: Path, *, protocol: str = "naive") -> Path:
         turns = saved_turns(log)
         held = set(meta.get("held_out", ["11"]))
         sep = (meta.get("config") or {}).get("sep", {})
-        top, bottom = axes[0, col], axes[1, col]
+        top, bottom, strip = axes[0, col], axes[1, col], axes[2, col]
         steps = np.concatenate([t.step for t in trajectories]).astype(float)
         norm = LogNorm(max(steps[steps > 0].min(), 1), steps.max())
         for t in trajectories:
             color = CLASS_COLORS.get(t.label, "k")
             thick = t.label in held
-            top.plot(t.z[:, 0], t.z[:, 1], "-", color=color, lw=2.2 if thick else 1, alpha=1 if thick else 0.6,
-                     label=f"{t.label}{' (held out)' if thick else ''}")
-            sc = top.scatter(t.z[:, 0], t.z[:, 1], c=np.maximum(t.step, 1), cmap="viridis", norm=norm, s=14 if thick else 6, zorder=3)
+            path = t.with_points() if not t.missing.all() else None  # no point where nothing was readable
+            if path is not None:
+                top.plot(path.z[:, 0], path.z[:, 1], "-", color=color, lw=2.2 if thick else 1, alpha=1 if thick else 0.6,
+                         label=f"{t.label}{' (held out)' if thick else ''}")
+                top.scatter(path.z[:, 0], path.z[:, 1], c=np.maximum(path.step, 1), cmap="viridis", norm=norm,
+                                 s=14 if thick else 6, zorder=3)
             turn = turns.get((t.label, protocol)) if thick else None
             if turn is not None and turn["turn_step"] is not None:
                 top.plot(*turn["turn_point"], "k*", ms=13, zorder=5, label=f"turn ≈ step {turn['turn_step']:.0f}")
@@ -67,12 +75,30 @@ def draw(runs: Sequence[Path], out: Path, *, protocol: str = "naive") -> Path:
         title = Path(run).name + ("\n" + ", ".join(f"Δ{c} {v:g}" for c, v in sep.items()) if sep else "")
         square(top, trajectories[0].concepts, title)
         top.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=3)
-        fig.colorbar(sc, ax=top, shrink=0.8, label="training step")
+        fig.colorbar(ScalarMappable(norm=norm, cmap="viridis"), ax=top, shrink=0.8, label="training step")
         bottom.set(xscale="log", xlabel="training step", ylabel=f"joint accuracy ({protocol})", ylim=(-0.02, 1.02))
         bottom.grid(alpha=0.25)
         bottom.legend(fontsize=7)
+        shares_strip(strip, [t for t in trajectories if t.label in held])
     fig.tight_layout()
     return save(fig, out)
+
+
+def shares_strip(ax, held: Sequence) -> None:
+    """What the first held-out class's samples were read as, per step: stacked shares per corner, unreadable gray."""
+    shares = held[0].shares() if held else {}
+    if not shares:
+        ax.set_axis_off()
+        ax.text(0.5, 0.5, "no share columns in this log (logged before readings were kept per sample)",
+                ha="center", va="center", fontsize=7, transform=ax.transAxes)
+        return
+    t = held[0]
+    keys = sorted(k for k in shares if k != "unreadable") + ["unreadable"] * ("unreadable" in shares)
+    ax.stackplot(np.maximum(t.step, 1), *[np.nan_to_num(shares[k]) for k in keys], step="post",
+                 colors=[CLASS_COLORS.get(k, "0.75") if k != "unreadable" else "0.82" for k in keys],
+                 labels=[f"read as {k}" if k != "unreadable" else "unreadable" for k in keys])
+    ax.set(xscale="log", xlabel="training step", ylabel=f"class {t.label}:\nshare read as", ylim=(0, 1))
+    ax.legend(fontsize=6, ncol=len(keys), loc="upper center", bbox_to_anchor=(0.5, -0.35))
 
 
 @cli.command("figures.training")

@@ -2,9 +2,12 @@
 
   python -m fitting.capability RUN_DIR [RUN_DIR ...] [--class 11] [--persist 2] [--out DIR]
 
-Behavior is the naive joint accuracy of the class; capability at a checkpoint is the best accuracy
-over the elicitation protocols logged there (overprompt, intervention, patch, cfg; each already the
-best over its own settings). For each run: the first steps at which behavior, capability and each
+Behavior is the naive joint accuracy of the class; capability at a checkpoint is the score of the
+elicitation protocol (overprompt, intervention, patch, cfg) whose chosen setting did best on the draw
+that chose it, scored on an independent draw (see empirical.protocols; logs without selection
+accuracies fall back to the best score, flagged ``capability_unbiased: false``). The training classes
+are the control: when each became readable and correct, and what the protocols did to them
+(``control`` in elicitation.json, gray lines in the figure). For each run: the first steps at which behavior, capability and each
 protocol reach 50% and 80% (held for --persist checkpoints), and the lag behavior - capability;
 and the same for the settled step, from which the level holds to the end of training (an early
 excursion that is lost again, e.g. an intervention succeeding before the training classes are
@@ -28,20 +31,88 @@ from theory.trajectory import Trajectory, read_csv, run_log
 
 
 
+def _column(t: Trajectory, name: str, ok: np.ndarray) -> np.ndarray | None:
+    if name not in t.extra:
+        return None
+    return np.array([float(v) if v else np.nan for v in t.extra[name]])[ok]
+
+
 def curves(trajectories: Sequence[Trajectory], label: str) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """protocol -> (steps, accuracy) for one class, plus 'capability' (max over non-naive protocols)."""
+    """protocol -> (steps, accuracy) for one class, plus 'capability' (see :func:`capability`)."""
     out = {}
     for t in trajectories:
         if t.label == label and t.accuracy is not None:
             ok = ~np.isnan(t.accuracy)
             out[t.protocol] = (t.step[ok].astype(float), t.accuracy[ok])
-    elicited = [p for p in out if p != "naive"]
-    if elicited:
-        common = sorted(set.intersection(*(set(out[p][0].tolist()) for p in elicited)))
-        if common:
-            acc = np.max([np.interp(common, *out[p]) for p in elicited], axis=0)
-            out["capability"] = (np.array(common), acc)
+    cap = capability(trajectories, label)
+    if cap is not None:
+        out["capability"] = cap[:2]
     return out
+
+
+def capability(trajectories: Sequence[Trajectory], label: str) -> tuple[np.ndarray, np.ndarray, list[str], bool] | None:
+    """(steps, accuracy, protocol chosen per step, unbiased) of a class's capability, or None when never elicited.
+
+    On the steps every elicitation protocol logged: when each protocol kept the accuracy of its chosen setting on
+    the draw that chose it (``selection_accuracy``), the capability is the *score* of the protocol whose
+    selection accuracy was best, so neither the setting nor the protocol is chosen on the samples that score
+    it (unbiased). Older logs have no selection accuracy; there it is the best score over protocols (biased
+    upward, flagged False).
+    """
+    found = {}
+    for t in trajectories:
+        if t.label == label and t.protocol != "naive" and t.accuracy is not None:
+            ok = ~np.isnan(t.accuracy)
+            found[t.protocol] = (t.step[ok].astype(float), t.accuracy[ok], _column(t, "selection_accuracy", ok))
+    if not found:
+        return None
+    common = sorted(set.intersection(*(set(v[0].tolist()) for v in found.values())))
+    if not common:
+        return None
+    names = sorted(found)
+    score = np.array([np.interp(common, *found[p][:2]) for p in names])
+    unbiased = all(v[2] is not None and not np.isnan(v[2]).any() for v in found.values())
+    chooser = np.array([np.interp(common, found[p][0], found[p][2]) for p in names]) if unbiased else score
+    pick = np.argmax(chooser, axis=0)
+    return np.array(common), score[pick, np.arange(len(common))], [names[i] for i in pick], unbiased
+
+
+def intervals(trajectories: Sequence[Trajectory], label: str) -> dict[str, dict[str, list]]:
+    """protocol -> {step, lo, hi}: the logged 95% interval of each accuracy (protocols that logged one)."""
+    out = {}
+    for t in trajectories:
+        if t.label == label and t.accuracy is not None and "accuracy_lo" in t.extra:
+            ok = ~np.isnan(t.accuracy)
+            lo, hi = _column(t, "accuracy_lo", ok), _column(t, "accuracy_hi", ok)
+            out[t.protocol] = {"step": t.step[ok].tolist(), "lo": lo.tolist(), "hi": hi.tolist()}
+    return out
+
+
+def control(trajectories: Sequence[Trajectory], held_out: str, persist: int) -> dict:
+    """The training classes as a control: when each became readable and correct under naive prompting, and what the
+    protocols did to it. A protocol that lifts a class the model cannot draw yet, or breaks one it can, shows here.
+
+    Per training class (every class in the log but ``held_out``): ``readable_step``, the first step from which at
+    most 5% of its samples were unreadable (held ``persist`` checkpoints; None without share columns);
+    ``naive`` and ``capability`` first steps at 50%/80%; and the curves. ``learned_step``: the step by which
+    every training class reached 80% naive accuracy (None if one never did).
+    """
+    classes = sorted({t.label for t in trajectories} - {held_out})
+    out = {}
+    for label in classes:
+        c = curves(trajectories, label)
+        if "naive" not in c:
+            continue
+        naive = next(t for t in trajectories if t.label == label and t.protocol == "naive")
+        unread = naive.shares().get("unreadable")
+        readable = None
+        if unread is not None and not np.isnan(unread).all():
+            readable = threshold_step(naive.step.astype(float), 1 - np.nan_to_num(unread, nan=1.0), 0.95, persist=persist)
+        out[label] = {"readable_step": readable, "first_step": thresholds(c, persist),
+                      "curves": {p: {"step": st.tolist(), "accuracy": a.tolist()} for p, (st, a) in c.items()}}
+    naive80 = [v["first_step"]["naive"]["80%"] for v in out.values()]
+    learned = max(naive80) if naive80 and None not in naive80 else None
+    return {"classes": out, "learned_step": learned}
 
 
 def thresholds(curve: dict, persist: int) -> dict[str, dict[str, float | None]]:
@@ -79,10 +150,13 @@ def analyse_run(run: Path, label: str, persist: int) -> dict:
         raise ValueError(f"{log}: class {label!r} was never elicited (protocols logged: {', '.join(logged)}); "
                          f"run python -m empirical.elicit {Path(run)} first, so capability is measured, not assumed absent")
     th, st = thresholds(c, persist), settled(c)
+    cap = capability(trajectories, label)
     return {"run": str(run), "class": label, "persist": persist, "protocols": sorted(p for p in c if p != "capability"),
+            "capability_unbiased": cap[3], "capability_protocol": cap[2],
             "first_step": th, "lag_behavior_minus_capability": behavior_lags(th),
             "settled_step": st, "settled_lag_behavior_minus_capability": behavior_lags(st),
-            "curves": {p: {"step": s.tolist(), "accuracy": a.tolist()} for p, (s, a) in c.items()}}
+            "curves": {p: {"step": s.tolist(), "accuracy": a.tolist()} for p, (s, a) in c.items()},
+            "intervals": intervals(trajectories, label), "control": control(trajectories, label, persist)}
 
 
 def mean_curves(results: Sequence[dict]) -> dict[str, dict[str, list]]:
@@ -113,12 +187,29 @@ def figure(results: Sequence[dict], means: dict[str, dict[str, list]], path: Pat
             ax.plot(np.maximum(grid, 1), mean, color=COLORS.get(p, "0.5"), lw=2.4 if p in ("naive", "capability") else 1.4,
                     ls="--" if p == "capability" else "-", zorder=5 if p == "capability" else 3,
                     label=f"{p} (mean of {len(runs)})" if len(runs) > 1 else p)
+    for r in results:  # 95% intervals of the held-out class's naive accuracy and of each protocol's score
+        for p, band in r.get("intervals", {}).items():
+            if p in ("naive", "capability") or len(results) == 1:
+                ax.fill_between(np.maximum(band["step"], 1), band["lo"], band["hi"], color=COLORS.get(p, "0.5"), alpha=0.12, lw=0)
+    for i, r in enumerate(results):  # the control: the training classes under naive prompting and their capability
+        ctrl = r.get("control", {})
+        for label, v in ctrl.get("classes", {}).items():
+            for p, ls in (("naive", "-"), ("capability", "--")):
+                if p in v["curves"]:
+                    cur = v["curves"][p]
+                    ax.plot(np.maximum(cur["step"], 1), cur["accuracy"], color="0.55", lw=0.6, ls=ls, alpha=0.7,
+                            label="training classes (control): naive / capability" if (i, label, p) == (0, min(ctrl["classes"]), "naive") else None)
+        if ctrl.get("learned_step"):
+            ax.axvline(max(ctrl["learned_step"], 1), color="0.4", lw=0.8, ls=":",
+                       label="training classes at 80%" if i == 0 else None)
     ax.set(xscale="log", xlabel="training step", ylabel=f"joint accuracy of class {results[0]['class']}", ylim=(-0.02, 1.02))
     ax.axhline(0.5, color="0.6", lw=0.6, ls=":")
     ax.axhline(0.8, color="0.6", lw=0.6, ls=":")
     ax.grid(alpha=0.25)
     ax.legend(fontsize=8, loc="upper left")
-    ax.set_title("capability (best elicitation) vs behavior (naive prompting)", fontsize=10)
+    unbiased = all(r.get("capability_unbiased") for r in results)
+    ax.set_title("capability (" + ("setting chosen on an independent draw" if unbiased else "best score: biased upward")
+                 + ") vs behavior (naive)", fontsize=9)
     fig.tight_layout()
     return save(fig, path)
 

@@ -78,10 +78,12 @@ def sweep(runs: Sequence[Path], label: str, persist: int) -> list[dict]:
             raise ValueError(f"{log}: no naive trajectory for class {label!r}")
         p, masked = mask_rate(Path(run))
         res = analyse_run(Path(run), label, persist)
-        t = held[0]
-        start = learned_from(t, naive)  # before the training classes are drawn, the reading wanders
+        start = learned_from(held[0], naive)  # before the training classes are drawn, the reading wanders
+        learned = held[0].step[start] if start < held[0].step.size else None
+        t = held[0].with_points()  # steps where something was readable
+        start = int(np.searchsorted(t.step, learned)) if learned is not None else t.step.size
         near = distance(t.z[start:], masked) < NEAR
-        res.update(p=p, masked_class=masked, learned_step=float(t.step[start]) if start < t.step.size else None,
+        res.update(p=p, masked_class=masked, learned_step=None if learned is None else float(learned),
                    steps_near_masked_class=t.step[start:][near].tolist(),
                    left_masked_class=left_corner(t.step[start:], t.z[start:], masked), concepts=list(t.concepts),
                    path={"step": t.step.tolist(), "z": t.z.tolist()}, final_z=t.z[-1].tolist(),

@@ -30,19 +30,21 @@ def analyse(
 ) -> tuple[dict, ModelFit | None, Turn | None, LogisticFit | None]:
     """Fit and summarise one trajectory; returns (record, model fit, turn, accuracy fit)."""
     check_spacing(traj.step)
+    located = traj.with_points() if not traj.missing.all() else None  # steps where something was readable
     thresholds = {}
     for level in LEVELS:
-        row = {Z_PREFIX + c: threshold_step(traj.step, traj.z[:, i], level, persist=persist) for i, c in enumerate(traj.concepts)}
+        row = {Z_PREFIX + c: None if located is None else threshold_step(located.step, located.z[:, i], level, persist=persist)
+               for i, c in enumerate(traj.concepts)}
         if traj.accuracy is not None:
             ok = ~np.isnan(traj.accuracy)
             row["accuracy"] = threshold_step(traj.step[ok], traj.accuracy[ok], level, persist=persist)
         thresholds[f"{int(level * 100)}%"] = row
 
-    turn = find_turn(traj.step, traj.z) if traj.z.shape[1] and traj.step.size >= 5 else None
+    turn = find_turn(located.step, located.z) if located is not None and traj.z.shape[1] and located.step.size >= 5 else None
     acc = None
     if traj.accuracy is not None and np.sum(~np.isnan(traj.accuracy)) >= 5:
         acc = fit_logistic(traj.step, traj.accuracy)
-    fit = fit_model(traj, model, fix=fix, ci=ci, n_boot=n_boot) if traj.z.shape[1] else None
+    fit = fit_model(located, model, fix=fix, ci=ci, n_boot=n_boot) if located is not None and traj.z.shape[1] else None
 
     keys = param_names(model)
     params = {k: None for k in keys}

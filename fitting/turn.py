@@ -121,13 +121,17 @@ def held_out_turn(held: Trajectory, trajectories: Sequence[Trajectory]) -> Turn 
     memorized class and stays there has no turn.
     """
     start = learned_from(held, trajectories)
-    if held.step.size - start < 5:
+    if held.step.size - start < 5 or held.missing[start:].all():
         return None
-    turn = find_turn(held.step[start:], held.z[start:], n_boot=0)
+    path = held.with_points()  # steps where something was readable
+    path_from = path.step >= held.step[start]
+    if path_from.sum() < 5:
+        return None
+    turn = find_turn(path.step[path_from], path.z[path_from], n_boot=0)
     if turn.step is None:
         return None
     corner = np.array([float(d) for d in held.label[: held.z.shape[1]]])
-    closer = np.linalg.norm(np.array(turn.point) - corner) - np.linalg.norm(held.z[-1] - corner)
+    closer = np.linalg.norm(np.array(turn.point) - corner) - np.linalg.norm(path.z[-1] - corner)
     return turn if closer >= 0.1 else None
 
 

@@ -12,12 +12,30 @@ Required columns are ``step`` and ``class`` plus at least one ``z_<concept>`` co
 (``run``, ``seed``, ``class``, ``protocol``) form one :class:`Trajectory`, whose steps must be strictly
 increasing. Every malformed input raises :class:`ValueError` naming the file, row and column.
 
+A *missing point*: every ``z_`` cell of a row empty means no sample of the class could be read at
+that step (the probe abstained on all of them); the row is kept (its accuracy and shares still
+count) and its z is NaN in memory. :meth:`Trajectory.with_points` drops such rows. A row with some
+``z_`` cells empty and others not is an error.
+
+Optional reading columns (written by training and elicitation; validated when present, numbers in
+[0, 1] or empty):
+
+- ``share_<corner>``, one per corner of concept space (``share_00`` ... ``share_11``), and
+  ``share_unreadable``: the share of the samples read as that corner (every concept's most likely
+  value) and the share the probe refused; per row they sum to 1. A mixture of two corners and a
+  sample set that sits between them have the same mean point but not the same shares.
+- ``samples``: how many samples the row's reading is made of (an integer).
+- ``accuracy_lo``, ``accuracy_hi``: the 95% (Wilson) interval of ``accuracy``.
+- ``selection_accuracy``: for an elicitation protocol, the accuracy of the chosen setting on the
+  independent draw that chose it (biased upward; ``accuracy`` is scored on a fresh draw).
+
 Only numpy and the standard library are used here, so every part of the package can read logs.
 """
 
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import math
 import os
@@ -31,6 +49,8 @@ from numpy.typing import NDArray
 from theory.files import atomic_write, read_json, read_text, write_json
 
 Z_PREFIX = "z_"
+SHARE_PREFIX = "share_"
+UNIT_COLUMNS = ("accuracy_lo", "accuracy_hi", "selection_accuracy")  # optional, validated like accuracy
 BOUND_TOL = 1e-6  # coordinates may leave [0, 1] by this much (integrator round-off)
 KNOWN = ("step", "class", "protocol", "seed", "run", "accuracy")
 
@@ -79,7 +99,11 @@ class Trajectory:
         if np.any(np.diff(step) <= 0):
             i = int(np.argmax(np.diff(step) <= 0)) + 1
             raise ValueError(f"steps must be strictly increasing: step[{i}] = {step[i]} <= {step[i - 1]}")
-        _check_unit(z, "z")
+        present = ~np.isnan(z).all(axis=1) if z.shape[1] else np.ones(step.size, bool)
+        if z.shape[1] and np.isnan(z[present]).any():
+            i = int(np.argmax(np.isnan(z).any(axis=1) & present))
+            raise ValueError(f"z row {i} (step {step[i]}) is partly missing; a point is either whole or missing (all NaN)")
+        _check_unit(z[present], "z")
         acc = None
         if self.accuracy is not None:
             acc = np.asarray(self.accuracy, dtype=np.float64)
@@ -102,6 +126,27 @@ class Trajectory:
         object.__setattr__(self, "protocol", str(self.protocol) or "naive")
         object.__setattr__(self, "run", str(self.run))
         object.__setattr__(self, "concepts", tuple(str(c) for c in self.concepts))
+
+    @property
+    def missing(self) -> NDArray[np.bool_]:
+        """(T,) True where the point is missing (no sample could be read)."""
+        return np.isnan(self.z).all(axis=1) if self.z.shape[1] else np.zeros(self.step.size, bool)
+
+    def with_points(self) -> "Trajectory":
+        """The trajectory without its missing points; ValueError when every point is missing."""
+        keep = ~self.missing
+        if keep.all():
+            return self
+        if not keep.any():
+            raise ValueError(f"class {self.label} ({self.protocol}): no step has a point (nothing was readable)")
+        return dataclasses.replace(self, step=self.step[keep], z=self.z[keep],
+                                   accuracy=None if self.accuracy is None else self.accuracy[keep],
+                                   extra={k: tuple(v for v, ok in zip(vals, keep) if ok) for k, vals in self.extra.items()})
+
+    def shares(self) -> dict[str, NDArray[np.float64]]:
+        """corner (or ``unreadable``) -> (T,) the share of samples read as it (NaN where not logged); {} if none."""
+        return {k[len(SHARE_PREFIX):]: np.array([float(v) if v else math.nan for v in vals])
+                for k, vals in self.extra.items() if k.startswith(SHARE_PREFIX)}
 
     @property
     def key(self) -> tuple[str, int | None, str, str]:
@@ -212,7 +257,20 @@ def _row(cell: dict[str, str], concepts: list[str], int_steps: bool, where: _Whe
             raise where(row_no, "seed", f"{cell['seed']!r} is not an integer")
         seed = int(cell["seed"])
     key = (cell.get("run", ""), seed, label, cell.get("protocol", "") or "naive")
-    z = [_unit(cell[Z_PREFIX + c], where, row_no, Z_PREFIX + c) for c in concepts]
+    cells = [cell[Z_PREFIX + c] for c in concepts]
+    if concepts and not any(cells):
+        z = [math.nan] * len(concepts)  # a missing point: nothing was readable
+    else:
+        for c, text in zip(concepts, cells):
+            if not text:
+                raise where(row_no, Z_PREFIX + c, "is empty while other z_ cells are not; a point is either whole or "
+                            "missing (every z_ cell empty: nothing was readable)")
+        z = [_unit(text, where, row_no, Z_PREFIX + c) for c, text in zip(concepts, cells)]
+    for name in [h for h in cell if h.startswith(SHARE_PREFIX) or h in UNIT_COLUMNS]:
+        if cell[name]:
+            _unit(cell[name], where, row_no, name)
+    if cell.get("samples", "") and not cell["samples"].isdigit():
+        raise where(row_no, "samples", f"{cell['samples']!r} is not a count of samples")
     acc = _unit(cell["accuracy"], where, row_no, "accuracy") if cell.get("accuracy", "") else math.nan
     return key, step, z, acc
 
@@ -316,7 +374,8 @@ def write_csv(
             seed = "" if tr.seed is None else str(tr.seed)
             for i in range(tr.step.size):
                 step = str(int(tr.step[i])) if tr.step.dtype.kind == "i" else _fmt(tr.step[i])
-                row = [step, tr.label, tr.protocol, seed, tr.run, *(_fmt(v) for v in tr.z[i])]
+                point = ["" if math.isnan(v) else _fmt(v) for v in tr.z[i]]  # a missing point: empty cells
+                row = [step, tr.label, tr.protocol, seed, tr.run, *point]
                 if has_acc:
                     a = math.nan if tr.accuracy is None else tr.accuracy[i]
                     row.append("" if math.isnan(a) else _fmt(a))

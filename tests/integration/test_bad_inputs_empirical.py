@@ -179,7 +179,7 @@ def test_a_malicious_pickle_is_refused_and_not_run(tmp_path):
     (lambda r: corrupt_probe(r), "cannot read this probe"),
     (lambda r: (r / "elicit").mkdir() or (r / "elicit" / "overprompt.json").write_text("[]"), "not an elicitation file"),
     (lambda r: (r / "elicit").mkdir() or (r / "elicit" / "overprompt.json").write_text(
-        json.dumps({"steps": {"2": {"11": [[0.5, "x"], 0.1, "s=2"]}}})), "is not [z list"),
+        json.dumps({"steps": {"2": {"11": [[0.5, "x"], 0.1, "s=2"]}}})), "z is not a list of numbers"),
 ])
 def test_elicit_refuses_broken_run_folders(run, tmp_path, make, words, capsys):
     r = copy_run(run, tmp_path)

@@ -175,8 +175,12 @@ test_read_meta_fuzz, test_read_meta_fuzz_long = twice(
 
 @st.composite
 def elicitation_docs(draw):
-    """Mostly almost-valid elicitation files: {"steps": {step: {label: [z, accuracy, setting]}}} with one thing off."""
-    entry = st.lists(st.floats(-1, 2) | st.text(max_size=3), max_size=3)
+    """Mostly almost-valid elicitation files: {"steps": {step: {label: reading}}} with one thing off (readings in the
+    current object form or the old list form [z, accuracy, setting])."""
+    entry = st.lists(st.floats(-1, 2) | st.text(max_size=3), max_size=3) | st.fixed_dictionaries(
+        {"z": st.none() | st.lists(st.floats(-1, 2), max_size=2), "accuracy": st.floats(-1, 2) | st.text(max_size=2)},
+        optional={"shares": st.dictionaries(st.text(max_size=2), st.floats(-1, 2), max_size=2),
+                  "samples": st.integers(-2, 70) | st.booleans(), "selection_accuracy": st.floats(-1, 2)})
     good = [[0.5, 0.5], 0.3, "s=2"]
     steps = draw(st.dictionaries(st.sampled_from(["0", "2", "10", "-1", "x", "1.5"]),
                                  st.dictionaries(st.sampled_from(["11", "00", ""]), st.just(good) | entry | json_values(),
@@ -196,8 +200,8 @@ def _elicitation(doc):
         assert "overprompt.json" in str(err)
         return
     for by_label in out.values():
-        for z, acc, setting in by_label.values():
-            assert 0 <= acc <= 1 and all(0 <= v <= 1 for v in z) and isinstance(setting, str)
+        for r in by_label.values():
+            assert 0 <= r.accuracy <= 1 and all(0 <= v <= 1 for v in r.z) and isinstance(r.setting, str)
 
 
 test_read_elicit_fuzz, test_read_elicit_fuzz_long = twice(_elicitation, elicitation_docs())

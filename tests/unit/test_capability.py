@@ -83,3 +83,46 @@ def test_cli_bad_input(tmp_path, capsys, args, message):
 def test_cli_missing_log(tmp_path, capsys):
     assert main([str(tmp_path / "nope")]) == 2
     assert "no trajectory log" in capsys.readouterr().err
+
+
+def _fmt(values):
+    return tuple(repr(float(v)) for v in values)
+
+
+def test_capability_takes_the_score_of_the_protocol_chosen_on_its_selection_draw(tmp_path):
+    """A protocol that scores high but chose badly does not win: the protocol is picked on the selection draw, and
+    its independent score is the capability (the max of scores would be biased upward)."""
+    lucky = ramp(0)  # scores 1 once it is up, but its selection draw said 0.2
+    honest = ramp(0) * 0.6  # selection draw 0.7: chosen, and scores 0.6
+    rows = [Trajectory(STEPS, np.zeros((STEPS.size, 0)), (), "11", protocol="naive", accuracy=ramp(800)),
+            Trajectory(STEPS, np.zeros((STEPS.size, 0)), (), "11", protocol="cfg", accuracy=lucky,
+                       extra={"selection_accuracy": _fmt(np.full(STEPS.size, 0.2))}),
+            Trajectory(STEPS, np.zeros((STEPS.size, 0)), (), "11", protocol="overprompt", accuracy=honest,
+                       extra={"selection_accuracy": _fmt(np.full(STEPS.size, 0.7))})]
+    (tmp_path / "r").mkdir()
+    write_csv(tmp_path / "r" / "trajectories.csv", rows)
+    res = analyse_run(tmp_path / "r", "11", persist=1)
+    assert res["capability_unbiased"] is True and set(res["capability_protocol"]) == {"overprompt"}
+    np.testing.assert_allclose(res["curves"]["capability"]["accuracy"], honest)
+    assert res["first_step"]["capability"]["80%"] is None  # the lucky 1.0 never counts
+
+
+def test_the_training_classes_are_the_control(tmp_path):
+    """When each training class became readable and correct is in elicitation.json, with what the protocols did."""
+    unread = np.clip(1 - STEPS / 300, 0, 1)  # readable from step 300
+    rows = [Trajectory(STEPS, np.zeros((STEPS.size, 0)), (), "11", protocol="naive", accuracy=ramp(800))]
+    for label, start in (("00", 300), ("01", 400), ("10", 350)):
+        rows.append(Trajectory(STEPS, np.zeros((STEPS.size, 0)), (), label, protocol="naive", accuracy=ramp(start),
+                               extra={"share_unreadable": _fmt(unread)}))
+        rows.append(Trajectory(STEPS, np.zeros((STEPS.size, 0)), (), label, protocol="overprompt", accuracy=ramp(start - 100)))
+    rows.append(Trajectory(STEPS, np.zeros((STEPS.size, 0)), (), "11", protocol="overprompt", accuracy=ramp(200)))
+    (tmp_path / "r").mkdir()
+    write_csv(tmp_path / "r" / "trajectories.csv", rows)
+    ctrl = analyse_run(tmp_path / "r", "11", persist=1)["control"]
+    assert sorted(ctrl["classes"]) == ["00", "01", "10"]
+    assert ctrl["classes"]["01"]["readable_step"] == 300.0  # unreadable share <= 5% from step 300 (1 - 300/300 = 0)
+    assert ctrl["classes"]["01"]["first_step"]["naive"]["80%"] == 600.0 and ctrl["learned_step"] == 600.0
+    assert ctrl["classes"]["01"]["first_step"]["capability"]["80%"] == 500.0
+    assert "capability" in ctrl["classes"]["00"]["curves"]
+    assert main([str(tmp_path / "r"), "--out", str(tmp_path / "o")]) == 0
+    assert json.loads((tmp_path / "r" / "elicitation.json").read_text())["control"]["learned_step"] == 600.0

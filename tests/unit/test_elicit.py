@@ -1,5 +1,6 @@
 """Hidden-capability protocols on a smoke run: identities with naive prompting, valid rows, idempotent reruns."""
 
+import dataclasses
 import json
 
 import numpy as np
@@ -7,7 +8,11 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from empirical import checkpoint, protocols, runlog  # noqa: E402
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from empirical import checkpoint, evaluate, protocols, runlog  # noqa: E402
+from empirical.data import DataConfig  # noqa: E402
 from empirical.config import make_config  # noqa: E402
 from empirical.elicit import load_run, main, run_protocols  # noqa: E402
 from empirical.protocols import elicit_step  # noqa: E402
@@ -27,18 +32,25 @@ def naive_at(run, step, label="11"):
     return t.z[i], t.accuracy[i]
 
 
-def step_result(run, step, protocol, sweep=None, final=None):
+def step_result(run, step, protocol, grid=None, final=None):
+    """(z, accuracy, setting) of class 11 under a protocol, with the run's grid replaced by ``grid``."""
     cfg, doc = load_run(run)
+    if grid:
+        cfg = dataclasses.replace(cfg, **grid)
     probe, _, _ = load_probe(doc["probe"]["path"])
     model = checkpoint.load_model(run, step, cfg)
-    return elicit_step(model, probe, cfg, step, protocol, ["11"], final=final, sweep=sweep)["11"]
+    reading, _ = elicit_step(model, probe, cfg, step, protocol, ["11"], final=final)["11"]
+    return np.array(reading.z), reading.accuracy, reading.setting
 
 
-@pytest.mark.parametrize("protocol, sweep", [("overprompt", (1.0,)), ("intervention", ((0.0, 0.0),)), ("cfg", (1.0,))])
-def test_null_settings_equal_naive(run, protocol, sweep):
-    """Strength 1, alpha = beta = 0 and guidance 1 ask exactly what naive prompting asks."""
+@pytest.mark.parametrize("protocol, grid", [("overprompt", {"grid_overprompt": (0.0,)}),
+                                            ("intervention", {"grid_intervention": (0.0, 0.0)}),
+                                            ("cfg", {"grid_cfg": (1.0,)})])
+def test_null_settings_equal_naive(run, protocol, grid):
+    """Reach 0, alpha = beta = 0 and guidance 1 ask exactly what naive prompting asks, and the chosen setting is
+    scored on the naive evaluation's own noise."""
     step = checkpoint.saved_steps(run)[1]
-    z, acc, setting = step_result(run, step, protocol, sweep)
+    z, acc, setting = step_result(run, step, protocol, grid)
     z0, acc0 = naive_at(run, step)
     tol = 1e-4 if protocol == "cfg" else 1e-6  # guidance 1 takes another (batched) path through the net
     np.testing.assert_allclose(z, z0, atol=tol)
@@ -65,14 +77,48 @@ def test_patch_copies_only_the_conditioning_mlps(run):
         assert torch.equal(tensor, donor.state_dict()[name]), name
 
 
-def test_overprompt_pushes_away_from_the_midpoint():
-    cfg = make_config("tiny").data
-    h1, h2 = protocols.overprompt(cfg, "11", 1.0), protocols.overprompt(cfg, "11", 2.0)
-    mid_color = (cfg.mean("color", 0) + cfg.mean("color", 1)) / 2  # green is 0.5 - Δ/2 in both
-    mid_size = 0.45
-    np.testing.assert_allclose(h2[4:7] - mid_color, 2 * (h1[4:7] - mid_color), atol=1e-6)
-    assert h2[7] - mid_size == pytest.approx(2 * (h1[7] - mid_size), abs=1e-6)
-    assert h1[6] > h1[4] and h2[7] < h1[7]  # class 11: bluer and smaller
+def test_overprompt_reaches_toward_the_renderable_limit():
+    cfg = make_config("tiny").data  # Δcolor 0.3, Δsize 0.4: class 11 is (0.35, 0.35, 0.65), radius 0.25
+    naive = protocols.class_prompts(cfg)["11"]
+    np.testing.assert_allclose(protocols.overprompt(cfg, "11", 0.0), naive)
+    half, full = protocols.overprompt(cfg, "11", 0.5), protocols.overprompt(cfg, "11", 1.0)
+    np.testing.assert_allclose(full[4:8], [0.0, 0.35, 1.0, protocols.LIMITS["size"][0]], atol=1e-6)  # green stays
+    np.testing.assert_allclose(half[4:8], (naive[4:8] + full[4:8]) / 2, atol=1e-6)
+    with pytest.raises(ValueError, match="outside \\[0, 1\\]"):
+        protocols.overprompt(cfg, "11", 1.5)
+
+
+@settings(max_examples=40, deadline=None)
+@given(color=st.floats(0.01, 0.8), size=st.floats(0.01, 0.4), reach=st.floats(0, 1), label=st.sampled_from(["00", "01", "10", "11"]))
+def test_every_overprompt_is_renderable(color, size, reach, label):
+    """No setting asks for a render that cannot exist: colors in [0, 1], radius in the data's range."""
+    data = DataConfig(("color", "size"), {"color": color, "size": size})
+    h = protocols.overprompt(data, label, reach)
+    assert np.all((h[4:7] >= 0) & (h[4:7] <= 1)) and protocols.LIMITS["size"][0] <= h[7] <= protocols.LIMITS["size"][1]
+
+
+def test_the_setting_is_never_scored_on_the_draw_that_chose_it(run, monkeypatch):
+    """Every setting is tried on the SELECT stream; only the chosen one is drawn again, from the SCORE stream (the
+    naive evaluation's), with the scoring sample size."""
+    cfg, _ = load_run(run)
+    cfg = dataclasses.replace(cfg, grid_overprompt=(0.25, 0.5, 1.0), select_samples=3, samples_held_out=5)
+    draws = []
+    real = protocols.generate
+
+    def spy(vdm, prompts, resolution, *, generator, **kw):
+        draws.append((generator.initial_seed(), len(prompts)))
+        return real(vdm, prompts, resolution, generator=generator, **kw)
+
+    monkeypatch.setattr(protocols, "generate", spy)
+    probe, _, _ = load_probe(load_run(run)[1]["probe"]["path"])
+    step = checkpoint.saved_steps(run)[-1]
+    reading, point = elicit_step(checkpoint.load_model(run, step, cfg), probe, cfg, step, "overprompt", ["11"])["11"]
+    select = evaluate.generator_for(cfg.seed, step, "11", torch.device("cpu"), stream=evaluate.SELECT).initial_seed()
+    score = evaluate.generator_for(cfg.seed, step, "11", torch.device("cpu")).initial_seed()
+    assert select != score
+    assert draws == [(select, 3)] * 3 + [(score, 5)]
+    assert reading.samples == point.samples == 5 and reading.setting in ("reach=0.25", "reach=0.5", "reach=1")
+    assert 0 <= reading.selection_accuracy <= 1 and reading.interval[0] <= reading.accuracy <= reading.interval[1]
 
 
 def test_intervention_edits_embeddings_and_cleans_up(run):

@@ -1,4 +1,5 @@
-"""The classifier probe: learns a small fast setup, saves and loads frozen with its hash, gives coordinates."""
+"""The classifier probe: learns a small fast setup, abstains on images it cannot read, saves and loads frozen with its
+hash, gives readings (points, shares, joint accuracy) that tell a mixture from a composition."""
 
 import json
 
@@ -8,9 +9,11 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from empirical.data import DataConfig, sample  # noqa: E402
-from empirical.probe import ProbeConfig, content_hash, coordinates, ece, evaluate, load, main, save, train  # noqa: E402
+from empirical.probe import (ProbeConfig, abstention, content_hash, coordinates, ece, evaluate, load, main, save,  # noqa: E402
+                             train)
+from empirical import unreadable  # noqa: E402
 
-FAST = ProbeConfig(setup="2x2", resolution=16, channels=8, steps=150, batch=32, train_per_class=256, lr=3e-3,
+FAST = ProbeConfig(setup="2x2", resolution=16, channels=8, steps=500, batch=32, train_per_class=256, lr=3e-3,
                    eval_seps={"color": [0.4, 0.8], "size": [0.4]})
 
 
@@ -24,8 +27,51 @@ def test_probe_learns_a_small_setup_well_above_chance(trained):
     model, report = trained
     rows = evaluate(model, FAST, per_class=64)
     for row in rows:
-        assert row["color"]["accuracy"] > 0.9 and row["size"]["accuracy"] > 0.9, row
-    assert report["train_images"] == 4 * 256
+        assert row["color"]["accuracy"] > 0.9 and row["size"]["accuracy"] > 0.9 and row["readable"] > 0.9, row
+    assert report["train_images"] == 4 * 256 and report["train_unreadable_images"] > 900
+
+
+def test_probe_abstains_on_blank_noise_and_an_untrained_model(trained):
+    rates = abstention(trained[0], FAST, per_kind=64)
+    assert set(rates) == set(unreadable.KINDS) | {"untrained-model"}
+    for kind in ("blank", "noise", "untrained-model"):
+        assert rates[kind] >= 0.95, rates
+
+
+def test_every_unreadable_kind_draws_valid_images():
+    rng = np.random.default_rng(0)
+    for name, kind in unreadable.KINDS.items():
+        x = kind(5, 16, rng)
+        assert x.shape == (5, 3, 16, 16) and x.dtype == np.float32 and 0 <= x.min() and x.max() <= 1, name
+
+
+def test_nothing_readable_gives_a_missing_point_and_zero_accuracy(trained):
+    res = coordinates(trained[0], unreadable.noise(32, 16, np.random.default_rng(1)), target=(1, 1))
+    assert np.isnan(res["z"]).all() and np.isnan(res["per_sample"]).all()
+    assert res["joint_accuracy"] == 0.0 and res["shares"]["unreadable"] == 1.0 and res["readable"] == 0
+
+
+def test_a_mixture_and_a_composition_are_told_apart_by_the_log(trained, tmp_path):
+    """Half red-small and half blue-large samples average to about (0.5, 0.5), a point that says nothing; the log's
+    shares say 'two corners, about half each', while a composition puts its mass on one corner."""
+    from empirical.evaluate import score
+    from empirical.runlog import write
+    from theory.trajectory import read_csv
+
+    data = DataConfig(("color", "size"), {"color": 0.8, "size": 0.4}, resolution=16)
+    mixture = score(trained[0], data, "11", sample(data, {"01": 32, "10": 32}, 2).images)
+    composition = score(trained[0], data, "11", sample(data, {"11": 64}, 3).images)
+    assert np.all(np.abs(mixture.z - 0.5) < 0.1)
+    rows = [mixture.logged(100), composition.logged(200)]
+    write(tmp_path, concepts=data.concepts, classes=["11"], seed=0, naive=rows, meta={})
+    (log,) = read_csv(tmp_path / "trajectories.csv")
+    shares = log.shares()
+    assert set(shares) == {"00", "01", "10", "11", "unreadable"} and log.extra["samples"] == ("64", "64")
+    assert shares["01"][0] > 0.35 and shares["10"][0] > 0.35 and log.accuracy[0] < 0.05  # the mixture: two corners
+    assert shares["11"][1] > 0.9 and log.accuracy[1] > 0.9  # the composition: one corner
+    assert np.allclose(sum(shares.values()), 1)
+    lo, hi = float(log.extra["accuracy_lo"][1]), float(log.extra["accuracy_hi"][1])
+    assert lo < log.accuracy[1] <= hi
 
 
 def test_save_load_is_frozen_and_hashed(trained, tmp_path):
@@ -53,6 +99,16 @@ def test_tampered_weights_are_refused(trained, tmp_path):
         load(tmp_path)
     with pytest.raises(FileNotFoundError, match="no probe here"):
         load(tmp_path / "nowhere")
+
+
+def test_a_probe_from_before_abstention_is_refused_with_what_to_do(trained, tmp_path):
+    model, report = trained
+    save(model, FAST, report, tmp_path)
+    blob = torch.load(tmp_path / "probe.pt", weights_only=False)
+    blob["state_dict"] = {k: v for k, v in blob["state_dict"].items() if not k.startswith("readable.")}
+    torch.save(blob, tmp_path / "probe.pt")
+    with pytest.raises(ValueError, match="trained before probes could abstain.*python -m empirical.probe"):
+        load(tmp_path)
 
 
 def test_coordinates_of_a_class(trained):

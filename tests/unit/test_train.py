@@ -63,6 +63,25 @@ def test_presets_build_and_schedule_is_dense_early():
     assert s[1] == 594 and s[20] == 3933  # the official save steps
 
 
+def test_dense_checkpoints_join_the_quadratic_schedule():
+    tiny = make_config("tiny")
+    dense = [1000, 1250, 1500, 1750, 2000, 2250, 2500, 2750, 3000, 3250, 3500]
+    assert set(dense) <= set(tiny.eval_schedule()) and len(tiny.eval_schedule()) == 41
+    assert len([s for s in tiny.eval_schedule() if 1000 <= s <= 3500]) >= 15  # was 6-8 inside the turn's window
+    assert make_config("tiny", ["steps=2000"]).eval_schedule()[-1] == 2000  # dense points past the end are dropped
+    plain = make_config("tiny", ["eval_dense=none"])
+    assert plain.eval_schedule() == sorted(set(plain.eval_schedule())) and len(plain.eval_schedule()) == 30
+
+
+def test_held_out_classes_get_more_samples_and_the_grid_is_in_the_config():
+    cfg = make_config("tiny")
+    assert cfg.samples_for("11") == 64 and cfg.samples_for("01") == 32
+    assert cfg.sweep("overprompt") == (0.25, 0.5, 0.75, 1.0) and cfg.sweep("patch") == ("final",)
+    assert cfg.sweep("intervention")[:2] == ((1.0, 0.0), (2.0, 0.0))
+    assert make_config("tiny", ["grid_cfg=2,4"]).sweep("cfg") == (2.0, 4.0)
+    assert make_config("tiny", ["grid_overprompt=0.5"]).to_json()["grid_overprompt"] == [0.5]
+
+
 def test_overrides_parse_types_and_separations():
     cfg = make_config("tiny", ["steps=123", "channels=16,32", "sep.color=0.6", "keep_checkpoints=false", "ema=0.99"])
     assert cfg.steps == 123 and cfg.channels == (16, 32) and cfg.sep["color"] == 0.6
@@ -80,6 +99,13 @@ def test_overrides_parse_types_and_separations():
     ("tiny", ["channels=32,64,128", "resolution=10"], "divisible by 4"),
     ("tiny", ["keep_checkpoints=maybe"], "true or false"),
     ("tiny", ["device=tpu"], "valid: auto, cpu or cuda"),
+    ("tiny", ["eval_dense=1000,3500"], "give start,end,count"),
+    ("tiny", ["eval_dense=3000,1000,5"], "start < end"),
+    ("tiny", ["eval_dense=1000,2000,0"], "1 <= count"),
+    ("tiny", ["grid_overprompt=0.5,2"], r"reaches in \[0, 1\]"),
+    ("tiny", ["grid_intervention=1,0,2"], "an even number of values"),
+    ("tiny", ["grid_cfg=0"], r"guidance scales in \(0, 100\]"),
+    ("tiny", ["samples_held_out=0"], "samples_held_out must be >= 1"),
 ])
 def test_bad_config_names_key_and_valid_values(preset, overrides, match):
     with pytest.raises(ValueError, match=match):

@@ -131,7 +131,7 @@ BAD = [
     ("step,class,z_a,z_a\n0,11,0.5,0.5\n", None, "z_a", "more than once"),
     (HEADER + GOOD + "1,11,naive,0,abc,0.5,0.1\n", 2, "z_color", "not a number"),
     (HEADER + GOOD + "1,11,naive,0,nan,0.5,0.1\n", 2, "z_color", "not a finite number"),
-    (HEADER + GOOD + "1,11,naive,0,,0.5,0.1\n", 2, "z_color", "not a number"),
+    (HEADER + GOOD + "1,11,naive,0,,0.5,0.1\n", 2, "z_color", "is empty while other z_ cells are not"),
     (HEADER + GOOD + "1,11,naive,0,0.5,1.1,0.1\n", 2, "z_size", "outside \\[0, 1\\]"),
     (HEADER + GOOD + "1,11,naive,0,0.5,-0.01,0.1\n", 2, "z_size", "outside \\[0, 1\\]"),
     (HEADER + GOOD + "1,11,naive,0,0.5,0.5,1.5\n", 2, "accuracy", "outside \\[0, 1\\]"),
@@ -174,7 +174,9 @@ def test_trajectory_validates_itself():
     with pytest.raises(ValueError, match=r"\[0, 1\]"):
         Trajectory([0, 1], [[0.5], [2.0]], ("a",), "11")
     with pytest.raises(ValueError, match="finite"):
-        Trajectory([0, 1], [[0.5], [np.nan]], ("a",), "11")
+        Trajectory([0, 1], [[0.5], [np.inf]], ("a",), "11")
+    with pytest.raises(ValueError, match="partly missing"):
+        Trajectory([0, 1], [[0.5, 0.5], [np.nan, 0.5]], ("a", "b"), "11")
     with pytest.raises(ValueError, match="at least one concept"):
         Trajectory([0, 1], np.zeros((2, 0)), (), "11")
     with pytest.raises(ValueError, match="clashes"):
@@ -200,3 +202,27 @@ def test_sidecar_json_is_valid(tmp_path):
     tr = Trajectory([0.0, 0.5], [[0.1, 0.2], [0.3, 0.4]], ("color", "size"), "11", "sim")
     write_csv(tmp_path / "t.csv", [tr], meta={"a": 1})
     assert json.loads((tmp_path / "t.meta.json").read_text()) == {"a": 1}
+
+
+def test_a_missing_point_round_trips_and_is_dropped_on_request(tmp_path):
+    """Nothing readable at a step: empty z cells in the CSV, NaN in memory; the accuracy and shares stay."""
+    shares = {"share_00": ("0.0", "0.5"), "share_11": ("0.0", "0.5"), "share_unreadable": ("1.0", "0.0")}
+    t = Trajectory([0, 10], [[np.nan, np.nan], [0.5, 0.5]], ("color", "size"), "11", accuracy=[0.0, 0.5], extra=shares)
+    path = write_csv(tmp_path / "log.csv", [t])
+    assert path.read_text().splitlines()[1].startswith("0,11,naive,,,,,0.0,")
+    back = read_csv(path)[0]
+    assert back.missing.tolist() == [True, False] and back.accuracy.tolist() == [0.0, 0.5]
+    assert back.shares()["unreadable"].tolist() == [1.0, 0.0] and set(back.shares()) == {"00", "11", "unreadable"}
+    kept = back.with_points()
+    assert kept.step.tolist() == [10] and kept.extra["share_00"] == ("0.5",) and not kept.missing.any()
+    with pytest.raises(ValueError, match="no step has a point"):
+        Trajectory([0], [[np.nan, np.nan]], ("color", "size"), "11").with_points()
+
+
+@pytest.mark.parametrize("column,value,message", [("share_01", "1.5", "outside"), ("share_unreadable", "x", "not a number"),
+                                                  ("accuracy_lo", "-0.2", "outside"), ("samples", "3.5", "not a count")])
+def test_reading_columns_are_validated(tmp_path, column, value, message):
+    path = tmp_path / "log.csv"
+    path.write_text(f"step,class,z_color,{column}\n0,11,0.5,{value}\n")
+    with pytest.raises(ValueError, match=f"column '{column}': .*{message}"):
+        read_csv(path)
