@@ -128,14 +128,15 @@ def untrained_model(n: int, resolution: int, seed: int) -> NDArray[np.float32]:
     import torch
 
     from empirical.data import H_DIM, MASK_FILL
-    from empirical.evaluate import generate
     from empirical.unet import UNet
     from empirical.vdm import VDM
 
     torch.manual_seed(seed)
-    vdm = VDM(UNet((32, 64), 1, h_dim=H_DIM), null_fill=MASK_FILL)
-    h = torch.rand(n, H_DIM)
-    return generate(vdm, h.numpy(), resolution, steps=50, generator=torch.Generator().manual_seed(seed))
+    vdm = VDM(UNet((32, 64), 1, h_dim=H_DIM), null_fill=MASK_FILL).eval()
+    with torch.no_grad():
+        x = vdm.sample(torch.rand(n, H_DIM), (3, resolution, resolution), steps=50,
+                       generator=torch.Generator().manual_seed(seed))
+    return x.float().clamp(0, 1).numpy()
 
 
 def suite(n: int, resolution: int, seed: int) -> dict[str, NDArray[np.float32]]:

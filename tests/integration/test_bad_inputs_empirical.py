@@ -73,7 +73,8 @@ def test_a_diverging_run_stops_before_saving_nan_and_can_resume(tmp_path, monkey
         train(make_config("smoke"), out, progress=False)
     state = checkpoint.load(out / "checkpoints" / "last.pt")
     assert state["step"] == 20
-    assert all(np.all(np.isfinite(p[2])) for p in state["logs"]["points"])
+    for p in state["logs"]["points"]:  # a point is finite, or missing because nothing was readable; never NaN otherwise
+        assert np.isfinite(p[3]) and (np.all(np.isfinite(p[2])) or p[4]["unreadable"] == 1.0), p
     assert all(torch.isfinite(v).all() for v in state["model"].values() if v.is_floating_point())
     monkeypatch.setattr(VDM, "loss", real)
     summary = train(make_config("smoke"), out, progress=False)  # resumes from step 20 and finishes
@@ -81,23 +82,23 @@ def test_a_diverging_run_stops_before_saving_nan_and_can_resume(tmp_path, monkey
 
 
 def test_a_diverged_evaluation_is_not_logged(tmp_path, monkeypatch, capsys):
+    """Non-finite generated images stop the run; they are not read as 'nothing readable' (a missing point)."""
     from empirical import evaluate
 
-    real = evaluate.naive
+    real_naive, real_generate = evaluate.naive, evaluate.generate
 
-    def nan_points(*args, **kwargs):
-        points = real(*args, **kwargs)
-        if kwargs["step"] == 17:
-            points[0].z[:] = np.nan
-        return points
+    def naive(*args, **kwargs):
+        if kwargs["step"] == 17:  # from the third evaluation on, the sampler returns NaN images
+            monkeypatch.setattr(evaluate, "generate", lambda *a, **k: real_generate(*a, **k) * np.nan)
+        return real_naive(*args, **kwargs)
 
-    monkeypatch.setattr(evaluate, "naive", nan_points)
+    monkeypatch.setattr(evaluate, "naive", naive)
     out = tmp_path / "eval"
     assert train_main(["--preset", "smoke", "--out", str(out)]) == 2
     line = one_error_line(capsys, "train")
-    assert "diverged at step 17" in line and "evaluation of class" in line
+    assert "diverged at step 17" in line and "non-finite values" in line
     assert checkpoint.load(out / "checkpoints" / "last.pt")["step"] == 4
-    assert all(np.all(np.isfinite(t.z)) for t in read_csv(out / "trajectories.csv"))
+    assert all(t.step.max() <= 4 for t in read_csv(out / "trajectories.csv"))
 
 
 @pytest.mark.parametrize("setting, words", [
