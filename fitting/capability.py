@@ -152,7 +152,7 @@ def analyse_run(run: Path, label: str, persist: int) -> dict:
     th, st = thresholds(c, persist), settled(c)
     cap = capability(trajectories, label)
     return {"run": str(run), "class": label, "persist": persist, "protocols": sorted(p for p in c if p != "capability"),
-            "capability_unbiased": cap[3], "capability_protocol": cap[2],
+            "capability_unbiased": None if cap is None else cap[3], "capability_protocol": [] if cap is None else cap[2],
             "first_step": th, "lag_behavior_minus_capability": behavior_lags(th),
             "settled_step": st, "settled_lag_behavior_minus_capability": behavior_lags(st),
             "curves": {p: {"step": s.tolist(), "accuracy": a.tolist()} for p, (s, a) in c.items()},

@@ -126,3 +126,14 @@ def test_the_training_classes_are_the_control(tmp_path):
     assert "capability" in ctrl["classes"]["00"]["curves"]
     assert main([str(tmp_path / "r"), "--out", str(tmp_path / "o")]) == 0
     assert json.loads((tmp_path / "r" / "elicitation.json").read_text())["control"]["learned_step"] == 600.0
+
+
+def test_protocols_without_a_common_step_give_no_capability_curve(tmp_path):
+    """Found by the fuzz suite: two elicited protocols that share no step leave the capability undefined, not a crash."""
+    rows = [Trajectory(STEPS, np.zeros((STEPS.size, 0)), (), "11", protocol="naive", accuracy=ramp(300)),
+            Trajectory(STEPS[:1], np.zeros((1, 0)), (), "11", protocol="cfg", accuracy=[0.25]),
+            Trajectory(STEPS[3:4], np.zeros((1, 0)), (), "11", protocol="overprompt", accuracy=[0.5])]
+    (tmp_path / "r").mkdir()
+    write_csv(tmp_path / "r" / "trajectories.csv", rows)
+    res = analyse_run(tmp_path / "r", "11", persist=1)
+    assert "capability" not in res["curves"] and res["capability_unbiased"] is None and res["capability_protocol"] == []
