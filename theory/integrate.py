@@ -121,7 +121,7 @@ class _TooManySteps(Exception):
     pass
 
 
-def _capped_ivp(rhs, t, y0, rtol, atol, method, stages):
+def capped_ivp(rhs, t, y0, rtol, atol, method, stages):
     """solve_ivp with at most MAX_IVP_STEPS steps (counted as ``stages`` evaluations each); returns (y (D', T), status)."""
     calls = [0]
 
@@ -148,7 +148,7 @@ def _stacked(land, t, z0, p, rtol, atol):
         f(tt, y.reshape(d, n), pT, out)
         return out.ravel()
 
-    y, code = _capped_ivp(rhs, t, z0.T.ravel(), rtol, atol, "RK45", 6)
+    y, code = capped_ivp(rhs, t, z0.T.ravel(), rtol, atol, "RK45", 6)
     if code != dopri.OK:
         return np.full((n, t.size, d), np.nan), np.full(n, code, dtype=np.int64)
     return y.reshape(d, n, t.size).transpose(1, 2, 0), np.zeros(n, dtype=np.int64)
@@ -167,7 +167,7 @@ def _loop(land, t, z0, p, rtol, atol, ivp_method="DOP853"):
             f(tt, y, pi, dz)
             return dz
 
-        y, status[i] = _capped_ivp(rhs, t, z0[i], rtol, atol, ivp_method, 12)
+        y, status[i] = capped_ivp(rhs, t, z0[i], rtol, atol, ivp_method, 12)
         out[i] = np.nan if y is None else y.T
     return out, status
 
