@@ -21,6 +21,7 @@ import torch
 
 from empirical.data import DataConfig, conditioning, parse_label, sample_values
 from empirical.probe import coordinates
+from empirical.runlog import Logged
 from empirical.vdm import VDM
 
 
@@ -41,8 +42,6 @@ class Point:
 
     def logged(self, step: int, setting: str = "", selection_accuracy: float = math.nan):
         """The reading as a row of the run's log."""
-        from empirical.runlog import Logged
-
         return Logged(step, self.label, tuple(float(v) for v in self.z), self.accuracy, setting, dict(self.shares),
                       self.samples, selection_accuracy)
 
