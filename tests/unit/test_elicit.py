@@ -1,6 +1,7 @@
 """Hidden-capability protocols on a smoke run: identities with naive prompting, valid rows, idempotent reruns."""
 
 import dataclasses
+from pathlib import Path
 import json
 
 import numpy as np
@@ -14,7 +15,7 @@ from hypothesis import strategies as st  # noqa: E402
 from empirical import checkpoint, evaluate, protocols, runlog  # noqa: E402
 from empirical.data import DataConfig  # noqa: E402
 from empirical.config import make_config  # noqa: E402
-from empirical.elicit import load_run, main, run_protocols  # noqa: E402
+from empirical.elicit import chosen_steps, load_run, main, run_protocols  # noqa: E402
 from empirical.protocols import elicit_step  # noqa: E402
 from empirical.probe import load as load_probe  # noqa: E402
 from empirical.train import train  # noqa: E402
@@ -146,6 +147,8 @@ def test_disentanglement_matches_its_definition(run):
 
 def test_all_protocols_give_valid_rows_and_reruns_are_idempotent(run, capsys):
     assert main([str(run), "--classes", "11"]) == 0
+    pictures = sorted(p.name for p in (run / "elicit" / "samples").glob("*.png"))  # cfg.grids = 2 checkpoints each
+    assert len(pictures) == 2 * len(protocols.PROTOCOLS) and "overprompt_step_000040.png" in pictures
     log = run / "trajectories.csv"
     trajectories = read_csv(log)
     steps = checkpoint.saved_steps(run)
@@ -165,6 +168,14 @@ def test_all_protocols_give_valid_rows_and_reruns_are_idempotent(run, capsys):
     runlog.write_elicit(run, "overprompt", results, {})
     run_protocols(run, ["overprompt"], ["11"], progress=False)
     assert log.read_text() == first
+
+
+def test_every_nth_checkpoint_and_always_the_last():
+    assert chosen_steps([0, 4, 17, 40], 1) == [0, 4, 17, 40]
+    assert chosen_steps([0, 4, 17, 40], 3) == [0, 40]
+    assert chosen_steps([0, 4, 17, 40, 50], 2) == [0, 17, 50]
+    with pytest.raises(ValueError, match="--every 0"):
+        chosen_steps([0, 4], 0)
 
 
 @pytest.mark.parametrize("args, message", [
@@ -195,3 +206,14 @@ def test_patch_needs_a_finished_run(tmp_path, capsys):
     train(make_config("smoke"), out, progress=False, stop_after=25)
     assert main([str(out), "--protocols", "patch"]) == 2
     assert "patch needs the final checkpoint (step 40)" in capsys.readouterr().err
+
+
+def test_the_run_probe_reports_abstention_per_unreadable_kind(run):
+    """probe.json (written by train_evaluate_save when training trains its probe) has the abstention of every kind."""
+    from empirical import unreadable
+
+    _, doc = load_run(run)
+    report = json.loads((Path(doc["probe"]["path"]) / "probe.json").read_text())
+    assert set(report["abstention"]) == set(unreadable.KINDS) | {"untrained-model"}
+    assert all(0 <= v <= 1 for v in report["abstention"].values()) and 0 <= report["min_readable"] <= 1
+    assert report["unreadable_threshold"] == 0.5 and all("readable" in row for row in report["evaluation"])

@@ -55,3 +55,28 @@ def test_cli_draws_and_reports_bad_input(tmp_path, capsys):
     (run / "turn.json").write_text("[]")
     assert main([str(run)]) == 2
     assert "not a turn.json" in capsys.readouterr().err
+
+
+def test_missing_points_and_shares_are_drawn_and_skipped_by_the_analyses(tmp_path, capsys):
+    """A held-out class with nothing readable for its first checkpoints: the turn, the fit and the figure use the
+    located rows (NaN would poison them), the accuracy keeps every row, and the figure draws the shares strip."""
+    from fitting.report import analyse
+
+    ts = trajectories(path((0.5, 0.5), (0.95, 0.05), (1.0, 1.0)))
+    held = ts[-1]
+    z = held.z.copy()
+    gone = (np.arange(STEPS.size) < 4) | np.isin(np.arange(STEPS.size), [7, 8])  # steps 0-300, 700, 800: nothing readable
+    z[gone] = np.nan
+    unread = gone.astype(float)
+    shares = {"share_10": tuple(repr(0.0 if u else 0.7) for u in unread), "share_11": tuple(repr(0.0 if u else 0.3) for u in unread),
+              "share_unreadable": tuple(repr(float(u)) for u in unread)}
+    ts[-1] = Trajectory(STEPS, z, held.concepts, "11", accuracy=held.accuracy, extra=shares)
+    turn = held_out_turn(ts[-1], ts)
+    assert turn is not None and np.linalg.norm(np.array(turn.point) - (0.95, 0.05)) < 0.1
+    record = analyse(ts[-1], "eq1", n_boot=0)[0]
+    assert record["turn_step"] is not None and np.isfinite(record["rmse"]) and record["n_points"] == STEPS.size
+    assert record["threshold_steps"]["50%"]["z_color"] is not None
+    run = tmp_path / "run"
+    write_csv(run / "trajectories.csv", ts)
+    assert main([str(run)]) == 0 and turns([str(run)]) == 0
+    assert (run / "concept_space.png").stat().st_size > 10_000
