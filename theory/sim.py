@@ -138,17 +138,15 @@ def flow(w: NDArray, a: NDArray) -> NDArray[np.float64]:
     return wa + aw - 0.5 * (a[:, None] * w2 + w2 * a[None, :] + 2 * (wa @ w))
 
 
-def sim2(task: Task, t: Sequence[float], u0: NDArray, *, rtol: float = 1e-9, atol: float = 1e-12,
-         a: NDArray | None = None) -> NDArray[np.float64]:
+def sim2(task: Task, t: Sequence[float], u0: NDArray, *, rtol: float = 1e-9, atol: float = 1e-12) -> NDArray[np.float64]:
     """(T, d, d) W(t) = U(t) U(t)^T of the symmetric two-layer model from U(0) = ``u0`` (DOP853, capped steps).
 
     U is integrated, dU/dt = -1/2 G U with G = (W - I) A + A (W - I), which moves W = U U^T exactly by
     :func:`flow` and keeps it positive semi-definite (integrating W itself, a negative eigenvalue from round-off
-    would blow up in finite time). ``a`` overrides the task's signal (e.g. a finite sample's second moments).
+    would blow up in finite time).
     """
     t, u0 = _check(task, t, u0)
-    a = task.signal if a is None else np.asarray(a, dtype=float)
-    d, eye = task.d, np.eye(task.d)
+    a, d, eye = task.signal, task.d, np.eye(task.d)
 
     def rhs(_, y):
         u = y.reshape(d, d)
