@@ -38,7 +38,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs" / "reliability.md"
 MARK_BEGIN, MARK_END = "<!-- bad-inputs table: begin -->", "<!-- bad-inputs table: end -->"
 COMMANDS = ("theory.simulate", "fitting.fit", "fitting.capability", "fitting.masking", "fitting.turn", "figures.training",
-            "figures.masking", "empirical.data", "empirical.probe", "empirical.train", "empirical.elicit")
+            "figures.masking", "empirical.data", "empirical.probe", "empirical.train", "empirical.elicit", "empirical.sweep")
 TORCH = {"empirical.data", "empirical.probe", "empirical.train", "empirical.elicit"}
 
 
@@ -209,6 +209,7 @@ def exists(rel: str) -> Callable[[Path, Path], str | None]:
 def _cases() -> list[Case]:
     S, F, CAP = "theory.simulate", "fitting.fit", "fitting.capability"
     TR, EL, DA, PR = "empirical.train", "empirical.elicit", "empirical.data", "empirical.probe"
+    SW, sweep = "empirical.sweep", ["--preset", "smoke", "--executor", "debug", "--out", "{c}/sw"]
     canary = "touch {c}/ran"
     out = ["--out", "{c}/out"]
     ran = no_file("ran")
@@ -410,6 +411,17 @@ def _cases() -> list[Case]:
         Case("lost data", EL, ["{c}/run", "--protocols", "overprompt"], expect="ok",
              setup=then(copy_run, lambda c, w: (c / "run" / "trajectories.csv").unlink()), check=same_naive_rows,
              label="RUN after trajectories.csv was deleted (naive rows come back from last.pt)", slow=True),
+        # empirical.sweep: everything is checked before a job is submitted
+        Case(inj, SW, [*sweep, "--then", f"turn; {canary}"], "unknown step 'turn;'", check=ran),
+        Case("bad flag", SW, [*sweep, "--grid", "nonsense=1,2"], "unknown key 'nonsense'", check=no_file("sw")),
+        Case("bad flag", SW, [*sweep, "--grid", "seed=0,0"], "repeated", check=no_file("sw")),
+        Case("bad flag", SW, [*sweep, "--grid", "lr=0.001,2"], "run lr=2: lr=2.0 is not valid", check=no_file("sw/runs")),
+        Case("bad flag", SW, [*sweep, "--set", "probe={out}/p"], "one probe across its runs", check=no_file("sw/runs")),
+        Case("bad flag", SW, [*sweep, "--no-wait"], "only with --executor slurm"),
+        Case("bad run folder", SW, [*sweep, "--grid", "seed=0"], "holds a run with another config",
+             setup=write("sw/runs/seed=0/config.json", json.dumps({"train": {"steps": 7}})), check=no_file("sw/logs"),
+             label="--out DIR (DIR/runs/seed=0 holds another run)"),
+        Case("missing input", SW, ["collect", "{c}/none"], "not a sweep folder", check=no_file("none")),
     ]
     return cases
 

@@ -353,6 +353,19 @@ def read_run_config(path: Path) -> dict[str, Any]:
     return doc
 
 
+def check_folder(out: Path, cfg: TrainConfig) -> None:
+    """A folder holding another run's config is an error, not something to overwrite."""
+    path = out / "config.json"
+    if not path.exists():
+        return
+    old = read_run_config(path)
+    diff = [f"{k}: {old['train'].get(k)!r} -> {v!r}" for k, v in cfg.to_json().items()
+            if k != "device" and old["train"].get(k) != v]
+    if diff:
+        raise ValueError(f"{out} holds a run with another config ({'; '.join(diff)}); "
+                         f"use another --out, or the same settings to resume it")
+
+
 def describe() -> str:
     """The presets and their differences from the defaults, for --help."""
     lines = []

@@ -66,6 +66,13 @@ def select_device(name: str, flag: str = "device") -> torch.device:
     return torch.device(name)
 
 
+def device_name(device: torch.device) -> str:
+    """The device in words, for the reproducibility stamp: ``cuda: NVIDIA H100 ...`` or ``cpu (N threads)``."""
+    if device.type == "cuda":
+        return f"cuda: {torch.cuda.get_device_name(device)}"
+    return f"cpu ({torch.get_num_threads()} threads)"
+
+
 SCORE, SELECT = 0, 1  # noise streams: the naive evaluation (and every score), and the draw that chooses a setting
 
 

@@ -12,16 +12,18 @@ import math
 import sys
 import time
 from pathlib import Path
+from typing import Sequence
 
 import numpy as np
 import torch
 from torch import nn
 
-from empirical import checkpoint, evaluate, protocols, runlog
-from empirical.config import TrainConfig, read_run_config
+from empirical import checkpoint, evaluate, lock, protocols, runlog
+from empirical.config import TrainConfig, check_folder, read_run_config
 from empirical.data import mask, sample
 from empirical.grid import grid
 from theory import cli
+from theory.stamp import stamp
 from theory.files import atomic_write, write_json
 
 
@@ -64,28 +66,17 @@ def load_probe(cfg: TrainConfig, out: Path, *, progress: bool):
         if not setups:
             valid = "; ".join(f"{n}: {s['concepts']}" for n, s in probe_mod.SETUPS.items())
             raise ValueError(f"no probe setup covers concepts {cfg.concepts}; valid: {valid}")
-        pcfg = probe_mod.ProbeConfig(setup=setups[0], resolution=cfg.resolution, steps=cfg.probe_steps)
-        print(f"train: no probe at {path}; training one ({pcfg.steps} steps at {cfg.resolution} px)", file=sys.stderr)
-        _, doc = probe_mod.train_evaluate_save(pcfg, path, progress=progress)
-        print(f"train: probe saved; worst per-concept accuracy {doc['min_accuracy']}", file=sys.stderr)
+        with lock.hold(path, wait=True):  # runs sharing a probe wait for the one that trains it
+            if not (path / "probe.pt").exists():
+                pcfg = probe_mod.ProbeConfig(setup=setups[0], resolution=cfg.resolution, steps=cfg.probe_steps)
+                print(f"train: no probe at {path}; training one ({pcfg.steps} steps at {cfg.resolution} px)", file=sys.stderr)
+                _, doc = probe_mod.train_evaluate_save(pcfg, path, progress=progress)
+                print(f"train: probe saved; worst per-concept accuracy {doc['min_accuracy']}", file=sys.stderr)
     model, pcfg, digest = probe_mod.load(path)
     if pcfg.concepts != cfg.concepts or pcfg.resolution != cfg.resolution:
         raise ValueError(f"{path}: the probe reads {pcfg.concepts} at {pcfg.resolution} px, the run needs "
                          f"{cfg.concepts} at {cfg.resolution} px; set probe=<folder> to another probe")
     return model, str(path), digest
-
-
-def check_config(out: Path, cfg: TrainConfig) -> None:
-    """A folder holding another run's config is an error, not something to overwrite."""
-    path = out / "config.json"
-    if not path.exists():
-        return
-    old = read_run_config(path)
-    diff = [f"{k}: {old['train'].get(k)!r} -> {v!r}" for k, v in cfg.to_json().items()
-            if k != "device" and old["train"].get(k) != v]
-    if diff:
-        raise ValueError(f"{out} holds a run with another config ({'; '.join(diff)}); "
-                         f"use another --out, or the same settings to resume it")
 
 
 def resume_state(out: Path, cfg: TrainConfig) -> dict | None:
@@ -111,6 +102,13 @@ def resume_state(out: Path, cfg: TrainConfig) -> dict | None:
         raise ValueError(f"{last}: step {state['step']} holds non-finite concept points (first at step {bad[0].step}): the "
                          "run diverged before this version checked for it; start it again in another --out")
     return state
+
+
+def previous_stamps(out: Path) -> list[dict]:
+    """The stamps of the earlier starts of a run (config.json's ``stamps``; one per start, resumes included)."""
+    path = out / "config.json"
+    stamps = read_run_config(path).get("stamps", []) if path.exists() else []
+    return [s for s in stamps if isinstance(s, dict)] if isinstance(stamps, list) else []
 
 
 class Diverged(ValueError):
@@ -149,17 +147,18 @@ class Run:
     run before anything is written, then writes config.json and resumes from checkpoints/last.pt if any.
     """
 
-    def __init__(self, cfg: TrainConfig, out: Path, *, progress: bool = True):
+    def __init__(self, cfg: TrainConfig, out: Path, *, progress: bool = True, command: Sequence[str] | None = None):
         self.cfg, self.out = cfg, Path(out)
         self.device = evaluate.select_device(cfg.device, "device=")
-        check_config(self.out, cfg)
+        check_folder(self.out, cfg)
         state = resume_state(self.out, cfg)
         self.probe, probe_dir, probe_hash = load_probe(cfg, self.out, progress=progress)
         self.meta = runlog.run_meta(cfg, probe_hash, source="empirical.train")
         self.out.mkdir(parents=True, exist_ok=True)
+        now = {**stamp(device=evaluate.device_name(self.device), command=command), "step": 0 if state is None else state["step"]}
         write_json(self.out / "config.json", {"train": cfg.to_json(), "probe": {"path": probe_dir, "hash": probe_hash},
                                              "concepts": list(cfg.concepts), "classes": cfg.data.classes,
-                                             "held_out": cfg.data.held_out})
+                                             "held_out": cfg.data.held_out, "stamps": previous_stamps(self.out) + [now]})
         torch.manual_seed(cfg.seed)  # model init, then dropout and time sampling draw from this stream
         self.vdm = checkpoint.build_model(cfg).to(self.device)
         self.opt = torch.optim.AdamW(self.vdm.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)

@@ -58,11 +58,13 @@ class Meter:
         return rec
 
 
-def train(cfg: TrainConfig, out: Path, *, progress: bool = True, stop_after: int | None = None) -> dict:
-    """Run (or resume) training; returns a summary. ``stop_after`` stops after that many updates (tests)."""
+def train(cfg: TrainConfig, out: Path, *, progress: bool = True, stop_after: int | None = None,
+          command: Sequence[str] | None = None) -> dict:
+    """Run (or resume) training; returns a summary. ``stop_after`` stops after that many updates (tests);
+    ``command``: the command line for the reproducibility stamp (default: this process's)."""
     from tqdm import tqdm
 
-    run = Run(cfg, out, progress=progress)
+    run = Run(cfg, out, progress=progress, command=command)
     if run.step == 0 and 0 in run.evals and not run.logs.points:  # the untrained model, once
         run.evaluate()
         run.save(evaluated=True)

@@ -38,6 +38,7 @@ from fitting.report import analyse, figure, fitted_curves
 from theory import cli
 from theory.cli import UsageError
 from theory.files import write_json
+from theory.stamp import stamp
 from theory.trajectory import read_csv
 
 
@@ -121,7 +122,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.model == "notebook" and len(chosen[0].concepts) != 2:
         raise UsageError(f"--model notebook needs 2 concepts; {args.log} has {list(chosen[0].concepts)}")
 
-    start = time.perf_counter()
+    start, stamped = time.perf_counter(), stamp()
     results = []
     for traj in tqdm(chosen, desc="fitting", unit="trajectory", disable=None):
         try:
@@ -135,7 +136,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             path = out / f"{_slug(traj.run, traj.seed, traj.label, traj.protocol)}.png"
             figure(traj, record, fitted_curves(traj, model_fit, acc), path)
             record["figure"] = path.name
-    path = write_json(out / "fit.json", {"log": str(args.log), "model": args.model, "fits": records, "lags": protocol_lags(records)})
+    path = write_json(out / "fit.json", {"log": str(args.log), "model": args.model, "fits": records, "lags": protocol_lags(records),
+                                            "stamp": stamped})
     elapsed = time.perf_counter() - start
     print(f"fitted {len(records)} trajectories in {elapsed:.1f} s; wrote {path}")
     for r in records:

@@ -32,6 +32,7 @@ from typing import Sequence
 import numpy as np
 
 from theory import cli, plot
+from theory.stamp import stamp
 from theory.cli import UsageError
 from theory.expression import FUNCTIONS
 from theory.integrate import AUTO_DOPRI_FROM, choose_method, compiled, integrate, time_grid
@@ -139,6 +140,7 @@ def _config(kind: str, name: str, land: Landscape, t: np.ndarray, args, method: 
         kind: name, "model": land.name, "energy": str(land.energy), "concepts": list(land.concepts),
         "t_end": float(t[-1]), "points": int(t.size), "method": method, "rtol": args.rtol, "atol": args.atol,
         "command": "python -m theory.simulate " + " ".join(args.argv),
+        "stamp": stamp(command=["python", "-m", "theory.simulate", *args.argv]),
     }
 
 

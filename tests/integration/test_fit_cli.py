@@ -23,6 +23,8 @@ def test_fit_recovers_a_simulated_log(simulated_log, tmp_path, capsys):
     assert main([str(simulated_log), "--out", str(tmp_path)]) == 0
     doc = json.loads((tmp_path / "fit.json").read_text())
     assert doc["model"] == "eq1" and len(doc["fits"]) == 2
+    assert doc["stamp"]["command"].endswith(f"--out {tmp_path}") or "pytest" in doc["stamp"]["command"]
+    assert {"commit", "dirty", "numpy", "numba", "host", "started"} <= set(doc["stamp"])
     for record, t_switch in zip(doc["fits"], (5.0, 9.0)):
         assert record["class"] == "11" and record["protocol"] == "sim" and record["model"] == "eq1"
         p = record["params"]

@@ -80,6 +80,7 @@ def test_single_model_eq1_sweep_matches_independent_integration(tmp_path):
     assert (out / "eq1.png").exists()
     config = json.loads((out / "config.json").read_text())
     assert config["runs"][1]["params"]["z_bias"] == [0.3, 1.0]
+    assert config["stamp"]["command"].startswith("python -m theory.simulate") and config["stamp"]["sympy"]
 
 
 @pytest.mark.parametrize("method", ["dopri", "stacked", "loop"])

@@ -148,12 +148,15 @@ def test_smoke_run_writes_a_valid_log(probe_dir, tmp_path, capsys):
     assert [r["step"] for r in metrics if r["kind"] == "eval"] == cfg.eval_schedule()
     doc = json.loads((out / "config.json").read_text())
     assert doc["train"]["steps"] == cfg.steps and len(doc["probe"]["hash"]) == 16
+    assert len(doc["stamps"]) == 1 and doc["stamps"][0]["step"] == 0 and doc["stamps"][0]["device"].startswith("cpu")
+    assert doc["stamps"][0]["torch"].startswith(torch.__version__.split("+")[0])
     assert sorted(p.name for p in (out / "samples").glob("*.png")) == ["step_000000.png", "step_000040.png"]
     assert len(list((out / "checkpoints").glob("step_*.pt"))) == len(cfg.eval_schedule())
     # rerunning a finished run changes nothing and duplicates nothing
     before = (out / "trajectories.csv").read_text()
     assert main(["--preset", "smoke", "--set", f"probe={probe_dir}", "--out", str(out)]) == 0
     assert (out / "trajectories.csv").read_text() == before
+    assert [s["step"] for s in json.loads((out / "config.json").read_text())["stamps"]] == [0, cfg.steps]  # one per start
     # the same folder with another config is refused
     assert main(["--preset", "smoke", "--set", f"probe={probe_dir}", "--set", "lr=0.01", "--out", str(out)]) == 2
     assert "holds a run with another config (lr: 0.001 -> 0.01)" in capsys.readouterr().err

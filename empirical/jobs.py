@@ -1,0 +1,134 @@
+"""What a sweep's jobs run, wherever submitit runs them (a local process, a SLURM array task, or the
+calling process for ``--executor debug``): train one run's probe, or train one run and chain its
+post-hoc steps.
+
+A run job holds the run folder's lock for its whole life, so two sweeps (or a requeued job and its
+stale twin) never work on one run at once; a job that finds the lock taken returns ``busy`` at once.
+Each stage is recorded in ``RUN/stages.json`` when it finishes, so a resubmitted job skips finished
+stages, and training itself resumes from its last checkpoint. On preemption or timeout submitit
+calls :meth:`RunJob.checkpoint` and requeues the same job, which then resumes.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import time
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+
+from empirical import lock, plan
+from empirical.config import make_config
+
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMBA_NUM_THREADS")
+
+
+def thread_exports(threads: int) -> list[str]:
+    """Shell lines that cap a job's threads before Python starts (torch and numba read them at import)."""
+    return [f"export {name}={threads}" for name in THREAD_VARIABLES]
+
+
+def limit_threads(threads: int) -> None:
+    """Cap this process's threads (and its children's): parallel jobs must not oversubscribe the cores."""
+    for name in THREAD_VARIABLES:
+        os.environ[name] = str(threads)
+    import torch
+
+    torch.set_num_threads(threads)
+
+
+def log_path() -> str | None:
+    """The submitit log of the running job, when run by submitit."""
+    try:
+        import submitit
+
+        return str(submitit.JobEnvironment().paths.stderr)
+    except Exception:  # not inside a submitit job (a direct call, or the debug executor)
+        return None
+
+
+@dataclass
+class ProbeJob:
+    """Train the shared probe a run config names (once: load_probe holds the probe folder's lock)."""
+
+    preset: str
+    overrides: tuple[str, ...]
+    threads: int
+    raise_errors: bool = True
+
+    def __call__(self) -> dict:
+        from empirical.run import load_probe
+
+        limit_threads(self.threads)
+        try:
+            _, path, digest = load_probe(make_config(self.preset, self.overrides), Path("."), progress=False)
+        except Exception as err:
+            if self.raise_errors:
+                raise
+            return {"status": "failed", "message": f"{type(err).__name__}: {err}"}
+        return {"status": "done", "probe": path, "hash": digest}
+
+    def checkpoint(self, *args, **kwargs):
+        """submitit's requeue hook: the same job again (probe training restarts; it is minutes at most)."""
+        from submitit.helpers import DelayedSubmission
+
+        return DelayedSubmission(self)
+
+
+@dataclass
+class RunJob:
+    """Train one run (or resume it) and run its --then steps; returns {"status": "done" | "busy" | "failed", ...}.
+
+    ``raise_errors``: re-raise a failure after recording it (so a cluster shows the job as failed);
+    off for the debug executor, which would open a debugger on it."""
+
+    run: str
+    preset: str
+    overrides: tuple[str, ...]
+    steps: tuple[plan.Step, ...]
+    threads: int
+    command: tuple[str, ...]
+    raise_errors: bool = True
+
+    def __call__(self) -> dict:
+        limit_threads(self.threads)
+        run = Path(self.run)
+        try:
+            with lock.hold(run):
+                return self._work(run)
+        except lock.Busy as err:
+            return {"status": "busy", "message": str(err)}
+
+    def _work(self, run: Path) -> dict:
+        stage = "train"
+        try:
+            todo = plan.pending(run, self.steps)
+            if "train" in todo:
+                from empirical.train import train
+
+                t0 = time.perf_counter()
+                summary = train(make_config(self.preset, self.overrides), run, progress=False, command=self.command)
+                plan.mark(run, "train", {"step": summary["step"], "seconds": round(time.perf_counter() - t0, 1)})
+            for step in self.steps:
+                if step.text in todo:
+                    stage, t0 = step.text, time.perf_counter()
+                    rc = subprocess.run(step.argv(run)).returncode
+                    if rc:
+                        raise RuntimeError(f"step {step.text!r} exited with code {rc} (python {shlex.join(step.argv(run)[1:])})")
+                    plan.mark(run, step.text, {"seconds": round(time.perf_counter() - t0, 1)})
+        except Exception as err:
+            message = f"{type(err).__name__}: {err}" if not isinstance(err, (ValueError, RuntimeError)) else str(err)
+            plan.mark(run, stage, {"error": message, "log": log_path(), "traceback": traceback.format_exc(limit=-3)},
+                      failed=True)
+            if self.raise_errors:
+                raise
+            return {"status": "failed", "stage": stage, "message": message}
+        return {"status": "done"}
+
+    def checkpoint(self, *args, **kwargs):
+        """submitit's requeue hook (preemption, timeout): the same job; it resumes from the run's last checkpoint."""
+        from submitit.helpers import DelayedSubmission
+
+        return DelayedSubmission(self)

@@ -1,0 +1,159 @@
+"""A sweep as a list of overrides: the grid expanded into runs, the post-hoc steps chained after training,
+and what each run folder has finished (``RUN/stages.json``).
+
+A grid is ``KEY=V1,V2,..`` items (every ``--set`` key is a grid key, seeds included); the runs are
+their product, each an ordinary ``empirical.train`` run in ``DIR/runs/<key=value,...>``. Values of
+tuple-valued keys (``channels``, ``eval_dense``, ...) are separated by ``;``: ``channels=16,32;32,64``.
+Every run of a sweep shares one probe per (concepts, resolution): ``DIR/probe/<concepts>-<res>px``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import shlex
+import sys
+import typing
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+from empirical.config import TrainConfig, make_config
+from theory import cli
+from theory.files import read_json, write_json
+
+PROBE = "probe/{concepts}-{resolution}px"  # inside the sweep folder
+STATE = "stages.json"
+# --then steps: the command each runs on a run folder ({run}), extra arguments appended
+STEPS = {
+    "elicit": ("empirical.elicit", "{run}"),
+    "capability": ("fitting.capability", "{run}"),
+    "turn": ("fitting.turn", "{run}"),
+    "fit": ("fitting.fit", "{run}/trajectories.csv"),
+    "figure": ("figures.training", "{run}"),
+}
+
+
+@dataclass(frozen=True)
+class Step:
+    """A post-hoc step chained after training (``--then 'elicit --every 3'``); ``text`` names it in stages.json."""
+
+    text: str
+    name: str
+    args: tuple[str, ...]
+
+    def argv(self, run: Path) -> list[str]:
+        """The command line that runs this step on a run folder (no shell: arguments are never interpreted)."""
+        module, target = STEPS[self.name]
+        return [sys.executable, "-m", module, target.format(run=run), *self.args]
+
+
+def parse_step(text: str) -> Step:
+    """``NAME [ARGS]`` for --then; ValueError naming the step and what is valid."""
+    try:
+        words = shlex.split(text)
+    except ValueError as err:
+        raise ValueError(f"--then {text!r}: {err}") from None
+    if not words or words[0] not in STEPS:
+        valid = "; ".join(f"{k} (python -m {m} {t.replace('{run}', 'RUN')} ARGS)" for k, (m, t) in STEPS.items())
+        raise ValueError(f"--then {text!r}: unknown step {words[0] if words else ''!r}; valid: {valid}")
+    return Step(shlex.join(words), words[0], tuple(words[1:]))
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One run of a sweep: its folder name, its grid values, and the --set overrides that make its config."""
+
+    name: str
+    values: tuple[tuple[str, str], ...]
+    overrides: tuple[str, ...]
+    cfg: TrainConfig
+
+
+def tuple_keys() -> set[str]:
+    """Config fields that hold tuples (their grid values are separated by ';')."""
+    hints = typing.get_type_hints(TrainConfig)
+    return {f.name for f in dataclasses.fields(TrainConfig) if typing.get_origin(hints[f.name]) is tuple}
+
+
+def parse_grid(items: Sequence[str]) -> list[tuple[str, list[str]]]:
+    """``KEY=V1,V2`` items -> [(key, [value text, ...])], keys unique and values non-empty."""
+    grid, tuples = [], tuple_keys()
+    keys = [f.name for f in dataclasses.fields(TrainConfig) if f.name not in ("preset", "sep")]
+    for item in items:
+        key, text = cli.assignment(item, "--grid", "KEY=V1,V2,..")
+        if key not in keys and not (key.startswith("sep.") and len(key) > 4):
+            raise ValueError(f"--grid {item!r}: unknown key {key!r}; valid: sep.<concept>, {', '.join(keys)}")
+        sep = ";" if key in tuples or ";" in text else ","
+        values = [v.strip() for v in text.split(sep)]
+        if not all(values):
+            raise ValueError(f"--grid {item!r}: an empty value; give {key}=V1{sep}V2{sep}.."
+                             + (f" (values of {key} are tuples, separated by ';')" if key in tuples else ""))
+        if len(set(values)) < len(values):
+            raise ValueError(f"--grid {item!r}: a value is repeated")
+        if key in (k for k, _ in grid):
+            raise ValueError(f"--grid {item!r}: {key} is already a grid key; give all its values in one --grid")
+        grid.append((key, values))
+    return grid
+
+
+def expand(preset: str, grid: Sequence[tuple[str, list[str]]], sets: Sequence[str], out: Path) -> list[RunSpec]:
+    """The runs of a sweep: the product of the grid's values, each with the --set overrides and the shared probe.
+
+    Every config is built (and validated) here, before anything is submitted."""
+    set_keys = [cli.assignment(item, "--set", "KEY=VALUE")[0] for item in sets]
+    for key, _ in grid:
+        if key in set_keys:
+            raise ValueError(f"--grid {key}=..: {key} is also given by --set; give it once")
+    if "probe" in (k for k, _ in grid):
+        raise ValueError("--grid probe=..: a sweep shares its probe; set it once with --set probe=FOLDER")
+    probe = [item for item in sets if item.startswith("probe=")]
+    if probe and "{out}" in probe[-1]:
+        raise ValueError(f"--set {probe[-1]!r}: a sweep shares one probe across its runs; {{out}} would train one per run")
+    shared = [] if probe else [f"probe={Path(out).resolve() / PROBE}"]
+    runs, seen = [], {}
+    for combo in itertools.product(*(values for _, values in grid)):
+        values = tuple((key, value) for (key, _), value in zip(grid, combo))
+        overrides = (*sets, *(f"{k}={v}" for k, v in values), *shared)
+        try:
+            cfg = make_config(preset, overrides)
+        except ValueError as err:
+            where = ", ".join(f"{k}={v}" for k, v in values)
+            raise ValueError(f"run {where or '(the only one)'}: {err}") from None
+        name = ",".join(f"{k}={v.replace(',', '-').replace('/', '_')}" for k, v in values) or "run"
+        key = tuple(sorted((k, repr(v)) for k, v in cfg.to_json().items()))
+        if key in seen:
+            raise ValueError(f"--grid: runs {seen[key]} and {name} have the same config (the same value written twice?)")
+        seen[key] = name
+        runs.append(RunSpec(name, values, overrides, cfg))
+    return runs
+
+
+# --- what a run folder has finished -------------------------------------------------------------------
+
+def read_state(run: Path) -> dict:
+    """``RUN/stages.json``: {"done": {stage: info}, "failed": {...} or absent}; empty when the file is absent."""
+    path = Path(run) / STATE
+    if not path.exists():
+        return {"done": {}}
+    doc = read_json(path, "sweep state (JSON)", "delete it to redo the run's steps (finished work is skipped anyway)")
+    if not isinstance(doc, dict) or not isinstance(doc.get("done"), dict):
+        raise ValueError(f"{path}: not a sweep state file (expected an object with 'done'); delete it to redo the run's steps")
+    return doc
+
+
+def mark(run: Path, stage: str, info: dict | None = None, *, failed: bool = False) -> None:
+    """Record a stage as done (clearing any failure) or as failed."""
+    doc = read_state(run)
+    if failed:
+        doc["failed"] = {"stage": stage, **(info or {})}
+    else:
+        doc["done"][stage] = info or {}
+        doc.pop("failed", None)
+    write_json(Path(run) / STATE, doc)
+
+
+def pending(run: Path, steps: Sequence[Step]) -> list[str]:
+    """The stages a run has still to do: train, then every --then step, in order."""
+    done = read_state(run)["done"]
+    return [s for s in ["train", *(step.text for step in steps)] if s not in done]

@@ -1,0 +1,208 @@
+"""The sweep's plan (grid expansion, --then steps, run state), its locks, and runs collected as data
+(covariates.csv, sweep.csv, load_runs, read_metrics) on hand-made run folders: no training here."""
+
+import csv
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from empirical import collect, lock, plan
+from empirical.config import make_config
+from theory.files import write_json
+from theory.stamp import stamp
+from theory.trajectory import Trajectory, read_csv, write_csv
+
+
+# --- the grid -------------------------------------------------------------------------------------------
+
+def test_grid_expands_to_the_product_with_a_shared_absolute_probe(tmp_path):
+    grid = plan.parse_grid(["seed=0,1", "sep.color=0.3,0.8"])
+    runs = plan.expand("smoke", grid, ["steps=20"], tmp_path / "sw")
+    assert [r.name for r in runs] == ["seed=0,sep.color=0.3", "seed=0,sep.color=0.8", "seed=1,sep.color=0.3",
+                                      "seed=1,sep.color=0.8"]
+    assert [(r.cfg.seed, r.cfg.sep["color"], r.cfg.steps) for r in runs] == [(0, 0.3, 20), (0, 0.8, 20), (1, 0.3, 20), (1, 0.8, 20)]
+    probes = {r.cfg.probe_path(f"/elsewhere/{r.name}") for r in runs}
+    assert probes == {str((tmp_path / "sw").resolve() / "probe" / "color-size-8px")}  # one, not one per run ({out})
+
+
+def test_tuple_keys_take_semicolon_separated_values(tmp_path):
+    runs = plan.expand("smoke", plan.parse_grid(["channels=8,16;16,32"]), [], tmp_path)
+    assert [r.cfg.channels for r in runs] == [(8, 16), (16, 32)]
+    assert [r.name for r in runs] == ["channels=8-16", "channels=16-32"]
+
+
+@pytest.mark.parametrize("items, match", [
+    (["nonsense=1,2"], "unknown key 'nonsense'.*valid: sep.<concept>"),
+    (["seed=0,0"], "repeated"),
+    (["seed=0,,1"], "empty value"),
+    (["seed=0", "seed=1"], "already a grid key"),
+    (["seed"], "KEY=V1,V2"),
+])
+def test_bad_grids_are_refused(items, match):
+    with pytest.raises(ValueError, match=match):
+        plan.parse_grid(items)
+
+
+@pytest.mark.parametrize("grid, sets, match", [
+    (["seed=0,1"], ["seed=3"], "also given by --set"),
+    (["probe=a,b"], [], "shares its probe"),
+    (["seed=0"], ["probe={out}/p"], "one probe across its runs"),
+    (["lr=0.001,2"], [], r"run lr=2: lr=2.0 is not valid"),
+    (["sep.color=0.3,0.30"], [], "same config"),
+])
+def test_bad_expansions_are_refused_before_any_work(tmp_path, grid, sets, match):
+    with pytest.raises(ValueError, match=match):
+        plan.expand("smoke", plan.parse_grid(grid), sets, tmp_path)
+
+
+def test_steps_parse_into_commands_without_a_shell(tmp_path):
+    step = plan.parse_step("elicit --every 3 --protocols 'cfg'")
+    assert step.text == "elicit --every 3 --protocols cfg"
+    assert step.argv(tmp_path)[1:] == ["-m", "empirical.elicit", str(tmp_path), "--every", "3", "--protocols", "cfg"]
+    assert plan.parse_step("fit --class 11").argv(tmp_path)[3] == f"{tmp_path}/trajectories.csv"
+    assert plan.parse_step("turn --class '11; rm -rf /'").args == ("--class", "11; rm -rf /")  # never a shell: one argument
+    with pytest.raises(ValueError, match="unknown step 'turn;'"):
+        plan.parse_step("turn; rm -rf /")
+    with pytest.raises(ValueError, match="unknown step 'train'.*valid: elicit"):
+        plan.parse_step("train")
+    with pytest.raises(ValueError, match="No closing quotation"):
+        plan.parse_step("elicit '--every")
+
+
+def test_run_state_records_stages_and_failures(tmp_path):
+    steps = (plan.parse_step("elicit"), plan.parse_step("turn"))
+    assert plan.pending(tmp_path, steps) == ["train", "elicit", "turn"]
+    plan.mark(tmp_path, "train", {"step": 40})
+    plan.mark(tmp_path, "elicit", {"error": "boom"}, failed=True)
+    assert plan.pending(tmp_path, steps) == ["elicit", "turn"]
+    assert plan.read_state(tmp_path)["failed"]["error"] == "boom"
+    plan.mark(tmp_path, "elicit")
+    assert "failed" not in plan.read_state(tmp_path) and plan.pending(tmp_path, steps) == ["turn"]
+    (tmp_path / plan.STATE).write_text("[1]")
+    with pytest.raises(ValueError, match="stages.json: not a sweep state file"):
+        plan.read_state(tmp_path)
+
+
+# --- locks -------------------------------------------------------------------------------------------------
+
+HOLDER = """
+import sys, time
+from empirical import lock
+with lock.hold(sys.argv[1]):
+    print("held", flush=True)
+    time.sleep(60)
+"""
+
+
+def test_a_lock_excludes_other_processes_and_dies_with_its_holder(tmp_path):
+    proc = subprocess.Popen([sys.executable, "-c", HOLDER, str(tmp_path)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "held"
+        assert lock.held(tmp_path)
+        with pytest.raises(lock.Busy, match=f"in use by pid {proc.pid}"):
+            with lock.hold(tmp_path):
+                pass
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+    assert not lock.held(tmp_path)  # kill -9 leaves no stale lock
+    with lock.hold(tmp_path):
+        assert lock.held(tmp_path)  # seen from another open file, even in the same process
+    assert not lock.held(tmp_path)
+
+
+def test_waiting_for_a_lock_returns_once_it_is_free(tmp_path):
+    proc = subprocess.Popen([sys.executable, "-c", HOLDER.replace("60", "1.5"), str(tmp_path)], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "held"
+    t0 = time.perf_counter()
+    with lock.hold(tmp_path, wait=True, poll=0.05):
+        waited = time.perf_counter() - t0
+    proc.wait()
+    assert 0.3 < waited < 30
+
+
+# --- runs as data ----------------------------------------------------------------------------------------
+
+def fake_run(folder: Path, overrides, *, steps_logged=(0, 10, 20), name=None) -> Path:
+    """A run folder as training leaves it (config.json, trajectories.csv, metrics.jsonl), without training."""
+    cfg = make_config("smoke", ["steps=20", *overrides])
+    run = folder / (name or ",".join(overrides) or "run")
+    run.mkdir(parents=True)
+    write_json(run / "config.json", {"train": cfg.to_json(), "probe": {"path": "p", "hash": "h"}, "stamps": [stamp()]})
+    steps = np.array(steps_logged)
+    rng = np.random.default_rng(cfg.seed)
+    trajs = [Trajectory(steps, rng.uniform(size=(steps.size, 2)), cfg.concepts, label, "naive", cfg.seed, run.name,
+                        accuracy=np.linspace(0, 1, steps.size), extra={"samples": ("8",) * steps.size})
+             for label in cfg.data.classes]
+    write_csv(run / "trajectories.csv", trajs)
+    lines = [{"kind": "train", "step": s, "total": 5.0 - s / 10, "images_per_s": 100.0} for s in (10, 20)]
+    lines.append({"kind": "eval", "step": 20, "classes": {"01": {"z": [0.1, None], "accuracy": 0.5, "unreadable": 0.25}}})
+    (run / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
+    return run
+
+
+def test_covariates_hold_what_varies_separations_and_measured_signals(tmp_path):
+    for seed in (0, 1):
+        for sep in (0.3, 0.8):
+            fake_run(tmp_path / "runs", [f"seed={seed}", f"sep.color={sep}", f"lr={0.001 * (1 + seed)}"])
+    fake_run(tmp_path / "runs", ["seed=2", "sep.color=0.5", "lr=0.004"], steps_logged=(0, 10))  # unfinished
+    log, cov, runs = collect.collect(tmp_path)
+    assert len(runs) == 4
+    rows = list(csv.reader(cov.open()))
+    header, body = rows[0], rows[1:]
+    assert header == ["run", "seed", "lr", "sep_color", "sep_size", "signal_color", "signal_size"]  # seed and lr vary
+    by_sep = {float(r[header.index("sep_color")]): float(r[header.index("signal_color")]) for r in body}
+    assert by_sep[0.8] > 5 * by_sep[0.3] > 0  # the measured signal grows with the separation
+    trajs = read_csv(log)
+    assert len(trajs) == 16 and {t.run for t in trajs} == {r.name for r in runs}
+    assert all(t.extra["sep_color"][0] in ("0.3", "0.8") and t.extra["samples"] == ("8",) * 3 for t in trajs)
+    log, cov, runs = collect.collect(tmp_path, partial=True)
+    assert len(runs) == 5
+
+
+def test_masking_runs_get_mask_p_and_mixed_concepts_are_refused(tmp_path):
+    fake_run(tmp_path / "a" / "runs", ["mask_p=0.25", "concepts=shape,color"], name="p0.25")
+    fake_run(tmp_path / "a" / "runs", ["mask_p=0.5", "concepts=shape,color"], name="p0.5")
+    _, cov, _ = collect.collect(tmp_path / "a")
+    header = cov.read_text().splitlines()[0].split(",")
+    assert header == ["run", "seed", "mask_p", "sep_shape", "sep_color", "signal_shape", "signal_color"]
+    fake_run(tmp_path / "b" / "runs", ["seed=0"], name="x")
+    runs = collect.read_runs([tmp_path / "a", tmp_path / "b" / "runs" / "x"])
+    with pytest.raises(ValueError, match="different concepts"):
+        collect.table(runs, collect.covariates(runs))
+    with pytest.raises(ValueError, match="not a sweep folder"):
+        collect.run_folders(tmp_path / "b" / "runs" / "x")
+    with pytest.raises(ValueError, match="neither a run folder"):
+        collect.expand([tmp_path / "nothing"])
+
+
+def test_load_runs_keeps_labels_as_strings_and_joins_covariates(tmp_path):
+    pd = pytest.importorskip("pandas")
+    for sep in (0.3, 0.8):
+        fake_run(tmp_path / "runs", [f"sep.color={sep}"])
+    df = collect.load_runs(tmp_path)
+    assert isinstance(df, pd.DataFrame) and len(df) == 2 * 4 * 3
+    assert sorted(df["class"].unique()) == ["00", "01", "10", "11"]
+    assert df["sep_color"].dtype.kind == "f" and set(df["sep_color"]) == {0.3, 0.8}
+    assert df.groupby("run")["signal_color"].nunique().eq(1).all()
+    assert df["step"].dtype.kind == "i"
+    train = collect.read_metrics(tmp_path / "runs" / "sep.color=0.3")
+    assert list(train["step"]) == [10, 20] and train["total"].iloc[-1] == pytest.approx(3.0)
+    evals = collect.read_metrics(tmp_path / "runs" / "sep.color=0.3", "eval")
+    assert evals.loc[0, "class"] == "01" and np.isnan(evals.loc[0, "z_size"]) and evals.loc[0, "unreadable"] == 0.25
+    with pytest.raises(ValueError, match="kind='loss': valid: train, eval"):
+        collect.read_metrics(tmp_path / "runs" / "sep.color=0.3", "loss")
+
+
+def test_colliding_run_names_fall_back_to_their_paths(tmp_path):
+    a = fake_run(tmp_path / "a", ["seed=0"], name="r")
+    b = fake_run(tmp_path / "b", ["seed=1"], name="r")
+    runs = collect.read_runs([a, b])
+    assert [r.name for r in runs] == [str(a), str(b)]
