@@ -37,7 +37,7 @@ from typing import Callable
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs" / "reliability.md"
 MARK_BEGIN, MARK_END = "<!-- bad-inputs table: begin -->", "<!-- bad-inputs table: end -->"
-COMMANDS = ("theory.simulate", "fitting.fit", "fitting.capability", "fitting.masking", "fitting.turn", "figures.training",
+COMMANDS = ("theory.simulate", "fitting.fit", "fitting.predict", "fitting.capability", "fitting.masking", "fitting.turn", "figures.training",
             "figures.masking", "empirical.data", "empirical.probe", "empirical.train", "empirical.elicit", "empirical.sweep")
 TORCH = {"empirical.data", "empirical.probe", "empirical.train", "empirical.elicit"}
 
@@ -112,6 +112,11 @@ def prepare(w: Path, *, torch: bool) -> None:
     (w / "binary.csv").write_bytes(bytes(range(256)) * 8)
     (w / "nul.csv").write_bytes(text.encode()[:200] + b"\x00" + text.encode()[200:])
     (w / "file").write_text("a plain file\n")
+    many = integrate(eq1(), time_grid(25, 30), {"t_switch": [[t, 0.0] for t in (4, 6, 8, 10, 12)]}, method="stacked").z
+    write_csv(w / "sweep.csv", [Trajectory(steps, zr, ("color", "size"), "11", "naive", 0, f"r{i}") for i, zr in enumerate(many)])
+    rows = ["run,signal_color,signal_size"] + [f"r{i},{0.01 * (i + 1)},0.05" for i in range(5)]
+    (w / "covariates.csv").write_text("\n".join(rows) + "\n")
+    (w / "cov_text.csv").write_text("\n".join(rows[:3] + ["r2,lots,0.05"] + rows[4:]) + "\n")
     run = w / "naive-run"
     run.mkdir()
     shutil.copy(w / "log.csv", run / "trajectories.csv")
@@ -209,6 +214,7 @@ def exists(rel: str) -> Callable[[Path, Path], str | None]:
 def _cases() -> list[Case]:
     S, F, CAP = "theory.simulate", "fitting.fit", "fitting.capability"
     TR, EL, DA, PR = "empirical.train", "empirical.elicit", "empirical.data", "empirical.probe"
+    PD = "fitting.predict"
     SW, sweep = "empirical.sweep", ["--preset", "smoke", "--executor", "debug", "--out", "{c}/sw"]
     canary = "touch {c}/ran"
     out = ["--out", "{c}/out"]
@@ -411,6 +417,23 @@ def _cases() -> list[Case]:
         Case("lost data", EL, ["{c}/run", "--protocols", "overprompt"], expect="ok",
              setup=then(copy_run, lambda c, w: (c / "run" / "trajectories.csv").unlink()), check=same_naive_rows,
              label="RUN after trajectories.csv was deleted (naive rows come back from last.pt)", slow=True),
+        # fitting.predict
+        Case("missing input", PD, ["{w}/sweep.csv", "--covariates", "{w}/none.csv", "--holdout", "r0", *out], "no such file",
+             check=no_file("out")),
+        Case("unreadable log", PD, ["{w}/sweep.csv", "--covariates", "{w}/binary.csv", "--holdout", "r0", *out], "NUL bytes"),
+        Case("unreadable log", PD, ["{w}/sweep.csv", "--covariates", "{w}/file", "--holdout", "r0", *out], "no 'run' column"),
+        Case("bad value", PD, ["{w}/sweep.csv", "--covariates", "{w}/cov_text.csv", "--holdout", "r0", *out],
+             "row 4, column signal_color: 'lots' is not a number", check=no_file("out/prediction.json")),
+        Case("bad flag", PD, ["{w}/sweep.csv", "--covariates", "{w}/covariates.csv", "--holdout", "r0", "--covariate", "sep", *out],
+             "no column sep_color"),
+        Case("bad flag", PD, ["{w}/sweep.csv", "--covariates", "{w}/covariates.csv", "--holdout", "nope", *out], "not a run of"),
+        Case("bad flag", PD, ["{w}/sweep.csv", "--covariates", "{w}/covariates.csv", "--train", "r0,r1", *out],
+             "at least 3 training runs"),
+        Case("bad flag", PD, ["{w}/sweep.csv", "--covariates", "{w}/covariates.csv", "--holdout", "r0", "--train", "r1", *out],
+             "not allowed with argument"),
+        Case("bad flag", PD, ["{w}/sweep.csv", "--covariates", "{w}/covariates.csv", "--holdout", "r0", "--model", "eq2", *out],
+             "invalid choice"),
+        Case("bad value", PD, ["{w}/log.csv", "--covariates", "{w}/covariates.csv", "--holdout", "r0", *out], "no row for run 'r'"),
         # empirical.sweep: everything is checked before a job is submitted
         Case(inj, SW, [*sweep, "--then", f"turn; {canary}"], "unknown step 'turn;'", check=ran),
         Case("bad flag", SW, [*sweep, "--grid", "nonsense=1,2"], "unknown key 'nonsense'", check=no_file("sw")),

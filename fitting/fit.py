@@ -141,10 +141,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     elapsed = time.perf_counter() - start
     print(f"fitted {len(records)} trajectories in {elapsed:.1f} s; wrote {path}")
     for r in records:
-        ts = r["params"].get("t_switch")
-        show = ", ".join("-" if v is None else f"{v:.4g}" for v in ts) if isinstance(ts, list) else "-"
         turn = "-" if r["turn_step"] is None else f"{r['turn_step']:.4g}"
-        print(f"  {r['run'] or '-'} seed={r['seed']} class={r['class']} {r['protocol']}: t_switch=({show}) "
+        print(f"  {r['run'] or '-'} seed={r['seed']} class={r['class']} {r['protocol']}: {r['summary'] or 'no model fit'}; "
               f"turn={turn} rmse={np.nan if r['rmse'] is None else r['rmse']:.3g}")
     return 0
 

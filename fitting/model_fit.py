@@ -15,9 +15,10 @@ Free parameters (names as in the theory CLI; each can be fixed with ``fix={name:
 Robust loss (soft L1, scale from the data's noise), bounds, data-driven multi-start (turn point,
 coordinate extremes), Jacobians by central differences on one batched simulation. Intervals:
 ``bootstrap`` (residual bootstrap over checkpoints, refits from the optimum; percentile) or ``wald``
-(s² (JᵀJ)⁻¹ at the optimum; fast). A switch whose concept shows no bias (|z̃_i - ẑ_i| < 0.1), or
-whose interval spans more than half the logged range, is reported as not identifiable: its
-t_switch and interval are None.
+(s² (JᵀJ)⁻¹ at the optimum; fast). Each concept's switch gets a verdict (``ModelFit.switches``): learned
+directly (the fitted bias reaches the target within its interval, or within 0.1), outside the logged
+steps, not identified (its interval spans more than half the logged range), or switched; only a
+concept that switched has a t_switch and interval, the others None.
 """
 
 from __future__ import annotations
@@ -95,6 +96,12 @@ class ModelFit:
         ci: name -> [lo, hi] or a list of pairs (per concept); None where not identifiable.
         identifiable: per concept, whether its switch time is identified by the data.
         fitted: (T, D) the fitted simulation at the logged steps.
+        switches: per concept (eq1, eq2), what the fit says of its switch: ``switched`` (bool),
+            ``t_switch`` and ``t_switch_ci`` (None unless it switched), ``z_bias`` and ``z_bias_ci``,
+            ``z_target``, and ``reason``: ``switched``, ``learned directly`` (the fitted bias reaches the
+            target within its interval, or within 0.1: the coordinate went straight to its target, so
+            there was no switch to time), ``outside`` (the switch lies outside the logged steps) or
+            ``not identified`` (its interval spans more than half the logged range).
     """
 
     model: str
@@ -107,6 +114,7 @@ class ModelFit:
     message: str
     theta: NDArray[np.float64] = field(repr=False)
     problem: "Problem" = field(repr=False)
+    switches: list[dict] = field(default_factory=list)
 
     def predict(self, steps: Sequence[float]) -> NDArray[np.float64]:
         """The fitted model's path at any steps (e.g. a dense grid for plots), shape (T', D)."""
@@ -297,8 +305,9 @@ def fit_model(
         lo_t, hi_t = _wald(prob, theta, best.jac, resid)
     else:
         lo_t, hi_t = _bootstrap(prob, theta, fitted, resid, f_scale, n_boot, np.random.default_rng(rng))
-    params, intervals, identifiable = _report(prob, theta, lo_t, hi_t)
-    return ModelFit(model, params, intervals, rmse, identifiable, fitted, bool(best.success), str(best.message), theta, prob)
+    params, intervals, identifiable, switches = _report(prob, theta, lo_t, hi_t)
+    return ModelFit(model, params, intervals, rmse, identifiable, fitted, bool(best.success), str(best.message), theta, prob,
+                    switches)
 
 
 def _wald(prob: Problem, theta, jac, resid):
@@ -325,12 +334,16 @@ def _bootstrap(prob: Problem, theta, fitted, resid, f_scale, n_boot, gen):
 def _report(prob: Problem, theta, lo_t, hi_t):
     value, lo, hi = prob.natural(theta), prob.natural(lo_t), prob.natural(hi_t)
     params, intervals = {}, {}
-    identifiable = [True] * prob.d
+    identifiable, reasons = [True] * prob.d, ["switched"] * prob.d
     if prob.model != "notebook":
         bias = np.abs(value["z_bias"] - value["z_target"])
+        b_lo, b_hi = np.minimum(lo["z_bias"], hi["z_bias"]), np.maximum(lo["z_bias"], hi["z_bias"])
+        direct = (bias < BIAS_MIN) | ((b_lo <= value["z_target"]) & (value["z_target"] <= b_hi))
         width = (hi["t_switch"] - lo["t_switch"]) / prob.span
         inside = (value["t_switch"] >= prob.s0) & (value["t_switch"] <= prob.s0 + prob.span)
-        identifiable = [bool(bias[i] >= BIAS_MIN and width[i] <= 0.5 and inside[i]) for i in range(prob.d)]
+        reasons = ["learned directly" if direct[i] else "outside" if not inside[i] else "not identified" if width[i] > 0.5
+                   else "switched" for i in range(prob.d)]
+        identifiable = [r == "switched" for r in reasons]
     for name, v in value.items():
         pairs = [[float(a), float(b)] for a, b in zip(np.minimum(lo[name], hi[name]), np.maximum(lo[name], hi[name]))]
         if name in prob.fixed:
@@ -343,4 +356,10 @@ def _report(prob: Problem, theta, lo_t, hi_t):
         scalar = not next(b for b in _blocks(prob.model) if b.name == name).per_concept
         params[name] = vals[0] if scalar else vals
         intervals[name] = pairs[0] if scalar else pairs
-    return params, intervals, identifiable
+    switches = []
+    if prob.model != "notebook":
+        for i, reason in enumerate(reasons):
+            switches.append({"switched": reason == "switched", "reason": reason, "t_switch": params["t_switch"][i],
+                             "t_switch_ci": intervals["t_switch"][i], "z_bias": params["z_bias"][i],
+                             "z_bias_ci": intervals["z_bias"][i], "z_target": params["z_target"][i]})
+    return params, intervals, identifiable, switches

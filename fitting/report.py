@@ -58,6 +58,9 @@ def analyse(
         "ci_method": ci if fit is not None else None,
         "rmse": None if fit is None else fit.rmse,
         "switch_identifiable": None if fit is None else fit.identifiable,
+        "switches": None if fit is None or not fit.switches else
+        {c: sw for c, sw in zip(traj.concepts, fit.switches)},
+        "summary": None if fit is None else summary(traj.concepts, fit.switches),
         "fit_success": None if fit is None else fit.success,
         "turn_step": None if turn is None else turn.step,
         "turn_ci": None if turn is None or turn.ci is None else list(turn.ci),
@@ -69,6 +72,27 @@ def analyse(
         "n_points": int(traj.step.size),
     }
     return record, fit, turn, acc
+
+
+def summary(concepts, switches: list[dict]) -> str:
+    """Which concept switched, when, and from which bias, in words (one clause per concept)."""
+    clauses = []
+    for c, sw in zip(concepts, switches):
+        bias = f"bias {sw['z_bias']:.2f}" + ("" if sw["z_bias_ci"] is None else " [{:.2f}, {:.2f}]".format(*sw["z_bias_ci"]))
+        if sw["reason"] == "switched":
+            ci = "" if sw["t_switch_ci"] is None else " [{}, {}]".format(*map(_step, sw["t_switch_ci"]))
+            clauses.append(f"{c} switched at step {_step(sw['t_switch'])}{ci} from {bias} to {sw['z_target']:g}")
+        elif sw["reason"] == "learned directly":
+            clauses.append(f"{c} learned directly ({bias} reaches the target {sw['z_target']:g}: no switch)")
+        elif sw["reason"] == "outside":
+            clauses.append(f"{c}: biased ({bias}) but its switch lies outside the logged steps")
+        else:
+            clauses.append(f"{c}: biased ({bias}) but its switch time is not identified (interval wider than half the log)")
+    return "; ".join(clauses)
+
+
+def _step(x: float) -> str:
+    return f"{x:,.0f}" if abs(x) >= 100 else f"{x:.3g}"
 
 
 def fitted_curves(traj: Trajectory, fit: ModelFit | None, acc: LogisticFit | None, points: int = 400) -> dict:

@@ -110,3 +110,44 @@ def t50_recovery(n: int, seed: int) -> Recovery:
         lo, hi = fit.t50_ci if fit.t50_ci else (None, None)
         cover.append(fit.t50_ci is not None and (lo is None or lo <= t50) and (hi is None or t50 <= hi))
     return Recovery(n, float(np.mean(np.array(err) <= 0.05)), float(np.mean(cover)))
+
+
+@dataclass(frozen=True)
+class SweepCase:
+    """Simulated runs of a sweep whose eq1 parameters follow a known law of their covariates."""
+
+    trajectories: list[Trajectory]  # one class-11 trajectory per run
+    x: NDArray  # (N, 2) covariates (concept signals)
+    truth: dict  # the law's coefficients, in steps
+    noise: float
+
+
+TRUE_LAW = {"lam_ref": 4e-3, "b_lam": 1.0, "t_ref": 1500.0, "b_t": -0.8, "m": 0.9, "gamma": 8.0, "k": 8e-3,
+            "z0": [0.5, 0.5]}
+
+
+def sweep_case(color_signals: NDArray, *, seed: int = 0, noise: float = 0.03, size_signal: float = 0.05,
+               coupling: float = 0.3, steps: NDArray | None = None, law: dict | None = None,
+               run_effect: float = 0.0) -> SweepCase:
+    """Runs of a Δcolor-like sweep: color's signal as given, size's a weak function of it (as measured on the
+    renders: a larger color separation makes size more visible too), class 11 under eq1 with the law's
+    parameters, sampled at the tiny preset's kind of schedule with Gaussian noise (real logs: ~0.03).
+    ``run_effect``: each run's speeds and switch times also scaled by exp(N(0, run_effect²)), as seeds
+    differ in real training (the law then holds on average only)."""
+    from fitting.pooled import Law
+
+    law = dict(TRUE_LAW if law is None else law)
+    xc = np.asarray(color_signals, dtype=float)
+    x = np.stack([xc, size_signal * (xc / np.exp(np.mean(np.log(xc)))) ** coupling], axis=1)
+    steps = quadratic_steps(40, 50, 5000) if steps is None else np.asarray(steps)
+    rule = Law(2, float(steps[-1]), float(np.exp(np.mean(np.log(x)))))
+    target = np.ones_like(x)
+    values = rule.params(rule.theta(law)[None], x, target)
+    rng = np.random.default_rng(seed)
+    if run_effect:
+        values["lam"] = values["lam"] * np.exp(rng.normal(0, run_effect, (x.shape[0], 1)))
+        values["t_switch"] = values["t_switch"] * np.exp(rng.normal(0, run_effect, (x.shape[0], 1)))
+    z = integrate(eq1(), np.concatenate([[0.0], steps / rule.scale]), values, rtol=1e-10, atol=1e-12).z[:, 1:]
+    trajs = [Trajectory(steps, np.clip(z[r] + rng.normal(0, noise, z[r].shape), 0, 1), ("color", "size"), "11", "naive", r,
+                        f"run{r}") for r in range(x.shape[0])]
+    return SweepCase(trajs, x, {**law, "x_ref": rule.x_ref}, noise)

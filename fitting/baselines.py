@@ -1,0 +1,120 @@
+"""The baselines a pooled toy model must beat to be worth anything: predict a run from the observed
+trajectories of the training runs alone, with no model.
+
+- ``interpolation``: linear interpolation, in (log) covariate space, between the training runs that
+  bracket the new run (seeds at the same covariates averaged first). The training covariates often
+  lie close to a curve (a Δcolor sweep moves both concepts' measured signals), so interpolation runs
+  along their principal directions (those with at least 25% of the largest spread); a run outside
+  the training range, or off those directions, gets no interpolation: it is an extrapolation.
+- ``nearest``: the training run nearest in covariate space (used everywhere, outside the range too).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+from numpy.typing import NDArray
+
+from theory.trajectory import Trajectory
+
+RANK_TOL = 0.25  # principal directions with less spread than this fraction of the largest are ignored
+
+
+@dataclass(frozen=True)
+class Reference:
+    """The training runs at one covariate point: their mean path at the requested steps."""
+
+    ell: NDArray  # (D,) log covariates
+    path: NDArray  # (T, D), NaN where no run was located
+    runs: tuple[str, ...]
+
+
+def resample(traj: Trajectory, steps: NDArray) -> NDArray:
+    """A trajectory's located points at other steps (linear in step; NaN outside its located range)."""
+    located = traj.with_points()
+    out = np.full((len(steps), traj.z.shape[1]), np.nan)
+    if located.step.size == 0:
+        return out
+    s = np.asarray(located.step, dtype=float)
+    inside = (steps >= s[0]) & (steps <= s[-1])
+    for i in range(traj.z.shape[1]):
+        out[inside, i] = np.interp(steps[inside], s, located.z[:, i])
+    return out
+
+
+def references(trajectories: Sequence[Trajectory], x: NDArray, steps: NDArray) -> list[Reference]:
+    """Training runs grouped by covariates (equal up to 1e-9 in log), each group's mean path at ``steps``."""
+    ell = np.log(np.asarray(x, dtype=float))
+    groups: dict[tuple, list[int]] = {}
+    for r, row in enumerate(ell):
+        groups.setdefault(tuple(np.round(row, 9)), []).append(r)
+    out = []
+    for key, rows in groups.items():
+        paths = np.stack([resample(trajectories[r], steps) for r in rows])
+        with np.errstate(invalid="ignore"), _quiet():
+            mean = np.nanmean(paths, axis=0)
+        out.append(Reference(np.array(key), mean, tuple(trajectories[r].run for r in rows)))
+    return out
+
+
+class _quiet:
+    """Silence numpy's 'mean of empty slice' (an all-NaN column is a legitimate NaN here)."""
+
+    def __enter__(self):
+        import warnings
+
+        self._w = warnings.catch_warnings()
+        self._w.__enter__()
+        warnings.simplefilter("ignore", RuntimeWarning)
+
+    def __exit__(self, *exc):
+        self._w.__exit__(*exc)
+
+
+def interpolation(refs: Sequence[Reference], x_new: NDArray) -> tuple[NDArray | None, tuple[str, ...], str | None]:
+    """(path, runs used, why not): the linear interpolation at ``x_new``, or None with the reason."""
+    if len(refs) < 2:
+        return None, (), "fewer than two distinct training covariates"
+    ell = np.stack([r.ell for r in refs])
+    centre = ell.mean(axis=0)
+    _, sv, vt = np.linalg.svd(ell - centre, full_matrices=False)
+    rank = int(np.sum(sv > RANK_TOL * sv[0])) if sv[0] > 0 else 0
+    if rank == 0:
+        return None, (), "the training runs share one covariate point"
+    basis = vt[:rank]
+    coords = (ell - centre) @ basis.T
+    q = (np.log(np.asarray(x_new, dtype=float)) - centre) @ basis.T
+    off = np.linalg.norm((np.log(x_new) - centre) - q @ basis)
+    spread = np.linalg.norm((ell - centre) - coords @ basis, axis=1).max()
+    if off > 1.5 * spread + 1e-9:
+        return None, (), "off the directions the training covariates span (an extrapolation)"
+    if rank == 1:
+        c = coords[:, 0]
+        order = np.argsort(c)
+        if not c[order[0]] - 1e-12 <= q[0] <= c[order[-1]] + 1e-12:
+            return None, (), "outside the training range (an extrapolation)"
+        j = int(np.clip(np.searchsorted(c[order], q[0]), 1, len(order) - 1))
+        a, b = order[j - 1], order[j]
+        w = 0.0 if c[b] == c[a] else (q[0] - c[a]) / (c[b] - c[a])
+        return (1 - w) * refs[a].path + w * refs[b].path, refs[a].runs + refs[b].runs, None
+    from scipy.spatial import Delaunay
+
+    tri = Delaunay(coords)
+    simplex = int(tri.find_simplex(q))
+    if simplex < 0:
+        return None, (), "outside the training range (an extrapolation)"
+    vertices = tri.simplices[simplex]
+    t = tri.transform[simplex]
+    w = t[:rank] @ (q - t[rank])
+    weights = np.append(w, 1 - w.sum())
+    path = sum(wi * refs[v].path for wi, v in zip(weights, vertices))
+    return path, sum((refs[v].runs for v in vertices), ()), None
+
+
+def nearest(refs: Sequence[Reference], x_new: NDArray) -> tuple[NDArray, tuple[str, ...]]:
+    """(path, runs): the training covariate point nearest to ``x_new`` in log covariates."""
+    ell = np.log(np.asarray(x_new, dtype=float))
+    i = int(np.argmin([np.linalg.norm(r.ell - ell) for r in refs]))
+    return refs[i].path, refs[i].runs

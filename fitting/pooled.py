@@ -1,0 +1,275 @@
+"""One toy model for many runs: each run's eq1 parameters are a function of its covariates, with
+coefficients shared by all runs and fitted jointly (least squares over every run's trajectory).
+
+The law (eq1, Park et al. Eq. 1), for run r and concept i with covariate x_ri > 0 (its measured
+concept signal by default) and ℓ_ri = log(x_ri / x_ref) (x_ref: the geometric mean over the training
+runs, so the intercepts are the values at a typical signal):
+
+    λ_ri        = λ_ref · exp(b_lam · ℓ_ri)            speed: a power of the signal (the theory: ∝ signal)
+    t_switch_ri = t_ref · exp(b_t · ℓ_ri)              the switch comes earlier for a stronger signal (b_t < 0)
+    s_ri        = σ(γ · (ℓ_ri − max_{j≠i} ℓ_rj))       ≈1 for the stronger concept, ≈0 for the weaker
+    z_bias_ri   = ẑ_i + (1 − 2 ẑ_i) · m · (1 − s_ri)   the bias: toward the training class of the stronger
+                                                        concept (the weaker concept starts at its opposite
+                                                        value, m = 1 fully), none for the stronger one
+    k, z0_i     shared by every run
+
+with ẑ the class's corner (class 11: (1, 1)). Coefficients: ``lam_ref`` (1/step), ``b_lam``,
+``t_ref`` (steps), ``b_t``, ``m``, ``gamma``, ``k`` (1/step), ``z0`` (per concept). Time is
+normalized by the last logged step internally (the law is invariant to the time unit).
+Intervals: Wald (s² (JᵀJ)⁻¹; residuals within a run are correlated, so these are narrow), or a
+bootstrap over runs (resample whole training runs, refit; honest about run-to-run variation).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy.optimize import least_squares
+
+from fitting.curves import noise_scale
+from theory.integrate import integrate
+from theory.models import eq1
+from theory.trajectory import Trajectory
+
+COEFFICIENTS = ("lam_ref", "b_lam", "t_ref", "b_t", "m", "gamma", "k", "z0")
+TOL = (1e-8, 1e-10)
+H = 1e-5
+
+
+@dataclass(frozen=True)
+class Law:
+    """The covariate-to-parameter law, evaluated in normalized time (u = step / scale).
+
+    θ = [log λ_ref·scale, b_lam, log t_ref/scale, b_t, m, log γ, log k·scale, z0_1..z0_D]."""
+
+    d: int
+    scale: float
+    x_ref: float
+
+    @property
+    def size(self) -> int:
+        return 7 + self.d
+
+    def bounds(self) -> tuple[NDArray, NDArray]:
+        lo = [np.log(0.05), -4.0, np.log(1e-3), -4.0, 0.0, np.log(0.05), np.log(0.5)] + [0.0] * self.d
+        hi = [np.log(5e3), 4.0, np.log(20.0), 4.0, 1.0, np.log(100.0), np.log(5e3)] + [1.0] * self.d
+        return np.array(lo), np.array(hi)
+
+    def params(self, theta: NDArray, x: NDArray, target: NDArray) -> dict[str, NDArray]:
+        """eq1 parameters (normalized time) for covariates ``x`` (N, D) and targets (N, D); θ of shape (B, P).
+
+        Returns arrays batched over B x N (B-major)."""
+        theta = np.atleast_2d(theta)
+        b, n = theta.shape[0], x.shape[0]
+        ell = np.log(x / self.x_ref)[None]  # (1, N, D)
+        col = lambda j: theta[:, j][:, None, None]  # noqa: E731
+        lam = np.exp(col(0) + col(1) * ell)
+        t_switch = np.exp(col(2) + col(3) * ell)
+        others = np.stack([np.delete(ell, i, axis=2).max(axis=2) for i in range(self.d)], axis=2) if self.d > 1 else ell
+        s = 1 / (1 + np.exp(-np.exp(col(5)) * (ell - others)))
+        z_bias = target[None] + (1 - 2 * target[None]) * col(4) * (1 - s)
+        flat = lambda a: a.reshape(b * n, self.d)  # noqa: E731
+        return {"lam": flat(lam), "t_switch": flat(t_switch), "z_bias": flat(np.clip(z_bias, 0, 1)),
+                "z_target": flat(np.broadcast_to(target[None], (b, n, self.d))), "k": np.repeat(np.exp(theta[:, 6]), n)[:, None],
+                "z0": flat(np.broadcast_to(theta[:, None, 7:7 + self.d], (b, n, self.d)))}
+
+    def natural(self, theta: NDArray) -> dict[str, float | list[float]]:
+        """θ (P,) -> the coefficients in the log's units (steps)."""
+        return {"lam_ref": float(np.exp(theta[0]) / self.scale), "b_lam": float(theta[1]),
+                "t_ref": float(np.exp(theta[2]) * self.scale), "b_t": float(theta[3]), "m": float(theta[4]),
+                "gamma": float(np.exp(theta[5])), "k": float(np.exp(theta[6]) / self.scale),
+                "z0": [float(v) for v in theta[7:7 + self.d]]}
+
+    def theta(self, coefs: dict) -> NDArray:
+        """The inverse of :meth:`natural`."""
+        return np.array([np.log(coefs["lam_ref"] * self.scale), coefs["b_lam"], np.log(coefs["t_ref"] / self.scale),
+                         coefs["b_t"], coefs["m"], np.log(coefs["gamma"]), np.log(coefs["k"] * self.scale),
+                         *np.broadcast_to(coefs["z0"], (self.d,))], dtype=float)
+
+    def run_params(self, theta: NDArray, x: NDArray, target: NDArray) -> list[dict[str, list[float]]]:
+        """Per run, the eq1 parameters in steps (for reports and figures)."""
+        p = self.params(theta, x, target)
+        return [{"lam": list(p["lam"][r] / self.scale), "t_switch": list(p["t_switch"][r] * self.scale),
+                 "z_bias": list(p["z_bias"][r]), "k": float(p["k"][r, 0] / self.scale)} for r in range(x.shape[0])]
+
+
+@dataclass
+class Data:
+    """Runs' trajectories on one time grid: the union of their logged steps, normalized by ``scale``."""
+
+    steps: NDArray  # (T,) union of logged steps
+    index: list[NDArray]  # per run: its located rows' positions in ``steps``
+    y: list[NDArray]  # per run: (T_r, D) located coordinates
+    x: NDArray  # (N, D) covariates
+    target: NDArray  # (N, D) corners
+    scale: float
+
+    @classmethod
+    def of(cls, trajectories: Sequence[Trajectory], x: NDArray, target: NDArray, scale: float | None = None) -> "Data":
+        located = [t.with_points() for t in trajectories]
+        steps = np.unique(np.concatenate([np.asarray(t.step, dtype=float) for t in trajectories]))
+        index = [np.searchsorted(steps, np.asarray(t.step, dtype=float)) for t in located]
+        scale = float(scale if scale is not None else steps[-1])
+        return cls(steps, index, [t.z for t in located], np.asarray(x, float), np.asarray(target, float), scale)
+
+    @property
+    def u(self) -> NDArray:
+        """The time grid for the simulation: starts at 0 (the untrained model), normalized."""
+        return np.concatenate([[0.0], self.steps / self.scale]) if self.steps[0] > 0 else self.steps / self.scale
+
+    def at(self, z: NDArray) -> NDArray:
+        """Simulated paths on :attr:`u` (N, T', D) -> the residual layout: every run's located rows, flattened."""
+        offset = 1 if self.steps[0] > 0 else 0
+        return np.concatenate([z[r, idx + offset].ravel() for r, idx in enumerate(self.index)])
+
+    def observed(self) -> NDArray:
+        return np.concatenate([y.ravel() for y in self.y])
+
+
+def simulate(law: Law, data: Data, theta: NDArray, *, x: NDArray | None = None, target: NDArray | None = None,
+             u: NDArray | None = None) -> NDArray:
+    """(B, N, T', D) eq1 paths for each θ (B, P) and run, at ``u`` (default the data's grid)."""
+    x = data.x if x is None else x
+    target = data.target if target is None else target
+    theta = np.atleast_2d(theta)
+    grid = data.u if u is None else u
+    sol = integrate(eq1(law.d), grid, law.params(theta, x, target), method="dopri", rtol=TOL[0], atol=TOL[1])
+    if not sol.success:
+        raise ValueError(f"the pooled eq1 simulation failed ({sol.message})")
+    return sol.z.reshape(theta.shape[0], x.shape[0], grid.size, law.d)
+
+
+@dataclass(frozen=True)
+class PooledFit:
+    """A law fitted to training runs.
+
+    Attributes:
+        coefficients: name -> value in steps (``z0`` a list per concept).
+        ci: name -> [lo, hi] (``z0``: a list of pairs).
+        rmse: over every training point.
+        per_run_rmse: per training run.
+    """
+
+    law: Law
+    theta: NDArray = field(repr=False)
+    coefficients: dict
+    ci: dict
+    ci_method: str
+    rmse: float
+    per_run_rmse: list[float]
+    success: bool
+    message: str
+
+    def predict(self, x: NDArray, target: NDArray, steps: NDArray) -> NDArray:
+        """(N, T, D) the law's paths for covariates ``x`` (N, D) at ``steps`` (T,)."""
+        steps = np.asarray(steps, dtype=float)
+        u = np.concatenate([[0.0], steps / self.law.scale]) if steps[0] > 0 else steps / self.law.scale
+        dummy = Data(steps, [], [], np.asarray(x, float), np.asarray(target, float), self.law.scale)
+        z = simulate(self.law, dummy, self.theta, u=u)[0]
+        return z[:, 1:] if steps[0] > 0 else z
+
+
+def _starts(law: Law, data: Data) -> NDArray:
+    first = np.clip(np.nanmean([y[0] for y in data.y if len(y)], axis=0), 0.05, 0.95)
+    grid = []
+    for lam in (3.0, 15.0, 60.0):
+        for b_lam in (0.5, 1.0):
+            for t in (0.15, 0.4):
+                for b_t in (-1.0, -0.3):
+                    for m in (0.5, 1.0):
+                        grid.append([np.log(lam), b_lam, np.log(t), b_t, m, np.log(5.0), np.log(30.0), *first])
+    return np.array(grid)
+
+
+def _residuals(theta: NDArray, law: Law, data: Data, y: NDArray) -> NDArray:
+    return data.at(simulate(law, data, theta)[0]) - y
+
+
+def _jacobian(theta: NDArray, law: Law, data: Data, y: NDArray, lb: NDArray, ub: NDArray) -> NDArray:
+    p = theta.size
+    up, down = np.minimum(theta + H, ub), np.maximum(theta - H, lb)
+    batch = np.repeat(theta[None], 2 * p, axis=0)
+    batch[np.arange(p), np.arange(p)] = up
+    batch[p + np.arange(p), np.arange(p)] = down
+    z = simulate(law, data, batch)
+    cols = np.stack([data.at(z[j]) for j in range(2 * p)])
+    return ((cols[:p] - cols[p:]) / (up - down)[:, None]).T
+
+
+def _solve(law: Law, data: Data, x0: NDArray, y: NDArray, f_scale: float, max_nfev: int):
+    lb, ub = law.bounds()
+    x0 = np.clip(x0, lb + 1e-9, ub - 1e-9)
+    return least_squares(_residuals, x0, jac=lambda th, *a: _jacobian(th, *a, lb, ub), bounds=(lb, ub),
+                         args=(law, data, y), loss="soft_l1", f_scale=f_scale, max_nfev=max_nfev, x_scale="jac")
+
+
+def fit_law(trajectories: Sequence[Trajectory], x: NDArray, *, ci: str = "wald", n_boot: int = 50,
+            rng: int | np.random.Generator = 0) -> PooledFit:
+    """Fit the law to training runs: one trajectory per run, ``x`` (N, D) their covariates (> 0).
+
+    Args:
+        trajectories: the runs' trajectories of one class (its label gives the corner ẑ).
+        x: (N, D) covariates, e.g. each concept's measured signal.
+        ci: ``wald`` or ``runs`` (bootstrap over training runs, ``n_boot`` refits).
+    """
+    if ci not in ("wald", "runs"):
+        raise ValueError(f"unknown interval method {ci!r}; valid: wald, runs")
+    x = np.asarray(x, dtype=float)
+    d = trajectories[0].z.shape[1]
+    if x.shape != (len(trajectories), d) or not np.all(np.isfinite(x)) or np.any(x <= 0):
+        raise ValueError(f"covariates must be (runs, concepts) = ({len(trajectories)}, {d}) positive numbers; got shape {x.shape}")
+    if len(trajectories) < 3:
+        raise ValueError(f"a pooled fit needs at least 3 training runs, got {len(trajectories)}")
+    target = np.array([[float(c) for c in t.label] if len(t.label) == d and set(t.label) <= {"0", "1"} else [1.0] * d
+                       for t in trajectories])
+    data = Data.of(trajectories, x, target)
+    law = Law(d, data.scale, float(np.exp(np.mean(np.log(x)))))
+    y = data.observed()
+    f_scale = 2 * float(np.median([noise_scale(yr) for yr in data.y if len(yr) >= 3]))
+    starts = _starts(law, data)
+    lb, ub = law.bounds()
+    starts = np.clip(starts, lb + 1e-9, ub - 1e-9)
+    sims = simulate(law, data, starts)
+    screen = np.array([np.sum((data.at(z) - y) ** 2) for z in sims])
+    trials = [_solve(law, data, x0, y, f_scale, max_nfev=25) for x0 in starts[np.argsort(screen)[:3]]]
+    best = _solve(law, data, min(trials, key=lambda s: s.cost).x, y, f_scale, max_nfev=200)
+    theta = best.x
+    resid = _residuals(theta, law, data, y)
+    if ci == "wald":
+        lo, hi = _wald(theta, best.jac, resid, lb, ub)
+    else:
+        lo, hi = _run_bootstrap(law, data, theta, f_scale, n_boot, np.random.default_rng(rng))
+    value, low, high = law.natural(theta), law.natural(lo), law.natural(hi)
+    intervals = {}
+    for name in COEFFICIENTS:
+        a, b = np.minimum(low[name], high[name]), np.maximum(low[name], high[name])
+        intervals[name] = [[float(u), float(v)] for u, v in zip(a, b)] if name == "z0" else [float(a), float(b)]
+    per_run, start = [], 0
+    for yr in data.y:
+        per_run.append(float(np.sqrt(np.mean(resid[start:start + yr.size] ** 2))) if yr.size else float("nan"))
+        start += yr.size
+    return PooledFit(law, theta, value, intervals, ci, float(np.sqrt(np.mean(resid**2))), per_run, bool(best.success),
+                     str(best.message))
+
+
+def _wald(theta, jac, resid, lb, ub):
+    n, p = resid.size, theta.size
+    s2 = float(np.sum(resid**2)) / max(n - p, 1)
+    jtj = jac.T @ jac
+    ridge = 1e-10 * max(float(np.trace(jtj)), 1e-300) / p
+    se = np.sqrt(np.maximum(np.diag(s2 * np.linalg.inv(jtj + ridge * np.eye(p))), 0))
+    return np.maximum(theta - 1.96 * se, lb), np.minimum(theta + 1.96 * se, ub)
+
+
+def _run_bootstrap(law: Law, data: Data, theta, f_scale, n_boot, gen):
+    n = len(data.y)
+    draws = np.empty((n_boot, theta.size))
+    for b in range(n_boot):
+        rows = gen.integers(0, n, n)
+        sub = Data(data.steps, [data.index[r] for r in rows], [data.y[r] for r in rows], data.x[rows], data.target[rows],
+                   data.scale)
+        draws[b] = _solve(law, sub, theta, sub.observed(), f_scale, max_nfev=60).x
+    return np.quantile(draws, 0.025, axis=0), np.quantile(draws, 0.975, axis=0)

@@ -1,0 +1,308 @@
+"""Fit one toy model to many runs at once, each run's parameters a law of its covariates, and predict
+runs it has not seen from their covariates alone.
+
+  python -m fitting.predict LOG.csv --covariates COV.csv (--holdout RUN,.. | --train RUN,..)
+         [--class 11] [--protocol naive] [--model eq1] [--covariate signal] [--ci wald|runs] [--out DIR]
+
+  --holdout sep_color=0.5      every run at Δcolor 0.5 (all its seeds): leave one level out
+  --holdout 'seed=0,sep.color=0.5'   one run of a sweep (its id holds a comma; the longest id wins)
+
+LOG.csv is a trajectory log holding many runs (a sweep's sweep.csv); COV.csv has a ``run`` column and
+numeric covariates, where ``<name>_<concept>`` belongs to that concept of the log's ``z_<concept>``
+columns (a sweep's covariates.csv: ``signal_color``, ``sep_size``, ...). --covariate NAME picks which
+(default ``signal``, the measured concept signal; ``sep`` for the separations). The law (documented in
+fitting/pooled.py) maps each concept's covariate to eq1's speed, switch time and bias, with shared
+coefficients fitted jointly, by least squares, to every training run's trajectory of the class.
+
+Outputs in --out (default: a 'predict' folder beside the log):
+
+  predicted.csv    the log format: protocol ``predicted`` for each held-out run, ``fitted`` for each
+                   training run, at its logged steps, with the same run, seed and class
+  prediction.json  the coefficients with 95% intervals; per held-out run the RMSE against the
+                   observed path, each concept's settled-0.8 step (the step from which the coordinate
+                   stays within 0.2 of its target; null: never within the logged range) and the turn
+                   step, predicted vs observed, and the same for two baselines: linear interpolation of
+                   the training runs' observed paths in covariate space (null outside their range) and
+                   the nearest training run; per training run its own eq1 fit (fitting.fit's record)
+  prediction.png   observed vs predicted paths of the held-out runs; the law's covariate-to-parameter
+                   curves with the per-run fits over them
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import math
+import time
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from fitting import baselines
+from fitting.curves import settled_step
+from fitting.model_fit import fit_model
+from fitting.pooled import PooledFit, fit_law
+from fitting.report import summary
+from fitting.turn import find_turn
+from theory import cli
+from theory.cli import UsageError
+from theory.files import read_text, write_json
+from theory.stamp import stamp
+from theory.trajectory import Trajectory, read_csv, write_csv
+
+LEVEL = 0.8
+
+
+def read_table(path: Path) -> dict[str, dict[str, str]]:
+    """COV.csv as run -> {column: text}; ValueError naming the file and row."""
+    rows = list(csv.reader(read_text(path, "covariates table (CSV)").splitlines()))
+    if not rows or "run" not in rows[0]:
+        raise ValueError(f"{path}: no 'run' column in the header; a covariates table has run and <name>_<concept> columns "
+                         "(python -m empirical.sweep collect writes one)")
+    header, table = rows[0], {}
+    for line, row in enumerate(rows[1:], 2):
+        if not any(cell.strip() for cell in row):
+            continue
+        cells = dict(zip(header, row))
+        run = cells.get("run", "")
+        if run in table:
+            raise ValueError(f"{path}, row {line}: run {run!r} appears twice")
+        table[run] = cells | {"_row": str(line)}
+    return table
+
+
+def read_covariates(path: Path, table: dict[str, dict[str, str]], name: str, concepts: Sequence[str]) -> dict[str, list[float]]:
+    """run -> [covariate per concept] from the ``<name>_<concept>`` columns; ValueError naming file, row, column."""
+    wanted = [f"{name}_{c}" for c in concepts]
+    header = set().union(*(row.keys() for row in table.values())) if table else set()
+    missing = [w for w in wanted if w not in header]
+    if missing:
+        have = sorted({h.rsplit("_", 1)[0] for h in header if any(h.endswith("_" + c) for c in concepts)})
+        raise ValueError(f"{path}: no column {', '.join(missing)} for --covariate {name}; covariates here: "
+                         f"{', '.join(have) or 'none'} (columns <name>_<concept> for concepts {', '.join(concepts)})")
+    out = {}
+    for run, cells in table.items():
+        values = []
+        for w in wanted:
+            text = cells.get(w, "")
+            try:
+                v = float(text)
+            except ValueError:
+                raise ValueError(f"{path}, row {cells['_row']}, column {w}: {text!r} is not a number") from None
+            if not (math.isfinite(v) and v > 0):
+                raise ValueError(f"{path}, row {cells['_row']}, column {w}: {v} must be a positive number (the law takes its log)")
+            values.append(v)
+        out[run] = values
+    return out
+
+
+def select(text: str, flag: str, runs: Sequence[str], table: dict[str, dict[str, str]], log: Path) -> list[str]:
+    """Runs named by ``RUN,..`` (ids may hold commas, as a sweep's do: the longest id that matches wins) or by
+    ``COLUMN=VALUE`` of the covariates table (``sep_color=0.5``: every run at that value, e.g. all its seeds)."""
+    tokens, chosen, i = text.split(","), [], 0
+    while i < len(tokens):
+        j = next((j for j in range(len(tokens), i, -1) if ",".join(tokens[i:j]).strip() in runs), None)
+        if j is not None:
+            chosen.append(",".join(tokens[i:j]).strip())
+            i = j
+            continue
+        key, _, value = tokens[i].partition("=")
+        key = key.strip()
+        if value and any(key in cells for cells in table.values()):
+            hits = [r for r in runs if _same(table.get(r, {}).get(key), value)]
+            if not hits:
+                raise UsageError(f"{flag} {tokens[i]!r}: no run of {log} has {key} = {value}")
+            chosen += hits
+            i += 1
+            continue
+        if tokens[i].strip():
+            raise UsageError(f"{flag} {tokens[i]!r}: not a run of {log}, nor COLUMN=VALUE of the covariates; runs: "
+                             f"{', '.join(runs)}")
+        i += 1
+    if not chosen:
+        raise UsageError(f"{flag} {text!r}: names no run")
+    return list(dict.fromkeys(chosen))
+
+
+def _same(cell: str | None, value: str) -> bool:
+    if cell is None:
+        return False
+    try:
+        return math.isclose(float(cell), float(value), rel_tol=1e-9)
+    except ValueError:
+        return cell.strip() == value.strip()
+
+
+def oriented(z: np.ndarray, target: np.ndarray) -> np.ndarray:
+    """Coordinates turned so that 1 is the target: z where the target is 1, 1 - z where it is 0."""
+    return np.where(np.asarray(target) > 0.5, z, 1 - z)
+
+
+def metrics(steps: np.ndarray, path: np.ndarray, observed: Trajectory, concepts: Sequence[str], target: np.ndarray) -> dict:
+    """RMSE against the observed located points, settled-0.8 step per concept and turn step, of a (T, D) path."""
+    located = ~observed.missing & np.all(np.isfinite(path), axis=1)
+    if located.sum() < 2:
+        return {"rmse": None, "settled_80": {c: None for c in concepts}, "turn": None}
+    s, p = np.asarray(steps, dtype=float)[located], path[located]
+    rmse = float(np.sqrt(np.mean((p - observed.z[located]) ** 2)))
+    settled = {c: settled_step(s, oriented(p[:, i], target[i]), LEVEL) for i, c in enumerate(concepts)}
+    turn = find_turn(s, p, n_boot=0).step if s.size >= 5 else None
+    return {"rmse": rmse, "settled_80": settled, "turn": turn}
+
+
+def compare(pred: dict, obs: dict, concepts: Sequence[str]) -> dict:
+    """A prediction's metrics next to the observed ones."""
+    return {"rmse": pred["rmse"], "settled_80": {c: {"predicted": pred["settled_80"][c], "observed": obs["settled_80"][c]}
+                                                 for c in concepts},
+            "turn": {"predicted": pred["turn"], "observed": obs["turn"]}}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = cli.parser("fitting.predict", __doc__)
+    parser.add_argument("log", type=Path, metavar="LOG.csv", help="a trajectory log with many runs (a sweep's sweep.csv)")
+    parser.add_argument("--covariates", type=Path, required=True, metavar="COV.csv", help="run + <name>_<concept> columns")
+    group = parser.add_mutually_exclusive_group(required=True)
+    group.add_argument("--holdout", metavar="RUN,..", help="runs to predict (ids, or COLUMN=VALUE of COV.csv such as "
+                       "sep_color=0.5: every run at that value); every other run trains the law")
+    group.add_argument("--train", metavar="RUN,..", help="runs that train the law (as --holdout); every other run is predicted")
+    parser.add_argument("--class", dest="label", default="11", help="the class (default 11, the held-out class)")
+    parser.add_argument("--protocol", default="naive", help="the protocol whose trajectories are fitted (default naive)")
+    parser.add_argument("--model", default="eq1", choices=["eq1"], help="the toy model (eq1: the one with a covariate law)")
+    parser.add_argument("--covariate", default="signal", metavar="NAME",
+                        help="use the columns NAME_<concept> (default signal: the measured concept signal; sep: separations)")
+    parser.add_argument("--ci", choices=["wald", "runs"], default="wald",
+                        help="coefficient intervals: wald (fast, narrow) or runs (bootstrap over training runs)")
+    parser.add_argument("--boot", type=int, default=50, metavar="B", help="bootstrap resamples for --ci runs (default 50)")
+    parser.add_argument("--no-figure", action="store_true", help="write the CSV and JSON only")
+    parser.add_argument("--out", type=Path, default=None, metavar="DIR", help="output folder (default LOG's folder/predict)")
+    return parser
+
+
+def choose(args: argparse.Namespace) -> tuple[list[Trajectory], dict[str, list[float]], list[str], list[str]]:
+    """The class's trajectories (one per run), the covariates, and the training and held-out run ids."""
+    trajs = [t for t in read_csv(args.log) if t.label == args.label and t.protocol == args.protocol]
+    if not trajs:
+        raise UsageError(f"{args.log}: no trajectory of class {args.label!r} under protocol {args.protocol!r}")
+    runs = [t.run for t in trajs]
+    if len(set(runs)) < len(runs):
+        dup = sorted({r for r in runs if runs.count(r) > 1})
+        raise UsageError(f"{args.log}: run {dup[0]!r} has several trajectories of class {args.label} ({args.protocol}); "
+                         "give every run its own id (a sweep's sweep.csv does)")
+    table = read_table(args.covariates)
+    absent = [r for r in runs if r not in table]
+    if absent:
+        raise UsageError(f"{args.covariates}: no row for run {absent[0]!r} of {args.log} ({len(absent)} runs missing)")
+    cov = read_covariates(args.covariates, {r: table[r] for r in runs}, args.covariate, trajs[0].concepts)
+    flag = "--holdout" if args.holdout else "--train"
+    named = select(args.holdout or args.train, flag, runs, table, args.log)
+    held = named if args.holdout else [r for r in runs if r not in named]
+    train = [r for r in runs if r not in held]
+    if len(train) < 3 or not held:
+        raise UsageError(f"need at least 3 training runs and 1 held-out run; got {len(train)} and {len(held)}")
+    return trajs, cov, train, held
+
+
+@cli.command("fitting.predict")
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m fitting.predict``: see the module docstring."""
+    args = build_parser().parse_args(argv)
+    if args.boot < 10:
+        raise UsageError(f"--boot {args.boot}: need at least 10 resamples")
+    out = cli.output_dir(args.out or args.log.parent / "predict", "--out")
+    start, stamped = time.perf_counter(), stamp()
+    trajs, cov, train, held = choose(args)
+    by_run = {t.run: t for t in trajs}
+    concepts = trajs[0].concepts
+    x = {r: np.array(cov[r]) for r in by_run}
+    fit = fit_law([by_run[r] for r in train], np.stack([x[r] for r in train]), ci=args.ci, n_boot=args.boot)
+    pooled_s = time.perf_counter() - start
+    doc = analyse(fit, by_run, x, train, held, concepts, args)
+    doc |= {"log": str(args.log), "covariates": str(args.covariates), "stamp": stamped, "seconds": {"pooled_fit": round(pooled_s, 2)}}
+    predicted = [Trajectory(by_run[r].step, _path(fit, x[r], by_run[r]), concepts, args.label,
+                            "predicted" if r in held else "fitted", by_run[r].seed, r) for r in train + held]
+    write_csv(out / "predicted.csv", predicted)
+    doc["per_run_fits"] = per_run_fits([by_run[r] for r in train])
+    doc["seconds"]["total"] = round(time.perf_counter() - start, 2)
+    write_json(out / "prediction.json", doc)
+    if not args.no_figure:
+        from fitting.predict_plot import figure
+
+        figure(doc, {r: by_run[r] for r in held}, {t.run: t for t in predicted}, out / "prediction.png")
+    print(f"pooled {args.model} fit of {len(train)} runs in {pooled_s:.1f} s (rmse {fit.rmse:.3f}); "
+          f"law: {law_text(fit.coefficients)}")
+    for r in held:
+        h = doc["holdout"][r]
+        base = h["baselines"]
+        interp = "n/a" if base["interpolation"]["rmse"] is None else f"{base['interpolation']['rmse']:.3f}"
+        print(f"  held out {r}: rmse {h['rmse']:.3f} (interpolation {interp}, nearest {base['nearest']['rmse']:.3f})")
+    print(f"wrote {out / 'predicted.csv'}, {out / 'prediction.json'}" + ("" if args.no_figure else f", {out / 'prediction.png'}"))
+    return 0
+
+
+def _path(fit: PooledFit, x: np.ndarray, traj: Trajectory) -> np.ndarray:
+    return fit.predict(x[None], _target(traj)[None], traj.step)[0]
+
+
+def _target(traj: Trajectory) -> np.ndarray:
+    d = traj.z.shape[1]
+    ok = len(traj.label) == d and set(traj.label) <= {"0", "1"}
+    return np.array([float(c) for c in traj.label]) if ok else np.ones(d)
+
+
+def law_text(c: dict) -> str:
+    return (f"lam = {c['lam_ref']:.3g}/step x (x/x_ref)^{c['b_lam']:.2f}, t_switch = {c['t_ref']:,.0f} x (x/x_ref)^{c['b_t']:.2f}, "
+            f"bias depth m = {c['m']:.2f}, sharpness {c['gamma']:.2f}, k = {c['k']:.3g}/step")
+
+
+def analyse(fit: PooledFit, by_run: dict, x: dict, train: list, held: list, concepts, args) -> dict:
+    """prediction.json's body: the law, and per held-out run the prediction against the baselines."""
+    ref_steps = np.unique(np.concatenate([np.asarray(by_run[r].step, dtype=float) for r in by_run]))
+    refs = baselines.references([by_run[r] for r in train], np.stack([x[r] for r in train]), ref_steps)
+    holdout = {}
+    for r in held:
+        traj, target = by_run[r], _target(by_run[r])
+        steps = np.asarray(traj.step, dtype=float)
+        idx = np.searchsorted(ref_steps, steps)
+        obs = metrics(steps, traj.z, traj, concepts, target)
+        pred = metrics(steps, _path(fit, x[r], traj), traj, concepts, target)
+        interp, used, why = baselines.interpolation(refs, x[r])
+        near, near_runs = baselines.nearest(refs, x[r])
+        holdout[r] = {**compare(pred, obs, concepts), "covariates": dict(zip(concepts, x[r].tolist())),
+                      "parameters": fit.law.run_params(fit.theta, x[r][None], target[None])[0],
+                      "baselines": {
+                          "interpolation": {**compare(metrics(steps, interp[idx], traj, concepts, target), obs, concepts),
+                                            "applies": True, "runs": list(used), "why_not": None}
+                          if interp is not None else {"applies": False, "why_not": why, "rmse": None},
+                          "nearest": {**compare(metrics(steps, near[idx], traj, concepts, target), obs, concepts),
+                                      "runs": list(near_runs)}}}
+    return {"model": args.model, "class": args.label, "protocol": args.protocol, "covariate": args.covariate,
+            "concepts": list(concepts), "law": {"coefficients": fit.coefficients, "ci": fit.ci, "ci_method": fit.ci_method,
+                                                "x_ref": fit.law.x_ref, "text": law_text(fit.coefficients),
+                                                "success": fit.success, "message": fit.message},
+            "train": {r: {"covariates": dict(zip(concepts, x[r].tolist())), "rmse": e,
+                          "parameters": fit.law.run_params(fit.theta, x[r][None], _target(by_run[r])[None])[0]}
+                      for r, e in zip(train, fit.per_run_rmse)},
+            "rmse_train": fit.rmse, "holdout": holdout}
+
+
+def per_run_fits(trajs: Sequence[Trajectory]) -> dict:
+    """Each training run's own eq1 fit (lam, t_switch, z_bias and the switch verdicts), for the figure's overlay."""
+    out = {}
+    for t in trajs:
+        located = t.with_points()
+        if located.step.size < 8:
+            out[t.run] = None
+            continue
+        try:
+            f = fit_model(located, "eq1")
+        except ValueError as err:
+            out[t.run] = {"error": str(err)}
+            continue
+        out[t.run] = {"lam": f.params["lam"], "t_switch": f.params["t_switch"], "z_bias": f.params["z_bias"],
+                      "rmse": f.rmse, "summary": summary(t.concepts, f.switches)}
+    return out
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

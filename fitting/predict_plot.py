@@ -1,0 +1,72 @@
+"""The figure of ``python -m fitting.predict``: drawn from prediction.json and the trajectories only.
+
+Left: the held-out runs in concept space, observed (dots) and predicted by the law (line). Then the
+law's covariate-to-parameter curves (speed, switch time, bias) with each training run's own eq1 fit
+over them (fitting.fit's estimates; a switch that was not identified is not drawn).
+"""
+
+from __future__ import annotations
+
+import matplotlib
+import numpy as np
+
+from theory import plot
+from theory.trajectory import Trajectory
+
+
+def figure(doc: dict, observed: dict[str, Trajectory], predicted: dict[str, Trajectory], path) -> None:
+    concepts, c = doc["concepts"], doc["law"]["coefficients"]
+    x_ref, colors = doc["law"]["x_ref"], matplotlib.rcParams["axes.prop_cycle"].by_key()["color"]
+    two = len(concepts) == 2
+    fig, axes = plot.subplots(1, 3 + two, figsize=(4.8 * (3 + two), 4.4), squeeze=False, layout="constrained")
+    axes = list(axes[0])
+    if two:
+        ax = axes.pop(0)
+        for j, (run, obs) in enumerate(observed.items()):
+            col = colors[j % 10]
+            ax.plot(obs.z[:, 0], obs.z[:, 1], "o", ms=3, color=col, alpha=0.6)
+            pred = predicted[run].z
+            ax.plot(pred[:, 0], pred[:, 1], "-", lw=2, color=col, label=f"{run}: predicted")
+        plot.square(ax, concepts, f"held-out runs, class {doc['class']} (dots: observed)")
+        ax.legend(fontsize=6, loc="best")
+    cov = {r: np.array([v["covariates"][k] for k in concepts]) for r, v in doc["train"].items()}
+    fits = doc.get("per_run_fits") or {}
+    xs = np.array(list(cov.values()))
+    grid = np.geomspace(xs.min() * 0.7, xs.max() * 1.4, 100)
+    label = f"{doc['covariate']} (covariate)"
+    ax = axes.pop(0)
+    ax.plot(grid, c["lam_ref"] * (grid / x_ref) ** c["b_lam"], "-", color="k", label=f"law: exponent {c['b_lam']:.2f}")
+    for i, name in enumerate(concepts):
+        pts = [(cov[r][i], f["lam"][i]) for r, f in fits.items() if f and "lam" in f]
+        if pts:
+            ax.plot(*zip(*pts), "o", color=colors[i % 10], label=f"per-run fit: {name}")
+    ax.set(xscale="log", yscale="log", xlabel=label, ylabel="speed λ (1/step)", title="speed")
+    ax.legend(fontsize=7)
+    ax = axes.pop(0)
+    ax.plot(grid, c["t_ref"] * (grid / x_ref) ** c["b_t"], "-", color="k", label=f"law: exponent {c['b_t']:.2f}")
+    for i, name in enumerate(concepts):
+        pts = [(cov[r][i], f["t_switch"][i]) for r, f in fits.items() if f and "t_switch" in f and f["t_switch"][i] is not None]
+        if pts:
+            ax.plot(*zip(*pts), "o", color=colors[i % 10], label=f"per-run switch: {name}")
+    ax.set(xscale="log", yscale="log", xlabel=label, ylabel="switch step", title="switch time")
+    ax.legend(fontsize=7)
+    ax = axes.pop(0)
+    lead = np.linspace(-2.5, 2.5, 200)
+    ax.plot(lead, c["m"] * (1 - 1 / (1 + np.exp(-c["gamma"] * lead))), "-", color="k",
+            label=f"law: depth {c['m']:.2f}, sharpness {c['gamma']:.1f}")
+    for i, name in enumerate(concepts):
+        pts = []
+        for r, f in fits.items():
+            if f and "z_bias" in f:
+                ell = np.log(cov[r])
+                others = np.delete(ell, i).max() if len(ell) > 1 else ell[i]
+                pts.append((ell[i] - others, abs(f["z_bias"][i] - 1.0)))  # distance from the target 1 (class 11)
+        if pts:
+            ax.plot(*zip(*pts), "o", color=colors[i % 10], label=f"per-run fit: {name}")
+    ax.set(xlabel="log signal lead over the other concept", ylabel="bias |z̃ - ẑ|", ylim=(-0.03, 1.03),
+           title="bias toward the stronger concept's training class")
+    ax.legend(fontsize=7)
+    for ax in fig.axes:
+        ax.grid(alpha=0.25)
+    fig.suptitle(f"pooled {doc['model']} law: {doc['law']['text']}", fontsize=9)
+    plot.save(fig, path)

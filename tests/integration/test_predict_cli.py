@@ -1,0 +1,105 @@
+"""python -m fitting.predict on a simulated sweep with known truth: outputs, numbers, and bad input."""
+
+import csv
+import dataclasses
+import json
+
+import numpy as np
+import pytest
+
+from fitting.predict import main
+from fitting.synthetic import TRUE_LAW, sweep_case
+from theory.trajectory import read_csv, write_csv
+
+
+@pytest.fixture(scope="module")
+def sweep(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("sweep")
+    case = sweep_case(np.geomspace(0.005, 0.08, 8), seed=2)
+    write_csv(folder / "sweep.csv", case.trajectories)
+    with (folder / "covariates.csv").open("w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["run", "seed", "sep_color", "signal_color", "signal_size"])
+        for t, x in zip(case.trajectories, case.x):
+            w.writerow([t.run, t.seed, round(float(np.sqrt(x[0])), 4), x[0], x[1]])
+    return folder, case
+
+
+def test_predict_writes_the_law_the_held_out_paths_and_the_baselines(sweep, tmp_path, capsys):
+    folder, case = sweep
+    out = tmp_path / "p"
+    assert main([str(folder / "sweep.csv"), "--covariates", str(folder / "covariates.csv"), "--holdout", "run3,run7",
+                 "--out", str(out)]) == 0
+    assert "held out run3" in capsys.readouterr().out
+    trajs = {(t.run, t.protocol): t for t in read_csv(out / "predicted.csv")}
+    assert {p for _, p in trajs} == {"fitted", "predicted"}
+    assert [r for r, p in trajs if p == "predicted"] == ["run3", "run7"] and len(trajs) == 8
+    assert all(np.array_equal(t.step, case.trajectories[0].step) and t.label == "11" for t in trajs.values())
+    doc = json.loads((out / "prediction.json").read_text())
+    assert doc["law"]["coefficients"]["b_lam"] == pytest.approx(TRUE_LAW["b_lam"], rel=0.1)
+    assert doc["law"]["coefficients"]["b_t"] == pytest.approx(TRUE_LAW["b_t"], rel=0.1)
+    inside, outside = doc["holdout"]["run3"], doc["holdout"]["run7"]
+    assert inside["rmse"] <= 1.5 * case.noise and outside["rmse"] <= 1.5 * case.noise
+    assert inside["baselines"]["interpolation"]["applies"] and not outside["baselines"]["interpolation"]["applies"]
+    assert "extrapolation" in outside["baselines"]["interpolation"]["why_not"]
+    assert outside["baselines"]["nearest"]["runs"] == ["run6"] and outside["baselines"]["nearest"]["rmse"] > outside["rmse"]
+    for h in (inside, outside):
+        weak = h["settled_80"]["color"]
+        if weak["observed"] is not None:
+            assert weak["predicted"] == pytest.approx(weak["observed"], rel=0.25)
+    assert set(doc["per_run_fits"]) == {f"run{i}" for i in (0, 1, 2, 4, 5, 6)}
+    assert all("switched" in f["summary"] or "learned directly" in f["summary"] for f in doc["per_run_fits"].values())
+    assert doc["stamp"]["command"] and doc["seconds"]["pooled_fit"] < 30
+    assert (out / "prediction.png").stat().st_size > 10_000
+
+
+def test_runs_are_chosen_by_ids_holding_commas_or_by_a_covariate_value(tmp_path):
+    case = sweep_case(np.geomspace(0.005, 0.08, 4), seed=0)
+    runs = ["seed=0,sep.color=0.3", "seed=0,sep.color=0.5", "seed=1,sep.color=0.3", "seed=1,sep.color=0.5"]
+    trajs = [dataclasses.replace(t, run=r) for t, r in zip(case.trajectories, runs)]
+    write_csv(tmp_path / "sweep.csv", trajs)
+    with (tmp_path / "cov.csv").open("w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["run", "sep_color", "signal_color", "signal_size"])
+        for r, x in zip(runs, case.x):
+            w.writerow([r, r[-3:], x[0], x[1]])
+    base = [str(tmp_path / "sweep.csv"), "--covariates", str(tmp_path / "cov.csv"), "--no-figure"]
+    assert main([*base, "--holdout", "seed=1,sep.color=0.5", "--out", str(tmp_path / "a")]) == 0
+    assert list(json.loads((tmp_path / "a" / "prediction.json").read_text())["holdout"]) == ["seed=1,sep.color=0.5"]
+    assert main([*base, "--train", "sep_color=0.3,seed=0,sep.color=0.5", "--out", str(tmp_path / "b")]) == 0
+    assert list(json.loads((tmp_path / "b" / "prediction.json").read_text())["holdout"]) == ["seed=1,sep.color=0.5"]
+
+
+def test_train_lists_the_training_runs_and_sep_is_a_covariate_too(sweep, tmp_path):
+    folder, _ = sweep
+    assert main([str(folder / "sweep.csv"), "--covariates", str(folder / "covariates.csv"), "--train", "run0,run2,run4,run6",
+                 "--covariate", "signal", "--no-figure", "--out", str(tmp_path)]) == 0
+    doc = json.loads((tmp_path / "prediction.json").read_text())
+    assert sorted(doc["train"]) == ["run0", "run2", "run4", "run6"] and sorted(doc["holdout"]) == ["run1", "run3", "run5", "run7"]
+
+
+@pytest.mark.parametrize("extra, edit, match", [
+    (["--covariate", "sep"], None, "no column sep_size for --covariate sep; covariates here: sep, signal"),
+    (["--holdout", "run99"], None, "--holdout 'run99': not a run of"),
+    (["--holdout", "seed=70"], None, "--holdout 'seed=70': no run of"),
+    (["--train", "run0,run1"], None, "need at least 3 training runs"),
+    (["--holdout", "run1"], lambda rows: rows.pop(3), "no row for run 'run2'"),
+    (["--holdout", "run1"], lambda rows: rows[2].__setitem__(3, "x"), "row 3, column signal_color: 'x' is not a number"),
+    (["--holdout", "run1"], lambda rows: rows[2].__setitem__(4, "-1"), "row 3, column signal_size: -1.0 must be a positive"),
+    (["--holdout", "run1", "--class", "01"], None, "no trajectory of class '01'"),
+])
+def test_bad_input_exits_2_naming_the_problem(sweep, tmp_path, capsys, extra, edit, match):
+    folder, _ = sweep
+    cov = folder / "covariates.csv"
+    if edit is not None:
+        rows = list(csv.reader(cov.open()))
+        edit(rows)
+        cov = tmp_path / "cov.csv"
+        with cov.open("w", newline="") as fh:
+            csv.writer(fh).writerows(rows)
+    args = [str(folder / "sweep.csv"), "--covariates", str(cov), "--no-figure", "--out", str(tmp_path / "o")]
+    if not any(a in extra for a in ("--holdout", "--train")):
+        args += ["--holdout", "run1"]
+    assert main(args + extra) == 2
+    assert match in capsys.readouterr().err
+    assert not (tmp_path / "o" / "prediction.json").exists()

@@ -1,0 +1,122 @@
+"""The pooled toy model: its law recovered from simulated sweeps with known truth, held-out runs predicted
+(interpolating and extrapolating), the baselines, and per-run fits that say which concept switched."""
+
+import numpy as np
+import pytest
+
+from fitting import baselines
+from fitting.model_fit import fit_model
+from fitting.pooled import fit_law
+from fitting.report import summary
+from fitting.synthetic import TRUE_LAW, eq1_case, sweep_case
+from theory.trajectory import Trajectory
+
+SIGNALS = np.geomspace(0.005, 0.08, 10)
+
+
+def at_reference(coefs: dict, x_ref_fit: float, x_ref_true: float) -> dict:
+    """The fitted law's λ and t_switch re-expressed at the truth's reference covariate."""
+    ratio = x_ref_true / x_ref_fit
+    return {"lam_ref": coefs["lam_ref"] * ratio ** coefs["b_lam"], "t_ref": coefs["t_ref"] * ratio ** coefs["b_t"]}
+
+
+def check_recovery(case, fit, held, tol=0.10):
+    c = fit.coefficients | at_reference(fit.coefficients, fit.law.x_ref, case.truth["x_ref"])
+    for name in ("lam_ref", "b_lam", "t_ref", "b_t", "m", "gamma", "k"):
+        assert c[name] == pytest.approx(TRUE_LAW[name], rel=tol), name
+    np.testing.assert_allclose(c["z0"], TRUE_LAW["z0"], atol=0.05)
+    for r in held:
+        t = case.trajectories[r]
+        pred = fit.predict(case.x[[r]], np.ones((1, 2)), t.step)[0]
+        rmse = np.sqrt(np.mean((pred - t.z) ** 2))
+        assert rmse <= 1.5 * case.noise, (r, rmse)
+
+
+@pytest.mark.parametrize("held, kind", [((3, 6), "interpolating"), ((0, 9), "extrapolating")])
+def test_the_law_is_recovered_and_held_out_runs_are_predicted(held, kind):
+    case = sweep_case(SIGNALS, seed=1)
+    train = [r for r in range(len(SIGNALS)) if r not in held]
+    fit = fit_law([case.trajectories[r] for r in train], case.x[train])
+    assert fit.success and fit.rmse < 1.2 * case.noise
+    check_recovery(case, fit, held)
+    for name in ("b_lam", "b_t"):  # the intervals hold the truth
+        lo, hi = fit.ci[name]
+        assert lo <= TRUE_LAW[name] <= hi or abs(fit.coefficients[name] - TRUE_LAW[name]) < 0.03, name
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("noise", [0.02, 0.04])
+def test_recovery_grid(seed, noise):
+    rng = np.random.default_rng(100 + seed)
+    signals = np.sort(np.exp(rng.uniform(np.log(0.005), np.log(0.08), 12)))
+    case = sweep_case(signals, seed=seed, noise=noise)
+    held = (0, 6, 11)  # the weakest and strongest (extrapolation) and one inside
+    train = [r for r in range(12) if r not in held]
+    check_recovery(case, fit_law([case.trajectories[r] for r in train], case.x[train]), held)
+
+
+def test_with_run_to_run_variation_the_run_bootstrap_is_wider_than_wald():
+    case = sweep_case(SIGNALS, seed=3, run_effect=0.2)  # seeds differ: the law holds on average only
+    wald = fit_law(case.trajectories, case.x)
+    boot = fit_law(case.trajectories, case.x, ci="runs", n_boot=20)
+    assert boot.coefficients == wald.coefficients
+    for name in ("b_lam", "b_t"):
+        assert (boot.ci[name][1] - boot.ci[name][0]) > 2 * (wald.ci[name][1] - wald.ci[name][0]), name
+
+
+def test_bad_inputs_of_the_pooled_fit():
+    case = sweep_case(SIGNALS[:4])
+    with pytest.raises(ValueError, match="at least 3 training runs"):
+        fit_law(case.trajectories[:2], case.x[:2])
+    with pytest.raises(ValueError, match="positive numbers"):
+        fit_law(case.trajectories, -case.x)
+    with pytest.raises(ValueError, match="valid: wald, runs"):
+        fit_law(case.trajectories, case.x, ci="bootstrap")
+
+
+# --- baselines ---------------------------------------------------------------------------------------
+
+def line(run: str, slope: float, steps=np.arange(0, 100, 10)) -> Trajectory:
+    z = np.stack([np.full(steps.size, 0.1 * slope), np.linspace(0, 0.1 * slope, steps.size)], axis=1)
+    return Trajectory(steps, z, ("color", "size"), "11", run=run)
+
+
+def test_interpolation_is_exact_between_linear_runs_and_refuses_extrapolation():
+    trajs = [line("a", 1), line("b", 3), line("c", 5)]
+    x = np.exp(np.array([[1.0, 0.0], [3.0, 0.0], [5.0, 0.0]]))  # paths are linear in log covariate
+    steps = np.arange(0, 100, 10).astype(float)
+    refs = baselines.references(trajs, x, steps)
+    path, used, why = baselines.interpolation(refs, np.exp([2.0, 0.0]))
+    np.testing.assert_allclose(path, line("x", 2).z, atol=1e-12)
+    assert why is None and set(used) == {"a", "b"}
+    path, _, why = baselines.interpolation(refs, np.exp([6.0, 0.0]))
+    assert path is None and "outside the training range" in why
+    path, _, why = baselines.interpolation(refs, np.exp([3.0, 2.0]))
+    assert path is None and "off the directions" in why
+    near, runs = baselines.nearest(refs, np.exp([5.6, 0.0]))
+    assert runs == ("c",) and np.allclose(near, line("c", 5).z)
+
+
+def test_seeds_at_one_covariate_point_are_averaged_and_curved_covariates_interpolate():
+    trajs = [line("a0", 1), line("a1", 3), line("b", 5)]
+    x = np.exp(np.array([[1.0, 0.0], [1.0, 0.0], [3.0, 0.0]]))
+    refs = baselines.references(trajs, x, np.arange(0, 100, 10).astype(float))
+    assert len(refs) == 2 and np.allclose(refs[0].path, line("m", 2).z)
+    curve = np.exp(np.array([[t, 0.15 * t**2] for t in (0.0, 1.0, 2.0, 3.0)]))  # a Δcolor sweep moves size's signal too
+    refs = baselines.references([line(str(i), i) for i in range(4)], curve, np.arange(0, 100, 10).astype(float))
+    path, _, why = baselines.interpolation(refs, np.exp([1.5, 0.15 * 1.5**2]))
+    assert why is None and path is not None
+
+
+# --- per-run fits that say what they know -----------------------------------------------------------
+
+def test_a_concept_that_went_straight_to_its_target_is_reported_as_learned_directly():
+    case = eq1_case(np.random.default_rng(4))
+    fit = fit_model(case.trajectory)
+    weak, strong = case.weak, 1 - case.weak
+    assert fit.switches[weak]["reason"] == "switched" and fit.switches[weak]["t_switch"] is not None
+    assert fit.switches[strong]["reason"] == "learned directly" and fit.switches[strong]["t_switch"] is None
+    text = summary(case.trajectory.concepts, fit.switches)
+    names = case.trajectory.concepts
+    assert f"{names[weak]} switched at step" in text and f"{names[strong]} learned directly" in text
