@@ -7,6 +7,9 @@ concept-space figure into runs/theory/<preset>/:
   fig5      Eq. 1, classes 00 and 11 over the concept-signal ratio a (clockwise if size is stronger)
   fig9b     Eq. 2, class 11 over the masking fraction p = 0, 0.25, 0.5, 0.75, 1
   notebook  the authors' own ODE, a in linspace(1, 5, 15)
+  swingby3  the structured identity mapping (Yang et al., ICLR 2025), 3 concepts: the OOD loss falls, rises
+            twice and falls (triple descent) while the training loss falls (figure: losses and the swing)
+  swingby4  the same with 4 concepts (two rises; no quadruple descent found in the seeds scanned)
 
 One model, with parameters and sweeps (a sweep of several flags is their product):
 
@@ -14,6 +17,7 @@ One model, with parameters and sweeps (a sweep of several flags is their product
   python -m theory.simulate --model eq2 --sweep p=0,0.5,1 --param beta=0.8
   python -m theory.simulate --model eq1 --concepts color,size,shape --param z_bias=0,1,1
   python -m theory.simulate --energy "lam/2*(z1 - sigmoid(t - 5))**2 + (z2 - 1)**2/2" --param lam=2
+  python -m theory.simulate --model sim2 --param mu=1,1.5,2.2 --param scale=0.1 --sweep seed=0,1,62
 
 Vector parameters take one value per concept, comma-separated (a single value is used for every
 concept); NAME_i addresses entry i (1-based), e.g. --param t_switch_1=8 or --sweep z_bias_1=0,0.5.
@@ -39,6 +43,8 @@ from theory.integrate import AUTO_DOPRI_FROM, choose_method, compiled, integrate
 from theory.landscape import Landscape
 from theory.models import MODELS, from_expression, get_model
 from theory.presets import PRESETS, Panel
+from theory import swingby
+from theory.swingby import SIM_MODELS, SIM_PRESETS
 from theory.files import write_json
 from theory.trajectory import write_csv
 
@@ -55,6 +61,7 @@ def _parameter_help() -> str:
             kind = "per concept" if p.vector else "scalar"
             lines.append(f"    {p.name:<9} = {default:<9} {p.valid_range():<10} {kind}: {p.doc}")
         lines.append(f"    {'z0':<9} = {','.join(f'{v:g}' for v in land.z0):<9} [0, 1]     per concept: start")
+    lines.append(swingby.help_text())
     return "\n".join(lines)
 
 
@@ -62,8 +69,8 @@ def build_parser() -> argparse.ArgumentParser:
     """The command line of ``python -m theory.simulate`` (the parameters of every model in the epilog)."""
     parser = cli.parser("theory.simulate", __doc__, epilog=_parameter_help())
     what = parser.add_mutually_exclusive_group()
-    what.add_argument("--preset", action="append", choices=list(PRESETS), help="run this preset (repeatable); default: all")
-    what.add_argument("--model", choices=list(MODELS), help="simulate one model")
+    what.add_argument("--preset", action="append", choices=[*PRESETS, *SIM_PRESETS], help="run this preset (repeatable); default: all")
+    what.add_argument("--model", choices=[*MODELS, *SIM_MODELS], help="simulate one model")
     what.add_argument("--energy", metavar="EXPR",
                       help="simulate your own energy E(z1, z2, ..., t), give its other symbols with --param; allowed: numbers, pi, "
                            "names, + - * / **, and " + ", ".join(dict.fromkeys(f.lower() for f in FUNCTIONS)) + " (parsed, never run)")
@@ -73,7 +80,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--label", "--class", dest="label", default="11", metavar="LABEL",
                         help="class label written to the log (default 11; --class is an alias)")
     parser.add_argument("--t-end", type=float, default=None, metavar="T", help="end of model time (default 25)")
-    parser.add_argument("--points", type=int, default=200, metavar="N", help="output points, linspace(0, T, N) (default 200)")
+    parser.add_argument("--points", type=int, default=None, metavar="N",
+                        help="output points, linspace(0, T, N) (default 200; the swing-by presets 1601)")
     parser.add_argument("--method", choices=["auto", "dopri", "stacked", "loop"], default="auto",
                         help=f"integrator (default auto: stacked below {AUTO_DOPRI_FROM} trajectories, else dopri)")
     parser.add_argument("--rtol", type=float, default=1e-9, help="relative tolerance (default 1e-9)")
@@ -155,9 +163,8 @@ def _runs_config(sol, runs: Sequence[str], label: str) -> list[dict]:
 def run_preset(name: str, args) -> list[Path]:
     """Simulate every panel of a preset; returns the paths written (log, config, figure)."""
     preset = PRESETS[name]()
-    several = len(args.preset or PRESETS) > 1
-    out = Path(args.out or "runs/theory") / name if several or args.out is None else args.out
-    t = time_grid(args.t_end or preset.t_end, args.points)
+    out = _preset_out(name, args)
+    t = time_grid(args.t_end or preset.t_end, args.points or 200)
     trajectories, runs_cfg, sols = [], [], []
     for panel in preset.panels:
         n = len(panel.sweep_values)
@@ -172,6 +179,44 @@ def run_preset(name: str, args) -> list[Path]:
     paths = [write_csv(out / "trajectories.csv", trajectories), write_json(out / "config.json", cfg)]
     paths.append(_figure(preset.panels, sols, out / f"{name}.png", preset.description))
     return paths
+
+
+def _preset_out(name: str, args) -> Path:
+    """runs/theory/<preset>, or --out itself when exactly one preset runs."""
+    several = len(args.preset or [*PRESETS, *SIM_PRESETS]) > 1
+    return Path(args.out or "runs/theory") / name if several or args.out is None else args.out
+
+
+def _sim_written(sims, out: Path, cfg: dict, title: str, name: str, argv: Sequence[str]) -> list[Path]:
+    trajectories = [t for sim in sims for t in swingby.trajectories(sim)]
+    _check_rows(len(trajectories), sims[0].t.size)
+    cfg |= {"t_end": float(sims[0].t[-1]), "points": int(sims[0].t.size), "runs": [sim.summary() for sim in sims],
+            "command": "python -m theory.simulate " + " ".join(argv),
+            "stamp": stamp(command=["python", "-m", "theory.simulate", *argv])}
+    return [write_csv(out / "trajectories.csv", trajectories), write_json(out / "config.json", cfg),
+            swingby.figure(sims, out / f"{name}.png", title)]
+
+
+def run_sim_preset(name: str, args) -> list[Path]:
+    """A swing-by preset: the SIM simulation, its log, config and figure."""
+    sims, p = swingby.preset_runs(name, args.t_end, args.points)
+    cfg = {"preset": name, "model": p.model, "description": p.description, "seed_choice": p.scan}
+    return _sim_written(sims, _preset_out(name, args), cfg, p.description, name, args.argv)
+
+
+def run_sim_model(args) -> list[Path]:
+    """``--model sim1|sim2`` with --param and --sweep."""
+    t = time_grid(args.t_end if args.t_end is not None else 40.0, args.points or 801)
+    sims = swingby.model_runs(args.model, args.param, args.sweep, t)
+    out = args.out or Path("runs/theory") / args.model
+    cfg = {"single": args.model, "model": args.model}
+    return _sim_written(sims, out, cfg, f"{args.model}: " + ", ".join(s.run for s in sims[:6]), args.model, args.argv)
+
+
+def _check_rows(n: int, points: int) -> None:
+    if n * points > MAX_ROWS:
+        raise UsageError(f"{n:,} trajectories x {points:,} points = {n * points:,} log rows; at most {MAX_ROWS:,}: "
+                         "use fewer --points or a smaller --sweep")
 
 
 def _figure(panels: Sequence[Panel], sols, path: Path, suptitle: str) -> Path:
@@ -209,7 +254,7 @@ def run_model(land: Landscape, args) -> list[Path]:
         settings.append(v)
         runs.append(",".join(f"{name}={x:g}" for (name, _), x in zip(sweeps, combo)) or land.name)
     batched = {k: np.stack([s[k] for s in settings]) for k in values}  # (N, size) each
-    t = time_grid(args.t_end if args.t_end is not None else land.t_end, args.points)
+    t = time_grid(args.t_end if args.t_end is not None else land.t_end, args.points or 200)
     sol = _solve(land, t, batched, len(settings), args)
     out = args.out or Path("runs/theory") / land.name
     cfg = _config("single", land.name, land, t, args, sol.method)
@@ -260,9 +305,9 @@ def _landscape(args) -> Landscape:
 
 
 def _check_args(args) -> None:
-    if args.points < 2:
+    if args.points is not None and args.points < 2:
         raise UsageError(f"--points {args.points}: need at least 2 output points")
-    if args.points > MAX_ROWS:
+    if args.points is not None and args.points > MAX_ROWS:
         raise UsageError(f"--points {args.points}: at most {MAX_ROWS:,} output points")
     if args.t_end is not None and not (np.isfinite(args.t_end) and args.t_end > 0):
         raise UsageError(f"--t-end {args.t_end}: must be a finite number > 0")
@@ -274,6 +319,8 @@ def _check_args(args) -> None:
                          "surrounding spaces, e.g. 11")
     if args.model is None and args.energy is None and (args.param or args.sweep or args.concepts):
         raise UsageError("--param, --sweep and --concepts need --model or --energy (presets fix their parameters)")
+    if args.model in SIM_MODELS and args.concepts:
+        raise UsageError(f"--concepts: {args.model} names its concepts c1, c2, ...; their number is that of --param mu")
 
 
 @cli.command("theory.simulate")
@@ -285,12 +332,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     _check_args(args)
     cli.output_dir(args.out or "runs/theory", "--out")
     start = time.perf_counter()
-    if args.model is not None or args.energy is not None:
+    if args.model in SIM_MODELS:
+        written = run_sim_model(args)
+    elif args.model is not None or args.energy is not None:
         written = run_model(_landscape(args), args)
     else:
         written = []
-        for name in args.preset or PRESETS:
-            written += run_preset(name, args)
+        for name in args.preset or [*PRESETS, *SIM_PRESETS]:
+            written += run_sim_preset(name, args) if name in SIM_PRESETS else run_preset(name, args)
     for path in written:
         print(f"wrote {path}")
     print(f"done in {time.perf_counter() - start:.1f} s")

@@ -163,3 +163,54 @@ def test_module_entry_point_runs(tmp_path):
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert f"wrote {tmp_path / 'trajectories.csv'}" in proc.stdout
+
+
+# --- the swing-by presets and the SIM models (issue 18) -----------------------------------------------
+
+def test_swingby_presets_show_multiple_descent_with_a_monotone_training_loss(presets):
+    from theory.sim import rises
+
+    for name, s in (("swingby3", 3), ("swingby4", 4)):
+        folder = presets / name
+        trajs = {t.label: t for t in read_csv(folder / "trajectories.csv")}
+        probe = "1" * s
+        assert set(trajs) == {probe} | {"".join("1" if q == p else "0" for q in range(s)) for p in range(s)}
+        x_hat = trajs[probe]
+        ood = np.array(x_hat.extra["ood_loss"], dtype=float)
+        train = np.array(x_hat.extra["train_loss"], dtype=float)
+        assert rises(ood) >= 2, name  # counted again from the log, not taken from config.json
+        assert np.all(np.diff(train) <= 1e-12)
+        raw = np.array([x_hat.extra[f"raw_c{p + 1}"] for p in range(s)], dtype=float).T
+        np.testing.assert_allclose(x_hat.z, np.clip(raw, 0, 1), atol=1e-9)
+        assert raw.max() > 1.0  # the swing overshoots; the log's z is clipped, raw_ keeps it
+        np.testing.assert_allclose(x_hat.z[-1], 1, atol=1e-3)  # every concept learned at the end
+        config = json.loads((folder / "config.json").read_text())
+        assert config["runs"][0]["ood_rises"] == rises(ood) and config["runs"][0]["train_monotone"]
+        assert "seed" in config["seed_choice"]
+
+
+def test_sim_models_take_params_and_sweeps(tmp_path):
+    assert main(["--model", "sim2", "--param", "mu=1,2", "--param", "d=4", "--sweep", "seed=0,1", "--out", str(tmp_path / "a")]) == 0
+    trajs = read_csv(tmp_path / "a" / "trajectories.csv")
+    assert sorted({t.run for t in trajs}) == ["seed=0", "seed=1"] and {t.label for t in trajs} == {"11", "10", "01"}
+    config = json.loads((tmp_path / "a" / "config.json").read_text())
+    assert [r["d"] for r in config["runs"]] == [4, 4] and config["runs"][0]["signal"] == pytest.approx([0.5025, 2.0025])
+    assert main(["--model", "sim1", "--param", "mu=1,1.5,2.2", "--param", "scale=0", "--points", "50", "--out", str(tmp_path / "b")]) == 0
+    one = {t.label: t for t in read_csv(tmp_path / "b" / "trajectories.csv")}
+    a = np.array([1, 1.5**2, 2.2**2]) / 3 + 0.05**2  # from W(0) = 0: coordinate k is 1 - exp(-a_k t), exactly
+    np.testing.assert_allclose(one["111"].z, 1 - np.exp(-np.outer(one["111"].step, a)), atol=1e-9)
+
+
+@pytest.mark.parametrize("argv, match", [
+    (["--model", "sim2", "--param", "nu=1"], "no parameter 'nu'"),
+    (["--model", "sim2", "--sweep", "mu=1,2"], "mu is a vector"),
+    (["--model", "sim2", "--param", "d=2"], "at least the number of concepts (3)"),
+    (["--model", "sim2", "--param", "seed=1.5"], "a seed is an integer"),
+    (["--model", "sim2", "--param", "scale=-1"], "scale=-1.0: the initial scale"),
+    (["--model", "sim2", "--param", "mu=1,-2"], "positive, finite cluster norm"),
+    (["--model", "sim1", "--concepts", "a,b"], "names its concepts c1, c2"),
+])
+def test_bad_sim_parameters_exit_2(tmp_path, capsys, argv, match):
+    assert main([*argv, "--out", str(tmp_path)]) == 2
+    assert match in capsys.readouterr().err
+    assert not (tmp_path / "trajectories.csv").exists()
