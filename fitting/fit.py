@@ -46,7 +46,10 @@ def build_parser() -> argparse.ArgumentParser:
     """The command line of ``python -m fitting.fit``."""
     parser = cli.parser("fitting.fit", __doc__)
     parser.add_argument("log", type=Path, metavar="LOG.csv", help="a trajectory log (theory.simulate or empirical.train)")
-    parser.add_argument("--model", choices=FITTABLE, default="eq1", help="toy model to fit (default eq1)")
+    parser.add_argument("--model", choices=[*FITTABLE, "sim2"], default="eq1",
+                        help="toy model to fit (default eq1; sim2: the structured identity mapping's two-layer model)")
+    parser.add_argument("--compare", choices=[*FITTABLE, "sim2"], default=None, metavar="MODEL",
+                        help="also fit MODEL to every trajectory and compare the two by AIC (record 'comparison')")
     parser.add_argument("--class", dest="label", metavar="LABEL", help="only this class (e.g. 11)")
     parser.add_argument("--protocol", metavar="NAME", help="only this protocol (e.g. naive, sim)")
     parser.add_argument("--run", metavar="ID", help="only this run id")
@@ -100,6 +103,16 @@ def protocol_lags(records: list[dict]) -> list[dict]:
     return out
 
 
+def compare(record: dict, other: dict) -> dict:
+    """Two models fitted to one trajectory, side by side: AIC (lower is better), RMSE, parameters counted."""
+    models = {r["model"]: {"aic": r["aic"], "rmse": r["rmse"], "n_params": r["n_params"]} for r in (record, other)
+              if r["model"] is not None}
+    scored = {m: v["aic"] for m, v in models.items() if v["aic"] is not None}
+    better = min(scored, key=scored.get) if len(scored) == 2 else None
+    gap = abs(float(np.subtract(*scored.values()))) if len(scored) == 2 else None
+    return {"models": models, "better": better, "aic_gap": gap}
+
+
 @cli.command("fitting.fit")
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m fitting.fit``: see the module docstring."""
@@ -119,6 +132,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         have = sorted({(t.label, t.protocol) for t in trajs})
         raise UsageError(f"{args.log}: no trajectory matches --class {args.label} --protocol {args.protocol} "
                          f"--run {args.run}; the log has (class, protocol): {have}")
+    if args.compare == args.model:
+        raise UsageError(f"--compare {args.compare}: give another model than --model {args.model}")
     if args.model == "notebook" and len(chosen[0].concepts) != 2:
         raise UsageError(f"--model notebook needs 2 concepts; {args.log} has {list(chosen[0].concepts)}")
 
@@ -127,6 +142,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     for traj in tqdm(chosen, desc="fitting", unit="trajectory", disable=None):
         try:
             results.append((traj, *analyse(traj, args.model, fix=fix, ci=args.ci, n_boot=args.boot, persist=args.persist)))
+            if args.compare:
+                other = analyse(traj, args.compare, ci="wald", persist=args.persist)[0]
+                results[-1][1]["comparison"] = compare(results[-1][1], other)
         except ValueError as err:  # e.g. too few points, a --fix that does not fit this model
             raise UsageError(f"{args.log}: trajectory run={traj.run!r} seed={traj.seed} class={traj.label!r} "
                              f"protocol={traj.protocol!r}: {err}") from None
@@ -142,8 +160,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"fitted {len(records)} trajectories in {elapsed:.1f} s; wrote {path}")
     for r in records:
         turn = "-" if r["turn_step"] is None else f"{r['turn_step']:.4g}"
-        print(f"  {r['run'] or '-'} seed={r['seed']} class={r['class']} {r['protocol']}: {r['summary'] or 'no model fit'}; "
-              f"turn={turn} rmse={np.nan if r['rmse'] is None else r['rmse']:.3g}")
+        said = r["summary"] or ("no model fit" if r["model"] is None else f"{r['model']} fitted")
+        versus = ""
+        if r.get("comparison") and r["comparison"]["better"]:
+            c = r["comparison"]
+            versus = f"; AIC prefers {c['better']} by {c['aic_gap']:.1f}"
+        print(f"  {r['run'] or '-'} seed={r['seed']} class={r['class']} {r['protocol']}: {said}; "
+              f"turn={turn} rmse={np.nan if r['rmse'] is None else r['rmse']:.3g}{versus}")
     return 0
 
 

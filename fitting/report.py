@@ -13,10 +13,14 @@ import numpy as np
 
 from fitting.curves import LEVELS, LogisticFit, check_spacing, fit_logistic, threshold_step
 from fitting.model_fit import ModelFit, fit_model, param_names
+from fitting.sim_fit import fit_sim
 from fitting.turn import Turn, find_turn
 from theory import plot
 from theory.trajectory import Z_PREFIX, Trajectory
 
+
+
+SIM_PARAMS = ("a", "mu_ratio", "w0")  # sim2's record keys (fitting.sim_fit)
 
 
 def analyse(
@@ -44,9 +48,16 @@ def analyse(
     acc = None
     if traj.accuracy is not None and np.sum(~np.isnan(traj.accuracy)) >= 5:
         acc = fit_logistic(traj.step, traj.accuracy)
-    fit = fit_model(located, model, fix=fix, ci=ci, n_boot=n_boot) if located is not None and traj.z.shape[1] else None
+    fit = None
+    if located is not None and traj.z.shape[1]:
+        if model == "sim2":
+            if fix:
+                raise ValueError("--fix: sim2 has no fixed parameters (its switch times come out of the dynamics)")
+            fit = fit_sim(located)
+        else:
+            fit = fit_model(located, model, fix=fix, ci=ci, n_boot=n_boot)
 
-    keys = param_names(model)
+    keys = SIM_PARAMS if model == "sim2" else param_names(model)
     params = {k: None for k in keys}
     intervals = {k: None for k in keys}
     if fit is not None:
@@ -55,12 +66,14 @@ def analyse(
     record = {
         "run": traj.run, "seed": traj.seed, "class": traj.label, "protocol": traj.protocol,
         "model": model if fit is not None else None, "params": params, "ci": intervals,
-        "ci_method": ci if fit is not None else None,
+        "ci_method": (("wald" if model == "sim2" else ci) if fit is not None else None),
         "rmse": None if fit is None else fit.rmse,
+        "aic": None if fit is None else aic(fit, located),
+        "n_params": None if fit is None else int(fit.theta.size),
         "switch_identifiable": None if fit is None else fit.identifiable,
         "switches": None if fit is None or not fit.switches else
         {c: sw for c, sw in zip(traj.concepts, fit.switches)},
-        "summary": None if fit is None else summary(traj.concepts, fit.switches),
+        "summary": None if fit is None or not fit.switches else summary(traj.concepts, fit.switches),
         "fit_success": None if fit is None else fit.success,
         "turn_step": None if turn is None else turn.step,
         "turn_ci": None if turn is None or turn.ci is None else list(turn.ci),
@@ -72,6 +85,14 @@ def analyse(
         "n_points": int(traj.step.size),
     }
     return record, fit, turn, acc
+
+
+def aic(fit, located: Trajectory) -> float:
+    """Akaike's information criterion of a least-squares fit, n log(RSS / n) + 2 k over the located coordinates
+    (lower is better; differences between models fitted to the same points are what count)."""
+    resid = np.asarray(fit.fitted) - located.z
+    n = resid.size
+    return float(n * np.log(max(float(np.sum(resid**2)), 1e-300) / n) + 2 * fit.theta.size)
 
 
 def summary(concepts, switches: list[dict]) -> str:

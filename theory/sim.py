@@ -146,7 +146,14 @@ def sim2(task: Task, t: Sequence[float], u0: NDArray, *, rtol: float = 1e-9, ato
     would blow up in finite time).
     """
     t, u0 = _check(task, t, u0)
-    a, d, eye = task.signal, task.d, np.eye(task.d)
+    return two_layer(task.signal, t, u0, rtol=rtol, atol=atol)
+
+
+def two_layer(a: NDArray, t: NDArray, u0: NDArray, *, rtol: float = 1e-9, atol: float = 1e-12) -> NDArray[np.float64]:
+    """(T, d, d) W(t) of the two-layer flow for signals ``a`` (d,) at times ``t`` from U(0) = ``u0``: :func:`sim2`
+    without a Task (the fits of fitting.sim_fit give the signals directly, per step)."""
+    a = np.asarray(a, dtype=float)
+    d, eye = a.size, np.eye(a.size)
 
     def rhs(_, y):
         u = y.reshape(d, d)
