@@ -12,9 +12,9 @@ numbalsoda has no wheel for CPython 3.11. The kernel is differential-tested agai
 
 from __future__ import annotations
 
+import inspect
 from typing import Callable
 
-import numba
 import numpy as np
 from numba import prange
 
@@ -42,130 +42,153 @@ SAFETY, MIN_FACTOR, MAX_FACTOR = 0.9, 0.2, 10.0
 OK, TOO_MANY_STEPS, STEP_TOO_SMALL = 0, 1, 2
 MESSAGES = {OK: "ok", TOO_MANY_STEPS: "too many steps", STEP_TOO_SMALL: "step size underflow"}
 
-def kernel(flow: Callable) -> Callable:
-    """The parallel batch integrator specialised to one compiled flow ``flow(t, z, p, out)``.
+# The integrator, as plain Python: :func:`kernel_source` turns it into a numba module together with a
+# landscape's generated ``flow(t, z, p, out)`` (theory.kernels caches that module's compiled code on disk).
+flow = None  # bound to the landscape's flow in each generated kernel module
 
-    The returned function has signature ``run(t_eval, Z0, P, rtol, atol, max_steps, out, status)``
-    with t_eval (T,), Z0 (N, D), P (N, P), out (N, T, D) written in place, status (N,) int64.
-    Compilation happens on the first call (seconds); :class:`~theory.landscape.Landscape` keeps
-    the kernel, so each landscape compiles once per process.
-    """
 
-    @numba.njit(cache=False)
-    def norm(err, y, y_new, rtol, atol):
-        acc = 0.0
-        for i in range(err.size):
-            sc = atol + rtol * max(abs(y[i]), abs(y_new[i]))
-            acc += (err[i] / sc) ** 2
-        return np.sqrt(acc / err.size)
+def norm(err, y, y_new, rtol, atol):
+    acc = 0.0
+    for i in range(err.size):
+        sc = atol + rtol * max(abs(y[i]), abs(y_new[i]))
+        acc += (err[i] / sc) ** 2
+    return np.sqrt(acc / err.size)
 
-    @numba.njit(cache=False)
-    def one(t_eval, y0, p, rtol, atol, max_steps, out):
-        d = y0.size
-        y = y0.copy()
-        y_new = np.empty(d)
-        ys = np.empty(d)
-        k1 = np.empty(d)
-        k2 = np.empty(d)
-        k3 = np.empty(d)
-        k4 = np.empty(d)
-        k5 = np.empty(d)
-        k6 = np.empty(d)
-        k7 = np.empty(d)
-        err = np.empty(d)
-        t = t_eval[0]
-        out[0, :] = y
-        flow(t, y, p, k1)
-        # initial step (Hairer, Norsett & Wanner, Sec. II.4), as in scipy
-        d0 = 0.0
-        d1 = 0.0
+
+def one(t_eval, y0, p, rtol, atol, max_steps, out):
+    d = y0.size
+    y = y0.copy()
+    y_new = np.empty(d)
+    ys = np.empty(d)
+    k1 = np.empty(d)
+    k2 = np.empty(d)
+    k3 = np.empty(d)
+    k4 = np.empty(d)
+    k5 = np.empty(d)
+    k6 = np.empty(d)
+    k7 = np.empty(d)
+    err = np.empty(d)
+    t = t_eval[0]
+    out[0, :] = y
+    flow(t, y, p, k1)
+    # initial step (Hairer, Norsett & Wanner, Sec. II.4), as in scipy
+    d0 = 0.0
+    d1 = 0.0
+    for i in range(d):
+        sc = atol + rtol * abs(y[i])
+        d0 += (y[i] / sc) ** 2
+        d1 += (k1[i] / sc) ** 2
+    d0 = np.sqrt(d0 / d)
+    d1 = np.sqrt(d1 / d)
+    h0 = 1e-6 if (d0 < 1e-5 or d1 < 1e-5) else 0.01 * d0 / d1
+    for i in range(d):
+        ys[i] = y[i] + h0 * k1[i]
+    flow(t + h0, ys, p, k2)
+    d2 = 0.0
+    for i in range(d):
+        sc = atol + rtol * abs(y[i])
+        d2 += ((k2[i] - k1[i]) / sc) ** 2
+    d2 = np.sqrt(d2 / d) / h0
+    if max(d1, d2) <= 1e-15:
+        h1 = max(1e-6, h0 * 1e-3)
+    else:
+        h1 = (0.01 / max(d1, d2)) ** (1 / 5)
+    h = min(100 * h0, h1)
+
+    steps = 0
+    j = 1  # next output to fill
+    t_end = t_eval[-1]
+    while j < t_eval.size:
+        steps += 1
+        if steps > max_steps:
+            return TOO_MANY_STEPS
+        clipped = h >= t_end - t
+        hs = t_end - t if clipped else h
+        if not clipped and hs < 1e-14 * max(1.0, abs(t)):
+            return STEP_TOO_SMALL
         for i in range(d):
-            sc = atol + rtol * abs(y[i])
-            d0 += (y[i] / sc) ** 2
-            d1 += (k1[i] / sc) ** 2
-        d0 = np.sqrt(d0 / d)
-        d1 = np.sqrt(d1 / d)
-        h0 = 1e-6 if (d0 < 1e-5 or d1 < 1e-5) else 0.01 * d0 / d1
+            ys[i] = y[i] + hs * A21 * k1[i]
+        flow(t + C2 * hs, ys, p, k2)
         for i in range(d):
-            ys[i] = y[i] + h0 * k1[i]
-        flow(t + h0, ys, p, k2)
-        d2 = 0.0
+            ys[i] = y[i] + hs * (A31 * k1[i] + A32 * k2[i])
+        flow(t + C3 * hs, ys, p, k3)
         for i in range(d):
-            sc = atol + rtol * abs(y[i])
-            d2 += ((k2[i] - k1[i]) / sc) ** 2
-        d2 = np.sqrt(d2 / d) / h0
-        if max(d1, d2) <= 1e-15:
-            h1 = max(1e-6, h0 * 1e-3)
-        else:
-            h1 = (0.01 / max(d1, d2)) ** (1 / 5)
-        h = min(100 * h0, h1)
+            ys[i] = y[i] + hs * (A41 * k1[i] + A42 * k2[i] + A43 * k3[i])
+        flow(t + C4 * hs, ys, p, k4)
+        for i in range(d):
+            ys[i] = y[i] + hs * (A51 * k1[i] + A52 * k2[i] + A53 * k3[i] + A54 * k4[i])
+        flow(t + C5 * hs, ys, p, k5)
+        for i in range(d):
+            ys[i] = y[i] + hs * (A61 * k1[i] + A62 * k2[i] + A63 * k3[i] + A64 * k4[i] + A65 * k5[i])
+        flow(t + hs, ys, p, k6)
+        for i in range(d):
+            y_new[i] = y[i] + hs * (B1 * k1[i] + B3 * k3[i] + B4 * k4[i] + B5 * k5[i] + B6 * k6[i])
+        flow(t + hs, y_new, p, k7)
+        for i in range(d):
+            err[i] = hs * (E1 * k1[i] + E3 * k3[i] + E4 * k4[i] + E5 * k5[i] + E6 * k6[i] + E7 * k7[i])
+        e = norm(err, y, y_new, rtol, atol)
+        if e > 1.0:
+            h = hs * max(MIN_FACTOR, SAFETY * e ** -0.2)
+            continue
+        t_new = t_end if clipped else t + hs
+        while j < t_eval.size and t_eval[j] < t_new:  # outputs inside the step: dense output
+            x = (t_eval[j] - t) / hs
+            x2 = x * x
+            x3 = x2 * x
+            x4 = x3 * x
+            for i in range(d):
+                out[j, i] = y[i] + hs * (
+                    k1[i] * (P1[0] * x + P1[1] * x2 + P1[2] * x3 + P1[3] * x4)
+                    + k3[i] * (P3[1] * x2 + P3[2] * x3 + P3[3] * x4)
+                    + k4[i] * (P4[1] * x2 + P4[2] * x3 + P4[3] * x4)
+                    + k5[i] * (P5[1] * x2 + P5[2] * x3 + P5[3] * x4)
+                    + k6[i] * (P6[1] * x2 + P6[2] * x3 + P6[3] * x4)
+                    + k7[i] * (P7[1] * x2 + P7[2] * x3 + P7[3] * x4)
+                )
+            j += 1
+        if j < t_eval.size and t_eval[j] == t_new:  # an output on the step's end: exact
+            out[j, :] = y_new
+            j += 1
+        t = t_new
+        y[:] = y_new
+        k1[:] = k7  # first same as last
+        h = hs * (MAX_FACTOR if e == 0.0 else min(MAX_FACTOR, SAFETY * e ** -0.2))
+    return OK
 
-        steps = 0
-        j = 1  # next output to fill
-        t_end = t_eval[-1]
-        while j < t_eval.size:
-            steps += 1
-            if steps > max_steps:
-                return TOO_MANY_STEPS
-            clipped = h >= t_end - t
-            hs = t_end - t if clipped else h
-            if not clipped and hs < 1e-14 * max(1.0, abs(t)):
-                return STEP_TOO_SMALL
-            for i in range(d):
-                ys[i] = y[i] + hs * A21 * k1[i]
-            flow(t + C2 * hs, ys, p, k2)
-            for i in range(d):
-                ys[i] = y[i] + hs * (A31 * k1[i] + A32 * k2[i])
-            flow(t + C3 * hs, ys, p, k3)
-            for i in range(d):
-                ys[i] = y[i] + hs * (A41 * k1[i] + A42 * k2[i] + A43 * k3[i])
-            flow(t + C4 * hs, ys, p, k4)
-            for i in range(d):
-                ys[i] = y[i] + hs * (A51 * k1[i] + A52 * k2[i] + A53 * k3[i] + A54 * k4[i])
-            flow(t + C5 * hs, ys, p, k5)
-            for i in range(d):
-                ys[i] = y[i] + hs * (A61 * k1[i] + A62 * k2[i] + A63 * k3[i] + A64 * k4[i] + A65 * k5[i])
-            flow(t + hs, ys, p, k6)
-            for i in range(d):
-                y_new[i] = y[i] + hs * (B1 * k1[i] + B3 * k3[i] + B4 * k4[i] + B5 * k5[i] + B6 * k6[i])
-            flow(t + hs, y_new, p, k7)
-            for i in range(d):
-                err[i] = hs * (E1 * k1[i] + E3 * k3[i] + E4 * k4[i] + E5 * k5[i] + E6 * k6[i] + E7 * k7[i])
-            e = norm(err, y, y_new, rtol, atol)
-            if e > 1.0:
-                h = hs * max(MIN_FACTOR, SAFETY * e ** -0.2)
-                continue
-            t_new = t_end if clipped else t + hs
-            while j < t_eval.size and t_eval[j] < t_new:  # outputs inside the step: dense output
-                x = (t_eval[j] - t) / hs
-                x2 = x * x
-                x3 = x2 * x
-                x4 = x3 * x
-                for i in range(d):
-                    out[j, i] = y[i] + hs * (
-                        k1[i] * (P1[0] * x + P1[1] * x2 + P1[2] * x3 + P1[3] * x4)
-                        + k3[i] * (P3[1] * x2 + P3[2] * x3 + P3[3] * x4)
-                        + k4[i] * (P4[1] * x2 + P4[2] * x3 + P4[3] * x4)
-                        + k5[i] * (P5[1] * x2 + P5[2] * x3 + P5[3] * x4)
-                        + k6[i] * (P6[1] * x2 + P6[2] * x3 + P6[3] * x4)
-                        + k7[i] * (P7[1] * x2 + P7[2] * x3 + P7[3] * x4)
-                    )
-                j += 1
-            if j < t_eval.size and t_eval[j] == t_new:  # an output on the step's end: exact
-                out[j, :] = y_new
-                j += 1
-            t = t_new
-            y[:] = y_new
-            k1[:] = k7  # first same as last
-            h = hs * (MAX_FACTOR if e == 0.0 else min(MAX_FACTOR, SAFETY * e ** -0.2))
-        return OK
+def run(t_eval, Z0, P, rtol, atol, max_steps, out, status):
+    for n in prange(Z0.shape[0]):
+        status[n] = one(t_eval, Z0[n], P[n], rtol, atol, max_steps, out[n])
 
-    @numba.njit(parallel=True, cache=False)
-    def run(t_eval, Z0, P, rtol, atol, max_steps, out, status):
-        for n in prange(Z0.shape[0]):
-            status[n] = one(t_eval, Z0[n], P[n], rtol, atol, max_steps, out[n])
 
-    return run
+INTEGRATOR = (norm, one, run)
+JIT = {"norm": "@numba.njit(cache={cache})", "one": "@numba.njit(cache={cache})",
+       "run": "@numba.njit(parallel=True, cache={cache})"}
+
+
+def kernel_source(flow_source: str, *, cache: bool) -> str:
+    """The source of a kernel module: this module's constants, the jitted ``flow`` and the integrator.
+
+    ``run(t_eval, Z0, P, rtol, atol, max_steps, out, status)`` integrates t_eval (T,), Z0 (N, D),
+    P (N, P) into out (N, T, D) in place, one status (N,) per trajectory."""
+    constants = "".join(f"{name} = {value!r}\n" for name, value in _constants().items())
+    parts = ["import math\n", "import numba\n", "import numpy as np\n", "from numba import prange\n\n", constants, "\n\n",
+             f"@numba.njit(cache={cache}, fastmath=False)\n", flow_source.replace("def f(", "def flow(", 1)]
+    for fn in INTEGRATOR:
+        parts += ["\n\n", JIT[fn.__name__].format(cache=cache) + "\n", inspect.getsource(fn)]
+    return "".join(parts)
+
+
+def _constants() -> dict:
+    names = [n for n in globals() if n.isupper() and n not in ("JIT", "INTEGRATOR", "MESSAGES")]
+    return {n: globals()[n] for n in names}
+
+
+def kernel(flow_source: str) -> Callable:
+    """The parallel batch integrator for a flow given as source (``def f(t, z, p, out)``), built in memory
+    (compiled on the first call, seconds; nothing cached on disk: see theory.kernels for that)."""
+    namespace: dict = {}
+    exec(compile(kernel_source(flow_source, cache=False), "<dopri kernel>", "exec"), namespace)
+    return namespace["run"]
 
 
 def solve(

@@ -27,7 +27,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.integrate import solve_ivp
 
-from theory import dopri
+from theory import dopri, kernels
 from theory.landscape import Landscape
 from theory.trajectory import Trajectory
 
@@ -95,9 +95,10 @@ def _check_t_eval(t_eval: Sequence[float]) -> NDArray[np.float64]:
 
 
 def kernel(land: Landscape) -> Callable:
-    """The parallel Dormand-Prince batch integrator of a landscape's flow, compiled on first use and cached."""
+    """The parallel Dormand-Prince batch integrator of a landscape's flow: loaded from the on-disk cache of
+    theory.kernels (compiled there on the first use on this machine), then kept for the process."""
     if land not in _KERNELS:
-        _KERNELS[land] = dopri.kernel(land.numba_flow)
+        _KERNELS[land] = kernels.load(land.flow_source)
     return _KERNELS[land]
 
 

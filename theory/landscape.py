@@ -241,6 +241,11 @@ class Landscape:
         return _compile(self, (self.energy,), NumPyPrinter, "numpy")
 
     @cached_property
+    def flow_source(self) -> str:
+        """The source of ``def f(t, z, p, out)``, the scalar flow (1-d z, p, out) that numba compiles."""
+        return _compile(self, self.flow, PythonCodePrinter, "math").source
+
+    @cached_property
     def numba_flow(self) -> Callable:
         """The numba-compiled scalar version of :attr:`numpy_flow` (1-d z, p, out)."""
         import numba
