@@ -6,6 +6,7 @@ runs it has not seen from their covariates alone.
 
   --holdout sep_color=0.5      every run at Δcolor 0.5 (all its seeds): leave one level out
   --holdout 'seed=0,sep.color=0.5'   one run of a sweep (its id holds a comma; the longest id wins)
+  --leave-out sep_color        one fit per level, each holding out that level's runs: DIR/leave_out.json
 
 LOG.csv is a trajectory log holding many runs (a sweep's sweep.csv); COV.csv has a ``run`` column and
 numeric covariates, where ``<name>_<concept>`` belongs to that concept of the log's ``z_<concept>``
@@ -166,6 +167,9 @@ def build_parser() -> argparse.ArgumentParser:
     group.add_argument("--holdout", metavar="RUN,..", help="runs to predict (ids, or COLUMN=VALUE of COV.csv such as "
                        "sep_color=0.5: every run at that value); every other run trains the law")
     group.add_argument("--train", metavar="RUN,..", help="runs that train the law (as --holdout); every other run is predicted")
+    group.add_argument("--leave-out", metavar="COLUMN", help="one fit per value of this column of COV.csv, holding out "
+                       "the runs with that value (e.g. sep_color: leave one level out); DIR/<COLUMN>=<value>/ each, and "
+                       "DIR/leave_out.json")
     parser.add_argument("--class", dest="label", default="11", help="the class (default 11, the held-out class)")
     parser.add_argument("--protocol", default="naive", help="the protocol whose trajectories are fitted (default naive)")
     parser.add_argument("--model", default="eq1", choices=["eq1"], help="the toy model (eq1: the one with a covariate law)")
@@ -179,8 +183,8 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def choose(args: argparse.Namespace) -> tuple[list[Trajectory], dict[str, list[float]], list[str], list[str]]:
-    """The class's trajectories (one per run), the covariates, and the training and held-out run ids."""
+def load(args: argparse.Namespace) -> tuple[list[Trajectory], dict[str, list[float]], dict[str, dict[str, str]]]:
+    """The class's trajectories (one per run), their covariates, and the covariates table."""
     trajs = [t for t in read_csv(args.log) if t.label == args.label and t.protocol == args.protocol]
     if not trajs:
         raise UsageError(f"{args.log}: no trajectory of class {args.label!r} under protocol {args.protocol!r}")
@@ -193,14 +197,21 @@ def choose(args: argparse.Namespace) -> tuple[list[Trajectory], dict[str, list[f
     absent = [r for r in runs if r not in table]
     if absent:
         raise UsageError(f"{args.covariates}: no row for run {absent[0]!r} of {args.log} ({len(absent)} runs missing)")
-    cov = read_covariates(args.covariates, {r: table[r] for r in runs}, args.covariate, trajs[0].concepts)
+    return trajs, read_covariates(args.covariates, {r: table[r] for r in runs}, args.covariate, trajs[0].concepts), table
+
+
+def splits(args: argparse.Namespace, runs: list[str], table: dict) -> list[tuple[str, list[str]]]:
+    """(name, held-out runs) for each fit: one for --holdout/--train, one per value of the --leave-out column."""
+    if args.leave_out:
+        column = args.leave_out
+        if not any(column in table[r] for r in runs):
+            raise UsageError(f"--leave-out {column}: not a column of {args.covariates}; columns: "
+                             f"{', '.join(sorted(k for k in table[runs[0]] if k != '_row'))}")
+        values = list(dict.fromkeys(table[r].get(column, "") for r in runs))
+        return [(f"{column}={v}", [r for r in runs if table[r].get(column, "") == v]) for v in values]
     flag = "--holdout" if args.holdout else "--train"
     named = select(args.holdout or args.train, flag, runs, table, args.log)
-    held = named if args.holdout else [r for r in runs if r not in named]
-    train = [r for r in runs if r not in held]
-    if len(train) < 3 or not held:
-        raise UsageError(f"need at least 3 training runs and 1 held-out run; got {len(train)} and {len(held)}")
-    return trajs, cov, train, held
+    return [("", named if args.holdout else [r for r in runs if r not in named])]
 
 
 @cli.command("fitting.predict")
@@ -210,8 +221,30 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.boot < 10:
         raise UsageError(f"--boot {args.boot}: need at least 10 resamples")
     out = cli.output_dir(args.out or args.log.parent / "predict", "--out")
-    start, stamped = time.perf_counter(), stamp()
-    trajs, cov, train, held = choose(args)
+    stamped = stamp()
+    trajs, cov, table = load(args)
+    runs = [t.run for t in trajs]
+    plans = splits(args, runs, table)
+    for name, held in plans:
+        if len(runs) - len(held) < 3 or not held:
+            raise UsageError(f"{name or 'the split'}: need at least 3 training runs and 1 held-out run; "
+                             f"got {len(runs) - len(held)} and {len(held)}")
+    summary_rows = []
+    for name, held in plans:
+        train = [r for r in runs if r not in held]
+        doc = predict_split(args, trajs, cov, train, held, out / name if name else out, stamped)
+        summary_rows.append({"left_out": name, **{k: v for k, v in split_summary(doc).items()}})
+    if args.leave_out:
+        write_json(out / "leave_out.json", {"column": args.leave_out, "class": args.label, "protocol": args.protocol,
+                                            "covariate": args.covariate, "levels": summary_rows,
+                                            "means": means(summary_rows), "stamp": stamped})
+        print(f"wrote {out / 'leave_out.json'}: " + "; ".join(f"{k} {v:.3f}" for k, v in means(summary_rows).items() if v is not None))
+    return 0
+
+
+def predict_split(args, trajs: list[Trajectory], cov: dict, train: list[str], held: list[str], out: Path, stamped: dict) -> dict:
+    """One pooled fit on ``train``, predicting ``held``; writes predicted.csv, prediction.json and the figure in ``out``."""
+    start = time.perf_counter()
     by_run = {t.run: t for t in trajs}
     concepts = trajs[0].concepts
     x = {r: np.array(cov[r]) for r in by_run}
@@ -237,7 +270,32 @@ def main(argv: Sequence[str] | None = None) -> int:
         interp = "n/a" if base["interpolation"]["rmse"] is None else f"{base['interpolation']['rmse']:.3f}"
         print(f"  held out {r}: rmse {h['rmse']:.3f} (interpolation {interp}, nearest {base['nearest']['rmse']:.3f})")
     print(f"wrote {out / 'predicted.csv'}, {out / 'prediction.json'}" + ("" if args.no_figure else f", {out / 'prediction.png'}"))
-    return 0
+    return doc
+
+
+def split_summary(doc: dict) -> dict:
+    """Mean RMSE over a split's held-out runs: the law, interpolation (None where it does not apply), nearest run."""
+    held = list(doc["holdout"].values())
+
+    def mean(values):
+        values = [v for v in values if v is not None]
+        return float(np.mean(values)) if values else None
+
+    return {"runs": list(doc["holdout"]), "law": mean(h["rmse"] for h in held),
+            "interpolation": mean(h["baselines"]["interpolation"]["rmse"] for h in held),
+            "interpolation_applies": all(h["baselines"]["interpolation"]["applies"] for h in held),
+            "nearest": mean(h["baselines"]["nearest"]["rmse"] for h in held)}
+
+
+def means(rows: list[dict]) -> dict:
+    """Across left-out levels: the law and nearest run where interpolation applies and where it does not."""
+    out = {}
+    for where, keep in (("inside", True), ("outside", False)):
+        chosen = [r for r in rows if r["interpolation_applies"] == keep]
+        for key in ("law", "interpolation", "nearest"):
+            values = [r[key] for r in chosen if r[key] is not None]
+            out[f"{key}_{where}"] = float(np.mean(values)) if values else None
+    return out
 
 
 def _path(fit: PooledFit, x: np.ndarray, traj: Trajectory) -> np.ndarray:

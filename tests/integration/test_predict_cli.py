@@ -103,3 +103,18 @@ def test_bad_input_exits_2_naming_the_problem(sweep, tmp_path, capsys, extra, ed
     assert main(args + extra) == 2
     assert match in capsys.readouterr().err
     assert not (tmp_path / "o" / "prediction.json").exists()
+
+
+def test_leave_one_level_out_fits_once_per_level_and_summarises(sweep, tmp_path):
+    folder, case = sweep
+    assert main([str(folder / "sweep.csv"), "--covariates", str(folder / "covariates.csv"), "--leave-out", "sep_color",
+                 "--no-figure", "--out", str(tmp_path)]) == 0
+    doc = json.loads((tmp_path / "leave_out.json").read_text())
+    assert doc["column"] == "sep_color" and len(doc["levels"]) == 8
+    assert all(len(level["runs"]) == 1 for level in doc["levels"])
+    ends = [lv for lv in doc["levels"] if not lv["interpolation_applies"]]
+    assert {lv["runs"][0] for lv in ends} == {"run0", "run7"}  # the two ends are extrapolations
+    m = doc["means"]
+    assert m["law_inside"] <= 1.5 * case.noise and m["law_outside"] <= 1.5 * case.noise
+    assert m["law_inside"] < m["interpolation_inside"] and m["law_outside"] < m["nearest_outside"]
+    assert (tmp_path / f"sep_color={doc['levels'][0]['left_out'].split('=')[1]}" / "prediction.json").exists()
