@@ -1,12 +1,15 @@
 """The baselines a pooled toy model must beat to be worth anything: predict a run from the observed
 trajectories of the training runs alone, with no model.
 
-- ``interpolation``: linear interpolation, in (log) covariate space, between the training runs that
+Both work in a feature space the caller gives: the log covariates (fitting.predict), plus the masking
+fraction for an eq2 sweep.
+
+- ``interpolation``: linear interpolation, in feature space, between the training runs that
   bracket the new run (seeds at the same covariates averaged first). The training covariates often
   lie close to a curve (a Δcolor sweep moves both concepts' measured signals), so interpolation runs
   along their principal directions (those with at least 25% of the largest spread); a run outside
   the training range, or off those directions, gets no interpolation: it is an extrapolation.
-- ``nearest``: the training run nearest in covariate space (used everywhere, outside the range too).
+- ``nearest``: the training run nearest in feature space (used everywhere, outside the range too).
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ RANK_TOL = 0.25  # principal directions with less spread than this fraction of t
 class Reference:
     """The training runs at one covariate point: their mean path at the requested steps."""
 
-    ell: NDArray  # (D,) log covariates
+    ell: NDArray  # (F,) features (log covariates, ...)
     path: NDArray  # (T, D), NaN where no run was located
     runs: tuple[str, ...]
 
@@ -44,9 +47,9 @@ def resample(traj: Trajectory, steps: NDArray) -> NDArray:
     return out
 
 
-def references(trajectories: Sequence[Trajectory], x: NDArray, steps: NDArray) -> list[Reference]:
-    """Training runs grouped by covariates (equal up to 1e-9 in log), each group's mean path at ``steps``."""
-    ell = np.log(np.asarray(x, dtype=float))
+def references(trajectories: Sequence[Trajectory], features: NDArray, steps: NDArray) -> list[Reference]:
+    """Training runs grouped by features (equal up to 1e-9), each group's mean path at ``steps``."""
+    ell = np.asarray(features, dtype=float)
     groups: dict[tuple, list[int]] = {}
     for r, row in enumerate(ell):
         groups.setdefault(tuple(np.round(row, 9)), []).append(r)
@@ -73,8 +76,8 @@ class _quiet:
         self._w.__exit__(*exc)
 
 
-def interpolation(refs: Sequence[Reference], x_new: NDArray) -> tuple[NDArray | None, tuple[str, ...], str | None]:
-    """(path, runs used, why not): the linear interpolation at ``x_new``, or None with the reason."""
+def interpolation(refs: Sequence[Reference], f_new: NDArray) -> tuple[NDArray | None, tuple[str, ...], str | None]:
+    """(path, runs used, why not): the linear interpolation at the features ``f_new``, or None with the reason."""
     if len(refs) < 2:
         return None, (), "fewer than two distinct training covariates"
     ell = np.stack([r.ell for r in refs])
@@ -85,8 +88,9 @@ def interpolation(refs: Sequence[Reference], x_new: NDArray) -> tuple[NDArray | 
         return None, (), "the training runs share one covariate point"
     basis = vt[:rank]
     coords = (ell - centre) @ basis.T
-    q = (np.log(np.asarray(x_new, dtype=float)) - centre) @ basis.T
-    off = np.linalg.norm((np.log(x_new) - centre) - q @ basis)
+    f_new = np.asarray(f_new, dtype=float)
+    q = (f_new - centre) @ basis.T
+    off = np.linalg.norm((f_new - centre) - q @ basis)
     spread = np.linalg.norm((ell - centre) - coords @ basis, axis=1).max()
     if off > 1.5 * spread + 1e-9:
         return None, (), "off the directions the training covariates span (an extrapolation)"
@@ -113,8 +117,8 @@ def interpolation(refs: Sequence[Reference], x_new: NDArray) -> tuple[NDArray | 
     return path, sum((refs[v].runs for v in vertices), ()), None
 
 
-def nearest(refs: Sequence[Reference], x_new: NDArray) -> tuple[NDArray, tuple[str, ...]]:
-    """(path, runs): the training covariate point nearest to ``x_new`` in log covariates."""
-    ell = np.log(np.asarray(x_new, dtype=float))
+def nearest(refs: Sequence[Reference], f_new: NDArray) -> tuple[NDArray, tuple[str, ...]]:
+    """(path, runs): the training point nearest to the features ``f_new``."""
+    ell = np.asarray(f_new, dtype=float)
     i = int(np.argmin([np.linalg.norm(r.ell - ell) for r in refs]))
     return refs[i].path, refs[i].runs

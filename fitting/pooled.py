@@ -34,7 +34,7 @@ from theory.integrate import integrate
 from theory.models import eq1
 from theory.trajectory import Trajectory
 
-COEFFICIENTS = ("lam_ref", "b_lam", "t_ref", "b_t", "m", "gamma", "k", "z0")
+COEFFICIENTS = ("lam_ref", "b_lam", "t_ref", "b_t", "m", "gamma", "k", "z0", "beta")  # beta: eq2 only
 TOL = (1e-8, 1e-10)
 H = 1e-5
 
@@ -43,25 +43,28 @@ H = 1e-5
 class Law:
     """The covariate-to-parameter law, evaluated in normalized time (u = step / scale).
 
-    θ = [log λ_ref·scale, b_lam, log t_ref/scale, b_t, m, log γ, log k·scale, z0_1..z0_D]."""
+    θ = [log λ_ref·scale, b_lam, log t_ref/scale, b_t, m, log γ, log k·scale, z0_1..z0_D (, β)].
+    With ``masked`` (eq2, Sec. 5), concept ``masked``'s target of each run shifts with its masking
+    fraction p: ẑ(p) = ẑ (1 − β p), β in [0, 1] (eq2's form U1, written as eq1 with that target)."""
 
     d: int
     scale: float
     x_ref: float
+    masked: int | None = None
 
     @property
     def size(self) -> int:
-        return 7 + self.d
+        return 7 + self.d + (self.masked is not None)
 
     def bounds(self) -> tuple[NDArray, NDArray]:
-        lo = [np.log(0.05), -4.0, np.log(1e-3), -4.0, 0.0, np.log(0.05), np.log(0.5)] + [0.0] * self.d
-        hi = [np.log(5e3), 4.0, np.log(20.0), 4.0, 1.0, np.log(100.0), np.log(5e3)] + [1.0] * self.d
+        extra = [0.0] if self.masked is not None else []
+        lo = [np.log(0.05), -4.0, np.log(1e-3), -4.0, 0.0, np.log(0.05), np.log(0.5)] + [0.0] * self.d + extra
+        hi = [np.log(5e3), 4.0, np.log(20.0), 4.0, 1.0, np.log(100.0), np.log(5e3)] + [1.0] * self.d + [1.0] * len(extra)
         return np.array(lo), np.array(hi)
 
-    def params(self, theta: NDArray, x: NDArray, target: NDArray) -> dict[str, NDArray]:
-        """eq1 parameters (normalized time) for covariates ``x`` (N, D) and targets (N, D); θ of shape (B, P).
-
-        Returns arrays batched over B x N (B-major)."""
+    def params(self, theta: NDArray, x: NDArray, target: NDArray, p: NDArray | None = None) -> dict[str, NDArray]:
+        """eq1 parameters (normalized time) for covariates ``x`` (N, D), targets (N, D) and masking fractions
+        ``p`` (N,) (eq2 only); θ of shape (B, P). Returns arrays batched over B x N (B-major)."""
         theta = np.atleast_2d(theta)
         b, n = theta.shape[0], x.shape[0]
         ell = np.log(x / self.x_ref)[None]  # (1, N, D)
@@ -71,9 +74,12 @@ class Law:
         others = np.stack([np.delete(ell, i, axis=2).max(axis=2) for i in range(self.d)], axis=2) if self.d > 1 else ell
         s = 1 / (1 + np.exp(-np.exp(col(5)) * (ell - others)))
         z_bias = target[None] + (1 - 2 * target[None]) * col(4) * (1 - s)
+        z_target = np.repeat(target[None], b, axis=0)
+        if self.masked is not None:
+            z_target[:, :, self.masked] *= 1 - theta[:, -1][:, None] * np.asarray(p, dtype=float)[None]
         flat = lambda a: a.reshape(b * n, self.d)  # noqa: E731
         return {"lam": flat(lam), "t_switch": flat(t_switch), "z_bias": flat(np.clip(z_bias, 0, 1)),
-                "z_target": flat(np.broadcast_to(target[None], (b, n, self.d))), "k": np.repeat(np.exp(theta[:, 6]), n)[:, None],
+                "z_target": flat(z_target), "k": np.repeat(np.exp(theta[:, 6]), n)[:, None],
                 "z0": flat(np.broadcast_to(theta[:, None, 7:7 + self.d], (b, n, self.d)))}
 
     def natural(self, theta: NDArray) -> dict[str, float | list[float]]:
@@ -81,19 +87,21 @@ class Law:
         return {"lam_ref": float(np.exp(theta[0]) / self.scale), "b_lam": float(theta[1]),
                 "t_ref": float(np.exp(theta[2]) * self.scale), "b_t": float(theta[3]), "m": float(theta[4]),
                 "gamma": float(np.exp(theta[5])), "k": float(np.exp(theta[6]) / self.scale),
-                "z0": [float(v) for v in theta[7:7 + self.d]]}
+                "z0": [float(v) for v in theta[7:7 + self.d]]} | ({"beta": float(theta[-1])} if self.masked is not None else {})
 
     def theta(self, coefs: dict) -> NDArray:
         """The inverse of :meth:`natural`."""
         return np.array([np.log(coefs["lam_ref"] * self.scale), coefs["b_lam"], np.log(coefs["t_ref"] / self.scale),
                          coefs["b_t"], coefs["m"], np.log(coefs["gamma"]), np.log(coefs["k"] * self.scale),
-                         *np.broadcast_to(coefs["z0"], (self.d,))], dtype=float)
+                         *np.broadcast_to(coefs["z0"], (self.d,)), *([coefs["beta"]] if self.masked is not None else [])],
+                        dtype=float)
 
-    def run_params(self, theta: NDArray, x: NDArray, target: NDArray) -> list[dict[str, list[float]]]:
+    def run_params(self, theta: NDArray, x: NDArray, target: NDArray, p: NDArray | None = None) -> list[dict[str, list[float]]]:
         """Per run, the eq1 parameters in steps (for reports and figures)."""
-        p = self.params(theta, x, target)
-        return [{"lam": list(p["lam"][r] / self.scale), "t_switch": list(p["t_switch"][r] * self.scale),
-                 "z_bias": list(p["z_bias"][r]), "k": float(p["k"][r, 0] / self.scale)} for r in range(x.shape[0])]
+        v = self.params(theta, x, target, p)
+        return [{"lam": list(v["lam"][r] / self.scale), "t_switch": list(v["t_switch"][r] * self.scale),
+                 "z_bias": list(v["z_bias"][r]), "z_target": list(v["z_target"][r]), "k": float(v["k"][r, 0] / self.scale)}
+                for r in range(x.shape[0])]
 
 
 @dataclass
@@ -106,14 +114,17 @@ class Data:
     x: NDArray  # (N, D) covariates
     target: NDArray  # (N, D) corners
     scale: float
+    p: NDArray | None = None  # (N,) masking fractions (eq2)
 
     @classmethod
-    def of(cls, trajectories: Sequence[Trajectory], x: NDArray, target: NDArray, scale: float | None = None) -> "Data":
+    def of(cls, trajectories: Sequence[Trajectory], x: NDArray, target: NDArray, scale: float | None = None,
+           p: NDArray | None = None) -> "Data":
         located = [t.with_points() for t in trajectories]
         steps = np.unique(np.concatenate([np.asarray(t.step, dtype=float) for t in trajectories]))
         index = [np.searchsorted(steps, np.asarray(t.step, dtype=float)) for t in located]
         scale = float(scale if scale is not None else steps[-1])
-        return cls(steps, index, [t.z for t in located], np.asarray(x, float), np.asarray(target, float), scale)
+        return cls(steps, index, [t.z for t in located], np.asarray(x, float), np.asarray(target, float), scale,
+                   None if p is None else np.asarray(p, float))
 
     @property
     def u(self) -> NDArray:
@@ -129,14 +140,12 @@ class Data:
         return np.concatenate([y.ravel() for y in self.y])
 
 
-def simulate(law: Law, data: Data, theta: NDArray, *, x: NDArray | None = None, target: NDArray | None = None,
-             u: NDArray | None = None) -> NDArray:
-    """(B, N, T', D) eq1 paths for each θ (B, P) and run, at ``u`` (default the data's grid)."""
-    x = data.x if x is None else x
-    target = data.target if target is None else target
+def simulate(law: Law, data: Data, theta: NDArray, *, u: NDArray | None = None) -> NDArray:
+    """(B, N, T', D) eq1 paths for each θ (B, P) and run of ``data``, at ``u`` (default the data's grid)."""
     theta = np.atleast_2d(theta)
     grid = data.u if u is None else u
-    sol = integrate(eq1(law.d), grid, law.params(theta, x, target), method="dopri", rtol=TOL[0], atol=TOL[1])
+    x = data.x
+    sol = integrate(eq1(law.d), grid, law.params(theta, x, data.target, data.p), method="dopri", rtol=TOL[0], atol=TOL[1])
     if not sol.success:
         raise ValueError(f"the pooled eq1 simulation failed ({sol.message})")
     return sol.z.reshape(theta.shape[0], x.shape[0], grid.size, law.d)
@@ -163,11 +172,12 @@ class PooledFit:
     success: bool
     message: str
 
-    def predict(self, x: NDArray, target: NDArray, steps: NDArray) -> NDArray:
-        """(N, T, D) the law's paths for covariates ``x`` (N, D) at ``steps`` (T,)."""
+    def predict(self, x: NDArray, target: NDArray, steps: NDArray, p: NDArray | None = None) -> NDArray:
+        """(N, T, D) the law's paths for covariates ``x`` (N, D) (and masking fractions ``p``, eq2) at ``steps``."""
         steps = np.asarray(steps, dtype=float)
         u = np.concatenate([[0.0], steps / self.law.scale]) if steps[0] > 0 else steps / self.law.scale
-        dummy = Data(steps, [], [], np.asarray(x, float), np.asarray(target, float), self.law.scale)
+        dummy = Data(steps, [], [], np.asarray(x, float), np.asarray(target, float), self.law.scale,
+                     None if p is None else np.atleast_1d(np.asarray(p, float)))
         z = simulate(self.law, dummy, self.theta, u=u)[0]
         return z[:, 1:] if steps[0] > 0 else z
 
@@ -180,7 +190,9 @@ def _starts(law: Law, data: Data) -> NDArray:
             for t in (0.15, 0.4):
                 for b_t in (-1.0, -0.3):
                     for m in (0.5, 1.0):
-                        grid.append([np.log(lam), b_lam, np.log(t), b_t, m, np.log(5.0), np.log(30.0), *first])
+                        for beta in ((0.3, 0.8) if law.masked is not None else (None,)):
+                            row = [np.log(lam), b_lam, np.log(t), b_t, m, np.log(5.0), np.log(30.0), *first]
+                            grid.append(row + ([beta] if beta is not None else []))
     return np.array(grid)
 
 
@@ -207,14 +219,19 @@ def _solve(law: Law, data: Data, x0: NDArray, y: NDArray, f_scale: float, max_nf
 
 
 def fit_law(trajectories: Sequence[Trajectory], x: NDArray, *, ci: str = "wald", n_boot: int = 50,
-            rng: int | np.random.Generator = 0) -> PooledFit:
+            rng: int | np.random.Generator = 0, masked: int | None = None, p: NDArray | None = None) -> PooledFit:
     """Fit the law to training runs: one trajectory per run, ``x`` (N, D) their covariates (> 0).
 
     Args:
         trajectories: the runs' trajectories of one class (its label gives the corner ẑ).
         x: (N, D) covariates, e.g. each concept's measured signal.
         ci: ``wald`` or ``runs`` (bootstrap over training runs, ``n_boot`` refits).
+        masked, p: eq2: the index of the masked concept, and each run's masking fraction in [0, 1].
     """
+    if (masked is None) != (p is None):
+        raise ValueError("eq2 needs both the masked concept and every run's masking fraction")
+    if p is not None and (np.shape(p) != (len(trajectories),) or not np.all((np.asarray(p) >= 0) & (np.asarray(p) <= 1))):
+        raise ValueError(f"masking fractions must be one number in [0, 1] per run; got {p}")
     if ci not in ("wald", "runs"):
         raise ValueError(f"unknown interval method {ci!r}; valid: wald, runs")
     x = np.asarray(x, dtype=float)
@@ -225,8 +242,8 @@ def fit_law(trajectories: Sequence[Trajectory], x: NDArray, *, ci: str = "wald",
         raise ValueError(f"a pooled fit needs at least 3 training runs, got {len(trajectories)}")
     target = np.array([[float(c) for c in t.label] if len(t.label) == d and set(t.label) <= {"0", "1"} else [1.0] * d
                        for t in trajectories])
-    data = Data.of(trajectories, x, target)
-    law = Law(d, data.scale, float(np.exp(np.mean(np.log(x)))))
+    data = Data.of(trajectories, x, target, p=p)
+    law = Law(d, data.scale, float(np.exp(np.mean(np.log(x)))), masked)
     y = data.observed()
     f_scale = 2 * float(np.median([noise_scale(yr) for yr in data.y if len(yr) >= 3]))
     starts = _starts(law, data)
@@ -244,7 +261,7 @@ def fit_law(trajectories: Sequence[Trajectory], x: NDArray, *, ci: str = "wald",
         lo, hi = _run_bootstrap(law, data, theta, f_scale, n_boot, np.random.default_rng(rng))
     value, low, high = law.natural(theta), law.natural(lo), law.natural(hi)
     intervals = {}
-    for name in COEFFICIENTS:
+    for name in value:
         a, b = np.minimum(low[name], high[name]), np.maximum(low[name], high[name])
         intervals[name] = [[float(u), float(v)] for u, v in zip(a, b)] if name == "z0" else [float(a), float(b)]
     per_run, start = [], 0
@@ -270,6 +287,6 @@ def _run_bootstrap(law: Law, data: Data, theta, f_scale, n_boot, gen):
     for b in range(n_boot):
         rows = gen.integers(0, n, n)
         sub = Data(data.steps, [data.index[r] for r in rows], [data.y[r] for r in rows], data.x[rows], data.target[rows],
-                   data.scale)
+                   data.scale, None if data.p is None else data.p[rows])
         draws[b] = _solve(law, sub, theta, sub.observed(), f_scale, max_nfev=60).x
     return np.quantile(draws, 0.025, axis=0), np.quantile(draws, 0.975, axis=0)

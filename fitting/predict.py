@@ -172,7 +172,11 @@ def build_parser() -> argparse.ArgumentParser:
                        "DIR/leave_out.json")
     parser.add_argument("--class", dest="label", default="11", help="the class (default 11, the held-out class)")
     parser.add_argument("--protocol", default="naive", help="the protocol whose trajectories are fitted (default naive)")
-    parser.add_argument("--model", default="eq1", choices=["eq1"], help="the toy model (eq1: the one with a covariate law)")
+    parser.add_argument("--model", default="eq1", choices=["eq1", "eq2"],
+                        help="the toy model: eq1, or eq2 for a masking sweep (the masked concept's target shifts with p)")
+    parser.add_argument("--masked", metavar="CONCEPT", help="eq2: the masked concept (e.g. color)")
+    parser.add_argument("--shift", default="mask_p", metavar="COLUMN",
+                        help="eq2: the column of COV.csv with each run's masking fraction p in [0, 1] (default mask_p)")
     parser.add_argument("--covariate", default="signal", metavar="NAME",
                         help="use the columns NAME_<concept> (default signal: the measured concept signal; sep: separations)")
     parser.add_argument("--ci", choices=["wald", "runs"], default="wald",
@@ -197,7 +201,32 @@ def load(args: argparse.Namespace) -> tuple[list[Trajectory], dict[str, list[flo
     absent = [r for r in runs if r not in table]
     if absent:
         raise UsageError(f"{args.covariates}: no row for run {absent[0]!r} of {args.log} ({len(absent)} runs missing)")
-    return trajs, read_covariates(args.covariates, {r: table[r] for r in runs}, args.covariate, trajs[0].concepts), table
+    args.masked_index, args.shift_values = None, None
+    concepts = trajs[0].concepts
+    if args.model == "eq2":
+        if args.masked not in concepts:
+            raise UsageError(f"--masked {args.masked}: eq2 needs the masked concept, one of {', '.join(concepts)}")
+        args.masked_index = concepts.index(args.masked)
+        args.shift_values = read_shift(args.covariates, {r: table[r] for r in runs}, args.shift)
+    elif args.masked:
+        raise UsageError("--masked: only with --model eq2")
+    return trajs, read_covariates(args.covariates, {r: table[r] for r in runs}, args.covariate, concepts), table
+
+
+def read_shift(path: Path, table: dict[str, dict[str, str]], column: str) -> dict[str, float]:
+    """run -> masking fraction p in [0, 1] from ``column``; ValueError naming the file, row and column."""
+    out = {}
+    for run, cells in table.items():
+        if column not in cells:
+            raise UsageError(f"{path}: no column {column!r} (--shift): eq2 needs each run's masking fraction")
+        try:
+            v = float(cells[column])
+        except ValueError:
+            raise UsageError(f"{path}, row {cells['_row']}, column {column}: {cells[column]!r} is not a number") from None
+        if not 0 <= v <= 1:
+            raise UsageError(f"{path}, row {cells['_row']}, column {column}: {v} is not a masking fraction in [0, 1]")
+        out[run] = v
+    return out
 
 
 def splits(args: argparse.Namespace, runs: list[str], table: dict) -> list[tuple[str, list[str]]]:
@@ -238,7 +267,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         write_json(out / "leave_out.json", {"column": args.leave_out, "class": args.label, "protocol": args.protocol,
                                             "covariate": args.covariate, "levels": summary_rows,
                                             "means": means(summary_rows), "stamp": stamped})
-        print(f"wrote {out / 'leave_out.json'}: " + "; ".join(f"{k} {v:.3f}" for k, v in means(summary_rows).items() if v is not None))
+        print(f"wrote {out / 'leave_out.json'}: " + "; ".join(f"{k} {v:.3g}" for k, v in means(summary_rows).items() if v is not None))
     return 0
 
 
@@ -248,11 +277,13 @@ def predict_split(args, trajs: list[Trajectory], cov: dict, train: list[str], he
     by_run = {t.run: t for t in trajs}
     concepts = trajs[0].concepts
     x = {r: np.array(cov[r]) for r in by_run}
-    fit = fit_law([by_run[r] for r in train], np.stack([x[r] for r in train]), ci=args.ci, n_boot=args.boot)
+    shift = args.shift_values
+    fit = fit_law([by_run[r] for r in train], np.stack([x[r] for r in train]), ci=args.ci, n_boot=args.boot,
+                  masked=args.masked_index, p=None if shift is None else np.array([shift[r] for r in train]))
     pooled_s = time.perf_counter() - start
     doc = analyse(fit, by_run, x, train, held, concepts, args)
     doc |= {"log": str(args.log), "covariates": str(args.covariates), "stamp": stamped, "seconds": {"pooled_fit": round(pooled_s, 2)}}
-    predicted = [Trajectory(by_run[r].step, _path(fit, x[r], by_run[r]), concepts, args.label,
+    predicted = [Trajectory(by_run[r].step, _path(fit, x[r], by_run[r], shift), concepts, args.label,
                             "predicted" if r in held else "fitted", by_run[r].seed, r) for r in train + held]
     write_csv(out / "predicted.csv", predicted)
     doc["per_run_fits"] = per_run_fits([by_run[r] for r in train])
@@ -274,32 +305,36 @@ def predict_split(args, trajs: list[Trajectory], cov: dict, train: list[str], he
 
 
 def split_summary(doc: dict) -> dict:
-    """Mean RMSE over a split's held-out runs: the law, interpolation (None where it does not apply), nearest run."""
-    held = list(doc["holdout"].values())
+    """A split's held-out runs: per run the RMSE of the law, of interpolation (None where it does not apply)
+    and of the nearest run, and their means."""
+    per_run = [{"run": r, "law": h["rmse"], "interpolation": h["baselines"]["interpolation"]["rmse"],
+                "nearest": h["baselines"]["nearest"]["rmse"]} for r, h in doc["holdout"].items()]
 
-    def mean(values):
-        values = [v for v in values if v is not None]
+    def mean(key):
+        values = [row[key] for row in per_run if row[key] is not None]
         return float(np.mean(values)) if values else None
 
-    return {"runs": list(doc["holdout"]), "law": mean(h["rmse"] for h in held),
-            "interpolation": mean(h["baselines"]["interpolation"]["rmse"] for h in held),
-            "interpolation_applies": all(h["baselines"]["interpolation"]["applies"] for h in held),
-            "nearest": mean(h["baselines"]["nearest"]["rmse"] for h in held)}
+    return {"runs": list(doc["holdout"]), "law": mean("law"), "interpolation": mean("interpolation"),
+            "nearest": mean("nearest"), "per_run": per_run}
 
 
 def means(rows: list[dict]) -> dict:
-    """Across left-out levels: the law and nearest run where interpolation applies and where it does not."""
+    """Over every held-out run of every level: the law, interpolation and the nearest run, apart for the runs
+    inside the training range (interpolation applies) and outside it (extrapolation)."""
+    runs = [r for row in rows for r in row["per_run"]]
     out = {}
-    for where, keep in (("inside", True), ("outside", False)):
-        chosen = [r for r in rows if r["interpolation_applies"] == keep]
+    for where, inside in (("inside", True), ("outside", False)):
+        chosen = [r for r in runs if (r["interpolation"] is not None) == inside]
         for key in ("law", "interpolation", "nearest"):
             values = [r[key] for r in chosen if r[key] is not None]
             out[f"{key}_{where}"] = float(np.mean(values)) if values else None
+        out[f"runs_{where}"] = len(chosen)
     return out
 
 
-def _path(fit: PooledFit, x: np.ndarray, traj: Trajectory) -> np.ndarray:
-    return fit.predict(x[None], _target(traj)[None], traj.step)[0]
+def _path(fit: PooledFit, x: np.ndarray, traj: Trajectory, shift: dict | None) -> np.ndarray:
+    p = None if shift is None else np.array([shift[traj.run]])
+    return fit.predict(x[None], _target(traj)[None], traj.step, p)[0]
 
 
 def _target(traj: Trajectory) -> np.ndarray:
@@ -308,26 +343,34 @@ def _target(traj: Trajectory) -> np.ndarray:
     return np.array([float(c) for c in traj.label]) if ok else np.ones(d)
 
 
+def _params(fit: PooledFit, x: np.ndarray, target: np.ndarray, shift: dict | None, run: str) -> dict:
+    p = None if shift is None else np.array([shift[run]])
+    return fit.law.run_params(fit.theta, x[None], target[None], p)[0]
+
+
 def law_text(c: dict) -> str:
     return (f"lam = {c['lam_ref']:.3g}/step x (x/x_ref)^{c['b_lam']:.2f}, t_switch = {c['t_ref']:,.0f} x (x/x_ref)^{c['b_t']:.2f}, "
-            f"bias depth m = {c['m']:.2f}, sharpness {c['gamma']:.2f}, k = {c['k']:.3g}/step")
+            f"bias depth m = {c['m']:.2f}, sharpness {c['gamma']:.2f}, k = {c['k']:.3g}/step"
+            + (f", target shift beta = {c['beta']:.2f}" if "beta" in c else ""))
 
 
 def analyse(fit: PooledFit, by_run: dict, x: dict, train: list, held: list, concepts, args) -> dict:
     """prediction.json's body: the law, and per held-out run the prediction against the baselines."""
     ref_steps = np.unique(np.concatenate([np.asarray(by_run[r].step, dtype=float) for r in by_run]))
-    refs = baselines.references([by_run[r] for r in train], np.stack([x[r] for r in train]), ref_steps)
+    shift = args.shift_values
+    features = {r: np.log(x[r]) if shift is None else np.append(np.log(x[r]), shift[r]) for r in by_run}
+    refs = baselines.references([by_run[r] for r in train], np.stack([features[r] for r in train]), ref_steps)
     holdout = {}
     for r in held:
         traj, target = by_run[r], _target(by_run[r])
         steps = np.asarray(traj.step, dtype=float)
         idx = np.searchsorted(ref_steps, steps)
         obs = metrics(steps, traj.z, traj, concepts, target)
-        pred = metrics(steps, _path(fit, x[r], traj), traj, concepts, target)
-        interp, used, why = baselines.interpolation(refs, x[r])
-        near, near_runs = baselines.nearest(refs, x[r])
+        pred = metrics(steps, _path(fit, x[r], traj, shift), traj, concepts, target)
+        interp, used, why = baselines.interpolation(refs, features[r])
+        near, near_runs = baselines.nearest(refs, features[r])
         holdout[r] = {**compare(pred, obs, concepts), "covariates": dict(zip(concepts, x[r].tolist())),
-                      "parameters": fit.law.run_params(fit.theta, x[r][None], target[None])[0],
+                      "parameters": _params(fit, x[r], target, shift, r),
                       "baselines": {
                           "interpolation": {**compare(metrics(steps, interp[idx], traj, concepts, target), obs, concepts),
                                             "applies": True, "runs": list(used), "why_not": None}
@@ -339,7 +382,7 @@ def analyse(fit: PooledFit, by_run: dict, x: dict, train: list, held: list, conc
                                                 "x_ref": fit.law.x_ref, "text": law_text(fit.coefficients),
                                                 "success": fit.success, "message": fit.message},
             "train": {r: {"covariates": dict(zip(concepts, x[r].tolist())), "rmse": e,
-                          "parameters": fit.law.run_params(fit.theta, x[r][None], _target(by_run[r])[None])[0]}
+                          "parameters": _params(fit, x[r], _target(by_run[r]), shift, r)}
                       for r, e in zip(train, fit.per_run_rmse)},
             "rmse_train": fit.rmse, "holdout": holdout}
 

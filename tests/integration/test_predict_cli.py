@@ -112,9 +112,34 @@ def test_leave_one_level_out_fits_once_per_level_and_summarises(sweep, tmp_path)
     doc = json.loads((tmp_path / "leave_out.json").read_text())
     assert doc["column"] == "sep_color" and len(doc["levels"]) == 8
     assert all(len(level["runs"]) == 1 for level in doc["levels"])
-    ends = [lv for lv in doc["levels"] if not lv["interpolation_applies"]]
+    ends = [lv for lv in doc["levels"] if lv["per_run"][0]["interpolation"] is None]
     assert {lv["runs"][0] for lv in ends} == {"run0", "run7"}  # the two ends are extrapolations
+    assert doc["means"]["runs_inside"] == 6 and doc["means"]["runs_outside"] == 2
     m = doc["means"]
     assert m["law_inside"] <= 1.5 * case.noise and m["law_outside"] <= 1.5 * case.noise
     assert m["law_inside"] < m["interpolation_inside"] and m["law_outside"] < m["nearest_outside"]
     assert (tmp_path / f"sep_color={doc['levels'][0]['left_out'].split('=')[1]}" / "prediction.json").exists()
+
+
+def test_eq2_on_a_masking_sweep_recovers_the_shift_and_beats_the_baselines(tmp_path, capsys):
+    ps = np.repeat([0.0, 0.25, 0.5, 0.75, 1.0], 2)
+    case = sweep_case(np.tile([0.01, 0.04], 5), seed=5, masking=ps, beta=0.6)
+    write_csv(tmp_path / "sweep.csv", case.trajectories)
+    with (tmp_path / "cov.csv").open("w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["run", "mask_p", "signal_color", "signal_size"])
+        for t, x, p in zip(case.trajectories, case.x, ps):
+            w.writerow([t.run, p, x[0], x[1]])
+    base = [str(tmp_path / "sweep.csv"), "--covariates", str(tmp_path / "cov.csv"), "--no-figure"]
+    assert main([*base, "--model", "eq2", "--masked", "color", "--leave-out", "mask_p", "--out", str(tmp_path / "o")]) == 0
+    doc = json.loads((tmp_path / "o" / "leave_out.json").read_text())
+    inner = json.loads((tmp_path / "o" / "mask_p=0.5" / "prediction.json").read_text())
+    assert inner["law"]["coefficients"]["beta"] == pytest.approx(0.6, rel=0.1)
+    m = doc["means"]
+    assert m["runs_inside"] + m["runs_outside"] == 10 and m["runs_inside"] >= 2
+    assert m["law_inside"] <= 1.5 * case.noise and m["law_inside"] < m["interpolation_inside"]
+    assert m["law_outside"] <= 1.5 * case.noise and m["law_outside"] < m["nearest_outside"]
+    assert main([*base, "--model", "eq2", "--holdout", "run0", "--out", str(tmp_path / "x")]) == 2
+    assert "--masked None: eq2 needs the masked concept, one of color, size" in capsys.readouterr().err
+    assert main([*base, "--model", "eq2", "--masked", "color", "--shift", "seed", "--holdout", "run0", "--out", str(tmp_path / "x")]) == 2
+    assert "no column 'seed' (--shift)" in capsys.readouterr().err

@@ -65,6 +65,23 @@ def test_with_run_to_run_variation_the_run_bootstrap_is_wider_than_wald():
         assert (boot.ci[name][1] - boot.ci[name][0]) > 2 * (wald.ci[name][1] - wald.ci[name][0]), name
 
 
+def test_eq2_recovers_the_underspecification_shift_and_predicts_a_held_out_masking_rate():
+    ps = np.repeat([0.0, 0.25, 0.5, 0.75, 1.0], 2)
+    signals = np.tile([0.01, 0.04], 5)
+    case = sweep_case(signals, seed=5, masking=ps, beta=0.6)
+    held = [4, 5]  # p = 0.5, both signals
+    train = [r for r in range(10) if r not in held]
+    fit = fit_law([case.trajectories[r] for r in train], case.x[train], masked=0, p=ps[train])
+    assert fit.coefficients["beta"] == pytest.approx(0.6, rel=0.1)
+    lo, hi = fit.ci["beta"]
+    assert lo <= 0.6 <= hi or abs(fit.coefficients["beta"] - 0.6) < 0.02
+    for r in held:
+        pred = fit.predict(case.x[[r]], np.ones((1, 2)), case.trajectories[r].step, p=ps[[r]])[0]
+        assert np.sqrt(np.mean((pred - case.trajectories[r].z) ** 2)) <= 1.5 * case.noise
+    plain = fit_law([case.trajectories[r] for r in train], case.x[train])  # eq1 cannot move the target
+    assert plain.rmse > 1.3 * fit.rmse
+
+
 def test_bad_inputs_of_the_pooled_fit():
     case = sweep_case(SIGNALS[:4])
     with pytest.raises(ValueError, match="at least 3 training runs"):
@@ -73,6 +90,10 @@ def test_bad_inputs_of_the_pooled_fit():
         fit_law(case.trajectories, -case.x)
     with pytest.raises(ValueError, match="valid: wald, runs"):
         fit_law(case.trajectories, case.x, ci="bootstrap")
+    with pytest.raises(ValueError, match="needs both the masked concept"):
+        fit_law(case.trajectories, case.x, masked=0)
+    with pytest.raises(ValueError, match="one number in \\[0, 1\\] per run"):
+        fit_law(case.trajectories, case.x, masked=0, p=np.full(4, 1.5))
 
 
 # --- baselines ---------------------------------------------------------------------------------------
@@ -84,28 +105,28 @@ def line(run: str, slope: float, steps=np.arange(0, 100, 10)) -> Trajectory:
 
 def test_interpolation_is_exact_between_linear_runs_and_refuses_extrapolation():
     trajs = [line("a", 1), line("b", 3), line("c", 5)]
-    x = np.exp(np.array([[1.0, 0.0], [3.0, 0.0], [5.0, 0.0]]))  # paths are linear in log covariate
+    f = np.array([[1.0, 0.0], [3.0, 0.0], [5.0, 0.0]])  # paths are linear in the features
     steps = np.arange(0, 100, 10).astype(float)
-    refs = baselines.references(trajs, x, steps)
-    path, used, why = baselines.interpolation(refs, np.exp([2.0, 0.0]))
+    refs = baselines.references(trajs, f, steps)
+    path, used, why = baselines.interpolation(refs, np.array([2.0, 0.0]))
     np.testing.assert_allclose(path, line("x", 2).z, atol=1e-12)
     assert why is None and set(used) == {"a", "b"}
-    path, _, why = baselines.interpolation(refs, np.exp([6.0, 0.0]))
+    path, _, why = baselines.interpolation(refs, np.array([6.0, 0.0]))
     assert path is None and "outside the training range" in why
-    path, _, why = baselines.interpolation(refs, np.exp([3.0, 2.0]))
+    path, _, why = baselines.interpolation(refs, np.array([3.0, 2.0]))
     assert path is None and "off the directions" in why
-    near, runs = baselines.nearest(refs, np.exp([5.6, 0.0]))
+    near, runs = baselines.nearest(refs, np.array([5.6, 0.0]))
     assert runs == ("c",) and np.allclose(near, line("c", 5).z)
 
 
 def test_seeds_at_one_covariate_point_are_averaged_and_curved_covariates_interpolate():
     trajs = [line("a0", 1), line("a1", 3), line("b", 5)]
-    x = np.exp(np.array([[1.0, 0.0], [1.0, 0.0], [3.0, 0.0]]))
-    refs = baselines.references(trajs, x, np.arange(0, 100, 10).astype(float))
+    f = np.array([[1.0, 0.0], [1.0, 0.0], [3.0, 0.0]])
+    refs = baselines.references(trajs, f, np.arange(0, 100, 10).astype(float))
     assert len(refs) == 2 and np.allclose(refs[0].path, line("m", 2).z)
-    curve = np.exp(np.array([[t, 0.15 * t**2] for t in (0.0, 1.0, 2.0, 3.0)]))  # a Δcolor sweep moves size's signal too
+    curve = np.array([[t, 0.15 * t**2] for t in (0.0, 1.0, 2.0, 3.0)])  # a Δcolor sweep moves size's signal too
     refs = baselines.references([line(str(i), i) for i in range(4)], curve, np.arange(0, 100, 10).astype(float))
-    path, _, why = baselines.interpolation(refs, np.exp([1.5, 0.15 * 1.5**2]))
+    path, _, why = baselines.interpolation(refs, np.array([1.5, 0.15 * 1.5**2]))
     assert why is None and path is not None
 
 

@@ -9,6 +9,7 @@ from theory.stamp import stamp
 
 
 def test_the_stamp_names_code_versions_machine_and_command():
+    stamp_mod.git_state.cache_clear()  # read once per process; this process may have outlived a commit
     s = stamp(device="cuda: X", command=["python", "-m", "fitting.fit", "a b.csv"])
     assert s["command"] == "python -m fitting.fit 'a b.csv'"  # quoted so it can be pasted back
     assert s["device"] == "cuda: X" and s["host"]
