@@ -49,7 +49,7 @@ from empirical import collect as collect_mod
 from empirical import jobs, lock, plan
 from empirical.config import TRAIN_PRESETS, check_folder
 from theory import cli
-from theory.files import write_json
+from theory.files import read_json, write_json
 from theory.stamp import stamp
 
 EXECUTORS = ("local", "slurm", "debug")
@@ -297,19 +297,25 @@ def status(argv: Sequence[str] | None) -> int:
     parser.add_argument("dir", type=Path, metavar="DIR")
     args = parser.parse_args(argv)
     rows = collect_mod.run_folders(args.dir)
+    spec = args.dir / "sweep.json"
+    if spec.exists():  # the sweep's own list: runs not started yet have no folder
+        names = read_json(spec, "sweep file (JSON)").get("runs", [])
+        rows += [args.dir / "runs" / n for n in names if not (args.dir / "runs" / n).is_dir()]
     counts: dict[str, int] = {}
     for run in rows:
         state = plan.read_state(run)
         if lock.held(run):
-            what = f"running ({lock.holder(run)}), step {collect_mod.last_step(run)}"
+            key, what = "running", f"running ({lock.holder(run)}), step {collect_mod.last_step(run)}"
         elif "failed" in state:
             f = state["failed"]
-            what = f"FAILED at {f.get('stage')}: {f.get('error')}; log: {f.get('log')}"
+            key, what = "failed", f"FAILED at {f.get('stage')}: {f.get('error')}; log: {f.get('log')}"
         elif state["done"]:
-            what = "done: " + ", ".join(state["done"])
+            key, what = "done", "done: " + ", ".join(state["done"])
+        elif (run / "config.json").exists():
+            key, what = "interrupted", f"interrupted at step {collect_mod.last_step(run)} (rerun the sweep to resume)"
         else:
-            what = f"started, step {collect_mod.last_step(run)}" if (run / "config.json").exists() else "not started"
-        counts[what.split(" ")[0].rstrip(":")] = counts.get(what.split(" ")[0].rstrip(":"), 0) + 1
+            key, what = "not started", "not started"
+        counts[key] = counts.get(key, 0) + 1
         print(f"{run.name}: {what}")
     print(f"{len(rows)} runs: " + ", ".join(f"{v} {k}" for k, v in counts.items()))
     return 0
