@@ -65,6 +65,12 @@ def command(module: str) -> Callable[[Callable[..., int]], Callable[..., int]]:
         def run(argv: Sequence[str] | None = None) -> int:
             try:
                 return main(argv)
+            except BrokenPipeError:  # the reader went away (`... | head`): stop quietly, as Unix tools do
+                try:  # and keep the interpreter's final flush of stdout from failing again
+                    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+                except (OSError, ValueError, AttributeError):
+                    pass
+                return 0
             except ValueError as err:
                 return report(module, str(err))
             except OSError as err:

@@ -73,3 +73,14 @@ def test_output_file_wants_a_file_with_the_suffix(tmp_path):
 def test_seeds_are_refused_outside_numpy_range(seed):
     with pytest.raises(cli.UsageError, match="--seed"):
         cli.nonnegative_seed(seed)
+
+
+def test_a_closed_pipe_ends_a_command_quietly(capsys):
+    from theory import cli
+
+    @cli.command("demo")
+    def main(argv=None):
+        raise BrokenPipeError(32, "Broken pipe")  # what print() raises once `| head` has gone
+
+    assert main([]) == 0
+    assert capsys.readouterr().err == ""
