@@ -432,7 +432,9 @@ def _cases() -> list[Case]:
         Case("bad flag", PD, ["{w}/sweep.csv", "--covariates", "{w}/covariates.csv", "--holdout", "r0", "--train", "r1", *out],
              "not allowed with argument"),
         Case("bad flag", PD, ["{w}/sweep.csv", "--covariates", "{w}/covariates.csv", "--holdout", "r0", "--model", "eq2", *out],
-             "invalid choice"),
+             "eq2 needs the masked concept"),
+        Case("bad flag", PD, ["{w}/sweep.csv", "--covariates", "{w}/covariates.csv", "--holdout", "r0", "--model", "notebook",
+                              *out], "invalid choice"),
         Case("bad value", PD, ["{w}/log.csv", "--covariates", "{w}/covariates.csv", "--holdout", "r0", *out], "no row for run 'r'"),
         # empirical.sweep: everything is checked before a job is submitted
         Case(inj, SW, [*sweep, "--then", f"turn; {canary}"], "unknown step 'turn;'", check=ran),

@@ -205,7 +205,8 @@ def load(args: argparse.Namespace) -> tuple[list[Trajectory], dict[str, list[flo
     concepts = trajs[0].concepts
     if args.model == "eq2":
         if args.masked not in concepts:
-            raise UsageError(f"--masked {args.masked}: eq2 needs the masked concept, one of {', '.join(concepts)}")
+            given = "" if args.masked is None else f" {args.masked}"
+            raise UsageError(f"--masked{given}: eq2 needs the masked concept, one of {', '.join(concepts)}")
         args.masked_index = concepts.index(args.masked)
         args.shift_values = read_shift(args.covariates, {r: table[r] for r in runs}, args.shift)
     elif args.masked:

@@ -140,6 +140,6 @@ def test_eq2_on_a_masking_sweep_recovers_the_shift_and_beats_the_baselines(tmp_p
     assert m["law_inside"] <= 1.5 * case.noise and m["law_inside"] < m["interpolation_inside"]
     assert m["law_outside"] <= 1.5 * case.noise and m["law_outside"] < m["nearest_outside"]
     assert main([*base, "--model", "eq2", "--holdout", "run0", "--out", str(tmp_path / "x")]) == 2
-    assert "--masked None: eq2 needs the masked concept, one of color, size" in capsys.readouterr().err
+    assert "--masked: eq2 needs the masked concept, one of color, size" in capsys.readouterr().err
     assert main([*base, "--model", "eq2", "--masked", "color", "--shift", "seed", "--holdout", "run0", "--out", str(tmp_path / "x")]) == 2
     assert "no column 'seed' (--shift)" in capsys.readouterr().err
