@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import signal
 import subprocess
 import time
 import traceback
@@ -39,6 +40,14 @@ def limit_threads(threads: int) -> None:
     torch.set_num_threads(threads)
 
 
+def stoppable() -> None:
+    """On the local executor, let SIGTERM end the job (submitit ignores it in jobs, for SLURM's preemption
+    protocol): that is how an interrupted sweep stops its jobs, since a job started in the background
+    ignores SIGINT. The run resumes from its last checkpoint."""
+    if os.environ.get("SUBMITIT_EXECUTOR") == "local":
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
 def log_path() -> str | None:
     """The submitit log of the running job, when run by submitit."""
     try:
@@ -62,6 +71,7 @@ class ProbeJob:
         from empirical.run import load_probe
 
         limit_threads(self.threads)
+        stoppable()
         try:
             _, path, digest = load_probe(make_config(self.preset, self.overrides), Path("."), progress=False)
         except Exception as err:
@@ -94,6 +104,7 @@ class RunJob:
 
     def __call__(self) -> dict:
         limit_threads(self.threads)
+        stoppable()
         run = Path(self.run)
         try:
             with lock.hold(run):

@@ -76,8 +76,8 @@ def make_executor(args: argparse.Namespace, folder: Path, threads: int):
                               "cpus_per_task": threads}
     if args.gpus_per_job:
         params["gpus_per_node"] = args.gpus_per_job
-    if args.executor == "local":
-        params["local_setup"] = jobs.thread_exports(threads)
+    if args.executor == "local":  # local jobs inherit this environment (no setup shell, so a stop signal reaches them)
+        os.environ.update({name: str(threads) for name in jobs.THREAD_VARIABLES})
     elif args.executor == "slurm":
         params["slurm_setup"] = jobs.thread_exports(threads)
         params["slurm_array_parallelism"] = args.max_parallel
@@ -157,11 +157,19 @@ def follow(ex, args: argparse.Namespace, out: Path, specs: Sequence[plan.RunSpec
     except KeyboardInterrupt:
         if args.executor == "local":
             for job in state.running.values():
-                job.cancel()
+                stop(job)
         raise
     finally:
         bar.close()
     return state
+
+
+def stop(job) -> None:
+    """Stop a local job: SIGTERM to its controller, which passes it on to the job (submitit's own cancel sends
+    SIGINT, which a sweep started in the background ignores)."""
+    process = getattr(job, "_process", None)
+    if process is not None and process.poll() is None:
+        process.send_signal(signal.SIGTERM)
 
 
 def probe_jobs(specs: Sequence[plan.RunSpec], out: Path, threads: int, raise_errors: bool) -> dict[str, jobs.ProbeJob]:

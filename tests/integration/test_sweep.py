@@ -158,3 +158,32 @@ def test_a_probe_that_cannot_be_trained_stops_the_sweep_before_any_run(tmp_path,
     text = capsys.readouterr().out
     assert "the shared probe failed to train, so no run was started" in text and "no probe setup covers concepts" in text
     assert not (out / "runs").exists()
+
+
+def test_stopping_a_sweep_started_in_the_background_stops_its_jobs(tmp_path):
+    from empirical import lock
+
+    out = tmp_path / "sw"
+    cmd = [sys.executable, "-m", "empirical.sweep", "--preset", "smoke", "--grid", "seed=0,1", "--set", "steps=5000",
+           "--executor", "local", "--max-parallel", "2", "--out", str(out)]
+    ignore_sigint = lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)  # noqa: E731  (what `cmd &` in a script does)
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
+                            preexec_fn=ignore_sigint)
+    runs = [out / "runs" / "seed=0", out / "runs" / "seed=1"]
+    try:
+        deadline = time.monotonic() + 180
+        while not any((r / "metrics.jsonl").exists() and lock.held(r) for r in runs) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert any(lock.held(r) for r in runs), "no job started"
+        os.kill(proc.pid, signal.SIGTERM)  # the sweep only, not its process group
+        assert proc.wait(timeout=60) == 130
+        assert "the local jobs were stopped" in proc.stderr.read().decode()
+        deadline = time.monotonic() + 30
+        while any(lock.held(r) for r in runs) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not any(lock.held(r) for r in runs)  # every job is gone: nothing trains on
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
