@@ -14,6 +14,7 @@ fraction for an eq2 sweep.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -56,24 +57,11 @@ def references(trajectories: Sequence[Trajectory], features: NDArray, steps: NDA
     out = []
     for key, rows in groups.items():
         paths = np.stack([resample(trajectories[r], steps) for r in rows])
-        with np.errstate(invalid="ignore"), _quiet():
+        with warnings.catch_warnings():  # an all-NaN column (no run located there) is a legitimate NaN
+            warnings.simplefilter("ignore", RuntimeWarning)
             mean = np.nanmean(paths, axis=0)
         out.append(Reference(np.array(key), mean, tuple(trajectories[r].run for r in rows)))
     return out
-
-
-class _quiet:
-    """Silence numpy's 'mean of empty slice' (an all-NaN column is a legitimate NaN here)."""
-
-    def __enter__(self):
-        import warnings
-
-        self._w = warnings.catch_warnings()
-        self._w.__enter__()
-        warnings.simplefilter("ignore", RuntimeWarning)
-
-    def __exit__(self, *exc):
-        self._w.__exit__(*exc)
 
 
 def interpolation(refs: Sequence[Reference], f_new: NDArray) -> tuple[NDArray | None, tuple[str, ...], str | None]:

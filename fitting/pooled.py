@@ -34,7 +34,6 @@ from theory.integrate import integrate
 from theory.models import eq1
 from theory.trajectory import Trajectory
 
-COEFFICIENTS = ("lam_ref", "b_lam", "t_ref", "b_t", "m", "gamma", "k", "z0", "beta")  # beta: eq2 only
 TOL = (1e-8, 1e-10)
 H = 1e-5
 
