@@ -1,19 +1,37 @@
-"""Training and sampling speed of U-Net sizes on this machine: what fits the 15-minute tiny budget.
+"""Training and sampling speed on this machine: U-Net sizes, or a shortened tiny run end to end.
 
   python benchmarks/train_speed.py [--threads 2]
+  python benchmarks/train_speed.py --end-to-end [--steps 500] [--evals 5] [--threads 2]
 
-For each (resolution, channels, blocks): AdamW steps/s on batch 64 (VDM loss, backward, step) and
-the time to draw 128 images with 50 ancestral steps (scaled from 32), best of 3 and of 2 after a warm-up. The ratio
-column is the step rate relative to the tiny preset's network (16 px, (32, 64), 1 block).
+Sizes: for each (resolution, channels, blocks), AdamW steps/s on batch 64 (VDM loss, backward,
+step) and the time to draw 128 images with 50 ancestral steps (scaled from 32), best of 3 and of 2
+after a warm-up, in fp32. The ratio column is the step rate relative to the tiny preset's network
+(16 px, (32, 64), 1 block).
+
+End to end: the tiny preset shortened to --steps updates and --evals evaluations (same network,
+same evaluation per checkpoint), trained twice, each in a subprocess of its own and one after the
+other: the plain eager path (precision=fp32, torch's own nn.Dropout: the package before issue 16)
+and the default path (precision=auto, the U-Net's cheap dropout mask). Then, for each, the parts:
+a training step, sampling and probe reading of one checkpoint's evaluation, and one elicitation
+protocol (overprompt, held-out class) at the last checkpoint. The last line is the end-to-end
+speedup (wall time of the plain path over the default's), training and evaluation together.
 """
 
 import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
 
 import torch
 from timing import best_time
 
-from empirical.unet import UNet
-from empirical.vdm import VDM
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from empirical.unet import UNet  # noqa: E402
+from empirical.vdm import VDM  # noqa: E402
 
 CASES = [(16, (16, 32), 1), (16, (32, 64), 1), (16, (32, 64), 2), (16, (32, 64, 128), 1), (16, (64, 128), 1),
          (32, (32, 64), 1), (32, (64, 128, 256), 2)]
@@ -39,11 +57,101 @@ def measure(res: int, channels: tuple, blocks: int) -> tuple[int, float, float]:
     return sum(p.numel() for p in vdm.net.parameters()), 1 / per_step, sampling
 
 
+PATHS = {"eager": "plain eager (fp32, nn.Dropout)", "default": "default (precision=auto)"}
+
+
+def short_tiny(path: str, steps: int, evals: int, probe: str):
+    """The tiny preset cut to ``steps`` updates and ``evals`` evaluations, on the plain or the default path."""
+    from empirical.config import make_config
+
+    return make_config("tiny", [f"steps={steps}", f"evals={evals}", "eval_dense=none", "grids=0", f"save_every={steps}",
+                                f"probe={probe}", f"precision={'fp32' if path == 'eager' else 'auto'}"])
+
+
+def one_path(path: str, out: Path, steps: int, evals: int, probe: str) -> dict:
+    """Train one shortened tiny run on ``path`` in this process and time its parts (JSON-ready)."""
+    import numpy as np
+
+    from empirical import checkpoint, evaluate, protocols, unet
+    from empirical.train import train
+
+    if path == "eager":
+        unet.Dropout = torch.nn.Dropout  # the U-Net as it was: torch's dropout, one random draw per element
+    cfg = short_tiny(path, steps, evals, probe)
+    start = time.perf_counter()
+    summary = train(cfg, out, progress=False)
+    wall = time.perf_counter() - start
+    records = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
+    eval_s = sum(r["eval_s"] for r in records if r["kind"] == "eval")
+    model = checkpoint.load_model(out, cfg.steps, cfg)
+    from empirical.probe import load
+
+    probe_model = load(Path(probe))[0]
+    label = cfg.data.held_out[0]
+    h = np.repeat(evaluate.class_prompts(cfg.data)[label][None], cfg.samples_for(label), axis=0)
+    gen = lambda: evaluate.generator_for(cfg.seed, cfg.steps, label, torch.device("cpu"))  # noqa: E731
+    images = evaluate.generate(model, h, cfg.resolution, steps=cfg.sample_steps, generator=gen(), precision=cfg.precision)
+    sampling = best_time(lambda: evaluate.generate(model, h, cfg.resolution, steps=cfg.sample_steps, generator=gen(),
+                                                   precision=cfg.precision), 2)
+    reading = best_time(lambda: evaluate.score(probe_model, cfg.data, label, images), 3)
+    t0 = time.perf_counter()
+    protocols.elicit_step(model, probe_model, cfg, cfg.steps, "overprompt", [label])
+    return {"wall_s": wall, "train_s": summary["wall_s"], "eval_s": eval_s, "step_ms": 1e3 * summary["wall_s"] / cfg.steps,
+            "sampling_s": sampling, "reading_s": reading, "elicit_s": time.perf_counter() - t0, "samples": len(h)}
+
+
+def end_to_end(args) -> None:
+    """Both paths in subprocesses, one after the other; the table, then the speedup as the last line."""
+    from empirical import evaluate
+    from empirical.run import load_probe
+
+    probe = str(Path(args.probe).resolve())
+    load_probe(short_tiny("default", args.steps, args.evals, probe), Path(probe), progress=False)  # trained once, untimed
+    device = torch.device("cpu")
+    print(f"tiny cut to {args.steps} steps and {args.evals} evaluations, {args.threads} threads; bf16 native on this "
+          f"CPU: {evaluate.bf16_native(device)} (auto -> {evaluate.resolve_precision('auto', device)})", flush=True)
+    results = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for path in PATHS:
+            cmd = [sys.executable, __file__, "--one", path, "--out", f"{tmp}/{path}", "--steps", str(args.steps),
+                   "--evals", str(args.evals), "--threads", str(args.threads), "--probe", probe]
+            done = subprocess.run(cmd, capture_output=True, text=True)
+            if done.returncode:
+                raise SystemExit(f"the {path} run failed:\n{done.stderr[-2000:]}")
+            results[path] = json.loads(done.stdout.strip().splitlines()[-1])
+    e, d = results["eager"], results["default"]
+    rows = [("wall time, train + evaluate (s)", "wall_s", "{:.1f}"), ("training (s)", "train_s", "{:.1f}"),
+            ("training step (ms)", "step_ms", "{:.1f}"), (f"evaluations, {args.evals + 1} (s)", "eval_s", "{:.1f}"),
+            (f"sampling {e['samples']} images, 50 steps (s)", "sampling_s", "{:.2f}"),
+            (f"probe reading {e['samples']} images (s)", "reading_s", "{:.3f}"),
+            ("elicitation, overprompt, 1 class, 1 checkpoint (s)", "elicit_s", "{:.2f}")]
+    print(f"{'':<52}{PATHS['eager']:>32}{PATHS['default']:>28}{'speedup':>9}")
+    for name, key, fmt in rows:
+        print(f"{name:<52}{fmt.format(e[key]):>32}{fmt.format(d[key]):>28}{e[key] / d[key]:>8.2f}x")
+    if args.json:
+        Path(args.json).write_text(json.dumps({"steps": args.steps, "evals": args.evals, "threads": args.threads, **results},
+                                              indent=1) + "\n")
+    print(f"end-to-end speedup: {e['wall_s'] / d['wall_s']:.2f}x")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--end-to-end", action="store_true", help="time a shortened tiny run on both paths")
+    parser.add_argument("--steps", type=int, default=500, help="updates of the shortened tiny run (default 500)")
+    parser.add_argument("--evals", type=int, default=5, help="evaluations after step 0 (default 5)")
+    parser.add_argument("--probe", default="runs/probe/color-size-16px", help="probe folder (trained there if missing)")
+    parser.add_argument("--json", help="also write the measurements here")
+    parser.add_argument("--one", choices=PATHS, help=argparse.SUPPRESS)
+    parser.add_argument("--out", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
+    if args.one:
+        print(json.dumps(one_path(args.one, args.out, args.steps, args.evals, args.probe)))
+        return
+    if args.end_to_end:
+        end_to_end(args)
+        return
     rows = [(case, *measure(*case)) for case in CASES]
     base = next(r[2] for r in rows if r[0] == (16, (32, 64), 1))
     print(f"{'res':>4} {'channels':>16} {'blocks':>6} {'params':>9} {'steps/s':>8} {'vs tiny':>8} {'sample 128':>11}")

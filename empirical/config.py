@@ -60,7 +60,10 @@ class TrainConfig:
     ``grid_cfg`` (guidance scales); each setting is chosen on ``select_samples`` images per setting
     drawn from a noise stream of its own, then scored on a fresh draw. ``probe`` is the probe folder
     (``{concepts}``, ``{resolution}`` and ``{out}`` are filled in); a missing probe is trained there with
-    ``probe_steps`` steps. ``device``: auto, cpu or cuda.
+    ``probe_steps`` steps. ``device``: auto, cpu or cuda. ``precision``: ``auto`` trains and samples under bf16
+    autocast where the device computes bf16 natively (CUDA; a CPU with AVX512-BF16 or AMX), else in fp32;
+    ``fp32`` is the reference path (docs/speed.md compares the two). Runs saved before this field existed
+    read as fp32, the path they were trained with.
     """
 
     preset: str = "tiny"
@@ -109,6 +112,7 @@ class TrainConfig:
     probe: str = PROBE_DIR
     probe_steps: int = 3000
     device: str = "auto"
+    precision: str = "auto"
 
     def __post_init__(self) -> None:
         _check_types(self)
@@ -158,6 +162,8 @@ class TrainConfig:
             "grids": (self.grids >= 0, ">= 0"),
             "clip_scope": (self.clip_scope in ("net", "all"), "net or all"),
             "device": (self.device in ("auto", "cpu", "cuda"), "auto, cpu or cuda"),
+            "precision": (self.precision in ("auto", "bf16", "fp32"),
+                          "auto (bf16 autocast where the device computes bf16 natively, else fp32), bf16 or fp32"),
             "gamma_min": (-30 <= self.gamma_min <= 30, "[-30, 30] (log SNR; the default is -5)"),
             "gamma_max": (self.gamma_min < self.gamma_max <= 30, f"(gamma_min={self.gamma_min}, 30] (the default is 10)"),
             "data_noise": (0 < self.data_noise < 1, "(0, 1)"),
@@ -350,6 +356,7 @@ def read_run_config(path: Path) -> dict[str, Any]:
     doc = read_json(path, "config (JSON)")
     if not isinstance(doc, dict) or not isinstance(doc.get("train"), dict):
         raise ValueError(f"{path}: not a training run's config (written by python -m empirical.train): it has no 'train' section")
+    doc["train"].setdefault("precision", "fp32")  # saved before the field existed: those runs trained in fp32
     return doc
 
 

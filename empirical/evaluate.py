@@ -88,23 +88,43 @@ def generator_for(seed: int, step: int, label: str, device: torch.device, stream
     return torch.Generator(device=device).manual_seed(int(state[0]) << 31 | int(state[1]) >> 1)
 
 
-def autocast(device: torch.device):
-    """bf16 autocast on CUDA; nothing on CPU."""
+PRECISIONS = ("auto", "bf16", "fp32")
+
+
+def bf16_native(device: torch.device) -> bool:
+    """Whether the device computes bf16 natively: a CUDA GPU that supports it, or a CPU with AVX512-BF16 or AMX."""
     if device.type == "cuda":
-        return torch.autocast("cuda", dtype=torch.bfloat16)
+        return torch.cuda.is_bf16_supported()
+    return torch.backends.mkldnn.is_available() and bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
+
+
+def resolve_precision(precision: str, device: torch.device) -> str:
+    """``auto`` -> ``bf16`` where the device computes it natively, else ``fp32``; ``bf16`` and ``fp32`` as given."""
+    if precision not in PRECISIONS:
+        raise ValueError(f"precision={precision!r} is not valid; valid: {', '.join(PRECISIONS)}")
+    if precision == "auto":
+        return "bf16" if bf16_native(device) else "fp32"
+    return precision
+
+
+def autocast(device: torch.device, precision: str):
+    """bf16 autocast when ``precision`` resolves to bf16 on this device; nothing for fp32."""
+    if resolve_precision(precision, device) == "bf16":
+        return torch.autocast(device.type, dtype=torch.bfloat16)
     return contextlib.nullcontext()
 
 
 @torch.no_grad()
 def generate(vdm: VDM, prompts: np.ndarray, resolution: int, *, steps: int, guidance: float = 0.0,
-             generator: torch.Generator, batch: int = 256) -> np.ndarray:
-    """(N, 3, R, R) images in [0, 1] for (N, 11) prompts; guidance 0 means plain conditioning."""
+             generator: torch.Generator, precision: str, batch: int = 256) -> np.ndarray:
+    """(N, 3, R, R) images in [0, 1] for (N, 11) prompts; guidance 0 means plain conditioning; ``precision``
+    as in :func:`autocast` (the run's own, so a checkpoint is sampled the way its run evaluated it)."""
     device = next(vdm.parameters()).device
     h_all = torch.as_tensor(np.asarray(prompts), dtype=torch.float32, device=device)
     out = []
     was_training = vdm.training
     vdm.eval()
-    with autocast(device):
+    with autocast(device, precision):
         for start in range(0, h_all.shape[0], batch):
             x = vdm.sample(h_all[start:start + batch], (3, resolution, resolution), steps=steps,
                            guidance=guidance or None, generator=generator)
@@ -122,13 +142,14 @@ def score(probe, config: DataConfig, label: str, images: np.ndarray) -> Point:
 
 
 def naive(vdm: VDM, probe, config: DataConfig, *, samples: int | dict[str, int], steps: int, guidance: float,
-          seed: int, step: int) -> list[Point]:
+          seed: int, step: int, precision: str) -> list[Point]:
     """Every class prompted with its own mean h: the behavior a user sees. ``samples``: per class, or one number."""
     device = next(vdm.parameters()).device
     points = []
     for label, h in class_prompts(config).items():
         n = samples[label] if isinstance(samples, dict) else samples
         gen = generator_for(seed, step, label, device)
-        images = generate(vdm, np.repeat(h[None], n, axis=0), config.resolution, steps=steps, guidance=guidance, generator=gen)
+        images = generate(vdm, np.repeat(h[None], n, axis=0), config.resolution, steps=steps, guidance=guidance,
+                          generator=gen, precision=precision)
         points.append(score(probe, config, label, images))
     return points

@@ -176,7 +176,7 @@ def _draw(model, probe, cfg: TrainConfig, label: str, setting: Setting, n: int, 
     edit = intervention(model, data, label, *setting.edit) if setting.edit else contextlib.nullcontext()
     with edit:
         images = generate(model, np.repeat(setting.prompt[None], n, axis=0), cfg.resolution, steps=cfg.sample_steps,
-                          guidance=setting.guidance or cfg.guidance, generator=generator)
+                          guidance=setting.guidance or cfg.guidance, generator=generator, precision=cfg.precision)
     return score(probe, data, label, images)
 
 

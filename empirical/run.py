@@ -155,7 +155,8 @@ class Run:
         self.probe, probe_dir, probe_hash = load_probe(cfg, self.out, progress=progress)
         self.meta = runlog.run_meta(cfg, probe_hash, source="empirical.train")
         self.out.mkdir(parents=True, exist_ok=True)
-        now = {**stamp(device=evaluate.device_name(self.device), command=command), "step": 0 if state is None else state["step"]}
+        now = {**stamp(device=evaluate.device_name(self.device), command=command), "step": 0 if state is None else state["step"],
+               "precision": evaluate.resolve_precision(cfg.precision, self.device)}
         write_json(self.out / "config.json", {"train": cfg.to_json(), "probe": {"path": probe_dir, "hash": probe_hash},
                                              "concepts": list(cfg.concepts), "classes": cfg.data.classes,
                                              "held_out": cfg.data.held_out, "stamps": previous_stamps(self.out) + [now]})
@@ -199,7 +200,7 @@ class Run:
         """One AdamW update on the batch of this step (a pure function of seed and step); returns its loss terms."""
         cfg = self.cfg
         rows = batch_rows(self.step, self.x.shape[0], cfg.batch, cfg.seed).to(self.device)
-        with evaluate.autocast(self.device):
+        with evaluate.autocast(self.device, cfg.precision):
             terms = self.vdm.loss(self.x[rows], self.h[rows])
         loss = terms["total"].mean()
         self.opt.zero_grad(set_to_none=True)
@@ -220,7 +221,8 @@ class Run:
         t0 = time.perf_counter()
         try:
             points = evaluate.naive(model, self.probe, cfg.data, samples={c: cfg.samples_for(c) for c in cfg.data.classes},
-                                    steps=cfg.sample_steps, guidance=cfg.guidance, seed=cfg.seed, step=s)
+                                    steps=cfg.sample_steps, guidance=cfg.guidance, seed=cfg.seed, step=s,
+                                    precision=cfg.precision)
         except FloatingPointError as err:
             raise Diverged(cfg, s, f"the evaluation failed: {err}", self.saved) from None
         self.logs.points += [p.logged(s) for p in points]

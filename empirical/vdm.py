@@ -37,6 +37,10 @@ class LinearSchedule(nn.Module):
     def forward(self, t: torch.Tensor) -> torch.Tensor:
         return self.b + self.w.abs() * t
 
+    def derivative(self, t: torch.Tensor) -> torch.Tensor:
+        """γ'(t) = |w|, broadcast to t's shape (exact, and differentiable in w without a double backward)."""
+        return self.w.abs().expand(t.shape)
+
 
 class VDM(nn.Module):
     """The diffusion model around a noise-prediction network ``net(z_t, t_in, h)``.
@@ -117,9 +121,8 @@ class VDM(nn.Module):
         prior = bpd * 0.5 * (var_1 + mean_1_sq - torch.log(var_1) - 1).sum(dims)
 
         # 3. diffusion: ½ γ'(t) ||ε - ε̂||² at antithetic t
-        t = self.antithetic_times(b, generator, x.device).requires_grad_(True)
-        g_t = self.gamma(t)
-        (dg_dt,) = torch.autograd.grad(g_t.sum(), t, create_graph=True)
+        t = self.antithetic_times(b, generator, x.device)
+        g_t, dg_dt = self.gamma(t), self.gamma.derivative(t)
         eps = torch.randn(x.shape, generator=generator, device=x.device)
         shape = (b,) + (1,) * (x.ndim - 1)
         z_t = torch.sqrt(torch.sigmoid(-g_t)).view(shape) * x + torch.sqrt(torch.sigmoid(g_t)).view(shape) * eps

@@ -250,3 +250,52 @@ def test_clip_scope_net_leaves_the_schedule_out(probe_dir, tmp_path):
     assert norms["all"] > 1000 and norms["all"] > 100 * norms["net"]
     with pytest.raises(ValueError, match="clip_scope=some is not valid; valid: net or all"):
         make_config("smoke", ["clip_scope=some"])
+
+
+# -- precision ---------------------------------------------------------------------------------
+
+
+def test_bf16_run_matches_the_fp32_reference(probe_dir, tmp_path):
+    """The default path on a bf16 CPU (autocast) against the fp32 reference: the same run within a stated tolerance.
+
+    Same seed, data, dropout masks and sampling noise; only the arithmetic differs. Tolerance: loss within
+    1e-4 relative, every concept coordinate within 0.06 and every accuracy within 0.1 (one or two of the smoke
+    preset's 4-16 samples), far inside the sampling noise of a point at these sample counts.
+    """
+    runs = {}
+    for precision in ("fp32", "bf16"):
+        out = tmp_path / precision
+        train(smoke(probe_dir, f"precision={precision}"), out, progress=False)
+        runs[precision] = out
+        assert json.loads((out / "config.json").read_text())["stamps"][-1]["precision"] == precision
+    a, b = read_csv(runs["fp32"] / "trajectories.csv"), read_csv(runs["bf16"] / "trajectories.csv")
+    for ta, tb in zip(a, b):
+        assert ta.label == tb.label and ta.step.tolist() == tb.step.tolist()
+        np.testing.assert_array_equal(np.isnan(ta.z), np.isnan(tb.z))
+        np.testing.assert_allclose(tb.z, ta.z, atol=0.06)
+        np.testing.assert_allclose(tb.accuracy, ta.accuracy, atol=0.1)
+    la = [r["total"] for r in read_metrics(runs["fp32"]) if r["kind"] == "train"]
+    lb = [r["total"] for r in read_metrics(runs["bf16"]) if r["kind"] == "train"]
+    np.testing.assert_allclose(lb, la, rtol=1e-4)
+
+
+def test_precision_is_checked_and_old_runs_read_as_fp32(probe_dir, tmp_path, capsys):
+    from empirical.config import read_run_config
+    from empirical.evaluate import resolve_precision
+
+    with pytest.raises(ValueError, match=r"precision=fp16 is not valid; valid: auto \(bf16 autocast"):
+        make_config("smoke", ["precision=fp16"])
+    assert resolve_precision("fp32", torch.device("cpu")) == "fp32"
+    assert resolve_precision("auto", torch.device("cpu")) in ("bf16", "fp32")
+    out = tmp_path / "old"
+    train(smoke(probe_dir, "precision=fp32", "steps=4", "evals=1", "grids=0"), out, progress=False)
+    doc = json.loads((out / "config.json").read_text())
+    del doc["train"]["precision"]  # as written before the field existed
+    (out / "config.json").write_text(json.dumps(doc))
+    assert read_run_config(out / "config.json")["train"]["precision"] == "fp32"
+    args = ["--preset", "smoke", "--set", f"probe={probe_dir}", "--set", "steps=4", "--set", "evals=1", "--set", "grids=0",
+            "--out", str(out)]
+    if resolve_precision("auto", torch.device("cpu")) == "bf16":  # resuming it on the default path would mix precisions
+        assert main(args) == 2
+        assert "precision: 'fp32' -> 'auto'" in capsys.readouterr().err
+    assert main([*args, "--set", "precision=fp32"]) == 0

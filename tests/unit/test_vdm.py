@@ -138,3 +138,54 @@ def test_a_model_overfits_a_fixed_batch():
     after = evaluate()
     assert after["total"] < before["total"] and after["diffusion"] < 0.7 * before["diffusion"], (before, after)
     assert np.isfinite(list(after.values())).all()
+
+
+def test_schedule_derivative_matches_autograd_and_its_gradient():
+    """γ'(t) without a double backward: the value and its gradient in w are autograd's, for either sign of w."""
+    for w in (15.0, -4.0):
+        g = LinearSchedule(-5.0, 10.0)
+        with torch.no_grad():
+            g.w.fill_(w)
+        t = torch.rand(5, requires_grad=True)
+        (auto,) = torch.autograd.grad(g(t).sum(), t, create_graph=True)
+        (d_auto,) = torch.autograd.grad(auto.sum(), g.w)
+        exact = g.derivative(t.detach())
+        (d_exact,) = torch.autograd.grad(exact.sum(), g.w)
+        torch.testing.assert_close(exact, auto)
+        torch.testing.assert_close(d_exact, d_auto)
+
+
+def test_dropout_drops_at_rate_p_in_every_lane_and_keeps_the_mean():
+    from empirical.unet import Dropout
+
+    torch.manual_seed(0)
+    for p in (0.1, 0.3):
+        drop = Dropout(p)
+        x = torch.ones(4 * 100_003)
+        y = drop(x)
+        kept = y != 0
+        sd = math.sqrt(p * (1 - p) / x.numel())
+        assert abs((1 - kept.float().mean()).item() - p) < 5 * sd
+        for lane in range(4):  # the top 16 bits of a draw have only 15 random ones: still rate p
+            assert abs((1 - kept[lane::4].float().mean()).item() - p) < 5 * 2 * sd
+        torch.testing.assert_close(y[kept], torch.full_like(y[kept], 1 / (1 - p)))
+        assert abs(y.mean().item() - 1) < 5 * sd / (1 - p)
+    drop.eval()
+    x = torch.randn(3, 5)
+    assert drop(x) is x
+    assert Dropout(0.0).train()(x) is x
+    with pytest.raises(ValueError, match=r"dropout must be in \[0, 1\)"):
+        Dropout(1.0)
+
+
+def test_dropout_follows_the_global_seed_and_fits_odd_shapes():
+    from empirical.unet import Dropout
+
+    drop = Dropout(0.1)
+    x = torch.randn(3, 5, 7)  # 105 elements: not a multiple of 4
+    torch.manual_seed(3)
+    a = drop(x)
+    torch.manual_seed(3)
+    b = drop(x)
+    assert a.shape == x.shape and torch.equal(a, b)
+    assert not torch.equal(drop(x), a)
