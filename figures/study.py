@@ -1,0 +1,132 @@
+"""The study's figures, from a collected sweep and its study.json (``python -m fitting.study``).
+
+  python -m figures.study SWEEP_DIR [--study FILE] [--out DIR]
+
+Writes into DIR (default SWEEP_DIR):
+
+  learning.png   paper Fig. 3: the step at which each concept is learned (80% of the training classes'
+                 samples carry it, model-free) against its measured concept signal, one point per run;
+                 a run that never got there within its budget is an open triangle at its last step
+                 (a lower bound), never a number. The solid line joins the medians of the seeds per
+                 level; the dashed one, the medians of where a sigmoid fitted to the same curve crosses 80%.
+  held_out.png   paper Fig. 4: the held-out class's path in concept space under naive prompting, one
+                 panel per seed, coloured by the swept covariate, its turn marked (a star) where
+                 fitting.turn finds one; below, what its samples were read as at the last checkpoint.
+
+Reads only saved outputs (sweep.csv, study.json); computes nothing.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+from matplotlib.cm import ScalarMappable
+from matplotlib.colors import Normalize
+
+from theory import cli
+from theory.files import read_json
+from theory.plot import save, square, subplots
+from theory.trajectory import read_csv
+
+CONCEPT_COLORS = ("tab:red", "tab:green", "tab:blue")
+CORNER_COLORS = {"00": "tab:red", "01": "tab:orange", "10": "tab:purple", "11": "tab:blue", "unreadable": "0.82"}
+
+
+def read_study(path: Path) -> dict:
+    """study.json, checked for the keys the figures use."""
+    doc = read_json(path, "study.json")
+    if not isinstance(doc, dict) or not {"by", "runs", "levels", "held_out"} <= set(doc):
+        raise ValueError(f"{path}: not a study.json written by python -m fitting.study; rewrite it")
+    return doc
+
+
+def learning_figure(doc: dict, out: Path) -> Path:
+    """learning.png: learned step against concept signal (see the module docstring)."""
+    fig, ax = subplots(figsize=(6.4, 4.6))
+    concepts = list(doc["runs"][0]["learning"])
+    for color, concept in zip(CONCEPT_COLORS, concepts):
+        for r in doc["runs"]:
+            rec, x = r["learning"][concept], r["signal"][concept]
+            if rec["learned_step"] is not None:
+                ax.plot(x, rec["learned_step"], "o", color=color, alpha=0.55, ms=6)
+            else:
+                ax.plot(x, rec["censored_at"], "^", mfc="none", color=color, ms=8)
+        for key, style, what in (("learned_step", "-", "model-free"), ("learned_fit", "--", "fitted sigmoid")):
+            med = [(lev["signal"][concept], lev[key][concept]["median"]) for lev in doc["levels"]]
+            med = [(x, y) for x, y in med if y is not None]
+            if med:
+                ax.plot(*zip(*med), style, color=color, lw=1.5, label=f"{concept}: median of the seeds, {what}")
+    ax.plot([], [], "^", mfc="none", color="k", label="not learned within the run (lower bound)")
+    ax.set(xscale="log", xlabel="concept signal (pixel MSE between the classes that differ in the concept)",
+           ylabel="step the concept is learned (80% of samples)", title=f"Learning time vs signal, swept: {doc['by']}")
+    ax.grid(alpha=0.25, which="both")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return save(fig, out)
+
+
+def held_out_figure(doc: dict, log: Path, out: Path) -> Path:
+    """held_out.png: the held-out class's paths per seed, coloured by the swept covariate, and its last readings."""
+    label, by = doc["held_out"][0], doc["by"]
+    trajectories = {t.run: t for t in read_csv(log) if t.label == label and t.protocol == "naive"}
+    seeds = sorted({r["seed"] for r in doc["runs"]})
+    values = [r[by] for r in doc["runs"]]
+    norm = Normalize(min(values), max(values) if max(values) > min(values) else min(values) + 1)
+    fig, axes = subplots(2, len(seeds), figsize=(4.4 * len(seeds), 7.6), squeeze=False,
+                         gridspec_kw={"height_ratios": [1.3, 0.7]})
+    for col, seed in enumerate(seeds):
+        top, bottom = axes[0, col], axes[1, col]
+        runs = sorted((r for r in doc["runs"] if r["seed"] == seed), key=lambda r: r[by])
+        concepts = None
+        for r in runs:
+            t = trajectories.get(r["run"])
+            if t is None:
+                raise ValueError(f"{log}: run {r['run']!r} of study.json has no naive trajectory of class {label}")
+            concepts = t.concepts
+            color = "viridis"
+            path = t.with_points() if not t.missing.all() else None
+            if path is not None:
+                c = ScalarMappable(norm=norm, cmap=color).to_rgba(r[by])
+                top.plot(path.z[:, 0], path.z[:, 1], "-o", color=c, ms=2.5, lw=1.4, label=f"{by} {r[by]:g}")
+            turn = r["held_out"].get(label, {})
+            if turn.get("turn_step") is not None:
+                top.plot(*turn["turn_point"], "k*", ms=11, zorder=5)
+        square(top, concepts or ("", ""), f"seed {seed}: class {label} (naive)")
+        top.legend(fontsize=7, loc="lower right")
+        corners = sorted({k for r in runs for k in r["held_out"].get(label, {}).get("final_shares", {})},
+                         key=lambda k: (k == "unreadable", k))
+        left = np.zeros(len(runs))
+        for corner in corners:
+            widths = np.array([r["held_out"][label]["final_shares"].get(corner, 0.0) for r in runs])
+            bottom.barh(range(len(runs)), widths, left=left, color=CORNER_COLORS.get(corner, "0.5"),
+                        label=corner if corner == "unreadable" else f"read as {corner}")
+            left += widths
+        bottom.set(yticks=range(len(runs)), yticklabels=[f"{by} {r[by]:g}" for r in runs], xlim=(0, 1),
+                   xlabel=f"share of class {label}'s samples, last checkpoint")
+        bottom.legend(fontsize=6, ncol=3, loc="upper center", bbox_to_anchor=(0.5, -0.28))
+    fig.tight_layout()
+    return save(fig, out)
+
+
+@cli.command("figures.study")
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m figures.study``: see the module docstring."""
+    parser = cli.parser("figures.study", __doc__)
+    parser.add_argument("sweep", type=Path, help="a collected sweep folder with study.json (python -m fitting.study)")
+    parser.add_argument("--study", type=Path, help="the study's JSON (default SWEEP/study.json)")
+    parser.add_argument("--out", type=Path, help="folder for the figures (default: the sweep folder)")
+    args = parser.parse_args(argv)
+    path = args.study or args.sweep / "study.json"
+    if not path.is_file():
+        raise ValueError(f"{path}: not found; run python -m fitting.study {args.sweep} first")
+    doc = read_study(path)
+    out = cli.output_dir(args.out or args.sweep, "--out")
+    written = [learning_figure(doc, out / "learning.png"), held_out_figure(doc, args.sweep / "sweep.csv", out / "held_out.png")]
+    print("wrote " + ", ".join(map(str, written)))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

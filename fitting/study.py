@@ -1,0 +1,181 @@
+"""The study's numbers from a collected sweep: when each concept is learned, against its signal, and
+what the held-out class does, per run and per level of the swept covariate.
+
+  python -m fitting.study SWEEP_DIR [--by sep_color] [--out FILE]
+
+SWEEP_DIR holds sweep.csv and covariates.csv (``python -m empirical.sweep collect``). Writes
+FILE (default SWEEP_DIR/study.json); ``python -m figures.study`` draws it. Per run:
+
+  learning    for each concept, the share of the training classes' samples whose value of that concept
+              is the class's own (from the per-sample shares: a sample read as 01 has the color of 00
+              and 01), averaged over the training classes. ``learned_step``: the first checkpoint from
+              which it stays >= 0.8 for 2 checkpoints (model-free); ``learned_fit``: where a fitted
+              sigmoid crosses 0.8, with a 95% interval. Never reached within the run: null, and
+              ``censored_at`` says the last logged step (a lower bound, never a number to average).
+  held out    for each held-out class: its turn toward its own corner (fitting.turn), the step its
+              naive accuracy's fitted sigmoid crosses 0.5 (``behavior_t50``; null when it never
+              does), and what its last checkpoint's samples were read as.
+
+Per level of --by (default: the one covariate that varies, e.g. sep_color): each concept's mean
+signal, the seeds' learned steps (median, range, how many censored) and the held-out turns.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from fitting.curves import fit_logistic, threshold_step
+from fitting.turn import held_out_turn
+from theory import cli
+from theory.files import read_text, write_json
+from theory.trajectory import Trajectory, read_csv, read_meta
+
+LEVEL, PERSIST = 0.8, 2  # a concept is learned when 80% of samples carry it, held 2 checkpoints
+UNREADABLE = "unreadable"
+
+
+def concept_accuracy(traj: Trajectory, index: int) -> np.ndarray:
+    """(T,) the share of a class's samples whose concept ``index`` has the class's value (unreadable: wrong)."""
+    parts = {corner: s for corner, s in traj.shares().items() if corner != UNREADABLE}
+    if not parts:
+        raise ValueError(f"class {traj.label} of run {traj.run!r}: the log has no share_<corner> columns; it needs the "
+                         "per-sample shares that empirical.train writes (issue 13 on)")
+    return np.sum([s for corner, s in parts.items() if corner[index] == traj.label[index]], axis=0)
+
+
+def learning(trajectories: Sequence[Trajectory], train_classes: Sequence[str]) -> dict[str, dict]:
+    """Per concept: when the training classes' samples carry it (model-free and fitted), see the module docstring."""
+    train = [t for t in trajectories if t.label in train_classes and t.protocol == "naive"]
+    if not train:
+        raise ValueError(f"run {trajectories[0].run!r}: no naive trajectory of a training class ({', '.join(train_classes)})")
+    step = train[0].step
+    out = {}
+    for i, concept in enumerate(train[0].concepts):
+        curve = np.mean([concept_accuracy(t, i) for t in train], axis=0)
+        learned = threshold_step(step, curve, LEVEL, persist=PERSIST)
+        fit = fit_logistic(step, curve, level=LEVEL) if np.sum(~np.isnan(curve)) >= 5 else None
+        out[concept] = {"learned_step": learned,
+                        "learned_fit": None if fit is None else fit.t50,
+                        "learned_fit_ci": None if fit is None or fit.t50_ci is None else list(fit.t50_ci),
+                        "censored_at": float(step[-1]) if learned is None else None,
+                        "final": float(curve[-1])}
+    return out
+
+
+def held_out(trajectories: Sequence[Trajectory], label: str) -> dict:
+    """The held-out class's turn, behavior time and final reading."""
+    naive = [t for t in trajectories if t.protocol == "naive"]
+    held = next((t for t in naive if t.label == label), None)
+    if held is None:
+        raise ValueError(f"run {trajectories[0].run!r}: no naive trajectory of the held-out class {label}")
+    turn = held_out_turn(held, naive)
+    acc = None
+    if held.accuracy is not None and np.sum(~np.isnan(held.accuracy)) >= 5:
+        acc = fit_logistic(held.step, held.accuracy)
+    final = {corner: float(s[-1]) for corner, s in held.shares().items()}
+    return {"turn_step": None if turn is None else turn.step, "turn_point": None if turn is None else list(turn.point),
+            "behavior_t50": None if acc is None else acc.t50,
+            "behavior_t50_ci": None if acc is None or acc.t50_ci is None else list(acc.t50_ci),
+            "last_step": float(held.step[-1]), "final_shares": final,
+            "final_point": [None if math.isnan(v) else float(v) for v in held.z[-1]]}
+
+
+def read_covariates(path: Path) -> dict[str, dict[str, str]]:
+    """covariates.csv as run -> {column: value} (strings)."""
+    import csv
+
+    rows = list(csv.DictReader(read_text(path, "covariates (CSV)").splitlines()))
+    if not rows or "run" not in rows[0]:
+        raise ValueError(f"{path}: not a covariates table (no 'run' column); write it with python -m empirical.sweep collect")
+    return {r["run"]: r for r in rows}
+
+
+def varying(covariates: dict[str, dict[str, str]]) -> list[str]:
+    """Covariate columns (not run or seed, not a measured signal) whose value differs between runs."""
+    cols = [c for c in next(iter(covariates.values())) if c not in ("run", "seed") and not c.startswith("signal_")]
+    return [c for c in cols if len({r[c] for r in covariates.values()}) > 1]
+
+
+def summarise(values: list[float | None], censored_at: list[float | None]) -> dict:
+    """Median and range of the seeds' steps that were reached; how many were censored (and from when)."""
+    got = [v for v in values if v is not None]
+    return {"n": len(values), "n_censored": len(values) - len(got),
+            "median": float(np.median(got)) if got else None, "range": [min(got), max(got)] if got else None,
+            "censored_from": min((c for c in censored_at if c is not None), default=None)}
+
+
+def study(sweep_dir: Path, by: str | None = None) -> dict:
+    """study.json's content for a collected sweep folder."""
+    sweep_dir = Path(sweep_dir)
+    log, cov_path = sweep_dir / "sweep.csv", sweep_dir / "covariates.csv"
+    for path in (log, cov_path):
+        if not path.is_file():
+            raise ValueError(f"{path}: not found; run python -m empirical.sweep collect {sweep_dir} first")
+    covariates = read_covariates(cov_path)
+    columns = varying(covariates)
+    if by is None:
+        if len(columns) != 1:
+            raise ValueError(f"--by: give the covariate to group by; the runs vary in {', '.join(columns) or 'nothing'}")
+        by = columns[0]
+    if by not in next(iter(covariates.values())):
+        raise ValueError(f"--by {by}: not a column of {cov_path}; valid: {', '.join(c for c in next(iter(covariates.values())) if c != 'run')}")
+    trajectories = read_csv(log)
+    meta = read_meta(log) or {}
+    held_labels = meta.get("held_out") or ["11"]
+    runs = []
+    for run_id, cov in covariates.items():
+        mine = [t for t in trajectories if t.run == run_id]
+        if not mine:
+            raise ValueError(f"{cov_path}: run {run_id!r} has no rows in {log}")
+        labels = sorted({t.label for t in mine})
+        train_classes = [lab for lab in labels if lab not in held_labels]
+        runs.append({"run": run_id, "seed": int(cov["seed"]), by: float(cov[by]),
+                     "signal": {k[len("signal_"):]: float(v) for k, v in cov.items() if k.startswith("signal_")},
+                     "learning": learning(mine, train_classes),
+                     "held_out": {lab: held_out(mine, lab) for lab in held_labels if lab in labels}})
+    levels = []
+    for value in sorted({r[by] for r in runs}):
+        group = [r for r in runs if r[by] == value]
+        concepts = list(group[0]["learning"])
+        levels.append({by: value, "runs": [r["run"] for r in group],
+                       "signal": {c: float(np.mean([r["signal"][c] for r in group])) for c in concepts},
+                       "learned_step": {c: summarise([r["learning"][c]["learned_step"] for r in group],
+                                                     [r["learning"][c]["censored_at"] for r in group]) for c in concepts},
+                       "learned_fit": {c: summarise([r["learning"][c]["learned_fit"] for r in group], [None] * len(group))
+                                       for c in concepts},
+                       "turn_step": {lab: summarise([r["held_out"][lab]["turn_step"] for r in group if lab in r["held_out"]],
+                                                    [r["held_out"][lab]["last_step"] for r in group
+                                                     if lab in r["held_out"] and r["held_out"][lab]["turn_step"] is None])
+                                     for lab in held_labels}})
+    return {"sweep": str(sweep_dir), "by": by, "level": LEVEL, "persist": PERSIST, "held_out": held_labels,
+            "runs": runs, "levels": levels}
+
+
+@cli.command("fitting.study")
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m fitting.study``: see the module docstring."""
+    parser = cli.parser("fitting.study", __doc__)
+    parser.add_argument("sweep", type=Path, help="a collected sweep folder (sweep.csv and covariates.csv)")
+    parser.add_argument("--by", help="the covariate column to group runs by (default: the one that varies)")
+    parser.add_argument("--out", type=Path, help="output JSON (default SWEEP/study.json)")
+    args = parser.parse_args(argv)
+    doc = study(args.sweep, args.by)
+    out = args.out or args.sweep / "study.json"
+    write_json(out, doc)
+    for lev in doc["levels"]:
+        parts = []
+        for c, s in lev["learned_step"].items():
+            when = "never" if s["median"] is None else f"{s['median']:,.0f}"
+            parts.append(f"{c} (signal {lev['signal'][c]:.3f}) learned at {when}" + (f" ({s['n_censored']}/{s['n']} not within the run)"
+                                                                                   if s["n_censored"] else ""))
+        print(f"{doc['by']}={lev[doc['by']]:g}: " + "; ".join(parts))
+    print(f"wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

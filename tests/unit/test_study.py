@@ -1,0 +1,137 @@
+"""The study's numbers (fitting.study) on a synthetic collected sweep with known learning steps, and its figures."""
+
+import csv
+import itertools
+import json
+
+import numpy as np
+import pytest
+
+from figures.study import main as draw
+from fitting.study import concept_accuracy, main, study
+from theory.trajectory import Trajectory, write_csv
+
+STEPS = np.arange(0, 3001, 100)
+CORNERS = ("00", "01", "10", "11")
+
+
+def carrying(label, right):
+    """Share columns for a class whose samples carry concept c's own value with probability right[c], independently."""
+    cols = {}
+    for corner in CORNERS:
+        share = np.ones(STEPS.size)
+        for c, p in enumerate(right):
+            share = share * (p if corner[c] == label[c] else 1 - p)
+        cols[f"share_{corner}"] = tuple(f"{v:.6f}" for v in share)
+    cols["share_unreadable"] = tuple("0" for _ in STEPS)
+    return cols
+
+
+def run_trajectories(run, seed, learned):
+    """Training classes learn color at learned[0] and size at learned[1] (None: never); 11 memorizes 01 and stays."""
+    right = [np.where(STEPS >= t, 1.0, 0.5) if t is not None else np.full(STEPS.size, 0.5) for t in learned]
+    out = []
+    for label in ("00", "01", "10"):
+        z = np.stack([r * int(label[c]) + (1 - r) * (1 - int(label[c])) for c, r in enumerate(right)], axis=1)
+        out.append(Trajectory(STEPS, z, ("color", "size"), label, seed=seed, run=run,
+                              accuracy=right[0] * right[1], extra=carrying(label, right)))
+    memorized = {f"share_{k}": tuple("1" if k == "01" else "0" for _ in STEPS) for k in CORNERS}
+    memorized["share_unreadable"] = tuple("0" for _ in STEPS)
+    out.append(Trajectory(STEPS, np.tile([0.0, 1.0], (STEPS.size, 1)), ("color", "size"), "11", seed=seed, run=run,
+                          accuracy=np.zeros(STEPS.size), extra=memorized))
+    return out
+
+
+# (sep_color, seed) -> (color learned, size learned); one run never learns color
+TRUTH = {(0.3, 0): (1500, 900), (0.3, 1): (None, 1000), (0.8, 0): (500, 1100), (0.8, 1): (700, 1000)}
+
+
+@pytest.fixture
+def sweep(tmp_path):
+    trajectories, rows = [], []
+    for (sep, seed), learned in TRUTH.items():
+        run = f"seed={seed},sep.color={sep}"
+        trajectories += run_trajectories(run, seed, learned)
+        rows.append({"run": run, "seed": seed, "sep_color": sep, "sep_size": 0.4,
+                     "signal_color": 0.01 if sep == 0.3 else 0.07, "signal_size": 0.06 + seed / 100})
+    write_csv(tmp_path / "sweep.csv", trajectories, meta={"held_out": ["11"]})
+    with open(tmp_path / "covariates.csv", "w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    return tmp_path
+
+
+def test_concept_accuracy_counts_the_corners_that_carry_the_concept():
+    t = run_trajectories("r", 0, (1000, 2000))[1]  # class 01
+    np.testing.assert_allclose(concept_accuracy(t, 0), np.where(STEPS >= 1000, 1.0, 0.5))
+    np.testing.assert_allclose(concept_accuracy(t, 1), np.where(STEPS >= 2000, 1.0, 0.5))
+    with pytest.raises(ValueError, match="no share_<corner> columns"):
+        concept_accuracy(Trajectory(STEPS, t.z, t.concepts, "01", run="r"), 0)
+
+
+def test_learning_steps_are_recovered_and_never_is_censored(sweep):
+    doc = study(sweep)
+    assert doc["by"] == "sep_color"
+    runs = {(r["sep_color"], r["seed"]): r for r in doc["runs"]}
+    for key, (color, size) in TRUTH.items():
+        got = runs[key]["learning"]
+        assert got["color"]["learned_step"] == color and got["size"]["learned_step"] == size
+        if color is None:
+            assert got["color"]["censored_at"] == STEPS[-1] and got["color"]["learned_fit"] is None
+        else:
+            assert abs(got["color"]["learned_fit"] - color) <= 100  # a sigmoid through a step lands within a checkpoint
+        held = runs[key]["held_out"]["11"]
+        assert held["turn_step"] is None and held["behavior_t50"] is None and held["final_shares"]["01"] == 1.0
+    low, high = doc["levels"]
+    assert low["sep_color"] == 0.3 and low["signal"]["color"] == pytest.approx(0.01)
+    assert low["learned_step"]["color"] == {"n": 2, "n_censored": 1, "median": 1500.0, "range": [1500.0, 1500.0],
+                                            "censored_from": 3000.0}
+    assert high["learned_step"]["color"]["median"] == 600.0 and high["learned_step"]["color"]["n_censored"] == 0
+    assert high["signal"]["size"] == pytest.approx(0.065)
+
+
+def test_cli_writes_json_and_figures(sweep, capsys):
+    assert main([str(sweep)]) == 0
+    out = capsys.readouterr().out
+    assert "sep_color=0.3: color (signal 0.010) learned at 1,500 (1/2 not within the run)" in out
+    assert json.loads((sweep / "study.json").read_text())["levels"][1]["sep_color"] == 0.8
+    assert draw([str(sweep), "--out", str(sweep / "fig")]) == 0
+    assert sorted(p.name for p in (sweep / "fig").iterdir()) == ["held_out.png", "learning.png"]
+
+
+@pytest.mark.parametrize("setup, args, message", [
+    ("no-sweep", [], "sweep.csv: not found; run python -m empirical.sweep collect"),
+    ("", ["--by", "lr"], "--by lr: not a column of"),
+    ("two-varying", [], "--by: give the covariate to group by; the runs vary in sep_color, sep_size"),
+])
+def test_bad_input_is_named(sweep, capsys, setup, args, message):
+    target = sweep
+    if setup == "no-sweep":
+        target = sweep / "empty"
+        target.mkdir()
+    if setup == "two-varying":
+        text = (sweep / "covariates.csv").read_text().splitlines()
+        rows = [text[0]] + [line.replace(",0.4,", f",{0.4 + i / 10:g},") for i, line in enumerate(text[1:])]
+        (sweep / "covariates.csv").write_text("\n".join(rows) + "\n")
+    assert main([str(target), *args]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_figures_need_the_study(sweep, capsys):
+    assert draw([str(sweep)]) == 2
+    assert "study.json: not found; run python -m fitting.study" in capsys.readouterr().err
+    (sweep / "study.json").write_text("[]")
+    assert draw([str(sweep)]) == 2
+    assert "not a study.json written by python -m fitting.study" in capsys.readouterr().err
+
+
+def test_every_combination_of_missing_learning_draws(sweep):
+    """A level where no seed learned a concept has no median; the figure still draws (only lower bounds)."""
+    doc = study(sweep)
+    for r, concept in itertools.product(doc["runs"], ("color",)):
+        r["learning"][concept].update(learned_step=None, learned_fit=None, censored_at=3000.0)
+    for lev in doc["levels"]:
+        lev["learned_step"]["color"]["median"] = lev["learned_fit"]["color"]["median"] = None
+    (sweep / "study.json").write_text(json.dumps(doc))
+    assert draw([str(sweep)]) == 0
