@@ -9,6 +9,11 @@ Writes into DIR (default SWEEP_DIR):
                  a run that never got there within its budget is an open triangle at its last step
                  (a lower bound), never a number. The solid line joins the medians of the seeds per
                  level; the dashed one, the medians of where a sigmoid fitted to the same curve crosses 80%.
+  timing.png     capability against behavior: for each run, the step the held-out class can be elicited
+                 (capability, 50% accuracy held 2 checkpoints) against the step naive prompting shows it
+                 (behavior), coloured by the swept covariate; a time never reached within the run is
+                 drawn at the run's last step with an arrow pointing past it (censored). Only runs that
+                 were elicited (python -m empirical.elicit) appear; with none, the figure says so.
   held_out.png   paper Fig. 4: the held-out class's path in concept space under naive prompting, one
                  panel per seed, coloured by the swept covariate, its turn marked (a star) where
                  fitting.turn finds one; below, what its samples were read as at the last checkpoint.
@@ -63,6 +68,41 @@ def learning_figure(doc: dict, out: Path) -> Path:
            ylabel="step the concept is learned (80% of samples)", title=f"Learning time vs signal, swept: {doc['by']}")
     ax.grid(alpha=0.25, which="both")
     ax.legend(fontsize=8)
+    fig.tight_layout()
+    return save(fig, out)
+
+
+def timing_figure(doc: dict, out: Path) -> Path:
+    """timing.png: capability step against behavior step per run, censored times as arrows (see the module docstring)."""
+    label, by = doc["held_out"][0], doc["by"]
+    runs = [r for r in doc["runs"] if r["held_out"].get(label, {}).get("capability_unbiased") is not None]
+    fig, ax = subplots(figsize=(5.6, 5.0))
+    if not runs:
+        ax.set_axis_off()
+        ax.text(0.5, 0.5, "no run of this sweep was elicited yet\n(python -m empirical.elicit RUN, or --then elicit)",
+                ha="center", va="center", transform=ax.transAxes)
+        return save(fig, out)
+    values = [r[by] for r in doc["runs"]]
+    mapper = ScalarMappable(norm=Normalize(min(values), max(values) if max(values) > min(values) else min(values) + 1),
+                            cmap="viridis")
+    top = max(r["held_out"][label]["last_step"] for r in runs)
+    for r in runs:
+        h = r["held_out"][label]
+        x = h["capability_step"] if h["capability_step"] is not None else h["capability_censored_at"]
+        y = h["behavior_step"] if h["behavior_step"] is not None else h["behavior_censored_at"]
+        color = mapper.to_rgba(r[by])
+        ax.plot(x, y, "o", color=color, ms=7, mfc=color if h["behavior_step"] is not None else "none")
+        if h["behavior_step"] is None:
+            ax.annotate("", (x, y + 0.08 * top), (x, y), arrowprops={"arrowstyle": "->", "color": color})
+        if h["capability_step"] is None:
+            ax.annotate("", (x + 0.08 * top, y), (x, y), arrowprops={"arrowstyle": "->", "color": color})
+    ax.plot([0, top], [0, top], ":", color="0.5", label="behavior = capability")
+    ax.set(xlim=(0, 1.12 * top), ylim=(0, 1.12 * top), xlabel=f"capability step (class {label} elicited, 50%)",
+           ylabel=f"behavior step (class {label} under naive prompting, 50%)",
+           title="Capability vs behavior (arrows: not within the run)")
+    fig.colorbar(mapper, ax=ax, label=by)
+    ax.legend(fontsize=8, loc="upper left")
+    ax.grid(alpha=0.25)
     fig.tight_layout()
     return save(fig, out)
 
@@ -123,7 +163,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise ValueError(f"{path}: not found; run python -m fitting.study {args.sweep} first")
     doc = read_study(path)
     out = cli.output_dir(args.out or args.sweep, "--out")
-    written = [learning_figure(doc, out / "learning.png"), held_out_figure(doc, args.sweep / "sweep.csv", out / "held_out.png")]
+    written = [learning_figure(doc, out / "learning.png"), timing_figure(doc, out / "timing.png"),
+               held_out_figure(doc, args.sweep / "sweep.csv", out / "held_out.png")]
     print("wrote " + ", ".join(map(str, written)))
     return 0
 

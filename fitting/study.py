@@ -12,9 +12,14 @@ FILE (default SWEEP_DIR/study.json); ``python -m figures.study`` draws it. Per r
               which it stays >= 0.8 for 2 checkpoints (model-free); ``learned_fit``: where a fitted
               sigmoid crosses 0.8, with a 95% interval. Never reached within the run: null, and
               ``censored_at`` says the last logged step (a lower bound, never a number to average).
-  held out    for each held-out class: its turn toward its own corner (fitting.turn), the step its
-              naive accuracy's fitted sigmoid crosses 0.5 (``behavior_t50``; null when it never
-              does), and what its last checkpoint's samples were read as.
+  held out    for each held-out class: its turn toward its own corner (fitting.turn, with a 95%
+              bootstrap interval), what its last checkpoint's samples were read as, and two times,
+              each model-free (``*_step``: first checkpoint from which the accuracy stays >= 0.5 for 2
+              checkpoints; null with ``*_censored_at`` when never) and fitted (``*_t50``: where a
+              sigmoid crosses 0.5, with a 95% interval): behavior (naive prompting) and, when the
+              run was elicited, capability (fitting.capability: the protocol chosen on its own draw,
+              scored on another). ``turn_meets_capability``: whether the turn's interval and the
+              capability t50's interval overlap (null when either is missing).
 
 Per level of --by (default: the one covariate that varies, e.g. sep_color): each concept's mean
 signal, the seeds' learned steps (median, range, how many censored) and the held-out turns.
@@ -28,6 +33,7 @@ from typing import Sequence
 
 import numpy as np
 
+from fitting.capability import capability
 from fitting.curves import fit_logistic, threshold_step
 from fitting.turn import held_out_turn
 from theory import cli
@@ -66,22 +72,46 @@ def learning(trajectories: Sequence[Trajectory], train_classes: Sequence[str]) -
     return out
 
 
+def timing(name: str, step: np.ndarray, accuracy: np.ndarray) -> dict:
+    """``<name>_step`` (model-free, censored), ``<name>_censored_at`` and ``<name>_t50`` with its interval."""
+    ok = ~np.isnan(accuracy)
+    step, accuracy = step[ok], accuracy[ok]
+    first = threshold_step(step, accuracy, 0.5, persist=PERSIST)
+    fit = fit_logistic(step, accuracy) if step.size >= 5 else None
+    return {f"{name}_step": first, f"{name}_censored_at": float(step[-1]) if first is None and step.size else None,
+            f"{name}_t50": None if fit is None else fit.t50,
+            f"{name}_t50_ci": None if fit is None or fit.t50_ci is None else list(fit.t50_ci)}
+
+
+def overlap(a: Sequence[float | None] | None, b: Sequence[float | None] | None) -> bool | None:
+    """Whether two intervals (an open end is None) overlap; None when either is missing."""
+    if a is None or b is None:
+        return None
+    lo = max(-math.inf if a[0] is None else a[0], -math.inf if b[0] is None else b[0])
+    hi = min(math.inf if a[1] is None else a[1], math.inf if b[1] is None else b[1])
+    return bool(lo <= hi)
+
+
 def held_out(trajectories: Sequence[Trajectory], label: str) -> dict:
-    """The held-out class's turn, behavior time and final reading."""
+    """The held-out class's turn, behavior and capability times, and final reading (see the module docstring)."""
     naive = [t for t in trajectories if t.protocol == "naive"]
     held = next((t for t in naive if t.label == label), None)
     if held is None:
         raise ValueError(f"run {trajectories[0].run!r}: no naive trajectory of the held-out class {label}")
-    turn = held_out_turn(held, naive)
-    acc = None
-    if held.accuracy is not None and np.sum(~np.isnan(held.accuracy)) >= 5:
-        acc = fit_logistic(held.step, held.accuracy)
-    final = {corner: float(s[-1]) for corner, s in held.shares().items()}
-    return {"turn_step": None if turn is None else turn.step, "turn_point": None if turn is None else list(turn.point),
-            "behavior_t50": None if acc is None else acc.t50,
-            "behavior_t50_ci": None if acc is None or acc.t50_ci is None else list(acc.t50_ci),
-            "last_step": float(held.step[-1]), "final_shares": final,
+    turn = held_out_turn(held, naive, n_boot=200)
+    out = {"turn_step": None if turn is None else turn.step, "turn_ci": None if turn is None or turn.ci is None else list(turn.ci),
+           "turn_point": None if turn is None else list(turn.point)}
+    if held.accuracy is None:
+        raise ValueError(f"run {held.run!r}: class {label} has no accuracy column")
+    out |= timing("behavior", held.step.astype(float), held.accuracy)
+    cap = capability(trajectories, label)
+    out |= timing("capability", cap[0], cap[1]) if cap is not None else dict.fromkeys(
+        ("capability_step", "capability_censored_at", "capability_t50", "capability_t50_ci"))
+    out["capability_unbiased"] = None if cap is None else cap[3]
+    out["turn_meets_capability"] = overlap(out["turn_ci"], out["capability_t50_ci"])
+    out |= {"last_step": float(held.step[-1]), "final_shares": {corner: float(s[-1]) for corner, s in held.shares().items()},
             "final_point": [None if math.isnan(v) else float(v) for v in held.z[-1]]}
+    return out
 
 
 def read_covariates(path: Path) -> dict[str, dict[str, str]]:
@@ -106,6 +136,15 @@ def summarise(values: list[float | None], censored_at: list[float | None]) -> di
     return {"n": len(values), "n_censored": len(values) - len(got),
             "median": float(np.median(got)) if got else None, "range": [min(got), max(got)] if got else None,
             "censored_from": min((c for c in censored_at if c is not None), default=None)}
+
+
+def held_summary(group: Sequence[dict], label: str, key: str) -> dict:
+    """summarise() of one held-out time over a level's runs (a run without it is censored at its last step;
+    a run that was never elicited does not count for capability)."""
+    recs = [r["held_out"][label] for r in group if label in r["held_out"]]
+    if key == "capability_step":
+        recs = [h for h in recs if h["capability_unbiased"] is not None]
+    return summarise([h[key] for h in recs], [h["last_step"] for h in recs if h[key] is None])
 
 
 def study(sweep_dir: Path, by: str | None = None) -> dict:
@@ -147,10 +186,8 @@ def study(sweep_dir: Path, by: str | None = None) -> dict:
                                                      [r["learning"][c]["censored_at"] for r in group]) for c in concepts},
                        "learned_fit": {c: summarise([r["learning"][c]["learned_fit"] for r in group], [None] * len(group))
                                        for c in concepts},
-                       "turn_step": {lab: summarise([r["held_out"][lab]["turn_step"] for r in group if lab in r["held_out"]],
-                                                    [r["held_out"][lab]["last_step"] for r in group
-                                                     if lab in r["held_out"] and r["held_out"][lab]["turn_step"] is None])
-                                     for lab in held_labels}})
+                       **{key: {lab: held_summary(group, lab, key) for lab in held_labels}
+                          for key in ("turn_step", "behavior_step", "capability_step")}})
     return {"sweep": str(sweep_dir), "by": by, "level": LEVEL, "persist": PERSIST, "held_out": held_labels,
             "runs": runs, "levels": levels}
 

@@ -113,12 +113,12 @@ def learned_from(held: Trajectory, trajectories: Sequence[Trajectory]) -> int:
     return int(ok[0]) if ok.size else held.step.size
 
 
-def held_out_turn(held: Trajectory, trajectories: Sequence[Trajectory]) -> Turn | None:
+def held_out_turn(held: Trajectory, trajectories: Sequence[Trajectory], *, n_boot: int = 0) -> Turn | None:
     """The turn of a held-out path toward its own corner, or None.
 
     Looked for once the training classes are drawn (:func:`learned_from`), and kept only if the path
     ends at least 0.1 closer to the class's corner than it was at the bend: a path that bends into the
-    memorized class and stays there has no turn.
+    memorized class and stays there has no turn. ``n_boot`` > 0: with a 95% bootstrap interval.
     """
     start = learned_from(held, trajectories)
     if held.step.size - start < 5 or held.missing[start:].all():
@@ -127,7 +127,7 @@ def held_out_turn(held: Trajectory, trajectories: Sequence[Trajectory]) -> Turn 
     path_from = path.step >= held.step[start]
     if path_from.sum() < 5:
         return None
-    turn = find_turn(path.step[path_from], path.z[path_from], n_boot=0)
+    turn = find_turn(path.step[path_from], path.z[path_from], n_boot=n_boot)
     if turn.step is None:
         return None
     corner = np.array([float(d) for d in held.label[: held.z.shape[1]]])

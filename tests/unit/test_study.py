@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from figures.study import main as draw
-from fitting.study import concept_accuracy, main, study
+from fitting.study import concept_accuracy, main, overlap, study
 from theory.trajectory import Trajectory, write_csv
 
 STEPS = np.arange(0, 3001, 100)
@@ -46,6 +46,9 @@ def run_trajectories(run, seed, learned):
 TRUTH = {(0.3, 0): (1500, 900), (0.3, 1): (None, 1000), (0.8, 0): (500, 1100), (0.8, 1): (700, 1000)}
 
 
+ELICITED = {"seed=0,sep.color=0.8": 1200, "seed=1,sep.color=0.8": None}  # the other runs were not elicited
+
+
 @pytest.fixture
 def sweep(tmp_path):
     trajectories, rows = [], []
@@ -54,6 +57,11 @@ def sweep(tmp_path):
         trajectories += run_trajectories(run, seed, learned)
         rows.append({"run": run, "seed": seed, "sep_color": sep, "sep_size": 0.4,
                      "signal_color": 0.01 if sep == 0.3 else 0.07, "signal_size": 0.06 + seed / 100})
+    for run, at in ELICITED.items():  # class 11 can be elicited from step `at` (None: never), naive prompting never shows it
+        acc = np.where(STEPS >= at, 0.9, 0.0) if at is not None else np.zeros(STEPS.size)
+        trajectories.append(Trajectory(STEPS, np.tile([0.5, 0.5], (STEPS.size, 1)), ("color", "size"), "11",
+                                       protocol="overprompt", seed=int(run[5]), run=run, accuracy=acc,
+                                       extra={"selection_accuracy": tuple(f"{v:g}" for v in acc)}))
     write_csv(tmp_path / "sweep.csv", trajectories, meta={"held_out": ["11"]})
     with open(tmp_path / "covariates.csv", "w", newline="") as fh:
         writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
@@ -91,13 +99,35 @@ def test_learning_steps_are_recovered_and_never_is_censored(sweep):
     assert high["signal"]["size"] == pytest.approx(0.065)
 
 
+def test_capability_is_timed_and_censored_and_unelicited_runs_do_not_count(sweep):
+    doc = study(sweep)
+    runs = {r["run"]: r["held_out"]["11"] for r in doc["runs"]}
+    got = runs["seed=0,sep.color=0.8"]
+    assert got["capability_step"] == 1200 and abs(got["capability_t50"] - 1200) <= 100 and got["capability_unbiased"]
+    assert got["behavior_step"] is None and got["behavior_censored_at"] == 3000
+    never = runs["seed=1,sep.color=0.8"]
+    assert never["capability_step"] is None and never["capability_censored_at"] == 3000
+    assert runs["seed=0,sep.color=0.3"]["capability_unbiased"] is None  # not elicited
+    low, high = doc["levels"]
+    assert high["capability_step"]["11"] == {"n": 2, "n_censored": 1, "median": 1200.0, "range": [1200.0, 1200.0],
+                                             "censored_from": 3000.0}
+    assert low["capability_step"]["11"]["n"] == 0 and low["behavior_step"]["11"]["n_censored"] == 2
+
+
+def test_interval_overlap_with_open_ends():
+    assert overlap([100, 200], [150, None]) is True
+    assert overlap([100, 200], [250, 300]) is False
+    assert overlap([None, 120], [100, 110]) is True
+    assert overlap(None, [1, 2]) is None
+
+
 def test_cli_writes_json_and_figures(sweep, capsys):
     assert main([str(sweep)]) == 0
     out = capsys.readouterr().out
     assert "sep_color=0.3: color (signal 0.010) learned at 1,500 (1/2 not within the run)" in out
     assert json.loads((sweep / "study.json").read_text())["levels"][1]["sep_color"] == 0.8
     assert draw([str(sweep), "--out", str(sweep / "fig")]) == 0
-    assert sorted(p.name for p in (sweep / "fig").iterdir()) == ["held_out.png", "learning.png"]
+    assert sorted(p.name for p in (sweep / "fig").iterdir()) == ["held_out.png", "learning.png", "timing.png"]
 
 
 @pytest.mark.parametrize("setup, args, message", [
