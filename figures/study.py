@@ -5,7 +5,7 @@
 Writes into DIR (default SWEEP_DIR):
 
   learning.png   paper Fig. 3: the step at which each concept is learned (80% of the training classes'
-                 samples carry it, model-free) against its measured concept signal, one point per run;
+                 readable samples carry it, model-free) against its measured concept signal, one point per run;
                  a run that never got there within its budget is an open triangle at its last step
                  (a lower bound), never a number. The solid line joins the medians of the seeds per
                  level; the dashed one, the medians of where a sigmoid fitted to the same curve crosses 80%.
@@ -65,7 +65,7 @@ def learning_figure(doc: dict, out: Path) -> Path:
                 ax.plot(*zip(*med), style, color=color, lw=1.5, label=f"{concept}: median of the seeds, {what}")
     ax.plot([], [], "^", mfc="none", color="k", label="not learned within the run (lower bound)")
     ax.set(xscale="log", xlabel="concept signal (pixel MSE between the classes that differ in the concept)",
-           ylabel="step the concept is learned (80% of samples)", title=f"Learning time vs signal, swept: {doc['by']}")
+           ylabel="step the concept is learned (80% of readable samples)", title=f"Learning time vs signal, swept: {doc['by']}")
     ax.grid(alpha=0.25, which="both")
     ax.legend(fontsize=8)
     fig.tight_layout()

@@ -6,9 +6,10 @@ what the held-out class does, per run and per level of the swept covariate.
 SWEEP_DIR holds sweep.csv and covariates.csv (``python -m empirical.sweep collect``). Writes
 FILE (default SWEEP_DIR/study.json); ``python -m figures.study`` draws it. Per run:
 
-  learning    for each concept, the share of the training classes' samples whose value of that concept
-              is the class's own (from the per-sample shares: a sample read as 01 has the color of 00
-              and 01), averaged over the training classes. ``learned_step``: the first checkpoint from
+  learning    for each concept, the share of the training classes' readable samples whose value of that
+              concept is the class's own (from the per-sample shares: a sample read as 01 has the color
+              of 00 and 01), averaged over the training classes (undefined while under a quarter of the
+              samples are readable). ``learned_step``: the first checkpoint from
               which it stays >= 0.8 for 2 checkpoints (model-free); ``learned_fit``: where a fitted
               sigmoid crosses 0.8, with a 95% interval. Never reached within the run: null, and
               ``censored_at`` says the last logged step (a lower bound, never a number to average).
@@ -40,17 +41,26 @@ from theory import cli
 from theory.files import read_text, write_json
 from theory.trajectory import Trajectory, read_csv, read_meta
 
-LEVEL, PERSIST = 0.8, 2  # a concept is learned when 80% of samples carry it, held 2 checkpoints
+LEVEL, PERSIST = 0.8, 2  # a concept is learned when 80% of readable samples carry it, held 2 checkpoints
+MIN_READABLE = 0.25  # below this share of readable samples a class's concept accuracy is not defined
 UNREADABLE = "unreadable"
 
 
 def concept_accuracy(traj: Trajectory, index: int) -> np.ndarray:
-    """(T,) the share of a class's samples whose concept ``index`` has the class's value (unreadable: wrong)."""
-    parts = {corner: s for corner, s in traj.shares().items() if corner != UNREADABLE}
-    if not parts:
+    """(T,) among a class's readable samples, the share whose concept ``index`` has the class's value.
+
+    NaN where fewer than MIN_READABLE of the samples were readable (the model draws nothing recognizable
+    yet). Conditioning on readability keeps the probe's abstentions (about 10% of a trained tiny model's
+    samples, whatever the concept) from capping the curve below the threshold.
+    """
+    parts = traj.shares()
+    if not any(corner != UNREADABLE for corner in parts):
         raise ValueError(f"class {traj.label} of run {traj.run!r}: the log has no share_<corner> columns; it needs the "
                          "per-sample shares that empirical.train writes (issue 13 on)")
-    return np.sum([s for corner, s in parts.items() if corner[index] == traj.label[index]], axis=0)
+    readable = np.sum([s for corner, s in parts.items() if corner != UNREADABLE], axis=0)
+    right = np.sum([s for corner, s in parts.items() if corner != UNREADABLE and corner[index] == traj.label[index]], axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(readable >= MIN_READABLE, right / readable, np.nan)
 
 
 def learning(trajectories: Sequence[Trajectory], train_classes: Sequence[str]) -> dict[str, dict]:
@@ -68,7 +78,7 @@ def learning(trajectories: Sequence[Trajectory], train_classes: Sequence[str]) -
                         "learned_fit": None if fit is None else fit.t50,
                         "learned_fit_ci": None if fit is None or fit.t50_ci is None else list(fit.t50_ci),
                         "censored_at": float(step[-1]) if learned is None else None,
-                        "final": float(curve[-1])}
+                        "final": None if np.isnan(curve[-1]) else float(curve[-1])}
     return out
 
 

@@ -74,6 +74,12 @@ def test_concept_accuracy_counts_the_corners_that_carry_the_concept():
     t = run_trajectories("r", 0, (1000, 2000))[1]  # class 01
     np.testing.assert_allclose(concept_accuracy(t, 0), np.where(STEPS >= 1000, 1.0, 0.5))
     np.testing.assert_allclose(concept_accuracy(t, 1), np.where(STEPS >= 2000, 1.0, 0.5))
+    half = {k: tuple(f"{float(v) / 2:g}" for v in col) for k, col in carrying("01", [np.full(STEPS.size, 0.8)] * 2).items()}
+    half["share_unreadable"] = tuple("0.5" for _ in STEPS)  # half the samples unreadable: the readable ones count
+    np.testing.assert_allclose(concept_accuracy(Trajectory(STEPS, t.z, t.concepts, "01", extra=half), 0), 0.8)
+    few = {**half, "share_unreadable": tuple("0.8" for _ in STEPS)}
+    few = {k: (v if k == "share_unreadable" else tuple(f"{float(x) * 0.4:g}" for x in v)) for k, v in few.items()}
+    assert np.isnan(concept_accuracy(Trajectory(STEPS, t.z, t.concepts, "01", extra=few), 0)).all()  # 20% readable
     with pytest.raises(ValueError, match="no share_<corner> columns"):
         concept_accuracy(Trajectory(STEPS, t.z, t.concepts, "01", run="r"), 0)
 

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Every number and figure of docs/study.md, from the saved outputs under docs/results/study/ (no training,
+# no checkpoints): the runs' logs are collected into tables, then measured, drawn and predicted.
+#
+#   bash docs/results/study/regenerate.sh        (from the repository root; about two minutes on 2 cores)
+set -euo pipefail
+cd "$(dirname "$0")/../../.."
+D=docs/results/study/dcolor
+python -m empirical.sweep collect "$D" --partial          # sweep.csv, covariates.csv from the run logs
+python -m fitting.study "$D"                              # study.json: learning, turn, behavior, capability
+python -m figures.study "$D"                              # learning.png, timing.png, held_out.png
+python -m fitting.predict "$D/sweep.csv" --covariates "$D/covariates.csv" --leave-out sep_color --class 11 \
+    --out "$D/predict"                                    # the pooled toy model, one Δcolor level left out at a time
