@@ -29,6 +29,7 @@ from theory.files import read_json
 
 
 PROBE_DIR = "runs/probe/{concepts}-{resolution}px"  # where training looks for (and trains) its probe by default
+PRECISIONS = ("auto", "bf16", "fp32")  # empirical.evaluate.resolve_precision says what auto becomes on a device
 MAX_DATA_BYTES = 16 * 2**30  # the training set lives in memory (and on the GPU); the paper preset needs 75 MiB
 
 
@@ -162,7 +163,7 @@ class TrainConfig:
             "grids": (self.grids >= 0, ">= 0"),
             "clip_scope": (self.clip_scope in ("net", "all"), "net or all"),
             "device": (self.device in ("auto", "cpu", "cuda"), "auto, cpu or cuda"),
-            "precision": (self.precision in ("auto", "bf16", "fp32"),
+            "precision": (self.precision in PRECISIONS,
                           "auto (bf16 autocast where the device computes bf16 natively, else fp32), bf16 or fp32"),
             "gamma_min": (-30 <= self.gamma_min <= 30, "[-30, 30] (log SNR; the default is -5)"),
             "gamma_max": (self.gamma_min < self.gamma_max <= 30, f"(gamma_min={self.gamma_min}, 30] (the default is 10)"),

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
+from empirical.config import PRECISIONS
 from empirical.data import DataConfig, conditioning, parse_label, sample_values
 from empirical.probe import coordinates
 from empirical.runlog import Logged
@@ -86,9 +87,6 @@ def generator_for(seed: int, step: int, label: str, device: torch.device, stream
         return torch.Generator(device=device).manual_seed((seed * 1_000_003 + step) * 10 ** len(label) + int(label))
     state = np.random.SeedSequence([seed, step, len(label), int(label), stream]).generate_state(2, dtype=np.uint32)
     return torch.Generator(device=device).manual_seed(int(state[0]) << 31 | int(state[1]) >> 1)
-
-
-PRECISIONS = ("auto", "bf16", "fp32")
 
 
 def bf16_native(device: torch.device) -> bool:
