@@ -23,7 +23,10 @@ FILE (default SWEEP_DIR/study.json); ``python -m figures.study`` draws it. Per r
               capability t50's interval overlap (null when either is missing).
 
 Per level of --by (default: the one covariate that varies, e.g. sep_color): each concept's mean
-signal, the seeds' learned steps (median, range, how many censored) and the held-out turns.
+signal, the seeds' learned steps (median, range, how many censored) and the held-out class's turn,
+behavior and capability steps. Across the elicited runs (``relations``): behavior step against
+capability step, and turn step against capability t50, each pair observed or censored, with a line
+through the observed pairs and the count of censored pairs that contradict it.
 """
 
 from __future__ import annotations
@@ -157,6 +160,30 @@ def held_summary(group: Sequence[dict], label: str, key: str) -> dict:
     return summarise([h[key] for h in recs], [h["last_step"] for h in recs if h[key] is None])
 
 
+def relation(runs: Sequence[dict], label: str, x_key: str, y_key: str) -> dict:
+    """Two held-out times across the elicited runs: per run each observed or censored at the run's last step,
+    a line through the fully observed pairs (3 or more), and how many censored pairs contradict it (y never came
+    although the line puts it before the run's end)."""
+    pairs = []
+    for r in runs:
+        h = r["held_out"].get(label)
+        if h is None or h["capability_unbiased"] is None:
+            continue
+        x, y = h[x_key], h[y_key]
+        pairs.append({"run": r["run"], "x": h["last_step"] if x is None else x, "x_censored": x is None,
+                      "y": h["last_step"] if y is None else y, "y_censored": y is None})
+    both = [(p["x"], p["y"]) for p in pairs if not (p["x_censored"] or p["y_censored"])]
+    line, against = None, None
+    if len(both) >= 3 and len({x for x, _ in both}) > 1:
+        xs, ys = map(np.array, zip(*both))
+        slope, intercept = np.polyfit(xs, ys, 1)
+        line = {"slope": float(slope), "intercept": float(intercept), "r": float(np.corrcoef(xs, ys)[0, 1])}
+        against = sum(1 for p in pairs if p["y_censored"] and not p["x_censored"] and slope * p["x"] + intercept < p["y"])
+    turned = [r["held_out"][label]["turn_meets_capability"] for r in runs if label in r["held_out"]]
+    return {"x": x_key, "y": y_key, "pairs": pairs, "n_observed": len(both), "line": line, "censored_against_line": against,
+            **({"turn_meets_capability": {"yes": turned.count(True), "no": turned.count(False)}} if "turn" in y_key else {})}
+
+
 def study(sweep_dir: Path, by: str | None = None) -> dict:
     """study.json's content for a collected sweep folder."""
     sweep_dir = Path(sweep_dir)
@@ -198,8 +225,10 @@ def study(sweep_dir: Path, by: str | None = None) -> dict:
                                        for c in concepts},
                        **{key: {lab: held_summary(group, lab, key) for lab in held_labels}
                           for key in ("turn_step", "behavior_step", "capability_step")}})
+    relations = {lab: [relation(runs, lab, "capability_step", "behavior_step"), relation(runs, lab, "capability_t50", "turn_step")]
+                 for lab in held_labels}
     return {"sweep": str(sweep_dir), "by": by, "level": LEVEL, "persist": PERSIST, "held_out": held_labels,
-            "runs": runs, "levels": levels}
+            "runs": runs, "levels": levels, "relations": relations}
 
 
 @cli.command("fitting.study")

@@ -120,6 +120,21 @@ def test_capability_is_timed_and_censored_and_unelicited_runs_do_not_count(sweep
     assert low["capability_step"]["11"]["n"] == 0 and low["behavior_step"]["11"]["n_censored"] == 2
 
 
+def test_relations_pair_censored_times():
+    from fitting.study import relation
+
+    def run(name, cap, beh, last=3000.0):
+        return {"run": name, "held_out": {"11": {"capability_unbiased": True, "capability_step": cap, "behavior_step": beh,
+                                                  "last_step": last, "turn_meets_capability": None}}}
+
+    runs = [run("a", 1000, 1500), run("b", 2000, 2500), run("c", 1500, 2000), run("d", 1200, None), run("e", None, None)]
+    rel = relation(runs, "11", "capability_step", "behavior_step")
+    assert rel["n_observed"] == 3 and rel["line"]["slope"] == pytest.approx(1.0) and rel["line"]["intercept"] == pytest.approx(500)
+    assert rel["censored_against_line"] == 1  # d: the line says 1,700, but behavior never came by 3,000
+    assert [p["y_censored"] for p in rel["pairs"]] == [False, False, False, True, True]
+    assert relation(runs[:2], "11", "capability_step", "behavior_step")["line"] is None  # too few pairs
+
+
 def test_interval_overlap_with_open_ends():
     assert overlap([100, 200], [150, None]) is True
     assert overlap([100, 200], [250, 300]) is False
