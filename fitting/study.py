@@ -231,6 +231,43 @@ def study(sweep_dir: Path, by: str | None = None) -> dict:
             "runs": runs, "levels": levels, "relations": relations}
 
 
+def _steps(summary: dict) -> str:
+    """A level's seeds as text: median [range] of those reached, and how many never were."""
+    if summary["n"] == 0:
+        return "-"
+    text = "never" if summary["median"] is None else f"{summary['median']:,.0f}"
+    if summary["range"] and summary["range"][0] != summary["range"][1]:
+        text += " [{:,.0f}, {:,.0f}]".format(*summary["range"])
+    if summary["n_censored"] and summary["censored_from"] is not None:
+        text += f" ({summary['n_censored']}/{summary['n']} not by {summary['censored_from']:,.0f})"
+    elif summary["n_censored"]:
+        text += f" ({summary['n_censored']}/{summary['n']} never)"
+    return text
+
+
+def tables(doc: dict) -> str:
+    """The study's numbers as markdown tables (docs/study.md quotes them): per level, then the relations."""
+    by, label = doc["by"], doc["held_out"][0]
+    concepts = list(doc["levels"][0]["learned_step"])
+    head = [by] + [f"{c}: signal, learned (model-free; fitted)" for c in concepts]
+    head += [f"class {label}: turn", "behavior", "capability"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for lev in doc["levels"]:
+        cells = [f"{lev[by]:g}"]
+        cells += [f"{lev['signal'][c]:.3f}: {_steps(lev['learned_step'][c])}; {_steps(lev['learned_fit'][c])}" for c in concepts]
+        cells += [_steps(lev[key][label]) for key in ("turn_step", "behavior_step", "capability_step")]
+        lines.append("| " + " | ".join(cells) + " |")
+    for rel in doc["relations"][label]:
+        line = rel["line"]
+        fit = "no line (fewer than 3 fully observed pairs)" if line is None else (
+            f"{rel['y']} = {line['slope']:.2f} x {rel['x']} {line['intercept']:+,.0f} (r = {line['r']:.2f}), "
+            f"{rel['censored_against_line']} censored pair(s) against it")
+        lines.append(f"\n{rel['y']} vs {rel['x']}: {len(rel['pairs'])} elicited runs, {rel['n_observed']} with both observed; {fit}"
+                     + (f"; turn and capability intervals overlap in {rel['turn_meets_capability']['yes']} run(s), "
+                        f"not in {rel['turn_meets_capability']['no']}" if "turn_meets_capability" in rel else ""))
+    return "\n".join(lines)
+
+
 @cli.command("fitting.study")
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m fitting.study``: see the module docstring."""
@@ -242,13 +279,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     doc = study(args.sweep, args.by)
     out = args.out or args.sweep / "study.json"
     write_json(out, doc)
-    for lev in doc["levels"]:
-        parts = []
-        for c, s in lev["learned_step"].items():
-            when = "never" if s["median"] is None else f"{s['median']:,.0f}"
-            parts.append(f"{c} (signal {lev['signal'][c]:.3f}) learned at {when}" + (f" ({s['n_censored']}/{s['n']} not within the run)"
-                                                                                   if s["n_censored"] else ""))
-        print(f"{doc['by']}={lev[doc['by']]:g}: " + "; ".join(parts))
+    print(tables(doc))
     print(f"wrote {out}")
     return 0
 

@@ -3,6 +3,7 @@
 import csv
 import itertools
 import json
+import re
 
 import numpy as np
 import pytest
@@ -145,7 +146,8 @@ def test_interval_overlap_with_open_ends():
 def test_cli_writes_json_and_figures(sweep, capsys):
     assert main([str(sweep)]) == 0
     out = capsys.readouterr().out
-    assert "sep_color=0.3: color (signal 0.010) learned at 1,500 (1/2 not within the run)" in out
+    assert re.search(r"\| 0\.3 \| 0\.010: 1,500 \(1/2 not by 3,000\); 1,[45]\d\d \(1/2 never\)", out)  # counted, not averaged
+    assert "behavior_step vs capability_step: 2 elicited runs, 0 with both observed; no line" in out
     assert json.loads((sweep / "study.json").read_text())["levels"][1]["sep_color"] == 0.8
     assert draw([str(sweep), "--out", str(sweep / "fig")]) == 0
     assert sorted(p.name for p in (sweep / "fig").iterdir()) == ["held_out.png", "learning.png", "timing.png"]
