@@ -37,8 +37,8 @@ from typing import Callable
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs" / "reliability.md"
 MARK_BEGIN, MARK_END = "<!-- bad-inputs table: begin -->", "<!-- bad-inputs table: end -->"
-COMMANDS = ("theory.simulate", "fitting.fit", "fitting.predict", "fitting.capability", "fitting.masking", "fitting.turn", "figures.training",
-            "figures.masking", "empirical.data", "empirical.probe", "empirical.train", "empirical.elicit", "empirical.sweep")
+COMMANDS = ("theory.simulate", "fitting.fit", "fitting.predict", "fitting.capability", "fitting.masking", "fitting.turn",
+            "fitting.study", "figures.training", "figures.masking", "figures.study", "empirical.data", "empirical.probe", "empirical.train", "empirical.elicit", "empirical.sweep")
 TORCH = {"empirical.data", "empirical.probe", "empirical.train", "empirical.elicit"}
 
 
@@ -161,6 +161,14 @@ def copy_log(folder: str) -> Callable[[Path, Path], None]:
     return setup
 
 
+def copy_file(name: str) -> Callable[[Path, Path], None]:
+    """Setup: the workspace's file ``name``, copied into the case folder."""
+    def setup(c: Path, w: Path) -> None:
+        shutil.copy(w / name, c / name)
+
+    return setup
+
+
 def own_probe(c: Path, w: Path) -> None:
     """Point the copied run's config at its own probe (the smoke probe lives inside the run)."""
     doc = json.loads((c / "run" / "config.json").read_text())
@@ -215,6 +223,7 @@ def _cases() -> list[Case]:
     S, F, CAP = "theory.simulate", "fitting.fit", "fitting.capability"
     TR, EL, DA, PR = "empirical.train", "empirical.elicit", "empirical.data", "empirical.probe"
     PD = "fitting.predict"
+    ST, FS = "fitting.study", "figures.study"
     SW, sweep = "empirical.sweep", ["--preset", "smoke", "--executor", "debug", "--out", "{c}/sw"]
     canary = "touch {c}/ran"
     out = ["--out", "{c}/out"]
@@ -447,6 +456,27 @@ def _cases() -> list[Case]:
              setup=write("sw/runs/seed=0/config.json", json.dumps({"train": {"steps": 7}})), check=no_file("sw/logs"),
              label="--out DIR (DIR/runs/seed=0 holds another run)"),
         Case("missing input", SW, ["collect", "{c}/none"], "not a sweep folder", check=no_file("none")),
+        Case("bad config", "empirical.train", ["--preset", "smoke", "--set", "precision=fp16", "--out", "{c}/r"],
+             "precision=fp16 is not valid", check=no_file("r")),
+        # fitting.study and figures.study: a collected sweep folder
+        Case("missing input", ST, ["{c}/none"], "sweep.csv: not found; run python -m empirical.sweep collect",
+             check=no_file("none/study.json")),
+        Case("unreadable log", ST, ["{c}"], "no 'seed' column", setup=then(copy_file("sweep.csv"), write("covariates.csv", (
+            "run,signal_color,signal_size\nr0,0.01,0.05\n"))), label="DIR (covariates.csv without seeds)"),
+        Case("bad value", ST, ["{c}"], "row 3, column seed: 'x' is not a number", setup=then(copy_file("sweep.csv"), write(
+            "covariates.csv", "run,seed,sep_color\nr0,0,0.3\nr1,x,0.4\n")), label="DIR (a seed that is not a number)"),
+        Case("bad flag", ST, ["{c}"], "--by: give the covariate to group by; the runs vary in nothing",
+             setup=then(copy_file("sweep.csv"), write("covariates.csv", "run,seed,sep_color\nr0,0,0.3\nr1,0,0.3\n")),
+             label="DIR (nothing varies between the runs)"),
+        Case("bad flag", ST, ["{c}", "--by", "lr"], "--by lr: not a column of", setup=then(copy_file("sweep.csv"), write(
+            "covariates.csv", "run,seed,sep_color\nr0,0,0.3\nr1,0,0.4\n"))),
+        Case("unreadable log", ST, ["{c}"], "no naive trajectory of a training class (the log holds class 11 only)", setup=then(copy_file("sweep.csv"), write(
+            "covariates.csv", "".join(f"r{i},0,{0.3 + i / 10:g}\n" for i in range(5)).join(["run,seed,sep_color\n", ""]))),
+             label="DIR (a log of the held-out class only)", check=no_file("study.json")),
+        Case("missing input", FS, ["{c}"], "study.json: not found; run python -m fitting.study"),
+        Case("unreadable log", FS, ["{c}", "--study", "{w}/log.csv"], "log.csv: not valid JSON"),
+        Case("bad run folder", FS, ["{c}"], "not a study.json written by python -m fitting.study",
+             setup=write("study.json", json.dumps({"runs": []})), check=no_file("learning.png")),
     ]
     return cases
 

@@ -70,7 +70,9 @@ def learning(trajectories: Sequence[Trajectory], train_classes: Sequence[str]) -
     """Per concept: when the training classes' samples carry it (model-free and fitted), see the module docstring."""
     train = [t for t in trajectories if t.label in train_classes and t.protocol == "naive"]
     if not train:
-        raise ValueError(f"run {trajectories[0].run!r}: no naive trajectory of a training class ({', '.join(train_classes)})")
+        have = sorted({t.label for t in trajectories})
+        raise ValueError(f"run {trajectories[0].run!r}: no naive trajectory of a training class (the log holds class "
+                         f"{', '.join(have)} only); learning times need the training classes' rows")
     step = train[0].step
     out = {}
     for i, concept in enumerate(train[0].concepts):
@@ -132,9 +134,22 @@ def read_covariates(path: Path) -> dict[str, dict[str, str]]:
     import csv
 
     rows = list(csv.DictReader(read_text(path, "covariates (CSV)").splitlines()))
-    if not rows or "run" not in rows[0]:
-        raise ValueError(f"{path}: not a covariates table (no 'run' column); write it with python -m empirical.sweep collect")
+    missing = [c for c in ("run", "seed") if not rows or c not in rows[0]]
+    if missing:
+        raise ValueError(f"{path}: not a sweep's covariates table (no {' or '.join(repr(c) for c in missing)} column); "
+                         "write it with python -m empirical.sweep collect")
+    for i, row in enumerate(rows, start=2):
+        for key, value in row.items():
+            if key != "run" and not _number(value):
+                raise ValueError(f"{path}: row {i}, column {key}: {value!r} is not a number")
     return {r["run"]: r for r in rows}
+
+
+def _number(text: str | None) -> bool:
+    try:
+        return math.isfinite(float(text))
+    except (TypeError, ValueError):
+        return False
 
 
 def varying(covariates: dict[str, dict[str, str]]) -> list[str]:
