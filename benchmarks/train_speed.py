@@ -10,8 +10,9 @@ after a warm-up, in fp32. The ratio column is the step rate relative to the tiny
 
 End to end: the tiny preset shortened to --steps updates and --evals evaluations (same network,
 same evaluation per checkpoint), trained twice, each in a subprocess of its own and one after the
-other: the plain eager path (precision=fp32, torch's own nn.Dropout: the package before issue 16)
-and the default path (precision=auto, the U-Net's cheap dropout mask). Then, for each, the parts:
+other: the plain eager path (precision=fp32, torch's own nn.Dropout, AdamW's per-parameter loop: the
+package before issue 16) and the default path (precision=auto, the U-Net's cheap dropout mask, fused
+AdamW). Then, for each, the parts:
 a training step, sampling and probe reading of one checkpoint's evaluation, and one elicitation
 protocol (overprompt, held-out class) at the last checkpoint. The last line is the end-to-end
 speedup (wall time of the plain path over the default's), training and evaluation together.
@@ -57,7 +58,7 @@ def measure(res: int, channels: tuple, blocks: int) -> tuple[int, float, float]:
     return sum(p.numel() for p in vdm.net.parameters()), 1 / per_step, sampling
 
 
-PATHS = {"eager": "plain eager (fp32, nn.Dropout)", "default": "default (precision=auto)"}
+PATHS = {"eager": "plain eager (fp32, nn.Dropout, AdamW loop)", "default": "default (precision=auto)"}
 
 
 def short_tiny(path: str, steps: int, evals: int, probe: str):
@@ -72,11 +73,12 @@ def one_path(path: str, out: Path, steps: int, evals: int, probe: str) -> dict:
     """Train one shortened tiny run on ``path`` in this process and time its parts (JSON-ready)."""
     import numpy as np
 
-    from empirical import checkpoint, evaluate, protocols, unet
+    from empirical import checkpoint, evaluate, protocols, run, unet
     from empirical.train import train
 
     if path == "eager":
         unet.Dropout = torch.nn.Dropout  # the U-Net as it was: torch's dropout, one random draw per element
+        run.optimizer = lambda params, cfg: torch.optim.AdamW(params, lr=cfg.lr, weight_decay=cfg.weight_decay)  # unfused
     cfg = short_tiny(path, steps, evals, probe)
     start = time.perf_counter()
     summary = train(cfg, out, progress=False)

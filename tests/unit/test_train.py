@@ -299,3 +299,23 @@ def test_precision_is_checked_and_old_runs_read_as_fp32(probe_dir, tmp_path, cap
         assert main(args) == 2
         assert "precision: 'fp32' -> 'auto'" in capsys.readouterr().err
     assert main([*args, "--set", "precision=fp32"]) == 0
+
+
+def test_adamw_is_fused_where_torch_has_it_and_steps_like_the_loop():
+    from empirical.run import optimizer
+
+    cfg = make_config("smoke")
+    torch.manual_seed(0)
+    a, b = torch.nn.Linear(5, 3), torch.nn.Linear(5, 3)
+    b.load_state_dict(a.state_dict())
+    fused, loop = optimizer(a.parameters(), cfg), torch.optim.AdamW(b.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+    if tuple(int(v) for v in torch.__version__.split(".")[:2]) >= (2, 4):
+        assert fused.defaults["fused"] is True
+    x = torch.randn(8, 5)
+    for _ in range(3):
+        for model, opt in ((a, fused), (b, loop)):
+            opt.zero_grad()
+            model(x).square().sum().backward()
+            opt.step()
+    for p, q in zip(a.parameters(), b.parameters()):
+        torch.testing.assert_close(p, q, rtol=1e-5, atol=1e-6)
