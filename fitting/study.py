@@ -14,7 +14,10 @@ FILE (default SWEEP_DIR/study.json); ``python -m figures.study`` draws it. Per r
               sigmoid crosses 0.8, with a 95% interval. Never reached within the run: null, and
               ``censored_at`` says the last logged step (a lower bound, never a number to average).
   held out    for each held-out class: its turn toward its own corner (fitting.turn, with a 95%
-              bootstrap interval), what its last checkpoint's samples were read as, and two times,
+              bootstrap interval), how far each coordinate reached toward the class's value once the
+              training classes are drawn (``reach``: the highest reading and its step; e.g. how near
+              class 11 came to the color of 10 before settling), what its last checkpoint's samples
+              were read as, and two times,
               each model-free (``*_step``: first checkpoint from which the accuracy stays >= 0.5 for 2
               checkpoints; null with ``*_censored_at`` when never) and fitted (``*_t50``: where a
               sigmoid crosses 0.5, with a 95% interval): behavior (naive prompting) and, when the
@@ -39,7 +42,7 @@ import numpy as np
 
 from fitting.capability import capability
 from fitting.curves import fit_logistic, threshold_step
-from fitting.turn import held_out_turn
+from fitting.turn import held_out_turn, learned_from
 from theory import cli
 from theory.files import read_text, write_json
 from theory.trajectory import Trajectory, read_csv, read_meta
@@ -116,6 +119,11 @@ def held_out(trajectories: Sequence[Trajectory], label: str) -> dict:
     turn = held_out_turn(held, naive, n_boot=200)
     out = {"turn_step": None if turn is None else turn.step, "turn_ci": None if turn is None or turn.ci is None else list(turn.ci),
            "turn_point": None if turn is None else list(turn.point)}
+    start = learned_from(held, naive)  # before the training classes are drawn, the readings of 11 wander
+    drawn = held.z[start:]
+    out["reach"] = {c: (None if np.isnan(drawn[:, i]).all() else {"value": float(np.nanmax(drawn[:, i])),
+                                                                  "step": float(held.step[start + int(np.nanargmax(drawn[:, i]))])})
+                    for i, c in enumerate(held.concepts)}
     if held.accuracy is None:
         raise ValueError(f"run {held.run!r}: class {label} has no accuracy column")
     out |= timing("behavior", held.step.astype(float), held.accuracy)
@@ -199,6 +207,16 @@ def relation(runs: Sequence[dict], label: str, x_key: str, y_key: str) -> dict:
             **({"turn_meets_capability": {"yes": turned.count(True), "no": turned.count(False)}} if "turn" in y_key else {})}
 
 
+def reach_summary(group: Sequence[dict], label: str, concept: str) -> dict | None:
+    """Median and range over a level's runs of how far a held-out class's coordinate reached, and when."""
+    got = [r["held_out"][label]["reach"][concept] for r in group if label in r["held_out"]]
+    got = [g for g in got if g is not None]
+    if not got:
+        return None
+    values, steps = [g["value"] for g in got], [g["step"] for g in got]
+    return {"median": float(np.median(values)), "range": [min(values), max(values)], "median_step": float(np.median(steps))}
+
+
 def study(sweep_dir: Path, by: str | None = None) -> dict:
     """study.json's content for a collected sweep folder."""
     sweep_dir = Path(sweep_dir)
@@ -239,7 +257,8 @@ def study(sweep_dir: Path, by: str | None = None) -> dict:
                        "learned_fit": {c: summarise([r["learning"][c]["learned_fit"] for r in group], [None] * len(group))
                                        for c in concepts},
                        **{key: {lab: held_summary(group, lab, key) for lab in held_labels}
-                          for key in ("turn_step", "behavior_step", "capability_step")}})
+                          for key in ("turn_step", "behavior_step", "capability_step")},
+                       "reach": {lab: {c: reach_summary(group, lab, c) for c in concepts} for lab in held_labels}})
     relations = {lab: [relation(runs, lab, "capability_step", "behavior_step"), relation(runs, lab, "capability_t50", "turn_step")]
                  for lab in held_labels}
     return {"sweep": str(sweep_dir), "by": by, "level": LEVEL, "persist": PERSIST, "held_out": held_labels,
@@ -265,11 +284,15 @@ def tables(doc: dict) -> str:
     by, label = doc["by"], doc["held_out"][0]
     concepts = list(doc["levels"][0]["learned_step"])
     head = [by] + [f"{c}: signal, learned (model-free; fitted)" for c in concepts]
+    head += [f"class {label}: highest {c} (median [range], at step)" for c in concepts]
     head += [f"class {label}: turn", "behavior", "capability"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for lev in doc["levels"]:
         cells = [f"{lev[by]:g}"]
         cells += [f"{lev['signal'][c]:.3f}: {_steps(lev['learned_step'][c])}; {_steps(lev['learned_fit'][c])}" for c in concepts]
+        for c in concepts:
+            r = lev["reach"][label][c]
+            cells.append("-" if r is None else f"{r['median']:.2f} [{r['range'][0]:.2f}, {r['range'][1]:.2f}], {r['median_step']:,.0f}")
         cells += [_steps(lev[key][label]) for key in ("turn_step", "behavior_step", "capability_step")]
         lines.append("| " + " | ".join(cells) + " |")
     for rel in doc["relations"][label]:

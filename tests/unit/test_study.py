@@ -98,6 +98,7 @@ def test_learning_steps_are_recovered_and_never_is_censored(sweep):
             assert abs(got["color"]["learned_fit"] - color) <= 100  # a sigmoid through a step lands within a checkpoint
         held = runs[key]["held_out"]["11"]
         assert held["turn_step"] is None and held["behavior_t50"] is None and held["final_shares"]["01"] == 1.0
+        assert held["reach"]["color"]["value"] == 0.0 and held["reach"]["size"]["value"] == 1.0  # memorized 01 throughout
     low, high = doc["levels"]
     assert low["sep_color"] == 0.3 and low["signal"]["color"] == pytest.approx(0.01)
     assert low["learned_step"]["color"] == {"n": 2, "n_censored": 1, "median": 1500.0, "range": [1500.0, 1500.0],
