@@ -4,8 +4,10 @@
 
 Writes into DIR (default SWEEP_DIR):
 
-  learning.png   paper Fig. 3: the step at which each concept is learned (80% of the training classes'
-                 readable samples carry it, model-free) against its measured concept signal, one point per run;
+  learning.png   paper Fig. 3: the step at which each concept is learned (80% of the readable samples
+                 carry the class's value of it, model-free) against its measured concept signal, one
+                 point per run: left by the training classes, right by the held-out class (the paper's
+                 measure);
                  a run that never got there within its budget is an open triangle at its last step
                  (a lower bound), never a number. The solid line joins the medians of the seeds per
                  level; the dashed one, the medians of where a sigmoid fitted to the same curve crosses 80%.
@@ -48,26 +50,36 @@ def read_study(path: Path) -> dict:
 
 
 def learning_figure(doc: dict, out: Path) -> Path:
-    """learning.png: learned step against concept signal (see the module docstring)."""
-    fig, ax = subplots(figsize=(6.4, 4.6))
+    """learning.png: learned step against concept signal, the training classes and the held-out class (see the module docstring)."""
+    label = doc["held_out"][0]
+    fig, axes = subplots(1, 2, figsize=(12.4, 4.8), sharey=True)
     concepts = list(doc["runs"][0]["learning"])
-    for color, concept in zip(CONCEPT_COLORS, concepts):
-        for r in doc["runs"]:
-            rec, x = r["learning"][concept], r["signal"][concept]
-            if rec["learned_step"] is not None:
-                ax.plot(x, rec["learned_step"], "o", color=color, alpha=0.55, ms=6)
-            else:
-                ax.plot(x, rec["censored_at"], "^", mfc="none", color=color, ms=8)
-        for key, style, what in (("learned_step", "-", "model-free"), ("learned_fit", "--", "fitted sigmoid")):
-            med = [(lev["signal"][concept], lev[key][concept]["median"]) for lev in doc["levels"]]
+    panels = ((axes[0], lambda r: r["learning"], lambda lev, c: lev["learned_step"][c], "the training classes"),
+              (axes[1], lambda r: r["held_out"][label]["learning"], lambda lev, c: lev["held_learned_step"][label][c],
+               f"class {label}, held out (the paper's measure)"))
+    for ax, records, levels, title in panels:
+        for color, concept in zip(CONCEPT_COLORS, concepts):
+            for r in doc["runs"]:
+                rec, x = records(r)[concept], r["signal"][concept]
+                if rec["learned_step"] is not None:
+                    ax.plot(x, rec["learned_step"], "o", color=color, alpha=0.55, ms=6)
+                else:
+                    ax.plot(x, rec["censored_at"], "^", mfc="none", color=color, ms=8)
+            med = [(lev["signal"][concept], levels(lev, concept)["median"]) for lev in doc["levels"]]
             med = [(x, y) for x, y in med if y is not None]
             if med:
-                ax.plot(*zip(*med), style, color=color, lw=1.5, label=f"{concept}: median of the seeds, {what}")
-    ax.plot([], [], "^", mfc="none", color="k", label="not learned within the run (lower bound)")
-    ax.set(xscale="log", xlabel="concept signal (pixel MSE between the classes that differ in the concept)",
-           ylabel="step the concept is learned (80% of readable samples)", title=f"Learning time vs signal, swept: {doc['by']}")
-    ax.grid(alpha=0.25, which="both")
-    ax.legend(fontsize=8)
+                ax.plot(*zip(*med), "-", color=color, lw=1.5, label=f"{concept}: median of the seeds")
+            if ax is axes[0]:
+                fit = [(lev["signal"][concept], lev["learned_fit"][concept]["median"]) for lev in doc["levels"]]
+                fit = [(x, y) for x, y in fit if y is not None]
+                if fit:
+                    ax.plot(*zip(*fit), "--", color=color, lw=1.2, label=f"{concept}: fitted sigmoid, median")
+        ax.plot([], [], "^", mfc="none", color="k", label="not learned within the run (lower bound)")
+        ax.set(xscale="log", xlabel="concept signal (pixel MSE between the classes that differ in the concept)",
+               title=f"{title}, swept: {doc['by']}")
+        ax.grid(alpha=0.25, which="both")
+        ax.legend(fontsize=7)
+    axes[0].set_ylabel("step the concept is learned (80% of readable samples)")
     fig.tight_layout()
     return save(fig, out)
 

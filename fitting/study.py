@@ -14,7 +14,9 @@ FILE (default SWEEP_DIR/study.json); ``python -m figures.study`` draws it. Per r
               sigmoid crosses 0.8, with a 95% interval. Never reached within the run: null, and
               ``censored_at`` says the last logged step (a lower bound, never a number to average).
   held out    for each held-out class: its turn toward its own corner (fitting.turn, with a 95%
-              bootstrap interval), how far each coordinate reached toward the class's value once the
+              bootstrap interval), when it carries each concept's value (``learning``, as for the
+              training classes: the paper's Fig. 3 measures speed on the held-out class), how far each
+              coordinate reached toward the class's value once the
               training classes are drawn (``reach``: the highest reading and its step; e.g. how near
               class 11 came to the color of 10 before settling), what its last checkpoint's samples
               were read as, and two times,
@@ -119,6 +121,7 @@ def held_out(trajectories: Sequence[Trajectory], label: str) -> dict:
     turn = held_out_turn(held, naive, n_boot=200)
     out = {"turn_step": None if turn is None else turn.step, "turn_ci": None if turn is None or turn.ci is None else list(turn.ci),
            "turn_point": None if turn is None else list(turn.point)}
+    out["learning"] = learning([held], [label])  # the paper's Fig. 3 measure: when the held-out class carries each value
     start = learned_from(held, naive)  # before the training classes are drawn, the readings of 11 wander
     drawn = held.z[start:]
     out["reach"] = {c: (None if np.isnan(drawn[:, i]).all() else {"value": float(np.nanmax(drawn[:, i])),
@@ -258,7 +261,11 @@ def study(sweep_dir: Path, by: str | None = None) -> dict:
                                        for c in concepts},
                        **{key: {lab: held_summary(group, lab, key) for lab in held_labels}
                           for key in ("turn_step", "behavior_step", "capability_step")},
-                       "reach": {lab: {c: reach_summary(group, lab, c) for c in concepts} for lab in held_labels}})
+                       "reach": {lab: {c: reach_summary(group, lab, c) for c in concepts} for lab in held_labels},
+                       "held_learned_step": {lab: {c: summarise(
+                           [r["held_out"][lab]["learning"][c]["learned_step"] for r in group if lab in r["held_out"]],
+                           [r["held_out"][lab]["learning"][c]["censored_at"] for r in group if lab in r["held_out"]])
+                           for c in concepts} for lab in held_labels}})
     relations = {lab: [relation(runs, lab, "capability_step", "behavior_step"), relation(runs, lab, "capability_t50", "turn_step")]
                  for lab in held_labels}
     return {"sweep": str(sweep_dir), "by": by, "level": LEVEL, "persist": PERSIST, "held_out": held_labels,
@@ -283,13 +290,16 @@ def tables(doc: dict) -> str:
     """The study's numbers as markdown tables (docs/study.md quotes them): per level, then the relations."""
     by, label = doc["by"], doc["held_out"][0]
     concepts = list(doc["levels"][0]["learned_step"])
-    head = [by] + [f"{c}: signal, learned (model-free; fitted)" for c in concepts]
-    head += [f"class {label}: highest {c} (median [range], at step)" for c in concepts]
-    head += [f"class {label}: turn", "behavior", "capability"]
+    head = [by] + [f"{c}: signal; learned by the training classes (model-free; fitted); by class {label}" for c in concepts]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for lev in doc["levels"]:
+        cells = [f"{lev[by]:g}"] + [f"{lev['signal'][c]:.3f}; {_steps(lev['learned_step'][c])}; {_steps(lev['learned_fit'][c])}; "
+                                    f"{_steps(lev['held_learned_step'][label][c])}" for c in concepts]
+        lines.append("| " + " | ".join(cells) + " |")
+    head = [by] + [f"class {label}: highest {c} (median [range], at step)" for c in concepts] + ["turn", "behavior", "capability"]
+    lines += ["", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for lev in doc["levels"]:
         cells = [f"{lev[by]:g}"]
-        cells += [f"{lev['signal'][c]:.3f}: {_steps(lev['learned_step'][c])}; {_steps(lev['learned_fit'][c])}" for c in concepts]
         for c in concepts:
             r = lev["reach"][label][c]
             cells.append("-" if r is None else f"{r['median']:.2f} [{r['range'][0]:.2f}, {r['range'][1]:.2f}], {r['median_step']:,.0f}")

@@ -99,6 +99,7 @@ def test_learning_steps_are_recovered_and_never_is_censored(sweep):
         held = runs[key]["held_out"]["11"]
         assert held["turn_step"] is None and held["behavior_t50"] is None and held["final_shares"]["01"] == 1.0
         assert held["reach"]["color"]["value"] == 0.0 and held["reach"]["size"]["value"] == 1.0  # memorized 01 throughout
+        assert held["learning"]["size"]["learned_step"] == 0 and held["learning"]["color"]["censored_at"] == STEPS[-1]
     low, high = doc["levels"]
     assert low["sep_color"] == 0.3 and low["signal"]["color"] == pytest.approx(0.01)
     assert low["learned_step"]["color"] == {"n": 2, "n_censored": 1, "median": 1500.0, "range": [1500.0, 1500.0],
@@ -147,7 +148,7 @@ def test_interval_overlap_with_open_ends():
 def test_cli_writes_json_and_figures(sweep, capsys):
     assert main([str(sweep)]) == 0
     out = capsys.readouterr().out
-    assert re.search(r"\| 0\.3 \| 0\.010: 1,500 \(1/2 not by 3,000\); 1,[45]\d\d \(1/2 never\)", out)  # counted, not averaged
+    assert re.search(r"\| 0\.3 \| 0\.010; 1,500 \(1/2 not by 3,000\); 1,[45]\d\d \(1/2 never\); never \(2/2 not by 3,000\)", out)  # counted, not averaged
     assert "behavior_step vs capability_step: 2 elicited runs, 0 with both observed; no line" in out
     assert json.loads((sweep / "study.json").read_text())["levels"][1]["sep_color"] == 0.8
     assert draw([str(sweep), "--out", str(sweep / "fig")]) == 0
