@@ -44,9 +44,10 @@ import numpy as np
 
 from fitting.capability import capability
 from fitting.curves import fit_logistic, threshold_step
+from fitting.predict import read_table
 from fitting.turn import held_out_turn, learned_from
 from theory import cli
-from theory.files import read_text, write_json
+from theory.files import write_json
 from theory.trajectory import Trajectory, read_csv, read_meta
 
 LEVEL, PERSIST = 0.8, 2  # a concept is learned when 80% of readable samples carry it, held 2 checkpoints
@@ -141,19 +142,16 @@ def held_out(trajectories: Sequence[Trajectory], label: str) -> dict:
 
 
 def read_covariates(path: Path) -> dict[str, dict[str, str]]:
-    """covariates.csv as run -> {column: value} (strings)."""
-    import csv
-
-    rows = list(csv.DictReader(read_text(path, "covariates (CSV)").splitlines()))
-    missing = [c for c in ("run", "seed") if not rows or c not in rows[0]]
-    if missing:
-        raise ValueError(f"{path}: not a sweep's covariates table (no {' or '.join(repr(c) for c in missing)} column); "
+    """covariates.csv as run -> {column: value} (strings): fitting.predict's table, with a seed and numbers only."""
+    table = read_table(path)
+    if not table or "seed" not in next(iter(table.values())):
+        raise ValueError(f"{path}: not a sweep's covariates table (no run, or no 'seed' column); "
                          "write it with python -m empirical.sweep collect")
-    for i, row in enumerate(rows, start=2):
-        for key, value in row.items():
-            if key != "run" and not _number(value):
-                raise ValueError(f"{path}: row {i}, column {key}: {value!r} is not a number")
-    return {r["run"]: r for r in rows}
+    for cells in table.values():
+        for key, value in cells.items():
+            if key not in ("run", "_row") and not _number(value):
+                raise ValueError(f"{path}, row {cells['_row']}, column {key}: {value!r} is not a number")
+    return {run: {k: v for k, v in cells.items() if k != "_row"} for run, cells in table.items()}
 
 
 def _number(text: str | None) -> bool:
