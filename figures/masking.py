@@ -46,26 +46,44 @@ def load(path: Path) -> list[dict]:
     return runs
 
 
+SEED_STYLES = ("-", "--", ":", "-.")
+
+
+def _seed_index(results: Sequence[dict]) -> dict:
+    """seed -> 0, 1, ... (line style and jitter of a run); runs without a seed share index 0."""
+    seeds = sorted({r.get("seed") for r in results}, key=lambda s: -1 if s is None else s)
+    return {s: i for i, s in enumerate(seeds)}
+
+
 def _steps_panel(ax, results: Sequence[dict]) -> None:
-    ps = np.array([r["p"] for r in results])
+    """Fig. 8: per run (jittered by seed) the first step at 80% / 50%, naive and best protocol; the line joins each
+    p's median over the seeds that got there; runs that never did sit above the end of training."""
+    index = _seed_index(results)
+    ps = sorted({r["p"] for r in results})
+    width = 0.012 * (max(ps) - min(ps) or 1)
+    x = np.array([r["p"] + width * (index[r.get("seed")] - (len(index) - 1) / 2) for r in results])
+    px = np.array([r["p"] for r in results])
     horizon = max(max(r["path"]["step"]) for r in results)
     for key, marker in (("naive", "o"), ("capability", "s")):
         for level, ls in (("80%", "-"), ("50%", ":")):
             y = np.array([np.nan if r["first_step"].get(key, {}).get(level) is None else r["first_step"][key][level]
                           for r in results], dtype=float)
-            ax.plot(ps, y, ls, marker=marker, color=PROTOCOL_COLORS[key], ms=6 if level == "80%" else 4,
-                    label=f"{key} {level}", mfc="none" if level == "50%" else PROTOCOL_COLORS[key])
+            mfc = "none" if level == "50%" else PROTOCOL_COLORS[key]
+            ax.plot(x, y, marker=marker, ls="none", color=PROTOCOL_COLORS[key], ms=6 if level == "80%" else 4, mfc=mfc)
+            at = [y[(px == p) & np.isfinite(y)] for p in ps]
+            med = [np.median(v) if v.size else np.nan for v in at]
+            ax.plot(ps, med, ls, color=PROTOCOL_COLORS[key], lw=1.2, label=f"{key} {level}")
             never = ~np.isfinite(y)
-            ax.plot(ps[never], np.full(never.sum(), horizon * (1.1 if key == "naive" else 1.18)), marker="^" if level == "80%" else "2",
+            ax.plot(x[never], np.full(never.sum(), horizon * (1.1 if key == "naive" else 1.18)), marker="^" if level == "80%" else "2",
                     ls="none", color=PROTOCOL_COLORS[key], ms=8)
     left = np.array([np.nan if r["left_masked_class"] is None else r["left_masked_class"] for r in results], dtype=float)
     went = np.array([bool(r["steps_near_masked_class"]) for r in results])
-    ax.plot(ps[went], left[went], "D-", color="0.45", ms=5, label=f"left class {results[0]['masked_class']} for good")
+    ax.plot(x[went], left[went], "D", color="0.45", ms=5, ls="none", label=f"left class {results[0]['masked_class']} for good")
     stays = went & ~np.isfinite(left)
-    ax.plot(ps[stays], np.full(stays.sum(), horizon * 1.02), "D", color="0.45", ms=5, mfc="none")
+    ax.plot(x[stays], np.full(stays.sum(), horizon * 1.02), "D", color="0.45", ms=5, mfc="none")
     ax.axhline(horizon, color="0.5", lw=0.7, ls="--")
-    ax.text(ps.min(), horizon * 1.02, f"end of training ({horizon:,.0f}); markers above: never", fontsize=7, va="bottom")
-    ax.set(xlabel="masking rate p (share of 'red triangle' prompts without their color)",
+    ax.text(min(ps), horizon * 1.02, f"end of training ({horizon:,.0f}); markers above: never", fontsize=7, va="bottom")
+    ax.set(xlabel="masking rate p (share of the masked class's prompts without the masked concept)",
            ylabel="training step", ylim=(0, horizon * 1.25))
     ax.grid(alpha=0.25)
     ax.legend(fontsize=7, loc="lower right")
@@ -73,27 +91,37 @@ def _steps_panel(ax, results: Sequence[dict]) -> None:
 
 
 def draw(results: Sequence[dict], out: Path, *, detail: float) -> Path:
-    """masking.png from masking.json's records: panels (a), (b), (c) of the module docstring."""
+    """masking.png from masking.json's records: panels (a), (b), (c) of the module docstring; one line style per
+    seed where the sweep has several."""
     fig, axes = subplots(1, 3, figsize=(15.5, 4.8))
     cmap = colormaps["viridis"]
+    index = _seed_index(results)
+    labelled = set()
     for r in results:
         z = np.array(r["path"]["z"])
         color = cmap(0.9 * r["p"])
-        axes[0].plot(z[:, 0], z[:, 1], "-", color=color, lw=1.6, label=f"p = {r['p']:g}")
+        ls = SEED_STYLES[index[r.get("seed")] % len(SEED_STYLES)]
+        axes[0].plot(z[:, 0], z[:, 1], ls, color=color, lw=1.4, label=None if r["p"] in labelled else f"p = {r['p']:g}")
         axes[0].plot(*z[-1], "o", color=color, ms=6, mec="k")
-    square(axes[0], results[0]["concepts"], f"(a) class {results[0]['class']}, naive prompting (Fig. 9a)")
+        labelled.add(r["p"])
+    seeds = "" if len(index) < 2 else "; seeds " + ", ".join(f"{s} {SEED_STYLES[i % len(SEED_STYLES)]}" for s, i in index.items())
+    square(axes[0], results[0]["concepts"], f"(a) class {results[0]['class']}, naive prompting (Fig. 9a){seeds}")
     axes[0].legend(fontsize=7, loc="upper right")
     _steps_panel(axes[1], results)
-    near = min(results, key=lambda r: abs(r["p"] - detail))
-    for key in ("naive", "overprompt", "capability"):
-        cur = near["curves"].get(key)
-        if cur is not None:
-            axes[2].plot(np.maximum(cur["step"], 1), cur["accuracy"], marker="o", ms=2.5, color=PROTOCOL_COLORS[key],
-                         ls="--" if key == "capability" else "-", label=key if key != "capability" else "best protocol")
-    axes[2].set(xscale="log", xlabel="training step", ylabel=f"joint accuracy of class {near['class']}", ylim=(-0.02, 1.02))
+    p_near = min({r["p"] for r in results}, key=lambda p: abs(p - detail))
+    for r in (r for r in results if r["p"] == p_near):
+        ls = SEED_STYLES[index[r.get("seed")] % len(SEED_STYLES)]
+        for key in ("naive", "overprompt", "capability"):
+            cur = r["curves"].get(key)
+            if cur is not None:
+                first = index[r.get("seed")] == min(index[q.get("seed")] for q in results if q["p"] == p_near)
+                name = key if key != "capability" else "best protocol"
+                axes[2].plot(np.maximum(cur["step"], 1), cur["accuracy"], marker="o", ms=2.5, color=PROTOCOL_COLORS[key],
+                             ls=ls, lw=1.2 if key != "capability" else 0.9, label=name if first else None)
+    axes[2].set(xscale="log", xlabel="training step", ylabel=f"joint accuracy of class {results[0]['class']}", ylim=(-0.02, 1.02))
     axes[2].grid(alpha=0.25)
     axes[2].legend(fontsize=8, loc="upper left")
-    axes[2].set_title(f"(c) naive vs overprompt at p = {near['p']:g} (Fig. 10)", fontsize=10)
+    axes[2].set_title(f"(c) naive vs overprompt at p = {p_near:g} (Fig. 10)", fontsize=10)
     fig.tight_layout()
     return save(fig, out)
 

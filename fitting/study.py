@@ -270,7 +270,7 @@ def study(sweep_dir: Path, by: str | None = None) -> dict:
             "runs": runs, "levels": levels, "relations": relations}
 
 
-def _steps(summary: dict) -> str:
+def steps_text(summary: dict) -> str:
     """A level's seeds as text: median [range] of those reached, and how many never were."""
     if summary["n"] == 0:
         return "-"
@@ -291,8 +291,8 @@ def tables(doc: dict) -> str:
     head = [by] + [f"{c}: signal; learned by the training classes (model-free; fitted); by class {label}" for c in concepts]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for lev in doc["levels"]:
-        cells = [f"{lev[by]:g}"] + [f"{lev['signal'][c]:.3f}; {_steps(lev['learned_step'][c])}; {_steps(lev['learned_fit'][c])}; "
-                                    f"{_steps(lev['held_learned_step'][label][c])}" for c in concepts]
+        cells = [f"{lev[by]:g}"] + [f"{lev['signal'][c]:.3f}; {steps_text(lev['learned_step'][c])}; {steps_text(lev['learned_fit'][c])}; "
+                                    f"{steps_text(lev['held_learned_step'][label][c])}" for c in concepts]
         lines.append("| " + " | ".join(cells) + " |")
     head = [by] + [f"class {label}: highest {c} (median [range], at step)" for c in concepts] + ["turn", "behavior", "capability"]
     lines += ["", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
@@ -301,7 +301,7 @@ def tables(doc: dict) -> str:
         for c in concepts:
             r = lev["reach"][label][c]
             cells.append("-" if r is None else f"{r['median']:.2f} [{r['range'][0]:.2f}, {r['range'][1]:.2f}], {r['median_step']:,.0f}")
-        cells += [_steps(lev[key][label]) for key in ("turn_step", "behavior_step", "capability_step")]
+        cells += [steps_text(lev[key][label]) for key in ("turn_step", "behavior_step", "capability_step")]
         lines.append("| " + " | ".join(cells) + " |")
     for rel in doc["relations"][label]:
         line = rel["line"]
