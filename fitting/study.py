@@ -147,11 +147,13 @@ def read_covariates(path: Path) -> dict[str, dict[str, str]]:
     if not table or "seed" not in next(iter(table.values())):
         raise ValueError(f"{path}: not a sweep's covariates table (no run, or no 'seed' column); "
                          "write it with python -m empirical.sweep collect")
+    # a column empty in every row does not apply to this sweep (collect writes sep_shape empty: shape has no separation)
+    empty = {k for k in next(iter(table.values())) if all(not cells.get(k, "").strip() for cells in table.values())}
     for cells in table.values():
         for key, value in cells.items():
-            if key not in ("run", "_row") and not _number(value):
+            if key not in ("run", "_row", *empty) and not _number(value):
                 raise ValueError(f"{path}, row {cells['_row']}, column {key}: {value!r} is not a number")
-    return {run: {k: v for k, v in cells.items() if k != "_row"} for run, cells in table.items()}
+    return {run: {k: v for k, v in cells.items() if k not in ("_row", *empty)} for run, cells in table.items()}
 
 
 def _number(text: str | None) -> bool:

@@ -173,6 +173,18 @@ def test_bad_input_is_named(sweep, capsys, setup, args, message):
     assert message in capsys.readouterr().err
 
 
+def test_a_column_empty_in_every_row_does_not_apply_but_one_empty_cell_is_an_error(sweep, capsys):
+    lines = (sweep / "covariates.csv").read_text().splitlines()
+    blank = [lines[0] + ",sep_shape"] + [line + "," for line in lines[1:]]
+    (sweep / "covariates.csv").write_text("\n".join(blank) + "\n")
+    assert main([str(sweep)]) == 0  # collect writes sep_shape empty for shape x color sweeps
+    capsys.readouterr()
+    blank[1] = blank[1] + "0.5"
+    (sweep / "covariates.csv").write_text("\n".join(blank) + "\n")
+    assert main([str(sweep)]) == 2
+    assert "row 3, column sep_shape: '' is not a number" in capsys.readouterr().err
+
+
 def test_figures_need_the_study(sweep, capsys):
     assert draw([str(sweep)]) == 2
     assert "study.json: not found; run python -m fitting.study" in capsys.readouterr().err
