@@ -19,12 +19,15 @@ folder): ``runs``, one record per run sorted by (p, seed):
   max_accuracy, final_z       per protocol, and the last concept-space point
   final_shares                what the held-out class's samples were read as at the last checkpoint
                               (share per corner and unreadable; {} for logs without shares)
+  peak_share_masked_class     the highest share of its samples read as the masked class once the
+                              training classes are drawn, and its step (null without shares): a
+                              mixture of two corners can sit far from both in concept space
   path, curves                the naive path and every accuracy curve, for the figure
 
 and ``levels``, one per p over its seeds: each time above as the median and range of the seeds that
 got there and how many did not (``n_censored``: never within the run, a lower bound, not a number),
-the checkpoints near the masked class, the final point, the share read as the masked class and as the
-held-out class itself at the end, and each protocol's highest accuracy (median and range).
+the checkpoints near the masked class, the final point, the highest share read as the masked class,
+the share read as the masked class and as the held-out class itself at the end, and each protocol's highest accuracy (median and range).
 """
 
 from __future__ import annotations
@@ -82,6 +85,16 @@ def final_shares(traj: Trajectory) -> dict[str, float]:
     return {corner: float(v[-1]) for corner, v in traj.shares().items() if np.isfinite(v[-1])}
 
 
+def peak_share(traj: Trajectory, corner: str, start: int) -> dict | None:
+    """The highest share of the class's samples read as ``corner`` from row ``start`` on, and its step (None without
+    shares). A mixture of samples read as two corners can sit far from both in concept space; the share sees it."""
+    share = traj.shares().get(corner)
+    if share is None or start >= share.size or not np.isfinite(share[start:]).any():
+        return None
+    i = start + int(np.nanargmax(share[start:]))
+    return {"value": float(share[i]), "step": float(traj.step[i])}
+
+
 def analyse(run: Path, label: str, persist: int) -> dict:
     """One run's record (see the module docstring)."""
     log = run_log(Path(run))
@@ -95,6 +108,7 @@ def analyse(run: Path, label: str, persist: int) -> dict:
     res = analyse_run(Path(run), label, persist)
     start = learned_from(held, naive)  # before the training classes are drawn, the reading wanders
     learned = held.step[start] if start < held.step.size else None
+    peak = peak_share(held, masked, start)
     t = held.with_points()  # steps where something was readable
     start = int(np.searchsorted(t.step, learned)) if learned is not None else t.step.size
     near = distance(t.z[start:], masked) < NEAR
@@ -102,6 +116,7 @@ def analyse(run: Path, label: str, persist: int) -> dict:
                last_step=float(held.step[-1]), steps_near_masked_class=t.step[start:][near].tolist(),
                left_masked_class=left_corner(t.step[start:], t.z[start:], masked), concepts=list(t.concepts),
                path={"step": t.step.tolist(), "z": t.z.tolist()}, final_z=t.z[-1].tolist(), final_shares=final_shares(held),
+               peak_share_masked_class=peak,
                max_accuracy={k: float(np.max(v["accuracy"])) for k, v in res["curves"].items()})
     return res
 
@@ -142,6 +157,8 @@ def levels(records: Sequence[dict]) -> list[dict]:
                     "left_masked_class": summarise([r["left_masked_class"] for r in went],
                                                    [r["last_step"] for r in went if r["left_masked_class"] is None]),
                     "final_z": {c: spread([r["final_z"][i] for r in group]) for i, c in enumerate(group[0]["concepts"])},
+                    "peak_share_masked_class": spread([r["peak_share_masked_class"]["value"] for r in group
+                                                       if r.get("peak_share_masked_class")]),
                     "final_share": {k: spread([r["final_shares"][k] for r in group if k in r["final_shares"]])
                                     for k in (masked, label)},
                     "max_accuracy": {k: spread([r["max_accuracy"][k] for r in group if k in r["max_accuracy"]]) for k in protocols}})
@@ -163,7 +180,7 @@ def table(doc: dict) -> str:
     concepts = doc["runs"][0]["concepts"]
     protocols = [k for k in ("naive", "overprompt", "capability") if any(k in x["first_step"] for x in lv)]
     head = (["p", "seeds"] + [f"{k} 50%" for k in protocols] + [f"checkpoints at {masked}", f"left {masked}"]
-            + [f"final z_{c}" for c in concepts] + [f"final share read as {masked}", f"final share read as {label}"]
+            + [f"final z_{c}" for c in concepts] + [f"highest share read as {masked}", f"final share read as {masked}", f"final share read as {label}"]
             + [f"highest accuracy, {k}" for k in protocols])
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for x in lv:
@@ -174,7 +191,8 @@ def table(doc: dict) -> str:
                     "never went there" if not x["went_to_masked_class"]
                     else f"{steps_text(left)}; {x['went_to_masked_class']}/{len(x['runs'])} went there"]
                  + [_spread_text(x["final_z"][c]) for c in concepts]
-                 + [_spread_text(x["final_share"][masked]), _spread_text(x["final_share"][label])]
+                 + [_spread_text(x["peak_share_masked_class"]), _spread_text(x["final_share"][masked]),
+                    _spread_text(x["final_share"][label])]
                  + [_spread_text(x["max_accuracy"].get(k)) for k in protocols])
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from figures.masking import main as draw
-from fitting.masking import left_corner, levels, main, sweep
+from fitting.masking import left_corner, levels, main, peak_share, sweep
 from theory.trajectory import Trajectory, write_csv
 
 STEPS = np.arange(0, 2001, 100)
@@ -46,6 +46,7 @@ def test_seeds_of_one_p_are_summarised_with_never_reached_runs_counted_not_avera
     res = sweep(runs, "11", persist=1)
     assert [(r["p"], r["seed"]) for r in res] == [(0.0, 0), (0.5, 0), (0.5, 1), (0.5, 2)]
     assert res[1]["final_shares"] == shares and res[2]["final_shares"] == {}
+    assert res[1]["peak_share_masked_class"]["value"] == 0.5 and res[2]["peak_share_masked_class"] is None
     lv = {x["p"]: x for x in levels(res)}
     naive = lv[0.5]["first_step"]["naive"]["80%"]
     # seeds 0 and 1 reach 80% at 500 and 900; seed 2 never (censored at the last step, 2000)
@@ -55,6 +56,14 @@ def test_seeds_of_one_p_are_summarised_with_never_reached_runs_counted_not_avera
     assert lv[0.5]["final_share"]["10"] == {"median": 0.5, "range": [0.5, 0.5]}
     assert lv[0.5]["max_accuracy"]["naive"]["range"] == [0.0, 1.0]
     np.testing.assert_allclose(lv[0.5]["final_z"]["color"]["median"], 0.5)
+
+
+def test_peak_share_counts_only_from_the_given_row():
+    share = np.array([0.9, 0.1, 0.6, 0.3])
+    traj = Trajectory(np.arange(4) * 100, np.full((4, 2), 0.5), ("shape", "color"), "11",
+                      extra={"share_10": tuple(str(v) for v in share), "share_11": tuple(str(1 - v) for v in share)})
+    assert peak_share(traj, "10", 1) == {"value": 0.6, "step": 200.0}  # the 0.9 before the training classes are drawn
+    assert peak_share(traj, "10", 4) is None and peak_share(traj, "01", 0) is None
 
 
 def test_left_corner_is_the_step_the_path_leaves_for_good():
