@@ -15,3 +15,6 @@ P=docs/results/study/mask-pilot                           # the masking pilot: p
 python -m empirical.sweep collect "$P" --partial
 python -m fitting.study "$P" --by sep_color
 python -m figures.study "$P"
+M=docs/results/study/mask                                 # the masking sweep at Δcolor 0.6 (p x seed)
+python -m fitting.masking "$M"/runs/* --out "$M"          # masking.json and its table
+python -m figures.masking "$M/masking.json" --detail 0.5  # masking.png (Fig. 8, 9a, 10)
