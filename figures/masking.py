@@ -109,15 +109,15 @@ def draw(results: Sequence[dict], out: Path, *, detail: float) -> Path:
     axes[0].legend(fontsize=7, loc="upper right")
     _steps_panel(axes[1], results)
     p_near = min({r["p"] for r in results}, key=lambda p: abs(p - detail))
-    for r in (r for r in results if r["p"] == p_near):
+    detail_runs = [r for r in results if r["p"] == p_near]  # sorted by seed (masking.json's order)
+    for r in detail_runs:
         ls = SEED_STYLES[index[r.get("seed")] % len(SEED_STYLES)]
         for key in ("naive", "overprompt", "capability"):
             cur = r["curves"].get(key)
             if cur is not None:
-                first = index[r.get("seed")] == min(index[q.get("seed")] for q in results if q["p"] == p_near)
                 name = key if key != "capability" else "best protocol"
                 axes[2].plot(np.maximum(cur["step"], 1), cur["accuracy"], marker="o", ms=2.5, color=PROTOCOL_COLORS[key],
-                             ls=ls, lw=1.2 if key != "capability" else 0.9, label=name if first else None)
+                             ls=ls, lw=1.2 if key != "capability" else 0.9, label=name if r is detail_runs[0] else None)
     axes[2].set(xscale="log", xlabel="training step", ylabel=f"joint accuracy of class {results[0]['class']}", ylim=(-0.02, 1.02))
     axes[2].grid(alpha=0.25)
     axes[2].legend(fontsize=8, loc="upper left")
