@@ -40,6 +40,7 @@ P7 = (0.0, 40617522 / 29380423, -110615467 / 29380423, 69997945 / 29380423)  # r
 SAFETY, MIN_FACTOR, MAX_FACTOR = 0.9, 0.2, 10.0
 
 OK, TOO_MANY_STEPS, STEP_TOO_SMALL = 0, 1, 2
+H_FLOOR = 1e-10  # the first step's least length, as a fraction of the integration span
 MESSAGES = {OK: "ok", TOO_MANY_STEPS: "too many steps", STEP_TOO_SMALL: "step size underflow"}
 
 # The integrator, as plain Python: :func:`kernel_source` turns it into a numba module together with a
@@ -93,7 +94,9 @@ def one(t_eval, y0, p, rtol, atol, max_steps, out):
         h1 = max(1e-6, h0 * 1e-3)
     else:
         h1 = (0.01 / max(d1, d2)) ** (1 / 5)
-    h = min(100 * h0, h1)
+    # floor: with |y0| tiny but above the heuristic's 1e-5 (in units of atol), h0 = 0.01 d0 / d1 can fall below
+    # the underflow test's 1e-14 before the first step; the controller still shrinks a step that is too long
+    h = max(min(100 * h0, h1), H_FLOOR * (t_eval[-1] - t))
 
     steps = 0
     j = 1  # next output to fill

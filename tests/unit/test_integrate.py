@@ -180,3 +180,15 @@ def test_auto_method_picks_stacked_for_few_and_dopri_for_many():
     many = integrate(eq1(), T25, {"lam": np.ones((64, 2))}, method="auto")
     assert few.method == "stacked" and many.method == "dopri"
     np.testing.assert_allclose(few.z[0], many.z[0], atol=1e-7)
+
+
+@pytest.mark.parametrize("z0", [1e-13, 1e-9, 0.0])
+def test_a_start_just_above_zero_does_not_underflow_the_first_step(z0):
+    # |z0| a thousandth of atol: the initial-step heuristic asked for a 1e-15 step and failed at once
+    params = {"lam": np.array([[50.0, 6.0]]), "t_switch": np.array([[0.01, 0.4]]), "z_bias": np.array([[1.0, 1.0]]),
+              "z_target": np.array([[0.06, 1.0]]), "k": np.array([[7.5]]), "z0": np.array([[z0, z0]])}
+    t = np.linspace(0, 1, 50)
+    fast = integrate(eq1(2), t, params, method="dopri", rtol=1e-8, atol=1e-10)
+    slow = integrate(eq1(2), t, params, method="stacked", rtol=1e-10, atol=1e-12)
+    assert fast.success, fast.message
+    np.testing.assert_allclose(fast.z, slow.z, atol=1e-6)
