@@ -36,6 +36,7 @@ from theory.trajectory import Trajectory
 
 TOL = (1e-8, 1e-10)
 H = 1e-5
+ORDERS = ("bias-first", "target-first")
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,13 @@ class Law:
     scale: float
     x_ref: float
     masked: int | None = None
+    order: str = "bias-first"
+
+    def __post_init__(self):
+        if self.order not in ORDERS:
+            raise ValueError(f"unknown order {self.order!r}; valid: {', '.join(ORDERS)}")
+        if self.masked is not None and self.order != "bias-first":
+            raise ValueError("eq2's shifted target is the target after the switch: it needs order 'bias-first'")
 
     @property
     def size(self) -> int:
@@ -81,6 +89,13 @@ class Law:
                 "z_target": flat(z_target), "k": np.repeat(np.exp(theta[:, 6]), n)[:, None],
                 "z0": flat(np.broadcast_to(theta[:, None, 7:7 + self.d], (b, n, self.d)))}
 
+    def ordered(self, params: dict[str, NDArray]) -> dict[str, NDArray]:
+        """:meth:`params` as eq1's integrator takes them: before the switch ``z_bias``, after it ``z_target``.
+        ``target-first`` exchanges the two (eq1's energy, generalize first and memorize later)."""
+        if self.order == "bias-first":
+            return params
+        return params | {"z_bias": params["z_target"], "z_target": params["z_bias"]}
+
     def natural(self, theta: NDArray) -> dict[str, float | list[float]]:
         """θ (P,) -> the coefficients in the log's units (steps)."""
         return {"lam_ref": float(np.exp(theta[0]) / self.scale), "b_lam": float(theta[1]),
@@ -99,7 +114,8 @@ class Law:
         """Per run, the eq1 parameters in steps (for reports and figures)."""
         v = self.params(theta, x, target, p)
         return [{"lam": list(v["lam"][r] / self.scale), "t_switch": list(v["t_switch"][r] * self.scale),
-                 "z_bias": list(v["z_bias"][r]), "z_target": list(v["z_target"][r]), "k": float(v["k"][r, 0] / self.scale)}
+                 "z_bias": list(v["z_bias"][r]), "z_target": list(v["z_target"][r]), "k": float(v["k"][r, 0] / self.scale),
+                 "order": self.order}
                 for r in range(x.shape[0])]
 
 
@@ -144,7 +160,8 @@ def simulate(law: Law, data: Data, theta: NDArray, *, u: NDArray | None = None) 
     theta = np.atleast_2d(theta)
     grid = data.u if u is None else u
     x = data.x
-    sol = integrate(eq1(law.d), grid, law.params(theta, x, data.target, data.p), method="dopri", rtol=TOL[0], atol=TOL[1])
+    params = law.ordered(law.params(theta, x, data.target, data.p))
+    sol = integrate(eq1(law.d), grid, params, method="dopri", rtol=TOL[0], atol=TOL[1])
     if not sol.success:
         raise ValueError(f"the pooled eq1 simulation failed ({sol.message})")
     return sol.z.reshape(theta.shape[0], x.shape[0], grid.size, law.d)
@@ -187,7 +204,7 @@ def _starts(law: Law, data: Data) -> NDArray:
     for lam in (3.0, 15.0, 60.0):
         for b_lam in (0.5, 1.0):
             for t in (0.15, 0.4):
-                for b_t in (-1.0, -0.3):
+                for b_t in (-1.0, -0.3) if law.order == "bias-first" else (-0.5, 0.5):
                     for m in (0.5, 1.0):
                         for beta in ((0.3, 0.8) if law.masked is not None else (None,)):
                             row = [np.log(lam), b_lam, np.log(t), b_t, m, np.log(5.0), np.log(30.0), *first]
@@ -218,7 +235,8 @@ def _solve(law: Law, data: Data, x0: NDArray, y: NDArray, f_scale: float, max_nf
 
 
 def fit_law(trajectories: Sequence[Trajectory], x: NDArray, *, ci: str = "wald", n_boot: int = 50,
-            rng: int | np.random.Generator = 0, masked: int | None = None, p: NDArray | None = None) -> PooledFit:
+            rng: int | np.random.Generator = 0, masked: int | None = None, p: NDArray | None = None,
+            order: str = "bias-first") -> PooledFit:
     """Fit the law to training runs: one trajectory per run, ``x`` (N, D) their covariates (> 0).
 
     Args:
@@ -226,6 +244,8 @@ def fit_law(trajectories: Sequence[Trajectory], x: NDArray, *, ci: str = "wald",
         x: (N, D) covariates, e.g. each concept's measured signal.
         ci: ``wald`` or ``runs`` (bootstrap over training runs, ``n_boot`` refits).
         masked, p: eq2: the index of the masked concept, and each run's masking fraction in [0, 1].
+        order: ``bias-first`` (eq1: the bias, then the true target) or ``target-first`` (the true target,
+            then the bias: a run that generalizes early and memorizes its training classes later).
     """
     if (masked is None) != (p is None):
         raise ValueError("eq2 needs both the masked concept and every run's masking fraction")
@@ -242,7 +262,7 @@ def fit_law(trajectories: Sequence[Trajectory], x: NDArray, *, ci: str = "wald",
     target = np.array([[float(c) for c in t.label] if len(t.label) == d and set(t.label) <= {"0", "1"} else [1.0] * d
                        for t in trajectories])
     data = Data.of(trajectories, x, target, p=p)
-    law = Law(d, data.scale, float(np.exp(np.mean(np.log(x)))), masked)
+    law = Law(d, data.scale, float(np.exp(np.mean(np.log(x)))), masked, order)
     y = data.observed()
     f_scale = 2 * float(np.median([noise_scale(yr) for yr in data.y if len(yr) >= 3]))
     starts = _starts(law, data)

@@ -2,7 +2,7 @@
 runs it has not seen from their covariates alone.
 
   python -m fitting.predict LOG.csv --covariates COV.csv (--holdout RUN,.. | --train RUN,..)
-         [--class 11] [--protocol naive] [--model eq1] [--covariate signal] [--ci wald|runs] [--out DIR]
+         [--class 11] [--protocol naive] [--model eq1|memorize|eq2] [--covariate signal] [--ci wald|runs] [--out DIR]
 
   --holdout sep_color=0.5      every run at Δcolor 0.5 (all its seeds): leave one level out
   --holdout 'seed=0,sep.color=0.5'   one run of a sweep (its id holds a comma; the longest id wins)
@@ -14,6 +14,9 @@ columns (a sweep's covariates.csv: ``signal_color``, ``sep_size``, ...). --covar
 (default ``signal``, the measured concept signal; ``sep`` for the separations). The law (documented in
 fitting/pooled.py) maps each concept's covariate to eq1's speed, switch time and bias, with shared
 coefficients fitted jointly, by least squares, to every training run's trajectory of the class.
+--model memorize runs the switch the other way (the true target first, the bias after it): the order
+seen in the package's own Δcolor sweep, where class 11 first moves toward its corner and then settles
+on the training class 01.
 
 Outputs in --out (default: a 'predict' folder beside the log):
 
@@ -53,6 +56,9 @@ from theory.stamp import stamp
 from theory.trajectory import Trajectory, read_csv, write_csv
 
 LEVEL = 0.8
+
+
+MODELS = {"eq1": "bias-first", "memorize": "target-first", "eq2": "bias-first"}  # --model -> the law's order
 
 
 def read_table(path: Path) -> dict[str, dict[str, str]]:
@@ -172,8 +178,11 @@ def build_parser() -> argparse.ArgumentParser:
                        "DIR/leave_out.json")
     parser.add_argument("--class", dest="label", default="11", help="the class (default 11, the held-out class)")
     parser.add_argument("--protocol", default="naive", help="the protocol whose trajectories are fitted (default naive)")
-    parser.add_argument("--model", default="eq1", choices=["eq1", "eq2"],
-                        help="the toy model: eq1, or eq2 for a masking sweep (the masked concept's target shifts with p)")
+    parser.add_argument("--model", default="eq1", choices=list(MODELS),
+                        help="the toy model: eq1 (the bias first, then the true target); memorize (eq1 with the order "
+                             "reversed: the true target first, then the bias, for runs that generalize early and "
+                             "memorize their training classes later); eq2 for a masking sweep (eq1 whose masked "
+                             "concept's target shifts with p)")
     parser.add_argument("--masked", metavar="CONCEPT", help="eq2: the masked concept (e.g. color)")
     parser.add_argument("--shift", default="mask_p", metavar="COLUMN",
                         help="eq2: the column of COV.csv with each run's masking fraction p in [0, 1] (default mask_p)")
@@ -280,7 +289,8 @@ def predict_split(args, trajs: list[Trajectory], cov: dict, train: list[str], he
     x = {r: np.array(cov[r]) for r in by_run}
     shift = args.shift_values
     fit = fit_law([by_run[r] for r in train], np.stack([x[r] for r in train]), ci=args.ci, n_boot=args.boot,
-                  masked=args.masked_index, p=None if shift is None else np.array([shift[r] for r in train]))
+                  masked=args.masked_index, p=None if shift is None else np.array([shift[r] for r in train]),
+                  order=MODELS[args.model])
     pooled_s = time.perf_counter() - start
     doc = analyse(fit, by_run, x, train, held, concepts, args)
     doc |= {"log": str(args.log), "covariates": str(args.covariates), "stamp": stamped, "seconds": {"pooled_fit": round(pooled_s, 2)}}

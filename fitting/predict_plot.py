@@ -2,7 +2,9 @@
 
 Left: the held-out runs in concept space, observed (dots) and predicted by the law (line). Then the
 law's covariate-to-parameter curves (speed, switch time, bias) with each training run's own eq1 fit
-over them (fitting.fit's estimates; a switch that was not identified is not drawn).
+over them (fitting.fit's estimates; a switch that was not identified is not drawn). Under ``--model
+memorize`` the per-run eq1 fits are not drawn: they assume the other order (bias first), so their
+parameters do not measure the law's.
 """
 
 from __future__ import annotations
@@ -30,7 +32,8 @@ def figure(doc: dict, observed: dict[str, Trajectory], predicted: dict[str, Traj
         plot.square(ax, concepts, f"held-out runs, class {doc['class']} (dots: observed)")
         ax.legend(fontsize=6, loc="best")
     cov = {r: np.array([v["covariates"][k] for k in concepts]) for r, v in doc["train"].items()}
-    fits = doc.get("per_run_fits") or {}
+    memorize = doc["model"] == "memorize"
+    fits = {} if memorize else doc.get("per_run_fits") or {}
     xs = np.array(list(cov.values()))
     grid = np.geomspace(xs.min() * 0.7, xs.max() * 1.4, 100)
     label = f"{doc['covariate']} (covariate)"
@@ -48,7 +51,7 @@ def figure(doc: dict, observed: dict[str, Trajectory], predicted: dict[str, Traj
         pts = [(cov[r][i], f["t_switch"][i]) for r, f in fits.items() if f and "t_switch" in f and f["t_switch"][i] is not None]
         if pts:
             ax.plot(*zip(*pts), "o", color=colors[i % 10], label=f"per-run switch: {name}")
-    ax.set(xscale="log", yscale="log", xlabel=label, ylabel="switch step", title="switch time")
+    ax.set(xscale="log", yscale="log", xlabel=label, ylabel="switch step", title="switch time (to memorizing)" if memorize else "switch time")
     ax.legend(fontsize=7)
     ax = axes.pop(0)
     lead = np.linspace(-2.5, 2.5, 200)
@@ -64,7 +67,7 @@ def figure(doc: dict, observed: dict[str, Trajectory], predicted: dict[str, Traj
         if pts:
             ax.plot(*zip(*pts), "o", color=colors[i % 10], label=f"per-run fit: {name}")
     ax.set(xlabel="log signal lead over the other concept", ylabel="bias |z̃ - ẑ|", ylim=(-0.03, 1.03),
-           title="bias toward the stronger concept's training class")
+           title=("memorized bias after the switch" if memorize else "bias toward the stronger concept's training class"))
     ax.legend(fontsize=7)
     for ax in fig.axes:
         ax.grid(alpha=0.25)

@@ -23,8 +23,8 @@ def at_reference(coefs: dict, x_ref_fit: float, x_ref_true: float) -> dict:
 def check_recovery(case, fit, held, tol=0.10):
     c = fit.coefficients | at_reference(fit.coefficients, fit.law.x_ref, case.truth["x_ref"])
     for name in ("lam_ref", "b_lam", "t_ref", "b_t", "m", "gamma", "k"):
-        assert c[name] == pytest.approx(TRUE_LAW[name], rel=tol), name
-    np.testing.assert_allclose(c["z0"], TRUE_LAW["z0"], atol=0.05)
+        assert c[name] == pytest.approx(case.truth[name], rel=tol), name
+    np.testing.assert_allclose(c["z0"], case.truth["z0"], atol=0.05)
     for r in held:
         t = case.trajectories[r]
         pred = fit.predict(case.x[[r]], np.ones((1, 2)), t.step)[0]
@@ -82,6 +82,22 @@ def test_eq2_recovers_the_underspecification_shift_and_predicts_a_held_out_maski
     assert plain.rmse > 1.3 * fit.rmse
 
 
+MEMORIZE = TRUE_LAW | {"b_t": 0.6, "t_ref": 1200.0}  # generalize first; a stronger signal memorizes later
+
+
+def test_the_reversed_order_is_recovered_and_eq1_cannot_fit_it():
+    case = sweep_case(SIGNALS, seed=2, law=MEMORIZE, order="target-first")
+    held = (0, 5)
+    train = [r for r in range(len(SIGNALS)) if r not in held]
+    trajs = [case.trajectories[r] for r in train]
+    fit = fit_law(trajs, case.x[train], order="target-first")
+    assert fit.success and fit.law.order == "target-first"
+    check_recovery(case, fit, held)
+    weak = case.trajectories[0].z  # the weakest color: first toward its target 1, then memorized near 1 - m
+    assert weak[:, 0].max() > 0.6 and weak[-1, 0] < 0.3
+    assert fit_law(trajs, case.x[train]).rmse > 1.5 * fit.rmse  # eq1's order has no way back from the target
+
+
 def test_bad_inputs_of_the_pooled_fit():
     case = sweep_case(SIGNALS[:4])
     with pytest.raises(ValueError, match="at least 3 training runs"):
@@ -94,6 +110,10 @@ def test_bad_inputs_of_the_pooled_fit():
         fit_law(case.trajectories, case.x, masked=0)
     with pytest.raises(ValueError, match="one number in \\[0, 1\\] per run"):
         fit_law(case.trajectories, case.x, masked=0, p=np.full(4, 1.5))
+    with pytest.raises(ValueError, match="valid: bias-first, target-first"):
+        fit_law(case.trajectories, case.x, order="memorize")
+    with pytest.raises(ValueError, match="needs order 'bias-first'"):
+        fit_law(case.trajectories, case.x, masked=0, p=np.full(4, 0.5), order="target-first")
 
 
 # --- baselines ---------------------------------------------------------------------------------------

@@ -11,6 +11,8 @@ python -m fitting.study "$D"                              # study.json: learning
 python -m figures.study "$D"                              # learning.png, timing.png, held_out.png
 python -m fitting.predict "$D/sweep.csv" --covariates "$D/covariates.csv" --leave-out sep_color --class 11 \
     --out "$D/predict"                                    # the pooled toy model, one Δcolor level left out at a time
+python -m fitting.predict "$D/sweep.csv" --covariates "$D/covariates.csv" --leave-out sep_color --class 11 \
+    --model memorize --out "$D/predict-memorize"          # the same with the switch reversed (target, then memorized bias)
 P=docs/results/study/mask-pilot                           # the masking pilot: p = 0 at Δcolor 0.6 and 0.8
 python -m empirical.sweep collect "$P" --partial
 python -m fitting.study "$P" --by sep_color
