@@ -27,7 +27,10 @@ Outputs in --out (default: a 'predict' folder beside the log):
                    stays within 0.2 of its target; null: never within the logged range) and the turn
                    step, predicted vs observed, and the same for two baselines: linear interpolation of
                    the training runs' observed paths in covariate space (null outside their range) and
-                   the nearest training run; per training run its own eq1 fit (fitting.fit's record)
+                   the nearest training run; for scale, the seed floor: the RMSE against the mean of the
+                   other held-out runs at the same covariates (other seeds; null if none): how far seeds
+                   differ, not a prediction (it reads held-out runs); per training run its
+                   own eq1 fit (fitting.fit's record)
   prediction.png   observed vs predicted paths of the held-out runs; the law's covariate-to-parameter
                    curves with the per-run fits over them
 """
@@ -316,17 +319,18 @@ def predict_split(args, trajs: list[Trajectory], cov: dict, train: list[str], he
 
 
 def split_summary(doc: dict) -> dict:
-    """A split's held-out runs: per run the RMSE of the law, of interpolation (None where it does not apply)
-    and of the nearest run, and their means."""
+    """A split's held-out runs: per run the RMSE of the law, of interpolation (None where it does not apply),
+    of the nearest run and the seed floor (None without another seed at the run's covariates), and their means."""
     per_run = [{"run": r, "law": h["rmse"], "interpolation": h["baselines"]["interpolation"]["rmse"],
-                "nearest": h["baselines"]["nearest"]["rmse"]} for r, h in doc["holdout"].items()]
+                "nearest": h["baselines"]["nearest"]["rmse"], "seed_floor": (h["seed_floor"] or {}).get("rmse")}
+               for r, h in doc["holdout"].items()]
 
     def mean(key):
         values = [row[key] for row in per_run if row[key] is not None]
         return float(np.mean(values)) if values else None
 
     return {"runs": list(doc["holdout"]), "law": mean("law"), "interpolation": mean("interpolation"),
-            "nearest": mean("nearest"), "per_run": per_run}
+            "nearest": mean("nearest"), "seed_floor": mean("seed_floor"), "per_run": per_run}
 
 
 def means(rows: list[dict]) -> dict:
@@ -336,7 +340,7 @@ def means(rows: list[dict]) -> dict:
     out = {}
     for where, inside in (("inside", True), ("outside", False)):
         chosen = [r for r in runs if (r["interpolation"] is not None) == inside]
-        for key in ("law", "interpolation", "nearest"):
+        for key in ("law", "interpolation", "nearest", "seed_floor"):
             values = [r[key] for r in chosen if r[key] is not None]
             out[f"{key}_{where}"] = float(np.mean(values)) if values else None
         out[f"runs_{where}"] = len(chosen)
@@ -380,6 +384,7 @@ def analyse(fit: PooledFit, by_run: dict, x: dict, train: list, held: list, conc
         pred = metrics(steps, _path(fit, x[r], traj, shift), traj, concepts, target)
         interp, used, why = baselines.interpolation(refs, features[r])
         near, near_runs = baselines.nearest(refs, features[r])
+        floor = seed_floor(by_run, features, held, r, ref_steps, steps, idx)
         holdout[r] = {**compare(pred, obs, concepts), "covariates": dict(zip(concepts, x[r].tolist())),
                       "parameters": _params(fit, x[r], target, shift, r),
                       "baselines": {
@@ -387,7 +392,8 @@ def analyse(fit: PooledFit, by_run: dict, x: dict, train: list, held: list, conc
                                             "applies": True, "runs": list(used), "why_not": None}
                           if interp is not None else {"applies": False, "why_not": why, "rmse": None},
                           "nearest": {**compare(metrics(steps, near[idx], traj, concepts, target), obs, concepts),
-                                      "runs": list(near_runs)}}}
+                                      "runs": list(near_runs)}},
+                      "seed_floor": floor}
     return {"model": args.model, "class": args.label, "protocol": args.protocol, "covariate": args.covariate,
             "concepts": list(concepts), "law": {"coefficients": fit.coefficients, "ci": fit.ci, "ci_method": fit.ci_method,
                                                 "x_ref": fit.law.x_ref, "text": law_text(fit.coefficients),
@@ -396,6 +402,21 @@ def analyse(fit: PooledFit, by_run: dict, x: dict, train: list, held: list, conc
                           "parameters": _params(fit, x[r], _target(by_run[r]), shift, r)}
                       for r, e in zip(train, fit.per_run_rmse)},
             "rmse_train": fit.rmse, "holdout": holdout}
+
+
+def seed_floor(by_run: dict, features: dict, held: list, run: str, ref_steps: np.ndarray, steps: np.ndarray,
+               idx: np.ndarray) -> dict | None:
+    """How far seeds differ, for scale (not a prediction: it reads held-out runs): the RMSE of ``run`` against
+    the mean path of the other held-out runs at its covariates; None without one."""
+    others = [o for o in held if o != run and np.allclose(features[o], features[run], rtol=0, atol=1e-9)]
+    if not others:
+        return None
+    mean = baselines.references([by_run[o] for o in others], np.stack([features[o] for o in others]), ref_steps)[0].path
+    located = ~by_run[run].missing & np.all(np.isfinite(mean[idx]), axis=1)
+    if located.sum() < 2:
+        return None
+    rmse = float(np.sqrt(np.mean((mean[idx][located] - by_run[run].z[located]) ** 2)))
+    return {"rmse": rmse, "runs": others}
 
 
 def per_run_fits(trajs: Sequence[Trajectory]) -> dict:

@@ -163,3 +163,27 @@ def test_memorize_fits_a_sweep_that_generalizes_first_and_says_so(tmp_path):
     for run in ("run3", "run7"):
         assert mem["holdout"][run]["rmse"] <= 1.5 * case.noise < eq1["holdout"][run]["rmse"]
     assert (tmp_path / "m" / "prediction.png").stat().st_size > 10_000
+
+
+def test_the_seed_floor_compares_each_held_out_seed_with_the_others_at_its_covariates(tmp_path):
+    case = sweep_case(np.repeat(np.geomspace(0.005, 0.08, 4), 2), seed=6, run_effect=0.3)
+    write_csv(tmp_path / "sweep.csv", case.trajectories)
+    with (tmp_path / "cov.csv").open("w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["run", "level", "signal_color", "signal_size"])
+        for i, (t, x) in enumerate(zip(case.trajectories, case.x)):
+            w.writerow([t.run, i // 2, x[0], x[1]])
+    assert main([str(tmp_path / "sweep.csv"), "--covariates", str(tmp_path / "cov.csv"), "--leave-out", "level",
+                 "--no-figure", "--out", str(tmp_path / "o")]) == 0
+    inner = json.loads((tmp_path / "o" / "level=1" / "prediction.json").read_text())
+    a, b = case.trajectories[2], case.trajectories[3]  # the two seeds of level 1: each one's floor is the other
+    assert inner["holdout"]["run2"]["seed_floor"]["runs"] == ["run3"]
+    expected = np.sqrt(np.mean((a.z - b.z) ** 2))
+    assert inner["holdout"]["run2"]["seed_floor"]["rmse"] == pytest.approx(expected, rel=1e-9)
+    assert inner["holdout"]["run3"]["seed_floor"]["rmse"] == pytest.approx(expected, rel=1e-9)
+    doc = json.loads((tmp_path / "o" / "leave_out.json").read_text())
+    assert doc["levels"][1]["seed_floor"] == pytest.approx(expected) and doc["means"]["seed_floor_inside"] > 0
+    single = tmp_path / "s"
+    assert main([str(tmp_path / "sweep.csv"), "--covariates", str(tmp_path / "cov.csv"), "--holdout", "run2",
+                 "--no-figure", "--out", str(single)]) == 0
+    assert json.loads((single / "prediction.json").read_text())["holdout"]["run2"]["seed_floor"] is None
