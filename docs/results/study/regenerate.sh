@@ -20,3 +20,7 @@ python -m figures.study "$P"
 M=docs/results/study/mask                                 # the masking sweep at Δcolor 0.6 (p x seed)
 python -m fitting.masking "$M"/runs/* --out "$M"          # masking.json and its table
 python -m figures.masking "$M/masking.json" --detail 0.5  # masking.png (Fig. 8, 9a, 10)
+E=docs/results/study/dcolor-elicit                        # a fourth seed at Δcolor 0.4-0.8, elicited after training
+python -m empirical.sweep collect "$E" --partial
+python -m fitting.study "$E"
+python -m figures.study "$E"
