@@ -151,14 +151,25 @@ def oriented(z: np.ndarray, target: np.ndarray) -> np.ndarray:
 
 def metrics(steps: np.ndarray, path: np.ndarray, observed: Trajectory, concepts: Sequence[str], target: np.ndarray) -> dict:
     """RMSE against the observed located points, settled-0.8 step per concept and turn step, of a (T, D) path."""
-    located = ~observed.missing & np.all(np.isfinite(path), axis=1)
+    located = _located(path, observed)
     if located.sum() < 2:
         return {"rmse": None, "settled_80": {c: None for c in concepts}, "turn": None}
     s, p = np.asarray(steps, dtype=float)[located], path[located]
-    rmse = float(np.sqrt(np.mean((p - observed.z[located]) ** 2)))
+    rmse = _rmse(path, observed)
     settled = {c: settled_step(s, oriented(p[:, i], target[i]), LEVEL) for i, c in enumerate(concepts)}
     turn = find_turn(s, p, n_boot=0).step if s.size >= 5 else None
     return {"rmse": rmse, "settled_80": settled, "turn": turn}
+
+
+def _located(path: np.ndarray, observed: Trajectory) -> np.ndarray:
+    """Rows where the observed run was located and the (T, D) path is defined."""
+    return ~observed.missing & np.all(np.isfinite(path), axis=1)
+
+
+def _rmse(path: np.ndarray, observed: Trajectory) -> float | None:
+    """RMSE of a (T, D) path at the observed run's steps against its located points; None with fewer than 2."""
+    located = _located(path, observed)
+    return float(np.sqrt(np.mean((path[located] - observed.z[located]) ** 2))) if located.sum() >= 2 else None
 
 
 def compare(pred: dict, obs: dict, concepts: Sequence[str]) -> dict:
@@ -384,7 +395,7 @@ def analyse(fit: PooledFit, by_run: dict, x: dict, train: list, held: list, conc
         pred = metrics(steps, _path(fit, x[r], traj, shift), traj, concepts, target)
         interp, used, why = baselines.interpolation(refs, features[r])
         near, near_runs = baselines.nearest(refs, features[r])
-        floor = seed_floor(by_run, features, held, r, ref_steps, steps, idx)
+        floor = seed_floor(by_run, features, held, r, ref_steps, idx)
         holdout[r] = {**compare(pred, obs, concepts), "covariates": dict(zip(concepts, x[r].tolist())),
                       "parameters": _params(fit, x[r], target, shift, r),
                       "baselines": {
@@ -404,19 +415,16 @@ def analyse(fit: PooledFit, by_run: dict, x: dict, train: list, held: list, conc
             "rmse_train": fit.rmse, "holdout": holdout}
 
 
-def seed_floor(by_run: dict, features: dict, held: list, run: str, ref_steps: np.ndarray, steps: np.ndarray,
-               idx: np.ndarray) -> dict | None:
+def seed_floor(by_run: dict, features: dict, held: list, run: str, ref_steps: np.ndarray, idx: np.ndarray) -> dict | None:
     """How far seeds differ, for scale (not a prediction: it reads held-out runs): the RMSE of ``run`` against
-    the mean path of the other held-out runs at its covariates; None without one."""
+    the mean path of the other held-out runs at its covariates (``idx``: its steps' rows of ``ref_steps``);
+    None without one."""
     others = [o for o in held if o != run and np.allclose(features[o], features[run], rtol=0, atol=1e-9)]
     if not others:
         return None
     mean = baselines.references([by_run[o] for o in others], np.stack([features[o] for o in others]), ref_steps)[0].path
-    located = ~by_run[run].missing & np.all(np.isfinite(mean[idx]), axis=1)
-    if located.sum() < 2:
-        return None
-    rmse = float(np.sqrt(np.mean((mean[idx][located] - by_run[run].z[located]) ** 2)))
-    return {"rmse": rmse, "runs": others}
+    rmse = _rmse(mean[idx], by_run[run])
+    return None if rmse is None else {"rmse": rmse, "runs": others}
 
 
 def per_run_fits(trajs: Sequence[Trajectory]) -> dict:
