@@ -16,6 +16,10 @@ runs, so the intercepts are the values at a typical signal):
 with ẑ the class's corner (class 11: (1, 1)). Coefficients: ``lam_ref`` (1/step), ``b_lam``,
 ``t_ref`` (steps), ``b_t``, ``m``, ``gamma``, ``k`` (1/step), ``z0`` (per concept). Time is
 normalized by the last logged step internally (the law is invariant to the time unit).
+
+With ``onset``, one more shared coefficient ``t_on`` (steps): eq1's clock starts at t_on, every run
+waiting at z0 until then (t_switch counts from it). A real run draws nothing the probe can follow for
+its first few hundred steps, then its concepts rise as sigmoids, not as eq1's exponentials from step 0.
 Intervals: Wald (s² (JᵀJ)⁻¹; residuals within a run are correlated, so these are narrow), or a
 bootstrap over runs (resample whole training runs, refit; honest about run-to-run variation).
 """
@@ -52,6 +56,7 @@ class Law:
     x_ref: float
     masked: int | None = None
     order: str = "bias-first"
+    onset: bool = False
 
     def __post_init__(self):
         if self.order not in ORDERS:
@@ -61,12 +66,23 @@ class Law:
 
     @property
     def size(self) -> int:
+        return 7 + self.d + (self.masked is not None) + self.onset
+
+    @property
+    def i_beta(self) -> int:
+        return 7 + self.d
+
+    @property
+    def i_onset(self) -> int:
         return 7 + self.d + (self.masked is not None)
 
     def bounds(self) -> tuple[NDArray, NDArray]:
-        extra = [0.0] if self.masked is not None else []
-        lo = [np.log(0.05), -4.0, np.log(1e-3), -4.0, 0.0, np.log(0.05), np.log(0.5)] + [0.0] * self.d + extra
-        hi = [np.log(5e3), 4.0, np.log(20.0), 4.0, 1.0, np.log(100.0), np.log(5e3)] + [1.0] * self.d + [1.0] * len(extra)
+        lo = [np.log(0.05), -4.0, np.log(1e-3), -4.0, 0.0, np.log(0.05), np.log(0.5)] + [0.0] * self.d
+        hi = [np.log(5e3), 4.0, np.log(20.0), 4.0, 1.0, np.log(100.0), np.log(5e3)] + [1.0] * self.d
+        if self.masked is not None:
+            lo, hi = lo + [0.0], hi + [1.0]
+        if self.onset:
+            lo, hi = lo + [np.log(1e-4)], hi + [np.log(0.5)]
         return np.array(lo), np.array(hi)
 
     def params(self, theta: NDArray, x: NDArray, target: NDArray, p: NDArray | None = None) -> dict[str, NDArray]:
@@ -83,7 +99,7 @@ class Law:
         z_bias = target[None] + (1 - 2 * target[None]) * col(4) * (1 - s)
         z_target = np.repeat(target[None], b, axis=0)
         if self.masked is not None:
-            z_target[:, :, self.masked] *= 1 - theta[:, -1][:, None] * np.asarray(p, dtype=float)[None]
+            z_target[:, :, self.masked] *= 1 - theta[:, self.i_beta][:, None] * np.asarray(p, dtype=float)[None]
         flat = lambda a: a.reshape(b * n, self.d)  # noqa: E731
         return {"lam": flat(lam), "t_switch": flat(t_switch), "z_bias": flat(np.clip(z_bias, 0, 1)),
                 "z_target": flat(z_target), "k": np.repeat(np.exp(theta[:, 6]), n)[:, None],
@@ -101,21 +117,24 @@ class Law:
         return {"lam_ref": float(np.exp(theta[0]) / self.scale), "b_lam": float(theta[1]),
                 "t_ref": float(np.exp(theta[2]) * self.scale), "b_t": float(theta[3]), "m": float(theta[4]),
                 "gamma": float(np.exp(theta[5])), "k": float(np.exp(theta[6]) / self.scale),
-                "z0": [float(v) for v in theta[7:7 + self.d]]} | ({"beta": float(theta[-1])} if self.masked is not None else {})
+                "z0": [float(v) for v in theta[7:7 + self.d]]} \
+            | ({"beta": float(theta[self.i_beta])} if self.masked is not None else {}) \
+            | ({"t_on": float(np.exp(theta[self.i_onset]) * self.scale)} if self.onset else {})
 
     def theta(self, coefs: dict) -> NDArray:
         """The inverse of :meth:`natural`."""
         return np.array([np.log(coefs["lam_ref"] * self.scale), coefs["b_lam"], np.log(coefs["t_ref"] / self.scale),
                          coefs["b_t"], coefs["m"], np.log(coefs["gamma"]), np.log(coefs["k"] * self.scale),
-                         *np.broadcast_to(coefs["z0"], (self.d,)), *([coefs["beta"]] if self.masked is not None else [])],
+                         *np.broadcast_to(coefs["z0"], (self.d,)), *([coefs["beta"]] if self.masked is not None else []),
+                         *([np.log(coefs["t_on"] / self.scale)] if self.onset else [])],
                         dtype=float)
 
     def run_params(self, theta: NDArray, x: NDArray, target: NDArray, p: NDArray | None = None) -> list[dict[str, list[float]]]:
-        """Per run, the eq1 parameters in steps (for reports and figures)."""
+        """Per run, the eq1 parameters in steps (for reports and figures); with an onset, ``t_switch`` counts from ``t_on``."""
         v = self.params(theta, x, target, p)
         return [{"lam": list(v["lam"][r] / self.scale), "t_switch": list(v["t_switch"][r] * self.scale),
                  "z_bias": list(v["z_bias"][r]), "z_target": list(v["z_target"][r]), "k": float(v["k"][r, 0] / self.scale),
-                 "order": self.order}
+                 "order": self.order} | ({"t_on": float(np.exp(theta[self.i_onset]) * self.scale)} if self.onset else {})
                 for r in range(x.shape[0])]
 
 
@@ -161,10 +180,29 @@ def simulate(law: Law, data: Data, theta: NDArray, *, u: NDArray | None = None) 
     grid = data.u if u is None else u
     x = data.x
     params = law.ordered(law.params(theta, x, data.target, data.p))
-    sol = integrate(eq1(law.d), grid, params, method="dopri", rtol=TOL[0], atol=TOL[1])
+    b, n = theta.shape[0], x.shape[0]
+    if not law.onset:
+        return solve(params, grid).reshape(b, n, grid.size, law.d)
+    out = np.empty((b, n, grid.size, law.d))
+    u_on = np.exp(theta[:, law.i_onset])
+    for value in np.unique(u_on):  # one solve per onset (a Jacobian's batch holds three)
+        rows = np.flatnonzero(u_on == value)
+        pick = (rows[:, None] * n + np.arange(n)).ravel()
+        out[rows] = solve({k: v[pick] for k, v in params.items()}, grid, value).reshape(rows.size, n, grid.size, law.d)
+    return out
+
+
+def solve(params: dict[str, NDArray], grid: NDArray, onset: float = 0.0, *, tol: tuple[float, float] = TOL) -> NDArray:
+    """(N, T, D) eq1 paths for integrator parameters (batched over N) at times ``grid`` (starting at 0); with an
+    ``onset`` (same time unit) eq1's clock starts there: z stays at z0 until ``onset``, then follows eq1 in
+    time - onset (t_switch counts from the onset)."""
+    clock, back = np.unique(np.maximum(np.asarray(grid, dtype=float) - onset, 0.0), return_inverse=True)
+    if clock[0] > 0:
+        clock, back = np.concatenate([[0.0], clock]), back + 1
+    sol = integrate(eq1(params["z0"].shape[1]), clock, params, method="dopri", rtol=tol[0], atol=tol[1])
     if not sol.success:
         raise ValueError(f"the pooled eq1 simulation failed ({sol.message})")
-    return sol.z.reshape(theta.shape[0], x.shape[0], grid.size, law.d)
+    return sol.z[:, back]
 
 
 @dataclass(frozen=True)
@@ -200,6 +238,8 @@ class PooledFit:
 
 def _starts(law: Law, data: Data) -> NDArray:
     first = np.clip(np.nanmean([y[0] for y in data.y if len(y)], axis=0), 0.05, 0.95)
+    # the onset starts at half the median first located step (before it the probe reads nothing to follow)
+    on = max(0.5 * float(np.median([data.steps[idx[0]] for idx in data.index if len(idx)])) / data.scale, 1e-3)
     grid = []
     for lam in (3.0, 15.0, 60.0):
         for b_lam in (0.5, 1.0):
@@ -208,7 +248,7 @@ def _starts(law: Law, data: Data) -> NDArray:
                     for m in (0.5, 1.0):
                         for beta in ((0.3, 0.8) if law.masked is not None else (None,)):
                             row = [np.log(lam), b_lam, np.log(t), b_t, m, np.log(5.0), np.log(30.0), *first]
-                            grid.append(row + ([beta] if beta is not None else []))
+                            grid.append(row + ([beta] if beta is not None else []) + ([np.log(on)] if law.onset else []))
     return np.array(grid)
 
 
@@ -236,7 +276,7 @@ def _solve(law: Law, data: Data, x0: NDArray, y: NDArray, f_scale: float, max_nf
 
 def fit_law(trajectories: Sequence[Trajectory], x: NDArray, *, ci: str = "wald", n_boot: int = 50,
             rng: int | np.random.Generator = 0, masked: int | None = None, p: NDArray | None = None,
-            order: str = "bias-first") -> PooledFit:
+            order: str = "bias-first", onset: bool = False) -> PooledFit:
     """Fit the law to training runs: one trajectory per run, ``x`` (N, D) their covariates (> 0).
 
     Args:
@@ -262,7 +302,7 @@ def fit_law(trajectories: Sequence[Trajectory], x: NDArray, *, ci: str = "wald",
     target = np.array([[float(c) for c in t.label] if len(t.label) == d and set(t.label) <= {"0", "1"} else [1.0] * d
                        for t in trajectories])
     data = Data.of(trajectories, x, target, p=p)
-    law = Law(d, data.scale, float(np.exp(np.mean(np.log(x)))), masked, order)
+    law = Law(d, data.scale, float(np.exp(np.mean(np.log(x)))), masked, order, onset)
     y = data.observed()
     f_scale = 2 * float(np.median([noise_scale(yr) for yr in data.y if len(yr) >= 3]))
     starts = _starts(law, data)

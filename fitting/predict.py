@@ -2,7 +2,7 @@
 runs it has not seen from their covariates alone.
 
   python -m fitting.predict LOG.csv --covariates COV.csv (--holdout RUN,.. | --train RUN,..)
-         [--class 11] [--protocol naive] [--model eq1|memorize|eq2] [--covariate signal] [--ci wald|runs] [--out DIR]
+         [--class 11] [--protocol naive] [--model eq1|memorize|eq2] [--onset] [--covariate signal] [--ci wald|runs] [--out DIR]
 
   --holdout sep_color=0.5      every run at Δcolor 0.5 (all its seeds): leave one level out
   --holdout 'seed=0,sep.color=0.5'   one run of a sweep (its id holds a comma; the longest id wins)
@@ -16,7 +16,8 @@ fitting/pooled.py) maps each concept's covariate to eq1's speed, switch time and
 coefficients fitted jointly, by least squares, to every training run's trajectory of the class.
 --model memorize runs the switch the other way (the true target first, the bias after it): the order
 seen in the package's own Δcolor sweep, where class 11 first moves toward its corner and then settles
-on the training class 01.
+on the training class 01. --onset adds one shared coefficient, the step at which the toy model's clock
+starts (a real run's concepts rise as sigmoids after a few hundred steps of unreadable samples).
 
 Outputs in --out (default: a 'predict' folder beside the log):
 
@@ -202,6 +203,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="eq2: the column of COV.csv with each run's masking fraction p in [0, 1] (default mask_p)")
     parser.add_argument("--covariate", default="signal", metavar="NAME",
                         help="use the columns NAME_<concept> (default signal: the measured concept signal; sep: separations)")
+    parser.add_argument("--onset", action="store_true",
+                        help="one more shared coefficient t_on: the toy model's clock starts at step t_on (the class "
+                             "stays at z0 until then), for runs that draw nothing the probe can follow at first")
     parser.add_argument("--ci", choices=["wald", "runs"], default="wald",
                         help="coefficient intervals: wald (fast, narrow) or runs (bootstrap over training runs)")
     parser.add_argument("--boot", type=int, default=50, metavar="B", help="bootstrap resamples for --ci runs (default 50)")
@@ -304,7 +308,7 @@ def predict_split(args, trajs: list[Trajectory], cov: dict, train: list[str], he
     shift = args.shift_values
     fit = fit_law([by_run[r] for r in train], np.stack([x[r] for r in train]), ci=args.ci, n_boot=args.boot,
                   masked=args.masked_index, p=None if shift is None else np.array([shift[r] for r in train]),
-                  order=MODELS[args.model])
+                  order=MODELS[args.model], onset=args.onset)
     pooled_s = time.perf_counter() - start
     doc = analyse(fit, by_run, x, train, held, concepts, args)
     doc |= {"log": str(args.log), "covariates": str(args.covariates), "stamp": stamped, "seconds": {"pooled_fit": round(pooled_s, 2)}}
@@ -377,7 +381,8 @@ def _params(fit: PooledFit, x: np.ndarray, target: np.ndarray, shift: dict | Non
 def law_text(c: dict) -> str:
     return (f"lam = {c['lam_ref']:.3g}/step x (x/x_ref)^{c['b_lam']:.2f}, t_switch = {c['t_ref']:,.0f} x (x/x_ref)^{c['b_t']:.2f}, "
             f"bias depth m = {c['m']:.2f}, sharpness {c['gamma']:.2f}, k = {c['k']:.3g}/step"
-            + (f", target shift beta = {c['beta']:.2f}" if "beta" in c else ""))
+            + (f", target shift beta = {c['beta']:.2f}" if "beta" in c else "")
+            + (f", onset t_on = {c['t_on']:,.0f}" if "t_on" in c else ""))
 
 
 def analyse(fit: PooledFit, by_run: dict, x: dict, train: list, held: list, concepts, args) -> dict:

@@ -46,7 +46,9 @@ def figure(doc: dict, observed: dict[str, Trajectory], predicted: dict[str, Traj
     ax.set(xscale="log", yscale="log", xlabel=label, ylabel="speed λ (1/step)", title="speed")
     ax.legend(fontsize=7)
     ax = axes.pop(0)
-    ax.plot(grid, c["t_ref"] * (grid / x_ref) ** c["b_t"], "-", color="k", label=f"law: exponent {c['b_t']:.2f}")
+    on = c.get("t_on", 0.0)  # the switch in the log's steps: the law's clock starts at the onset
+    ax.plot(grid, on + c["t_ref"] * (grid / x_ref) ** c["b_t"], "-", color="k",
+            label=f"law: exponent {c['b_t']:.2f}" + (f", from the onset {on:,.0f}" if on else ""))
     for i, name in enumerate(concepts):
         pts = [(cov[r][i], f["t_switch"][i]) for r, f in fits.items() if f and "t_switch" in f and f["t_switch"][i] is not None]
         if pts:

@@ -130,15 +130,16 @@ TRUE_LAW = {"lam_ref": 4e-3, "b_lam": 1.0, "t_ref": 1500.0, "b_t": -0.8, "m": 0.
 def sweep_case(color_signals: NDArray, *, seed: int = 0, noise: float = 0.03, size_signal: float = 0.05,
                coupling: float = 0.3, steps: NDArray | None = None, law: dict | None = None,
                run_effect: float = 0.0, masking: NDArray | None = None, beta: float = 0.6,
-               order: str = "bias-first") -> SweepCase:
+               order: str = "bias-first", onset: float | None = None) -> SweepCase:
     """Runs of a Δcolor-like sweep: color's signal as given, size's a weak function of it (as measured on the
     renders: a larger color separation makes size more visible too), class 11 under eq1 with the law's
     parameters, sampled at the tiny preset's kind of schedule with Gaussian noise (real logs: ~0.03).
     ``run_effect``: each run's speeds and switch times also scaled by exp(N(0, run_effect²)), as seeds
     differ in real training (the law then holds on average only). ``masking``: each run's masking fraction p
     (eq2: color's target becomes 1 - beta p; color is concept 0 here). ``order``: the law's (``target-first``:
-    the true target before the switch, the bias after it)."""
-    from fitting.pooled import Law
+    the true target before the switch, the bias after it). ``onset``: the step at which eq1's clock starts
+    (the law's ``t_on``; none by default)."""
+    from fitting.pooled import Law, solve
 
     law = dict(TRUE_LAW if law is None else law)
     xc = np.asarray(color_signals, dtype=float)
@@ -147,14 +148,17 @@ def sweep_case(color_signals: NDArray, *, seed: int = 0, noise: float = 0.03, si
     masked = None if masking is None else 0
     if masked is not None:
         law["beta"] = beta
-    rule = Law(2, float(steps[-1]), float(np.exp(np.mean(np.log(x)))), masked, order)
+    if onset is not None:
+        law["t_on"] = onset
+    rule = Law(2, float(steps[-1]), float(np.exp(np.mean(np.log(x)))), masked, order, onset is not None)
     target = np.ones_like(x)
     values = rule.params(rule.theta(law)[None], x, target, masking)
     rng = np.random.default_rng(seed)
     if run_effect:
         values["lam"] = values["lam"] * np.exp(rng.normal(0, run_effect, (x.shape[0], 1)))
         values["t_switch"] = values["t_switch"] * np.exp(rng.normal(0, run_effect, (x.shape[0], 1)))
-    z = integrate(eq1(), np.concatenate([[0.0], steps / rule.scale]), rule.ordered(values), rtol=1e-10, atol=1e-12).z[:, 1:]
+    grid = np.concatenate([[0.0], steps / rule.scale])
+    z = solve(rule.ordered(values), grid, (onset or 0.0) / rule.scale, tol=(1e-10, 1e-12))[:, 1:]
     trajs = [Trajectory(steps, np.clip(z[r] + rng.normal(0, noise, z[r].shape), 0, 1), ("color", "size"), "11", "naive", r,
                         f"run{r}") for r in range(x.shape[0])]
     return SweepCase(trajs, x, {**law, "x_ref": rule.x_ref}, noise, None if masking is None else np.asarray(masking, float))

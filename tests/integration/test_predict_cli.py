@@ -145,9 +145,9 @@ def test_eq2_on_a_masking_sweep_recovers_the_shift_and_beats_the_baselines(tmp_p
     assert "no column 'seed' (--shift)" in capsys.readouterr().err
 
 
-def test_memorize_fits_a_sweep_that_generalizes_first_and_says_so(tmp_path):
+def test_memorize_with_an_onset_fits_a_sweep_that_generalizes_first_and_says_so(tmp_path):
     law = TRUE_LAW | {"b_t": 0.6, "t_ref": 1200.0}
-    case = sweep_case(np.geomspace(0.005, 0.08, 8), seed=4, law=law, order="target-first")
+    case = sweep_case(np.geomspace(0.005, 0.08, 8), seed=4, law=law, order="target-first", onset=300.0)
     write_csv(tmp_path / "sweep.csv", case.trajectories)
     with (tmp_path / "cov.csv").open("w", newline="") as fh:
         w = csv.writer(fh)
@@ -155,10 +155,11 @@ def test_memorize_fits_a_sweep_that_generalizes_first_and_says_so(tmp_path):
         for t, x in zip(case.trajectories, case.x):
             w.writerow([t.run, x[0], x[1]])
     base = [str(tmp_path / "sweep.csv"), "--covariates", str(tmp_path / "cov.csv"), "--holdout", "run3,run7"]
-    assert main([*base, "--model", "memorize", "--out", str(tmp_path / "m")]) == 0
+    assert main([*base, "--model", "memorize", "--onset", "--out", str(tmp_path / "m")]) == 0
     assert main([*base, "--no-figure", "--out", str(tmp_path / "e")]) == 0
     mem, eq1 = (json.loads((tmp_path / d / "prediction.json").read_text()) for d in ("m", "e"))
     assert mem["model"] == "memorize" and mem["law"]["coefficients"]["b_t"] == pytest.approx(0.6, rel=0.1)
+    assert mem["law"]["coefficients"]["t_on"] == pytest.approx(300.0, rel=0.1) and "onset t_on = " in mem["law"]["text"]
     assert all(p["parameters"]["order"] == "target-first" for p in mem["holdout"].values())
     for run in ("run3", "run7"):
         assert mem["holdout"][run]["rmse"] <= 1.5 * case.noise < eq1["holdout"][run]["rmse"]

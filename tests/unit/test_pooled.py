@@ -6,7 +6,7 @@ import pytest
 
 from fitting import baselines
 from fitting.model_fit import fit_model
-from fitting.pooled import fit_law
+from fitting.pooled import fit_law, solve
 from fitting.report import summary
 from fitting.synthetic import TRUE_LAW, eq1_case, sweep_case
 from theory.trajectory import Trajectory
@@ -25,6 +25,8 @@ def check_recovery(case, fit, held, tol=0.10):
     for name in ("lam_ref", "b_lam", "t_ref", "b_t", "m", "gamma", "k"):
         assert c[name] == pytest.approx(case.truth[name], rel=tol), name
     np.testing.assert_allclose(c["z0"], case.truth["z0"], atol=0.05)
+    if "t_on" in case.truth:
+        assert c["t_on"] == pytest.approx(case.truth["t_on"], rel=tol)
     for r in held:
         t = case.trajectories[r]
         pred = fit.predict(case.x[[r]], np.ones((1, 2)), t.step)[0]
@@ -96,6 +98,29 @@ def test_the_reversed_order_is_recovered_and_eq1_cannot_fit_it():
     weak = case.trajectories[0].z  # the weakest color: first toward its target 1, then memorized near 1 - m
     assert weak[:, 0].max() > 0.6 and weak[-1, 0] < 0.3
     assert fit_law(trajs, case.x[train]).rmse > 1.5 * fit.rmse  # eq1's order has no way back from the target
+
+
+def test_the_onset_is_recovered_and_without_it_the_fit_is_worse():
+    case = sweep_case(SIGNALS, seed=4, law=MEMORIZE, order="target-first", onset=400.0)
+    held = (0, 5)
+    train = [r for r in range(len(SIGNALS)) if r not in held]
+    trajs = [case.trajectories[r] for r in train]
+    fit = fit_law(trajs, case.x[train], order="target-first", onset=True)
+    assert fit.success and fit.law.onset
+    check_recovery(case, fit, held)
+    early = case.trajectories[3].step < 400  # before the onset every run waits at z0
+    np.testing.assert_allclose(fit.predict(case.x[[3]], np.ones((1, 2)), case.trajectories[3].step)[0][early],
+                               np.broadcast_to(fit.coefficients["z0"], (early.sum(), 2)), atol=1e-9)
+    assert fit_law(trajs, case.x[train], order="target-first").rmse > 1.3 * fit.rmse
+
+
+def test_an_onset_delays_the_same_path():
+    values = {"z0": np.array([[0.5, 0.2]]), "lam": np.array([[3.0, 1.0]]), "t_switch": np.array([[0.3, 0.5]]),
+              "z_bias": np.array([[0.1, 1.0]]), "z_target": np.array([[1.0, 1.0]]), "k": np.array([[20.0]])}
+    grid = np.linspace(0, 1, 41)
+    late = solve(values, grid, 0.25)
+    np.testing.assert_allclose(late[0, grid <= 0.25], np.broadcast_to([0.5, 0.2], ((grid <= 0.25).sum(), 2)))
+    np.testing.assert_allclose(late[0, grid >= 0.25], solve(values, grid[grid >= 0.25] - 0.25)[0], atol=1e-9)
 
 
 def test_bad_inputs_of_the_pooled_fit():

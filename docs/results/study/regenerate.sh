@@ -13,6 +13,8 @@ python -m fitting.predict "$D/sweep.csv" --covariates "$D/covariates.csv" --leav
     --out "$D/predict"                                    # the pooled toy model, one Δcolor level left out at a time
 python -m fitting.predict "$D/sweep.csv" --covariates "$D/covariates.csv" --leave-out sep_color --class 11 \
     --model memorize --out "$D/predict-memorize"          # the same with the switch reversed (target, then memorized bias)
+python -m fitting.predict "$D/sweep.csv" --covariates "$D/covariates.csv" --leave-out sep_color --class 11 \
+    --model memorize --onset --out "$D/predict-memorize-onset"   # and with the clock starting at a fitted onset
 P=docs/results/study/mask-pilot                           # the masking pilot: p = 0 at Δcolor 0.6 and 0.8
 python -m empirical.sweep collect "$P" --partial
 python -m fitting.study "$P" --by sep_color
