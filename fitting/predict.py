@@ -7,6 +7,8 @@ runs it has not seen from their covariates alone.
   --holdout sep_color=0.5      every run at Δcolor 0.5 (all its seeds): leave one level out
   --holdout 'seed=0,sep.color=0.5'   one run of a sweep (its id holds a comma; the longest id wins)
   --leave-out sep_color        one fit per level, each holding out that level's runs: DIR/leave_out.json
+                               (per level and overall, and the law minus each baseline paired per run,
+                               with a bootstrap interval over the held-out runs)
 
 LOG.csv is a trajectory log holding many runs (a sweep's sweep.csv); COV.csv has a ``run`` column and
 numeric covariates, where ``<name>_<concept>`` belongs to that concept of the log's ``z_<concept>``
@@ -292,10 +294,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         doc = predict_split(args, trajs, cov, train, held, out / name if name else out, stamped)
         summary_rows.append({"left_out": name, **{k: v for k, v in split_summary(doc).items()}})
     if args.leave_out:
+        gaps = differences(summary_rows)
         write_json(out / "leave_out.json", {"column": args.leave_out, "class": args.label, "protocol": args.protocol,
                                             "covariate": args.covariate, "levels": summary_rows,
-                                            "means": means(summary_rows), "stamp": stamped})
+                                            "means": means(summary_rows), "differences": gaps, "stamp": stamped})
         print(f"wrote {out / 'leave_out.json'}: " + "; ".join(f"{k} {v:.3g}" for k, v in means(summary_rows).items() if v is not None))
+        for name, g in gaps.items():
+            print(f"  {name}: {g['mean']:+.3f} [{g['ci95'][0]:+.3f}, {g['ci95'][1]:+.3f}] over {g['runs']} runs")
     return 0
 
 
@@ -359,6 +364,23 @@ def means(rows: list[dict]) -> dict:
             values = [r[key] for r in chosen if r[key] is not None]
             out[f"{key}_{where}"] = float(np.mean(values)) if values else None
         out[f"runs_{where}"] = len(chosen)
+    return out
+
+
+def differences(rows: list[dict], n_boot: int = 2000) -> dict:
+    """The law's RMSE minus the baseline's, paired per held-out run (negative: the law is better): against
+    interpolation inside the training range, the nearest run outside it; the mean with a 95% bootstrap
+    interval over the held-out runs (runs of one level share their fit, so the interval is if anything narrow)."""
+    runs = [r for row in rows for r in row["per_run"]]
+    out = {}
+    for name, inside, base in (("law_minus_interpolation_inside", True, "interpolation"),
+                               ("law_minus_nearest_outside", False, "nearest")):
+        d = np.array([r["law"] - r[base] for r in runs if (r["interpolation"] is not None) == inside
+                      and r["law"] is not None and r[base] is not None])
+        if d.size:
+            boot = d[np.random.default_rng(0).integers(0, d.size, (n_boot, d.size))].mean(axis=1)
+            out[name] = {"mean": float(d.mean()), "ci95": [float(np.quantile(boot, 0.025)), float(np.quantile(boot, 0.975))],
+                         "runs": int(d.size), "law_better": int(np.sum(d < 0))}
     return out
 
 

@@ -118,6 +118,10 @@ def test_leave_one_level_out_fits_once_per_level_and_summarises(sweep, tmp_path)
     m = doc["means"]
     assert m["law_inside"] <= 1.5 * case.noise and m["law_outside"] <= 1.5 * case.noise
     assert m["law_inside"] < m["interpolation_inside"] and m["law_outside"] < m["nearest_outside"]
+    gap = doc["differences"]["law_minus_interpolation_inside"]  # paired per run, with a bootstrap interval
+    assert gap["mean"] == pytest.approx(m["law_inside"] - m["interpolation_inside"]) and gap["runs"] == 6
+    assert gap["ci95"][0] <= gap["mean"] <= gap["ci95"][1] < 0 and gap["law_better"] == 6
+    assert doc["differences"]["law_minus_nearest_outside"]["runs"] == 2
     assert (tmp_path / f"sep_color={doc['levels'][0]['left_out'].split('=')[1]}" / "prediction.json").exists()
 
 
