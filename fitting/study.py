@@ -85,9 +85,8 @@ def learning(trajectories: Sequence[Trajectory], train_classes: Sequence[str]) -
         curve = np.mean([concept_accuracy(t, i) for t in train], axis=0)
         learned = threshold_step(step, curve, LEVEL, persist=PERSIST)
         fit = fit_logistic(step, curve, level=LEVEL) if np.sum(~np.isnan(curve)) >= 5 else None
-        out[concept] = {"learned_step": learned,
-                        "learned_fit": None if fit is None else fit.t50,
-                        "learned_fit_ci": None if fit is None or fit.t50_ci is None else list(fit.t50_ci),
+        t, ci = rising_crossing(fit, step)
+        out[concept] = {"learned_step": learned, "learned_fit": t, "learned_fit_ci": ci,
                         "censored_at": float(step[-1]) if learned is None else None,
                         "final": None if np.isnan(curve[-1]) else float(curve[-1])}
     return out
@@ -99,9 +98,17 @@ def timing(name: str, step: np.ndarray, accuracy: np.ndarray) -> dict:
     step, accuracy = step[ok], accuracy[ok]
     first = threshold_step(step, accuracy, 0.5, persist=PERSIST)
     fit = fit_logistic(step, accuracy) if step.size >= 5 else None
+    t, ci = rising_crossing(fit, step)
     return {f"{name}_step": first, f"{name}_censored_at": float(step[-1]) if first is None and step.size else None,
-            f"{name}_t50": None if fit is None else fit.t50,
-            f"{name}_t50_ci": None if fit is None or fit.t50_ci is None else list(fit.t50_ci)}
+            f"{name}_t50": t, f"{name}_t50_ci": ci}
+
+
+def rising_crossing(fit, step: np.ndarray) -> tuple[float | None, list | None]:
+    """A fitted sigmoid's crossing and its interval, counted only when the sigmoid rises and crosses within the
+    logged steps (a falling curve, or a crossing extrapolated before the first step, is not a learning time)."""
+    if fit is None or fit.t50 is None or not fit.hi > fit.lo or not step[0] <= fit.t50 <= step[-1]:
+        return None, None
+    return fit.t50, None if fit.t50_ci is None else list(fit.t50_ci)
 
 
 def overlap(a: Sequence[float | None] | None, b: Sequence[float | None] | None) -> bool | None:

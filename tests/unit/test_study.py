@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from figures.study import main as draw
-from fitting.study import concept_accuracy, main, overlap, study
+from fitting.study import concept_accuracy, learning, main, overlap, study, timing
 from theory.trajectory import Trajectory, write_csv
 
 STEPS = np.arange(0, 3001, 100)
@@ -106,6 +106,16 @@ def test_learning_steps_are_recovered_and_never_is_censored(sweep):
                                             "censored_from": 3000.0}
     assert high["learned_step"]["color"]["median"] == 600.0 and high["learned_step"]["color"]["n_censored"] == 0
     assert high["signal"]["size"] == pytest.approx(0.065)
+
+
+def test_a_falling_curve_has_no_fitted_learning_time():
+    falling = np.where(STEPS < 1200, 1.0, 0.0)  # color carried early, then lost (memorized): not learned
+    t = Trajectory(STEPS, np.stack([falling, np.ones(STEPS.size)], axis=1), ("color", "size"), "01", run="r",
+                   extra=carrying("01", [falling, np.ones(STEPS.size)]))
+    got = learning([t], ["01"])["color"]
+    assert got["learned_fit"] is None and got["learned_fit_ci"] is None and got["learned_step"] == 0
+    assert timing("capability", STEPS.astype(float), 1 - falling)["capability_t50"] == pytest.approx(1150, abs=60)
+    assert timing("capability", STEPS.astype(float), falling)["capability_t50"] is None
 
 
 def test_capability_is_timed_and_censored_and_unelicited_runs_do_not_count(sweep):
