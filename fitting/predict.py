@@ -8,7 +8,7 @@ runs it has not seen from their covariates alone.
   --holdout 'seed=0,sep.color=0.5'   one run of a sweep (its id holds a comma; the longest id wins)
   --leave-out sep_color        one fit per level, each holding out that level's runs: DIR/leave_out.json
                                (per level and overall, and the law minus each baseline paired per run,
-                               with a bootstrap interval over the held-out runs)
+                               with a bootstrap interval over the held-out runs) and DIR/leave_out.png
 
 LOG.csv is a trajectory log holding many runs (a sweep's sweep.csv); COV.csv has a ``run`` column and
 numeric covariates, where ``<name>_<concept>`` belongs to that concept of the log's ``z_<concept>``
@@ -295,9 +295,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         summary_rows.append({"left_out": name, **{k: v for k, v in split_summary(doc).items()}})
     if args.leave_out:
         gaps = differences(summary_rows)
-        write_json(out / "leave_out.json", {"column": args.leave_out, "class": args.label, "protocol": args.protocol,
-                                            "covariate": args.covariate, "levels": summary_rows,
-                                            "means": means(summary_rows), "differences": gaps, "stamp": stamped})
+        doc = {"column": args.leave_out, "class": args.label, "protocol": args.protocol, "model": args.model,
+               "onset": args.onset, "covariate": args.covariate, "levels": summary_rows, "means": means(summary_rows), "differences": gaps,
+               "stamp": stamped}
+        write_json(out / "leave_out.json", doc)
+        if not args.no_figure:
+            from fitting.predict_plot import leave_out_figure
+
+            leave_out_figure(doc, out / "leave_out.png")
         print(f"wrote {out / 'leave_out.json'}: " + "; ".join(f"{k} {v:.3g}" for k, v in means(summary_rows).items() if v is not None))
         for name, g in gaps.items():
             print(f"  {name}: {g['mean']:+.3f} [{g['ci95'][0]:+.3f}, {g['ci95'][1]:+.3f}] over {g['runs']} runs")

@@ -75,3 +75,30 @@ def figure(doc: dict, observed: dict[str, Trajectory], predicted: dict[str, Traj
         ax.grid(alpha=0.25)
     fig.suptitle(f"pooled {doc['model']} law: {doc['law']['text']}", fontsize=9)
     plot.save(fig, path)
+
+
+def leave_out_figure(doc: dict, path) -> None:
+    """leave_out.png: per left-out level, the RMSE of the law, of the two baselines and the seed floor (lines:
+    the level's mean; dots: the law on each held-out run); shaded: the levels outside the training range."""
+    levels = doc["levels"]
+    fig, ax = plot.subplots(figsize=(6.4, 4.2), layout="constrained")
+    x = np.arange(len(levels))
+    for key, style, label in (("law", "o-", f"{doc.get('model', '')} law" + (" + onset" if doc.get("onset") else "")), ("interpolation", "s--", "interpolation"),
+                              ("nearest", "^:", "nearest level"), ("seed_floor", "x-.", "seed floor (other seeds, same level)")):
+        y = np.array([np.nan if lv[key] is None else lv[key] for lv in levels], dtype=float)
+        ax.plot(x, y, style, label=label, ms=6, lw=1.5, color="k" if key == "law" else None)
+    for i, lv in enumerate(levels):
+        runs = [r["law"] for r in lv["per_run"] if r["law"] is not None]
+        ax.plot(np.full(len(runs), i), runs, ".", color="0.55", ms=5, zorder=0)
+        if lv["interpolation"] is None:
+            ax.axvspan(i - 0.4, i + 0.4, color="0.92", zorder=-1)
+    gap = doc.get("differences", {}).get("law_minus_interpolation_inside")
+    note = "" if gap is None else (f"\nlaw - interpolation inside {gap['mean']:+.3f} "
+                                   f"[{gap['ci95'][0]:+.3f}, {gap['ci95'][1]:+.3f}]")
+    ax.set(xticks=x, xticklabels=[lv["left_out"] for lv in levels], ylabel="RMSE of the held-out path",
+           title=f"leave one {doc['column']} out (grey band: outside the training range){note}")
+    ax.title.set_fontsize(9)
+    ax.tick_params(axis="x", labelsize=7)
+    ax.grid(alpha=0.25)
+    ax.legend(fontsize=7)
+    plot.save(fig, path)

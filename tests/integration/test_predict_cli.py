@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from fitting.predict import main
+from fitting.predict_plot import leave_out_figure
 from fitting.synthetic import TRUE_LAW, sweep_case
 from theory.trajectory import read_csv, write_csv
 
@@ -122,6 +123,9 @@ def test_leave_one_level_out_fits_once_per_level_and_summarises(sweep, tmp_path)
     assert gap["mean"] == pytest.approx(m["law_inside"] - m["interpolation_inside"]) and gap["runs"] == 6
     assert gap["ci95"][0] <= gap["mean"] <= gap["ci95"][1] < 0 and gap["law_better"] == 6
     assert doc["differences"]["law_minus_nearest_outside"]["runs"] == 2
+    assert doc["model"] == "eq1" and not (tmp_path / "leave_out.png").exists()  # --no-figure
+    leave_out_figure(doc, tmp_path / "leave_out.png")
+    assert (tmp_path / "leave_out.png").stat().st_size > 10_000
     assert (tmp_path / f"sep_color={doc['levels'][0]['left_out'].split('=')[1]}" / "prediction.json").exists()
 
 
