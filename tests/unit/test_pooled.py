@@ -12,6 +12,8 @@ from fitting.synthetic import TRUE_LAW, eq1_case, sweep_case
 from theory.trajectory import Trajectory
 
 SIGNALS = np.geomspace(0.005, 0.08, 10)
+SIGNALS_12 = np.geomspace(0.005, 0.08, 12)
+MEMORIZE = TRUE_LAW | {"b_t": 0.6, "t_ref": 1200.0}  # generalize first; a stronger signal memorizes later
 
 
 def at_reference(coefs: dict, x_ref_fit: float, x_ref_true: float) -> dict:
@@ -58,6 +60,18 @@ def test_recovery_grid(seed, noise):
     check_recovery(case, fit_law([case.trajectories[r] for r in train], case.x[train]), held)
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(4))
+def test_recovery_grid_memorize_with_an_onset(seed):
+    rng = np.random.default_rng(300 + seed)  # levels spread over the whole range (a random draw can leave no run
+    signals = SIGNALS_12 * np.exp(rng.uniform(-0.1, 0.1, 12))  # whose concepts compete evenly: γ is then not identified)
+    case = sweep_case(signals, seed=seed, noise=0.03, law=MEMORIZE, order="target-first", onset=float(rng.uniform(200, 600)))
+    held = (0, 6, 11)
+    train = [r for r in range(12) if r not in held]
+    fit = fit_law([case.trajectories[r] for r in train], case.x[train], order="target-first", onset=True)
+    check_recovery(case, fit, held)
+
+
 def test_with_run_to_run_variation_the_run_bootstrap_is_wider_than_wald():
     case = sweep_case(SIGNALS, seed=3, run_effect=0.2)  # seeds differ: the law holds on average only
     wald = fit_law(case.trajectories, case.x)
@@ -83,8 +97,6 @@ def test_eq2_recovers_the_underspecification_shift_and_predicts_a_held_out_maski
     plain = fit_law([case.trajectories[r] for r in train], case.x[train])  # eq1 cannot move the target
     assert plain.rmse > 1.3 * fit.rmse
 
-
-MEMORIZE = TRUE_LAW | {"b_t": 0.6, "t_ref": 1200.0}  # generalize first; a stronger signal memorizes later
 
 
 def test_the_reversed_order_is_recovered_and_eq1_cannot_fit_it():
