@@ -20,6 +20,7 @@ normalized by the last logged step internally (the law is invariant to the time 
 With ``onset``, one more shared coefficient ``t_on`` (steps): eq1's clock starts at t_on, every run
 waiting at z0 until then (t_switch counts from it). A real run draws nothing the probe can follow for
 its first few hundred steps, then its concepts rise as sigmoids, not as eq1's exponentials from step 0.
+
 Intervals: Wald (s² (JᵀJ)⁻¹; residuals within a run are correlated, so these are narrow), or a
 bootstrap over runs (resample whole training runs, refit; honest about run-to-run variation).
 """
@@ -47,7 +48,7 @@ ORDERS = ("bias-first", "target-first")
 class Law:
     """The covariate-to-parameter law, evaluated in normalized time (u = step / scale).
 
-    θ = [log λ_ref·scale, b_lam, log t_ref/scale, b_t, m, log γ, log k·scale, z0_1..z0_D (, β)].
+    θ = [log λ_ref·scale, b_lam, log t_ref/scale, b_t, m, log γ, log k·scale, z0_1..z0_D (, β) (, log t_on/scale)].
     With ``masked`` (eq2, Sec. 5), concept ``masked``'s target of each run shifts with its masking
     fraction p: ẑ(p) = ẑ (1 − β p), β in [0, 1] (eq2's form U1, written as eq1 with that target)."""
 
