@@ -22,7 +22,12 @@ python -m figures.study "$P"
 M=docs/results/study/mask                                 # the masking sweep at Δcolor 0.6 (p x seed)
 python -m fitting.masking "$M"/runs/* --out "$M"          # masking.json and its table
 python -m figures.masking "$M/masking.json" --detail 0.5  # masking.png (Fig. 8, 9a, 10)
-E=docs/results/study/dcolor-elicit                        # a fourth seed at Δcolor 0.4-0.8, elicited after training
+E=docs/results/study/dcolor-elicit                        # seeds 3 and 4 at every Δcolor, elicited after training
 python -m empirical.sweep collect "$E" --partial
 python -m fitting.study "$E"
 python -m figures.study "$E"
+for model in "eq1 predict" "memorize predict-memorize" "memorize predict-memorize-onset --onset"; do
+    set -- $model                                         # the pooled laws again on these runs alone: a replication
+    python -m fitting.predict "$E/sweep.csv" --covariates "$E/covariates.csv" --leave-out sep_color --class 11 \
+        --model "$1" ${3:-} --out "$E/$2"
+done
