@@ -292,19 +292,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     for name, held in plans:
         train = [r for r in runs if r not in held]
         doc = predict_split(args, trajs, cov, train, held, out / name if name else out, stamped)
-        summary_rows.append({"left_out": name, **{k: v for k, v in split_summary(doc).items()}})
+        summary_rows.append({"left_out": name, **split_summary(doc)})
     if args.leave_out:
-        gaps = differences(summary_rows)
-        doc = {"column": args.leave_out, "class": args.label, "protocol": args.protocol, "model": args.model,
-               "onset": args.onset, "covariate": args.covariate, "levels": summary_rows, "means": means(summary_rows), "differences": gaps,
-               "stamp": stamped}
-        write_json(out / "leave_out.json", doc)
+        summary = {"column": args.leave_out, "class": args.label, "protocol": args.protocol, "model": args.model,
+                   "onset": args.onset, "covariate": args.covariate, "levels": summary_rows, "means": means(summary_rows),
+                   "differences": differences(summary_rows), "stamp": stamped}
+        write_json(out / "leave_out.json", summary)
         if not args.no_figure:
             from fitting.predict_plot import leave_out_figure
 
-            leave_out_figure(doc, out / "leave_out.png")
-        print(f"wrote {out / 'leave_out.json'}: " + "; ".join(f"{k} {v:.3g}" for k, v in means(summary_rows).items() if v is not None))
-        for name, g in gaps.items():
+            leave_out_figure(summary, out / "leave_out.png")
+        print(f"wrote {out / 'leave_out.json'}: " + "; ".join(f"{k} {v:.3g}" for k, v in summary["means"].items() if v is not None))
+        for name, g in summary["differences"].items():
             print(f"  {name}: {g['mean']:+.3f} [{g['ci95'][0]:+.3f}, {g['ci95'][1]:+.3f}] over {g['runs']} runs")
     return 0
 
