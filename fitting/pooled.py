@@ -135,7 +135,7 @@ class Law:
         v = self.params(theta, x, target, p)
         return [{"lam": list(v["lam"][r] / self.scale), "t_switch": list(v["t_switch"][r] * self.scale),
                  "z_bias": list(v["z_bias"][r]), "z_target": list(v["z_target"][r]), "k": float(v["k"][r, 0] / self.scale),
-                 "order": self.order} | ({"t_on": float(np.exp(theta[self.i_onset]) * self.scale)} if self.onset else {})
+                 "order": self.order} | ({"t_on": self.natural(theta)["t_on"]} if self.onset else {})
                 for r in range(x.shape[0])]
 
 
@@ -182,11 +182,9 @@ def simulate(law: Law, data: Data, theta: NDArray, *, u: NDArray | None = None) 
     x = data.x
     params = law.ordered(law.params(theta, x, data.target, data.p))
     b, n = theta.shape[0], x.shape[0]
-    if not law.onset:
-        return solve(params, grid).reshape(b, n, grid.size, law.d)
     out = np.empty((b, n, grid.size, law.d))
-    u_on = np.exp(theta[:, law.i_onset])
-    for value in np.unique(u_on):  # one solve per onset (a Jacobian's batch holds three)
+    u_on = np.exp(theta[:, law.i_onset]) if law.onset else np.zeros(b)
+    for value in np.unique(u_on):  # one solve per onset (a Jacobian's batch holds three; one without an onset)
         rows = np.flatnonzero(u_on == value)
         pick = (rows[:, None] * n + np.arange(n)).ravel()
         out[rows] = solve({k: v[pick] for k, v in params.items()}, grid, value).reshape(rows.size, n, grid.size, law.d)

@@ -83,8 +83,9 @@ def leave_out_figure(doc: dict, path) -> None:
     levels = doc["levels"]
     fig, ax = plot.subplots(figsize=(6.4, 4.2), layout="constrained")
     x = np.arange(len(levels))
-    for key, style, label in (("law", "o-", f"{doc.get('model', '')} law" + (" + onset" if doc.get("onset") else "")), ("interpolation", "s--", "interpolation"),
-                              ("nearest", "^:", "nearest level"), ("seed_floor", "x-.", "seed floor (other seeds, same level)")):
+    law = f"{doc.get('model', '')} law" + (" + onset" if doc.get("onset") else "")
+    for key, style, label in (("law", "o-", law), ("interpolation", "s--", "interpolation"), ("nearest", "^:", "nearest level"),
+                              ("seed_floor", "x-.", "seed floor (other seeds, same level)")):
         y = np.array([np.nan if lv[key] is None else lv[key] for lv in levels], dtype=float)
         ax.plot(x, y, style, label=label, ms=6, lw=1.5, color="k" if key == "law" else None)
     for i, lv in enumerate(levels):

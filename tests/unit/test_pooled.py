@@ -98,7 +98,6 @@ def test_eq2_recovers_the_underspecification_shift_and_predicts_a_held_out_maski
     assert plain.rmse > 1.3 * fit.rmse
 
 
-
 def test_the_reversed_order_is_recovered_and_eq1_cannot_fit_it():
     case = sweep_case(SIGNALS, seed=2, law=MEMORIZE, order="target-first")
     held = (0, 5)
