@@ -1,7 +1,7 @@
 """Fit one toy model to many runs at once, each run's parameters a law of its covariates, and predict
 runs it has not seen from their covariates alone.
 
-  python -m fitting.predict LOG.csv --covariates COV.csv (--holdout RUN,.. | --train RUN,..)
+  python -m fitting.predict LOG.csv [LOG.csv ..] --covariates COV.csv [COV.csv ..] (--holdout RUN,.. | --train RUN,..)
          [--class 11] [--protocol naive] [--model eq1|memorize|eq2] [--onset] [--covariate signal] [--ci wald|runs] [--out DIR]
 
   --holdout sep_color=0.5      every run at Δcolor 0.5 (all its seeds): leave one level out
@@ -13,9 +13,15 @@ runs it has not seen from their covariates alone.
 LOG.csv is a trajectory log holding many runs (a sweep's sweep.csv); COV.csv has a ``run`` column and
 numeric covariates, where ``<name>_<concept>`` belongs to that concept of the log's ``z_<concept>``
 columns (a sweep's covariates.csv: ``signal_color``, ``sep_size``, ...). --covariate NAME picks which
-(default ``signal``, the measured concept signal; ``sep`` for the separations). The law (documented in
-fitting/pooled.py) maps each concept's covariate to eq1's speed, switch time and bias, with shared
-coefficients fitted jointly, by least squares, to every training run's trajectory of the class.
+(default ``signal``, the measured concept signal; ``sep`` for the separations). Several sweeps of one
+design are pooled by naming all their logs and tables (their run ids must differ, as distinct seeds
+make them; --out is then required):
+
+  python -m fitting.predict A/sweep.csv B/sweep.csv --covariates A/covariates.csv B/covariates.csv \
+         --leave-out sep_color --class 11 --model memorize --out pooled
+
+The law (documented in fitting/pooled.py) maps each concept's covariate to eq1's speed, switch time
+and bias, with shared coefficients fitted jointly, by least squares, to every training run's trajectory of the class.
 --model memorize runs the switch the other way (the true target first, the bias after it): the order
 seen in the package's own Δcolor sweep, where class 11 first moves toward its corner and then settles
 on the training class 01. --onset adds one shared coefficient, the step at which the toy model's clock
@@ -68,7 +74,7 @@ MODELS = {"eq1": "bias-first", "memorize": "target-first", "eq2": "bias-first"} 
 
 
 def read_table(path: Path) -> dict[str, dict[str, str]]:
-    """COV.csv as run -> {column: text}; ValueError naming the file and row."""
+    """COV.csv as run -> {column: text} (plus ``_row`` and ``_file``, for messages); ValueError naming the file and row."""
     rows = list(csv.reader(read_text(path, "covariates table (CSV)").splitlines()))
     if not rows or "run" not in rows[0]:
         raise ValueError(f"{path}: no 'run' column in the header; a covariates table has run and <name>_<concept> columns "
@@ -81,36 +87,50 @@ def read_table(path: Path) -> dict[str, dict[str, str]]:
         run = cells.get("run", "")
         if run in table:
             raise ValueError(f"{path}, row {line}: run {run!r} appears twice")
-        table[run] = cells | {"_row": str(line)}
+        table[run] = cells | {"_row": str(line), "_file": str(path)}
     return table
 
 
-def read_covariates(path: Path, table: dict[str, dict[str, str]], name: str, concepts: Sequence[str]) -> dict[str, list[float]]:
+def read_tables(paths: Sequence[Path]) -> dict[str, dict[str, str]]:
+    """Several covariates tables as one (pooled sweeps); a run in two of them is an error naming both."""
+    table: dict[str, dict[str, str]] = {}
+    for path in paths:
+        for run, cells in read_table(path).items():
+            if run in table:
+                raise ValueError(f"{path}, row {cells['_row']}: run {run!r} is also in {table[run]['_file']}, "
+                                 f"row {table[run]['_row']}; pooled sweeps need distinct run ids (e.g. distinct seeds)")
+            table[run] = cells
+    return table
+
+
+def read_covariates(table: dict[str, dict[str, str]], name: str, concepts: Sequence[str]) -> dict[str, list[float]]:
     """run -> [covariate per concept] from the ``<name>_<concept>`` columns; ValueError naming file, row, column."""
     wanted = [f"{name}_{c}" for c in concepts]
-    header = set().union(*(row.keys() for row in table.values())) if table else set()
-    missing = [w for w in wanted if w not in header]
-    if missing:
-        have = sorted({h.rsplit("_", 1)[0] for h in header if any(h.endswith("_" + c) for c in concepts)})
-        raise ValueError(f"{path}: no column {', '.join(missing)} for --covariate {name}; covariates here: "
-                         f"{', '.join(have) or 'none'} (columns <name>_<concept> for concepts {', '.join(concepts)})")
+    for path in dict.fromkeys(cells["_file"] for cells in table.values()):
+        header = set().union(*(cells.keys() for cells in table.values() if cells["_file"] == path))
+        missing = [w for w in wanted if w not in header]
+        if missing:
+            have = sorted({h.rsplit("_", 1)[0] for h in header if any(h.endswith("_" + c) for c in concepts)})
+            raise ValueError(f"{path}: no column {', '.join(missing)} for --covariate {name}; covariates here: "
+                             f"{', '.join(have) or 'none'} (columns <name>_<concept> for concepts {', '.join(concepts)})")
     out = {}
     for run, cells in table.items():
         values = []
         for w in wanted:
             text = cells.get(w, "")
+            where = f"{cells['_file']}, row {cells['_row']}, column {w}"
             try:
                 v = float(text)
             except ValueError:
-                raise ValueError(f"{path}, row {cells['_row']}, column {w}: {text!r} is not a number") from None
+                raise ValueError(f"{where}: {text!r} is not a number") from None
             if not (math.isfinite(v) and v > 0):
-                raise ValueError(f"{path}, row {cells['_row']}, column {w}: {v} must be a positive number (the law takes its log)")
+                raise ValueError(f"{where}: {v} must be a positive number (the law takes its log)")
             values.append(v)
         out[run] = values
     return out
 
 
-def select(text: str, flag: str, runs: Sequence[str], table: dict[str, dict[str, str]], log: Path) -> list[str]:
+def select(text: str, flag: str, runs: Sequence[str], table: dict[str, dict[str, str]], log: str) -> list[str]:
     """Runs named by ``RUN,..`` (ids may hold commas, as a sweep's do: the longest id that matches wins) or by
     ``COLUMN=VALUE`` of the covariates table (``sep_color=0.5``: every run at that value, e.g. all its seeds)."""
     tokens, chosen, i = text.split(","), [], 0
@@ -184,8 +204,10 @@ def compare(pred: dict, obs: dict, concepts: Sequence[str]) -> dict:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = cli.parser("fitting.predict", __doc__)
-    parser.add_argument("log", type=Path, metavar="LOG.csv", help="a trajectory log with many runs (a sweep's sweep.csv)")
-    parser.add_argument("--covariates", type=Path, required=True, metavar="COV.csv", help="run + <name>_<concept> columns")
+    parser.add_argument("logs", type=Path, nargs="+", metavar="LOG.csv",
+                        help="a trajectory log with many runs (a sweep's sweep.csv); several are pooled (distinct run ids)")
+    parser.add_argument("--covariates", type=Path, nargs="+", required=True, metavar="COV.csv",
+                        help="run + <name>_<concept> columns; several tables are read as one (e.g. one per LOG)")
     group = parser.add_mutually_exclusive_group(required=True)
     group.add_argument("--holdout", metavar="RUN,..", help="runs to predict (ids, or COLUMN=VALUE of COV.csv such as "
                        "sep_color=0.5: every run at that value); every other run trains the law")
@@ -217,44 +239,60 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def load(args: argparse.Namespace) -> tuple[list[Trajectory], dict[str, list[float]], dict[str, dict[str, str]]]:
-    """The class's trajectories (one per run), their covariates, and the covariates table."""
-    trajs = [t for t in read_csv(args.log) if t.label == args.label and t.protocol == args.protocol]
-    if not trajs:
-        raise UsageError(f"{args.log}: no trajectory of class {args.label!r} under protocol {args.protocol!r}")
+    """The class's trajectories (one per run, from every log), their covariates, and the covariates table."""
+    trajs, origin = [], {}
+    for log in args.logs:
+        got = [t for t in read_csv(log) if t.label == args.label and t.protocol == args.protocol]
+        if not got:
+            raise UsageError(f"{log}: no trajectory of class {args.label!r} under protocol {args.protocol!r}")
+        if trajs and got[0].concepts != trajs[0].concepts:
+            raise UsageError(f"{log}: concepts {', '.join(got[0].concepts)} differ from {args.logs[0]}'s "
+                             f"{', '.join(trajs[0].concepts)}; pooled logs must share their concepts")
+        for t in got:
+            if t.run in origin:
+                where = f"twice in {log}" if origin[t.run] == log else f"in {origin[t.run]} and in {log}"
+                raise UsageError(f"run {t.run!r} has several trajectories of class {args.label} ({args.protocol}), "
+                                 f"{where}; give every run its own id (a sweep's sweep.csv does; pooled sweeps need "
+                                 "distinct seeds)")
+            origin[t.run] = log
+        trajs += got
     runs = [t.run for t in trajs]
-    if len(set(runs)) < len(runs):
-        dup = sorted({r for r in runs if runs.count(r) > 1})
-        raise UsageError(f"{args.log}: run {dup[0]!r} has several trajectories of class {args.label} ({args.protocol}); "
-                         "give every run its own id (a sweep's sweep.csv does)")
-    table = read_table(args.covariates)
+    table = read_tables(args.covariates)
     absent = [r for r in runs if r not in table]
     if absent:
-        raise UsageError(f"{args.covariates}: no row for run {absent[0]!r} of {args.log} ({len(absent)} runs missing)")
+        raise UsageError(f"{cli_list(args.covariates)}: no row for run {absent[0]!r} of {origin[absent[0]]} "
+                         f"({len(absent)} runs missing)")
     args.masked_index, args.shift_values = None, None
     concepts = trajs[0].concepts
+    mine = {r: table[r] for r in runs}
     if args.model == "eq2":
         if args.masked not in concepts:
             given = "" if args.masked is None else f" {args.masked}"
             raise UsageError(f"--masked{given}: eq2 needs the masked concept, one of {', '.join(concepts)}")
         args.masked_index = concepts.index(args.masked)
-        args.shift_values = read_shift(args.covariates, {r: table[r] for r in runs}, args.shift)
+        args.shift_values = read_shift(mine, args.shift)
     elif args.masked:
         raise UsageError("--masked: only with --model eq2")
-    return trajs, read_covariates(args.covariates, {r: table[r] for r in runs}, args.covariate, concepts), table
+    return trajs, read_covariates(mine, args.covariate, concepts), table
 
 
-def read_shift(path: Path, table: dict[str, dict[str, str]], column: str) -> dict[str, float]:
+def cli_list(paths: Sequence[Path]) -> str:
+    return " + ".join(str(p) for p in paths)
+
+
+def read_shift(table: dict[str, dict[str, str]], column: str) -> dict[str, float]:
     """run -> masking fraction p in [0, 1] from ``column``; ValueError naming the file, row and column."""
     out = {}
     for run, cells in table.items():
         if column not in cells:
-            raise UsageError(f"{path}: no column {column!r} (--shift): eq2 needs each run's masking fraction")
+            raise UsageError(f"{cells['_file']}: no column {column!r} (--shift): eq2 needs each run's masking fraction")
+        where = f"{cells['_file']}, row {cells['_row']}, column {column}"
         try:
             v = float(cells[column])
         except ValueError:
-            raise UsageError(f"{path}, row {cells['_row']}, column {column}: {cells[column]!r} is not a number") from None
+            raise UsageError(f"{where}: {cells[column]!r} is not a number") from None
         if not 0 <= v <= 1:
-            raise UsageError(f"{path}, row {cells['_row']}, column {column}: {v} is not a masking fraction in [0, 1]")
+            raise UsageError(f"{where}: {v} is not a masking fraction in [0, 1]")
         out[run] = v
     return out
 
@@ -264,12 +302,12 @@ def splits(args: argparse.Namespace, runs: list[str], table: dict) -> list[tuple
     if args.leave_out:
         column = args.leave_out
         if not any(column in table[r] for r in runs):
-            raise UsageError(f"--leave-out {column}: not a column of {args.covariates}; columns: "
-                             f"{', '.join(sorted(k for k in table[runs[0]] if k != '_row'))}")
+            raise UsageError(f"--leave-out {column}: not a column of {cli_list(args.covariates)}; columns: "
+                             f"{', '.join(sorted(k for k in table[runs[0]] if not k.startswith('_')))}")
         values = list(dict.fromkeys(table[r].get(column, "") for r in runs))
         return [(f"{column}={v}", [r for r in runs if table[r].get(column, "") == v]) for v in values]
     flag = "--holdout" if args.holdout else "--train"
-    named = select(args.holdout or args.train, flag, runs, table, args.log)
+    named = select(args.holdout or args.train, flag, runs, table, cli_list(args.logs))
     return [("", named if args.holdout else [r for r in runs if r not in named])]
 
 
@@ -279,7 +317,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.boot < 10:
         raise UsageError(f"--boot {args.boot}: need at least 10 resamples")
-    out = cli.output_dir(args.out or args.log.parent / "predict", "--out")
+    if args.out is None and len(args.logs) > 1:
+        raise UsageError(f"--out: {len(args.logs)} logs are pooled; say where the outputs go (--out DIR)")
+    out = cli.output_dir(args.out or args.logs[0].parent / "predict", "--out")
     stamped = stamp()
     trajs, cov, table = load(args)
     runs = [t.run for t in trajs]
@@ -320,7 +360,7 @@ def predict_split(args, trajs: list[Trajectory], cov: dict, train: list[str], he
                   order=MODELS[args.model], onset=args.onset)
     pooled_s = time.perf_counter() - start
     doc = analyse(fit, by_run, x, train, held, concepts, args)
-    doc |= {"log": str(args.log), "covariates": str(args.covariates), "stamp": stamped, "seconds": {"pooled_fit": round(pooled_s, 2)}}
+    doc |= {"log": [str(p) for p in args.logs], "covariates": [str(p) for p in args.covariates], "stamp": stamped, "seconds": {"pooled_fit": round(pooled_s, 2)}}
     predicted = [Trajectory(by_run[r].step, _path(fit, x[r], by_run[r], shift), concepts, args.label,
                             "predicted" if r in held else "fitted", by_run[r].seed, r) for r in train + held]
     write_csv(out / "predicted.csv", predicted)

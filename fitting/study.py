@@ -158,9 +158,9 @@ def read_covariates(path: Path) -> dict[str, dict[str, str]]:
     empty = {k for k in next(iter(table.values())) if all(not cells.get(k, "").strip() for cells in table.values())}
     for cells in table.values():
         for key, value in cells.items():
-            if key not in ("run", "_row", *empty) and not _number(value):
+            if key != "run" and not key.startswith("_") and key not in empty and not _number(value):
                 raise ValueError(f"{path}, row {cells['_row']}, column {key}: {value!r} is not a number")
-    return {run: {k: v for k, v in cells.items() if k not in ("_row", *empty)} for run, cells in table.items()}
+    return {run: {k: v for k, v in cells.items() if not k.startswith("_") and k not in empty} for run, cells in table.items()}
 
 
 def _number(text: str | None) -> bool:

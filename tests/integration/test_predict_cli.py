@@ -196,3 +196,54 @@ def test_the_seed_floor_compares_each_held_out_seed_with_the_others_at_its_covar
     assert main([str(tmp_path / "sweep.csv"), "--covariates", str(tmp_path / "cov.csv"), "--holdout", "run2",
                  "--no-figure", "--out", str(single)]) == 0
     assert json.loads((single / "prediction.json").read_text())["holdout"]["run2"]["seed_floor"] is None
+
+
+def _split_sweep(folder, tmp_path, at=4):
+    """The sweep's log and covariates table cut in two files each, as two sweeps of one design."""
+    trajs = read_csv(folder / "sweep.csv")
+    write_csv(tmp_path / "a.csv", trajs[:at])
+    write_csv(tmp_path / "b.csv", trajs[at:])
+    header, *rows = list(csv.reader((folder / "covariates.csv").open()))
+    for name, part in (("ca.csv", rows[:at]), ("cb.csv", rows[at:])):
+        with (tmp_path / name).open("w", newline="") as fh:
+            csv.writer(fh).writerows([header, *part])
+    return [str(tmp_path / n) for n in ("a.csv", "b.csv", "ca.csv", "cb.csv")]
+
+
+def test_several_logs_and_tables_pool_into_the_fit_of_their_union(sweep, tmp_path):
+    folder, _ = sweep
+    a, b, ca, cb = _split_sweep(folder, tmp_path)
+    same = ["--holdout", "run3,run7", "--model", "memorize", "--no-figure"]
+    assert main([str(folder / "sweep.csv"), "--covariates", str(folder / "covariates.csv"), *same, "--out", str(tmp_path / "one")]) == 0
+    assert main([a, b, "--covariates", ca, cb, *same, "--out", str(tmp_path / "two")]) == 0
+    one, two = (json.loads((tmp_path / d / "prediction.json").read_text()) for d in ("one", "two"))
+    assert two["log"] == [a, b] and two["covariates"] == [ca, cb]
+    assert two["law"]["coefficients"] == one["law"]["coefficients"]
+    assert {r: h["rmse"] for r, h in two["holdout"].items()} == {r: h["rmse"] for r, h in one["holdout"].items()}
+    assert (tmp_path / "one" / "predicted.csv").read_text() == (tmp_path / "two" / "predicted.csv").read_text()
+
+
+@pytest.mark.parametrize("which, match", [
+    ("same log twice", "run 'run0' has several trajectories of class 11 (naive), twice in"),
+    ("same table twice", "run 'run0' is also in"),
+    ("no --out", "--out: 2 logs are pooled"),
+    ("other concepts", "concepts color, shape differ from"),
+    ("a table short", "no row for run 'run4' of"),
+])
+def test_pooling_bad_input_exits_2_naming_the_files(sweep, tmp_path, capsys, which, match):
+    folder, _ = sweep
+    a, b, ca, cb = _split_sweep(folder, tmp_path)
+    logs, tables, out = [a, b], [ca, cb], ["--out", str(tmp_path / "o")]
+    if which == "same log twice":
+        logs = [a, a]
+    elif which == "same table twice":
+        tables = [ca, ca, cb]
+    elif which == "no --out":
+        out = []
+    elif which == "other concepts":
+        write_csv(tmp_path / "b.csv", [dataclasses.replace(t, concepts=("color", "shape")) for t in read_csv(b)])
+    else:
+        tables = [ca]
+    assert main([*logs, "--covariates", *tables, "--holdout", "run1", "--no-figure", *out]) == 2
+    err = capsys.readouterr().err
+    assert match in err and ("no --out" in which or "a.csv" in err or "b.csv" in err or "ca.csv" in err)
