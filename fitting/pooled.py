@@ -17,6 +17,11 @@ with ẑ the class's corner (class 11: (1, 1)). Coefficients: ``lam_ref`` (1/ste
 ``t_ref`` (steps), ``b_t``, ``m``, ``gamma``, ``k`` (1/step), ``z0`` (per concept). Time is
 normalized by the last logged step internally (the law is invariant to the time unit).
 
+With ``compete``, one more shared coefficient ``c_lam``: a concept's speed also grows with its signal's
+lead over the strongest other concept, λ_ri = λ_ref · exp(b_lam · ℓ_ri + c_lam · (ℓ_ri − max_{j≠i} ℓ_rj)):
+concepts compete for the model's capacity, so a stronger color slows size down even where size's own
+signal grows (as it does on the renders of the Δcolor sweep, where size is learned later at larger Δcolor).
+
 With ``onset``, one more shared coefficient ``t_on`` (steps): eq1's clock starts at t_on, every run
 waiting at z0 until then (t_switch counts from it). A real run draws nothing the probe can follow for
 its first few hundred steps, then its concepts rise as sigmoids, not as eq1's exponentials from step 0.
@@ -27,6 +32,7 @@ bootstrap over runs (resample whole training runs, refit; honest about run-to-ru
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 from typing import Sequence
 
@@ -48,7 +54,8 @@ ORDERS = ("bias-first", "target-first")
 class Law:
     """The covariate-to-parameter law, evaluated in normalized time (u = step / scale).
 
-    θ = [log λ_ref·scale, b_lam, log t_ref/scale, b_t, m, log γ, log k·scale, z0_1..z0_D (, β) (, log t_on/scale)].
+    θ = [log λ_ref·scale, b_lam, log t_ref/scale, b_t, m, log γ, log k·scale, z0_1..z0_D (, β) (, log t_on/scale)
+    (, c_lam)].
     With ``masked`` (eq2, Sec. 5), concept ``masked``'s target of each run shifts with its masking
     fraction p: ẑ(p) = ẑ (1 − β p), β in [0, 1] (eq2's form U1, written as eq1 with that target)."""
 
@@ -58,6 +65,7 @@ class Law:
     masked: int | None = None
     order: str = "bias-first"
     onset: bool = False
+    compete: bool = False
 
     def __post_init__(self):
         if self.order not in ORDERS:
@@ -67,7 +75,7 @@ class Law:
 
     @property
     def size(self) -> int:
-        return 7 + self.d + (self.masked is not None) + self.onset
+        return 7 + self.d + (self.masked is not None) + self.onset + self.compete
 
     @property
     def i_beta(self) -> int:
@@ -77,6 +85,10 @@ class Law:
     def i_onset(self) -> int:
         return 7 + self.d + (self.masked is not None)
 
+    @property
+    def i_compete(self) -> int:
+        return 7 + self.d + (self.masked is not None) + self.onset
+
     def bounds(self) -> tuple[NDArray, NDArray]:
         lo = [np.log(0.05), -4.0, np.log(1e-3), -4.0, 0.0, np.log(0.05), np.log(0.5)] + [0.0] * self.d
         hi = [np.log(5e3), 4.0, np.log(20.0), 4.0, 1.0, np.log(100.0), np.log(5e3)] + [1.0] * self.d
@@ -84,6 +96,8 @@ class Law:
             lo, hi = lo + [0.0], hi + [1.0]
         if self.onset:
             lo, hi = lo + [np.log(1e-4)], hi + [np.log(0.5)]
+        if self.compete:
+            lo, hi = lo + [-4.0], hi + [4.0]
         return np.array(lo), np.array(hi)
 
     def params(self, theta: NDArray, x: NDArray, target: NDArray, p: NDArray | None = None) -> dict[str, NDArray]:
@@ -93,10 +107,11 @@ class Law:
         b, n = theta.shape[0], x.shape[0]
         ell = np.log(x / self.x_ref)[None]  # (1, N, D)
         col = lambda j: theta[:, j][:, None, None]  # noqa: E731
-        lam = np.exp(col(0) + col(1) * ell)
-        t_switch = np.exp(col(2) + col(3) * ell)
         others = np.stack([np.delete(ell, i, axis=2).max(axis=2) for i in range(self.d)], axis=2) if self.d > 1 else ell
-        s = 1 / (1 + np.exp(-np.exp(col(5)) * (ell - others)))
+        lead = ell - others
+        lam = np.exp(col(0) + col(1) * ell + (col(self.i_compete) * lead if self.compete else 0.0))
+        t_switch = np.exp(col(2) + col(3) * ell)
+        s = 1 / (1 + np.exp(-np.exp(col(5)) * lead))
         z_bias = target[None] + (1 - 2 * target[None]) * col(4) * (1 - s)
         z_target = np.repeat(target[None], b, axis=0)
         if self.masked is not None:
@@ -120,14 +135,16 @@ class Law:
                 "gamma": float(np.exp(theta[5])), "k": float(np.exp(theta[6]) / self.scale),
                 "z0": [float(v) for v in theta[7:7 + self.d]]} \
             | ({"beta": float(theta[self.i_beta])} if self.masked is not None else {}) \
-            | ({"t_on": float(np.exp(theta[self.i_onset]) * self.scale)} if self.onset else {})
+            | ({"t_on": float(np.exp(theta[self.i_onset]) * self.scale)} if self.onset else {}) \
+            | ({"c_lam": float(theta[self.i_compete])} if self.compete else {})
 
     def theta(self, coefs: dict) -> NDArray:
         """The inverse of :meth:`natural`."""
         return np.array([np.log(coefs["lam_ref"] * self.scale), coefs["b_lam"], np.log(coefs["t_ref"] / self.scale),
                          coefs["b_t"], coefs["m"], np.log(coefs["gamma"]), np.log(coefs["k"] * self.scale),
                          *np.broadcast_to(coefs["z0"], (self.d,)), *([coefs["beta"]] if self.masked is not None else []),
-                         *([np.log(coefs["t_on"] / self.scale)] if self.onset else [])],
+                         *([np.log(coefs["t_on"] / self.scale)] if self.onset else []),
+                         *([coefs["c_lam"]] if self.compete else [])],
                         dtype=float)
 
     def run_params(self, theta: NDArray, x: NDArray, target: NDArray, p: NDArray | None = None) -> list[dict[str, list[float]]]:
@@ -239,15 +256,14 @@ def _starts(law: Law, data: Data) -> NDArray:
     first = np.clip(np.nanmean([y[0] for y in data.y if len(y)], axis=0), 0.05, 0.95)
     # the onset starts at half the median first located step (before it the probe reads nothing to follow)
     on = max(0.5 * float(np.median([data.steps[idx[0]] for idx in data.index if len(idx)])) / data.scale, 1e-3)
+    b_ts = (-1.0, -0.3) if law.order == "bias-first" else (-0.5, 0.5)
+    betas = (0.3, 0.8) if law.masked is not None else (None,)
+    competes = (0.0, 1.0) if law.compete else (None,)
     grid = []
-    for lam in (3.0, 15.0, 60.0):
-        for b_lam in (0.5, 1.0):
-            for t in (0.15, 0.4):
-                for b_t in (-1.0, -0.3) if law.order == "bias-first" else (-0.5, 0.5):
-                    for m in (0.5, 1.0):
-                        for beta in ((0.3, 0.8) if law.masked is not None else (None,)):
-                            row = [np.log(lam), b_lam, np.log(t), b_t, m, np.log(5.0), np.log(30.0), *first]
-                            grid.append(row + ([beta] if beta is not None else []) + ([np.log(on)] if law.onset else []))
+    for lam, b_lam, t, b_t, m, beta, c in itertools.product((3.0, 15.0, 60.0), (0.5, 1.0), (0.15, 0.4), b_ts, (0.5, 1.0),
+                                                            betas, competes):
+        row = [np.log(lam), b_lam, np.log(t), b_t, m, np.log(5.0), np.log(30.0), *first]
+        grid.append(row + [v for v in (beta, np.log(on) if law.onset else None, c) if v is not None])
     return np.array(grid)
 
 
@@ -275,7 +291,7 @@ def _solve(law: Law, data: Data, x0: NDArray, y: NDArray, f_scale: float, max_nf
 
 def fit_law(trajectories: Sequence[Trajectory], x: NDArray, *, ci: str = "wald", n_boot: int = 50,
             rng: int | np.random.Generator = 0, masked: int | None = None, p: NDArray | None = None,
-            order: str = "bias-first", onset: bool = False) -> PooledFit:
+            order: str = "bias-first", onset: bool = False, compete: bool = False) -> PooledFit:
     """Fit the law to training runs: one trajectory per run, ``x`` (N, D) their covariates (> 0).
 
     Args:
@@ -285,6 +301,8 @@ def fit_law(trajectories: Sequence[Trajectory], x: NDArray, *, ci: str = "wald",
         masked, p: eq2: the index of the masked concept, and each run's masking fraction in [0, 1].
         order: ``bias-first`` (eq1: the bias, then the true target) or ``target-first`` (the true target,
             then the bias: a run that generalizes early and memorizes its training classes later).
+        onset, compete: the law's options (module docstring): a shared start of eq1's clock; speeds that also
+            follow each concept's signal lead over the others.
     """
     if (masked is None) != (p is None):
         raise ValueError("eq2 needs both the masked concept and every run's masking fraction")
@@ -301,7 +319,7 @@ def fit_law(trajectories: Sequence[Trajectory], x: NDArray, *, ci: str = "wald",
     target = np.array([[float(c) for c in t.label] if len(t.label) == d and set(t.label) <= {"0", "1"} else [1.0] * d
                        for t in trajectories])
     data = Data.of(trajectories, x, target, p=p)
-    law = Law(d, data.scale, float(np.exp(np.mean(np.log(x)))), masked, order, onset)
+    law = Law(d, data.scale, float(np.exp(np.mean(np.log(x)))), masked, order, onset, compete)
     y = data.observed()
     f_scale = 2 * float(np.median([noise_scale(yr) for yr in data.y if len(yr) >= 3]))
     starts = _starts(law, data)

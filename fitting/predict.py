@@ -2,7 +2,7 @@
 runs it has not seen from their covariates alone.
 
   python -m fitting.predict LOG.csv [LOG.csv ..] --covariates COV.csv [COV.csv ..] (--holdout RUN,.. | --train RUN,..)
-         [--class 11] [--protocol naive] [--model eq1|memorize|eq2] [--onset] [--covariate signal] [--ci wald|runs] [--out DIR]
+         [--class 11] [--protocol naive] [--model eq1|memorize|eq2] [--onset] [--compete] [--covariate signal] [--ci wald|runs] [--out DIR]
 
   --holdout sep_color=0.5      every run at Δcolor 0.5 (all its seeds): leave one level out
   --holdout 'seed=0,sep.color=0.5'   one run of a sweep (its id holds a comma; the longest id wins)
@@ -26,6 +26,9 @@ and bias, with shared coefficients fitted jointly, by least squares, to every tr
 seen in the package's own Δcolor sweep, where class 11 first moves toward its corner and then settles
 on the training class 01. --onset adds one shared coefficient, the step at which the toy model's clock
 starts (a real run's concepts rise as sigmoids after a few hundred steps of unreadable samples).
+--compete adds one shared exponent c_lam: a concept's speed also follows its signal's lead over the other
+concepts (in the Δcolor sweep size is learned later as color gets stronger, though size's own pixel
+signal grows).
 
 Outputs in --out (default: a 'predict' folder beside the log):
 
@@ -230,6 +233,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--onset", action="store_true",
                         help="one more shared coefficient t_on: the toy model's clock starts at step t_on (the class "
                              "stays at z0 until then), for runs that draw nothing the probe can follow at first")
+    parser.add_argument("--compete", action="store_true",
+                        help="one more shared coefficient c_lam: a concept's speed also grows with its signal's lead "
+                             "over the other concepts (lam ~ x^b_lam (x/x_other)^c_lam), for sweeps where a stronger "
+                             "concept slows the others down")
     parser.add_argument("--ci", choices=["wald", "runs"], default="wald",
                         help="coefficient intervals: wald (fast, narrow) or runs (bootstrap over training runs)")
     parser.add_argument("--boot", type=int, default=50, metavar="B", help="bootstrap resamples for --ci runs (default 50)")
@@ -335,7 +342,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         summary_rows.append({"left_out": name, **split_summary(doc)})
     if args.leave_out:
         summary = {"column": args.leave_out, "class": args.label, "protocol": args.protocol, "model": args.model,
-                   "onset": args.onset, "covariate": args.covariate, "levels": summary_rows, "means": means(summary_rows),
+                   "onset": args.onset, "compete": args.compete, "covariate": args.covariate, "levels": summary_rows, "means": means(summary_rows),
                    "differences": differences(summary_rows), "stamp": stamped}
         write_json(out / "leave_out.json", summary)
         if not args.no_figure:
@@ -357,7 +364,7 @@ def predict_split(args, trajs: list[Trajectory], cov: dict, train: list[str], he
     shift = args.shift_values
     fit = fit_law([by_run[r] for r in train], np.stack([x[r] for r in train]), ci=args.ci, n_boot=args.boot,
                   masked=args.masked_index, p=None if shift is None else np.array([shift[r] for r in train]),
-                  order=MODELS[args.model], onset=args.onset)
+                  order=MODELS[args.model], onset=args.onset, compete=args.compete)
     pooled_s = time.perf_counter() - start
     doc = analyse(fit, by_run, x, train, held, concepts, args)
     doc |= {"log": [str(p) for p in args.logs], "covariates": [str(p) for p in args.covariates], "stamp": stamped, "seconds": {"pooled_fit": round(pooled_s, 2)}}
@@ -448,7 +455,8 @@ def law_text(c: dict) -> str:
     return (f"lam = {c['lam_ref']:.3g}/step x (x/x_ref)^{c['b_lam']:.2f}, t_switch = {c['t_ref']:,.0f} x (x/x_ref)^{c['b_t']:.2f}, "
             f"bias depth m = {c['m']:.2f}, sharpness {c['gamma']:.2f}, k = {c['k']:.3g}/step"
             + (f", target shift beta = {c['beta']:.2f}" if "beta" in c else "")
-            + (f", onset t_on = {c['t_on']:,.0f}" if "t_on" in c else ""))
+            + (f", onset t_on = {c['t_on']:,.0f}" if "t_on" in c else "")
+            + (f", lead exponent c_lam = {c['c_lam']:.2f}" if "c_lam" in c else ""))
 
 
 def analyse(fit: PooledFit, by_run: dict, x: dict, train: list, held: list, concepts, args) -> dict:

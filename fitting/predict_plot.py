@@ -38,7 +38,12 @@ def figure(doc: dict, observed: dict[str, Trajectory], predicted: dict[str, Traj
     grid = np.geomspace(xs.min() * 0.7, xs.max() * 1.4, 100)
     label = f"{doc['covariate']} (covariate)"
     ax = axes.pop(0)
-    ax.plot(grid, c["lam_ref"] * (grid / x_ref) ** c["b_lam"], "-", color="k", label=f"law: exponent {c['b_lam']:.2f}")
+    if "c_lam" in c:  # the speed follows the signal's lead over the other concepts too: one curve per concept
+        for i, name in enumerate(concepts):
+            pts = sorted((cov[r][i], v["parameters"]["lam"][i]) for r, v in doc["train"].items())
+            ax.plot(*zip(*pts), "-", color=colors[i % 10], label=f"law: {name} (lead exponent {c['c_lam']:.2f})")
+    else:
+        ax.plot(grid, c["lam_ref"] * (grid / x_ref) ** c["b_lam"], "-", color="k", label=f"law: exponent {c['b_lam']:.2f}")
     for i, name in enumerate(concepts):
         pts = [(cov[r][i], f["lam"][i]) for r, f in fits.items() if f and "lam" in f]
         if pts:

@@ -130,7 +130,7 @@ TRUE_LAW = {"lam_ref": 4e-3, "b_lam": 1.0, "t_ref": 1500.0, "b_t": -0.8, "m": 0.
 def sweep_case(color_signals: NDArray, *, seed: int = 0, noise: float = 0.03, size_signal: float = 0.05,
                coupling: float = 0.3, steps: NDArray | None = None, law: dict | None = None,
                run_effect: float = 0.0, masking: NDArray | None = None, beta: float = 0.6,
-               order: str = "bias-first", onset: float | None = None) -> SweepCase:
+               order: str = "bias-first", onset: float | None = None, compete: float | None = None) -> SweepCase:
     """Runs of a Δcolor-like sweep: color's signal as given, size's a weak function of it (as measured on the
     renders: a larger color separation makes size more visible too), class 11 under eq1 with the law's
     parameters, sampled at the tiny preset's kind of schedule with Gaussian noise (real logs: ~0.03).
@@ -138,7 +138,7 @@ def sweep_case(color_signals: NDArray, *, seed: int = 0, noise: float = 0.03, si
     differ in real training (the law then holds on average only). ``masking``: each run's masking fraction p
     (eq2: color's target becomes 1 - beta p; color is concept 0 here). ``order``: the law's (``target-first``:
     the true target before the switch, the bias after it). ``onset``: the step at which eq1's clock starts
-    (the law's ``t_on``; none by default)."""
+    (the law's ``t_on``; none by default). ``compete``: the law's lead exponent ``c_lam`` (none by default)."""
     from fitting.pooled import Law, solve
 
     law = dict(TRUE_LAW if law is None else law)
@@ -150,7 +150,9 @@ def sweep_case(color_signals: NDArray, *, seed: int = 0, noise: float = 0.03, si
         law["beta"] = beta
     if onset is not None:
         law["t_on"] = onset
-    rule = Law(2, float(steps[-1]), float(np.exp(np.mean(np.log(x)))), masked, order, onset is not None)
+    if compete is not None:
+        law["c_lam"] = compete
+    rule = Law(2, float(steps[-1]), float(np.exp(np.mean(np.log(x)))), masked, order, onset is not None, compete is not None)
     target = np.ones_like(x)
     values = rule.params(rule.theta(law)[None], x, target, masking)
     rng = np.random.default_rng(seed)

@@ -247,3 +247,22 @@ def test_pooling_bad_input_exits_2_naming_the_files(sweep, tmp_path, capsys, whi
     assert main([*logs, "--covariates", *tables, "--holdout", "run1", "--no-figure", *out]) == 2
     err = capsys.readouterr().err
     assert match in err and ("no --out" in which or "a.csv" in err or "b.csv" in err or "ca.csv" in err)
+
+
+def test_compete_fits_a_lead_exponent_and_draws_one_speed_curve_per_concept(tmp_path):
+    law = TRUE_LAW | {"b_t": 0.6, "t_ref": 1200.0}
+    case = sweep_case(np.geomspace(0.005, 0.08, 8), seed=8, law=law, order="target-first", onset=300.0, compete=1.2)
+    write_csv(tmp_path / "sweep.csv", case.trajectories)
+    with (tmp_path / "cov.csv").open("w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["run", "half", "signal_color", "signal_size"])
+        for i, (t, x) in enumerate(zip(case.trajectories, case.x)):
+            w.writerow([t.run, i % 2, x[0], x[1]])
+    base = [str(tmp_path / "sweep.csv"), "--covariates", str(tmp_path / "cov.csv"), "--model", "memorize", "--onset"]
+    assert main([*base, "--compete", "--holdout", "run3,run7", "--out", str(tmp_path / "c")]) == 0
+    doc = json.loads((tmp_path / "c" / "prediction.json").read_text())
+    assert doc["law"]["coefficients"]["c_lam"] == pytest.approx(1.2, rel=0.1) and "lead exponent c_lam = " in doc["law"]["text"]
+    assert all(h["rmse"] <= 1.5 * case.noise for h in doc["holdout"].values())
+    assert (tmp_path / "c" / "prediction.png").stat().st_size > 10_000
+    assert main([*base, "--compete", "--leave-out", "half", "--no-figure", "--out", str(tmp_path / "l")]) == 0
+    assert json.loads((tmp_path / "l" / "leave_out.json").read_text())["compete"] is True

@@ -27,8 +27,9 @@ def check_recovery(case, fit, held, tol=0.10):
     for name in ("lam_ref", "b_lam", "t_ref", "b_t", "m", "gamma", "k"):
         assert c[name] == pytest.approx(case.truth[name], rel=tol), name
     np.testing.assert_allclose(c["z0"], case.truth["z0"], atol=0.05)
-    if "t_on" in case.truth:
-        assert c["t_on"] == pytest.approx(case.truth["t_on"], rel=tol)
+    for name in ("t_on", "c_lam"):
+        if name in case.truth:
+            assert c[name] == pytest.approx(case.truth[name], rel=tol), name
     for r in held:
         t = case.trajectories[r]
         pred = fit.predict(case.x[[r]], np.ones((1, 2)), t.step)[0]
@@ -123,6 +124,20 @@ def test_the_onset_is_recovered_and_without_it_the_fit_is_worse():
     np.testing.assert_allclose(fit.predict(case.x[[3]], np.ones((1, 2)), case.trajectories[3].step)[0][early],
                                np.broadcast_to(fit.coefficients["z0"], (early.sum(), 2)), atol=1e-9)
     assert fit_law(trajs, case.x[train], order="target-first").rmse > 1.3 * fit.rmse
+
+
+def test_competing_concepts_are_recovered_and_without_the_lead_the_fit_is_worse():
+    # size's own signal grows with color's (sweep_case's coupling), yet a stronger color slows size down
+    case = sweep_case(SIGNALS, seed=8, law=MEMORIZE, order="target-first", onset=300.0, compete=1.2)
+    held = (0, 5)
+    train = [r for r in range(len(SIGNALS)) if r not in held]
+    trajs = [case.trajectories[r] for r in train]
+    fit = fit_law(trajs, case.x[train], order="target-first", onset=True, compete=True)
+    assert fit.success and fit.law.compete
+    check_recovery(case, fit, held)
+    speeds = np.array([p["lam"] for p in fit.law.run_params(fit.theta, case.x, np.ones_like(case.x))])
+    assert np.all(np.diff(speeds[:, 0]) > 0) and np.all(np.diff(speeds[:, 1]) < 0)  # color speeds up, size slows
+    assert fit_law(trajs, case.x[train], order="target-first", onset=True).rmse > 1.3 * fit.rmse
 
 
 def test_an_onset_delays_the_same_path():
