@@ -39,10 +39,11 @@ Outputs in --out (default: a 'predict' folder beside the log):
                    stays within 0.2 of its target; null: never within the logged range) and the turn
                    step, predicted vs observed, and the same for two baselines: linear interpolation of
                    the training runs' observed paths in covariate space (null outside their range) and
-                   the nearest training run; for scale, the seed floor: the RMSE against the mean of the
-                   other held-out runs at the same covariates (other seeds; null if none): how far seeds
-                   differ, not a prediction (it reads held-out runs); per training run its
-                   own eq1 fit (fitting.fit's record)
+                   the nearest training run; for scale, the mean path of all training runs (no
+                   covariates: what the covariates add is the gap to it) and the seed floor: the
+                   RMSE against the mean of the other held-out runs at the same covariates (other
+                   seeds; null if none): how far seeds differ, not a prediction (it reads held-out
+                   runs); per training run its own eq1 fit (fitting.fit's record)
   prediction.png   observed vs predicted paths of the held-out runs; the law's covariate-to-parameter
                    curves with the per-run fits over them
 """
@@ -391,9 +392,10 @@ def predict_split(args, trajs: list[Trajectory], cov: dict, train: list[str], he
 
 def split_summary(doc: dict) -> dict:
     """A split's held-out runs: per run the RMSE of the law, of interpolation (None where it does not apply),
-    of the nearest run and the seed floor (None without another seed at the run's covariates), and their means."""
+    of the nearest run, of the mean of every training run and the seed floor (None without another seed at the run's covariates), and their means."""
     per_run = [{"run": r, "law": h["rmse"], "interpolation": h["baselines"]["interpolation"]["rmse"],
-                "nearest": h["baselines"]["nearest"]["rmse"], "seed_floor": (h["seed_floor"] or {}).get("rmse")}
+                "nearest": h["baselines"]["nearest"]["rmse"], "mean": h["baselines"]["mean"]["rmse"],
+                "seed_floor": (h["seed_floor"] or {}).get("rmse")}
                for r, h in doc["holdout"].items()]
 
     def mean(key):
@@ -401,17 +403,17 @@ def split_summary(doc: dict) -> dict:
         return float(np.mean(values)) if values else None
 
     return {"runs": list(doc["holdout"]), "law": mean("law"), "interpolation": mean("interpolation"),
-            "nearest": mean("nearest"), "seed_floor": mean("seed_floor"), "per_run": per_run}
+            "nearest": mean("nearest"), "mean": mean("mean"), "seed_floor": mean("seed_floor"), "per_run": per_run}
 
 
 def means(rows: list[dict]) -> dict:
-    """Over every held-out run of every level: the law, interpolation and the nearest run, apart for the runs
+    """Over every held-out run of every level: the law and each baseline, apart for the runs
     inside the training range (interpolation applies) and outside it (extrapolation)."""
     runs = [r for row in rows for r in row["per_run"]]
     out = {}
     for where, inside in (("inside", True), ("outside", False)):
         chosen = [r for r in runs if (r["interpolation"] is not None) == inside]
-        for key in ("law", "interpolation", "nearest", "seed_floor"):
+        for key in ("law", "interpolation", "nearest", "mean", "seed_floor"):
             values = [r[key] for r in chosen if r[key] is not None]
             out[f"{key}_{where}"] = float(np.mean(values)) if values else None
         out[f"runs_{where}"] = len(chosen)
@@ -465,6 +467,7 @@ def analyse(fit: PooledFit, by_run: dict, x: dict, train: list, held: list, conc
     shift = args.shift_values
     features = {r: np.log(x[r]) if shift is None else np.append(np.log(x[r]), shift[r]) for r in by_run}
     refs = baselines.references([by_run[r] for r in train], np.stack([features[r] for r in train]), ref_steps)
+    pooled_mean = baselines.references([by_run[r] for r in train], np.zeros((len(train), 1)), ref_steps)[0].path
     holdout = {}
     for r in held:
         traj, target = by_run[r], _target(by_run[r])
@@ -482,7 +485,9 @@ def analyse(fit: PooledFit, by_run: dict, x: dict, train: list, held: list, conc
                                             "applies": True, "runs": list(used), "why_not": None}
                           if interp is not None else {"applies": False, "why_not": why, "rmse": None},
                           "nearest": {**compare(metrics(steps, near[idx], traj, concepts, target), obs, concepts),
-                                      "runs": list(near_runs)}},
+                                      "runs": list(near_runs)},
+                          "mean": {**compare(metrics(steps, pooled_mean[idx], traj, concepts, target), obs, concepts),
+                                   "runs": list(train)}},
                       "seed_floor": floor}
     return {"model": args.model, "class": args.label, "protocol": args.protocol, "covariate": args.covariate,
             "concepts": list(concepts), "law": {"coefficients": fit.coefficients, "ci": fit.ci, "ci_method": fit.ci_method,

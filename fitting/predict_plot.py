@@ -88,10 +88,11 @@ def leave_out_figure(doc: dict, path) -> None:
     levels = doc["levels"]
     fig, ax = plot.subplots(figsize=(6.4, 4.2), layout="constrained")
     x = np.arange(len(levels))
-    law = f"{doc.get('model', '')} law" + (" + onset" if doc.get("onset") else "")
+    law = f"{doc.get('model', '')} law" + (" + onset" if doc.get("onset") else "") + (" + compete" if doc.get("compete") else "")
     for key, style, label in (("law", "o-", law), ("interpolation", "s--", "interpolation"), ("nearest", "^:", "nearest level"),
+                              ("mean", "v:", "mean of all training runs (no covariates)"),
                               ("seed_floor", "x-.", "seed floor (other seeds, same level)")):
-        y = np.array([np.nan if lv[key] is None else lv[key] for lv in levels], dtype=float)
+        y = np.array([np.nan if lv.get(key) is None else lv[key] for lv in levels], dtype=float)
         ax.plot(x, y, style, label=label, ms=6, lw=1.5, color="k" if key == "law" else None)
     for i, lv in enumerate(levels):
         runs = [r["law"] for r in lv["per_run"] if r["law"] is not None]

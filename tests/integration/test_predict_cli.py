@@ -44,6 +44,8 @@ def test_predict_writes_the_law_the_held_out_paths_and_the_baselines(sweep, tmp_
     assert inside["baselines"]["interpolation"]["applies"] and not outside["baselines"]["interpolation"]["applies"]
     assert "extrapolation" in outside["baselines"]["interpolation"]["why_not"]
     assert outside["baselines"]["nearest"]["runs"] == ["run6"] and outside["baselines"]["nearest"]["rmse"] > outside["rmse"]
+    for h in (inside, outside):  # the mean of the training runs ignores the covariates: the law beats it
+        assert len(h["baselines"]["mean"]["runs"]) == 6 and h["baselines"]["mean"]["rmse"] > 2 * h["rmse"]
     for h in (inside, outside):
         weak = h["settled_80"]["color"]
         if weak["observed"] is not None:
@@ -119,6 +121,7 @@ def test_leave_one_level_out_fits_once_per_level_and_summarises(sweep, tmp_path)
     m = doc["means"]
     assert m["law_inside"] <= 1.5 * case.noise and m["law_outside"] <= 1.5 * case.noise
     assert m["law_inside"] < m["interpolation_inside"] and m["law_outside"] < m["nearest_outside"]
+    assert m["interpolation_inside"] < m["mean_inside"] and m["nearest_outside"] < m["mean_outside"]
     gap = doc["differences"]["law_minus_interpolation_inside"]  # paired per run, with a bootstrap interval
     assert gap["mean"] == pytest.approx(m["law_inside"] - m["interpolation_inside"]) and gap["runs"] == 6
     assert gap["ci95"][0] <= gap["mean"] <= gap["ci95"][1] < 0 and gap["law_better"] == 6
