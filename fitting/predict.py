@@ -43,7 +43,11 @@ Outputs in --out (default: a 'predict' folder beside the log):
                    covariates: what the covariates add is the gap to it) and the seed floor: the
                    RMSE against the mean of the other held-out runs at the same covariates (other
                    seeds; null if none): how far seeds differ, not a prediction (it reads held-out
-                   runs); per training run its own eq1 fit (fitting.fit's record)
+                   runs); the ceiling: the same law fitted to the held-out runs themselves (in-sample,
+                   at least 3 held out; null otherwise), the best this law's family can draw them,
+                   so the gap law - ceiling is what the covariates fail to predict and ceiling -
+                   seed floor what the toy model's paths cannot draw; per training run its own eq1
+                   fit (fitting.fit's record)
   prediction.png   observed vs predicted paths of the held-out runs; the law's covariate-to-parameter
                    curves with the per-run fits over them
 """
@@ -363,12 +367,14 @@ def predict_split(args, trajs: list[Trajectory], cov: dict, train: list[str], he
     concepts = trajs[0].concepts
     x = {r: np.array(cov[r]) for r in by_run}
     shift = args.shift_values
-    fit = fit_law([by_run[r] for r in train], np.stack([x[r] for r in train]), ci=args.ci, n_boot=args.boot,
-                  masked=args.masked_index, p=None if shift is None else np.array([shift[r] for r in train]),
-                  order=MODELS[args.model], onset=args.onset, compete=args.compete)
+    fit = _fit(args, by_run, x, train, ci=args.ci)
     pooled_s = time.perf_counter() - start
     doc = analyse(fit, by_run, x, train, held, concepts, args)
-    doc |= {"log": [str(p) for p in args.logs], "covariates": [str(p) for p in args.covariates], "stamp": stamped, "seconds": {"pooled_fit": round(pooled_s, 2)}}
+    ceiling = _fit(args, by_run, x, held) if len(held) >= 3 else None
+    for r, rmse in zip(held, ceiling.per_run_rmse if ceiling else [None] * len(held)):
+        doc["holdout"][r]["ceiling"] = rmse
+    doc |= {"log": [str(p) for p in args.logs], "covariates": [str(p) for p in args.covariates], "stamp": stamped,
+            "seconds": {"pooled_fit": round(pooled_s, 2)}}
     predicted = [Trajectory(by_run[r].step, _path(fit, x[r], by_run[r], shift), concepts, args.label,
                             "predicted" if r in held else "fitted", by_run[r].seed, r) for r in train + held]
     write_csv(out / "predicted.csv", predicted)
@@ -390,12 +396,20 @@ def predict_split(args, trajs: list[Trajectory], cov: dict, train: list[str], he
     return doc
 
 
+def _fit(args, by_run: dict, x: dict, runs: list[str], ci: str = "wald") -> PooledFit:
+    """The pooled law of the command line's options fitted to ``runs``."""
+    shift = args.shift_values
+    return fit_law([by_run[r] for r in runs], np.stack([x[r] for r in runs]), ci=ci, n_boot=args.boot,
+                   masked=args.masked_index, p=None if shift is None else np.array([shift[r] for r in runs]),
+                   order=MODELS[args.model], onset=args.onset, compete=args.compete)
+
+
 def split_summary(doc: dict) -> dict:
     """A split's held-out runs: per run the RMSE of the law, of interpolation (None where it does not apply),
-    of the nearest run, of the mean of every training run and the seed floor (None without another seed at the run's covariates), and their means."""
+    of the nearest run, of the mean of every training run, the seed floor and the law's ceiling (None without another seed at the run's covariates), and their means."""
     per_run = [{"run": r, "law": h["rmse"], "interpolation": h["baselines"]["interpolation"]["rmse"],
                 "nearest": h["baselines"]["nearest"]["rmse"], "mean": h["baselines"]["mean"]["rmse"],
-                "seed_floor": (h["seed_floor"] or {}).get("rmse")}
+                "seed_floor": (h["seed_floor"] or {}).get("rmse"), "ceiling": h.get("ceiling")}
                for r, h in doc["holdout"].items()]
 
     def mean(key):
@@ -403,7 +417,8 @@ def split_summary(doc: dict) -> dict:
         return float(np.mean(values)) if values else None
 
     return {"runs": list(doc["holdout"]), "law": mean("law"), "interpolation": mean("interpolation"),
-            "nearest": mean("nearest"), "mean": mean("mean"), "seed_floor": mean("seed_floor"), "per_run": per_run}
+            "nearest": mean("nearest"), "mean": mean("mean"), "seed_floor": mean("seed_floor"), "ceiling": mean("ceiling"),
+            "per_run": per_run}
 
 
 def means(rows: list[dict]) -> dict:
@@ -413,7 +428,7 @@ def means(rows: list[dict]) -> dict:
     out = {}
     for where, inside in (("inside", True), ("outside", False)):
         chosen = [r for r in runs if (r["interpolation"] is not None) == inside]
-        for key in ("law", "interpolation", "nearest", "mean", "seed_floor"):
+        for key in ("law", "interpolation", "nearest", "mean", "seed_floor", "ceiling"):
             values = [r[key] for r in chosen if r[key] is not None]
             out[f"{key}_{where}"] = float(np.mean(values)) if values else None
         out[f"runs_{where}"] = len(chosen)

@@ -83,17 +83,19 @@ def figure(doc: dict, observed: dict[str, Trajectory], predicted: dict[str, Traj
 
 
 def leave_out_figure(doc: dict, path) -> None:
-    """leave_out.png: per left-out level, the RMSE of the law, of the two baselines and the seed floor (lines:
-    the level's mean; dots: the law on each held-out run); shaded: the levels outside the training range."""
+    """leave_out.png: per left-out level, the RMSE of the law, of the baselines, the seed floor and the law's
+    ceiling (lines: the level's mean; dots: the law on each held-out run); shaded: the levels outside the
+    training range."""
     levels = doc["levels"]
     fig, ax = plot.subplots(figsize=(6.4, 4.2), layout="constrained")
     x = np.arange(len(levels))
     law = f"{doc.get('model', '')} law" + (" + onset" if doc.get("onset") else "") + (" + compete" if doc.get("compete") else "")
     for key, style, label in (("law", "o-", law), ("interpolation", "s--", "interpolation"), ("nearest", "^:", "nearest level"),
                               ("mean", "v:", "mean of all training runs (no covariates)"),
-                              ("seed_floor", "x-.", "seed floor (other seeds, same level)")):
+                              ("seed_floor", "x-.", "seed floor (other seeds, same level)"),
+                              ("ceiling", "d-", "ceiling (the law fitted to the held-out runs)")):
         y = np.array([np.nan if lv.get(key) is None else lv[key] for lv in levels], dtype=float)
-        ax.plot(x, y, style, label=label, ms=6, lw=1.5, color="k" if key == "law" else None)
+        ax.plot(x, y, style, label=label, ms=6, lw=1.5, color={"law": "k", "ceiling": "0.6"}.get(key))
     for i, lv in enumerate(levels):
         runs = [r["law"] for r in lv["per_run"] if r["law"] is not None]
         ax.plot(np.full(len(runs), i), runs, ".", color="0.55", ms=5, zorder=0)

@@ -268,4 +268,9 @@ def test_compete_fits_a_lead_exponent_and_draws_one_speed_curve_per_concept(tmp_
     assert all(h["rmse"] <= 1.5 * case.noise for h in doc["holdout"].values())
     assert (tmp_path / "c" / "prediction.png").stat().st_size > 10_000
     assert main([*base, "--compete", "--leave-out", "half", "--no-figure", "--out", str(tmp_path / "l")]) == 0
-    assert json.loads((tmp_path / "l" / "leave_out.json").read_text())["compete"] is True
+    summary = json.loads((tmp_path / "l" / "leave_out.json").read_text())
+    assert summary["compete"] is True and all(len(level["runs"]) == 4 for level in summary["levels"])
+    m = summary["means"]  # the law refitted to the 4 held-out runs themselves: its ceiling, at the noise here
+    assert m["ceiling_inside"] <= min(1.2 * case.noise, m["law_inside"] + 1e-3) and m["ceiling_outside"] <= 1.2 * case.noise
+    assert main([*base, "--holdout", "run3,run7", "--no-figure", "--out", str(tmp_path / "two")]) == 0
+    assert all(h["ceiling"] is None for h in json.loads((tmp_path / "two" / "prediction.json").read_text())["holdout"].values())

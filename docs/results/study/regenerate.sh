@@ -5,16 +5,27 @@
 #   bash docs/results/study/regenerate.sh        (from the repository root; about two minutes on 2 cores)
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
+export NUMBA_NUM_THREADS=${NUMBA_NUM_THREADS:-1}          # the fits' batches are small (measured: threads cost time)
+
+laws() {  # laws OUT SWEEP..: the pooled toy models on the sweeps' runs, one Δcolor level left out at a time
+    local out=$1 logs=() covs=() model
+    shift
+    for d in "$@"; do logs+=("$d/sweep.csv"); covs+=("$d/covariates.csv"); done
+    for model in "eq1 predict" \
+                 "memorize predict-memorize" \
+                 "memorize predict-memorize-onset --onset" \
+                 "memorize predict-memorize-onset-compete --onset --compete"; do
+        set -- $model   # eq1; the switch reversed (target, then memorized bias); a fitted onset; competing speeds
+        python -m fitting.predict "${logs[@]}" --covariates "${covs[@]}" --leave-out sep_color --class 11 \
+            --model "$1" ${3:-} ${4:-} --out "$out/$2"
+    done
+}
+
 D=docs/results/study/dcolor
 python -m empirical.sweep collect "$D" --partial          # sweep.csv, covariates.csv from the run logs
 python -m fitting.study "$D"                              # study.json: learning, turn, behavior, capability
 python -m figures.study "$D"                              # learning.png, timing.png, held_out.png
-python -m fitting.predict "$D/sweep.csv" --covariates "$D/covariates.csv" --leave-out sep_color --class 11 \
-    --out "$D/predict"                                    # the pooled toy model, one Δcolor level left out at a time
-python -m fitting.predict "$D/sweep.csv" --covariates "$D/covariates.csv" --leave-out sep_color --class 11 \
-    --model memorize --out "$D/predict-memorize"          # the same with the switch reversed (target, then memorized bias)
-python -m fitting.predict "$D/sweep.csv" --covariates "$D/covariates.csv" --leave-out sep_color --class 11 \
-    --model memorize --onset --out "$D/predict-memorize-onset"   # and with the clock starting at a fitted onset
+laws "$D" "$D"
 P=docs/results/study/mask-pilot                           # the masking pilot: p = 0 at Δcolor 0.6 and 0.8
 python -m empirical.sweep collect "$P" --partial
 python -m fitting.study "$P" --by sep_color
@@ -26,8 +37,10 @@ E=docs/results/study/dcolor-elicit                        # seeds 3 and 4 at eve
 python -m empirical.sweep collect "$E" --partial
 python -m fitting.study "$E"
 python -m figures.study "$E"
-for model in "eq1 predict" "memorize predict-memorize" "memorize predict-memorize-onset --onset"; do
-    set -- $model                                         # the pooled laws again on these runs alone: a replication
-    python -m fitting.predict "$E/sweep.csv" --covariates "$E/covariates.csv" --leave-out sep_color --class 11 \
-        --model "$1" ${3:-} --out "$E/$2"
-done
+laws "$E" "$E"                                            # the pooled laws again on these runs alone: a replication
+S=docs/results/study/dcolor-seeds                         # seeds 5 and 6 at every Δcolor, naive only (issue 15)
+python -m empirical.sweep collect "$S" --partial
+python -m fitting.study "$S"
+python -m figures.study "$S"
+laws "$S" "$S"                                            # a second replication, on runs no law was chosen on
+laws docs/results/study/dcolor-pooled "$D" "$E" "$S"      # all three sweeps pooled: 7 seeds a level
