@@ -87,7 +87,7 @@ def leave_out_figure(doc: dict, path) -> None:
     ceiling (lines: the level's mean; dots: the law on each held-out run); shaded: the levels outside the
     training range."""
     levels = doc["levels"]
-    fig, ax = plot.subplots(figsize=(6.4, 4.2), layout="constrained")
+    fig, ax = plot.subplots(figsize=(8.6, 4.2), layout="constrained")
     x = np.arange(len(levels))
     law = f"{doc.get('model', '')} law" + (" + onset" if doc.get("onset") else "") + (" + compete" if doc.get("compete") else "")
     for key, style, label in (("law", "o-", law), ("interpolation", "s--", "interpolation"), ("nearest", "^:", "nearest level"),
@@ -109,5 +109,5 @@ def leave_out_figure(doc: dict, path) -> None:
     ax.title.set_fontsize(9)
     ax.tick_params(axis="x", labelsize=7)
     ax.grid(alpha=0.25)
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     plot.save(fig, path)
