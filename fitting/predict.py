@@ -9,6 +9,9 @@ runs it has not seen from their covariates alone.
   --leave-out sep_color        one fit per level, each holding out that level's runs: DIR/leave_out.json
                                (per level and overall, and the law minus each baseline paired per run,
                                with a bootstrap interval over the held-out runs) and DIR/leave_out.png
+  --leave-out sep_color --train-per-level 1 [--draws 5]
+                               the same with each fit trained on one run (seed) drawn from every
+                               other level, 5 draws: how the law and the baselines fare with scarce runs
 
 LOG.csv is a trajectory log holding many runs (a sweep's sweep.csv); COV.csv has a ``run`` column and
 numeric covariates, where ``<name>_<concept>`` belongs to that concept of the log's ``z_<concept>``
@@ -62,6 +65,7 @@ from pathlib import Path
 from typing import Sequence
 
 import numpy as np
+from tqdm import tqdm
 
 from fitting import baselines
 from fitting.curves import settled_step
@@ -245,6 +249,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--ci", choices=["wald", "runs"], default="wald",
                         help="coefficient intervals: wald (fast, narrow) or runs (bootstrap over training runs)")
     parser.add_argument("--boot", type=int, default=50, metavar="B", help="bootstrap resamples for --ci runs (default 50)")
+    parser.add_argument("--train-per-level", type=int, metavar="K",
+                        help="with --leave-out: train each fit on only K runs drawn from every other level (e.g. K = 1: "
+                             "one seed a level), --draws times; leave_out.json then holds each number's mean over the "
+                             "draws (how the law and the baselines fare when runs are scarce; no per-split folders)")
+    parser.add_argument("--draws", type=int, default=5, metavar="R", help="random draws per level for --train-per-level (default 5)")
+    parser.add_argument("--seed", type=int, default=0, help="random seed of the draws (default 0)")
     parser.add_argument("--no-figure", action="store_true", help="write the CSV and JSON only")
     parser.add_argument("--out", type=Path, default=None, metavar="DIR", help="output folder (default LOG's folder/predict)")
     return parser
@@ -329,6 +339,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.boot < 10:
         raise UsageError(f"--boot {args.boot}: need at least 10 resamples")
+    if args.train_per_level is not None and (not args.leave_out or args.train_per_level < 1 or args.draws < 1):
+        raise UsageError(f"--train-per-level {args.train_per_level} --draws {args.draws}: both at least 1, and only with "
+                         "--leave-out COLUMN (each fit trains on that many runs drawn from every other level of COLUMN)")
     if args.out is None and len(args.logs) > 1:
         raise UsageError(f"--out: {len(args.logs)} logs are pooled; say where the outputs go (--out DIR)")
     out = cli.output_dir(args.out or args.logs[0].parent / "predict", "--out")
@@ -340,15 +353,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         if len(runs) - len(held) < 3 or not held:
             raise UsageError(f"{name or 'the split'}: need at least 3 training runs and 1 held-out run; "
                              f"got {len(runs) - len(held)} and {len(held)}")
-    summary_rows = []
-    for name, held in plans:
-        train = [r for r in runs if r not in held]
-        doc = predict_split(args, trajs, cov, train, held, out / name if name else out, stamped)
-        summary_rows.append({"left_out": name, **split_summary(doc)})
+    if args.train_per_level is not None:
+        summary_rows = scarce(args, trajs, cov, table, plans)
+    else:
+        summary_rows = []
+        for name, held in plans:
+            train = [r for r in runs if r not in held]
+            doc = predict_split(args, trajs, cov, train, held, out / name if name else out, stamped)
+            summary_rows.append({"left_out": name, **split_summary(doc)})
     if args.leave_out:
         summary = {"column": args.leave_out, "class": args.label, "protocol": args.protocol, "model": args.model,
-                   "onset": args.onset, "compete": args.compete, "covariate": args.covariate, "levels": summary_rows, "means": means(summary_rows),
-                   "differences": differences(summary_rows), "stamp": stamped}
+                   "onset": args.onset, "compete": args.compete, "covariate": args.covariate,
+                   "train_per_level": args.train_per_level, "draws": args.draws if args.train_per_level else None,
+                   "levels": summary_rows, "means": means(summary_rows), "differences": differences(summary_rows),
+                   "stamp": stamped}
         write_json(out / "leave_out.json", summary)
         if not args.no_figure:
             from fitting.predict_plot import leave_out_figure
@@ -358,6 +376,44 @@ def main(argv: Sequence[str] | None = None) -> int:
         for name, g in summary["differences"].items():
             print(f"  {name}: {g['mean']:+.3f} [{g['ci95'][0]:+.3f}, {g['ci95'][1]:+.3f}] over {g['runs']} runs")
     return 0
+
+
+def scarce(args, trajs: list[Trajectory], cov: dict, table: dict, plans: list[tuple[str, list[str]]]) -> list[dict]:
+    """Leave one level out with only ``--train-per-level`` K runs of each other level training the law (drawn at
+    random, ``--draws`` times): the law and the baselines when runs are scarce. Per held-out run, each number is
+    its mean over the draws; nothing is written per split."""
+    by_run, concepts = {t.run: t for t in trajs}, trajs[0].concepts
+    x = {r: np.array(cov[r]) for r in by_run}
+    level = {r: table[r].get(args.leave_out, "") for r in by_run}
+    gen = np.random.default_rng(args.seed)
+    rows = []
+    for name, held in plans:
+        pools = {}
+        for r in by_run:
+            if r not in held:
+                pools.setdefault(level[r], []).append(r)
+        if args.train_per_level * len(pools) < 3:
+            raise UsageError(f"--train-per-level {args.train_per_level}: {name} leaves {len(pools)} levels, "
+                             f"{args.train_per_level * len(pools)} training runs; a pooled fit needs at least 3")
+        draws: dict[str, list[dict]] = {r: [] for r in held}
+        for _ in tqdm(range(args.draws), desc=f"{name}: draws of {args.train_per_level} run(s) a level", leave=False,
+                      disable=None):
+            train = [str(r) for pool in pools.values()
+                     for r in gen.choice(pool, size=min(args.train_per_level, len(pool)), replace=False)]
+            doc = analyse(_fit(args, by_run, x, train), by_run, x, train, held, concepts, args)
+            for row in split_summary(doc)["per_run"]:
+                draws[row["run"]].append(row)
+        per_run = [{"run": r, **{k: _mean_or_none([d[k] for d in draws[r]]) for k in KEYS}} for r in held]
+        rows.append({"left_out": name, **level_summary(per_run)})
+        print(f"{name}: law {rows[-1]['law']:.3f}, " + ", ".join(f"{k} {rows[-1][k]:.3f}" for k in KEYS[1:4]
+                                                               if rows[-1][k] is not None)
+              + f" (mean over {args.draws} draws of {args.train_per_level} training run(s) a level)")
+    return rows
+
+
+def _mean_or_none(values: list) -> float | None:
+    values = [v for v in values if v is not None]
+    return float(np.mean(values)) if values else None
 
 
 def predict_split(args, trajs: list[Trajectory], cov: dict, train: list[str], held: list[str], out: Path, stamped: dict) -> dict:
@@ -404,20 +460,22 @@ def _fit(args, by_run: dict, x: dict, runs: list[str], ci: str = "wald") -> Pool
                    order=MODELS[args.model], onset=args.onset, compete=args.compete)
 
 
+KEYS = ("law", "interpolation", "nearest", "mean", "seed_floor", "ceiling")
+
+
 def split_summary(doc: dict) -> dict:
     """A split's held-out runs: per run the RMSE of the law, of interpolation (None where it does not apply),
-    of the nearest run, of the mean of every training run, the seed floor and the law's ceiling (None without another seed at the run's covariates), and their means."""
-    per_run = [{"run": r, "law": h["rmse"], "interpolation": h["baselines"]["interpolation"]["rmse"],
-                "nearest": h["baselines"]["nearest"]["rmse"], "mean": h["baselines"]["mean"]["rmse"],
-                "seed_floor": (h["seed_floor"] or {}).get("rmse"), "ceiling": h.get("ceiling")}
-               for r, h in doc["holdout"].items()]
+    of the nearest run, of the mean of every training run, the seed floor (None without another seed at the
+    run's covariates) and the law's ceiling (None with fewer than 3 held out), and their means."""
+    return level_summary([{"run": r, "law": h["rmse"], "interpolation": h["baselines"]["interpolation"]["rmse"],
+                           "nearest": h["baselines"]["nearest"]["rmse"], "mean": h["baselines"]["mean"]["rmse"],
+                           "seed_floor": (h["seed_floor"] or {}).get("rmse"), "ceiling": h.get("ceiling")}
+                          for r, h in doc["holdout"].items()])
 
-    def mean(key):
-        values = [row[key] for row in per_run if row[key] is not None]
-        return float(np.mean(values)) if values else None
 
-    return {"runs": list(doc["holdout"]), "law": mean("law"), "interpolation": mean("interpolation"),
-            "nearest": mean("nearest"), "mean": mean("mean"), "seed_floor": mean("seed_floor"), "ceiling": mean("ceiling"),
+def level_summary(per_run: list[dict]) -> dict:
+    """Per-run rows -> the level's means (None where no run has the number) and the rows."""
+    return {"runs": [row["run"] for row in per_run], **{key: _mean_or_none([row[key] for row in per_run]) for key in KEYS},
             "per_run": per_run}
 
 
@@ -428,7 +486,7 @@ def means(rows: list[dict]) -> dict:
     out = {}
     for where, inside in (("inside", True), ("outside", False)):
         chosen = [r for r in runs if (r["interpolation"] is not None) == inside]
-        for key in ("law", "interpolation", "nearest", "mean", "seed_floor", "ceiling"):
+        for key in KEYS:
             values = [r[key] for r in chosen if r[key] is not None]
             out[f"{key}_{where}"] = float(np.mean(values)) if values else None
         out[f"runs_{where}"] = len(chosen)

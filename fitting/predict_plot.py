@@ -104,8 +104,10 @@ def leave_out_figure(doc: dict, path) -> None:
     gap = doc.get("differences", {}).get("law_minus_interpolation_inside")
     note = "" if gap is None else (f"\nlaw - interpolation inside {gap['mean']:+.3f} "
                                    f"[{gap['ci95'][0]:+.3f}, {gap['ci95'][1]:+.3f}]")
+    k = doc.get("train_per_level")
+    scarce = "" if not k else f"\ntrained on {k} run{'s' if k > 1 else ''} a level (mean of {doc['draws']} draws)"
     ax.set(xticks=x, xticklabels=[lv["left_out"] for lv in levels], ylabel="RMSE of the held-out path",
-           title=f"leave one {doc['column']} out (grey band: outside the training range){note}")
+           title=f"leave one {doc['column']} out (grey band: outside the training range){scarce}{note}")
     ax.title.set_fontsize(9)
     ax.tick_params(axis="x", labelsize=7)
     ax.grid(alpha=0.25)

@@ -274,3 +274,26 @@ def test_compete_fits_a_lead_exponent_and_draws_one_speed_curve_per_concept(tmp_
     assert m["ceiling_inside"] <= min(1.2 * case.noise, m["law_inside"] + 1e-3) and m["ceiling_outside"] <= 1.2 * case.noise
     assert main([*base, "--holdout", "run3,run7", "--no-figure", "--out", str(tmp_path / "two")]) == 0
     assert all(h["ceiling"] is None for h in json.loads((tmp_path / "two" / "prediction.json").read_text())["holdout"].values())
+
+
+def test_train_per_level_draws_scarce_training_sets_and_averages_over_them(tmp_path, capsys):
+    case = sweep_case(np.repeat(np.geomspace(0.005, 0.08, 5), 3), seed=6, run_effect=0.2)  # 5 levels x 3 seeds
+    write_csv(tmp_path / "sweep.csv", case.trajectories)
+    with (tmp_path / "cov.csv").open("w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["run", "level", "signal_color", "signal_size"])
+        for i, (t, x) in enumerate(zip(case.trajectories, case.x)):
+            w.writerow([t.run, i // 3, x[0], x[1]])
+    base = [str(tmp_path / "sweep.csv"), "--covariates", str(tmp_path / "cov.csv"), "--leave-out", "level", "--no-figure"]
+    assert main([*base, "--train-per-level", "1", "--draws", "3", "--out", str(tmp_path / "a")]) == 0
+    doc = json.loads((tmp_path / "a" / "leave_out.json").read_text())
+    assert doc["train_per_level"] == 1 and doc["draws"] == 3 and [len(lv["runs"]) for lv in doc["levels"]] == [3] * 5
+    assert not list((tmp_path / "a").glob("level=*"))  # no per-split folders
+    m = doc["means"]  # one seed a level: interpolation follows single noisy runs, the law pools all four
+    assert m["law_inside"] < m["interpolation_inside"] and m["law_outside"] < m["nearest_outside"]
+    assert main([*base, "--train-per-level", "1", "--draws", "3", "--out", str(tmp_path / "b")]) == 0
+    assert json.loads((tmp_path / "b" / "leave_out.json").read_text())["levels"] == doc["levels"]  # seeded draws
+    capsys.readouterr()
+    assert main([str(tmp_path / "sweep.csv"), "--covariates", str(tmp_path / "cov.csv"), "--holdout", "run0",
+                 "--train-per-level", "1", "--out", str(tmp_path / "x")]) == 2
+    assert "only with --leave-out COLUMN" in capsys.readouterr().err
