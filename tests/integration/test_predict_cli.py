@@ -26,6 +26,18 @@ def sweep(tmp_path_factory):
     return folder, case
 
 
+def write_sweep(folder, case, **columns) -> list[str]:
+    """The case's log (sweep.csv) and covariates (cov.csv: run, the given per-run columns, the two signals) in
+    ``folder``; returns the command line's first arguments."""
+    write_csv(folder / "sweep.csv", case.trajectories)
+    with (folder / "cov.csv").open("w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["run", *columns, "signal_color", "signal_size"])
+        for i, (t, x) in enumerate(zip(case.trajectories, case.x)):
+            w.writerow([t.run, *(values[i] for values in columns.values()), x[0], x[1]])
+    return [str(folder / "sweep.csv"), "--covariates", str(folder / "cov.csv")]
+
+
 def test_predict_writes_the_law_the_held_out_paths_and_the_baselines(sweep, tmp_path, capsys):
     folder, case = sweep
     out = tmp_path / "p"
@@ -135,13 +147,7 @@ def test_leave_one_level_out_fits_once_per_level_and_summarises(sweep, tmp_path)
 def test_eq2_on_a_masking_sweep_recovers_the_shift_and_beats_the_baselines(tmp_path, capsys):
     ps = np.repeat([0.0, 0.25, 0.5, 0.75, 1.0], 2)
     case = sweep_case(np.tile([0.01, 0.04], 5), seed=5, masking=ps, beta=0.6)
-    write_csv(tmp_path / "sweep.csv", case.trajectories)
-    with (tmp_path / "cov.csv").open("w", newline="") as fh:
-        w = csv.writer(fh)
-        w.writerow(["run", "mask_p", "signal_color", "signal_size"])
-        for t, x, p in zip(case.trajectories, case.x, ps):
-            w.writerow([t.run, p, x[0], x[1]])
-    base = [str(tmp_path / "sweep.csv"), "--covariates", str(tmp_path / "cov.csv"), "--no-figure"]
+    base = [*write_sweep(tmp_path, case, mask_p=ps), "--no-figure"]
     assert main([*base, "--model", "eq2", "--masked", "color", "--leave-out", "mask_p", "--out", str(tmp_path / "o")]) == 0
     doc = json.loads((tmp_path / "o" / "leave_out.json").read_text())
     inner = json.loads((tmp_path / "o" / "mask_p=0.5" / "prediction.json").read_text())
@@ -159,13 +165,7 @@ def test_eq2_on_a_masking_sweep_recovers_the_shift_and_beats_the_baselines(tmp_p
 def test_memorize_with_an_onset_fits_a_sweep_that_generalizes_first_and_says_so(tmp_path):
     law = TRUE_LAW | {"b_t": 0.6, "t_ref": 1200.0}
     case = sweep_case(np.geomspace(0.005, 0.08, 8), seed=4, law=law, order="target-first", onset=300.0)
-    write_csv(tmp_path / "sweep.csv", case.trajectories)
-    with (tmp_path / "cov.csv").open("w", newline="") as fh:
-        w = csv.writer(fh)
-        w.writerow(["run", "signal_color", "signal_size"])
-        for t, x in zip(case.trajectories, case.x):
-            w.writerow([t.run, x[0], x[1]])
-    base = [str(tmp_path / "sweep.csv"), "--covariates", str(tmp_path / "cov.csv"), "--holdout", "run3,run7"]
+    base = [*write_sweep(tmp_path, case), "--holdout", "run3,run7"]
     assert main([*base, "--model", "memorize", "--onset", "--out", str(tmp_path / "m")]) == 0
     assert main([*base, "--no-figure", "--out", str(tmp_path / "e")]) == 0
     mem, eq1 = (json.loads((tmp_path / d / "prediction.json").read_text()) for d in ("m", "e"))
@@ -179,14 +179,8 @@ def test_memorize_with_an_onset_fits_a_sweep_that_generalizes_first_and_says_so(
 
 def test_the_seed_floor_compares_each_held_out_seed_with_the_others_at_its_covariates(tmp_path):
     case = sweep_case(np.repeat(np.geomspace(0.005, 0.08, 4), 2), seed=6, run_effect=0.3)
-    write_csv(tmp_path / "sweep.csv", case.trajectories)
-    with (tmp_path / "cov.csv").open("w", newline="") as fh:
-        w = csv.writer(fh)
-        w.writerow(["run", "level", "signal_color", "signal_size"])
-        for i, (t, x) in enumerate(zip(case.trajectories, case.x)):
-            w.writerow([t.run, i // 2, x[0], x[1]])
-    assert main([str(tmp_path / "sweep.csv"), "--covariates", str(tmp_path / "cov.csv"), "--leave-out", "level",
-                 "--no-figure", "--out", str(tmp_path / "o")]) == 0
+    files = write_sweep(tmp_path, case, level=[i // 2 for i in range(8)])
+    assert main([*files, "--leave-out", "level", "--no-figure", "--out", str(tmp_path / "o")]) == 0
     inner = json.loads((tmp_path / "o" / "level=1" / "prediction.json").read_text())
     a, b = case.trajectories[2], case.trajectories[3]  # the two seeds of level 1: each one's floor is the other
     assert inner["holdout"]["run2"]["seed_floor"]["runs"] == ["run3"]
@@ -196,8 +190,7 @@ def test_the_seed_floor_compares_each_held_out_seed_with_the_others_at_its_covar
     doc = json.loads((tmp_path / "o" / "leave_out.json").read_text())
     assert doc["levels"][1]["seed_floor"] == pytest.approx(expected) and doc["means"]["seed_floor_inside"] > 0
     single = tmp_path / "s"
-    assert main([str(tmp_path / "sweep.csv"), "--covariates", str(tmp_path / "cov.csv"), "--holdout", "run2",
-                 "--no-figure", "--out", str(single)]) == 0
+    assert main([*files, "--holdout", "run2", "--no-figure", "--out", str(single)]) == 0
     assert json.loads((single / "prediction.json").read_text())["holdout"]["run2"]["seed_floor"] is None
 
 
@@ -255,13 +248,7 @@ def test_pooling_bad_input_exits_2_naming_the_files(sweep, tmp_path, capsys, whi
 def test_compete_fits_a_lead_exponent_and_draws_one_speed_curve_per_concept(tmp_path):
     law = TRUE_LAW | {"b_t": 0.6, "t_ref": 1200.0}
     case = sweep_case(np.geomspace(0.005, 0.08, 8), seed=8, law=law, order="target-first", onset=300.0, compete=1.2)
-    write_csv(tmp_path / "sweep.csv", case.trajectories)
-    with (tmp_path / "cov.csv").open("w", newline="") as fh:
-        w = csv.writer(fh)
-        w.writerow(["run", "half", "signal_color", "signal_size"])
-        for i, (t, x) in enumerate(zip(case.trajectories, case.x)):
-            w.writerow([t.run, i % 2, x[0], x[1]])
-    base = [str(tmp_path / "sweep.csv"), "--covariates", str(tmp_path / "cov.csv"), "--model", "memorize", "--onset"]
+    base = [*write_sweep(tmp_path, case, half=[i % 2 for i in range(8)]), "--model", "memorize", "--onset"]
     assert main([*base, "--compete", "--holdout", "run3,run7", "--out", str(tmp_path / "c")]) == 0
     doc = json.loads((tmp_path / "c" / "prediction.json").read_text())
     assert doc["law"]["coefficients"]["c_lam"] == pytest.approx(1.2, rel=0.1) and "lead exponent c_lam = " in doc["law"]["text"]
@@ -278,13 +265,8 @@ def test_compete_fits_a_lead_exponent_and_draws_one_speed_curve_per_concept(tmp_
 
 def test_train_per_level_draws_scarce_training_sets_and_averages_over_them(tmp_path, capsys):
     case = sweep_case(np.repeat(np.geomspace(0.005, 0.08, 5), 3), seed=6, run_effect=0.2)  # 5 levels x 3 seeds
-    write_csv(tmp_path / "sweep.csv", case.trajectories)
-    with (tmp_path / "cov.csv").open("w", newline="") as fh:
-        w = csv.writer(fh)
-        w.writerow(["run", "level", "signal_color", "signal_size"])
-        for i, (t, x) in enumerate(zip(case.trajectories, case.x)):
-            w.writerow([t.run, i // 3, x[0], x[1]])
-    base = [str(tmp_path / "sweep.csv"), "--covariates", str(tmp_path / "cov.csv"), "--leave-out", "level", "--no-figure"]
+    files = write_sweep(tmp_path, case, level=[i // 3 for i in range(15)])
+    base = [*files, "--leave-out", "level", "--no-figure"]
     assert main([*base, "--train-per-level", "1", "--draws", "3", "--out", str(tmp_path / "a")]) == 0
     doc = json.loads((tmp_path / "a" / "leave_out.json").read_text())
     assert doc["train_per_level"] == 1 and doc["draws"] == 3 and [len(lv["runs"]) for lv in doc["levels"]] == [3] * 5
@@ -294,6 +276,5 @@ def test_train_per_level_draws_scarce_training_sets_and_averages_over_them(tmp_p
     assert main([*base, "--train-per-level", "1", "--draws", "3", "--out", str(tmp_path / "b")]) == 0
     assert json.loads((tmp_path / "b" / "leave_out.json").read_text())["levels"] == doc["levels"]  # seeded draws
     capsys.readouterr()
-    assert main([str(tmp_path / "sweep.csv"), "--covariates", str(tmp_path / "cov.csv"), "--holdout", "run0",
-                 "--train-per-level", "1", "--out", str(tmp_path / "x")]) == 2
+    assert main([*files, "--holdout", "run0", "--train-per-level", "1", "--out", str(tmp_path / "x")]) == 2
     assert "only with --leave-out COLUMN" in capsys.readouterr().err

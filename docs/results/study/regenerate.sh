@@ -43,4 +43,10 @@ python -m empirical.sweep collect "$S" --partial
 python -m fitting.study "$S"
 python -m figures.study "$S"
 laws "$S" "$S"                                            # a second replication, on runs no law was chosen on
-laws docs/results/study/dcolor-pooled "$D" "$E" "$S"      # all three sweeps pooled: 7 seeds a level
+Q=docs/results/study/dcolor-pooled
+laws "$Q" "$D" "$E" "$S"                                  # all three sweeps pooled: 7 seeds a level
+for k in 1 3; do                                          # the chosen law when runs are scarce: k seeds a level
+    python -m fitting.predict "$D/sweep.csv" "$E/sweep.csv" "$S/sweep.csv" --leave-out sep_color --class 11 \
+        --covariates "$D/covariates.csv" "$E/covariates.csv" "$S/covariates.csv" --model memorize --onset --compete \
+        --train-per-level "$k" --draws 10 --out "$Q/scarce-$k"
+done
