@@ -5,8 +5,6 @@
 #   bash docs/results/study/regenerate.sh        (from the repository root; about two minutes on 2 cores)
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
-export NUMBA_NUM_THREADS=${NUMBA_NUM_THREADS:-1}          # the fits' batches are small (measured: threads cost time)
-
 laws() {  # laws OUT SWEEP..: the pooled toy models on the sweeps' runs, one Δcolor level left out at a time
     local out=$1 logs=() covs=() model
     shift
