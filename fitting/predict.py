@@ -69,6 +69,7 @@ from tqdm import tqdm
 
 from fitting import baselines
 from fitting.curves import settled_step
+from fitting.leave_out import KEYS, differences, level_summary, mean_or_none, means, split_summary
 from fitting.model_fit import fit_model
 from fitting.pooled import PooledFit, fit_law
 from fitting.report import summary
@@ -403,17 +404,12 @@ def scarce(args, trajs: list[Trajectory], cov: dict, table: dict, plans: list[tu
             doc = analyse(_fit(args, by_run, x, train), by_run, x, train, held, concepts, args)
             for row in split_summary(doc)["per_run"]:
                 draws[row["run"]].append(row)
-        per_run = [{"run": r, **{k: _mean_or_none([d[k] for d in draws[r]]) for k in KEYS}} for r in held]
+        per_run = [{"run": r, **{k: mean_or_none([d[k] for d in draws[r]]) for k in KEYS}} for r in held]
         rows.append({"left_out": name, **level_summary(per_run)})
         print(f"{name}: law {rows[-1]['law']:.3f}, " + ", ".join(f"{k} {rows[-1][k]:.3f}" for k in KEYS[1:4]
                                                                if rows[-1][k] is not None)
               + f" (mean over {args.draws} draws of {args.train_per_level} training run(s) a level)")
     return rows
-
-
-def _mean_or_none(values: list) -> float | None:
-    values = [v for v in values if v is not None]
-    return float(np.mean(values)) if values else None
 
 
 def predict_split(args, trajs: list[Trajectory], cov: dict, train: list[str], held: list[str], out: Path, stamped: dict) -> dict:
@@ -458,56 +454,6 @@ def _fit(args, by_run: dict, x: dict, runs: list[str], ci: str = "wald") -> Pool
     return fit_law([by_run[r] for r in runs], np.stack([x[r] for r in runs]), ci=ci, n_boot=args.boot,
                    masked=args.masked_index, p=None if shift is None else np.array([shift[r] for r in runs]),
                    order=MODELS[args.model], onset=args.onset, compete=args.compete)
-
-
-KEYS = ("law", "interpolation", "nearest", "mean", "seed_floor", "ceiling")
-
-
-def split_summary(doc: dict) -> dict:
-    """A split's held-out runs: per run the RMSE of the law, of interpolation (None where it does not apply),
-    of the nearest run, of the mean of every training run, the seed floor (None without another seed at the
-    run's covariates) and the law's ceiling (None with fewer than 3 held out), and their means."""
-    return level_summary([{"run": r, "law": h["rmse"], "interpolation": h["baselines"]["interpolation"]["rmse"],
-                           "nearest": h["baselines"]["nearest"]["rmse"], "mean": h["baselines"]["mean"]["rmse"],
-                           "seed_floor": (h["seed_floor"] or {}).get("rmse"), "ceiling": h.get("ceiling")}
-                          for r, h in doc["holdout"].items()])
-
-
-def level_summary(per_run: list[dict]) -> dict:
-    """Per-run rows -> the level's means (None where no run has the number) and the rows."""
-    return {"runs": [row["run"] for row in per_run], **{key: _mean_or_none([row[key] for row in per_run]) for key in KEYS},
-            "per_run": per_run}
-
-
-def means(rows: list[dict]) -> dict:
-    """Over every held-out run of every level: the law and each baseline, apart for the runs
-    inside the training range (interpolation applies) and outside it (extrapolation)."""
-    runs = [r for row in rows for r in row["per_run"]]
-    out = {}
-    for where, inside in (("inside", True), ("outside", False)):
-        chosen = [r for r in runs if (r["interpolation"] is not None) == inside]
-        for key in KEYS:
-            values = [r[key] for r in chosen if r[key] is not None]
-            out[f"{key}_{where}"] = float(np.mean(values)) if values else None
-        out[f"runs_{where}"] = len(chosen)
-    return out
-
-
-def differences(rows: list[dict], n_boot: int = 2000) -> dict:
-    """The law's RMSE minus the baseline's, paired per held-out run (negative: the law is better): against
-    interpolation inside the training range, the nearest run outside it; the mean with a 95% bootstrap
-    interval over the held-out runs (runs of one level share their fit, so the interval is if anything narrow)."""
-    runs = [r for row in rows for r in row["per_run"]]
-    out = {}
-    for name, inside, base in (("law_minus_interpolation_inside", True, "interpolation"),
-                               ("law_minus_nearest_outside", False, "nearest")):
-        d = np.array([r["law"] - r[base] for r in runs if (r["interpolation"] is not None) == inside
-                      and r["law"] is not None and r[base] is not None])
-        if d.size:
-            boot = d[np.random.default_rng(0).integers(0, d.size, (n_boot, d.size))].mean(axis=1)
-            out[name] = {"mean": float(d.mean()), "ci95": [float(np.quantile(boot, 0.025)), float(np.quantile(boot, 0.975))],
-                         "runs": int(d.size), "law_better": int(np.sum(d < 0))}
-    return out
 
 
 def _path(fit: PooledFit, x: np.ndarray, traj: Trajectory, shift: dict | None) -> np.ndarray:
