@@ -387,15 +387,18 @@ def scarce(args, trajs: list[Trajectory], cov: dict, table: dict, plans: list[tu
     x = {r: np.array(cov[r]) for r in by_run}
     level = {r: table[r].get(args.leave_out, "") for r in by_run}
     gen = np.random.default_rng(args.seed)
-    rows = []
+    splits_pools = []  # per split, the other levels' runs by level; every split checked before any fit
     for name, held in plans:
-        pools = {}
+        pools: dict[str, list[str]] = {}
         for r in by_run:
             if r not in held:
                 pools.setdefault(level[r], []).append(r)
         if args.train_per_level * len(pools) < 3:
             raise UsageError(f"--train-per-level {args.train_per_level}: {name} leaves {len(pools)} levels, "
                              f"{args.train_per_level * len(pools)} training runs; a pooled fit needs at least 3")
+        splits_pools.append(pools)
+    rows = []
+    for (name, held), pools in zip(plans, splits_pools):
         draws: dict[str, list[dict]] = {r: [] for r in held}
         for _ in tqdm(range(args.draws), desc=f"{name}: draws of {args.train_per_level} run(s) a level", leave=False,
                       disable=None):
