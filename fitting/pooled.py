@@ -26,6 +26,19 @@ With ``onset``, one more shared coefficient ``t_on`` (steps): eq1's clock starts
 waiting at z0 until then (t_switch counts from it). A real run draws nothing the probe can follow for
 its first few hundred steps, then its concepts rise as sigmoids, not as eq1's exponentials from step 0.
 
+With ``gate="state"`` (the coupled model, :func:`theory.models.coupled`; order ``target-first``) no clock times
+the switch: concept i heads for ẑ_i until the other concepts' mean progress 1 − (z_j − ẑ_j)² passes ``theta``
+(sharpness ``kappa``), then settles into its bias. The two shared coefficients replace ``t_ref``, ``b_t`` and
+``k``: when a concept memorizes follows from how fast the others are learned (on the Δcolor sweep, color falls
+back as size rises, later where size is slower), not from a power law of its own signal.
+
+With a discrepancy (``fit_law(discrepancy=True)``), a prediction is the law's path plus δ(step), the mean over
+the training runs of their residual (observed − law) at that step: the part of every run's path the toy model
+cannot draw (a probe's early readings of unformed samples, a sigmoid's shape), assumed the same for every
+run, as in the calibration of computer models (Kennedy and O'Hagan 2001). In effect: the training runs' mean
+path, plus the law's prediction of how this run differs from their average. All that depends on the
+covariates still comes from the law; δ holds none of it.
+
 Intervals: Wald (s² (JᵀJ)⁻¹; residuals within a run are correlated, so these are narrow), or a
 bootstrap over runs (resample whole training runs, refit; honest about run-to-run variation).
 """
@@ -35,6 +48,7 @@ from __future__ import annotations
 import itertools
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Sequence
 
 import numba
@@ -44,7 +58,7 @@ from scipy.optimize import least_squares
 
 from fitting.curves import noise_scale
 from theory.integrate import integrate
-from theory.models import eq1
+from theory.models import coupled, eq1
 from theory.trajectory import Trajectory
 
 TOL = (1e-8, 1e-10)
@@ -52,12 +66,35 @@ H = 1e-5
 ORDERS = ("bias-first", "target-first")
 
 
+# The law's coefficients, in the order of θ: name -> (low, high, unit) of θ's entries. unit: ``rate`` (θ = log of
+# a rate in normalized time: exp(θ) / scale per step), ``time`` (θ = log of a normalized time: exp(θ) · scale
+# steps), ``log`` (exp(θ)), ``""`` (θ itself). ``z0`` has one entry per concept.
+COEFFICIENTS = {
+    "lam_ref": (np.log(0.05), np.log(5e3), "rate"),
+    "b_lam": (-4.0, 4.0, ""),
+    "t_ref": (np.log(1e-3), np.log(20.0), "time"),
+    "b_t": (-4.0, 4.0, ""),
+    "m": (0.0, 1.0, ""),
+    "gamma": (np.log(0.05), np.log(100.0), "log"),
+    "k": (np.log(0.5), np.log(5e3), "rate"),
+    "kappa": (np.log(0.5), np.log(500.0), "log"),
+    "theta": (-0.5, 1.5, ""),
+    "z0": (0.0, 1.0, ""),
+    "beta": (0.0, 1.0, ""),
+    "t_on": (np.log(1e-4), np.log(0.5), "time"),
+    "c_lam": (-4.0, 4.0, ""),
+}
+GATES = ("time", "state")
+
+
 @dataclass(frozen=True)
 class Law:
     """The covariate-to-parameter law, evaluated in normalized time (u = step / scale).
 
-    θ = [log λ_ref·scale, b_lam, log t_ref/scale, b_t, m, log γ, log k·scale, z0_1..z0_D (, β) (, log t_on/scale)
-    (, c_lam)].
+    θ holds :attr:`names` in order (:data:`COEFFICIENTS` gives each one's range and unit): the speed
+    (``lam_ref``, ``b_lam``), the switch (``gate`` ``time``: eq1's clock-timed switch ``t_ref``, ``b_t``, ``k``;
+    ``state``: the coupled model's switch thrown by the other concepts' progress, ``kappa``, ``theta``), the bias
+    (``m``, ``gamma``), the start ``z0`` (per concept), then the options' ``beta``, ``t_on``, ``c_lam``.
     With ``masked`` (eq2, Sec. 5), concept ``masked``'s target of each run shifts with its masking
     fraction p: ẑ(p) = ẑ (1 − β p), β in [0, 1] (eq2's form U1, written as eq1 with that target)."""
 
@@ -68,94 +105,119 @@ class Law:
     order: str = "bias-first"
     onset: bool = False
     compete: bool = False
+    gate: str = "time"
 
     def __post_init__(self):
         if self.order not in ORDERS:
             raise ValueError(f"unknown order {self.order!r}; valid: {', '.join(ORDERS)}")
-        if self.masked is not None and self.order != "bias-first":
-            raise ValueError("eq2's shifted target is the target after the switch: it needs order 'bias-first'")
+        if self.gate not in GATES:
+            raise ValueError(f"unknown gate {self.gate!r}; valid: {', '.join(GATES)}")
+        if self.masked is not None and (self.order != "bias-first" or self.gate != "time"):
+            raise ValueError("eq2's shifted target is the target after eq1's switch: it needs order 'bias-first' and "
+                             "the clock-timed gate")
+        if self.gate == "state" and self.order != "target-first":
+            raise ValueError("the coupled model heads for the target first and memorizes after the switch: its law "
+                             "needs order 'target-first'")
+        if self.gate == "state" and self.d < 2:
+            raise ValueError("the coupled model times each concept's switch by the others: it needs at least 2 concepts")
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        switch = ("t_ref", "b_t", "m", "gamma", "k") if self.gate == "time" else ("m", "gamma", "kappa", "theta")
+        return ("lam_ref", "b_lam", *switch, "z0") + ("beta",) * (self.masked is not None) + ("t_on",) * self.onset \
+            + ("c_lam",) * self.compete
+
+    @cached_property
+    def slots(self) -> dict[str, slice]:
+        """name -> its entries of θ."""
+        out, i = {}, 0
+        for name in self.names:
+            width = self.d if name == "z0" else 1
+            out[name], i = slice(i, i + width), i + width
+        return out
 
     @property
     def size(self) -> int:
-        return 7 + self.d + (self.masked is not None) + self.onset + self.compete
+        return sum(s.stop - s.start for s in self.slots.values())
 
     @property
-    def i_beta(self) -> int:
-        return 7 + self.d
-
-    @property
-    def i_onset(self) -> int:
-        return 7 + self.d + (self.masked is not None)
-
-    @property
-    def i_compete(self) -> int:
-        return 7 + self.d + (self.masked is not None) + self.onset
+    def landscape(self):
+        """The model the law's parameters drive: eq1, or the coupled model (``gate`` ``state``)."""
+        return eq1(self.d) if self.gate == "time" else coupled(self.d)
 
     def bounds(self) -> tuple[NDArray, NDArray]:
-        lo = [np.log(0.05), -4.0, np.log(1e-3), -4.0, 0.0, np.log(0.05), np.log(0.5)] + [0.0] * self.d
-        hi = [np.log(5e3), 4.0, np.log(20.0), 4.0, 1.0, np.log(100.0), np.log(5e3)] + [1.0] * self.d
-        if self.masked is not None:
-            lo, hi = lo + [0.0], hi + [1.0]
-        if self.onset:
-            lo, hi = lo + [np.log(1e-4)], hi + [np.log(0.5)]
-        if self.compete:
-            lo, hi = lo + [-4.0], hi + [4.0]
-        return np.array(lo), np.array(hi)
+        lo, hi = np.empty(self.size), np.empty(self.size)
+        for name, where in self.slots.items():
+            lo[where], hi[where] = COEFFICIENTS[name][:2]
+        return lo, hi
+
+    def pack(self, values: dict) -> NDArray:
+        """θ (P,) from its entries by name (θ's own scale: logs where the unit says so)."""
+        theta = np.empty(self.size)
+        for name, where in self.slots.items():
+            theta[where] = values[name]
+        return theta
 
     def params(self, theta: NDArray, x: NDArray, target: NDArray, p: NDArray | None = None) -> dict[str, NDArray]:
-        """eq1 parameters (normalized time) for covariates ``x`` (N, D), targets (N, D) and masking fractions
+        """The model's parameters (normalized time) for covariates ``x`` (N, D), targets (N, D) and masking fractions
         ``p`` (N,) (eq2 only); θ of shape (B, P). Returns arrays batched over B x N (B-major)."""
         theta = np.atleast_2d(theta)
         b, n = theta.shape[0], x.shape[0]
         ell = np.log(x / self.x_ref)[None]  # (1, N, D)
-        col = lambda j: theta[:, j][:, None, None]  # noqa: E731
+        col = lambda name: theta[:, self.slots[name]][:, None]  # noqa: E731  (B, 1, 1), z0: (B, 1, D)
         others = np.stack([np.delete(ell, i, axis=2).max(axis=2) for i in range(self.d)], axis=2) if self.d > 1 else ell
         lead = ell - others
-        lam = np.exp(col(0) + col(1) * ell + (col(self.i_compete) * lead if self.compete else 0.0))
-        t_switch = np.exp(col(2) + col(3) * ell)
-        s = 1 / (1 + np.exp(-np.exp(col(5)) * lead))
-        z_bias = target[None] + (1 - 2 * target[None]) * col(4) * (1 - s)
+        lam = np.exp(col("lam_ref") + col("b_lam") * ell + (col("c_lam") * lead if self.compete else 0.0))
+        s = 1 / (1 + np.exp(-np.exp(col("gamma")) * lead))
+        z_bias = target[None] + (1 - 2 * target[None]) * col("m") * (1 - s)
         z_target = np.repeat(target[None], b, axis=0)
         if self.masked is not None:
-            z_target[:, :, self.masked] *= 1 - theta[:, self.i_beta][:, None] * np.asarray(p, dtype=float)[None]
-        flat = lambda a: a.reshape(b * n, self.d)  # noqa: E731
-        return {"lam": flat(lam), "t_switch": flat(t_switch), "z_bias": flat(np.clip(z_bias, 0, 1)),
-                "z_target": flat(z_target), "k": np.repeat(np.exp(theta[:, 6]), n)[:, None],
-                "z0": flat(np.broadcast_to(theta[:, None, 7:7 + self.d], (b, n, self.d)))}
+            z_target[:, :, self.masked] *= 1 - col("beta")[:, :, 0] * np.asarray(p, dtype=float)[None]
+        flat = lambda a: np.broadcast_to(a, (b, n, a.shape[2])).reshape(b * n, a.shape[2])  # noqa: E731
+        out = {"lam": flat(lam), "z_bias": flat(np.clip(z_bias, 0, 1)), "z_target": flat(z_target), "z0": flat(col("z0"))}
+        if self.gate == "time":
+            return out | {"t_switch": flat(np.exp(col("t_ref") + col("b_t") * ell)), "k": flat(np.exp(col("k")))}
+        return out | {"kappa": flat(np.exp(col("kappa"))), "theta": flat(col("theta"))}
 
     def ordered(self, params: dict[str, NDArray]) -> dict[str, NDArray]:
-        """:meth:`params` as eq1's integrator takes them: before the switch ``z_bias``, after it ``z_target``.
-        ``target-first`` exchanges the two (eq1's energy, generalize first and memorize later)."""
-        if self.order == "bias-first":
+        """:meth:`params` as the model's integrator takes them. eq1's: before the switch ``z_bias``, after it
+        ``z_target``; ``target-first`` exchanges the two (generalize first and memorize later). The coupled
+        model's wells are named for what they are (the target before its switch, the bias after)."""
+        if self.order == "bias-first" or self.gate == "state":
             return params
         return params | {"z_bias": params["z_target"], "z_target": params["z_bias"]}
 
     def natural(self, theta: NDArray) -> dict[str, float | list[float]]:
         """θ (P,) -> the coefficients in the log's units (steps)."""
-        return {"lam_ref": float(np.exp(theta[0]) / self.scale), "b_lam": float(theta[1]),
-                "t_ref": float(np.exp(theta[2]) * self.scale), "b_t": float(theta[3]), "m": float(theta[4]),
-                "gamma": float(np.exp(theta[5])), "k": float(np.exp(theta[6]) / self.scale),
-                "z0": [float(v) for v in theta[7:7 + self.d]]} \
-            | ({"beta": float(theta[self.i_beta])} if self.masked is not None else {}) \
-            | ({"t_on": float(np.exp(theta[self.i_onset]) * self.scale)} if self.onset else {}) \
-            | ({"c_lam": float(theta[self.i_compete])} if self.compete else {})
+        out = {}
+        for name, where in self.slots.items():
+            value, unit = np.asarray(theta[where], dtype=float), COEFFICIENTS[name][2]
+            value = {"rate": lambda v: np.exp(v) / self.scale, "time": lambda v: np.exp(v) * self.scale,
+                     "log": np.exp, "": lambda v: v}[unit](value)
+            out[name] = [float(v) for v in value] if name == "z0" else float(value[0])
+        return out
 
     def theta(self, coefs: dict) -> NDArray:
         """The inverse of :meth:`natural`."""
-        return np.array([np.log(coefs["lam_ref"] * self.scale), coefs["b_lam"], np.log(coefs["t_ref"] / self.scale),
-                         coefs["b_t"], coefs["m"], np.log(coefs["gamma"]), np.log(coefs["k"] * self.scale),
-                         *np.broadcast_to(coefs["z0"], (self.d,)), *([coefs["beta"]] if self.masked is not None else []),
-                         *([np.log(coefs["t_on"] / self.scale)] if self.onset else []),
-                         *([coefs["c_lam"]] if self.compete else [])],
-                        dtype=float)
+        inverse = {"rate": lambda v: np.log(v * self.scale), "time": lambda v: np.log(v / self.scale), "log": np.log,
+                   "": lambda v: v}
+        return self.pack({name: np.broadcast_to(inverse[COEFFICIENTS[name][2]](np.asarray(coefs[name], dtype=float)),
+                                                (self.slots[name].stop - self.slots[name].start,))
+                          for name in self.names})
 
-    def run_params(self, theta: NDArray, x: NDArray, target: NDArray, p: NDArray | None = None) -> list[dict[str, list[float]]]:
-        """Per run, the eq1 parameters in steps (for reports and figures); with an onset, ``t_switch`` counts from ``t_on``."""
+    def run_params(self, theta: NDArray, x: NDArray, target: NDArray, p: NDArray | None = None) -> list[dict]:
+        """Per run, the model's parameters in steps (for reports and figures); with an onset, ``t_switch`` counts
+        from ``t_on``."""
         v = self.params(theta, x, target, p)
-        return [{"lam": list(v["lam"][r] / self.scale), "t_switch": list(v["t_switch"][r] * self.scale),
-                 "z_bias": list(v["z_bias"][r]), "z_target": list(v["z_target"][r]), "k": float(v["k"][r, 0] / self.scale),
-                 "order": self.order} | ({"t_on": self.natural(theta)["t_on"]} if self.onset else {})
-                for r in range(x.shape[0])]
+        common = lambda r: {"lam": list(v["lam"][r] / self.scale), "z_bias": list(v["z_bias"][r]),  # noqa: E731
+                            "z_target": list(v["z_target"][r])}
+        if self.gate == "time":
+            rows = [common(r) | {"t_switch": list(v["t_switch"][r] * self.scale), "k": float(v["k"][r, 0] / self.scale),
+                                 "order": self.order} for r in range(x.shape[0])]
+        else:
+            rows = [common(r) | {"kappa": float(v["kappa"][r, 0]), "theta": float(v["theta"][r, 0]), "gate": "state"}
+                    for r in range(x.shape[0])]
+        return [row | ({"t_on": self.natural(theta)["t_on"]} if self.onset else {}) for row in rows]
 
 
 @dataclass
@@ -195,18 +257,19 @@ class Data:
 
 
 def simulate(law: Law, data: Data, theta: NDArray, *, u: NDArray | None = None) -> NDArray:
-    """(B, N, T', D) eq1 paths for each θ (B, P) and run of ``data``, at ``u`` (default the data's grid)."""
+    """(B, N, T', D) the law's paths for each θ (B, P) and run of ``data``, at ``u`` (default the data's grid)."""
     theta = np.atleast_2d(theta)
     grid = data.u if u is None else u
     x = data.x
     params = law.ordered(law.params(theta, x, data.target, data.p))
     b, n = theta.shape[0], x.shape[0]
     out = np.empty((b, n, grid.size, law.d))
-    u_on = np.exp(theta[:, law.i_onset]) if law.onset else np.zeros(b)
+    u_on = np.exp(theta[:, law.slots["t_on"]][:, 0]) if law.onset else np.zeros(b)
     for value in np.unique(u_on):  # one solve per onset (a Jacobian's batch holds three; one without an onset)
         rows = np.flatnonzero(u_on == value)
         pick = (rows[:, None] * n + np.arange(n)).ravel()
-        out[rows] = solve({k: v[pick] for k, v in params.items()}, grid, value).reshape(rows.size, n, grid.size, law.d)
+        out[rows] = solve({k: v[pick] for k, v in params.items()}, grid, value,
+                          land=law.landscape).reshape(rows.size, n, grid.size, law.d)
     return out
 
 
@@ -223,17 +286,19 @@ def one_numba_thread():
         numba.set_num_threads(before)
 
 
-def solve(params: dict[str, NDArray], grid: NDArray, onset: float = 0.0, *, tol: tuple[float, float] = TOL) -> NDArray:
-    """(N, T, D) eq1 paths for integrator parameters (batched over N) at times ``grid`` (starting at 0); with an
-    ``onset`` (same time unit) eq1's clock starts there: z stays at z0 until ``onset``, then follows eq1 in
-    time - onset (t_switch counts from the onset)."""
+def solve(params: dict[str, NDArray], grid: NDArray, onset: float = 0.0, *, tol: tuple[float, float] = TOL,
+          land=None) -> NDArray:
+    """(N, T, D) paths of ``land`` (default eq1) for integrator parameters (batched over N) at times ``grid``
+    (starting at 0); with an ``onset`` (same time unit) the model's clock starts there: z stays at z0 until
+    ``onset``, then follows the model in time - onset (t_switch counts from the onset)."""
     clock, back = np.unique(np.maximum(np.asarray(grid, dtype=float) - onset, 0.0), return_inverse=True)
     if clock[0] > 0:
         clock, back = np.concatenate([[0.0], clock]), back + 1
     with one_numba_thread():
-        sol = integrate(eq1(params["z0"].shape[1]), clock, params, method="dopri", rtol=tol[0], atol=tol[1])
+        land = eq1(params["z0"].shape[1]) if land is None else land
+        sol = integrate(land, clock, params, method="dopri", rtol=tol[0], atol=tol[1])
     if not sol.success:
-        raise ValueError(f"the pooled eq1 simulation failed ({sol.message})")
+        raise ValueError(f"the pooled {land.name} simulation failed ({sol.message})")
     return sol.z[:, back]
 
 
@@ -244,8 +309,10 @@ class PooledFit:
     Attributes:
         coefficients: name -> value in steps (``z0`` a list per concept).
         ci: name -> [lo, hi] (``z0``: a list of pairs).
-        rmse: over every training point.
+        rmse: over every training point (the law's own paths, before any discrepancy).
         per_run_rmse: per training run.
+        discrepancy: with ``fit_law(discrepancy=True)``, (steps (T,), δ (T, D)): the training runs' mean residual
+            at each step, which :meth:`predict` adds to the law's paths (None: the law alone).
     """
 
     law: Law
@@ -257,30 +324,58 @@ class PooledFit:
     per_run_rmse: list[float]
     success: bool
     message: str
+    discrepancy: tuple[NDArray, NDArray] | None = field(default=None, repr=False)
 
     def predict(self, x: NDArray, target: NDArray, steps: NDArray, p: NDArray | None = None) -> NDArray:
-        """(N, T, D) the law's paths for covariates ``x`` (N, D) (and masking fractions ``p``, eq2) at ``steps``."""
+        """(N, T, D) the law's paths for covariates ``x`` (N, D) (and masking fractions ``p``, eq2) at ``steps``,
+        plus the :attr:`discrepancy` where there is one (clipped to [0, 1])."""
         steps = np.asarray(steps, dtype=float)
         u = np.concatenate([[0.0], steps / self.law.scale]) if steps[0] > 0 else steps / self.law.scale
         dummy = Data(steps, [], [], np.asarray(x, float), np.asarray(target, float), self.law.scale,
                      None if p is None else np.atleast_1d(np.asarray(p, float)))
         z = simulate(self.law, dummy, self.theta, u=u)[0]
-        return z[:, 1:] if steps[0] > 0 else z
+        z = z[:, 1:] if steps[0] > 0 else z
+        if self.discrepancy is None:
+            return z
+        return np.clip(z + _at(*self.discrepancy, steps)[None], 0.0, 1.0)
+
+
+def _at(grid: NDArray, values: NDArray, steps: NDArray) -> NDArray:
+    """(T, D) ``values`` (G, D) given at ``grid`` (G,), linearly interpolated at ``steps`` (constant outside)."""
+    return np.stack([np.interp(steps, grid, values[:, i]) for i in range(values.shape[1])], axis=1)
+
+
+def mean_residual(data: "Data", resid: NDArray) -> NDArray:
+    """(T, D) the runs' mean residual (observed - law) on the union grid ``data.steps``: each run's residuals at
+    its located steps, interpolated onto the grid (constant beyond its first and last), then averaged over
+    runs (each run counts once, however densely it was logged)."""
+    per_run, start = [], 0
+    for idx, yr in zip(data.index, data.y):
+        r = resid[start:start + yr.size].reshape(yr.shape)
+        start += yr.size
+        if len(idx):
+            per_run.append(_at(data.steps[idx], r, data.steps))
+    return np.mean(per_run, axis=0)
 
 
 def _starts(law: Law, data: Data) -> NDArray:
     first = np.clip(np.nanmean([y[0] for y in data.y if len(y)], axis=0), 0.05, 0.95)
     # the onset starts at half the median first located step (before it the probe reads nothing to follow)
     on = max(0.5 * float(np.median([data.steps[idx[0]] for idx in data.index if len(idx)])) / data.scale, 1e-3)
-    b_ts = (-1.0, -0.3) if law.order == "bias-first" else (-0.5, 0.5)
-    betas = (0.3, 0.8) if law.masked is not None else (None,)
-    competes = (0.0, 1.0) if law.compete else (None,)
-    grid = []
-    for lam, b_lam, t, b_t, m, beta, c in itertools.product((3.0, 15.0, 60.0), (0.5, 1.0), (0.15, 0.4), b_ts, (0.5, 1.0),
-                                                            betas, competes):
-        row = [np.log(lam), b_lam, np.log(t), b_t, m, np.log(5.0), np.log(30.0), *first]
-        grid.append(row + [v for v in (beta, np.log(on) if law.onset else None, c) if v is not None])
-    return np.array(grid)
+    choices = {"lam_ref": np.log([3.0, 15.0, 60.0]), "b_lam": (0.5, 1.0), "m": (0.5, 1.0), "gamma": (np.log(5.0),),
+               "z0": (first,)}
+    if law.gate == "time":
+        choices |= {"t_ref": np.log([0.15, 0.4]), "b_t": (-1.0, -0.3) if law.order == "bias-first" else (-0.5, 0.5),
+                    "k": (np.log(30.0),)}
+    else:
+        choices |= {"kappa": np.log([10.0, 40.0]), "theta": (0.6, 0.9)}
+    if law.masked is not None:
+        choices["beta"] = (0.3, 0.8)
+    if law.onset:
+        choices["t_on"] = (np.log(on),)
+    if law.compete:
+        choices["c_lam"] = (0.0, 1.0)
+    return np.array([law.pack(dict(zip(choices, combo))) for combo in itertools.product(*choices.values())])
 
 
 def _residuals(theta: NDArray, law: Law, data: Data, y: NDArray) -> NDArray:
@@ -307,7 +402,8 @@ def _solve(law: Law, data: Data, x0: NDArray, y: NDArray, f_scale: float, max_nf
 
 def fit_law(trajectories: Sequence[Trajectory], x: NDArray, *, ci: str = "wald", n_boot: int = 50,
             rng: int | np.random.Generator = 0, masked: int | None = None, p: NDArray | None = None,
-            order: str = "bias-first", onset: bool = False, compete: bool = False) -> PooledFit:
+            order: str = "bias-first", onset: bool = False, compete: bool = False, gate: str = "time",
+            discrepancy: bool = False) -> PooledFit:
     """Fit the law to training runs: one trajectory per run, ``x`` (N, D) their covariates (> 0).
 
     Args:
@@ -319,6 +415,10 @@ def fit_law(trajectories: Sequence[Trajectory], x: NDArray, *, ci: str = "wald",
             then the bias: a run that generalizes early and memorizes its training classes later).
         onset, compete: the law's options (module docstring): a shared start of eq1's clock; speeds that also
             follow each concept's signal lead over the others.
+        gate: ``time`` (eq1's clock-timed switch) or ``state`` (the coupled model's switch, thrown by the other
+            concepts' progress; order ``target-first``).
+        discrepancy: also estimate the law's shared discrepancy δ(step), the training runs' mean residual, which
+            predictions then add (module docstring); the coefficients are the same with or without it.
     """
     if (masked is None) != (p is None):
         raise ValueError("eq2 needs both the masked concept and every run's masking fraction")
@@ -335,7 +435,7 @@ def fit_law(trajectories: Sequence[Trajectory], x: NDArray, *, ci: str = "wald",
     target = np.array([[float(c) for c in t.label] if len(t.label) == d and set(t.label) <= {"0", "1"} else [1.0] * d
                        for t in trajectories])
     data = Data.of(trajectories, x, target, p=p)
-    law = Law(d, data.scale, float(np.exp(np.mean(np.log(x)))), masked, order, onset, compete)
+    law = Law(d, data.scale, float(np.exp(np.mean(np.log(x)))), masked, order, onset, compete, gate)
     y = data.observed()
     f_scale = 2 * float(np.median([noise_scale(yr) for yr in data.y if len(yr) >= 3]))
     starts = _starts(law, data)
@@ -360,8 +460,9 @@ def fit_law(trajectories: Sequence[Trajectory], x: NDArray, *, ci: str = "wald",
     for yr in data.y:
         per_run.append(float(np.sqrt(np.mean(resid[start:start + yr.size] ** 2))) if yr.size else float("nan"))
         start += yr.size
+    delta = (data.steps, mean_residual(data, -resid)) if discrepancy else None  # resid: law - observed
     return PooledFit(law, theta, value, intervals, ci, float(np.sqrt(np.mean(resid**2))), per_run, bool(best.success),
-                     str(best.message))
+                     str(best.message), delta)
 
 
 def _wald(theta, jac, resid, lb, ub):

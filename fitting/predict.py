@@ -2,7 +2,7 @@
 runs it has not seen from their covariates alone.
 
   python -m fitting.predict LOG.csv [LOG.csv ..] --covariates COV.csv [COV.csv ..] (--holdout RUN,.. | --train RUN,..)
-         [--class 11] [--protocol naive] [--model eq1|memorize|eq2] [--onset] [--compete] [--covariate signal] [--ci wald|runs] [--out DIR]
+         [--class 11] [--protocol naive] [--model eq1|memorize|coupled|eq2] [--onset] [--compete] [--discrepancy] [--covariate signal] [--ci wald|runs] [--out DIR]
 
   --holdout sep_color=0.5      every run at Δcolor 0.5 (all its seeds): leave one level out
   --holdout 'seed=0,sep.color=0.5'   one run of a sweep (its id holds a comma; the longest id wins)
@@ -31,7 +31,11 @@ on the training class 01. --onset adds one shared coefficient, the step at which
 starts (a real run's concepts rise as sigmoids after a few hundred steps of unreadable samples).
 --compete adds one shared exponent c_lam: a concept's speed also follows its signal's lead over the other
 concepts (in the Δcolor sweep size is learned later as color gets stronger, though size's own pixel
-signal grows).
+signal grows). --model coupled is memorize with a switch no clock times (theory.models.coupled): a concept
+memorizes once the other concepts have been learned (their progress passes a shared threshold), so
+its switch comes later wherever they are slower (in the Δcolor sweep color falls back as size rises).
+--discrepancy adds to every path the law's shared discrepancy δ(step): the training runs' mean residual,
+what the toy model misses in every run alike (fitting/pooled.py); the covariates act through the law only.
 
 Outputs in --out (default: a 'predict' folder beside the log):
 
@@ -83,7 +87,8 @@ from theory.trajectory import Trajectory, read_csv, write_csv
 LEVEL = 0.8
 
 
-MODELS = {"eq1": "bias-first", "memorize": "target-first", "eq2": "bias-first"}  # --model -> the law's order
+MODELS = {"eq1": ("bias-first", "time"), "memorize": ("target-first", "time"), "coupled": ("target-first", "state"),
+          "eq2": ("bias-first", "time")}  # --model -> the law's order and gate
 
 
 def read_table(path: Path) -> dict[str, dict[str, str]]:
@@ -233,8 +238,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--model", default="eq1", choices=list(MODELS),
                         help="the toy model: eq1 (the bias first, then the true target); memorize (eq1 with the order "
                              "reversed: the true target first, then the bias, for runs that generalize early and "
-                             "memorize their training classes later); eq2 for a masking sweep (eq1 whose masked "
-                             "concept's target shifts with p)")
+                             "memorize their training classes later); coupled (as memorize, but a concept's switch "
+                             "comes when the other concepts have been learned, not at a time of its own); eq2 for a "
+                             "masking sweep (eq1 whose masked concept's target shifts with p)")
     parser.add_argument("--masked", metavar="CONCEPT", help="eq2: the masked concept (e.g. color)")
     parser.add_argument("--shift", default="mask_p", metavar="COLUMN",
                         help="eq2: the column of COV.csv with each run's masking fraction p in [0, 1] (default mask_p)")
@@ -247,6 +253,10 @@ def build_parser() -> argparse.ArgumentParser:
                         help="one more shared coefficient c_lam: a concept's speed also grows with its signal's lead "
                              "over the other concepts (lam ~ x^b_lam (x/x_other)^c_lam), for sweeps where a stronger "
                              "concept slows the others down")
+    parser.add_argument("--discrepancy", action="store_true",
+                        help="add the law's shared discrepancy to its paths: the training runs' mean residual at each step "
+                             "(what the toy model cannot draw in any run; no covariates), so the law predicts how a run "
+                             "differs from the average run")
     parser.add_argument("--ci", choices=["wald", "runs"], default="wald",
                         help="coefficient intervals: wald (fast, narrow) or runs (bootstrap over training runs)")
     parser.add_argument("--boot", type=int, default=50, metavar="B", help="bootstrap resamples for --ci runs (default 50)")
@@ -364,7 +374,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             summary_rows.append({"left_out": name, **split_summary(doc)})
     if args.leave_out:
         summary = {"column": args.leave_out, "class": args.label, "protocol": args.protocol, "model": args.model,
-                   "onset": args.onset, "compete": args.compete, "covariate": args.covariate,
+                   "onset": args.onset, "compete": args.compete, "discrepancy": args.discrepancy, "covariate": args.covariate,
                    "train_per_level": args.train_per_level, "draws": args.draws if args.train_per_level else None,
                    "levels": summary_rows, "means": means(summary_rows), "differences": differences(summary_rows),
                    "stamp": stamped}
@@ -426,8 +436,8 @@ def predict_split(args, trajs: list[Trajectory], cov: dict, train: list[str], he
     pooled_s = time.perf_counter() - start
     doc = analyse(fit, by_run, x, train, held, concepts, args)
     ceiling = _fit(args, by_run, x, held) if len(held) >= 3 else None
-    for r, rmse in zip(held, ceiling.per_run_rmse if ceiling else [None] * len(held)):
-        doc["holdout"][r]["ceiling"] = rmse
+    for r in held:
+        doc["holdout"][r]["ceiling"] = _rmse(_path(ceiling, x[r], by_run[r], shift), by_run[r]) if ceiling else None
     doc |= {"log": [str(p) for p in args.logs], "covariates": [str(p) for p in args.covariates], "stamp": stamped,
             "seconds": {"pooled_fit": round(pooled_s, 2)}}
     predicted = [Trajectory(by_run[r].step, _path(fit, x[r], by_run[r], shift), concepts, args.label,
@@ -454,9 +464,10 @@ def predict_split(args, trajs: list[Trajectory], cov: dict, train: list[str], he
 def _fit(args, by_run: dict, x: dict, runs: list[str], ci: str = "wald") -> PooledFit:
     """The pooled law of the command line's options fitted to ``runs``."""
     shift = args.shift_values
+    order, gate = MODELS[args.model]
     return fit_law([by_run[r] for r in runs], np.stack([x[r] for r in runs]), ci=ci, n_boot=args.boot,
                    masked=args.masked_index, p=None if shift is None else np.array([shift[r] for r in runs]),
-                   order=MODELS[args.model], onset=args.onset, compete=args.compete)
+                   order=order, onset=args.onset, compete=args.compete, gate=gate, discrepancy=args.discrepancy)
 
 
 def _path(fit: PooledFit, x: np.ndarray, traj: Trajectory, shift: dict | None) -> np.ndarray:
@@ -476,11 +487,22 @@ def _params(fit: PooledFit, x: np.ndarray, target: np.ndarray, shift: dict | Non
 
 
 def law_text(c: dict) -> str:
-    return (f"lam = {c['lam_ref']:.3g}/step x (x/x_ref)^{c['b_lam']:.2f}, t_switch = {c['t_ref']:,.0f} x (x/x_ref)^{c['b_t']:.2f}, "
-            f"bias depth m = {c['m']:.2f}, sharpness {c['gamma']:.2f}, k = {c['k']:.3g}/step"
+    switch = (f"t_switch = {c['t_ref']:,.0f} x (x/x_ref)^{c['b_t']:.2f}, " if "t_ref" in c
+              else f"switch when the others' progress passes theta = {c['theta']:.2f} (sharpness kappa = {c['kappa']:.3g}), ")
+    return (f"lam = {c['lam_ref']:.3g}/step x (x/x_ref)^{c['b_lam']:.2f}, {switch}"
+            f"bias depth m = {c['m']:.2f}, sharpness {c['gamma']:.2f}" + (f", k = {c['k']:.3g}/step" if "k" in c else "")
             + (f", target shift beta = {c['beta']:.2f}" if "beta" in c else "")
             + (f", onset t_on = {c['t_on']:,.0f}" if "t_on" in c else "")
             + (f", lead exponent c_lam = {c['c_lam']:.2f}" if "c_lam" in c else ""))
+
+
+def discrepancy_doc(fit: PooledFit, concepts: Sequence[str]) -> dict | None:
+    """The law's shared discrepancy δ(step) per concept, with its RMS (None without one)."""
+    if fit.discrepancy is None:
+        return None
+    steps, delta = fit.discrepancy
+    return {"steps": steps.tolist(), "delta": {c: delta[:, i].tolist() for i, c in enumerate(concepts)},
+            "rms": {c: float(np.sqrt(np.mean(delta[:, i] ** 2))) for i, c in enumerate(concepts)}}
 
 
 def analyse(fit: PooledFit, by_run: dict, x: dict, train: list, held: list, concepts, args) -> dict:
@@ -514,6 +536,7 @@ def analyse(fit: PooledFit, by_run: dict, x: dict, train: list, held: list, conc
     return {"model": args.model, "class": args.label, "protocol": args.protocol, "covariate": args.covariate,
             "concepts": list(concepts), "law": {"coefficients": fit.coefficients, "ci": fit.ci, "ci_method": fit.ci_method,
                                                 "x_ref": fit.law.x_ref, "text": law_text(fit.coefficients),
+                                                "discrepancy": discrepancy_doc(fit, concepts),
                                                 "success": fit.success, "message": fit.message},
             "train": {r: {"covariates": dict(zip(concepts, x[r].tolist())), "rmse": e,
                           "parameters": _params(fit, x[r], _target(by_run[r]), shift, r)}

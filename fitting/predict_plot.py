@@ -3,8 +3,9 @@
 Left: the held-out runs in concept space, observed (dots) and predicted by the law (line). Then the
 law's covariate-to-parameter curves (speed, switch time, bias) with each training run's own eq1 fit
 over them (fitting.fit's estimates; a switch that was not identified is not drawn). Under ``--model
-memorize`` the per-run eq1 fits are not drawn: they assume the other order (bias first), so their
-parameters do not measure the law's.
+memorize`` and ``coupled`` the per-run eq1 fits are not drawn: they assume the other order (bias first),
+so their parameters do not measure the law's. The coupled model's switch has no time: its panel draws the
+switch against the other concepts' progress.
 """
 
 from __future__ import annotations
@@ -14,6 +15,30 @@ import numpy as np
 
 from theory import plot
 from theory.trajectory import Trajectory
+
+
+def _switch_time(ax, c, fits, cov, grid, x_ref, concepts, colors, label, memorize) -> None:
+    """eq1's clock-timed switch: the law's switch step against the covariate, per-run fits over it."""
+    on = c.get("t_on", 0.0)  # the switch in the log's steps: the law's clock starts at the onset
+    ax.plot(grid, on + c["t_ref"] * (grid / x_ref) ** c["b_t"], "-", color="k",
+            label=f"law: exponent {c['b_t']:.2f}" + (f", from the onset {on:,.0f}" if on else ""))
+    for i, name in enumerate(concepts):
+        pts = [(cov[r][i], f["t_switch"][i]) for r, f in fits.items() if f and "t_switch" in f and f["t_switch"][i] is not None]
+        if pts:
+            ax.plot(*zip(*pts), "o", color=colors[i % 10], label=f"per-run switch: {name}")
+    ax.set(xscale="log", yscale="log", xlabel=label, ylabel="switch step", title="switch time (to memorizing)" if memorize else "switch time")
+    ax.legend(fontsize=7)
+
+
+def _switch_gate(ax, c) -> None:
+    """The coupled model's switch: how far it has gone against the other concepts' progress (no clock)."""
+    progress = np.linspace(0, 1, 200)
+    ax.plot(progress, 1 / (1 + np.exp(-c["kappa"] * (progress - c["theta"]))), "-", color="k",
+            label=f"law: threshold {c['theta']:.2f}, sharpness {c['kappa']:.3g}")
+    ax.axvline(c["theta"], color="0.6", lw=1, ls=":")
+    ax.set(xlabel="the other concepts' progress 1 - (z_j - ẑ_j)²", ylabel="switch to the memorized bias",
+           ylim=(-0.03, 1.03), title="switch (thrown by the other concepts)")
+    ax.legend(fontsize=7)
 
 
 def figure(doc: dict, observed: dict[str, Trajectory], predicted: dict[str, Trajectory], path) -> None:
@@ -32,7 +57,7 @@ def figure(doc: dict, observed: dict[str, Trajectory], predicted: dict[str, Traj
         plot.square(ax, concepts, f"held-out runs, class {doc['class']} (dots: observed)")
         ax.legend(fontsize=6, loc="best")
     cov = {r: np.array([v["covariates"][k] for k in concepts]) for r, v in doc["train"].items()}
-    memorize = doc["model"] == "memorize"
+    memorize = doc["model"] in ("memorize", "coupled")
     fits = {} if memorize else doc.get("per_run_fits") or {}
     xs = np.array(list(cov.values()))
     grid = np.geomspace(xs.min() * 0.7, xs.max() * 1.4, 100)
@@ -51,15 +76,10 @@ def figure(doc: dict, observed: dict[str, Trajectory], predicted: dict[str, Traj
     ax.set(xscale="log", yscale="log", xlabel=label, ylabel="speed λ (1/step)", title="speed")
     ax.legend(fontsize=7)
     ax = axes.pop(0)
-    on = c.get("t_on", 0.0)  # the switch in the log's steps: the law's clock starts at the onset
-    ax.plot(grid, on + c["t_ref"] * (grid / x_ref) ** c["b_t"], "-", color="k",
-            label=f"law: exponent {c['b_t']:.2f}" + (f", from the onset {on:,.0f}" if on else ""))
-    for i, name in enumerate(concepts):
-        pts = [(cov[r][i], f["t_switch"][i]) for r, f in fits.items() if f and "t_switch" in f and f["t_switch"][i] is not None]
-        if pts:
-            ax.plot(*zip(*pts), "o", color=colors[i % 10], label=f"per-run switch: {name}")
-    ax.set(xscale="log", yscale="log", xlabel=label, ylabel="switch step", title="switch time (to memorizing)" if memorize else "switch time")
-    ax.legend(fontsize=7)
+    if "t_ref" in c:
+        _switch_time(ax, c, fits, cov, grid, x_ref, concepts, colors, label, memorize)
+    else:
+        _switch_gate(ax, c)
     ax = axes.pop(0)
     lead = np.linspace(-2.5, 2.5, 200)
     ax.plot(lead, c["m"] * (1 - 1 / (1 + np.exp(-c["gamma"] * lead))), "-", color="k",

@@ -125,12 +125,14 @@ class SweepCase:
 
 TRUE_LAW = {"lam_ref": 4e-3, "b_lam": 1.0, "t_ref": 1500.0, "b_t": -0.8, "m": 0.9, "gamma": 8.0, "k": 8e-3,
             "z0": [0.5, 0.5]}
+COUPLED_LAW = {"lam_ref": 2e-3, "b_lam": 0.8, "m": 0.9, "gamma": 8.0, "kappa": 20.0, "theta": 0.75, "z0": [0.2, 0.2]}
 
 
 def sweep_case(color_signals: NDArray, *, seed: int = 0, noise: float = 0.03, size_signal: float = 0.05,
                coupling: float = 0.3, steps: NDArray | None = None, law: dict | None = None,
                run_effect: float = 0.0, masking: NDArray | None = None, beta: float = 0.6,
-               order: str = "bias-first", onset: float | None = None, compete: float | None = None) -> SweepCase:
+               order: str = "bias-first", onset: float | None = None, compete: float | None = None,
+               gate: str = "time") -> SweepCase:
     """Runs of a Δcolor-like sweep: color's signal as given, size's a weak function of it (as measured on the
     renders: a larger color separation makes size more visible too), class 11 under eq1 with the law's
     parameters, sampled at the tiny preset's kind of schedule with Gaussian noise (real logs: ~0.03).
@@ -138,10 +140,11 @@ def sweep_case(color_signals: NDArray, *, seed: int = 0, noise: float = 0.03, si
     differ in real training (the law then holds on average only). ``masking``: each run's masking fraction p
     (eq2: color's target becomes 1 - beta p; color is concept 0 here). ``order``: the law's (``target-first``:
     the true target before the switch, the bias after it). ``onset``: the step at which eq1's clock starts
-    (the law's ``t_on``; none by default). ``compete``: the law's lead exponent ``c_lam`` (none by default)."""
+    (the law's ``t_on``; none by default). ``compete``: the law's lead exponent ``c_lam`` (none by default).
+    ``gate``: ``state`` draws the coupled model's runs (order ``target-first``; default law :data:`COUPLED_LAW`)."""
     from fitting.pooled import Law, solve
 
-    law = dict(TRUE_LAW if law is None else law)
+    law = dict((TRUE_LAW if gate == "time" else COUPLED_LAW) if law is None else law)
     xc = np.asarray(color_signals, dtype=float)
     x = np.stack([xc, size_signal * (xc / np.exp(np.mean(np.log(xc)))) ** coupling], axis=1)
     steps = quadratic_steps(40, 50, 5000) if steps is None else np.asarray(steps)
@@ -152,15 +155,17 @@ def sweep_case(color_signals: NDArray, *, seed: int = 0, noise: float = 0.03, si
         law["t_on"] = onset
     if compete is not None:
         law["c_lam"] = compete
-    rule = Law(2, float(steps[-1]), float(np.exp(np.mean(np.log(x)))), masked, order, onset is not None, compete is not None)
+    rule = Law(2, float(steps[-1]), float(np.exp(np.mean(np.log(x)))), masked, order, onset is not None, compete is not None,
+               gate)
     target = np.ones_like(x)
     values = rule.params(rule.theta(law)[None], x, target, masking)
     rng = np.random.default_rng(seed)
     if run_effect:
         values["lam"] = values["lam"] * np.exp(rng.normal(0, run_effect, (x.shape[0], 1)))
-        values["t_switch"] = values["t_switch"] * np.exp(rng.normal(0, run_effect, (x.shape[0], 1)))
+        if gate == "time":
+            values["t_switch"] = values["t_switch"] * np.exp(rng.normal(0, run_effect, (x.shape[0], 1)))
     grid = np.concatenate([[0.0], steps / rule.scale])
-    z = solve(rule.ordered(values), grid, (onset or 0.0) / rule.scale, tol=(1e-10, 1e-12))[:, 1:]
+    z = solve(rule.ordered(values), grid, (onset or 0.0) / rule.scale, tol=(1e-10, 1e-12), land=rule.landscape)[:, 1:]
     trajs = [Trajectory(steps, np.clip(z[r] + rng.normal(0, noise, z[r].shape), 0, 1), ("color", "size"), "11", "naive", r,
                         f"run{r}") for r in range(x.shape[0])]
     return SweepCase(trajs, x, {**law, "x_ref": rule.x_ref}, noise, None if masking is None else np.asarray(masking, float))

@@ -22,6 +22,19 @@ def eq1_rhs(lam, t_switch, k, z_bias, z_target):
     return rhs
 
 
+def coupled_rhs(lam, z_target, z_bias, kappa, theta):
+    """The coupled model: dz_i/dt = -λ_i [(1 - G_i)(z_i - ẑ_i) + G_i (z_i - z̃_i)], G_i from the others' progress."""
+    lam, zt, zb = (np.asarray(v, dtype=float) for v in (lam, z_target, z_bias))
+
+    def rhs(t, z):
+        progress = 1 - (z - zt) ** 2
+        others = (progress.sum() - progress) / (z.size - 1)
+        g = logistic(kappa * (others - theta))
+        return -lam * ((1 - g) * (z - zt) + g * (z - zb))
+
+    return rhs
+
+
 def notebook_rhs(a, s=3.0, k=0.1, t0=10.0):
     """sim.ipynb cell 1 (equations.md section 2, variant S2)."""
 

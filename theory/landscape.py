@@ -105,6 +105,12 @@ class Landscape:
         state_bounds: the box the start must lie in (None: anywhere).
         check: extra validation across parameters (raises ValueError).
         doc: one paragraph on what the model is and where it comes from.
+        held: gates the flow holds fixed, as (symbol, expression) pairs: the energy uses the symbol, the
+            expression gives its value from the state, time and parameters. The flow is -∂E/∂z_i with every
+            gate held, then evaluated: each concept descends its own wells while the others' state throws
+            its switch, and the switch exerts no force of its own. With a gate that reads the state this is
+            no longer the gradient of one energy; :attr:`energy` and :meth:`energy_at` give E with the gates
+            at their current values.
     """
 
     name: str
@@ -117,6 +123,7 @@ class Landscape:
     check: Check | None = None
     doc: str = ""
     t_end: float = 25.0
+    held: tuple[tuple[sympy.Symbol, sympy.Expr], ...] = ()
     _index: dict = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
@@ -126,6 +133,10 @@ class Landscape:
         if len(set(names)) != len(names) or "z0" in names:
             raise ValueError(f"{self.name}: parameter names must be distinct and not 'z0': {names}")
         known = set(self.state) | {T} | {s for p in self.params for s in p.symbols}
+        for gate, expr in self.held:
+            if expr.free_symbols - known:
+                raise ValueError(f"{self.name}: gate {gate} uses symbols with no value: {sorted(map(str, expr.free_symbols - known))}")
+        known |= {gate for gate, _ in self.held}
         unknown = self.energy.free_symbols - known
         if unknown:
             raise ValueError(f"{self.name}: the energy uses symbols with no value: {sorted(map(str, unknown))}")
@@ -225,8 +236,14 @@ class Landscape:
 
     @cached_property
     def flow(self) -> tuple[sympy.Expr, ...]:
-        """(D,) the gradient flow -∂E/∂z_i, from sympy.diff."""
-        return tuple(-sympy.diff(self.energy, z) for z in self.state)
+        """(D,) the flow -∂E/∂z_i, from sympy.diff (with the :attr:`held` gates fixed, then evaluated)."""
+        gates = dict(self.held)
+        return tuple(-sympy.diff(self.energy, z).xreplace(gates) for z in self.state)
+
+    @cached_property
+    def evaluated_energy(self) -> sympy.Expr:
+        """E with the :attr:`held` gates at their values (the energy itself when none is held)."""
+        return self.energy.xreplace(dict(self.held))
 
     # -- compiled ------------------------------------------------------------------------------
 
@@ -238,7 +255,7 @@ class Landscape:
     @cached_property
     def numpy_energy(self) -> Callable:
         """``f(t, z, p, out)`` writing E into out[0]; broadcasts like :attr:`numpy_flow`."""
-        return _compile(self, (self.energy,), NumPyPrinter, "numpy")
+        return _compile(self, (self.evaluated_energy,), NumPyPrinter, "numpy")
 
     @cached_property
     def flow_source(self) -> str:

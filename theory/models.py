@@ -10,6 +10,11 @@ Three families (see ``docs/theory.md``):
     Eq. 1 reconstructed (reconstruction R): per concept i, a well at the biased target z̃_i that
     hands over to a well at the true target ẑ_i through a sigmoid gate S_i(t) timed at t_i:
     E = ½ Σ_i λ_i [(1 - S_i)(z_i - z̃_i)² + S_i (z_i - ẑ_i)²], S_i = sigmoid(k_i (t - t_i)).
+``coupled``
+    eq1 whose switches are timed by the other concepts, not by the clock (an extension, not in the
+    paper): concept i heads to its true target ẑ_i until the others have been learned, then settles
+    into its bias z̃_i: E = ½ Σ_i λ_i [(1 - G_i)(z_i - ẑ_i)² + G_i (z_i - z̃_i)²],
+    G_i = sigmoid(κ (P_i - θ)), P_i = mean_j≠i [1 - (z_j - ẑ_j)²] the others' progress.
 ``eq2``
     Eq. 2 (underspecification): eq1 whose first concept's true target moves linearly with the
     masking fraction p: ẑ_1(p) = ẑ_1 (1 - β p) (U1; ẑ_1 = 1 gives 1 - βp). ``eq2-split`` is the
@@ -109,6 +114,39 @@ def eq1(n: int = 2, concepts: Sequence[str] | None = None) -> Landscape:
     return Landscape("eq1", energy, z, names, tuple(params), (0.5,) * n, doc=eq1.__doc__.split("\n")[0])
 
 
+@_shared
+def coupled(n: int = 2, concepts: Sequence[str] | None = None) -> Landscape:
+    """eq1 with state-timed switches: a concept memorizes its bias once the other concepts are learned.
+
+    Concept i heads to its true target ẑ_i until the others' mean progress toward their own targets,
+    P_i = mean_j≠i [1 - (z_j - ẑ_j)²], passes θ; then its well moves to the bias z̃_i. The gate G_i is
+    held in the flow (:attr:`Landscape.held`): each concept descends its own wells, dz_i/dt =
+    -λ_i [(1 - G_i)(z_i - ẑ_i) + G_i (z_i - z̃_i)], and the gate pulls on no one. (As a gradient of one
+    energy, the gate's pull would let a concept held at its target stall the others for good.)
+    Every coordinate stays between its targets. Defaults: class 11, color faster than size, color
+    memorizes toward 0 once size's progress passes 0.75 (z_size = 0.5), from z0 = 0.2.
+    """
+    if n < 2:
+        raise ValueError(f"the coupled model times each concept's switch by the others: it needs at least 2 concepts, got {n}")
+    names = _concept_names(n, concepts)
+    z = tuple(sympy.Symbol(f"z_{i + 1}", real=True) for i in range(n))
+    params = (
+        _vector("lam", n, [1.0] + [0.4] * (n - 1), "stiffness λ_i (concept signal); larger: learned faster", low=0, open_low=True),
+        _vector("z_target", n, [1.0] * n, "true target ẑ_i, the well before the switch", low=0, high=1),
+        _vector("z_bias", n, [0.0] + [1.0] * (n - 1), "bias z̃_i the concept settles in after the switch", low=0, high=1),
+        _scalar("kappa", 20.0, "gate sharpness κ (per unit of progress)", low=0, open_low=True),
+        _scalar("theta", 0.75, "the others' mean progress 1 - (z_j - ẑ_j)² at which the switch is half done"),
+    )
+    lam, zt, zb = (p.symbols for p in params[:3])
+    kappa, theta = params[3].symbols[0], params[4].symbols[0]
+    gates = tuple(sympy.Symbol(f"G_{i + 1}", real=True) for i in range(n))
+    progress = [1 - (z[j] - zt[j]) ** 2 for j in range(n)]
+    held = tuple((gates[i], sigmoid(kappa * (sum(progress[j] for j in range(n) if j != i) / (n - 1) - theta)))
+                 for i in range(n))
+    energy = sum(lam[i] / 2 * ((1 - gates[i]) * (z[i] - zt[i]) ** 2 + gates[i] * (z[i] - zb[i]) ** 2) for i in range(n))
+    return Landscape("coupled", energy, z, names, params, (0.2,) * n, held=held, doc=coupled.__doc__.split("\n")[0])
+
+
 def _mask_params(p_default: float = 0.5, beta_default: float = 1.0) -> tuple[Param, Param]:
     return (
         _scalar("p", p_default, "masking fraction of the prompts of the masked class", low=0, high=1),
@@ -166,6 +204,7 @@ def _check_split(arrays: Mapping[str, np.ndarray]) -> None:
 MODELS: dict[str, Callable[..., Landscape]] = {
     "notebook": notebook,
     "eq1": eq1,
+    "coupled": coupled,
     "eq2": eq2,
     "eq2-split": eq2_split,
 }

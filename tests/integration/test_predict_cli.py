@@ -278,3 +278,32 @@ def test_train_per_level_draws_scarce_training_sets_and_averages_over_them(tmp_p
     capsys.readouterr()
     assert main([*files, "--holdout", "run0", "--train-per-level", "1", "--out", str(tmp_path / "x")]) == 2
     assert "only with --leave-out COLUMN" in capsys.readouterr().err
+
+
+def test_coupled_fits_a_switch_thrown_by_the_other_concept_and_draws_it(tmp_path):
+    case = sweep_case(np.geomspace(0.005, 0.08, 8), seed=1, order="target-first", gate="state", onset=300.0)
+    base = [*write_sweep(tmp_path, case), "--model", "coupled", "--onset", "--holdout", "run2,run5"]
+    assert main([*base, "--out", str(tmp_path / "c")]) == 0
+    doc = json.loads((tmp_path / "c" / "prediction.json").read_text())
+    c = doc["law"]["coefficients"]
+    assert {"kappa", "theta"} <= set(c) and not {"t_ref", "b_t", "k"} & set(c)
+    assert c["theta"] == pytest.approx(0.75, rel=0.1) and "switch when the others' progress passes theta" in doc["law"]["text"]
+    assert all(h["rmse"] <= 1.5 * case.noise and h["parameters"]["gate"] == "state" for h in doc["holdout"].values())
+    assert doc["law"]["discrepancy"] is None and (tmp_path / "c" / "prediction.png").stat().st_size > 10_000
+
+
+def test_discrepancy_is_written_with_the_law_and_recorded_in_the_leave_out_summary(sweep, tmp_path):
+    folder, _ = sweep
+    files = [str(folder / "sweep.csv"), "--covariates", str(folder / "covariates.csv")]
+    assert main([*files, "--discrepancy", "--no-figure", "--holdout", "run3,run6", "--out", str(tmp_path / "d")]) == 0
+    doc = json.loads((tmp_path / "d" / "prediction.json").read_text())
+    delta = doc["law"]["discrepancy"]
+    assert set(delta["delta"]) == set(delta["rms"]) == {"color", "size"}
+    assert len(delta["steps"]) == len(delta["delta"]["color"]) and all(v < 0.03 for v in delta["rms"].values())  # none built in
+    plain = tmp_path / "p"
+    assert main([*files, "--no-figure", "--holdout", "run3,run6", "--out", str(plain)]) == 0
+    before = json.loads((plain / "prediction.json").read_text())
+    assert doc["law"]["coefficients"] == before["law"]["coefficients"]
+    assert any(doc["holdout"][r]["rmse"] != before["holdout"][r]["rmse"] for r in doc["holdout"])  # δ moved the paths
+    assert main([*files, "--discrepancy", "--no-figure", "--leave-out", "sep_color", "--out", str(tmp_path / "l")]) == 0
+    assert json.loads((tmp_path / "l" / "leave_out.json").read_text())["discrepancy"] is True

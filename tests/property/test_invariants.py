@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from reference import first_crossing, signed_area
 from theory.integrate import integrate, time_grid
 from theory.landscape import T
-from theory.models import eq1, eq2, notebook
+from theory.models import coupled, eq1, eq2, notebook
 
 TOL = dict(rtol=1e-10, atol=1e-12)
 unit = st.floats(0, 1)
@@ -214,3 +214,30 @@ def test_affine_in_start_and_targets(v, w, s):
     _, zb = path(eq1(), {**shared, **{k: w[k] for k in keys}})
     _, zm = path(eq1(), {**shared, **mix})
     np.testing.assert_allclose(zm, s * za + (1 - s) * zb, atol=1e-8)
+
+
+# the coupled model (an extension): each concept relaxes toward a mix of its own two targets, so it stays in
+# their hull with its start; its speed is at most λ_i times its distance to the farther target
+@given(pair(st.floats(0.1, 3)), pair(unit), pair(unit), pair(unit), st.floats(1, 60), st.floats(0.2, 1.2))
+def test_coupled_hull_invariance_and_speed_limit(lam, z_target, z_bias, z0, kappa, theta):
+    v = {"lam": lam, "z_target": z_target, "z_bias": z_bias, "z0": z0, "kappa": kappa, "theta": theta}
+    t, z = path(coupled(), v)
+    corners = np.stack([z0, z_bias, z_target])
+    assert np.all(z >= corners.min(axis=0) - 1e-7) and np.all(z <= corners.max(axis=0) + 1e-7)
+    rhs = coupled().gradient_flow(v)
+    speed = np.abs(np.array([rhs(ti, zi) for ti, zi in zip(t, z)]))
+    assert np.all(speed <= lam + 1e-12)
+
+
+# the coupled model's switch is set by the others' state, not by the clock: a slower size delays color's fall
+@given(st.floats(0.5, 3), st.floats(0.1, 0.5), st.floats(1.5, 4))
+def test_coupled_slower_partner_delays_the_memorizing_fall(lam_color, lam_size, slow):
+    def fall(size_speed):
+        v = {"lam": np.array([lam_color, size_speed]), "z0": np.array([0.2, 0.2])}
+        t, z = path(coupled(), v, t_end=200.0, points=1500)
+        return t[np.argmax(z[:, 0])], z[:, 0].max(), z[-1]
+
+    t_fast, peak_fast, end_fast = fall(lam_size)
+    t_slow, peak_slow, end_slow = fall(lam_size / slow)
+    assert t_slow > t_fast and peak_slow >= peak_fast - 1e-9  # color keeps rising while size lags
+    np.testing.assert_allclose([end_fast, end_slow], [[0, 1], [0, 1]], atol=0.02)  # both memorize class 01

@@ -54,7 +54,7 @@ def test_class_00_is_exponential_decay():
     np.testing.assert_allclose(sol.z, expected, atol=1e-8)
 
 
-@pytest.mark.parametrize("name", ["notebook", "eq1", "eq2", "eq2-split"])
+@pytest.mark.parametrize("name", ["notebook", "eq1", "coupled", "eq2", "eq2-split"])
 @pytest.mark.parametrize("method", ["dopri", "stacked"])
 def test_batched_paths_match_solve_ivp_loop(name, method):
     land = get_model(name)
@@ -62,6 +62,9 @@ def test_batched_paths_match_solve_ivp_loop(name, method):
     n = 12
     if name == "notebook":
         values = {"a": rng.uniform(0.2, 5, n), "k": rng.uniform(0.05, 2, n), "t0": rng.uniform(0, 15, n)}
+    elif name == "coupled":
+        values = {"lam": rng.uniform(0.1, 3, (n, 2)), "kappa": rng.uniform(1, 40, n), "theta": rng.uniform(0.3, 1, n),
+                  "z_bias": rng.uniform(0, 1, (n, 2)), "z0": rng.uniform(0, 1, (n, 2))}
     else:
         values = {"lam": rng.uniform(0.1, 3, (n, 2)), "t_switch": rng.uniform(0, 15, (n, 2)),
                   "k": rng.uniform(0.3, 4, (n, 2)), "z_bias": rng.uniform(0, 1, (n, 2)), "z0": rng.uniform(0, 1, (n, 2))}

@@ -6,7 +6,7 @@ import pytest
 
 from fitting import baselines
 from fitting.model_fit import fit_model
-from fitting.pooled import fit_law, solve
+from fitting.pooled import Data, fit_law, mean_residual, solve
 from fitting.report import summary
 from fitting.synthetic import TRUE_LAW, eq1_case, sweep_case
 from theory.trajectory import Trajectory
@@ -19,17 +19,19 @@ MEMORIZE = TRUE_LAW | {"b_t": 0.6, "t_ref": 1200.0}  # generalize first; a stron
 def at_reference(coefs: dict, x_ref_fit: float, x_ref_true: float) -> dict:
     """The fitted law's λ and t_switch re-expressed at the truth's reference covariate."""
     ratio = x_ref_true / x_ref_fit
-    return {"lam_ref": coefs["lam_ref"] * ratio ** coefs["b_lam"], "t_ref": coefs["t_ref"] * ratio ** coefs["b_t"]}
+    return {"lam_ref": coefs["lam_ref"] * ratio ** coefs["b_lam"]} \
+        | ({"t_ref": coefs["t_ref"] * ratio ** coefs["b_t"]} if "t_ref" in coefs else {})
 
 
-def check_recovery(case, fit, held, tol=0.10):
+def check_recovery(case, fit, held, tol=0.10, loose=()):
+    """Every coefficient of the law within ``tol`` of the truth (``loose`` ones within 6 tol), z0 within 0.05, and
+    the held-out runs within 1.5x the noise."""
     c = fit.coefficients | at_reference(fit.coefficients, fit.law.x_ref, case.truth["x_ref"])
-    for name in ("lam_ref", "b_lam", "t_ref", "b_t", "m", "gamma", "k"):
-        assert c[name] == pytest.approx(case.truth[name], rel=tol), name
-    np.testing.assert_allclose(c["z0"], case.truth["z0"], atol=0.05)
-    for name in ("t_on", "c_lam"):
-        if name in case.truth:
-            assert c[name] == pytest.approx(case.truth[name], rel=tol), name
+    for name in fit.law.names:
+        if name == "z0":
+            np.testing.assert_allclose(c["z0"], case.truth["z0"], atol=0.05)
+        else:
+            assert c[name] == pytest.approx(case.truth[name], rel=tol * (6 if name in loose else 1)), name
     for r in held:
         t = case.trajectories[r]
         pred = fit.predict(case.x[[r]], np.ones((1, 2)), t.step)[0]
@@ -138,6 +140,67 @@ def test_competing_concepts_are_recovered_and_without_the_lead_the_fit_is_worse(
     speeds = np.array([p["lam"] for p in fit.law.run_params(fit.theta, case.x, np.ones_like(case.x))])
     assert np.all(np.diff(speeds[:, 0]) > 0) and np.all(np.diff(speeds[:, 1]) < 0)  # color speeds up, size slows
     assert fit_law(trajs, case.x[train], order="target-first", onset=True).rmse > 1.3 * fit.rmse
+
+
+def test_the_coupled_law_is_recovered_and_predicts_where_color_memorizes_when_size_is_learned():
+    case = sweep_case(SIGNALS, seed=1, order="target-first", gate="state", onset=300.0)
+    held = (0, 5)
+    train = [r for r in range(len(SIGNALS)) if r not in held]
+    trajs = [case.trajectories[r] for r in train]
+    fit = fit_law(trajs, case.x[train], order="target-first", gate="state", onset=True)
+    assert fit.success and fit.law.names == ("lam_ref", "b_lam", "m", "gamma", "kappa", "theta", "z0", "t_on")
+    check_recovery(case, fit, held)
+    runs = fit.law.run_params(fit.theta, case.x, np.ones_like(case.x))
+    assert {"kappa", "theta", "t_on"} <= set(runs[0]) and "t_switch" not in runs[0]
+    weak = case.trajectories[0].z  # the weakest color: toward its target while size is learned, then memorized
+    assert weak[:, 0].max() > 0.2 + 0.05 and weak[-1, 0] < 0.3 and weak[-1, 1] > 0.9
+    clock = fit_law(trajs, case.x[train], order="target-first", onset=True)  # eq1's clock-timed switch, same order
+    assert clock.rmse > 1.3 * fit.rmse  # measured 1.53-1.61 over seeds 1-3
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(4))
+def test_recovery_grid_coupled(seed):
+    # the gate's sharpness kappa is weakly identified (any sharp gate draws nearly the same paths): within 60%
+    rng = np.random.default_rng(500 + seed)
+    signals = SIGNALS_12 * np.exp(rng.uniform(-0.1, 0.1, 12))
+    case = sweep_case(signals, seed=seed, order="target-first", gate="state", onset=float(rng.uniform(200, 600)))
+    held = (0, 6, 11)
+    train = [r for r in range(12) if r not in held]
+    fit = fit_law([case.trajectories[r] for r in train], case.x[train], order="target-first", gate="state", onset=True)
+    check_recovery(case, fit, held, loose=("kappa",))
+
+
+def test_the_discrepancy_carries_what_every_run_shares_and_the_law_cannot_draw():
+    # every run's color dips by the same bump mid-training (as a probe's misreadings might): eq1 cannot draw it
+    case = sweep_case(SIGNALS, seed=3)
+    bump = lambda step: 0.15 * np.exp(-((np.asarray(step, dtype=float) - 800) / 300) ** 2)  # noqa: E731
+    trajs = [Trajectory(t.step, np.clip(t.z - np.stack([bump(t.step), 0 * t.step], axis=1), 0, 1), t.concepts, t.label,
+                        t.protocol, t.seed, t.run) for t in case.trajectories]
+    held = (3, 6)
+    train = [r for r in range(len(SIGNALS)) if r not in held]
+    plain = fit_law([trajs[r] for r in train], case.x[train])
+    fit = fit_law([trajs[r] for r in train], case.x[train], discrepancy=True)
+    assert plain.discrepancy is None and fit.coefficients == plain.coefficients and fit.rmse == plain.rmse
+    steps, delta = fit.discrepancy
+    np.testing.assert_allclose(delta, np.stack([-bump(steps), 0 * steps], axis=1), atol=0.06)
+    errors = {}
+    for name, f in (("plain", plain), ("discrepancy", fit)):
+        errors[name] = [np.sqrt(np.mean((f.predict(case.x[[r]], np.ones((1, 2)), trajs[r].step)[0] - trajs[r].z) ** 2))
+                        for r in held]
+    assert max(errors["discrepancy"]) <= 1.0 * case.noise < min(errors["plain"])  # measured 0.79-0.97 vs 1.12-1.21
+
+
+def test_the_mean_residual_weighs_runs_equally_on_the_union_grid():
+    a = Trajectory(np.array([0, 10, 20]), np.zeros((3, 2)), ("c1", "c2"), "11", "naive", 0, "a")
+    b = Trajectory(np.array([5, 15, 20, 25, 30]), np.zeros((5, 2)), ("c1", "c2"), "11", "naive", 1, "b")
+    data = Data.of([a, b], np.ones((2, 2)), np.ones((2, 2)))
+    ra = np.array([[0.0, 1.0], [1.0, 1.0], [2.0, 1.0]])  # run a: color rises 0.1 a step, size 1
+    rb = np.full((5, 2), -1.0)
+    got = mean_residual(data, np.concatenate([ra.ravel(), rb.ravel()]))
+    np.testing.assert_allclose(data.steps, [0, 5, 10, 15, 20, 25, 30])
+    np.testing.assert_allclose(got[:, 0], (np.array([0, 0.5, 1, 1.5, 2, 2, 2]) - 1) / 2)  # a held flat past its last step
+    np.testing.assert_allclose(got[:, 1], 0.0)
 
 
 def test_an_onset_delays_the_same_path():

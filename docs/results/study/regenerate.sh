@@ -12,10 +12,15 @@ laws() {  # laws OUT SWEEP..: the pooled toy models on the sweeps' runs, one Δc
     for model in "eq1 predict" \
                  "memorize predict-memorize" \
                  "memorize predict-memorize-onset --onset" \
-                 "memorize predict-memorize-onset-compete --onset --compete"; do
-        set -- $model   # eq1; the switch reversed (target, then memorized bias); a fitted onset; competing speeds
+                 "memorize predict-memorize-onset-compete --onset --compete" \
+                 "coupled predict-coupled-onset --onset" \
+                 "coupled predict-coupled-onset-compete --onset --compete" \
+                 "memorize predict-memorize-onset-compete-discrepancy --onset --compete --discrepancy" \
+                 "coupled predict-coupled-onset-discrepancy --onset --discrepancy"; do
+        set -- $model   # eq1; the switch reversed (target, then memorized bias); a fitted onset; competing speeds;
+                        # the coupled model (color memorizes once size is learned); the shared discrepancy
         python -m fitting.predict "${logs[@]}" --covariates "${covs[@]}" --leave-out sep_color --class 11 \
-            --model "$1" ${3:-} ${4:-} --out "$out/$2"
+            --model "$1" "${@:3}" --out "$out/$2"
     done
 }
 
@@ -43,8 +48,10 @@ python -m figures.study "$S"
 laws "$S" "$S"                                            # a second replication, on runs no law was chosen on
 Q=docs/results/study/dcolor-pooled
 laws "$Q" "$D" "$E" "$S"                                  # all three sweeps pooled: 7 seeds a level
-for k in 1 3; do                                          # the chosen law when runs are scarce: k seeds a level
-    python -m fitting.predict "$D/sweep.csv" "$E/sweep.csv" "$S/sweep.csv" --leave-out sep_color --class 11 \
-        --covariates "$D/covariates.csv" "$E/covariates.csv" "$S/covariates.csv" --model memorize --onset --compete \
-        --train-per-level "$k" --draws 10 --out "$Q/scarce-$k"
+for k in 1 3; do                                          # the chosen laws when runs are scarce: k seeds a level
+    for extra in "" "--discrepancy"; do
+        python -m fitting.predict "$D/sweep.csv" "$E/sweep.csv" "$S/sweep.csv" --leave-out sep_color --class 11 \
+            --covariates "$D/covariates.csv" "$E/covariates.csv" "$S/covariates.csv" --model memorize --onset --compete \
+            $extra --train-per-level "$k" --draws 10 --out "$Q/scarce-$k${extra:+-discrepancy}"
+    done
 done
