@@ -3,7 +3,8 @@
     python benchmarks/pooled_speed.py [--runs 20] [--boot 20]
 
 Rows: the pooled fit with Wald intervals (target <= 30 s on 2 cores), with intervals from a bootstrap
-over runs (B refits), the memorize law with an onset (--model memorize --onset), and side by side the
+over runs (B refits), the memorize law with an onset (--model memorize --onset), the coupled law with an
+onset and the shared discrepancy (--model coupled --onset --discrepancy), and side by side the
 baseline of fitting every run on its own (fitting.model_fit, what one does without a law; it predicts
 nothing for a new run). The numba compile of the eq1 kernel
 happens once per process and is reported on its own. Recovery is printed too: the law's exponents
@@ -57,6 +58,13 @@ def main(argv=None) -> int:
     t0 = time.perf_counter()
     onset = fit_law([late.trajectories[r] for r in train], late.x[train], order="target-first", onset=True)
     with_onset = time.perf_counter() - t0
+    chain = sweep_case(np.geomspace(0.005, 0.08, args.runs + 1), seed=0, noise=0.03, steps=steps, order="target-first",
+                       gate="state", onset=400.0)
+    fit_law(chain.trajectories[:3], chain.x[:3], order="target-first", gate="state")  # its kernel's compile
+    t0 = time.perf_counter()
+    fit_law([chain.trajectories[r] for r in train], chain.x[train], order="target-first", gate="state", onset=True,
+            discrepancy=True)
+    coupled = time.perf_counter() - t0
 
     pred = fit.predict(case.x[[held]], np.ones((1, 2)), steps)[0]
     rmse = float(np.sqrt(np.mean((pred - case.trajectories[held].z) ** 2)))
@@ -64,6 +72,7 @@ def main(argv=None) -> int:
     print(f"  {'pooled fit, Wald intervals':48s} {wald:7.2f}s {'30 s':>8s} {per_run / wald:10.1f}x")
     print(f"  {f'pooled fit, bootstrap over runs (B={args.boot})':48s} {boot:7.2f}s")
     print(f"  {'pooled memorize fit with an onset, Wald':48s} {with_onset:7.2f}s {'30 s':>8s} {per_run / with_onset:10.1f}x")
+    print(f"  {'pooled coupled fit, onset, discrepancy, Wald':48s} {coupled:7.2f}s {'30 s':>8s} {per_run / coupled:10.1f}x")
     print(f"  {f'baseline: {len(trajs)} per-run eq1 fits':48s} {per_run:7.2f}s")
     print(f"\n  b_lam {fit.coefficients['b_lam']:.3f} (truth {TRUE_LAW['b_lam']}), b_t {fit.coefficients['b_t']:.3f} "
           f"(truth {TRUE_LAW['b_t']}); held-out RMSE {rmse:.4f} (noise 0.03); onset {onset.coefficients['t_on']:.0f} (truth 400)")

@@ -98,7 +98,9 @@ def figure(doc: dict, observed: dict[str, Trajectory], predicted: dict[str, Traj
     ax.legend(fontsize=7)
     for ax in fig.axes:
         ax.grid(alpha=0.25)
-    fig.suptitle(f"pooled {doc['model']} law: {doc['law']['text']}", fontsize=9)
+    delta = doc["law"].get("discrepancy")
+    extra = "; + the shared discrepancy, rms " + ", ".join(f"{k} {v:.3f}" for k, v in delta["rms"].items()) if delta else ""
+    fig.suptitle(f"pooled {doc['model']} law: {doc['law']['text']}{extra}", fontsize=9)
     plot.save(fig, path)
 
 
@@ -109,7 +111,7 @@ def leave_out_figure(doc: dict, path) -> None:
     levels = doc["levels"]
     fig, ax = plot.subplots(figsize=(8.6, 4.2), layout="constrained")
     x = np.arange(len(levels))
-    law = f"{doc.get('model', '')} law" + (" + onset" if doc.get("onset") else "") + (" + compete" if doc.get("compete") else "")
+    law = f"{doc.get('model', '')} law" + "".join(f" + {k}" for k in ("onset", "compete", "discrepancy") if doc.get(k))
     for key, style, label in (("law", "o-", law), ("interpolation", "s--", "interpolation"), ("nearest", "^:", "nearest level"),
                               ("mean", "v:", "mean of all training runs (no covariates)"),
                               ("seed_floor", "x-.", "seed floor (other seeds, same level)"),
