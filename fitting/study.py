@@ -44,7 +44,7 @@ import numpy as np
 
 from fitting.capability import capability
 from fitting.curves import fit_logistic, threshold_step
-from fitting.predict import read_table
+from fitting.covariates import read_table
 from fitting.turn import held_out_turn, learned_from
 from theory import cli
 from theory.files import write_json
