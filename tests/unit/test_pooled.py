@@ -228,6 +228,15 @@ def test_bad_inputs_of_the_pooled_fit():
         fit_law(case.trajectories, case.x, order="memorize")
     with pytest.raises(ValueError, match="needs order 'bias-first'"):
         fit_law(case.trajectories, case.x, masked=0, p=np.full(4, 0.5), order="target-first")
+    with pytest.raises(ValueError, match="valid: time, state"):
+        fit_law(case.trajectories, case.x, gate="clock")
+    with pytest.raises(ValueError, match="coupled model heads for the target first.*'target-first'"):
+        fit_law(case.trajectories, case.x, gate="state")
+    with pytest.raises(ValueError, match="the clock-timed gate"):
+        fit_law(case.trajectories, case.x, masked=0, p=np.full(4, 0.5), gate="state", order="target-first")
+    one = [Trajectory(t.step, t.z[:, :1], ("color",), "1", t.protocol, t.seed, t.run) for t in case.trajectories]
+    with pytest.raises(ValueError, match="at least 2 concepts"):
+        fit_law(one, case.x[:, :1], gate="state", order="target-first")
 
 
 # --- baselines ---------------------------------------------------------------------------------------
