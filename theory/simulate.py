@@ -146,6 +146,7 @@ def _solve(land: Landscape, t: np.ndarray, values: dict, n: int, args) -> np.nda
 def _config(kind: str, name: str, land: Landscape, t: np.ndarray, args, method: str) -> dict:
     return {
         kind: name, "model": land.name, "energy": str(land.energy), "concepts": list(land.concepts),
+        **({"held_gates": {str(g): str(expr) for g, expr in land.held}} if land.held else {}),
         "t_end": float(t[-1]), "points": int(t.size), "method": method, "rtol": args.rtol, "atol": args.atol,
         "command": "python -m theory.simulate " + " ".join(args.argv),
         "stamp": stamp(command=["python", "-m", "theory.simulate", *args.argv]),

@@ -101,6 +101,18 @@ def test_eq2_product_sweep_and_class_label(tmp_path):
     np.testing.assert_allclose(trajs[2].z, ref, atol=1e-6)  # p = 1, beta = 0.5: target (0.5, 1)
 
 
+def test_coupled_model_matches_its_hand_written_ode_and_names_its_gates(tmp_path):
+    assert main(["--model", "coupled", "--sweep", "kappa=5,40", "--out", str(tmp_path)]) == 0
+    t = np.linspace(0, 25, 200)
+    for tr, kappa in zip(read_csv(tmp_path / "trajectories.csv"), (5.0, 40.0)):
+        ref = reference.solve(reference.coupled_rhs((1, 0.4), (1, 1), (0, 1), kappa, 0.75), (0.2, 0.2), t)
+        np.testing.assert_allclose(tr.z, ref, atol=1e-6)
+        assert tr.z[:, 0].max() > 0.5  # toward 11 first, then 01's color: with size learned (P = 1) color rests at
+        assert tr.z[-1, 0] == pytest.approx(1 - 1 / (1 + np.exp(-kappa * (1 - 0.75))), abs=1e-3)  # 1 - G, G = σ(κ(1-θ))
+    config = json.loads((tmp_path / "config.json").read_text())
+    assert set(config["held_gates"]) == {"G_1", "G_2"} and "kappa" in config["held_gates"]["G_1"]
+
+
 def test_more_concepts_and_custom_energy(tmp_path):
     assert main(["--model", "eq1", "--concepts", "color,size,bg", "--param", "z_bias=0,1,1", "--out", str(tmp_path / "a")]) == 0
     (tr,) = read_csv(tmp_path / "a" / "trajectories.csv")
