@@ -46,7 +46,7 @@ python -m empirical.sweep collect "$S" --partial
 python -m fitting.study "$S"
 python -m figures.study "$S"
 laws "$S" "$S"                                            # a second replication, on runs no law was chosen on
-N=docs/results/study/dcolor-07                            # Δcolor 0.7, seeds 5 and 6: a sixth level (issue 15)
+N=docs/results/study/dcolor-07                            # Δcolor 0.7, seeds 5 to 8: a sixth level (issue 15)
 python -m empirical.sweep collect "$N" --partial          # (one level: no study.json of its own)
 laws docs/results/study/dcolor-pooled-07 "$D" "$E" "$S" "$N"   # the four sweeps pooled: 0.7 between 0.6 and 0.8
 Q=docs/results/study/dcolor-pooled
