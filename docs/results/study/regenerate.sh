@@ -2,7 +2,7 @@
 # Every number and figure of docs/study.md, from the saved outputs under docs/results/study/ (no training,
 # no checkpoints): the runs' logs are collected into tables, then measured, drawn and predicted.
 #
-#   bash docs/results/study/regenerate.sh        (from the repository root; about twenty minutes on 2 cores)
+#   bash docs/results/study/regenerate.sh        (from the repository root; about 25 minutes on 2 cores)
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 laws() {  # laws OUT SWEEP..: the pooled toy models on the sweeps' runs, one Δcolor level left out at a time
