@@ -63,7 +63,7 @@ def main(argv=None) -> int:
     fit_law(chain.trajectories[:3], chain.x[:3], order="target-first", gate="state")  # its kernel's compile
     t0 = time.perf_counter()
     fit_law([chain.trajectories[r] for r in train], chain.x[train], order="target-first", gate="state", onset=True,
-            discrepancy=True)
+            discrepancy="mean")
     coupled = time.perf_counter() - t0
 
     pred = fit.predict(case.x[[held]], np.ones((1, 2)), steps)[0]

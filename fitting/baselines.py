@@ -50,17 +50,23 @@ def resample(traj: Trajectory, steps: NDArray) -> NDArray:
 
 def references(trajectories: Sequence[Trajectory], features: NDArray, steps: NDArray) -> list[Reference]:
     """Training runs grouped by features (equal up to 1e-9), each group's mean path at ``steps``."""
+    paths = np.stack([resample(t, steps) for t in trajectories]) if len(trajectories) else np.empty((0, len(steps), 0))
+    return group(paths, features, tuple(t.run for t in trajectories))
+
+
+def group(paths: NDArray, features: NDArray, runs: Sequence[str]) -> list[Reference]:
+    """Paths (N, T, D) grouped by their runs' features (N, F) (equal up to 1e-9): each group's mean path
+    (NaN only where none of its runs has a value)."""
     ell = np.asarray(features, dtype=float)
     groups: dict[tuple, list[int]] = {}
     for r, row in enumerate(ell):
         groups.setdefault(tuple(np.round(row, 9)), []).append(r)
     out = []
     for key, rows in groups.items():
-        paths = np.stack([resample(trajectories[r], steps) for r in rows])
         with warnings.catch_warnings():  # an all-NaN column (no run located there) is a legitimate NaN
             warnings.simplefilter("ignore", RuntimeWarning)
-            mean = np.nanmean(paths, axis=0)
-        out.append(Reference(np.array(key), mean, tuple(trajectories[r].run for r in rows)))
+            mean = np.nanmean(paths[rows], axis=0)
+        out.append(Reference(np.array(key), mean, tuple(runs[r] for r in rows)))
     return out
 
 

@@ -5,16 +5,20 @@ from __future__ import annotations
 
 import numpy as np
 
-KEYS = ("law", "interpolation", "nearest", "mean", "seed_floor", "ceiling")
+KEYS = ("law", "interpolation", "nearest", "mean", "seed_floor", "ceiling", "law_at_interpolation", "law_at_nearest")
 
 
 def split_summary(doc: dict) -> dict:
     """A split's held-out runs: per run the RMSE of the law, of interpolation (None where it does not apply),
     of the nearest run, of the mean of every training run, the seed floor (None without another seed at the
-    run's covariates) and the law's ceiling (None with fewer than 3 held out), and their means."""
+    run's covariates) and the law's ceiling (None with fewer than 3 held out), the law's RMSE at the points
+    each of the two baselines predicts (``law_at_interpolation``, ``law_at_nearest``: a baseline has no value
+    where none of its runs was located yet), and their means."""
     return level_summary([{"run": r, "law": h["rmse"], "interpolation": h["baselines"]["interpolation"]["rmse"],
                            "nearest": h["baselines"]["nearest"]["rmse"], "mean": h["baselines"]["mean"]["rmse"],
-                           "seed_floor": (h["seed_floor"] or {}).get("rmse"), "ceiling": h.get("ceiling")}
+                           "seed_floor": (h["seed_floor"] or {}).get("rmse"), "ceiling": h.get("ceiling"),
+                           "law_at_interpolation": h["baselines"]["interpolation"].get("law_rmse"),
+                           "law_at_nearest": h["baselines"]["nearest"]["law_rmse"]}
                           for r, h in doc["holdout"].items()])
 
 
@@ -39,15 +43,17 @@ def means(rows: list[dict]) -> dict:
 
 
 def differences(rows: list[dict], n_boot: int = 2000) -> dict:
-    """The law's RMSE minus the baseline's, paired per held-out run (negative: the law is better): against
-    interpolation inside the training range, the nearest run outside it; the mean with a 95% bootstrap
-    interval over the held-out runs (runs of one level share their fit, so the interval is if anything narrow)."""
+    """The law's RMSE minus the baseline's, paired per held-out run and scored at the same points (those the
+    baseline predicts; negative: the law is better): against interpolation inside the training range, the
+    nearest run outside it; the mean with a 95% bootstrap interval over the held-out runs (runs of one level
+    share their fit, so the interval is if anything narrow)."""
     runs = [r for row in rows for r in row["per_run"]]
     out = {}
     for name, inside, base in (("law_minus_interpolation_inside", True, "interpolation"),
                                ("law_minus_nearest_outside", False, "nearest")):
-        d = np.array([r["law"] - r[base] for r in runs if (r["interpolation"] is not None) == inside
-                      and r["law"] is not None and r[base] is not None])
+        law = f"law_at_{base}"
+        d = np.array([r[law] - r[base] for r in runs if (r["interpolation"] is not None) == inside
+                      and r[law] is not None and r[base] is not None])
         if d.size:
             boot = d[np.random.default_rng(0).integers(0, d.size, (n_boot, d.size))].mean(axis=1)
             out[name] = {"mean": float(d.mean()), "ci95": [float(np.quantile(boot, 0.025)), float(np.quantile(boot, 0.975))],

@@ -32,12 +32,11 @@ the switch: concept i heads for ẑ_i until the other concepts' mean progress 1 
 ``k``: when a concept memorizes follows from how fast the others are learned (on the Δcolor sweep, color falls
 back as size rises, later where size is slower), not from a power law of its own signal.
 
-With a discrepancy (``fit_law(discrepancy=True)``), a prediction is the law's path plus δ(step), the mean over
-the training runs of their residual (observed − law) at that step: the part of every run's path the toy model
-cannot draw (a probe's early readings of unformed samples, a sigmoid's shape), assumed the same for every
-run, as in the calibration of computer models (Kennedy and O'Hagan 2001). In effect: the training runs' mean
-path, plus the law's prediction of how this run differs from their average. All that depends on the
-covariates still comes from the law; δ holds none of it.
+With a discrepancy (``fit_law(discrepancy="mean" | "local")``, :mod:`fitting.discrepancy`), a prediction is
+the law's path plus the training runs' residual (observed − law): their mean at each step (the part of every
+run's path the toy model cannot draw, a probe's early readings of unformed samples, a sigmoid's shape; as in
+the calibration of computer models, Kennedy and O'Hagan 2001), or the residual of the training runs nearest in
+covariate space (``local``). The coefficients are the same with or without it.
 
 Intervals: Wald (s² (JᵀJ)⁻¹; residuals within a run are correlated, so these are narrow), or a
 bootstrap over runs (resample whole training runs, refit; honest about run-to-run variation).
@@ -57,6 +56,7 @@ from numpy.typing import NDArray
 from scipy.optimize import least_squares
 
 from fitting.curves import noise_scale
+from fitting.discrepancy import KINDS, Discrepancy, features, on_grid
 from theory.integrate import integrate
 from theory.models import coupled, eq1
 from theory.trajectory import Trajectory
@@ -311,8 +311,8 @@ class PooledFit:
         ci: name -> [lo, hi] (``z0``: a list of pairs).
         rmse: over every training point (the law's own paths, before any discrepancy).
         per_run_rmse: per training run.
-        discrepancy: with ``fit_law(discrepancy=True)``, (steps (T,), δ (T, D)): the training runs' mean residual
-            at each step, which :meth:`predict` adds to the law's paths (None: the law alone).
+        discrepancy: with ``fit_law(discrepancy=...)``, the training runs' residuals, which :meth:`predict` adds to
+            the law's paths (:mod:`fitting.discrepancy`; None: the law alone).
     """
 
     law: Law
@@ -324,7 +324,7 @@ class PooledFit:
     per_run_rmse: list[float]
     success: bool
     message: str
-    discrepancy: tuple[NDArray, NDArray] | None = field(default=None, repr=False)
+    discrepancy: Discrepancy | None = field(default=None, repr=False)
 
     def predict(self, x: NDArray, target: NDArray, steps: NDArray, p: NDArray | None = None) -> NDArray:
         """(N, T, D) the law's paths for covariates ``x`` (N, D) (and masking fractions ``p``, eq2) at ``steps``,
@@ -337,25 +337,23 @@ class PooledFit:
         z = z[:, 1:] if steps[0] > 0 else z
         if self.discrepancy is None:
             return z
-        return np.clip(z + _at(*self.discrepancy, steps)[None], 0.0, 1.0)
+        delta = np.stack([self.discrepancy.at(f, steps)[0] for f in features(x, p)])
+        return np.clip(z + delta, 0.0, 1.0)
 
 
-def _at(grid: NDArray, values: NDArray, steps: NDArray) -> NDArray:
-    """(T, D) ``values`` (G, D) given at ``grid`` (G,), linearly interpolated at ``steps`` (constant outside)."""
-    return np.stack([np.interp(steps, grid, values[:, i]) for i in range(values.shape[1])], axis=1)
-
-
-def mean_residual(data: "Data", resid: NDArray) -> NDArray:
-    """(T, D) the runs' mean residual (observed - law) on the union grid ``data.steps``: each run's residuals at
-    its located steps, interpolated onto the grid (constant beyond its first and last), then averaged over
-    runs (each run counts once, however densely it was logged)."""
-    per_run, start = [], 0
+def run_residuals(data: "Data", resid: NDArray) -> tuple[NDArray, NDArray, NDArray]:
+    """(kept (N,) bool, residuals (K, T, D), located (K, T) bool): each run's residuals at its located steps
+    (flattened as :meth:`Data.at` lays them out) on the union grid ``data.steps``, held constant beyond its
+    first and last, and where the grid lies between those; runs with no located point are not kept."""
+    kept, out, located, start = [], [], [], 0
     for idx, yr in zip(data.index, data.y):
         r = resid[start:start + yr.size].reshape(yr.shape)
         start += yr.size
+        kept.append(len(idx) > 0)
         if len(idx):
-            per_run.append(_at(data.steps[idx], r, data.steps))
-    return np.mean(per_run, axis=0)
+            out.append(on_grid(data.steps, data.steps[idx], r))
+            located.append((data.steps >= data.steps[idx[0]]) & (data.steps <= data.steps[idx[-1]]))
+    return np.array(kept), np.stack(out), np.stack(located)
 
 
 def _starts(law: Law, data: Data) -> NDArray:
@@ -403,7 +401,7 @@ def _solve(law: Law, data: Data, x0: NDArray, y: NDArray, f_scale: float, max_nf
 def fit_law(trajectories: Sequence[Trajectory], x: NDArray, *, ci: str = "wald", n_boot: int = 50,
             rng: int | np.random.Generator = 0, masked: int | None = None, p: NDArray | None = None,
             order: str = "bias-first", onset: bool = False, compete: bool = False, gate: str = "time",
-            discrepancy: bool = False) -> PooledFit:
+            discrepancy: str | None = None) -> PooledFit:
     """Fit the law to training runs: one trajectory per run, ``x`` (N, D) their covariates (> 0).
 
     Args:
@@ -417,13 +415,15 @@ def fit_law(trajectories: Sequence[Trajectory], x: NDArray, *, ci: str = "wald",
             follow each concept's signal lead over the others.
         gate: ``time`` (eq1's clock-timed switch) or ``state`` (the coupled model's switch, thrown by the other
             concepts' progress; order ``target-first``).
-        discrepancy: also estimate the law's shared discrepancy δ(step), the training runs' mean residual, which
-            predictions then add (module docstring); the coefficients are the same with or without it.
+        discrepancy: ``mean`` or ``local``: also keep the training runs' residuals, which predictions then add
+            (:mod:`fitting.discrepancy`); the coefficients are the same with or without it. None: the law alone.
     """
     if (masked is None) != (p is None):
         raise ValueError("eq2 needs both the masked concept and every run's masking fraction")
     if p is not None and (np.shape(p) != (len(trajectories),) or not np.all((np.asarray(p) >= 0) & (np.asarray(p) <= 1))):
         raise ValueError(f"masking fractions must be one number in [0, 1] per run; got {p}")
+    if discrepancy is not None and discrepancy not in KINDS:
+        raise ValueError(f"unknown discrepancy {discrepancy!r}; valid: {', '.join(KINDS)} (or None, the law alone)")
     if ci not in ("wald", "runs"):
         raise ValueError(f"unknown interval method {ci!r}; valid: wald, runs")
     x = np.asarray(x, dtype=float)
@@ -460,7 +460,11 @@ def fit_law(trajectories: Sequence[Trajectory], x: NDArray, *, ci: str = "wald",
     for yr in data.y:
         per_run.append(float(np.sqrt(np.mean(resid[start:start + yr.size] ** 2))) if yr.size else float("nan"))
         start += yr.size
-    delta = (data.steps, mean_residual(data, -resid)) if discrepancy else None  # resid: law - observed
+    delta = None
+    if discrepancy is not None:
+        kept, r, located = run_residuals(data, -resid)  # resid: law - observed
+        delta = Discrepancy(discrepancy, data.steps, features(x, p)[kept], r,
+                            tuple(t.run for t, k in zip(trajectories, kept) if k), located)
     return PooledFit(law, theta, value, intervals, ci, float(np.sqrt(np.mean(resid**2))), per_run, bool(best.success),
                      str(best.message), delta)
 

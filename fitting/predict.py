@@ -2,12 +2,13 @@
 runs it has not seen from their covariates alone.
 
   python -m fitting.predict LOG.csv [LOG.csv ..] --covariates COV.csv [COV.csv ..] (--holdout RUN,.. | --train RUN,..)
-         [--class 11] [--protocol naive] [--model eq1|memorize|coupled|eq2] [--onset] [--compete] [--discrepancy] [--covariate signal] [--ci wald|runs] [--out DIR]
+         [--class 11] [--protocol naive] [--model eq1|memorize|coupled|eq2] [--onset] [--compete] [--discrepancy [mean|local]] [--covariate signal] [--ci wald|runs] [--out DIR]
 
   --holdout sep_color=0.5      every run at Δcolor 0.5 (all its seeds): leave one level out
   --holdout 'seed=0,sep.color=0.5'   one run of a sweep (its id holds a comma; the longest id wins)
   --leave-out sep_color        one fit per level, each holding out that level's runs: DIR/leave_out.json
-                               (per level and overall, and the law minus each baseline paired per run,
+                               (per level and overall, and the law minus each baseline paired per run
+                               at the points both predict,
                                with a bootstrap interval over the held-out runs) and DIR/leave_out.png
   --leave-out sep_color --train-per-level 1 [--draws 5]
                                the same with each fit trained on one run (seed) drawn from every
@@ -34,8 +35,12 @@ concepts (in the Δcolor sweep size is learned later as color gets stronger, tho
 signal grows). --model coupled is memorize with a switch no clock times (theory.models.coupled): a concept
 memorizes once the other concepts have been learned (their progress passes a shared threshold), so
 its switch comes later wherever they are slower (in the Δcolor sweep color falls back as size rises).
---discrepancy adds to every path the law's shared discrepancy δ(step): the training runs' mean residual,
-what the toy model misses in every run alike (fitting/pooled.py); the covariates act through the law only.
+--discrepancy adds to every path the training runs' residuals (observed − law; fitting/discrepancy.py):
+``mean`` (the default) their mean at each step, what the toy model misses in every run alike, so the
+covariates act through the law only; ``local`` the residuals of the training runs nearest in covariate
+space, found as the baselines find their paths: inside the range, interpolation of the training runs
+corrected by the law's curvature between them; outside it, the nearest level moved by the law's predicted
+change. prediction.json names, per held-out run, which training runs its discrepancy came from.
 
 Outputs in --out (default: a 'predict' folder beside the log):
 
@@ -46,7 +51,9 @@ Outputs in --out (default: a 'predict' folder beside the log):
                    stays within 0.2 of its target; null: never within the logged range) and the turn
                    step, predicted vs observed, and the same for two baselines: linear interpolation of
                    the training runs' observed paths in covariate space (null outside their range) and
-                   the nearest training run; for scale, the mean path of all training runs (no
+                   the nearest training run, each with the law's RMSE at the points it predicts (law_rmse:
+                   a baseline has no value before its runs were first located; the leave-out's paired
+                   differences use these); for scale, the mean path of all training runs (no
                    covariates: what the covariates add is the gap to it) and the seed floor: the
                    RMSE against the mean of the other held-out runs at the same covariates (other
                    seeds; null if none): how far seeds differ, not a prediction (it reads held-out
@@ -72,6 +79,7 @@ from tqdm import tqdm
 from fitting import baselines
 from fitting.covariates import read_covariates, read_shift, read_tables, select
 from fitting.curves import settled_step
+from fitting.discrepancy import KINDS, features
 from fitting.leave_out import KEYS, differences, level_summary, mean_or_none, means, split_summary
 from fitting.model_fit import fit_model
 from fitting.pooled import PooledFit, fit_law
@@ -118,6 +126,11 @@ def _rmse(path: np.ndarray, observed: Trajectory) -> float | None:
     return float(np.sqrt(np.mean((path[located] - observed.z[located]) ** 2))) if located.sum() >= 2 else None
 
 
+def _rmse_where(path: np.ndarray, other: np.ndarray, observed: Trajectory) -> float | None:
+    """RMSE of ``path`` at the points where the ``other`` path (a baseline's) is defined: a paired comparison."""
+    return _rmse(np.where(np.isfinite(other), path, np.nan), observed)
+
+
 def compare(pred: dict, obs: dict, concepts: Sequence[str]) -> dict:
     """A prediction's metrics next to the observed ones."""
     return {"rmse": pred["rmse"], "settled_80": {c: {"predicted": pred["settled_80"][c], "observed": obs["settled_80"][c]}
@@ -158,10 +171,12 @@ def build_parser() -> argparse.ArgumentParser:
                         help="one more shared coefficient c_lam: a concept's speed also grows with its signal's lead "
                              "over the other concepts (lam ~ x^b_lam (x/x_other)^c_lam), for sweeps where a stronger "
                              "concept slows the others down")
-    parser.add_argument("--discrepancy", action="store_true",
-                        help="add the law's shared discrepancy to its paths: the training runs' mean residual at each step "
-                             "(what the toy model cannot draw in any run; no covariates), so the law predicts how a run "
-                             "differs from the average run")
+    parser.add_argument("--discrepancy", nargs="?", const="mean", choices=KINDS, metavar="mean|local",
+                        help="add the training runs' residuals (observed - law) to the law's paths: 'mean' (the default "
+                             "with the bare flag) their mean at each step, what the toy model cannot draw in any run (no "
+                             "covariates), so the law predicts how a run differs from the average run; 'local' the "
+                             "residuals of the training runs nearest in covariate space (interpolated inside the range, "
+                             "the nearest level outside), so the law predicts how a run differs from its neighbours")
     parser.add_argument("--ci", choices=["wald", "runs"], default="wald",
                         help="coefficient intervals: wald (fast, narrow) or runs (bootstrap over training runs)")
     parser.add_argument("--boot", type=int, default=50, metavar="B", help="bootstrap resamples for --ci runs (default 50)")
@@ -385,20 +400,25 @@ def law_text(c: dict) -> str:
 
 
 def discrepancy_doc(fit: PooledFit, concepts: Sequence[str]) -> dict | None:
-    """The law's shared discrepancy δ(step) per concept, with its RMS (None without one)."""
-    if fit.discrepancy is None:
+    """The law's discrepancy: its kind, the training runs' mean residual per concept with its RMS, and (local)
+    each training covariate point's residual RMS (None without one)."""
+    d = fit.discrepancy
+    if d is None:
         return None
-    steps, delta = fit.discrepancy
-    return {"steps": steps.tolist(), "delta": {c: delta[:, i].tolist() for i, c in enumerate(concepts)},
-            "rms": {c: float(np.sqrt(np.mean(delta[:, i] ** 2))) for i, c in enumerate(concepts)}}
+    rms = lambda delta: {c: float(np.sqrt(np.mean(delta[:, i] ** 2))) for i, c in enumerate(concepts)}  # noqa: E731
+    doc = {"kind": d.kind, "steps": d.steps.tolist(), "delta": {c: d.mean[:, i].tolist() for i, c in enumerate(concepts)},
+           "rms": rms(d.mean)}
+    if d.kind == "local":
+        doc["points"] = [{"runs": list(ref.runs), "rms": rms(ref.path)} for ref in d.references]
+    return doc
 
 
 def analyse(fit: PooledFit, by_run: dict, x: dict, train: list, held: list, concepts, args) -> dict:
     """prediction.json's body: the law, and per held-out run the prediction against the baselines."""
     ref_steps = np.unique(np.concatenate([np.asarray(by_run[r].step, dtype=float) for r in by_run]))
     shift = args.shift_values
-    features = {r: np.log(x[r]) if shift is None else np.append(np.log(x[r]), shift[r]) for r in by_run}
-    refs = baselines.references([by_run[r] for r in train], np.stack([features[r] for r in train]), ref_steps)
+    feature = {r: features(x[r], None if shift is None else shift[r])[0] for r in by_run}
+    refs = baselines.references([by_run[r] for r in train], np.stack([feature[r] for r in train]), ref_steps)
     pooled_mean = baselines.references([by_run[r] for r in train], np.zeros((len(train), 1)), ref_steps)[0].path
     holdout = {}
     for r in held:
@@ -406,21 +426,23 @@ def analyse(fit: PooledFit, by_run: dict, x: dict, train: list, held: list, conc
         steps = np.asarray(traj.step, dtype=float)
         idx = np.searchsorted(ref_steps, steps)
         obs = metrics(steps, traj.z, traj, concepts, target)
-        pred = metrics(steps, _path(fit, x[r], traj, shift), traj, concepts, target)
-        interp, used, why = baselines.interpolation(refs, features[r])
-        near, near_runs = baselines.nearest(refs, features[r])
-        floor = seed_floor(by_run, features, held, r, ref_steps, idx)
+        path = _path(fit, x[r], traj, shift)
+        pred = metrics(steps, path, traj, concepts, target)
+        interp, used, why = baselines.interpolation(refs, feature[r])
+        near, near_runs = baselines.nearest(refs, feature[r])
+        floor = seed_floor(by_run, feature, held, r, ref_steps, idx)
         holdout[r] = {**compare(pred, obs, concepts), "covariates": dict(zip(concepts, x[r].tolist())),
                       "parameters": _params(fit, x[r], target, shift, r),
                       "baselines": {
                           "interpolation": {**compare(metrics(steps, interp[idx], traj, concepts, target), obs, concepts),
-                                            "applies": True, "runs": list(used), "why_not": None}
-                          if interp is not None else {"applies": False, "why_not": why, "rmse": None},
+                                            "applies": True, "runs": list(used), "why_not": None,
+                                            "law_rmse": _rmse_where(path, interp[idx], traj)}
+                          if interp is not None else {"applies": False, "why_not": why, "rmse": None, "law_rmse": None},
                           "nearest": {**compare(metrics(steps, near[idx], traj, concepts, target), obs, concepts),
-                                      "runs": list(near_runs)},
+                                      "runs": list(near_runs), "law_rmse": _rmse_where(path, near[idx], traj)},
                           "mean": {**compare(metrics(steps, pooled_mean[idx], traj, concepts, target), obs, concepts),
                                    "runs": list(train)}},
-                      "seed_floor": floor}
+                      "seed_floor": floor, "discrepancy": _source(fit, feature[r])}
     return {"model": args.model, "class": args.label, "protocol": args.protocol, "covariate": args.covariate,
             "concepts": list(concepts), "law": {"coefficients": fit.coefficients, "ci": fit.ci, "ci_method": fit.ci_method,
                                                 "x_ref": fit.law.x_ref, "text": law_text(fit.coefficients),
@@ -432,14 +454,22 @@ def analyse(fit: PooledFit, by_run: dict, x: dict, train: list, held: list, conc
             "rmse_train": fit.rmse, "holdout": holdout}
 
 
-def seed_floor(by_run: dict, features: dict, held: list, run: str, ref_steps: np.ndarray, idx: np.ndarray) -> dict | None:
+def _source(fit: PooledFit, feature: np.ndarray) -> dict | None:
+    """Where a held-out run's discrepancy came from: how (mean, interpolation, nearest) and which training runs."""
+    if fit.discrepancy is None:
+        return None
+    _, how, runs = fit.discrepancy.at(feature, fit.discrepancy.steps[:1])
+    return {"how": how, "runs": list(runs)}
+
+
+def seed_floor(by_run: dict, feature: dict, held: list, run: str, ref_steps: np.ndarray, idx: np.ndarray) -> dict | None:
     """How far seeds differ, for scale (not a prediction: it reads held-out runs): the RMSE of ``run`` against
     the mean path of the other held-out runs at its covariates (``idx``: its steps' rows of ``ref_steps``);
     None without one."""
-    others = [o for o in held if o != run and np.allclose(features[o], features[run], rtol=0, atol=1e-9)]
+    others = [o for o in held if o != run and np.allclose(feature[o], feature[run], rtol=0, atol=1e-9)]
     if not others:
         return None
-    mean = baselines.references([by_run[o] for o in others], np.stack([features[o] for o in others]), ref_steps)[0].path
+    mean = baselines.references([by_run[o] for o in others], np.stack([feature[o] for o in others]), ref_steps)[0].path
     rmse = _rmse(mean[idx], by_run[run])
     return None if rmse is None else {"rmse": rmse, "runs": others}
 

@@ -99,7 +99,8 @@ def figure(doc: dict, observed: dict[str, Trajectory], predicted: dict[str, Traj
     for ax in fig.axes:
         ax.grid(alpha=0.25)
     delta = doc["law"].get("discrepancy")
-    extra = "; + the shared discrepancy, rms " + ", ".join(f"{k} {v:.3f}" for k, v in delta["rms"].items()) if delta else ""
+    extra = (f"; + the {'shared' if delta.get('kind', 'mean') == 'mean' else 'local'} discrepancy, mean rms "
+             + ", ".join(f"{k} {v:.3f}" for k, v in delta["rms"].items()) if delta else "")
     fig.suptitle(f"pooled {doc['model']} law: {doc['law']['text']}{extra}", fontsize=9)
     plot.save(fig, path)
 
@@ -111,7 +112,9 @@ def leave_out_figure(doc: dict, path) -> None:
     levels = doc["levels"]
     fig, ax = plot.subplots(figsize=(8.6, 4.2), layout="constrained")
     x = np.arange(len(levels))
-    law = f"{doc.get('model', '')} law" + "".join(f" + {k}" for k in ("onset", "compete", "discrepancy") if doc.get(k))
+    law = f"{doc.get('model', '')} law" + "".join(f" + {k}" for k in ("onset", "compete") if doc.get(k))
+    if doc.get("discrepancy"):
+        law += " + " + ("local " if doc["discrepancy"] == "local" else "") + "discrepancy"
     for key, style, label in (("law", "o-", law), ("interpolation", "s--", "interpolation"), ("nearest", "^:", "nearest level"),
                               ("mean", "v:", "mean of all training runs (no covariates)"),
                               ("seed_floor", "x-.", "seed floor (other seeds, same level)"),
@@ -123,9 +126,10 @@ def leave_out_figure(doc: dict, path) -> None:
         ax.plot(np.full(len(runs), i), runs, ".", color="0.55", ms=5, zorder=0)
         if lv["interpolation"] is None:
             ax.axvspan(i - 0.4, i + 0.4, color="0.92", zorder=-1)
-    gap = doc.get("differences", {}).get("law_minus_interpolation_inside")
-    note = "" if gap is None else (f"\nlaw - interpolation inside {gap['mean']:+.3f} "
-                                   f"[{gap['ci95'][0]:+.3f}, {gap['ci95'][1]:+.3f}]")
+    gaps = [(what, doc.get("differences", {}).get(key)) for what, key in
+            (("interpolation inside", "law_minus_interpolation_inside"), ("nearest outside", "law_minus_nearest_outside"))]
+    note = "".join(f"{'; ' if i else chr(10)}law - {what} {g['mean']:+.3f} [{g['ci95'][0]:+.3f}, {g['ci95'][1]:+.3f}]"
+                   for i, (what, g) in enumerate((w, g) for w, g in gaps if g is not None))
     k = doc.get("train_per_level")
     scarce = "" if not k else f"\ntrained on {k} run{'s' if k > 1 else ''} a level (mean of {doc['draws']} draws)"
     ax.set(xticks=x, xticklabels=[lv["left_out"] for lv in levels], ylabel="RMSE of the held-out path",

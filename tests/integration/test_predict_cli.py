@@ -7,10 +7,11 @@ import json
 import numpy as np
 import pytest
 
+from fitting.leave_out import differences, split_summary
 from fitting.predict import main
 from fitting.predict_plot import leave_out_figure
 from fitting.synthetic import TRUE_LAW, sweep_case
-from theory.trajectory import read_csv, write_csv
+from theory.trajectory import Trajectory, read_csv, write_csv
 
 
 @pytest.fixture(scope="module")
@@ -306,4 +307,58 @@ def test_discrepancy_is_written_with_the_law_and_recorded_in_the_leave_out_summa
     assert doc["law"]["coefficients"] == before["law"]["coefficients"]
     assert any(doc["holdout"][r]["rmse"] != before["holdout"][r]["rmse"] for r in doc["holdout"])  # δ moved the paths
     assert main([*files, "--discrepancy", "--no-figure", "--leave-out", "sep_color", "--out", str(tmp_path / "l")]) == 0
-    assert json.loads((tmp_path / "l" / "leave_out.json").read_text())["discrepancy"] is True
+    assert json.loads((tmp_path / "l" / "leave_out.json").read_text())["discrepancy"] == "mean"
+
+
+def test_an_unknown_discrepancy_exits_2_naming_the_valid_ones(sweep, tmp_path, capsys):
+    folder, _ = sweep
+    with pytest.raises(SystemExit) as stop:
+        main([str(folder / "sweep.csv"), "--covariates", str(folder / "covariates.csv"), "--holdout", "run1",
+              "--discrepancy", "gp", "--out", str(tmp_path / "o")])
+    assert stop.value.code == 2 and "--discrepancy: invalid choice: 'gp' (choose from 'mean', 'local')" in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()
+
+
+def test_local_discrepancy_names_where_each_held_out_run_took_it_from(sweep, tmp_path):
+    folder, _ = sweep
+    files = [str(folder / "sweep.csv"), "--covariates", str(folder / "covariates.csv")]
+    assert main([*files, "--discrepancy", "local", "--holdout", "run3,run7", "--out", str(tmp_path / "d")]) == 0
+    doc = json.loads((tmp_path / "d" / "prediction.json").read_text())
+    delta = doc["law"]["discrepancy"]
+    assert delta["kind"] == "local" and len(delta["points"]) == 6 and {"color", "size"} == set(delta["points"][0]["rms"])
+    inside, outside = doc["holdout"]["run3"]["discrepancy"], doc["holdout"]["run7"]["discrepancy"]
+    assert inside == {"how": "interpolation", "runs": ["run2", "run4"]}  # the runs the interpolation baseline uses
+    assert doc["holdout"]["run3"]["baselines"]["interpolation"]["runs"] == ["run2", "run4"]
+    assert outside == {"how": "nearest", "runs": ["run6"]} == {"how": "nearest", **{"runs": doc["holdout"]["run7"]["baselines"]["nearest"]["runs"]}}
+    mean = tmp_path / "m"
+    assert main([*files, "--discrepancy", "--no-figure", "--holdout", "run3,run7", "--out", str(mean)]) == 0
+    before = json.loads((mean / "prediction.json").read_text())
+    assert before["holdout"]["run3"]["discrepancy"]["how"] == "mean" and before["law"]["discrepancy"]["kind"] == "mean"
+    assert doc["law"]["coefficients"] == before["law"]["coefficients"]
+    assert doc["holdout"]["run3"]["rmse"] != before["holdout"]["run3"]["rmse"]
+    assert (tmp_path / "d" / "prediction.png").stat().st_size > 10_000
+
+
+def test_the_law_is_compared_with_a_baseline_at_the_points_the_baseline_predicts(tmp_path):
+    # every training run is first located at the 5th checkpoint; the held-out run from the first: the baselines
+    # have no value at its first 4 points, so the paired comparison leaves those out of the law's RMSE too
+    case = sweep_case(np.geomspace(0.005, 0.08, 8), seed=2)
+    trajs = []
+    for t in case.trajectories:
+        z = t.z.copy()
+        if t.run != "run3":
+            z[:4] = np.nan
+        trajs.append(Trajectory(t.step, z, t.concepts, t.label, t.protocol, t.seed, t.run))
+    files = write_sweep(tmp_path, dataclasses.replace(case, trajectories=trajs))
+    assert main([*files, "--no-figure", "--holdout", "run3", "--out", str(tmp_path / "o")]) == 0
+    doc = json.loads((tmp_path / "o" / "prediction.json").read_text())
+    path = next(t for t in read_csv(tmp_path / "o" / "predicted.csv") if t.run == "run3").z
+    err = (path - trajs[3].z) ** 2
+    h = doc["holdout"]["run3"]
+    assert h["rmse"] == pytest.approx(np.sqrt(err.mean()), rel=1e-6)
+    for base in ("interpolation", "nearest"):
+        assert h["baselines"][base]["law_rmse"] == pytest.approx(np.sqrt(err[4:].mean()), rel=1e-6)
+    row = split_summary(doc)["per_run"][0]
+    assert row["law_at_interpolation"] == h["baselines"]["interpolation"]["law_rmse"] != row["law"]
+    gap = differences([{"per_run": [row]}])["law_minus_interpolation_inside"]
+    assert gap["mean"] == pytest.approx(row["law_at_interpolation"] - row["interpolation"])

@@ -6,7 +6,8 @@ import pytest
 
 from fitting import baselines
 from fitting.model_fit import fit_model
-from fitting.pooled import Data, fit_law, mean_residual, solve
+from fitting.discrepancy import Discrepancy
+from fitting.pooled import Data, fit_law, run_residuals, solve
 from fitting.report import summary
 from fitting.synthetic import TRUE_LAW, eq1_case, sweep_case
 from theory.trajectory import Trajectory
@@ -180,9 +181,9 @@ def test_the_discrepancy_carries_what_every_run_shares_and_the_law_cannot_draw()
     held = (3, 6)
     train = [r for r in range(len(SIGNALS)) if r not in held]
     plain = fit_law([trajs[r] for r in train], case.x[train])
-    fit = fit_law([trajs[r] for r in train], case.x[train], discrepancy=True)
+    fit = fit_law([trajs[r] for r in train], case.x[train], discrepancy="mean")
     assert plain.discrepancy is None and fit.coefficients == plain.coefficients and fit.rmse == plain.rmse
-    steps, delta = fit.discrepancy
+    steps, delta = fit.discrepancy.steps, fit.discrepancy.mean
     np.testing.assert_allclose(delta, np.stack([-bump(steps), 0 * steps], axis=1), atol=0.06)
     errors = {}
     for name, f in (("plain", plain), ("discrepancy", fit)):
@@ -197,8 +198,11 @@ def test_the_mean_residual_weighs_runs_equally_on_the_union_grid():
     data = Data.of([a, b], np.ones((2, 2)), np.ones((2, 2)))
     ra = np.array([[0.0, 1.0], [1.0, 1.0], [2.0, 1.0]])  # run a: color rises 0.1 a step, size 1
     rb = np.full((5, 2), -1.0)
-    got = mean_residual(data, np.concatenate([ra.ravel(), rb.ravel()]))
+    kept, per_run, located = run_residuals(data, np.concatenate([ra.ravel(), rb.ravel()]))
     np.testing.assert_allclose(data.steps, [0, 5, 10, 15, 20, 25, 30])
+    assert kept.tolist() == [True, True] and per_run.shape == (2, 7, 2)
+    assert located.tolist() == [[True] * 5 + [False] * 2, [False] + [True] * 6]
+    got = Discrepancy("mean", data.steps, np.zeros((2, 1)), per_run, ("a", "b")).mean
     np.testing.assert_allclose(got[:, 0], (np.array([0, 0.5, 1, 1.5, 2, 2, 2]) - 1) / 2)  # a held flat past its last step
     np.testing.assert_allclose(got[:, 1], 0.0)
 
