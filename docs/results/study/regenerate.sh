@@ -2,7 +2,7 @@
 # Every number and figure of docs/study.md, from the saved outputs under docs/results/study/ (no training,
 # no checkpoints): the runs' logs are collected into tables, then measured, drawn and predicted.
 #
-#   bash docs/results/study/regenerate.sh        (from the repository root; about 25 minutes on 2 cores)
+#   bash docs/results/study/regenerate.sh        (from the repository root; about 32 minutes on 2 cores)
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 laws() {  # laws OUT SWEEP..: the pooled toy models on the sweeps' runs, one Δcolor level left out at a time
@@ -16,9 +16,12 @@ laws() {  # laws OUT SWEEP..: the pooled toy models on the sweeps' runs, one Δc
                  "coupled predict-coupled-onset --onset" \
                  "coupled predict-coupled-onset-compete --onset --compete" \
                  "memorize predict-memorize-onset-compete-discrepancy --onset --compete --discrepancy" \
-                 "coupled predict-coupled-onset-discrepancy --onset --discrepancy"; do
+                 "coupled predict-coupled-onset-discrepancy --onset --discrepancy" \
+                 "memorize predict-memorize-onset-compete-local --onset --compete --discrepancy local" \
+                 "coupled predict-coupled-onset-local --onset --discrepancy local"; do
         set -- $model   # eq1; the switch reversed (target, then memorized bias); a fitted onset; competing speeds;
-                        # the coupled model (color memorizes once size is learned); the shared discrepancy
+                        # the coupled model (color memorizes once size is learned); the shared discrepancy; the
+                        # local one (the residuals of the nearest training levels)
         python -m fitting.predict "${logs[@]}" --covariates "${covs[@]}" --leave-out sep_color --class 11 \
             --model "$1" "${@:3}" --out "$out/$2"
     done
@@ -57,4 +60,7 @@ for k in 1 3; do                                          # the chosen laws when
             --covariates "$D/covariates.csv" "$E/covariates.csv" "$S/covariates.csv" --model memorize --onset --compete \
             $extra --train-per-level "$k" --draws 10 --out "$Q/scarce-$k${extra:+-discrepancy}"
     done
+    python -m fitting.predict "$D/sweep.csv" "$E/sweep.csv" "$S/sweep.csv" --leave-out sep_color --class 11 \
+        --covariates "$D/covariates.csv" "$E/covariates.csv" "$S/covariates.csv" --model coupled --onset \
+        --discrepancy local --train-per-level "$k" --draws 10 --out "$Q/scarce-$k-coupled-local"
 done
