@@ -293,17 +293,21 @@ def test_coupled_fits_a_switch_thrown_by_the_other_concept_and_draws_it(tmp_path
     assert doc["law"]["discrepancy"] is None and (tmp_path / "c" / "prediction.png").stat().st_size > 10_000
 
 
+def prediction(sweep, out, *args) -> dict:
+    """Run the CLI on the module's sweep with ``args``; its prediction.json."""
+    folder, _ = sweep
+    assert main([str(folder / "sweep.csv"), "--covariates", str(folder / "covariates.csv"), *args, "--out", str(out)]) == 0
+    return json.loads((out / "prediction.json").read_text())
+
+
 def test_discrepancy_is_written_with_the_law_and_recorded_in_the_leave_out_summary(sweep, tmp_path):
     folder, _ = sweep
     files = [str(folder / "sweep.csv"), "--covariates", str(folder / "covariates.csv")]
-    assert main([*files, "--discrepancy", "--no-figure", "--holdout", "run3,run6", "--out", str(tmp_path / "d")]) == 0
-    doc = json.loads((tmp_path / "d" / "prediction.json").read_text())
+    doc = prediction(sweep, tmp_path / "d", "--discrepancy", "--no-figure", "--holdout", "run3,run6")
     delta = doc["law"]["discrepancy"]
     assert set(delta["delta"]) == set(delta["rms"]) == {"color", "size"}
     assert len(delta["steps"]) == len(delta["delta"]["color"]) and all(v < 0.03 for v in delta["rms"].values())  # none built in
-    plain = tmp_path / "p"
-    assert main([*files, "--no-figure", "--holdout", "run3,run6", "--out", str(plain)]) == 0
-    before = json.loads((plain / "prediction.json").read_text())
+    before = prediction(sweep, tmp_path / "p", "--no-figure", "--holdout", "run3,run6")
     assert doc["law"]["coefficients"] == before["law"]["coefficients"]
     assert any(doc["holdout"][r]["rmse"] != before["holdout"][r]["rmse"] for r in doc["holdout"])  # δ moved the paths
     assert main([*files, "--discrepancy", "--no-figure", "--leave-out", "sep_color", "--out", str(tmp_path / "l")]) == 0
@@ -320,19 +324,14 @@ def test_an_unknown_discrepancy_exits_2_naming_the_valid_ones(sweep, tmp_path, c
 
 
 def test_local_discrepancy_names_where_each_held_out_run_took_it_from(sweep, tmp_path):
-    folder, _ = sweep
-    files = [str(folder / "sweep.csv"), "--covariates", str(folder / "covariates.csv")]
-    assert main([*files, "--discrepancy", "local", "--holdout", "run3,run7", "--out", str(tmp_path / "d")]) == 0
-    doc = json.loads((tmp_path / "d" / "prediction.json").read_text())
+    doc = prediction(sweep, tmp_path / "d", "--discrepancy", "local", "--holdout", "run3,run7")
     delta = doc["law"]["discrepancy"]
     assert delta["kind"] == "local" and len(delta["points"]) == 6 and {"color", "size"} == set(delta["points"][0]["rms"])
     inside, outside = doc["holdout"]["run3"]["discrepancy"], doc["holdout"]["run7"]["discrepancy"]
     assert inside == {"how": "interpolation", "runs": ["run2", "run4"]}  # the runs the interpolation baseline uses
     assert doc["holdout"]["run3"]["baselines"]["interpolation"]["runs"] == ["run2", "run4"]
-    assert outside == {"how": "nearest", "runs": ["run6"]} == {"how": "nearest", **{"runs": doc["holdout"]["run7"]["baselines"]["nearest"]["runs"]}}
-    mean = tmp_path / "m"
-    assert main([*files, "--discrepancy", "--no-figure", "--holdout", "run3,run7", "--out", str(mean)]) == 0
-    before = json.loads((mean / "prediction.json").read_text())
+    assert outside == {"how": "nearest", "runs": ["run6"]} and doc["holdout"]["run7"]["baselines"]["nearest"]["runs"] == ["run6"]
+    before = prediction(sweep, tmp_path / "m", "--discrepancy", "--no-figure", "--holdout", "run3,run7")
     assert before["holdout"]["run3"]["discrepancy"]["how"] == "mean" and before["law"]["discrepancy"]["kind"] == "mean"
     assert doc["law"]["coefficients"] == before["law"]["coefficients"]
     assert doc["holdout"]["run3"]["rmse"] != before["holdout"]["run3"]["rmse"]
