@@ -5,9 +5,9 @@ Each training run's residual r(step) = observed − law is taken onto the union 
 step between its located points). Two kinds:
 
 - ``mean``: δ(step), the mean residual over the training runs (each run once, held at its end values beyond
-  its first and last located point), the same for every run: the
-  training runs' mean path, plus the law's prediction of how this run differs from their average. All that
-  depends on the covariates comes from the law.
+  its first and last located point), the same for every run: the training runs' mean path, plus the law's
+  prediction of how this run differs from their average. All that depends on the covariates comes from the
+  law.
 - ``local``: δ(step; covariates), the residuals of the training runs nearest in covariate space, found as
   the baselines find their paths (fitting.baselines: seeds at one covariate point averaged where they were
   located, linear interpolation between the points that bracket the new run, the nearest point outside the
