@@ -96,3 +96,17 @@ def test_local_averages_readings_only_and_lets_the_mean_stand_in_where_the_neigh
     np.testing.assert_allclose(delta[:, 0], [d.mean[0, 0], 0.5 * 0.3 + 0.5 * -0.3, 0.5 * 0.2 + 0.5 * -0.3], atol=1e-12)
     with pytest.raises(ValueError, match="located"):
         Discrepancy("local", d.steps, d.features, d.residuals, d.runs, located[:, :2])
+
+
+def test_the_law_plus_its_local_discrepancy_at_a_training_level_is_that_levels_mean_path():
+    # the invariant that makes the local kind a correction of interpolation: at a training covariate point the
+    # prediction is exactly the mean of its seeds' readings (where it stays inside [0, 1])
+    levels = np.geomspace(0.005, 0.08, 4)
+    case = sweep_case(np.repeat(levels, 2), seed=4)
+    fit = fit_law(case.trajectories, case.x, discrepancy="local")
+    for lv in (0, 2):
+        a, b = case.trajectories[2 * lv], case.trajectories[2 * lv + 1]
+        got = fit.predict(case.x[[2 * lv]], np.ones((1, 2)), a.step)[0]
+        want = (a.z + b.z) / 2
+        inside = (want > 0) & (want < 1)
+        np.testing.assert_allclose(got[inside], want[inside], atol=1e-9)
