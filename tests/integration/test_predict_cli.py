@@ -161,6 +161,13 @@ def test_eq2_on_a_masking_sweep_recovers_the_shift_and_beats_the_baselines(tmp_p
     assert "--masked: eq2 needs the masked concept, one of color, size" in capsys.readouterr().err
     assert main([*base, "--model", "eq2", "--masked", "color", "--shift", "seed", "--holdout", "run0", "--out", str(tmp_path / "x")]) == 2
     assert "no column 'seed' (--shift)" in capsys.readouterr().err
+    assert main([*base, "--model", "eq2", "--masked", "color", "--discrepancy", "local", "--holdout", "run4,run5",
+                 "--out", str(tmp_path / "d")]) == 0  # the local discrepancy compares runs by covariates and p
+    doc = json.loads((tmp_path / "d" / "prediction.json").read_text())
+    for r in ("run4", "run5"):
+        h = doc["holdout"][r]
+        base = "interpolation" if h["baselines"]["interpolation"]["applies"] else "nearest"
+        assert h["discrepancy"] == {"how": base, "runs": h["baselines"][base]["runs"]} and h["rmse"] <= 1.5 * case.noise
 
 
 def test_memorize_with_an_onset_fits_a_sweep_that_generalizes_first_and_says_so(tmp_path):
