@@ -108,8 +108,13 @@ def figure(doc: dict, observed: dict[str, Trajectory], predicted: dict[str, Traj
 def leave_out_figure(doc: dict, path) -> None:
     """leave_out.png: per left-out level, the RMSE of the law, of the baselines, the seed floor and the law's
     ceiling (lines: the level's mean; dots: the law on each held-out run); shaded: the levels outside the
-    training range."""
+    training range). The law is scored at the points of the baseline it is compared with: interpolation's
+    inside the range, the nearest level's outside it."""
     levels = doc["levels"]
+
+    def paired(row: dict) -> float | None:
+        return row.get("law_at_interpolation" if row["interpolation"] is not None else "law_at_nearest", row["law"])
+
     fig, ax = plot.subplots(figsize=(8.6, 4.2), layout="constrained")
     x = np.arange(len(levels))
     law = f"{doc.get('model', '')} law" + "".join(f" + {k}" for k in ("onset", "compete") if doc.get(k))
@@ -119,10 +124,10 @@ def leave_out_figure(doc: dict, path) -> None:
                               ("mean", "v:", "mean of all training runs (no covariates)"),
                               ("seed_floor", "x-.", "seed floor (other seeds, same level)"),
                               ("ceiling", "d-", "ceiling (the law fitted to the held-out runs)")):
-        y = np.array([np.nan if lv.get(key) is None else lv[key] for lv in levels], dtype=float)
+        y = np.array([np.nan if (v := paired(lv) if key == "law" else lv.get(key)) is None else v for lv in levels], dtype=float)
         ax.plot(x, y, style, label=label, ms=6, lw=1.5, color={"law": "k", "ceiling": "0.6"}.get(key))
     for i, lv in enumerate(levels):
-        runs = [r["law"] for r in lv["per_run"] if r["law"] is not None]
+        runs = [v for r in lv["per_run"] if (v := paired(r)) is not None]
         ax.plot(np.full(len(runs), i), runs, ".", color="0.55", ms=5, zorder=0)
         if lv["interpolation"] is None:
             ax.axvspan(i - 0.4, i + 0.4, color="0.92", zorder=-1)
@@ -132,7 +137,7 @@ def leave_out_figure(doc: dict, path) -> None:
                    for i, (what, g) in enumerate((w, g) for w, g in gaps if g is not None))
     k = doc.get("train_per_level")
     scarce = "" if not k else f"\ntrained on {k} run{'s' if k > 1 else ''} a level (mean of {doc['draws']} draws)"
-    ax.set(xticks=x, xticklabels=[lv["left_out"] for lv in levels], ylabel="RMSE of the held-out path",
+    ax.set(xticks=x, xticklabels=[lv["left_out"] for lv in levels], ylabel="RMSE of the held-out path\n(the law's at its baseline's points)",
            title=f"leave one {doc['column']} out (grey band: outside the training range){scarce}{note}")
     ax.title.set_fontsize(9)
     ax.tick_params(axis="x", labelsize=7)
