@@ -2,7 +2,7 @@
 # Every number and figure of docs/study.md, from the saved outputs under docs/results/study/ (no training,
 # no checkpoints): the runs' logs are collected into tables, then measured, drawn and predicted.
 #
-#   bash docs/results/study/regenerate.sh        (from the repository root; about 32 minutes on 2 cores)
+#   bash docs/results/study/regenerate.sh        (from the repository root; about 30 minutes on 2 cores)
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 laws() {  # laws OUT SWEEP..: the pooled toy models on the sweeps' runs, one Δcolor level left out at a time
@@ -52,6 +52,16 @@ laws "$S" "$S"                                            # a second replication
 N=docs/results/study/dcolor-07                            # Δcolor 0.7, seeds 5 to 8: a sixth level (issue 15)
 python -m empirical.sweep collect "$N" --partial          # (one level: no study.json of its own)
 laws docs/results/study/dcolor-pooled-07 "$D" "$E" "$S" "$N"   # the four sweeps pooled: 0.7 between 0.6 and 0.8
+F=docs/results/study/dcolor-02                            # Δcolor 0.2, seeds 5-6: a fresh level below the range, trained
+python -m empirical.sweep collect "$F" --partial          # after the local discrepancy was designed (its README)
+for model in "coupled fresh-coupled-onset-local --onset --discrepancy local" \
+             "memorize fresh-memorize-onset-compete-discrepancy --onset --compete --discrepancy" \
+             "coupled fresh-coupled-onset --onset"; do
+    set -- $model
+    python -m fitting.predict "$D/sweep.csv" "$E/sweep.csv" "$S/sweep.csv" "$N/sweep.csv" "$F/sweep.csv" --class 11 \
+        --covariates "$D/covariates.csv" "$E/covariates.csv" "$S/covariates.csv" "$N/covariates.csv" "$F/covariates.csv" \
+        --holdout sep_color=0.2 --model "$1" "${@:3}" --out "$F/$2"
+done
 Q=docs/results/study/dcolor-pooled
 laws "$Q" "$D" "$E" "$S"                                  # all three sweeps pooled: 7 seeds a level
 for k in 1 3; do                                          # the chosen laws when runs are scarce: k seeds a level
