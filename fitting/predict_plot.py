@@ -99,7 +99,7 @@ def figure(doc: dict, observed: dict[str, Trajectory], predicted: dict[str, Traj
     for ax in fig.axes:
         ax.grid(alpha=0.25)
     delta = doc["law"].get("discrepancy")
-    extra = (f"; + the {'shared' if delta.get('kind', 'mean') == 'mean' else 'local'} discrepancy, mean rms "
+    extra = (f"; + the {'shared' if delta['kind'] == 'mean' else 'local'} discrepancy, mean rms "
              + ", ".join(f"{k} {v:.3f}" for k, v in delta["rms"].items()) if delta else "")
     fig.suptitle(f"pooled {doc['model']} law: {doc['law']['text']}{extra}", fontsize=9)
     plot.save(fig, path)
@@ -113,6 +113,7 @@ def leave_out_figure(doc: dict, path) -> None:
     levels = doc["levels"]
 
     def paired(row: dict) -> float | None:
+        # a summary written before the paired scoring (docs/results/study/dcolor-preliminary) has the law on every point
         return row.get("law_at_interpolation" if row["interpolation"] is not None else "law_at_nearest", row["law"])
 
     fig, ax = plot.subplots(figsize=(8.6, 4.2), layout="constrained")
@@ -131,10 +132,10 @@ def leave_out_figure(doc: dict, path) -> None:
         ax.plot(np.full(len(runs), i), runs, ".", color="0.55", ms=5, zorder=0)
         if lv["interpolation"] is None:
             ax.axvspan(i - 0.4, i + 0.4, color="0.92", zorder=-1)
-    gaps = [(what, doc.get("differences", {}).get(key)) for what, key in
-            (("interpolation inside", "law_minus_interpolation_inside"), ("nearest outside", "law_minus_nearest_outside"))]
-    note = "".join(f"{'; ' if i else chr(10)}law - {what} {g['mean']:+.3f} [{g['ci95'][0]:+.3f}, {g['ci95'][1]:+.3f}]"
-                   for i, (what, g) in enumerate((w, g) for w, g in gaps if g is not None))
+    gaps = [f"law - {what} {g['mean']:+.3f} [{g['ci95'][0]:+.3f}, {g['ci95'][1]:+.3f}]" for what, key in
+            (("interpolation inside", "law_minus_interpolation_inside"), ("nearest outside", "law_minus_nearest_outside"))
+            if (g := doc.get("differences", {}).get(key)) is not None]
+    note = "\n" + "; ".join(gaps) if gaps else ""
     k = doc.get("train_per_level")
     scarce = "" if not k else f"\ntrained on {k} run{'s' if k > 1 else ''} a level (mean of {doc['draws']} draws)"
     ax.set(xticks=x, xticklabels=[lv["left_out"] for lv in levels], ylabel="RMSE of the held-out path\n(the law's at its baseline's points)",
