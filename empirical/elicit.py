@@ -150,17 +150,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     """``python -m empirical.elicit``: see the module docstring."""
     parser = cli.parser("empirical.elicit", __doc__)
     parser.add_argument("run", type=Path, help="a run folder written by python -m empirical.train")
-    parser.add_argument("--protocols", default=",".join(protocols.PROTOCOLS),
-                        help=f"comma-separated (default all: {', '.join(protocols.PROTOCOLS)})")
+    parser.add_argument("--protocols", default=None,
+                        help=f"comma-separated (default all: {', '.join(protocols.PROTOCOLS)}; "
+                             "cfg only where the run trained with p_cfg > 0)")
     parser.add_argument("--classes", default="all",
                         help="all (default: the held-out classes and the training classes as a control), held-out, or labels like 11,01")
     parser.add_argument("--every", type=int, default=1, help="elicit every N-th saved checkpoint (and the last); default 1")
     parser.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
     args = parser.parse_args(argv)
-    names = [p.strip() for p in args.protocols.split(",") if p.strip()]
+    names = [p.strip() for p in (args.protocols or ",".join(protocols.PROTOCOLS)).split(",") if p.strip()]
     if not names:
         raise ValueError(f"--protocols {args.protocols!r}: give at least one of {', '.join(protocols.PROTOCOLS)}")
     cfg, _ = load_run(args.run)
+    if args.protocols is None and cfg.p_cfg == 0:  # by default, every protocol the run supports
+        names.remove("cfg")  # guidance needs the unconditional model that p_cfg > 0 trains
     cli.output_dir(args.run / "elicit", "RUN")
     chosen_steps([0], args.every)  # checks --every before any work
     if args.classes == "held-out":

@@ -61,6 +61,16 @@ def test_presets_build_and_schedule_is_dense_early():
     s = paper.eval_schedule()
     assert (paper.resolution, paper.channels, paper.steps, len(s), s[0]) == (32, (64, 128, 256), 20000, 60, 500)
     assert s[1] == 594 and s[20] == 3933  # the official save steps
+    assert (paper.p_cfg, paper.ema, paper.clip, paper.clip_scope) == (0.0, 0.0, 0.01, "all")  # the official recipe
+
+
+def test_small_is_the_composing_recipe_at_24px():
+    small, tiny = make_config("small"), make_config("tiny")
+    assert (small.resolution, small.channels, small.blocks) == (24, (32, 64, 128), 1)
+    assert (small.p_cfg, small.clip, small.clip_scope, small.ema, small.steps) == (0.0, 0.01, "all", 0.999, 10000)
+    assert (small.sep, small.per_class, small.lr) == (tiny.sep, tiny.per_class, tiny.lr)  # tiny's data and optimizer
+    s = small.eval_schedule()
+    assert len(s) == 41 and len([p for p in s if 2000 <= p <= 6000]) >= 20  # dense where class 11 turns
 
 
 def test_dense_checkpoints_join_the_quadratic_schedule():
@@ -89,7 +99,7 @@ def test_overrides_parse_types_and_separations():
 
 
 @pytest.mark.parametrize("preset, overrides, match", [
-    ("huge", [], "unknown preset 'huge'; valid: smoke, tiny, paper"),
+    ("huge", [], "unknown preset 'huge'; valid: smoke, tiny, small, paper"),
     ("tiny", ["stepz=3"], "unknown key 'stepz'; valid: sep.<concept>"),
     ("tiny", ["steps"], "expected KEY=VALUE"),
     ("tiny", ["steps=many"], "steps=many"),
