@@ -51,7 +51,9 @@ class TrainConfig:
     (also the two schedule scalars, as the official code did: their gradient, driven by the
     reconstruction term, is ~10^3 times the network's, so clipping everything rescales the network's
     gradient by a factor that drifts 100-fold during training), ``ema`` (decay; 0 = off, else evaluation uses the EMA
-    weights), ``steps``. Evaluation: ``evals`` checkpoints quadratically spaced from ``eval_start``
+    weights; a constant decay d lags the weights by about d / (1 - d) steps on a trend: 199 at 0.995, 999 at
+    0.999), ``ema_warmup`` (the decay at step n is min(ema, (1 + n) / (10 + n)): short lag early, the full
+    decay only from step 10 / (1 - ema)), ``steps``. Evaluation: ``evals`` checkpoints quadratically spaced from ``eval_start``
     to ``steps``, plus ``eval_dense`` = (start, end, count): count more spaced evenly in [start, end]
     (where the turn happens; points past ``steps`` are dropped; ``--set eval_dense=none`` for none);
     ``samples`` images per training class and ``samples_held_out`` per held-out
@@ -97,6 +99,7 @@ class TrainConfig:
     clip: float = 1.0
     clip_scope: str = "net"
     ema: float = 0.995
+    ema_warmup: bool = False
     # evaluation
     evals: int = 30
     eval_start: int = 0
@@ -369,6 +372,7 @@ def read_run_config(path: Path) -> dict[str, Any]:
     if not isinstance(doc, dict) or not isinstance(doc.get("train"), dict):
         raise ValueError(f"{path}: not a training run's config (written by python -m empirical.train): it has no 'train' section")
     doc["train"].setdefault("precision", "fp32")  # saved before the field existed: those runs trained in fp32
+    doc["train"].setdefault("ema_warmup", False)  # likewise: a constant decay
     return doc
 
 

@@ -61,6 +61,12 @@ def optimizer(params, cfg: TrainConfig) -> torch.optim.Optimizer:
         return torch.optim.AdamW(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
 
 
+def ema_decay(decay: float, step: int, warmup: bool) -> float:
+    """The EMA decay of the update at ``step`` (0-based): constant, or with warm-up min(decay, (1 + n) / (10 + n)),
+    which averages over about n / 10 steps early and reaches ``decay`` at step 10 / (1 - decay) - 1."""
+    return min(decay, (1 + step) / (10 + step)) if warmup else decay
+
+
 def load_probe(cfg: TrainConfig, out: Path, *, progress: bool):
     """The probe named by the config, trained and saved there first if it does not exist yet."""
     from empirical import probe as probe_mod
@@ -220,7 +226,8 @@ class Run:
             raise Diverged(cfg, self.step + 1, f"loss {loss_value:g}, gradient norm {grad_norm:g}", self.saved)
         self.opt.step()
         if self.ema is not None:
-            torch._foreach_lerp_(list(self.ema.parameters()), list(self.vdm.parameters()), 1 - cfg.ema)
+            decay = ema_decay(cfg.ema, self.step, cfg.ema_warmup)
+            torch._foreach_lerp_(list(self.ema.parameters()), list(self.vdm.parameters()), 1 - decay)
         self.step += 1
         return {k: float(v.detach().mean()) for k, v in terms.items()} | {"grad_norm": grad_norm}
 

@@ -14,7 +14,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from empirical.config import TRAIN_PRESETS, TrainConfig, make_config  # noqa: E402
-from empirical.run import batch_rows  # noqa: E402
+from empirical.run import Run, batch_rows, ema_decay  # noqa: E402
 from empirical.train import main, train  # noqa: E402
 from theory.trajectory import read_csv  # noqa: E402
 
@@ -189,6 +189,26 @@ def test_resume_equals_uninterrupted_run(probe_dir, tmp_path):
     for ra, rb in zip(ma, mb):
         if ra["kind"] == "train":
             assert rb["total"] == pytest.approx(ra["total"], rel=1e-5)
+
+
+def test_ema_warmup_shortens_the_average_early_and_reaches_the_decay():
+    assert ema_decay(0.999, 0, False) == ema_decay(0.999, 5000, False) == 0.999
+    assert ema_decay(0.999, 0, True) == pytest.approx(0.1) and ema_decay(0.999, 90, True) == pytest.approx(0.91)
+    warm = [ema_decay(0.999, n, True) for n in range(0, 12000, 7)]
+    assert np.all(np.diff(warm) >= 0) and max(warm) == 0.999
+    assert ema_decay(0.999, 8989, True) < 0.999 == ema_decay(0.999, 8990, True)  # the full decay from 10 / (1 - d) - 1
+
+
+@pytest.mark.parametrize("warmup", [False, True])
+def test_the_ema_update_uses_the_warmed_decay(probe_dir, tmp_path, warmup):
+    cfg = smoke(probe_dir, "ema=0.9", f"ema_warmup={warmup}")
+    run = Run(cfg, tmp_path / "run", progress=False)
+    before = [p.detach().clone() for p in run.ema.parameters()]
+    run.train_step()
+    decay = 0.1 if warmup else 0.9  # the first update: (1 + 0) / (10 + 0)
+    for old, ema, new in zip(before, run.ema.parameters(), run.vdm.parameters()):
+        torch.testing.assert_close(ema, decay * old + (1 - decay) * new.detach())
+    assert json.loads((tmp_path / "run" / "config.json").read_text())["train"]["ema_warmup"] is warmup
 
 
 def test_resume_after_kill_9(probe_dir, tmp_path):
