@@ -1,4 +1,4 @@
-"""Benchmark: sweeps of the notebook model, batched paths vs the authors' per-trajectory solve_ivp loop.
+"""Benchmark: sweeps of the notebook model, batched and exact paths vs the authors' per-trajectory solve_ivp loop.
 
     python benchmarks/theory_sweep.py [--n 1000 10000] [--repeats 3]
 
@@ -7,7 +7,9 @@ method runs at *matched accuracy*: its tolerance is the loosest of a ladder whos
 a tight reference (DOP853, rtol 1e-13, per trajectory) is <= 1e-6. The reference covers all
 trajectories for N <= 1000 and a random 1000 of them above. Timings are the best of --repeats runs,
 after warm-up. The first sweep of a new process is reported on its own, with an empty kernel cache
-(numba compiles) and again in a second process (theory.kernels loads the compiled code). The loop baselines are
+(numba compiles) and again in a second process (theory.kernels loads the compiled code); the exact path's
+first sweep in a new process is timed for notebook, eq1 and eq2 (the sympy derivation included, imports not).
+The output floor is the time to write the (N, T, 2) result alone. The loop baselines are
 measured at the smallest N and, being linear in N, scaled for the larger ones (marked '~').
 """
 
@@ -62,6 +64,7 @@ METHODS = {
     "loop DOP853": lambda a, r: loop(a, "DOP853", r),
     "stacked solve_ivp": lambda a, r: batched(a, "stacked", r),
     "dopri (numba, batched)": lambda a, r: batched(a, "dopri", r),
+    "exact (quadrature)": lambda a, r: batched(a, "exact", r),
 }
 LOOPS = [m for m in METHODS if m.startswith("loop")]
 
@@ -70,23 +73,39 @@ FIRST_SWEEP = """
 import time
 import numpy as np
 from theory.integrate import integrate, time_grid
-from theory.models import notebook
+from theory.models import {model}
 start = time.perf_counter()
-integrate(notebook(), time_grid(25, 200), {"a": np.linspace(0.2, 5, 1000)}, method="dopri")
+integrate({model}(), time_grid(25, 200), {values}, method="{method}")
 print(time.perf_counter() - start)
 """
+FIRST_VALUES = {"notebook": '{"a": np.linspace(0.2, 5, 1000)}',
+                "eq1": '{"lam": np.c_[np.linspace(0.2, 5, 1000), np.ones(1000)], "t_switch": np.c_[np.linspace(2, 12, 1000), np.zeros(1000)]}',
+                "eq2": '{"p": np.linspace(0, 1, 1000)}'}
 
 
-def first_sweep_in_new_processes() -> tuple[float, float]:
-    """The first dopri sweep's time in a fresh process with an empty kernel cache, then in a second process."""
+def first_sweep_in_new_processes(method: str = "dopri", model: str = "notebook") -> tuple[float, float]:
+    """The first sweep's time (building the model included, imports not) in a fresh process with an empty kernel
+    cache, then in a second."""
     import subprocess
     import tempfile
 
+    code = FIRST_SWEEP.format(model=model, values=FIRST_VALUES[model], method=method)
     with tempfile.TemporaryDirectory() as cache:
         env = {**os.environ, "NUMBA_CACHE_DIR": cache}
-        times = [float(subprocess.run([sys.executable, "-c", FIRST_SWEEP], capture_output=True, text=True, env=env,
+        times = [float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
                                       check=True).stdout.split()[-1]) for _ in range(2)]
     return times[0], times[1]
+
+
+def output_floor(n: int) -> float:
+    """Writing the output alone: an (N, T, 2) float64 array filled once (the floor of any integrator)."""
+
+    def write():
+        out = np.empty((n, T_EVAL.size, 2))
+        out[:] = 0.5
+        return out
+
+    return best_time(write, 5)
 
 
 def calibrate(name, a_ref, z_ref):
@@ -116,8 +135,11 @@ def main(argv=None) -> int:
     compile_s = time.perf_counter() - start
     print(f"this process's first call (from the user cache once any process compiled it): {compile_s:.2f} s")
 
+    exact_first = {model: first_sweep_in_new_processes("exact", model)[0] for model in FIRST_VALUES}
+    print("first exact sweep in a new process (1,000 trajectories, sympy included; target < 1 s): "
+          + ", ".join(f"{model} {secs:.2f} s" for model, secs in exact_first.items()))
     results = {"compile_s": compile_s, "first_sweep_cold_s": cold, "first_sweep_warm_s": warm,
-               "target_max_error": TARGET, "sizes": {}}
+               "first_exact_sweep_s": exact_first, "target_max_error": TARGET, "sizes": {}}
     loop_per_traj = {}
     for n in sorted(args.n):
         a = np.exp(rng.uniform(np.log(0.2), np.log(5), n))
@@ -138,6 +160,8 @@ def main(argv=None) -> int:
             rows[name] = {"rtol": rtol, "max_error": err, "seconds": secs, "extrapolated": False}
             if name in LOOPS:
                 loop_per_traj[name] = (rtol, err, secs / n)
+        floor = output_floor(n)
+        results.setdefault("output_floor_s", {})[n] = floor
         fastest_loop = min(rows[m]["seconds"] for m in LOOPS)
         for name, r in rows.items():
             r["speedup_vs_fastest_loop"] = fastest_loop / r["seconds"]
@@ -145,6 +169,9 @@ def main(argv=None) -> int:
             mark = "~" if r["extrapolated"] else " "
             print(f"  {name:<24} {r['rtol']:>7.0e} {r['max_error']:>9.1e} {mark}{r['seconds']:>8.4f} s "
                   f"{r['speedup_vs_fastest_loop']:>9.0f}x fastest, {r['speedup_vs_authors_loop']:.0f}x authors'")
+        print(f"  {'output floor (writing z)':<24} {'':>7} {'':>9} {floor:>9.4f} s")
+        print(f"  exact / output floor: {rows['exact (quadrature)']['seconds'] / floor:.1f}x (goal <= 2x); "
+              f"dopri / exact: {rows['dopri (numba, batched)']['seconds'] / rows['exact (quadrature)']['seconds']:.1f}x")
         results["sizes"][n] = rows
     if args.json:
         args.json.write_text(json.dumps(results, indent=2) + "\n")

@@ -15,6 +15,12 @@ Which path when:
 ``loop``
     One ``solve_ivp`` call per trajectory (DOP853 by default): the reference, and the authors'
     approach. Slow for sweeps; used by the tests as the independent check.
+``exact``
+    For flows linear in z (dz_i/dt = -a_i(t) z_i + b_i(t): Eq. 1, Eq. 2, the notebook model, any
+    energy quadratic in each coordinate without cross terms, detected from the sympy expression):
+    variation of constants with a Gauss-Legendre quadrature whose subdivision is refined until two
+    successive ones agree to rtol/atol (:mod:`theory.exact`). No adaptive solver, nothing to compile.
+    ``auto`` takes it wherever it applies.
 """
 
 from __future__ import annotations
@@ -27,7 +33,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.integrate import solve_ivp
 
-from theory import dopri, kernels
+from theory import dopri, exact, kernels
 from theory.landscape import Landscape
 from theory.trajectory import Trajectory
 
@@ -50,6 +56,7 @@ class Solution:
         status: (N,) 0 where the solve succeeded.
         success: all trajectories succeeded.
         message: what went wrong, if anything.
+        exact: for method ``exact``, the subdivision reached and the last difference between subdivisions.
     """
 
     t: NDArray[np.float64]
@@ -62,6 +69,7 @@ class Solution:
     status: NDArray[np.int64]
     success: bool
     message: str
+    exact: exact.ExactStats | None = None
 
     def trajectories(
         self,
@@ -107,9 +115,12 @@ def compiled(land: Landscape) -> bool:
     return land in _KERNELS
 
 
-def choose_method(method: str, n: int) -> str:
-    """``auto`` -> ``stacked`` for fewer than AUTO_DOPRI_FROM trajectories, else ``dopri``; other names pass through."""
+def choose_method(method: str, n: int, land: Landscape | None = None) -> str:
+    """``auto`` -> ``exact`` where the landscape's flow is linear in z, else ``stacked`` for fewer than
+    AUTO_DOPRI_FROM trajectories and ``dopri`` from there; other names pass through."""
     if method == "auto":
+        if land is not None and exact.why_not_linear(land) is None:
+            return "exact"
         return "dopri" if n >= AUTO_DOPRI_FROM else "stacked"
     return method
 
@@ -173,7 +184,7 @@ def _loop(land, t, z0, p, rtol, atol, ivp_method="DOP853"):
     return out, status
 
 
-METHODS: dict[str, Callable] = {"dopri": _dopri, "stacked": _stacked, "loop": _loop}
+METHODS: dict[str, Callable] = {"dopri": _dopri, "stacked": _stacked, "loop": _loop, "exact": exact.solve}
 
 
 def integrate(
@@ -192,9 +203,10 @@ def integrate(
         t_eval: (T,) output times; the first is the start time.
         values: parameter overrides (defaults fill the rest), each optionally batched:
             a scalar parameter (N,), a vector parameter or ``z0`` (N, D).
-        method: ``dopri`` (numba, batched), ``stacked`` (one solve_ivp), ``loop`` (solve_ivp each) or ``auto``
-            (stacked below AUTO_DOPRI_FROM trajectories, where compiling the kernel would cost more, else dopri).
-        rtol, atol: error tolerances of the adaptive solver.
+        method: ``dopri`` (numba, batched), ``stacked`` (one solve_ivp), ``loop`` (solve_ivp each), ``exact``
+            (flows linear in z; ValueError naming why for any other) or ``auto`` (exact where it applies, else
+            stacked below AUTO_DOPRI_FROM trajectories, where compiling the kernel would cost more, else dopri).
+        rtol, atol: error tolerances of the adaptive solver (for ``exact``: of the quadrature's refinement).
 
     Returns:
         A :class:`Solution` with z of shape (N, T, D).
@@ -206,11 +218,18 @@ def integrate(
     t = _check_t_eval(t_eval)
     arrays = landscape.resolve(values)
     z0, p = arrays["z0"], landscape.pack(arrays)
-    method = choose_method(method, z0.shape[0])
-    z, status = METHODS[method](landscape, t, z0, p, rtol, atol)
+    method = choose_method(method, z0.shape[0], landscape)
+    if method == "exact" and exact.why_not_linear(landscape) is not None:
+        raise ValueError(f"method='exact' needs a flow linear in z; {landscape.name}: {exact.why_not_linear(landscape)}; "
+                         "use dopri, stacked, loop or auto")
+    stats = None
+    if method == "exact":
+        z, status, stats = exact.solve(landscape, t, z0, p, rtol, atol)
+    else:
+        z, status = METHODS[method](landscape, t, z0, p, rtol, atol)
     bad = np.flatnonzero(status)
     message = "ok"
     if bad.size:
         why = dopri.MESSAGES.get(int(status[bad[0]]), "solver failed")
         message = f"{bad.size} of {status.size} trajectories failed ({why}); first: index {bad[0]}"
-    return Solution(t, z, arrays, landscape, method, rtol, atol, status, not bad.size, message)
+    return Solution(t, z, arrays, landscape, method, rtol, atol, status, not bad.size, message, stats)

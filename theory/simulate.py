@@ -35,7 +35,7 @@ from typing import Sequence
 
 import numpy as np
 
-from theory import cli, plot
+from theory import cli, exact, plot
 from theory.stamp import stamp
 from theory.cli import UsageError
 from theory.expression import FUNCTIONS
@@ -82,8 +82,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--t-end", type=float, default=None, metavar="T", help="end of model time (default 25)")
     parser.add_argument("--points", type=int, default=None, metavar="N",
                         help="output points, linspace(0, T, N) (default 200; the swing-by presets 1601)")
-    parser.add_argument("--method", choices=["auto", "dopri", "stacked", "loop"], default="auto",
-                        help=f"integrator (default auto: stacked below {AUTO_DOPRI_FROM} trajectories, else dopri)")
+    parser.add_argument("--method", choices=["auto", "exact", "dopri", "stacked", "loop"], default="auto",
+                        help="integrator (default auto: exact quadrature where the flow is linear in z, as for eq1, "
+                             f"eq2 and notebook; else stacked below {AUTO_DOPRI_FROM} trajectories, else dopri)")
     parser.add_argument("--rtol", type=float, default=1e-9, help="relative tolerance (default 1e-9)")
     parser.add_argument("--atol", type=float, default=1e-11, help="absolute tolerance (default 1e-11)")
     parser.add_argument("--out", type=Path, default=None, metavar="DIR",
@@ -133,7 +134,10 @@ def _solve(land: Landscape, t: np.ndarray, values: dict, n: int, args) -> np.nda
     if n * t.size > MAX_ROWS:
         raise UsageError(f"{n:,} trajectories x {t.size:,} points = {n * t.size:,} log rows (about "
                          f"{n * t.size * 80 / 1e9:.1f} GB of CSV); at most {MAX_ROWS:,}: use fewer --points or a smaller --sweep")
-    method = choose_method(args.method, n)
+    method = choose_method(args.method, n, land)
+    if method == "exact" and exact.why_not_linear(land) is not None:
+        raise UsageError(f"--method exact: {land.name}: {exact.why_not_linear(land)}; valid for flows linear in z "
+                         "(eq1, eq2, eq2-split, notebook); use auto")
     if method == "dopri" and not compiled(land):
         print(f"compiling the numba kernel for {land.name} (first use, a few seconds)...", file=sys.stderr)
     sol = integrate(land, t, values, method=method, rtol=args.rtol, atol=args.atol)

@@ -83,7 +83,7 @@ def test_single_model_eq1_sweep_matches_independent_integration(tmp_path):
     assert config["stamp"]["command"].startswith("python -m theory.simulate") and config["stamp"]["sympy"]
 
 
-@pytest.mark.parametrize("method", ["dopri", "stacked", "loop"])
+@pytest.mark.parametrize("method", ["dopri", "stacked", "loop", "exact", "auto"])
 def test_single_model_methods_agree_with_reference(tmp_path, method):
     assert main(["--model", "notebook", "--sweep", "a=0.5,3", "--method", method, "--out", str(tmp_path)]) == 0
     t = np.linspace(0, 25, 200)
@@ -139,6 +139,7 @@ def test_more_concepts_and_custom_energy(tmp_path):
     (["--model", "notebook", "--concepts", "a,b,c"], "exactly 2 concepts"),
     (["--model", "eq1", "--concepts", "a,a"], "distinct"),
     (["--energy", "(z1 - q)**2"], "no value was given"),
+    (["--model", "coupled", "--method", "exact"], "--method exact: coupled: the flow of color is not linear"),
 ])
 def test_bad_input_exits_2_with_a_one_line_message(tmp_path, capsys, argv, message):
     assert main([*argv, "--out", str(tmp_path)]) == 2

@@ -6,7 +6,7 @@ import pytest
 import reference
 from reference import first_crossing, signed_area
 from theory.integrate import METHODS, integrate, kernel, time_grid
-from theory.models import eq1, eq2, eq2_split, get_model, notebook
+from theory.models import coupled, eq1, eq2, eq2_split, get_model, notebook
 from theory.trajectory import read_csv, write_csv
 
 T25 = time_grid(25, 200)
@@ -55,7 +55,7 @@ def test_class_00_is_exponential_decay():
 
 
 @pytest.mark.parametrize("name", ["notebook", "eq1", "coupled", "eq2", "eq2-split"])
-@pytest.mark.parametrize("method", ["dopri", "stacked"])
+@pytest.mark.parametrize("method", ["dopri", "stacked", "exact"])
 def test_batched_paths_match_solve_ivp_loop(name, method):
     land = get_model(name)
     rng = np.random.default_rng(0)
@@ -70,6 +70,10 @@ def test_batched_paths_match_solve_ivp_loop(name, method):
                   "k": rng.uniform(0.3, 4, (n, 2)), "z_bias": rng.uniform(0, 1, (n, 2)), "z0": rng.uniform(0, 1, (n, 2))}
         if name != "eq1":
             values |= {"p": rng.uniform(0, 1, n), "beta": rng.uniform(0, 1, n)}
+    if method == "exact" and name == "coupled":  # its gates read the state: no exact path
+        with pytest.raises(ValueError, match="needs a flow linear in z"):
+            integrate(land, T25, values, method=method)
+        return
     ref = integrate(land, T25, values, method="loop", rtol=1e-12, atol=1e-14)
     got = integrate(land, T25, values, method=method)
     assert got.success and got.z.shape == (n, 200, 2)
@@ -113,7 +117,7 @@ def test_failed_solves_are_reported_not_hidden():
 
 
 @pytest.mark.parametrize("kwargs,message", [
-    ({"method": "euler"}, "unknown method 'euler'; valid: dopri, stacked, loop"),
+    ({"method": "euler"}, "unknown method 'euler'; valid: dopri, stacked, loop, exact, auto"),
     ({"rtol": 0.0}, "rtol and atol must be > 0"),
 ])
 def test_bad_integrator_options(kwargs, message):
@@ -146,7 +150,7 @@ def test_geometry_helpers():
 
 
 def test_all_methods_are_registered():
-    assert set(METHODS) == {"dopri", "stacked", "loop"}
+    assert set(METHODS) == {"dopri", "stacked", "loop", "exact"}
     assert eq2_split().name == "eq2-split"
 
 
@@ -178,11 +182,13 @@ def test_dopri_error_follows_the_tolerance(rtol):
     assert rtol * 1e-3 < err < rtol * 10
 
 
-def test_auto_method_picks_stacked_for_few_and_dopri_for_many():
-    few = integrate(eq1(), T25, {"lam": np.ones((3, 2))}, method="auto")
-    many = integrate(eq1(), T25, {"lam": np.ones((64, 2))}, method="auto")
-    assert few.method == "stacked" and many.method == "dopri"
+def test_auto_method_picks_exact_where_linear_else_stacked_for_few_and_dopri_for_many():
+    linear = integrate(eq1(), T25, {"lam": np.ones((3, 2))}, method="auto")
+    few = integrate(coupled(), T25, {"lam": np.ones((3, 2))}, method="auto")
+    many = integrate(coupled(), T25, {"lam": np.ones((64, 2))}, method="auto")
+    assert (linear.method, few.method, many.method) == ("exact", "stacked", "dopri")
     np.testing.assert_allclose(few.z[0], many.z[0], atol=1e-7)
+    np.testing.assert_allclose(linear.z[0], integrate(eq1(), T25, method="stacked").z[0], atol=1e-7)
 
 
 @pytest.mark.parametrize("z0", [1e-13, 1e-9, 0.0])
