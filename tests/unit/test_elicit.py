@@ -217,3 +217,13 @@ def test_the_run_probe_reports_abstention_per_unreadable_kind(run):
     assert set(report["abstention"]) == set(unreadable.KINDS) | {"untrained-model"}
     assert all(0 <= v <= 1 for v in report["abstention"].values()) and 0 <= report["min_readable"] <= 1
     assert report["unreadable_threshold"] == 0.5 and all("readable" in row for row in report["evaluation"])
+
+
+def test_by_default_a_run_without_an_unconditional_model_skips_guidance(tmp_path, capsys):
+    out = tmp_path / "r"
+    train(make_config("smoke", ["p_cfg=0", "steps=20", "evals=2", "save_every=10"]), out, progress=False)
+    assert main([str(out), "--protocols", "cfg"]) == 2  # asked for by name: refused, naming why
+    assert "trained with p_cfg=0 (no unconditional model); drop cfg" in capsys.readouterr().err
+    assert main([str(out), "--classes", "11"]) == 0  # the default: every protocol the run supports
+    protocols_run = {t.protocol for t in read_csv(out / "trajectories.csv") if t.label == "11"}
+    assert protocols_run == {"naive", "overprompt", "intervention", "patch"}
