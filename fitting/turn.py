@@ -1,6 +1,7 @@
 """The turn of a trajectory in concept space: where it stops heading for the memorized class and turns.
 
-  python -m fitting.turn RUN_DIR [RUN_DIR ...]      # writes RUN_DIR/turn.json (figures.training marks it)
+  python -m fitting.turn RUN_DIR [RUN_DIR ...] [--class 11] [--min-dev 0.05] [--min-angle 30]
+                                                    # writes RUN_DIR/turn.json (figures.training marks it)
 
 Model-free. The path is smoothed lightly (Savitzky-Golay, window 7, in checkpoint order). The
 turn is the checkpoint where the smoothed path lies farthest from the chord joining its start
@@ -16,6 +17,7 @@ from (start -> turn) to (turn -> end). A path heading straight for its target ha
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -113,7 +115,8 @@ def learned_from(held: Trajectory, trajectories: Sequence[Trajectory]) -> int:
     return int(ok[0]) if ok.size else held.step.size
 
 
-def held_out_turn(held: Trajectory, trajectories: Sequence[Trajectory], *, n_boot: int = 0) -> Turn | None:
+def held_out_turn(held: Trajectory, trajectories: Sequence[Trajectory], *, n_boot: int = 0,
+                  min_dev: float = 0.05, min_angle: float = 30.0) -> Turn | None:
     """The turn of a held-out path toward its own corner, or None.
 
     Looked for once the training classes are drawn (:func:`learned_from`), and kept only if the path
@@ -127,7 +130,7 @@ def held_out_turn(held: Trajectory, trajectories: Sequence[Trajectory], *, n_boo
     path_from = path.step >= held.step[start]
     if path_from.sum() < 5:
         return None
-    turn = find_turn(path.step[path_from], path.z[path_from], n_boot=n_boot)
+    turn = find_turn(path.step[path_from], path.z[path_from], n_boot=n_boot, min_dev=min_dev, min_angle=min_angle)
     if turn.step is None:
         return None
     corner = np.array([float(d) for d in held.label[: held.z.shape[1]]])
@@ -135,22 +138,26 @@ def held_out_turn(held: Trajectory, trajectories: Sequence[Trajectory], *, n_boo
     return turn if closer >= 0.1 else None
 
 
-def run_turns(log: Path) -> dict:
-    """turn.json's content: per protocol and held-out class (the log's meta, default 11), the turn toward its corner."""
+def run_turns(log: Path, labels: Sequence[str] | None = None, *, min_dev: float = 0.05, min_angle: float = 30.0) -> dict:
+    """turn.json's content: per protocol and class (``labels``, default the log's held-out classes, else 11), the
+    turn toward the class's corner, with the thresholds it was found with."""
     trajectories = read_csv(log)
-    held = set((read_meta(log) or {}).get("held_out") or ["11"])
+    held = set(labels or (read_meta(log) or {}).get("held_out") or ["11"])
+    have = {t.label for t in trajectories}
+    if labels and held - have:
+        raise ValueError(f"{log}: no class {', '.join(sorted(held - have))}; the log has {', '.join(sorted(have))}")
     turns = []
     for t in trajectories:
         if t.label not in held or not t.concepts:
             continue
         same = [u for u in trajectories if u.protocol == t.protocol]
         start = learned_from(t, same)
-        turn = held_out_turn(t, same)
+        turn = held_out_turn(t, same, min_dev=min_dev, min_angle=min_angle)
         turns.append({"class": t.label, "protocol": t.protocol, "run": t.run, "seed": t.seed,
                       "learned_step": float(t.step[start]) if start < t.step.size else None,
                       "turn_step": None if turn is None else turn.step,
                       "turn_point": None if turn is None else list(turn.point)})
-    return {"log": str(log), "turns": turns}
+    return {"log": str(log), "min_dev": min_dev, "min_angle": min_angle, "turns": turns}
 
 
 @cli.command("fitting.turn")
@@ -158,13 +165,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     """``python -m fitting.turn``: see the module docstring."""
     parser = cli.parser("fitting.turn", __doc__)
     parser.add_argument("runs", nargs="+", type=Path, help="run folders (or their trajectories.csv)")
+    parser.add_argument("--class", dest="labels", default=None, metavar="LABEL[,LABEL]",
+                        help="the classes to look at (default: the log's held-out classes, else 11)")
+    parser.add_argument("--min-dev", type=float, default=0.05, metavar="D",
+                        help="the bend must lie farther than D (and 3 noise sd) from the chord (default 0.05)")
+    parser.add_argument("--min-angle", type=float, default=30.0, metavar="DEG",
+                        help="the direction must change by at least DEG degrees at the bend (default 30)")
     args = parser.parse_args(argv)
+    if not (math.isfinite(args.min_dev) and args.min_dev >= 0):
+        raise ValueError(f"--min-dev {args.min_dev}: give a distance >= 0 in concept space (default 0.05)")
+    if not (math.isfinite(args.min_angle) and 0 <= args.min_angle <= 180):
+        raise ValueError(f"--min-angle {args.min_angle}: give degrees in [0, 180] (default 30)")
+    labels = None if args.labels is None else [c.strip() for c in args.labels.split(",") if c.strip()]
+    if labels is not None and not labels:
+        raise ValueError(f"--class {args.labels!r}: give one or more class labels, e.g. 11")
     for run in args.runs:
         if not run_log(run).exists():
             raise ValueError(f"{run_log(run)}: no trajectory log here (train with python -m empirical.train)")
         cli.output_file(run_log(run).parent / "turn.json", "RUN")
     for run in args.runs:
-        doc = run_turns(run_log(run))
+        doc = run_turns(run_log(run), labels, min_dev=args.min_dev, min_angle=args.min_angle)
         path = write_json(run_log(run).parent / "turn.json", doc)
         for t in doc["turns"]:
             where = "no turn" if t["turn_step"] is None else f"turn at step {t['turn_step']:.0f}"

@@ -57,6 +57,26 @@ def test_cli_draws_and_reports_bad_input(tmp_path, capsys):
     assert "not a turn.json" in capsys.readouterr().err
 
 
+def test_turn_thresholds_and_classes_are_flags(tmp_path, capsys):
+    run = tmp_path / "run"
+    write_csv(run / "trajectories.csv", trajectories(path((0.5, 0.5), (0.95, 0.05), (1.0, 1.0))))
+    assert turns([str(run), "--class", "11,01"]) == 0
+    doc = json.loads((run / "turn.json").read_text())
+    assert [t["class"] for t in doc["turns"]] == ["01", "11"] and (doc["min_dev"], doc["min_angle"]) == (0.05, 30.0)
+    assert doc["turns"][1]["turn_step"] > 0
+    assert turns([str(run), "--min-angle", "150"]) == 0  # the path bends by about 130 degrees: not a turn at 150
+    doc = json.loads((run / "turn.json").read_text())
+    assert doc["min_angle"] == 150 and doc["turns"][0]["turn_step"] is None
+    assert turns([str(run), "--min-dev", "0.9"]) == 0  # nor when it must lie 0.9 from the chord
+    assert json.loads((run / "turn.json").read_text())["turns"][0]["turn_step"] is None
+    for argv, message in ((["--class", "22"], "no class 22; the log has 00, 01, 10, 11"),
+                          (["--class", ","], "give one or more class labels"),
+                          (["--min-dev", "-1"], "--min-dev -1.0: give a distance >= 0"),
+                          (["--min-angle", "nan"], "--min-angle nan: give degrees in [0, 180]")):
+        assert turns([str(run), *argv]) == 2
+        assert message in capsys.readouterr().err
+
+
 def test_missing_points_and_shares_are_drawn_and_skipped_by_the_analyses(tmp_path, capsys):
     """A held-out class with nothing readable for its first checkpoints: the turn, the fit and the figure use the
     located rows (NaN would poison them), the accuracy keeps every row, and the figure draws the shares strip."""

@@ -1,0 +1,162 @@
+"""One row per training run: what its held-out class did, and what the run cost (the composition ladder).
+
+  python -m fitting.ladder RUN_DIR [RUN_DIR ...] [--class 11] [--out FILE.json]
+
+Each RUN_DIR is a folder written by ``python -m empirical.train`` (config.json, trajectories.csv,
+metrics.jsonl). Printed as a markdown table, one row per run, and written to FILE.json (default
+``ladder.json`` in the current folder) with:
+
+  settings    the training settings that differ between the runs given (all of seed and sep always)
+  cost        training steps, steps/s of training alone, minutes of training and evaluation, the
+              device and threads of the last start (from the run's reproducibility stamp)
+  memorized   the training class the held-out class is drawn as first: of the other corners, the one
+              with the highest share of its samples once the training classes are drawn (share, step)
+  turn        the turn toward its own corner (fitting.turn, 95% bootstrap interval), or none
+  best        the highest naive joint accuracy and its step
+  composed    the first checkpoint from which the naive joint accuracy stays >= 0.5 for 2 checkpoints
+              (the behavior step of fitting.study), or null: censored at the last step
+  capability  the same for the best protocol chosen on its own draw, where the run was elicited
+  final       the shares of the last checkpoint's samples: each corner and unreadable
+
+The numbers come from fitting.study's per-run reading of the held-out class, so a ladder row and a
+study row of the same run agree.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from fitting.study import PERSIST, UNREADABLE, held_out
+from fitting.turn import learned_from
+from theory import cli
+from theory.files import read_json, write_json
+from theory.trajectory import Trajectory, read_csv
+
+ALWAYS = ("seed", "sep")  # settings every row shows, varied or not
+
+
+def _metrics(path: Path) -> list[dict]:
+    if not path.exists():
+        raise ValueError(f"{path.parent}: no metrics.jsonl (is it a folder written by python -m empirical.train?)")
+    records = []
+    for row, line in enumerate(path.read_text().splitlines(), start=1):
+        try:
+            records.append(json.loads(line))
+        except json.JSONDecodeError:
+            raise ValueError(f"{path}: row {row} is not JSON") from None
+    return records
+
+
+def cost(run: Path, steps: int) -> dict:
+    """Training steps, steps/s of training, minutes of training plus evaluation, and where it ran."""
+    records = _metrics(run / "metrics.jsonl")
+    train = [r for r in records if r.get("kind") == "train" and "wall_s" in r]
+    wall = train[-1]["wall_s"] if train else math.nan
+    evaluation = sum(r.get("eval_s", 0.0) for r in records if r.get("kind") == "eval")
+    last = train[-1]["step"] if train else 0
+    stamps = read_json(run / "config.json", "config").get("stamps") or [{}]
+    return {"steps": last, "planned_steps": steps, "steps_per_s": last / wall if wall > 0 else None,
+            "minutes": (wall + evaluation) / 60 if train else None, "eval_minutes": evaluation / 60,
+            "device": stamps[-1].get("device"), "precision": stamps[-1].get("precision")}
+
+
+def memorized(held: Trajectory, naive: Sequence[Trajectory]) -> dict | None:
+    """Of the corners other than the class's own, the one with the highest share of its samples once the
+    training classes are drawn: {corner, share, step}; None when nothing was drawn."""
+    start = learned_from(held, naive)
+    shares = {c: s[start:] for c, s in held.shares().items() if c not in (held.label, UNREADABLE)}
+    if not shares or held.step.size <= start:
+        return None
+    corner = max(shares, key=lambda c: np.nanmax(shares[c]))
+    i = int(np.nanargmax(shares[corner]))
+    return {"corner": corner, "share": float(shares[corner][i]), "step": float(held.step[start + i])}
+
+
+def row(run: Path, label: str) -> dict:
+    """The ladder row of one run folder (see the module docstring)."""
+    doc = read_json(run / "config.json", "config")
+    if not isinstance(doc, dict) or not isinstance(doc.get("train"), dict):
+        raise ValueError(f"{run}: not a training run's config (no 'train' section in config.json)")
+    trajectories = read_csv(run / "trajectories.csv")
+    naive = [t for t in trajectories if t.protocol == "naive"]
+    held = next((t for t in naive if t.label == label), None)
+    if held is None:
+        have = sorted({t.label for t in naive})
+        raise ValueError(f"{run}: no naive trajectory of class {label!r}; the log has {', '.join(have)}")
+    reading = held_out(trajectories, label)
+    best = int(np.nanargmax(held.accuracy))
+    return {"run": str(run), "config": doc["train"], "parameters": doc.get("parameters"),
+            "cost": cost(run, doc["train"].get("steps", 0)), "memorized": memorized(held, naive),
+            "turn": {"step": reading["turn_step"], "ci": reading["turn_ci"]},
+            "best": {"accuracy": float(held.accuracy[best]), "step": float(held.step[best])},
+            "composed_step": reading["behavior_step"], "censored_at": reading["behavior_censored_at"],
+            "capability_step": reading["capability_step"], "final": reading["final_shares"],
+            "final_step": reading["last_step"]}
+
+
+def varying(rows: Sequence[dict]) -> list[str]:
+    """Config keys whose values differ between rows, with ALWAYS first (device and probe never count)."""
+    keys = sorted({k for r in rows for k in r["config"]} - {"device", "probe", "preset", *ALWAYS})
+    differ = [k for k in keys if len({json.dumps(r["config"].get(k), sort_keys=True) for r in rows}) > 1]
+    return [*ALWAYS, *differ]
+
+
+def _setting(value) -> str:
+    if isinstance(value, dict):
+        return ", ".join(f"{k} {v:g}" for k, v in value.items())
+    if isinstance(value, list):
+        return "(" + ", ".join(map(str, value)) + ")"
+    return str(value)
+
+
+def _step(value) -> str:
+    return "-" if value is None else f"{value:,.0f}"
+
+
+def table(rows: Sequence[dict]) -> str:
+    """The rows as a markdown table."""
+    keys = varying(rows)
+    head = ["run", *keys, "device", "steps/s", "min", "memorized as", "turn", "best naive", "composed", "final shares"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in rows:
+        c, m, turn = r["cost"], r["memorized"], r["turn"]
+        mem = "-" if m is None else f"{m['corner']} ({m['share']:.2f} at {m['step']:,.0f})"
+        composed = _step(r["composed_step"]) if r["composed_step"] is not None else f"no (to {_step(r['censored_at'])})"
+        final = ", ".join(f"{k.replace('unreadable', 'none')} {v:.2f}" for k, v in r["final"].items() if v >= 0.005)
+        cells = [Path(r["run"]).name, *(_setting(r["config"].get(k)) for k in keys), str(c["device"] or "-"),
+                 "-" if c["steps_per_s"] is None else f"{c['steps_per_s']:.2f}",
+                 "-" if c["minutes"] is None else f"{c['minutes']:.0f}", mem,
+                 "none" if turn["step"] is None else _step(turn["step"]),
+                 f"{r['best']['accuracy']:.2f} at {r['best']['step']:,.0f}", composed, final]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+@cli.command("fitting.ladder")
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m fitting.ladder``: see the module docstring."""
+    parser = cli.parser("fitting.ladder", __doc__)
+    parser.add_argument("runs", type=Path, nargs="+", metavar="RUN_DIR", help="run folders written by empirical.train")
+    parser.add_argument("--class", dest="label", default="11", help="the held-out class (default 11)")
+    parser.add_argument("--out", default="ladder.json", help="JSON file to write (default ladder.json)")
+    args = parser.parse_args(argv)
+    out = cli.output_file(args.out, "--out", suffix=".json")
+    for run in args.runs:
+        if not (run / "config.json").is_file():
+            raise ValueError(f"{run}: not a training run (no config.json)")
+        if out.resolve() in {(run / name).resolve() for name in ("config.json", "trajectories.csv", "metrics.jsonl")}:
+            raise ValueError(f"--out {args.out}: is one of the inputs of {run}; choose another file")
+    rows = [row(run, args.label) for run in args.runs]
+    write_json(out, {"class": args.label, "persist": PERSIST, "rows": rows})
+    print(table(rows))
+    print(f"wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
