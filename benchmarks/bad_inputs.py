@@ -330,7 +330,7 @@ def _cases() -> list[Case]:
         # figures
         Case("output path", "figures.training", ["{w}/naive-run", "--out", "{c}/figs"], expect="ok",
              check=exists("figs/concept_space.png"), label="naive-run --out DIR (a folder: writes DIR/concept_space.png)"),
-        Case("output path", "figures.training", ["{w}/naive-run", "--out", "{c}/fig.txt"], "must end in .png"),
+        Case("output path", "figures.training", ["{w}/naive-run", "--out", "{c}/fig.txt"], "must end in .png or .pdf or .svg"),
         Case("output path", "figures.training", ["{w}/naive-run", "--out", "{w}/file/fig.png"], "which is a file"),
         Case("missing input", "figures.training", ["{c}/none"], "no trajectory log"),
         Case("unreadable log", "figures.training", ["{w}/utf16.csv", "--out", "{c}/f.png"], "UTF-16"),

@@ -25,8 +25,8 @@ done), interrupted ones resume from their last checkpoint, runs in use by anothe
 for, and new --then steps run on runs that have trained.
 
 Executors: local (jobs are processes on this machine, at most --max-parallel at once, default 1,
-each capped to --cpus-per-job threads, default the cores divided by --max-parallel: two torch jobs
-with default threads on two cores were measured 30x slower); slurm (one job array, at most
+each capped to --cpus-per-job threads, default the cores divided by --max-parallel, or OMP_NUM_THREADS
+where you set it lower: two torch jobs with default threads on two cores were measured 30x slower); slurm (one job array, at most
 --max-parallel tasks at once, --slurm-partition, --gpus-per-job, --cpus-per-job, --timeout-min;
 preempted or timed-out tasks are requeued and resume); debug (in this process, one after the other).
 The command follows the jobs with a progress bar (runs done / running / failed) and lists the failed
@@ -62,6 +62,16 @@ def cores() -> int:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # macOS
         return os.cpu_count() or 1
+
+
+def job_threads(args: argparse.Namespace, env) -> int:
+    """Threads per job: --cpus-per-job, else the cores divided by --max-parallel (local) or 4 (slurm), never more
+    than a positive OMP_NUM_THREADS the user set (a user's thread cap is theirs to set)."""
+    if args.cpus_per_job:
+        return args.cpus_per_job
+    default = 4 if args.executor == "slurm" else max(1, cores() // args.max_parallel)
+    user = env.get("OMP_NUM_THREADS", "").strip()
+    return min(default, int(user)) if user.isdigit() and int(user) > 0 else default
 
 
 def make_executor(args: argparse.Namespace, folder: Path, threads: int):
@@ -215,7 +225,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--max-parallel", type=int, default=None, metavar="N",
                         help="jobs at once (default: local 1, slurm 256)")
     parser.add_argument("--cpus-per-job", type=int, default=None, metavar="C",
-                        help="CPU cores (and threads) per job (default: local, the cores divided by --max-parallel; slurm 4)")
+                        help="CPU cores (and threads) per job (default: local, the cores divided by --max-parallel; slurm 4; "
+                             "never more than OMP_NUM_THREADS where it is set)")
     parser.add_argument("--gpus-per-job", type=int, default=0, metavar="G", help="GPUs per job (default 0; local jobs see GPUs only if >= 1)")
     parser.add_argument("--timeout-min", type=int, default=None, metavar="M",
                         help="wall-clock limit per job in minutes (default: local 10080, slurm 1440); slurm requeues on timeout")
@@ -250,7 +261,7 @@ def run_sweep(argv: Sequence[str] | None) -> int:
         print(f"all {len(specs)} runs of {out} have finished every step; nothing to do "
               f"(collect them: python -m empirical.sweep collect {out})")
         return 0
-    threads = args.cpus_per_job or (4 if args.executor == "slurm" else max(1, cores() // args.max_parallel))
+    threads = job_threads(args, os.environ)
     command = tuple(getattr(sys, "orig_argv", sys.argv))
     write_json(out / "sweep.json", {"preset": args.preset, "grid": args.grid, "set": args.overrides, "then": args.then,
                                    "executor": args.executor, "runs": [s.name for s in specs], "stamp": stamp(command=command)})

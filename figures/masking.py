@@ -132,7 +132,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = cli.parser("figures.masking", __doc__)
     parser.add_argument("analysis", type=Path, help="masking.json (or its folder), written by python -m fitting.masking")
     parser.add_argument("--detail", type=float, default=0.5, help="p of panel (c): the run nearest it (default 0.5)")
-    parser.add_argument("--out", type=Path, default=None, help="folder for masking.png, or a .png path (default: masking.json's folder)")
+    parser.add_argument("--out", type=Path, default=None, help="folder for masking.png, or a .png, .pdf or .svg path (default: masking.json's folder)")
     args = parser.parse_args(argv)
     if not 0 <= args.detail <= 1:
         raise ValueError(f"--detail {args.detail}: a masking rate in [0, 1]")

@@ -107,7 +107,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = cli.parser("figures.training", __doc__)
     parser.add_argument("runs", nargs="+", type=Path, help="run folders (or their trajectories.csv)")
     parser.add_argument("--out", type=Path, default=None,
-                        help="folder to write concept_space.png in, or a .png path (default: the first run's folder)")
+                        help="folder to write concept_space.png in, or a .png, .pdf or .svg path (default: the first run's folder)")
     parser.add_argument("--protocol", default="naive", help="which protocol's rows to draw (default naive)")
     args = parser.parse_args(argv)
     out = cli.figure_path(args.out or run_log(args.runs[0]).parent, "concept_space.png")

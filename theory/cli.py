@@ -113,14 +113,17 @@ def output_dir(path: str | os.PathLike, flag: str = "--out") -> Path:
     return path
 
 
-def output_file(path: str | os.PathLike, flag: str = "--out", *, suffix: str | None = None) -> Path:
-    """Check that ``path`` can be written as a file (its folder can be made and written in)."""
+def output_file(path: str | os.PathLike, flag: str = "--out", *, suffix: str | tuple[str, ...] | None = None) -> Path:
+    """Check that ``path`` can be written as a file (its folder can be made and written in); ``suffix``: the
+    file name ending (or endings) accepted."""
     path = Path(path)
     what = f"{flag} {path}"
+    endings = (suffix,) if isinstance(suffix, str) else suffix
+    valid = None if endings is None else " or ".join(endings)
     if path.is_dir():
-        raise UsageError(f"{what}: is a folder; give a file name" + (f" ending in {suffix}" if suffix else ""))
-    if suffix is not None and path.suffix.lower() != suffix:
-        raise UsageError(f"{what}: must end in {suffix}")
+        raise UsageError(f"{what}: is a folder; give a file name" + (f" ending in {valid}" if valid else ""))
+    if endings is not None and path.suffix.lower() not in endings:
+        raise UsageError(f"{what}: must end in {valid}")
     base = _nearest_existing(path.absolute().parent)
     if not base.is_dir():
         raise UsageError(f"{what}: lies under {base}, which is a file, not a folder")
@@ -134,10 +137,14 @@ def parser(module: str, doc: str | None, **kwargs) -> argparse.ArgumentParser:
                                    formatter_class=argparse.RawDescriptionHelpFormatter, **kwargs)
 
 
+FIGURE_FORMATS = (".png", ".pdf", ".svg")
+
+
 def figure_path(out: str | os.PathLike, name: str, flag: str = "--out") -> Path:
-    """Where a figure command writes: ``out/name`` when ``out`` is a folder (or has no suffix), else ``out`` (a .png)."""
+    """Where a figure command writes: ``out/name`` when ``out`` is a folder (or has no suffix), else ``out`` (a .png,
+    .pdf or .svg: the format follows the name)."""
     out = Path(out)
-    return output_file(out / name if out.is_dir() or not out.suffix else out, flag, suffix=".png")
+    return output_file(out / name if out.is_dir() or not out.suffix else out, flag, suffix=FIGURE_FORMATS)
 
 
 def assignment(item: str, flag: str, form: str = "NAME=VALUE") -> tuple[str, str]:

@@ -77,6 +77,17 @@ def test_turn_thresholds_and_classes_are_flags(tmp_path, capsys):
         assert message in capsys.readouterr().err
 
 
+def test_figures_take_pdf_and_svg_too(tmp_path, capsys):
+    run = tmp_path / "run"
+    write_csv(run / "trajectories.csv", trajectories(path((0.5, 0.5), (0.95, 0.05), (1.0, 1.0))))
+    assert main([str(run), "--out", str(tmp_path / "fig.pdf")]) == 0
+    assert (tmp_path / "fig.pdf").read_bytes()[:5] == b"%PDF-"
+    assert main([str(run), "--out", str(tmp_path / "fig.svg")]) == 0
+    assert b"<svg" in (tmp_path / "fig.svg").read_bytes()[:1000]
+    assert main([str(run), "--out", str(tmp_path / "fig.jpg")]) == 2
+    assert "must end in .png or .pdf or .svg" in capsys.readouterr().err
+
+
 def test_missing_points_and_shares_are_drawn_and_skipped_by_the_analyses(tmp_path, capsys):
     """A held-out class with nothing readable for its first checkpoints: the turn, the fit and the figure use the
     located rows (NaN would poison them), the accuracy keeps every row, and the figure draws the shares strip."""

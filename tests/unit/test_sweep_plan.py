@@ -206,3 +206,18 @@ def test_colliding_run_names_fall_back_to_their_paths(tmp_path):
     b = fake_run(tmp_path / "b", ["seed=1"], name="r")
     runs = collect.read_runs([a, b])
     assert [r.name for r in runs] == [str(a), str(b)]
+
+
+def test_a_users_thread_cap_is_respected():
+    from argparse import Namespace
+
+    from empirical.sweep import cores, job_threads
+
+    local = Namespace(cpus_per_job=None, executor="local", max_parallel=1)
+    assert job_threads(local, {}) == cores()
+    assert job_threads(local, {"OMP_NUM_THREADS": "1"}) == 1  # the user's cap wins over the cores
+    assert job_threads(local, {"OMP_NUM_THREADS": "999"}) == cores()  # but never oversubscribes
+    assert job_threads(local, {"OMP_NUM_THREADS": "zero"}) == job_threads(local, {"OMP_NUM_THREADS": "0"}) == cores()
+    slurm = Namespace(cpus_per_job=None, executor="slurm", max_parallel=8)
+    assert job_threads(slurm, {}) == 4 and job_threads(slurm, {"OMP_NUM_THREADS": "2"}) == 2
+    assert job_threads(Namespace(cpus_per_job=3, executor="local", max_parallel=2), {"OMP_NUM_THREADS": "1"}) == 3
