@@ -17,8 +17,10 @@ run, seed, class and protocol) gets:
               e.g. 11 -> (1, 1), unless --fix says otherwise), p_beta for eq2; 95% intervals (wald,
               or a residual bootstrap); a switch the data cannot identify gets t_switch null.
 
-Output in --out (default: a 'fit' folder beside the log): fit.json ({"fits": [...], "lags": [...]},
-written once all fits are done) and one figure per trajectory (data and fitted path). "lags" gives,
+Output in --out (default: a 'fit' folder beside the log): fit.json ({"fits": [...], "skipped": [...],
+"lags": [...]}, written once all fits are done) and one figure per trajectory (data and fitted path). A
+trajectory that cannot be fitted (fewer than 8 points, say) is skipped and named, with why, in
+"skipped" and on stderr; the others are still fitted (exit 2 only when none can be). "lags" gives,
 per run, seed and class, how many steps each protocol's accuracy reached 0.5 before naive prompting.
 A malformed log exits with code 2 and the validator's message, and nothing is written.
 """
@@ -26,6 +28,7 @@ A malformed log exits with code 2 and the validator's message, and nothing is wr
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from pathlib import Path
 from typing import Sequence
@@ -138,26 +141,35 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise UsageError(f"--model notebook needs 2 concepts; {args.log} has {list(chosen[0].concepts)}")
 
     start, stamped = time.perf_counter(), stamp()
-    results = []
+    results, skipped = [], []
     for traj in tqdm(chosen, desc="fitting", unit="trajectory", disable=None):
         try:
-            results.append((traj, *analyse(traj, args.model, fix=fix, ci=args.ci, n_boot=args.boot, persist=args.persist)))
+            result = (traj, *analyse(traj, args.model, fix=fix, ci=args.ci, n_boot=args.boot, persist=args.persist))
             if args.compare:
                 other = analyse(traj, args.compare, ci="wald", persist=args.persist)[0]
-                results[-1][1]["comparison"] = compare(results[-1][1], other)
-        except ValueError as err:  # e.g. too few points, a --fix that does not fit this model
-            raise UsageError(f"{args.log}: trajectory run={traj.run!r} seed={traj.seed} class={traj.label!r} "
-                             f"protocol={traj.protocol!r}: {err}") from None
-    records = [r[1] for r in results]  # written only once every fit has succeeded
+                result[1]["comparison"] = compare(result[1], other)
+            results.append(result)
+        except ValueError as err:  # e.g. too few points, a --fix that does not fit this model: the others still fit
+            skipped.append({"run": traj.run, "seed": traj.seed, "class": traj.label, "protocol": traj.protocol,
+                            "reason": cli.one_line(str(err))})
+    if not results:
+        first = skipped[0]
+        raise UsageError(f"{args.log}: none of the {len(skipped)} trajectories could be fitted; the first, "
+                         f"run={first['run']!r} seed={first['seed']} class={first['class']!r} "
+                         f"protocol={first['protocol']!r}: {first['reason']}")
+    records = [r[1] for r in results]  # written only once every fit has been tried
     if not args.no_figures:
         for traj, record, model_fit, turn, acc in tqdm(results, desc="figures", unit="figure", disable=None):
             path = out / f"{_slug(traj.run, traj.seed, traj.label, traj.protocol)}.png"
             figure(traj, record, fitted_curves(traj, model_fit, acc), path)
             record["figure"] = path.name
-    path = write_json(out / "fit.json", {"log": str(args.log), "model": args.model, "fits": records, "lags": protocol_lags(records),
-                                            "stamp": stamped})
+    path = write_json(out / "fit.json", {"log": str(args.log), "model": args.model, "fits": records, "skipped": skipped,
+                                            "lags": protocol_lags(records), "stamp": stamped})
     elapsed = time.perf_counter() - start
     print(f"fitted {len(records)} trajectories in {elapsed:.1f} s; wrote {path}")
+    for s in skipped:
+        print(f"python -m fitting.fit: skipped run={s['run']!r} seed={s['seed']} class={s['class']!r} "
+              f"protocol={s['protocol']!r}: {s['reason']}", file=sys.stderr)
     for r in records:
         turn = "-" if r["turn_step"] is None else f"{r['turn_step']:.4g}"
         said = r["summary"] or ("no model fit" if r["model"] is None else f"{r['model']} fitted")

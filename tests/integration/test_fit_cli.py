@@ -106,3 +106,21 @@ def test_bad_options_exit_2(simulated_log, tmp_path, capsys, argv, message):
 def test_missing_log_exits_2(tmp_path, capsys):
     assert main([str(tmp_path / "nope.csv")]) == 2
     assert "nope.csv" in capsys.readouterr().err
+
+
+def test_a_short_trajectory_is_skipped_with_why_and_the_others_are_fitted(simulated_log, tmp_path, capsys):
+    from theory.trajectory import read_csv
+
+    trajs = read_csv(simulated_log)
+    short = Trajectory(trajs[0].step[:5], trajs[0].z[:5], trajs[0].concepts, "11", "sim", None, "short")
+    log = tmp_path / "mixed.csv"
+    write_csv(log, [*trajs, short])
+    assert main([str(log), "--out", str(tmp_path / "out"), "--no-figures"]) == 0
+    doc = json.loads((tmp_path / "out" / "fit.json").read_text())
+    assert len(doc["fits"]) == 2 and [s["run"] for s in doc["skipped"]] == ["short"]
+    assert "at least 8 logged points" in doc["skipped"][0]["reason"]
+    assert "skipped run='short'" in capsys.readouterr().err
+    write_csv(log, [short])  # nothing left to fit: an error, and nothing written
+    assert main([str(log), "--out", str(tmp_path / "none")]) == 2
+    assert "none of the 1 trajectories could be fitted" in capsys.readouterr().err
+    assert not (tmp_path / "none" / "fit.json").exists()
