@@ -39,38 +39,60 @@ MAX_DATA_BYTES = 16 * 2**30  # the training set lives in memory (and on the GPU)
 
 @dataclass(frozen=True)
 class TrainConfig:
-    """Everything that determines a training run (the run's ``config.json``).
+    """Everything that determines a training run (the run's ``config.json``); every field is a ``--set`` key.
 
-    Data: ``concepts`` in label-digit order, ``sep`` per concept, ``resolution``, ``per_class`` training
-    images per training class; ``mask_p``: the fraction of training images of
-    ``mask_classes`` whose ``mask_concepts`` slots of h are masked (underspecification, paper Sec. 5).
-    Model: U-Net ``channels`` and ``blocks``, ``dropout``, ``p_cfg`` (the
-    classifier-free guidance drop rate), the initial schedule ``gamma_min``/``gamma_max``,
-    ``data_noise``. Optimization: AdamW ``lr``/``weight_decay``, ``batch``, ``clip`` (max gradient
-    norm; the official runs used 0.01) over ``clip_scope``: ``net`` (the ε network only) or ``all``
-    (also the two schedule scalars, as the official code did: their gradient, driven by the
+    Keys (one line each; ``python -m empirical.train --help`` prints them with their defaults):
+
+    - seed: the run's seed (model initialization, batches, dropout, time sampling and sampling noise)
+    - concepts: the active concepts in label-digit order, e.g. color,size
+    - sep: the separation of each concept's two values (--set sep.color=0.3): its concept signal
+    - resolution: image side in pixels (divisible by 2^(levels - 1))
+    - per_class: training images per training class
+    - mask_p: the share of mask_classes' training prompts whose mask_concepts slots are masked (paper Sec. 5)
+    - mask_classes: the training classes whose prompts are masked, e.g. 10
+    - mask_concepts: the concepts masked in their prompts, e.g. color
+    - channels: U-Net widths, one per level, e.g. 32,64,128 (three levels)
+    - blocks: residual blocks per U-Net level
+    - dropout: dropout rate in the residual blocks
+    - p_cfg: classifier-free guidance drop rate: share of prompts replaced by the null vector (0 = none)
+    - gamma_min: initial log SNR schedule γ(0) (the schedule is learned)
+    - gamma_max: initial γ(1)
+    - data_noise: the reconstruction term's pixel noise
+    - steps: AdamW updates
+    - batch: images per update
+    - lr: AdamW learning rate
+    - weight_decay: AdamW weight decay
+    - clip: max gradient norm (the official runs: 0.01)
+    - clip_scope: what clip covers: net (the ε network) or all (also the two schedule scalars, as the official code)
+    - ema: EMA decay of the evaluated weights (0 = off); it lags the weights by about ema / (1 - ema) steps
+    - ema_warmup: decay min(ema, (1 + n) / (10 + n)) at step n: a short lag early, the full decay from 10 / (1 - ema)
+    - evals: checkpoints quadratically spaced from eval_start to steps (dense early)
+    - eval_start: the first of those checkpoints
+    - eval_dense: start,end,count: count more checkpoints evenly in [start, end] (none for none)
+    - samples: images drawn per training class at each checkpoint
+    - samples_held_out: images drawn per held-out class at each checkpoint
+    - select_samples: images per protocol setting on the noise stream that chooses the setting
+    - grid_overprompt: over-prompting reaches: the share of the way to the renderable limit
+    - grid_intervention: linear latent intervention (α, β) pairs, flattened
+    - grid_cfg: classifier-free guidance scales
+    - sample_steps: ancestral sampling steps
+    - guidance: guidance scale of the naive evaluation (0 = plain conditioning)
+    - grids: sample grids saved as PNG over the run
+    - keep_checkpoints: save the evaluated weights at every checkpoint (for post-hoc elicitation)
+    - protocols: elicitation protocols run at every checkpoint: overprompt, intervention, cfg
+    - log_every: steps between training records in metrics.jsonl
+    - save_every: steps between resumable checkpoints (last.pt)
+    - probe: the probe folder ({concepts}, {resolution}, {out} filled in); trained there when missing
+    - probe_steps: training steps of a missing probe
+    - device: auto, cpu or cuda
+    - precision: auto (bf16 autocast where the device computes bf16 natively), bf16 or fp32 (the reference)
+
+    Notes. Clipping ``all`` follows the official code: the schedule scalars' gradient, driven by the
     reconstruction term, is ~10^3 times the network's, so clipping everything rescales the network's
-    gradient by a factor that drifts 100-fold during training), ``ema`` (decay; 0 = off, else evaluation uses the EMA
-    weights; a constant decay d lags the weights by about d / (1 - d) steps on a trend: 199 at 0.995, 999 at
-    0.999), ``ema_warmup`` (the decay at step n is min(ema, (1 + n) / (10 + n)): short lag early, the full
-    decay only from step 10 / (1 - ema)), ``steps``. Evaluation: ``evals`` checkpoints quadratically spaced from ``eval_start``
-    to ``steps``, plus ``eval_dense`` = (start, end, count): count more spaced evenly in [start, end]
-    (where the turn happens; points past ``steps`` are dropped; ``--set eval_dense=none`` for none);
-    ``samples`` images per training class and ``samples_held_out`` per held-out
-    class, drawn with ``sample_steps`` ancestral steps and
-    ``guidance`` (0 = plain conditioning); ``grids`` sample grids saved as PNG; ``keep_checkpoints``
-    saves the weights at every evaluation (for post-hoc elicitation); ``protocols`` are elicitation
-    protocols run at every evaluation too (overprompt, intervention, cfg; patch needs the final
-    checkpoint and runs post hoc). The protocol grid is fixed here, before the run, and is the same
-    for every seed: ``grid_overprompt`` (reach: the fraction of the way from the class's value to the
-    renderable limit, see empirical.protocols), ``grid_intervention`` ((α, β) pairs, flattened),
-    ``grid_cfg`` (guidance scales); each setting is chosen on ``select_samples`` images per setting
-    drawn from a noise stream of its own, then scored on a fresh draw. ``probe`` is the probe folder
-    (``{concepts}``, ``{resolution}`` and ``{out}`` are filled in); a missing probe is trained there with
-    ``probe_steps`` steps. ``device``: auto, cpu or cuda. ``precision``: ``auto`` trains and samples under bf16
-    autocast where the device computes bf16 natively (CUDA; a CPU with AVX512-BF16 or AMX), else in fp32;
-    ``fp32`` is the reference path (docs/speed.md compares the two). Runs saved before this field existed
-    read as fp32, the path they were trained with.
+    gradient by a factor that drifts 100-fold during training. The protocol grids are fixed here,
+    before the run, the same for every seed; each setting is chosen on ``select_samples`` images from a
+    noise stream of its own and scored on a fresh draw (empirical.protocols). Runs saved before
+    ``precision`` (``ema_warmup``) existed read as fp32 (a constant decay), the path they trained with.
     """
 
     preset: str = "tiny"
@@ -387,6 +409,19 @@ def check_folder(out: Path, cfg: TrainConfig) -> None:
     if diff:
         raise ValueError(f"{out} holds a run with another config ({'; '.join(diff)}); "
                          f"use another --out, or the same settings to resume it")
+
+
+def key_help() -> dict[str, str]:
+    """Each --set key's one-line meaning, read from TrainConfig's docstring (the one place it is written)."""
+    lines = (TrainConfig.__doc__ or "").splitlines()
+    return dict(line.strip()[2:].split(": ", 1) for line in lines if line.strip().startswith("- ") and ": " in line)
+
+
+def describe_keys() -> str:
+    """The --set keys with their tiny defaults and meanings, for --help."""
+    defaults, meaning = TrainConfig().to_json(), key_help()
+    width = max(len(k) for k in meaning)
+    return "\n".join(f"  {k:<{width}}  {meaning[k]} (tiny: {defaults[k]})" for k in defaults if k != "preset")
 
 
 def describe() -> str:

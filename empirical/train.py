@@ -1,6 +1,6 @@
 """Train the conditional VDM on the concept data and log concept-space trajectories.
 
-  python -m empirical.train --preset {smoke,tiny,paper} [--set KEY=VALUE ...] [--out DIR]
+  python -m empirical.train --preset {smoke,tiny,small,paper,tiny-mask,paper-mask} [--set KEY=VALUE ...] [--out DIR]
 
 At every checkpoint of a schedule that is dense early (quadratic spacing), the model generates
 ``samples`` images for every class from the class's mean prompt; the frozen probe turns them into a
@@ -28,7 +28,7 @@ from typing import Sequence
 import torch
 from torch import nn
 
-from empirical.config import TRAIN_PRESETS, TrainConfig, describe, make_config
+from empirical.config import TRAIN_PRESETS, TrainConfig, describe, describe_keys, make_config
 from empirical.run import Run
 from theory import cli
 
@@ -101,8 +101,8 @@ def train(cfg: TrainConfig, out: Path, *, progress: bool = True, stop_after: int
 @cli.command("empirical.train")
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m empirical.train``: see the module docstring."""
-    parser = cli.parser("empirical.train", __doc__, epilog="presets:\n" + describe() + "\n\nkeys for --set (defaults as in tiny):\n  "
-                        + ", ".join(f"{k}={v}" for k, v in TrainConfig().to_json().items() if k != "preset"))
+    parser = cli.parser("empirical.train", __doc__,
+                        epilog="presets:\n" + describe() + "\n\nkeys for --set:\n" + describe_keys())
     parser.add_argument("--preset", default="tiny", help=f"one of {', '.join(TRAIN_PRESETS)} (default tiny)")
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                         help="override a config field, e.g. --set steps=2000 --set sep.color=0.6 (repeatable)")

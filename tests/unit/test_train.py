@@ -64,6 +64,23 @@ def test_presets_build_and_schedule_is_dense_early():
     assert (paper.p_cfg, paper.ema, paper.clip, paper.clip_scope) == (0.0, 0.0, 0.01, "all")  # the official recipe
 
 
+def test_every_set_key_has_one_line_of_help_from_the_docstring(capsys):
+    import dataclasses
+
+    from empirical.config import key_help
+
+    fields = [f.name for f in dataclasses.fields(TrainConfig) if f.name != "preset"]
+    meaning = key_help()
+    assert sorted(meaning) == sorted(fields)  # every key, once, and nothing else
+    assert all(len(text) > 10 for text in meaning.values())
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    text = capsys.readouterr().out
+    for name in fields:
+        assert f"\n  {name} " in text, name
+    assert "ema_warmup" in text and "decay min(ema, (1 + n) / (10 + n))" in text
+
+
 def test_small_is_the_composing_recipe_at_24px():
     small, tiny = make_config("small"), make_config("tiny")
     assert (small.resolution, small.channels, small.blocks) == (24, (32, 64, 128), 1)
