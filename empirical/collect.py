@@ -206,13 +206,22 @@ def load_runs(paths: str | Path | Sequence[str | Path], *, partial: bool = True)
                            na_values=[""])
 
 
-def read_metrics(run: str | Path, kind: str = "train"):
+def read_metrics(run: str | Path | Sequence[str | Path], kind: str = "train"):
     """A run's metrics.jsonl as a pandas DataFrame: ``train`` records (step, loss terms in bits/dim, gamma_0,
     gamma_1, grad_norm, wall_s, images_per_s), or ``eval`` records, one row per step x class (z_<concept>,
-    accuracy, unreadable share, eval_s)."""
+    accuracy, unreadable share, eval_s). Several runs (a list, as load_runs takes): one frame with a ``run``
+    column, the run folder's name."""
     pd = _pandas("read_metrics")
     if kind not in ("train", "eval"):
         raise ValueError(f"kind={kind!r}: valid: train, eval")
+    if not isinstance(run, (str, Path)):
+        try:
+            runs = list(run)
+        except TypeError:
+            raise TypeError(f"read_metrics takes a run folder or a list of them, got {type(run).__name__}") from None
+        if not runs:
+            raise ValueError("read_metrics: the list of runs is empty")
+        return pd.concat([read_metrics(r, kind).assign(run=Path(r).name) for r in runs], ignore_index=True)
     path = Path(run) / "metrics.jsonl"
     records = []
     for i, line in enumerate(read_text(path, "metrics log").splitlines(), 1):

@@ -199,6 +199,10 @@ def test_load_runs_keeps_labels_as_strings_and_joins_covariates(tmp_path):
     assert evals.loc[0, "class"] == "01" and np.isnan(evals.loc[0, "z_size"]) and evals.loc[0, "unreadable"] == 0.25
     with pytest.raises(ValueError, match="kind='loss': valid: train, eval"):
         collect.read_metrics(tmp_path / "runs" / "sep.color=0.3", "loss")
+    both = collect.read_metrics(sorted((tmp_path / "runs").iterdir()))  # a list, as load_runs takes
+    assert list(both["run"]) == ["sep.color=0.3"] * 2 + ["sep.color=0.8"] * 2 and list(both["step"]) == [10, 20, 10, 20]
+    with pytest.raises(TypeError, match="a run folder or a list of them, got int"):
+        collect.read_metrics(3)
 
 
 def test_colliding_run_names_fall_back_to_their_paths(tmp_path):
