@@ -67,6 +67,21 @@ def ema_decay(decay: float, step: int, warmup: bool) -> float:
     return min(decay, (1 + step) / (10 + step)) if warmup else decay
 
 
+def ema_lag(decay: float, fraction: float = 0.5, *, at: int = 0, warmup: bool = False) -> int:
+    """Updates after a step change of the weights (at update ``at``) until the EMA has moved ``fraction`` of the
+    way: what every learning time, turn and capability step read off the EMA weights lags the weights by.
+    Without warm-up 1 - decay^k >= fraction: 139 (0.995) and 693 (0.999) updates to half way."""
+    if not 0 < fraction < 1:
+        raise ValueError(f"fraction={fraction} is not valid; valid: (0, 1)")
+    if decay == 0:
+        return 1
+    moved, k = 0.0, 0
+    while moved < fraction:
+        d = ema_decay(decay, at + k, warmup)
+        moved, k = d * moved + (1 - d), k + 1
+    return k
+
+
 def load_probe(cfg: TrainConfig, out: Path, *, progress: bool):
     """The probe named by the config, trained and saved there first if it does not exist yet."""
     from empirical import probe as probe_mod

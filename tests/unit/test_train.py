@@ -14,7 +14,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from empirical.config import TRAIN_PRESETS, TrainConfig, make_config  # noqa: E402
-from empirical.run import Run, batch_rows, ema_decay  # noqa: E402
+from empirical.run import Run, batch_rows, ema_decay, ema_lag  # noqa: E402
 from empirical.train import main, train  # noqa: E402
 from theory.trajectory import read_csv  # noqa: E402
 
@@ -214,6 +214,20 @@ def test_ema_warmup_shortens_the_average_early_and_reaches_the_decay():
     warm = [ema_decay(0.999, n, True) for n in range(0, 12000, 7)]
     assert np.all(np.diff(warm) >= 0) and max(warm) == 0.999
     assert ema_decay(0.999, 8989, True) < 0.999 == ema_decay(0.999, 8990, True)  # the full decay from 10 / (1 - d) - 1
+
+
+def test_ema_lag_is_the_closed_form_without_warmup_and_shorter_with_it():
+    import math
+
+    for decay in (0.995, 0.999):
+        for fraction in (0.5, 0.8):
+            assert ema_lag(decay, fraction) == math.ceil(math.log(1 - fraction) / math.log(decay))
+    assert (ema_lag(0.995), ema_lag(0.995, 0.8), ema_lag(0.999), ema_lag(0.999, 0.8)) == (139, 322, 693, 1609)
+    warm = [ema_lag(0.999, at=n, warmup=True) for n in (1000, 3000, 6000, 20000)]
+    assert warm == sorted(warm) and warm[0] < 150 and warm[-1] == 693  # capped at the constant decay from step 8,990
+    assert ema_lag(0.0) == 1
+    with pytest.raises(ValueError, match="fraction=1"):
+        ema_lag(0.999, 1)
 
 
 @pytest.mark.parametrize("warmup", [False, True])
