@@ -26,6 +26,7 @@ import dataclasses
 import functools
 import json
 import math
+import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -265,7 +266,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     run_folders(args.dir)  # a sweep folder, before anything is written
     cli.output_dir(args.dir, "DIR")
     log, cov, runs = collect(args.dir, partial=args.partial)
-    left = len(run_folders(args.dir)) - len(runs)
-    print(f"collected {len(runs)} runs" + (f" ({left} unfinished left out; --partial includes them)" if left else "")
+    kept = {Path(r.path).resolve() for r in runs}
+    left = [f.name for f in run_folders(args.dir) if f.resolve() not in kept]
+    print(f"collected {len(runs)} runs" + (f" ({len(left)} unfinished left out; --partial includes them)" if left else "")
           + f": wrote {log} and {cov}")
+    if left:
+        print(f"python -m empirical.sweep collect: left out (unfinished): {', '.join(left)}", file=sys.stderr)
     return 0

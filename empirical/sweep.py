@@ -4,7 +4,8 @@
          [--then 'STEP [ARGS]' ...] --executor {local,slurm,debug} [--max-parallel N]
          [--cpus-per-job C] [--gpus-per-job G] [--timeout-min M] [--slurm-partition P] [--no-wait] --out DIR
   python -m empirical.sweep collect DIR     # DIR/sweep.csv and DIR/covariates.csv
-  python -m empirical.sweep status DIR      # what each run has done, what runs, what failed (and its log)
+  python -m empirical.sweep status DIR      # what each run has done, what runs, what failed (and its log);
+                                            # exit 1 when a run or stage failed
 
 The runs are the product of the --grid values (every --set key is a grid key, seeds included: --grid
 seed=0,1,2; tuple values are separated by ';': --grid 'channels=16,32;32,64'), each an ordinary run of
@@ -123,8 +124,27 @@ class Follow:
             self.done.append(name)
             return "finished"
         log = getattr(getattr(job, "paths", None), "stderr", None)
-        self.failed[name] = f"{result.get('message')}; log: {log}"
-        return f"FAILED ({result.get('message')})"
+        message = with_cause(str(result.get("message")), log)
+        self.failed[name] = f"{message}; log: {log}"
+        return f"FAILED ({message})"
+
+
+def last_error(log: Path | str | None, lines: int = 200) -> str | None:
+    """The last error line of a job's log (``SomeError: what``), or its last non-empty line; None without a log."""
+    if log is None or not Path(log).is_file():
+        return None
+    tail = [ln.strip() for ln in Path(log).read_text(errors="replace").splitlines()[-lines:] if ln.strip()]
+    errors = [ln for ln in tail if ln.split(":", 1)[0].split(".")[-1].endswith(("Error", "Exception", "Interrupt"))]
+    return (errors or tail or [None])[-1]
+
+
+def with_cause(message: str, log: Path | str | None) -> str:
+    """A failed job's message with its cause from the job log when the message itself has none (submitit reports
+    a job that died in its own code as 'failed during processing with trace: -----')."""
+    if message.strip(" -:") and "with trace" not in message:
+        return message
+    cause = last_error(log)
+    return f"{message.split(' with trace')[0]}: {cause}" if cause else message
 
 
 def follow(ex, args: argparse.Namespace, out: Path, specs: Sequence[plan.RunSpec], make_job, *, progress: bool = True) -> Follow:
@@ -312,13 +332,19 @@ def _interrupt(signum, frame):
 
 
 def status(argv: Sequence[str] | None) -> int:
-    parser = cli.parser("empirical.sweep status", "What each run of a sweep has done: python -m empirical.sweep status DIR")
+    parser = cli.parser("empirical.sweep status", "What each run of a sweep has done: python -m empirical.sweep status DIR\n\n"
+                        "Exit codes: 0 when no run or stage has failed (done, running, interrupted or not started), 1 when "
+                        "any has (each named with its error and log), 2 for bad input.")
     parser.add_argument("dir", type=Path, metavar="DIR")
     args = parser.parse_args(argv)
     rows = collect_mod.run_folders(args.dir)
     spec = args.dir / "sweep.json"
     if spec.exists():  # the sweep's own list: runs not started yet have no folder
-        names = read_json(spec, "sweep file (JSON)").get("runs", [])
+        doc = read_json(spec, "sweep file (JSON)")
+        names = doc.get("runs", []) if isinstance(doc, dict) else None
+        if not isinstance(names, list) or not all(isinstance(n, str) and n and "/" not in n for n in names):
+            raise ValueError(f"{spec}: not a sweep file written by python -m empirical.sweep (it needs an object whose "
+                             "'runs' is a list of run folder names)")
         rows += [args.dir / "runs" / n for n in names if not (args.dir / "runs" / n).is_dir()]
     counts: dict[str, int] = {}
     for run in rows:
@@ -337,7 +363,7 @@ def status(argv: Sequence[str] | None) -> int:
         counts[key] = counts.get(key, 0) + 1
         print(f"{run.name}: {what}")
     print(f"{len(rows)} runs: " + ", ".join(f"{v} {k}" for k, v in counts.items()))
-    return 0
+    return 1 if counts.get("failed") else 0
 
 
 @cli.command("empirical.sweep")

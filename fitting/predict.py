@@ -92,6 +92,7 @@ from theory.stamp import stamp
 from theory.trajectory import Trajectory, read_csv, write_csv
 
 LEVEL = 0.8
+OUTPUTS = ("predicted.csv", "prediction.json", "prediction.png", "leave_out.json", "leave_out.png")  # what --out receives
 
 
 MODELS = {"eq1": ("bias-first", "time"), "memorize": ("target-first", "time"), "coupled": ("target-first", "state"),
@@ -259,6 +260,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.out is None and len(args.logs) > 1:
         raise UsageError(f"--out: {len(args.logs)} logs are pooled; say where the outputs go (--out DIR)")
     out = cli.output_dir(args.out or args.logs[0].parent / "predict", "--out")
+    cli.not_an_input([out / name for name in OUTPUTS], [*args.logs, *args.covariates])
     stamped = stamp()
     trajs, cov, table = load(args)
     runs = [t.run for t in trajs]

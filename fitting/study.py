@@ -331,8 +331,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--by", help="the covariate column to group runs by (default: the one that varies)")
     parser.add_argument("--out", type=Path, help="output JSON (default SWEEP/study.json)")
     args = parser.parse_args(argv)
-    doc = study(args.sweep, args.by)
     out = args.out or args.sweep / "study.json"
+    cli.not_an_input([out], [args.sweep / "sweep.csv", args.sweep / "covariates.csv"])
+    cli.output_file(out, "--out", suffix=".json")
+    doc = study(args.sweep, args.by)
     write_json(out, doc)
     print(tables(doc))
     print(f"wrote {out}")

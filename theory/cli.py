@@ -137,6 +137,15 @@ def parser(module: str, doc: str | None, **kwargs) -> argparse.ArgumentParser:
                                    formatter_class=argparse.RawDescriptionHelpFormatter, **kwargs)
 
 
+def not_an_input(outputs, inputs, flag: str = "--out") -> None:
+    """Refuse, before any work, an output path that is (or resolves to) one of the command's inputs: a command
+    never overwrites what it reads."""
+    read = {Path(p).resolve(): Path(p) for p in inputs}
+    for out in outputs:
+        if Path(out).resolve() in read:
+            raise UsageError(f"{flag} {out}: would overwrite the input {read[Path(out).resolve()]}; write elsewhere")
+
+
 FIGURE_FORMATS = (".png", ".pdf", ".svg")
 
 

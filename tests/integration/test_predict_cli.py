@@ -121,6 +121,18 @@ def test_bad_input_exits_2_naming_the_problem(sweep, tmp_path, capsys, extra, ed
     assert not (tmp_path / "o" / "prediction.json").exists()
 
 
+def test_an_output_over_an_input_is_refused_before_any_work(sweep, tmp_path, capsys):
+    folder, _ = sweep
+    out = tmp_path / "o"
+    out.mkdir()
+    log = out / "predicted.csv"  # the log lives where a prediction would be written
+    log.write_bytes((folder / "sweep.csv").read_bytes())
+    args = [str(log), "--covariates", str(folder / "covariates.csv"), "--holdout", "run1", "--no-figure", "--out", str(out)]
+    assert main(args) == 2
+    assert f"--out {out / 'predicted.csv'}: would overwrite the input" in capsys.readouterr().err
+    assert log.read_bytes() == (folder / "sweep.csv").read_bytes() and not (out / "prediction.json").exists()
+
+
 def test_leave_one_level_out_fits_once_per_level_and_summarises(sweep, tmp_path):
     folder, case = sweep
     assert main([str(folder / "sweep.csv"), "--covariates", str(folder / "covariates.csv"), "--leave-out", "sep_color",

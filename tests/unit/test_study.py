@@ -183,6 +183,15 @@ def test_bad_input_is_named(sweep, capsys, setup, args, message):
     assert message in capsys.readouterr().err
 
 
+def test_an_output_over_an_input_is_refused_before_any_work(sweep, capsys):
+    before = (sweep / "sweep.csv").read_bytes()
+    assert main([str(sweep), "--out", str(sweep / "sweep.csv")]) == 2
+    assert "would overwrite the input" in capsys.readouterr().err
+    assert (sweep / "sweep.csv").read_bytes() == before
+    assert main([str(sweep), "--out", str(sweep)]) == 2  # a folder where a file goes: named as given
+    assert f"--out {sweep}: is a folder" in capsys.readouterr().err
+
+
 def test_a_column_empty_in_every_row_does_not_apply_but_one_empty_cell_is_an_error(sweep, capsys):
     lines = (sweep / "covariates.csv").read_text().splitlines()
     blank = [lines[0] + ",sep_shape"] + [line + "," for line in lines[1:]]

@@ -225,3 +225,44 @@ def test_a_users_thread_cap_is_respected():
     slurm = Namespace(cpus_per_job=None, executor="slurm", max_parallel=8)
     assert job_threads(slurm, {}) == 4 and job_threads(slurm, {"OMP_NUM_THREADS": "2"}) == 2
     assert job_threads(Namespace(cpus_per_job=3, executor="local", max_parallel=2), {"OMP_NUM_THREADS": "1"}) == 3
+
+
+def test_status_counts_failures_in_its_exit_code(tmp_path, capsys):
+    from empirical.sweep import main as sweep
+
+    ok = fake_run(tmp_path / "runs", ["seed=0"])
+    plan.mark(ok, "train", {})
+    assert sweep(["status", str(tmp_path)]) == 0
+    bad = fake_run(tmp_path / "runs", ["seed=1"])
+    plan.mark(bad, "train", {"error": "diverged at step 12", "log": "logs/1_0_log.err"}, failed=True)
+    assert sweep(["status", str(tmp_path)]) == 1
+    out = capsys.readouterr().out
+    assert "seed=1: FAILED at train: diverged at step 12" in out and "2 runs: 1 done, 1 failed" in out
+    (tmp_path / "sweep.json").write_text("[1, 2]")  # not the sweep's own file: named, no traceback
+    assert sweep(["status", str(tmp_path)]) == 2
+    assert "sweep.json: not a sweep file written by python -m empirical.sweep" in capsys.readouterr().err
+
+
+def test_a_job_that_died_in_its_own_code_is_reported_with_the_cause_from_its_log(tmp_path):
+    from empirical.sweep import last_error, with_cause
+
+    log = tmp_path / "job.err"
+    log.write_text("train: step 10\nTraceback (most recent call last):\n  File x\n"
+                   "torch.OutOfMemoryError: CUDA out of memory\nsubmitit ERROR: job failed\n")
+    assert last_error(log) == "torch.OutOfMemoryError: CUDA out of memory"
+    assert with_cause("failed during processing with trace: -----", log) == \
+        "failed during processing: torch.OutOfMemoryError: CUDA out of memory"
+    assert with_cause("--then step 'fit' failed: too few points", log) == "--then step 'fit' failed: too few points"
+    assert with_cause("failed during processing with trace: -----", tmp_path / "none") == \
+        "failed during processing with trace: -----"  # no log: the message as it came
+
+
+def test_collect_names_the_runs_it_leaves_out(tmp_path, capsys):
+    fake_run(tmp_path / "runs", ["seed=0"])
+    fake_run(tmp_path / "runs", ["seed=1"], steps_logged=(0, 10))  # unfinished
+    assert collect.main([str(tmp_path)]) == 0
+    captured = capsys.readouterr()
+    assert "collected 1 runs (1 unfinished left out; --partial includes them)" in captured.out
+    assert "left out (unfinished): seed=1" in captured.err
+    assert collect.main([str(tmp_path), "--partial"]) == 0
+    assert "left out" not in capsys.readouterr().err
