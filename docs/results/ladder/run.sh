@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# The composition ladder (issue #36): from the `small` preset back toward `tiny`, one change at a time.
+#
+#   bash docs/results/ladder/run.sh [RUNG ...]     # default: every rung, in the order below
+#
+# Each rung is one sweep: the changed key over its values (--grid), seeds 0 and 1, Δcolor 0.8 and 0.5,
+# 6,000 steps, naive prompting and over-prompting at every checkpoint. Rerun the same command at any
+# time: finished runs are skipped and interrupted ones resume from their last checkpoint (the runs,
+# with their checkpoints, live under $RUNS, default runs/ladder). After each rung its logs and sample
+# grids (no checkpoints) are copied to docs/results/ladder/<rung>/ and the table is remade:
+# docs/results/ladder/ladder.json and ladder.md (python -m fitting.ladder).
+#
+# Cost on 2 CPU cores, two runs at a time with one thread each: about 35 minutes per pair at 24 px
+# (1.8x that at 32 px), so a rung of 4 runs takes 70-80 minutes; a 3-hour session holds two rungs.
+set -euo pipefail
+cd "$(dirname "$0")/../../.."
+RUNS=${RUNS:-runs/ladder}
+DOCS=docs/results/ladder
+BASE=(--preset small --set steps=6000 --set protocols=overprompt --grid seed=0,1 --grid sep.color=0.8,0.5
+      --set "probe=$(realpath -m "$RUNS")/probe/{concepts}-{resolution}px" --executor local --max-parallel 2)
+
+declare -A RUNG=(
+  [base]=""                                           # small itself at 6,000 steps, with over-prompting
+  [resolution]="--grid resolution=16,20"              # the object's scale: 24 px composes, 16 px loses its color
+  [depth]="--grid channels=32,64"                     # tiny's 2-level net at 24 px
+  [ema]="--grid ema=0,0.995"                          # tiny's decay, and none (the official runs)
+  [ema-warmup]="--set ema_warmup=true"                # 0.999 with warm-up: a shorter lag early
+  [cfg-dropout]="--grid p_cfg=0.2"                    # tiny's classifier-free dropout
+  [clip]="--set clip=1.0 --set clip_scope=net"         # tiny's clipping: 1.0 over the network only
+  [lr]="--grid lr=0.0003"                             # a smaller learning rate
+  [images]="--grid per_class=512"                     # a quarter of the images per class
+  [resolution-32]="--grid resolution=32"              # the paper's resolution (1.8x the cost)
+)
+ORDER=(base resolution depth ema cfg-dropout clip ema-warmup lr images resolution-32)
+
+rungs=("$@")
+[[ ${#rungs[@]} -gt 0 ]] || rungs=("${ORDER[@]}")
+for rung in "${rungs[@]}"; do
+  [[ -v "RUNG[$rung]" ]] || { echo "unknown rung '$rung'; valid: ${ORDER[*]}" >&2; exit 2; }
+  # shellcheck disable=SC2086
+  python -m empirical.sweep "${BASE[@]}" ${RUNG[$rung]} --out "$RUNS/$rung"
+  for run in "$RUNS/$rung"/runs/*/; do
+    dest="$DOCS/$rung/$(basename "$run")"
+    mkdir -p "$dest"
+    cp "$run"/config.json "$run"/trajectories.csv "$run"/trajectories.meta.json "$run"/metrics.jsonl "$dest"/
+    cp -r "$run"/samples "$dest"/ 2>/dev/null || true
+    cp "$run"/stages.json "$run"/elicit/*.json "$dest"/ 2>/dev/null || true
+  done
+done
+mapfile -t logged < <(find "$DOCS" -mindepth 2 -maxdepth 3 -name trajectories.csv -not -path "*/evidence/*" -printf '%h\n' | sort)
+python -m fitting.ladder "${logged[@]}" --out "$DOCS/ladder.json" | grep '^|' > "$DOCS/ladder.md"
