@@ -15,6 +15,7 @@ from matplotlib import colormaps
 from matplotlib.cm import ScalarMappable
 from matplotlib.colors import Normalize
 from matplotlib.figure import Figure
+from matplotlib.text import Text
 
 from theory.files import atomic_write
 
@@ -59,11 +60,14 @@ def concept_space(
 
 
 def square(ax, concepts: Sequence[str], title: str = "") -> None:
-    """The unit square of a 2-concept space: limits, labels, and the class names at the corners."""
+    """The unit square of a 2-concept space: limits, labels, and the class names at the corners (inside the
+    square, clear of the tick labels and of a marker drawn on the corner)."""
     for corner in ((0, 0), (0, 1), (1, 0), (1, 1)):
         ax.annotate(
-            f"{corner[0]}{corner[1]}", corner, textcoords="offset points", color="0.4", fontsize=9,
-            xytext=(-14 if corner[0] == 0 else 5, -12 if corner[1] == 0 else 5),
+            f"{corner[0]}{corner[1]}", corner, textcoords="offset points", color="0.35", fontsize=8,
+            xytext=(9 if corner[0] == 0 else -9, 9 if corner[1] == 0 else -9),
+            ha="left" if corner[0] == 0 else "right", va="bottom" if corner[1] == 0 else "top", zorder=7,
+            bbox={"boxstyle": "round,pad=0.1", "fc": "white", "ec": "none", "alpha": 0.7},
         )
     ax.set(xlim=(-0.02, 1.02), ylim=(-0.02, 1.02), aspect="equal", title=title)
     ax.set_xlabel(f"z_{concepts[0]}")
@@ -84,6 +88,37 @@ def coordinates(ax, t: np.ndarray, paths: np.ndarray, values: Sequence[float], *
     ax.set(xlabel="model time t", ylabel="concept coordinate", ylim=(-0.02, 1.02))
     ax.legend(fontsize=8)
     ax.grid(alpha=0.25)
+
+
+def text_overlaps(fig: Figure, *, pad: float = 0.0) -> list[tuple[str, str]]:
+    """Pairs of visible, non-empty texts of a drawn figure whose boxes intersect, and texts that leave the figure
+    (paired with ``"<edge>"``): what a figure test asserts is empty. Tick labels outside the view are not drawn
+    and not counted."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = fig.canvas if isinstance(fig.canvas, FigureCanvasAgg) else FigureCanvasAgg(fig)
+    canvas.draw()  # lays the figure out (constrained layout included) as saving does
+    renderer = canvas.get_renderer()
+    ticks = [t for ax in fig.axes for axis in (ax.xaxis, ax.yaxis) for t in axis.get_major_ticks() + axis.get_minor_ticks()]
+    drawn = {id(t) for ax in fig.axes for axis in (ax.xaxis, ax.yaxis) for t in axis._update_ticks()}
+    hidden = {id(label) for t in ticks if id(t) not in drawn for label in (t.label1, t.label2)}  # outside the view
+    boxes, seen = [], set()
+    for text in fig.findobj(Text):
+        if not text.get_visible() or not text.get_text().strip() or id(text) in hidden | seen:
+            continue
+        seen.add(id(text))
+        box = text.get_window_extent(renderer).padded(pad)
+        if box.width > 0 and box.height > 0:
+            boxes.append((text.get_text(), box))
+    edge = fig.bbox
+    out = [(name, "<edge>") for name, box in boxes
+           if box.x0 < edge.x0 - 1 or box.y0 < edge.y0 - 1 or box.x1 > edge.x1 + 1 or box.y1 > edge.y1 + 1]
+    for i, (a, box_a) in enumerate(boxes):
+        for b, box_b in boxes[i + 1:]:
+            if box_a.overlaps(box_b) and min(box_a.x1, box_b.x1) - max(box_a.x0, box_b.x0) > 0.5 \
+                    and min(box_a.y1, box_b.y1) - max(box_a.y0, box_b.y0) > 0.5:
+                out.append((a, b))
+    return out
 
 
 def subplots(nrows: int = 1, ncols: int = 1, **kwargs):

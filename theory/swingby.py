@@ -140,13 +140,13 @@ def figure(sims: Sequence[SimRun], path: Path, title: str) -> Path:
         own = coordinates(task, sim.w, task.centre(p))[:, p]
         axes[1].plot(sim.t, own, ":", color=f"C{p}", lw=1)
     axes[1].axhline(1, color="0.6", lw=0.8)
-    axes[1].set(xlabel="model time t", ylabel="(W x)_p / mu_p", title=f"concept coordinates{'' if one else ' of ' + sim.run} "
+    axes[1].set(xlabel="model time t", ylabel="(W x)_p / mu_p", title=f"concept coordinates{'' if one else ' of ' + sim.run}\n"
                 "(dotted: at the cluster's own centre)")
     axes[1].legend(fontsize=7)
     for i, j in itertools.permutations(range(task.s), 2):
         if i < j:
             axes[2].plot(sim.t, sim.w[:, i, j], "-", lw=1.2, label=f"w{i + 1}{j + 1}")
-    axes[2].set(xlabel="model time t", ylabel="off-diagonal entry", title="the swing: off-diagonal entries grow, then are suppressed")
+    axes[2].set(xlabel="model time t", ylabel="off-diagonal entry", title="the swing: off-diagonal entries\ngrow, then are suppressed")
     axes[2].legend(fontsize=7, ncol=2)
     for ax in axes:
         ax.grid(alpha=0.25)

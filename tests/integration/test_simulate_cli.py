@@ -227,3 +227,32 @@ def test_bad_sim_parameters_exit_2(tmp_path, capsys, argv, match):
     assert main([*argv, "--out", str(tmp_path)]) == 2
     assert match in capsys.readouterr().err
     assert not (tmp_path / "trajectories.csv").exists()
+
+
+def test_the_main_jobs_figures_have_no_text_over_text_or_past_the_edge(tmp_path, monkeypatch):
+    """Corner labels, ticks, titles, legends and colorbars: no two text boxes intersect, none leaves the figure."""
+    from theory import plot
+
+    drawn, save = [], plot.save
+
+    def keep(fig, path, **kwargs):
+        drawn.append((path.name, fig))
+        return save(fig, path, **kwargs)
+
+    monkeypatch.setattr(plot, "save", keep)
+    assert main(["--out", str(tmp_path)]) == 0
+    assert {name for name, _ in drawn} == {"fig5.png", "fig9b.png", "notebook.png", "swingby3.png", "swingby4.png"}
+    for name, fig in drawn:
+        assert plot.text_overlaps(fig) == [], name
+
+
+def test_the_overlap_check_finds_overlaps():
+    from theory import plot
+
+    fig, ax = plot.subplots(figsize=(3, 3))
+    ax.text(0.5, 0.5, "one label", transform=ax.transAxes)
+    ax.text(0.52, 0.5, "another label", transform=ax.transAxes)
+    ax.set_title("a title far too long for a figure three inches wide, running off its edge")
+    found = plot.text_overlaps(fig)
+    assert ("one label", "another label") in found
+    assert any(b == "<edge>" and a.startswith("a title far too long") for a, b in found)
