@@ -61,10 +61,8 @@ def _unpack(theta: NDArray, d: int) -> tuple[NDArray, NDArray, NDArray]:
 
 def _simulate(theta: NDArray, u: NDArray, d: int) -> NDArray:
     a, m, u0 = _unpack(theta, d)
-    grid = np.concatenate([[0.0], u]) if u[0] > 0 else u
-    w = two_layer(a, grid, u0, rtol=1e-7, atol=1e-9)
-    z = (w @ m) / m
-    return z[1:] if u[0] > 0 else z
+    w = two_layer(a, u, u0, rtol=1e-7, atol=1e-9)  # U(0) is the state at time 0, whatever the grid's first time
+    return (w @ m) / m
 
 
 def _bounds(d: int) -> tuple[NDArray, NDArray]:

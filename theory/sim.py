@@ -29,6 +29,14 @@ loss is 1/2 ||W x_hat - x_hat||^2.
   at x_hat can swing toward a training cluster and back ("swing-by"), while the training loss falls
   monotonically.
 
+**Two conventions of the authors' figure scripts** (FFTYYY/ConceptDynamics-code, read for facts only):
+their flow uses the signal squared, A^2 (``signal="a2"``), where gradient descent on the data gives A
+(``signal="a"``, the default: the paper's printed equations); and their start is U(0) uniform in
+[0, scale) (``start="uniform-positive"``, every entry positive) where the default draws it Gaussian
+(``start="gaussian"``: entries N(0, scale^2 / d), off-diagonals of either sign). A rise of the OOD loss
+needs a positive off-diagonal start, so the start law sets how often multiple descent happens
+(docs/theory.md has the rates).
+
 **Concept space.** Coordinate p of the model's output at an input, divided by mu_p. The trained
 target is 1 for the concepts present and 0 for the others. A swing can overshoot, so coordinates are
 not confined to [0, 1].
@@ -46,6 +54,9 @@ from numpy.typing import NDArray
 
 from theory import dopri
 from theory.integrate import capped_ivp
+
+SIGNALS = ("a", "a2")  # the flow's rates: the signal (the printed equations) or its square (the authors' scripts)
+STARTS = ("gaussian", "uniform-positive")  # U(0): N(0, scale^2/d), or uniform in [0, scale) (the authors' scripts)
 
 
 @dataclass(frozen=True)
@@ -97,11 +108,24 @@ class Task:
         x[p] = self.mu[p]
         return x
 
-    def initial(self, scale: float = 0.1, seed: int = 0) -> NDArray[np.float64]:
-        """(d, d) a start U(0) of the two-layer model, entries N(0, scale^2 / d); W(0) = U(0) U(0)^T."""
+    def initial(self, scale: float = 0.1, seed: int = 0, start: str = "gaussian") -> NDArray[np.float64]:
+        """(d, d) a start U(0) of the two-layer model (W(0) = U(0) U(0)^T): entries N(0, scale^2 / d)
+        (``gaussian``), or uniform in [0, scale) (``uniform-positive``, the authors' scripts)."""
         if not (np.isfinite(scale) and scale >= 0):
             raise ValueError(f"scale={scale}: the initial scale must be finite and >= 0")
-        return scale * np.random.default_rng(seed).standard_normal((self.d, self.d)) / np.sqrt(self.d)
+        rng = np.random.default_rng(seed)
+        if start == "gaussian":
+            return scale * rng.standard_normal((self.d, self.d)) / np.sqrt(self.d)
+        if start == "uniform-positive":
+            return rng.uniform(0, scale, (self.d, self.d))
+        raise ValueError(f"start={start!r}: valid: {', '.join(STARTS)}")
+
+    def rates(self, signal: str = "a") -> NDArray[np.float64]:
+        """(d,) the rates the flow runs at: the signal a (``a``, the printed equations) or a^2 (``a2``, the
+        authors' figure scripts)."""
+        if signal not in SIGNALS:
+            raise ValueError(f"signal={signal!r}: valid: {', '.join(SIGNALS)}")
+        return self.signal ** (2 if signal == "a2" else 1)
 
     def sample(self, n: int, seed: int = 0) -> NDArray[np.float64]:
         """(s * n, d) training inputs: n draws from each cluster (the targets are the inputs themselves)."""
@@ -124,11 +148,11 @@ def _check(task: Task, t: Sequence[float], w0: NDArray) -> tuple[NDArray, NDArra
     return t, w0
 
 
-def sim1(task: Task, t: Sequence[float], w0: NDArray) -> NDArray[np.float64]:
-    """(T, d, d) W(t) of the one-layer model: I + (W(0) - I) exp(-A t), exactly."""
+def sim1(task: Task, t: Sequence[float], w0: NDArray, *, signal: str = "a") -> NDArray[np.float64]:
+    """(T, d, d) W(t) of the one-layer model: I + (W(0) - I) exp(-A t), exactly (A^2 with ``signal="a2"``)."""
     t, w0 = _check(task, t, w0)
     eye = np.eye(task.d)
-    return eye + (w0 - eye)[None] * np.exp(-np.outer(t, task.signal))[:, None, :]
+    return eye + (w0 - eye)[None] * np.exp(-np.outer(t, task.rates(signal)))[:, None, :]
 
 
 def flow(w: NDArray, a: NDArray) -> NDArray[np.float64]:
@@ -138,21 +162,27 @@ def flow(w: NDArray, a: NDArray) -> NDArray[np.float64]:
     return wa + aw - 0.5 * (a[:, None] * w2 + w2 * a[None, :] + 2 * (wa @ w))
 
 
-def sim2(task: Task, t: Sequence[float], u0: NDArray, *, rtol: float = 1e-9, atol: float = 1e-12) -> NDArray[np.float64]:
-    """(T, d, d) W(t) = U(t) U(t)^T of the symmetric two-layer model from U(0) = ``u0`` (DOP853, capped steps).
+def sim2(task: Task, t: Sequence[float], u0: NDArray, *, signal: str = "a", rtol: float = 1e-9,
+         atol: float = 1e-12) -> NDArray[np.float64]:
+    """(T, d, d) W(t) = U(t) U(t)^T of the symmetric two-layer model from U(0) = ``u0`` at time 0 (DOP853, capped
+    steps); ``signal="a2"`` runs it at the rates A^2 of the authors' scripts.
 
     U is integrated, dU/dt = -1/2 G U with G = (W - I) A + A (W - I), which moves W = U U^T exactly by
     :func:`flow` and keeps it positive semi-definite (integrating W itself, a negative eigenvalue from round-off
     would blow up in finite time).
     """
     t, u0 = _check(task, t, u0)
-    return two_layer(task.signal, t, u0, rtol=rtol, atol=atol)
+    return two_layer(task.rates(signal), t, u0, rtol=rtol, atol=atol)
 
 
 def two_layer(a: NDArray, t: NDArray, u0: NDArray, *, rtol: float = 1e-9, atol: float = 1e-12) -> NDArray[np.float64]:
-    """(T, d, d) W(t) of the two-layer flow for signals ``a`` (d,) at times ``t`` from U(0) = ``u0``: :func:`sim2`
-    without a Task (the fits of fitting.sim_fit give the signals directly, per step)."""
+    """(T, d, d) W(t) of the two-layer flow for signals ``a`` (d,) at times ``t`` (>= 0) from U(0) = ``u0`` at time 0,
+    as sim1 counts time: a grid that starts later is reached by integrating from 0 (:func:`sim2` without a Task;
+    the fits of fitting.sim_fit give the signals directly, per step)."""
     a = np.asarray(a, dtype=float)
+    t = np.asarray(t, dtype=float)
+    if t[0] > 0:  # the start is the state at time 0, not at the grid's first time
+        return two_layer(a, np.r_[0.0, t], u0, rtol=rtol, atol=atol)[1:]
     d, eye = a.size, np.eye(a.size)
 
     def rhs(_, y):
@@ -185,6 +215,27 @@ def ood_loss(task: Task, w: NDArray) -> NDArray[np.float64]:
 def coordinates(task: Task, w: NDArray, x: NDArray) -> NDArray[np.float64]:
     """(T, s) concept-space coordinates of the output at input x: (W x)_p / mu_p for each concept p."""
     return (np.asarray(w) @ np.asarray(x, dtype=float))[..., : task.s] / np.array(task.mu)
+
+
+def plateau(t: NDArray, y: NDArray, *, rel: float = 0.05, floor: float = 0.01) -> float:
+    """The longest time a curve stays within ``rel`` of where it entered a stretch, while above ``floor`` times
+    its start: a loss stuck above zero (the SIM's failure mode) plateaus for most of the run."""
+    t, y = np.asarray(t, dtype=float), np.asarray(y, dtype=float)
+    longest = 0.0
+    for i in np.flatnonzero(y >= floor * y[0]):
+        away = np.flatnonzero((np.abs(y[i:] - y[i]) > rel * abs(y[i])) | (y[i:] < floor * y[0]))
+        end = i + (away[0] if away.size else y.size - i) - 1
+        longest = max(longest, float(t[end] - t[i]))
+    return longest
+
+
+def learned_order(t: NDArray, w: NDArray, s: int, level: float = 0.5) -> list[int]:
+    """The concepts (0-based) in the order their diagonal entry w_pp first reaches ``level``; never: last."""
+    first = []
+    for p in range(s):
+        hit = np.flatnonzero(np.asarray(w)[:, p, p] >= level)
+        first.append(float(t[hit[0]]) if hit.size else np.inf)
+    return sorted(range(s), key=lambda p: first[p])
 
 
 def rises(y: NDArray, *, prominence: float = 1e-3) -> int:

@@ -10,6 +10,9 @@ concept-space figure into runs/theory/<preset>/:
   swingby3  the structured identity mapping (Yang et al., ICLR 2025), 3 concepts: the OOD loss falls, rises
             twice and falls (triple descent) while the training loss falls (figure: losses and the swing)
   swingby4  the same with 4 concepts (two rises; no quadruple descent found in the seeds scanned)
+  swingby-fig5, -fig8, -fig9, -fig10
+            the swing-by paper's figures with the settings its authors made them with (signal squared,
+            a positive start): one rise, triple descent, quadruple descent, the failure mode's plateau
 
 One model, with parameters and sweeps (a sweep of several flags is their product):
 
@@ -18,6 +21,7 @@ One model, with parameters and sweeps (a sweep of several flags is their product
   python -m theory.simulate --model eq1 --concepts color,size,shape --param z_bias=0,1,1
   python -m theory.simulate --energy "lam/2*(z1 - sigmoid(t - 5))**2 + (z2 - 1)**2/2" --param lam=2
   python -m theory.simulate --model sim2 --param mu=1,1.5,2.2 --param scale=0.1 --sweep seed=0,1,62
+  python -m theory.simulate --model sim2 --param mu=1,1.7,2.25 --param signal=a2 --param start=uniform-positive
 
 Vector parameters take one value per concept, comma-separated (a single value is used for every
 concept); NAME_i addresses entry i (1-based), e.g. --param t_switch_1=8 or --sweep z_bias_1=0,0.5.
@@ -81,7 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="class label written to the log (default 11; --class is an alias)")
     parser.add_argument("--t-end", type=float, default=None, metavar="T", help="end of model time (default 25)")
     parser.add_argument("--points", type=int, default=None, metavar="N",
-                        help="output points, linspace(0, T, N) (default 200; the swing-by presets 1601)")
+                        help="output points, linspace(0, T, N) (default 200; swingby3 and swingby4 501, the swing-by figure presets 1001)")
     parser.add_argument("--method", choices=["auto", "exact", "dopri", "stacked", "loop"], default="auto",
                         help="integrator (default auto: exact quadrature where the flow is linear in z, as for eq1, "
                              f"eq2 and notebook; else stacked below {AUTO_DOPRI_FROM} trajectories, else dopri)")

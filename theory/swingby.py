@@ -9,9 +9,14 @@ swing can overshoot, so the raw value is kept in ``raw_<concept>``, and the loss
 ``train_loss`` and ``ood_loss``. config.json says how often the OOD loss rose again (``ood_rises``)
 and whether the training loss ever rose (``train_monotone``).
 
-The presets are seed-tuned, as the paper's own multiple-descent examples are: from random starts
-most seeds give one rise or none (docs/theory.md has the scan), so each preset names the start that
-shows the phenomenon, and the scan that found it.
+Two kinds of preset. ``swingby-fig5``, ``-fig8``, ``-fig9`` and ``-fig10`` are the settings the
+swing-by paper's figures were made with (the authors' scripts: their cluster norms and spreads, the
+signal squared in the flow, U(0) uniform in [0, 0.1) or [0, 0.2), t = 100 or 20 for 10,000 or 2,000
+Euler steps of 0.01): one rise of the OOD loss (Fig. 5), two (triple descent, Fig. 8), three
+(quadruple descent, Fig. 9), and a plateau above zero, the failure mode (Fig. 10). Each names a start
+of our own generator that shows the figure's shape; docs/theory.md gives how often random starts do,
+under both conventions. ``swingby3`` and ``swingby4`` follow the printed equations (signal a, Gaussian
+start) and are seed-tuned: from such starts multiple descent is rare.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ import numpy as np
 
 from theory import cli, plot
 from theory.cli import UsageError
-from theory.sim import Task, coordinates, ood_loss, rises, sim1, sim2, train_loss
+from theory.sim import SIGNALS, STARTS, Task, coordinates, learned_order, ood_loss, plateau, rises, sim1, sim2, train_loss
 from theory.trajectory import Trajectory
 
 SIM_MODELS = ("sim1", "sim2")
@@ -36,6 +41,11 @@ SIM_PARAMS = {
     "d": ((0.0,), "ambient dimension, >= s (0: d = s)"),
     "scale": ((0.1,), "scale of the random start (U(0) for sim2, W(0) for sim1): entries N(0, scale^2/d)"),
     "seed": ((0.0,), "seed of the random start"),
+}
+# --param names that take a word, not numbers: choices (the default first), meaning
+SIM_CHOICES = {
+    "signal": (SIGNALS, "the flow's rates: a = mu^2/s + sigma^2 (the printed equations) or a2 = a^2 (the authors' scripts)"),
+    "start": (STARTS, "U(0): gaussian N(0, scale^2/d), or uniform-positive in [0, scale) (the authors' scripts)"),
 }
 MAX_DIM = 64
 
@@ -55,6 +65,8 @@ class SimPreset:
     t_end: float
     points: int
     scan: str = ""  # how the seed was found
+    signal: str = "a"
+    start: str = "gaussian"
 
 
 SIM_PRESETS = {
@@ -68,6 +80,21 @@ SIM_PRESETS = {
         "8 of seeds 0-599 give two rises at scale 0.5, none three (a quadruple descent); seed 143 has the clearest "
         "(each rise over 10% of the loss's range)"),
 }
+FIGURES = {  # the swing-by paper's figure settings, from the authors' scripts: mu, sigma, d, scale, t_end, what it shows
+    "5": ((1.0, 1.5), 0.05, 3, 0.2, 20.0, "2 concepts in 3 dimensions: the OOD output swings toward a training "
+                                            "cluster and back (one rise of the OOD loss)"),
+    "8": ((1.0, 1.7, 2.25), (0.5, 0.25, 0.25), 3, 0.1, 100.0, "3 concepts: triple descent (two rises)"),
+    "9": ((1.0, 1.5, 2.2, 2.7), 0.05, 4, 0.1, 100.0, "4 concepts: quadruple descent (three rises)"),
+    "10": ((0.7, 1.7, 3.0), 0.05, 3, 0.1, 100.0, "the failure mode: the weakest concept is learned so slowly that "
+                                                   "the OOD loss plateaus above zero"),
+}
+FIGURE_SEEDS = {"5": 1, "8": 2, "9": 4, "10": 0}  # starts of numpy's default_rng that show each figure's shape (the first in 0-59)
+for _fig, (_mu, _sigma, _d, _scale, _t_end, _what) in FIGURES.items():
+    SIM_PRESETS[f"swingby-fig{_fig}"] = SimPreset(
+        f"swingby-fig{_fig}", f"SIM two-layer model as the swing-by paper's Fig. {_fig} (mu = {', '.join(f'{m:g}' for m in _mu)}; "
+        f"signal a^2, U(0) uniform in [0, {_scale:g})): {_what}", "sim2", _mu, _sigma, _d, _scale, FIGURE_SEEDS[_fig],
+        _t_end, 1001, "the authors' settings; docs/theory.md: how often random starts give the shape", "a2",
+        "uniform-positive")
 
 
 @dataclass
@@ -90,18 +117,25 @@ class SimRun:
     def ood(self) -> np.ndarray:
         return ood_loss(self.task, self.w)
 
+    signal: str = "a"
+    start: str = "gaussian"
+
     def summary(self) -> dict:
-        train = self.train
+        train, ood = self.train, self.ood
         return {"run": self.run, "model": self.model, "mu": list(self.task.mu), "sigma": list(self.task.sigma),
                 "d": self.task.d, "scale": self.scale, "seed": self.seed, "signal": self.task.signal[: self.task.s].tolist(),
-                "ood_rises": rises(self.ood), "train_monotone": bool(np.all(np.diff(train) <= 1e-12 * max(train[0], 1)))}
+                "rates": self.signal, "start": self.start, "ood_rises": rises(ood),
+                "ood_plateau": plateau(self.t, ood), "ood_final": float(ood[-1]),
+                "learned_order": learned_order(self.t, self.w, self.task.s),
+                "train_monotone": bool(np.all(np.diff(train) <= 1e-12 * max(train[0], 1)))}
 
 
-def simulate(model: str, task: Task, scale: float, seed: int, t: np.ndarray, run: str = "") -> SimRun:
-    """W(t) of sim1 (closed form, from W(0)) or sim2 (integrated, from U(0))."""
-    start = task.initial(scale, seed)
-    w = sim1(task, t, start) if model == "sim1" else sim2(task, t, start)
-    return SimRun(run, task, model, scale, seed, t, w)
+def simulate(model: str, task: Task, scale: float, seed: int, t: np.ndarray, run: str = "", *, signal: str = "a",
+             start: str = "gaussian") -> SimRun:
+    """W(t) of sim1 (closed form, from W(0)) or sim2 (integrated, from U(0)), under the given conventions."""
+    first = task.initial(scale, seed, start)
+    w = sim1(task, t, first, signal=signal) if model == "sim1" else sim2(task, t, first, signal=signal)
+    return SimRun(run, task, model, scale, seed, t, w, signal, start)
 
 
 def labels(s: int) -> list[tuple[str, np.ndarray | None]]:
@@ -121,6 +155,10 @@ def trajectories(sim: SimRun) -> list[Trajectory]:
     return out
 
 
+def _rises(n: int) -> str:
+    return f"{n} rise" + ("" if n == 1 else "s")
+
+
 def figure(sims: Sequence[SimRun], path: Path, title: str) -> Path:
     """Losses over time (OOD and training), the probe's concept coordinates, and the off-diagonal entries."""
     fig, axes = plot.subplots(1, 3, figsize=(16.5, 4.6), layout="constrained")
@@ -129,8 +167,9 @@ def figure(sims: Sequence[SimRun], path: Path, title: str) -> Path:
         tag = "" if one else f" {sim.run}"
         axes[0].plot(sim.t, sim.ood, "-", color="tab:red" if one else f"C{k}", lw=1.8, label=f"OOD loss (x_hat){tag}")
         axes[0].plot(sim.t, sim.train, "--", color="k" if one else f"C{k}", lw=1.2, label=f"training loss{tag}")
-    axes[0].set(yscale="log", xlabel="model time t", ylabel="loss",
-                title="OOD loss: " + ", ".join(f"{s.summary()['ood_rises']} rises" for s in sims[:4]))
+    floor = 1e-10 * max(float(np.max(sim.ood)) for sim in sims)  # below it, round-off noise on a log axis
+    axes[0].set(yscale="log", xlabel="model time t", ylabel="loss", ylim=(floor, None),
+                title="OOD loss: " + ", ".join(_rises(s.summary()['ood_rises']) for s in sims[:4]))
     axes[0].legend(fontsize=7)
     sim = sims[0]
     task = sim.task
@@ -150,6 +189,10 @@ def figure(sims: Sequence[SimRun], path: Path, title: str) -> Path:
     axes[2].legend(fontsize=7, ncol=2)
     for ax in axes:
         ax.grid(alpha=0.25)
+        if sims[0].t[-1] >= 50:  # long runs (the figure presets, t = 100): the rises are early, as the authors drew them
+            ax.set_xscale("symlog", linthresh=1.0)
+            ax.set_xlim(0, sims[0].t[-1])
+            ax.set_xlabel("model time t (linear to 1, then log)")
     fig.suptitle(title, fontsize=10)
     return plot.save(fig, path)
 
@@ -157,15 +200,24 @@ def figure(sims: Sequence[SimRun], path: Path, title: str) -> Path:
 def preset_runs(name: str, t_end: float | None, points: int | None) -> tuple[list[SimRun], SimPreset]:
     """The simulation of a SIM preset (--t-end and --points override its own)."""
     p = SIM_PRESETS[name]
-    t = np.linspace(0, t_end or p.t_end, points or p.points)
-    return [simulate(p.model, Task(p.mu, p.sigma, p.d), p.scale, p.seed, t, run=f"seed={p.seed}")], p
+    end, n = t_end or p.t_end, points or p.points
+    # long runs change fastest early: their output times are spaced evenly to t = 1, then logarithmically
+    t = np.linspace(0, end, n) if end < 50 else np.unique(np.r_[np.linspace(0, 1, n // 5), np.geomspace(1, end, n - n // 5)])
+    return [simulate(p.model, Task(p.mu, p.sigma, p.d), p.scale, p.seed, t, run=f"seed={p.seed}", signal=p.signal,
+                     start=p.start)], p
 
 
 def model_runs(model: str, params: Sequence[str], sweeps: Sequence[str], t: np.ndarray) -> list[SimRun]:
     """The runs of ``--model sim1|sim2`` with --param and --sweep (a sweep of several flags is their product)."""
     values = {k: list(v) for k, (v, _) in SIM_PARAMS.items()}
+    words = {k: choices[0] for k, (choices, _) in SIM_CHOICES.items()}
     for item in params:
         name, text = cli.assignment(item, "--param")
+        if name in SIM_CHOICES:
+            if text not in SIM_CHOICES[name][0]:
+                raise UsageError(f"--param {name}={text}: valid: {', '.join(SIM_CHOICES[name][0])}")
+            words[name] = text
+            continue
         values[_name(name, "--param")] = cli.numbers(text, "--param", name)
     swept = []
     for item in sweeps:
@@ -183,13 +235,15 @@ def model_runs(model: str, params: Sequence[str], sweeps: Sequence[str], t: np.n
         if seed != int(seed) or not 0 <= seed < 2**32:
             raise UsageError(f"seed={seed:g}: a seed is an integer in [0, 2**32)")
         run = ",".join(f"{name}={x:g}" for (name, _), x in zip(swept, combo)) or model
-        runs.append(simulate(model, task, scale, int(seed), t, run=run))
+        runs.append(simulate(model, task, scale, int(seed), t, run=run, **words))
     return runs
 
 
 def _name(name: str, flag: str) -> str:
     if name not in SIM_PARAMS:
-        raise UsageError(f"{flag} {name}: the SIM models have no parameter {name!r}; valid: {', '.join(SIM_PARAMS)}")
+        valid = ", ".join([*SIM_PARAMS, *SIM_CHOICES])
+        hint = f" ({name} takes a word: --param {name}=WORD, not a sweep)" if name in SIM_CHOICES else ""
+        raise UsageError(f"{flag} {name}: the SIM models have no parameter {name!r} to give numbers to; valid: {valid}{hint}")
     return name
 
 
@@ -209,4 +263,6 @@ def help_text() -> str:
              "symmetric two-layer model (integrated); log: x_hat as class 11..1, the clusters one-hot"]
     for name, (default, doc) in SIM_PARAMS.items():
         lines.append(f"    {name:<9} = {','.join(f'{x:g}' for x in default):<9} {doc}")
+    for name, (choices, doc) in SIM_CHOICES.items():
+        lines.append(f"    {name:<9} = {choices[0]:<9} {doc}")
     return "\n".join(lines)

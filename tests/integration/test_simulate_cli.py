@@ -214,6 +214,16 @@ def test_sim_models_take_params_and_sweeps(tmp_path):
     np.testing.assert_allclose(one["111"].z, 1 - np.exp(-np.outer(one["111"].step, a)), atol=1e-9)
 
 
+def test_sim_conventions_are_params_and_land_in_the_config(tmp_path):
+    argv = ["--model", "sim2", "--param", "mu=1,1.7,2.25", "--param", "sigma=0.5,0.25,0.25", "--param", "seed=2",
+            "--param", "start=uniform-positive", "--t-end", "100", "--points", "1001"]
+    assert main([*argv, "--param", "signal=a2", "--out", str(tmp_path / "a2")]) == 0
+    assert main([*argv, "--out", str(tmp_path / "a")]) == 0
+    squared, plain = (json.loads((tmp_path / k / "config.json").read_text())["runs"][0] for k in ("a2", "a"))
+    assert (squared["rates"], squared["start"], plain["rates"]) == ("a2", "uniform-positive", "a")
+    assert (squared["ood_rises"], plain["ood_rises"]) == (2, 1)  # triple descent needs the squared signal here
+
+
 @pytest.mark.parametrize("argv, match", [
     (["--model", "sim2", "--param", "nu=1"], "no parameter 'nu'"),
     (["--model", "sim2", "--sweep", "mu=1,2"], "mu is a vector"),
@@ -222,6 +232,9 @@ def test_sim_models_take_params_and_sweeps(tmp_path):
     (["--model", "sim2", "--param", "scale=-1"], "scale=-1.0: the initial scale"),
     (["--model", "sim2", "--param", "mu=1,-2"], "positive, finite cluster norm"),
     (["--model", "sim1", "--concepts", "a,b"], "names its concepts c1, c2"),
+    (["--model", "sim2", "--param", "signal=a3"], "--param signal=a3: valid: a, a2"),
+    (["--model", "sim2", "--param", "start=positive"], "--param start=positive: valid: gaussian, uniform-positive"),
+    (["--model", "sim2", "--sweep", "signal=1,2"], "signal takes a word: --param signal=WORD, not a sweep"),
 ])
 def test_bad_sim_parameters_exit_2(tmp_path, capsys, argv, match):
     assert main([*argv, "--out", str(tmp_path)]) == 2
@@ -241,7 +254,8 @@ def test_the_main_jobs_figures_have_no_text_over_text_or_past_the_edge(tmp_path,
 
     monkeypatch.setattr(plot, "save", keep)
     assert main(["--out", str(tmp_path)]) == 0
-    assert {name for name, _ in drawn} == {"fig5.png", "fig9b.png", "notebook.png", "swingby3.png", "swingby4.png"}
+    assert {name for name, _ in drawn} == {"fig5.png", "fig9b.png", "notebook.png", "swingby3.png", "swingby4.png",
+                                           *(f"swingby-fig{f}.png" for f in (5, 8, 9, 10))}
     for name, fig in drawn:
         assert plot.text_overlaps(fig) == [], name
 

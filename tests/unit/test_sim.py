@@ -143,3 +143,95 @@ def test_sim2_stays_positive_semidefinite_from_a_rank_one_start():
     task = Task((1.0, 1.5, 2.2), 0.05)
     w = sim2(task, np.linspace(0, 120, 61), np.full((3, 3), 0.01))
     assert np.all(np.isfinite(w)) and np.linalg.eigvalsh(w).min() > -1e-9
+
+
+# -- the swing-by figures as their authors made them (signal squared, a positive start) ------------------------
+
+
+def logged(folder, name):
+    """(t, OOD loss, {concept index: w_pp}) from a preset's log: the one-hot classes' raw coordinate p is w_pp."""
+    from theory.trajectory import read_csv
+
+    trajs = read_csv(folder / name / "trajectories.csv")
+    ood = np.array([float(v) for v in trajs[0].extra["ood_loss"]])
+    diag = {t.label.index("1"): np.array([float(v) for v in t.extra[f"raw_c{t.label.index('1') + 1}"]])
+            for t in trajs if t.label.count("1") == 1}
+    return trajs[0].step, ood, diag
+
+
+def test_the_figure_presets_show_their_figures_shapes_on_the_logged_curves(tmp_path):
+    from theory.sim import plateau, rises
+    from theory.simulate import main
+    from theory.swingby import FIGURES
+
+    names = [f"swingby-fig{f}" for f in FIGURES]
+    assert main(["--out", str(tmp_path), *[a for n in names for a in ("--preset", n)]]) == 0
+    for fig, want in (("5", 1), ("8", 2), ("9", 3)):  # rises of the OOD loss: descents - 1
+        t, ood, diag = logged(tmp_path, f"swingby-fig{fig}")
+        assert rises(ood) == want, fig
+        mu = FIGURES[fig][0]
+        crossing = {p: t[np.argmax(w >= 0.5)] for p, w in diag.items()}
+        assert sorted(crossing, key=crossing.get) == sorted(range(len(mu)), key=lambda p: -mu[p]), fig  # by mu
+    t, ood, diag = logged(tmp_path, "swingby-fig10")  # the failure mode: stuck above zero
+    assert plateau(t, ood) > 0.5 * t[-1] and ood[-1] > 0.2 and diag[0].max() < 0.1  # mu = 0.7 never learned
+
+
+def test_the_conventions_change_the_shape_as_the_issue_measured():
+    """Same start, the printed equations' signal a: Fig. 5's rise and Fig. 8's second rise go, Fig. 10's plateau ends."""
+    from theory.sim import plateau
+    from theory.swingby import FIGURE_SEEDS, FIGURES, simulate
+
+    def summary(fig, signal):
+        mu, sigma, d, scale, t_end, _ = FIGURES[fig]
+        t = np.linspace(0, t_end, 2001)
+        run = simulate("sim2", Task(mu, sigma, d), scale, FIGURE_SEEDS[fig], t, signal=signal, start="uniform-positive")
+        return run.summary() | {"plateau": plateau(t, run.ood), "t_end": t_end}
+
+    assert (summary("5", "a2")["ood_rises"], summary("5", "a")["ood_rises"]) == (1, 0)
+    assert (summary("8", "a2")["ood_rises"], summary("8", "a")["ood_rises"]) == (2, 1)
+    stuck, learned = summary("10", "a2"), summary("10", "a")
+    assert stuck["plateau"] > 0.8 * stuck["t_end"] and learned["plateau"] < 0.3 * learned["t_end"]
+    assert stuck["ood_final"] > 0.2 > 1e-6 > learned["ood_final"]
+
+
+def test_the_start_laws_and_signal_conventions():
+    task = Task((1.0, 1.7, 2.25), (0.5, 0.25, 0.25))
+    u = task.initial(0.1, 3, "uniform-positive")
+    assert u.shape == (3, 3) and u.min() >= 0 and u.max() < 0.1
+    g = task.initial(0.1, 3)
+    assert g.min() < 0 < g.max()  # Gaussian: off-diagonals of either sign
+    np.testing.assert_allclose(task.rates("a2"), task.signal ** 2)
+    with pytest.raises(ValueError, match="start='uniform': valid: gaussian, uniform-positive"):
+        task.initial(0.1, 0, "uniform")
+    with pytest.raises(ValueError, match="signal='a3': valid: a, a2"):
+        task.rates("a3")
+
+
+def test_sim2_counts_time_from_zero_whatever_the_grid_starts_at():
+    task = Task((1.0, 1.5, 2.2))
+    u0 = task.initial(0.1, 0, "uniform-positive")
+    whole = sim2(task, np.linspace(0, 10, 101), u0)
+    late = sim2(task, np.linspace(5, 10, 51), u0)  # the same start at time 0: W(5..10) of the same path
+    np.testing.assert_allclose(late, whole[50:], atol=1e-8)
+    np.testing.assert_allclose(sim1(task, [5.0], u0 @ u0.T), sim1(task, np.linspace(0, 5, 6), u0 @ u0.T)[-1:])
+
+
+def test_the_u_flow_stays_finite_where_euler_on_w_diverges():
+    """The scripts' integrator (Euler on W, step 0.01, t = 100) blows up from many positive starts of the
+    triple-descent setting; integrating U keeps W = U U^T positive semi-definite and finite."""
+    from theory.sim import flow
+
+    task = Task((1.0, 1.7, 2.25), (0.5, 0.25, 0.25))
+    a, blew_up = task.rates("a2"), []
+    for seed in range(20):
+        u0 = task.initial(0.1, seed, "uniform-positive")
+        w = u0 @ u0.T
+        with np.errstate(all="ignore"):
+            for _ in range(10_000):
+                w = w + 0.01 * flow(w, a)
+        if not np.all(np.isfinite(w)):
+            blew_up.append(seed)
+    assert len(blew_up) >= 5
+    for seed in blew_up:
+        path = sim2(task, np.linspace(0, 100, 201), task.initial(0.1, seed, "uniform-positive"), signal="a2")
+        assert np.all(np.isfinite(path)) and np.abs(path[-1] - np.eye(3)).max() < 1e-6
