@@ -10,6 +10,7 @@ Every run of a sweep shares one probe per (concepts, resolution): ``DIR/probe/<c
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import itertools
 import shlex
 import sys
@@ -22,6 +23,7 @@ from empirical.config import TrainConfig, make_config
 from theory import cli
 from theory.files import read_json, write_json
 
+MAX_NAME = 240  # bytes of a run folder's name (most file systems allow 255)
 PROBE = "probe/{concepts}-{resolution}px"  # inside the sweep folder
 STATE = "stages.json"
 # --then steps: the command each runs on a run folder ({run}), extra arguments appended
@@ -120,13 +122,23 @@ def expand(preset: str, grid: Sequence[tuple[str, list[str]]], sets: Sequence[st
         except ValueError as err:
             where = ", ".join(f"{k}={v}" for k, v in values)
             raise ValueError(f"run {where or '(the only one)'}: {err}") from None
-        name = ",".join(f"{k}={v.replace(',', '-').replace('/', '_')}" for k, v in values) or "run"
+        name = folder_name(values)
         key = tuple(sorted((k, repr(v)) for k, v in cfg.to_json().items()))
         if key in seen:
             raise ValueError(f"--grid: runs {seen[key]} and {name} have the same config (the same value written twice?)")
         seen[key] = name
         runs.append(RunSpec(name, values, overrides, cfg))
     return runs
+
+
+def folder_name(values: Sequence[tuple[str, str]]) -> str:
+    """A run's folder name from its grid values (``key=value,...``); a name longer than most file systems allow
+    (255 bytes) keeps its first 200 bytes and ends in a stable hash of the whole, so runs never collide."""
+    name = ",".join(f"{k}={v.replace(',', '-').replace('/', '_')}" for k, v in values) or "run"
+    if len(name.encode()) <= MAX_NAME:
+        return name
+    digest = hashlib.sha1(name.encode()).hexdigest()[:12]
+    return name.encode()[:200].decode(errors="ignore") + f"...{digest}"
 
 
 # --- what a run folder has finished -------------------------------------------------------------------

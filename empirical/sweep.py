@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import signal
 import sys
 import time
@@ -272,6 +273,8 @@ def run_sweep(argv: Sequence[str] | None) -> int:
     if args.preset not in TRAIN_PRESETS:
         raise ValueError(f"--preset {args.preset!r}: valid: {', '.join(TRAIN_PRESETS)}")
     steps = tuple(plan.parse_step(text) for text in args.then)
+    if args.executor == "slurm" and shutil.which("sbatch") is None:
+        raise ValueError("--executor slurm: no SLURM here (sbatch is not on PATH); use --executor local on this machine")
     out = cli.output_dir(args.out, "--out")
     specs = plan.expand(args.preset, plan.parse_grid(args.grid), args.overrides, out)
     for spec in specs:

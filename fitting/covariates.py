@@ -44,6 +44,9 @@ def read_tables(paths: Sequence[Path]) -> dict[str, dict[str, str]]:
     return table
 
 
+LOW, HIGH = 1e-12, 1e12  # covariates beyond these overflow the laws' powers of them
+
+
 def read_covariates(table: dict[str, dict[str, str]], name: str, concepts: Sequence[str]) -> dict[str, list[float]]:
     """run -> [covariate per concept] from the ``<name>_<concept>`` columns; ValueError naming file, row, column."""
     wanted = [f"{name}_{c}" for c in concepts]
@@ -66,8 +69,16 @@ def read_covariates(table: dict[str, dict[str, str]], name: str, concepts: Seque
                 raise ValueError(f"{where}: {text!r} is not a number") from None
             if not (math.isfinite(v) and v > 0):
                 raise ValueError(f"{where}: {v} must be a positive number (the law takes its log)")
+            if not LOW <= v <= HIGH:
+                raise ValueError(f"{where}: {v:g} is outside [{LOW:g}, {HIGH:g}], the range a covariate law can use "
+                                 "(rescale the column)")
             values.append(v)
         out[run] = values
+    for i, w in enumerate(wanted):
+        if len(out) > 1 and len({vals[i] for vals in out.values()}) == 1:
+            first = next(iter(table.values()))
+            raise ValueError(f"{first['_file']}, column {w}: every run has {out[next(iter(out))][i]:g}; a covariate "
+                             "law needs a covariate that varies (choose another --covariate)")
     return out
 
 
@@ -91,6 +102,8 @@ def read_shift(table: dict[str, dict[str, str]], column: str) -> dict[str, float
 def select(text: str, flag: str, runs: Sequence[str], table: dict[str, dict[str, str]], log: str) -> list[str]:
     """Runs named by ``RUN,..`` (ids may hold commas, as a sweep's do: the longest id that matches wins) or by
     ``COLUMN=VALUE`` of the covariates table (``sep_color=0.5``: every run at that value, e.g. all its seeds)."""
+    if not text.strip(" ,"):
+        raise ValueError(f"{flag} {text!r}: give one or more run ids, or COLUMN=VALUE of the covariates (e.g. sep_color=0.5)")
     tokens, chosen, i = text.split(","), [], 0
     while i < len(tokens):
         j = next((j for j in range(len(tokens), i, -1) if ",".join(tokens[i:j]).strip() in runs), None)

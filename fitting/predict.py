@@ -243,9 +243,9 @@ def splits(args: argparse.Namespace, runs: list[str], table: dict) -> list[tuple
                              f"{', '.join(sorted(k for k in table[runs[0]] if not k.startswith('_')))}")
         values = list(dict.fromkeys(table[r].get(column, "") for r in runs))
         return [(f"{column}={v}", [r for r in runs if table[r].get(column, "") == v]) for v in values]
-    flag = "--holdout" if args.holdout else "--train"
-    named = select(args.holdout or args.train, flag, runs, table, cli_list(args.logs))
-    return [("", named if args.holdout else [r for r in runs if r not in named])]
+    flag, text = ("--holdout", args.holdout) if args.holdout is not None else ("--train", args.train)
+    named = select(text, flag, runs, table, cli_list(args.logs))
+    return [("", named if flag == "--holdout" else [r for r in runs if r not in named])]
 
 
 @cli.command("fitting.predict")

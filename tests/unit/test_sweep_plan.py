@@ -266,3 +266,22 @@ def test_collect_names_the_runs_it_leaves_out(tmp_path, capsys):
     assert "left out (unfinished): seed=1" in captured.err
     assert collect.main([str(tmp_path), "--partial"]) == 0
     assert "left out" not in capsys.readouterr().err
+
+
+def test_run_folder_names_fit_the_file_system_and_stay_distinct(tmp_path):
+    long = ",".join(["0.25"] * 80)  # a grid value that makes a 400-byte name
+    a = plan.folder_name([("grid_overprompt", long), ("seed", "0")])
+    b = plan.folder_name([("grid_overprompt", long), ("seed", "1")])
+    assert len(a.encode()) <= 255 and len(b.encode()) <= 255 and a != b
+    assert a == plan.folder_name([("grid_overprompt", long), ("seed", "0")])  # stable: a rerun finds its folder
+    (tmp_path / a).mkdir()  # and the file system takes it
+    assert plan.folder_name([("seed", "0")]) == "seed=0"  # short names are unchanged
+
+
+def test_slurm_where_there_is_none_is_refused_before_anything_is_written(tmp_path, monkeypatch, capsys):
+    from empirical.sweep import main as sweep
+
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    assert sweep(["--preset", "smoke", "--grid", "seed=0,1", "--executor", "slurm", "--out", str(tmp_path / "sw")]) == 2
+    assert "--executor slurm: no SLURM here (sbatch is not on PATH)" in capsys.readouterr().err
+    assert not (tmp_path / "sw").exists()
