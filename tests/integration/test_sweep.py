@@ -85,7 +85,7 @@ def test_then_steps_run_after_training_and_failures_name_their_run(tmp_path, cap
     assert list(state["done"]) == ["train", "elicit --protocols overprompt --classes 11 --every 2"]
     assert state["failed"]["stage"] == "turn --class 99" and "exited with code 2" in state["failed"]["error"]
     assert read_json(out / "runs" / "seed=0" / "elicit" / "overprompt.json")["steps"]
-    assert main(["status", str(out)]) == 0
+    assert main(["status", str(out)]) == 1  # a failed stage counts in the exit code
     assert "FAILED at turn --class 99" in capsys.readouterr().out
     assert main(base) == 0  # without the failing step: nothing left to do
     assert "nothing to do" in capsys.readouterr().out
