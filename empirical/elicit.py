@@ -158,7 +158,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--every", type=int, default=1, help="elicit every N-th saved checkpoint (and the last); default 1")
     parser.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
     args = parser.parse_args(argv)
-    names = [p.strip() for p in (args.protocols or ",".join(protocols.PROTOCOLS)).split(",") if p.strip()]
+    given = args.protocols if args.protocols is not None else ",".join(protocols.PROTOCOLS)
+    names = [p.strip() for p in given.split(",") if p.strip()]
     if not names:
         raise ValueError(f"--protocols {args.protocols!r}: give at least one of {', '.join(protocols.PROTOCOLS)}")
     cfg, _ = load_run(args.run)
