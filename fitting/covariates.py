@@ -74,12 +74,19 @@ def read_covariates(table: dict[str, dict[str, str]], name: str, concepts: Seque
                                  "(rescale the column)")
             values.append(v)
         out[run] = values
-    for i, w in enumerate(wanted):
-        if len(out) > 1 and len({vals[i] for vals in out.values()}) == 1:
-            first = next(iter(table.values()))
-            raise ValueError(f"{first['_file']}, column {w}: every run has {out[next(iter(out))][i]:g}; a covariate "
-                             "law needs a covariate that varies (choose another --covariate)")
+    constant = [w for i, w in enumerate(wanted) if len(out) > 1 and len({vals[i] for vals in out.values()}) == 1]
+    if constant and len(constant) == len(wanted):
+        first = next(iter(table.values()))
+        raise ValueError(f"{first['_file']}, column{'s' if len(constant) > 1 else ''} {', '.join(constant)}: the same "
+                         "value in every run; a covariate law needs a covariate that varies (choose another --covariate)")
     return out
+
+
+def constant_columns(values: dict[str, list[float]], concepts: Sequence[str], name: str) -> list[str]:
+    """The ``<name>_<concept>`` columns whose value is the same in every run: the law cannot tell that concept's
+    exponent from its scale (a Δcolor sweep's size signal, say); the caller says so."""
+    runs = list(values.values())
+    return [f"{name}_{c}" for i, c in enumerate(concepts) if len(runs) > 1 and len({v[i] for v in runs}) == 1]
 
 
 def read_shift(table: dict[str, dict[str, str]], column: str) -> dict[str, float]:

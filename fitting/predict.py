@@ -69,6 +69,7 @@ Outputs in --out (default: a 'predict' folder beside the log):
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from pathlib import Path
 from typing import Sequence
@@ -77,7 +78,7 @@ import numpy as np
 from tqdm import tqdm
 
 from fitting import baselines
-from fitting.covariates import read_covariates, read_shift, read_tables, select
+from fitting.covariates import constant_columns, read_covariates, read_shift, read_tables, select
 from fitting.curves import settled_step
 from fitting.discrepancy import KINDS, features
 from fitting.leave_out import KEYS, differences, level_summary, mean_or_none, means, split_summary
@@ -227,7 +228,11 @@ def load(args: argparse.Namespace) -> tuple[list[Trajectory], dict[str, list[flo
         args.shift_values = read_shift(mine, args.shift)
     elif args.masked:
         raise UsageError("--masked: only with --model eq2")
-    return trajs, read_covariates(mine, args.covariate, concepts), table
+    cov = read_covariates(mine, args.covariate, concepts)
+    for column in constant_columns(cov, concepts, args.covariate):
+        print(f"python -m fitting.predict: warning: {column} is the same in every run; the law's exponent for it is not "
+              "identified (only its scale is fitted)", file=sys.stderr)
+    return trajs, cov, table
 
 
 def cli_list(paths: Sequence[Path]) -> str:

@@ -105,8 +105,8 @@ def test_train_lists_the_training_runs_and_sep_is_a_covariate_too(sweep, tmp_pat
     (["--holdout", "run1", "--class", "01"], None, "no trajectory of class '01'"),
     (["--holdout", ""], None, "--holdout '': give one or more run ids, or COLUMN=VALUE"),
     (["--holdout", "run1"], lambda rows: rows[2].__setitem__(3, "1e300"), "row 3, column signal_color: 1e+300 is outside"),
-    (["--holdout", "run1"], lambda rows: [r.__setitem__(3, "0.5") for r in rows[1:]],
-     "column signal_color: every run has 0.5; a covariate law needs a covariate that varies"),
+    (["--holdout", "run1"], lambda rows: [r.__setitem__(i, "0.5") for r in rows[1:] for i in (3, 4)],
+     "columns signal_color, signal_size: the same value in every run; a covariate law needs a covariate that varies"),
 ])
 def test_bad_input_exits_2_naming_the_problem(sweep, tmp_path, capsys, extra, edit, match):
     folder, _ = sweep
