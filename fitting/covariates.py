@@ -74,7 +74,7 @@ def read_covariates(table: dict[str, dict[str, str]], name: str, concepts: Seque
                                  "(rescale the column)")
             values.append(v)
         out[run] = values
-    constant = [w for i, w in enumerate(wanted) if len(out) > 1 and len({vals[i] for vals in out.values()}) == 1]
+    constant = constant_columns(out, concepts, name)
     if constant and len(constant) == len(wanted):
         first = next(iter(table.values()))
         raise ValueError(f"{first['_file']}, column{'s' if len(constant) > 1 else ''} {', '.join(constant)}: the same "

@@ -52,15 +52,16 @@ def _metrics(path: Path) -> list[dict]:
     return records
 
 
-def cost(run: Path, steps: int) -> dict:
-    """Training steps, steps/s of training, minutes of training plus evaluation, and where it ran."""
+def cost(run: Path, doc: dict) -> dict:
+    """Training steps, steps/s of training, minutes of training plus evaluation, and where it ran (``doc``: the
+    run's config.json)."""
     records = _metrics(run / "metrics.jsonl")
     train = [r for r in records if r.get("kind") == "train" and "wall_s" in r]
     wall = train[-1]["wall_s"] if train else math.nan
     evaluation = sum(r.get("eval_s", 0.0) for r in records if r.get("kind") == "eval")
     last = train[-1]["step"] if train else 0
-    stamps = read_json(run / "config.json", "config").get("stamps") or [{}]
-    return {"steps": last, "planned_steps": steps, "steps_per_s": last / wall if wall > 0 else None,
+    stamps = doc.get("stamps") or [{}]
+    return {"steps": last, "planned_steps": doc["train"].get("steps", 0), "steps_per_s": last / wall if wall > 0 else None,
             "minutes": (wall + evaluation) / 60 if train else None, "eval_minutes": evaluation / 60,
             "device": stamps[-1].get("device"), "precision": stamps[-1].get("precision")}
 
@@ -91,7 +92,7 @@ def row(run: Path, label: str) -> dict:
     reading = held_out(trajectories, label)
     best = int(np.nanargmax(held.accuracy))
     return {"run": str(run), "config": doc["train"], "parameters": doc.get("parameters"),
-            "cost": cost(run, doc["train"].get("steps", 0)), "memorized": memorized(held, naive),
+            "cost": cost(run, doc), "memorized": memorized(held, naive),
             "turn": {"step": reading["turn_step"], "ci": reading["turn_ci"]},
             "best": {"accuracy": float(held.accuracy[best]), "step": float(held.step[best])},
             "composed_step": reading["behavior_step"], "censored_at": reading["behavior_censored_at"],

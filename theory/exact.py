@@ -126,8 +126,7 @@ def _derive(land: Landscape) -> LinearForm | str:
 
 def linear_form(land: Landscape) -> LinearForm | None:
     """The landscape's flow as -a(t) z + b(t) with diagonal a, or None where it is not of that form."""
-    form = why_not_linear(land)
-    return None if form is not None else _FORMS[land]
+    return None if why_not_linear(land) is not None else _FORMS[land]
 
 
 def why_not_linear(land: Landscape) -> str | None:
@@ -259,7 +258,8 @@ def solve(land: Landscape, t: NDArray[np.float64], z0: NDArray[np.float64], p: N
     """
     form = linear_form(land)
     if form is None:
-        raise ValueError(f"{land.name}: the exact path needs a flow linear in z; {why_not_linear(land)}")
+        raise ValueError(f"method='exact' needs a flow linear in z; {land.name}: {why_not_linear(land)}; "
+                         "use dopri, stacked, loop or auto")
     n, d = z0.shape
     z = np.empty((n, t.size, d))
     status = np.zeros(n, dtype=np.int64)

@@ -219,9 +219,6 @@ def integrate(
     arrays = landscape.resolve(values)
     z0, p = arrays["z0"], landscape.pack(arrays)
     method = choose_method(method, z0.shape[0], landscape)
-    if method == "exact" and exact.why_not_linear(landscape) is not None:
-        raise ValueError(f"method='exact' needs a flow linear in z; {landscape.name}: {exact.why_not_linear(landscape)}; "
-                         "use dopri, stacked, loop or auto")
     stats = None
     if method == "exact":
         z, status, stats = exact.solve(landscape, t, z0, p, rtol, atol)

@@ -89,12 +89,18 @@ FIGURES = {  # the swing-by paper's figure settings, from the authors' scripts: 
                                                    "the OOD loss plateaus above zero"),
 }
 FIGURE_SEEDS = {"5": 1, "8": 2, "9": 4, "10": 0}  # starts of numpy's default_rng that show each figure's shape (the first in 0-59)
-for _fig, (_mu, _sigma, _d, _scale, _t_end, _what) in FIGURES.items():
-    SIM_PRESETS[f"swingby-fig{_fig}"] = SimPreset(
-        f"swingby-fig{_fig}", f"SIM two-layer model as the swing-by paper's Fig. {_fig} (mu = {', '.join(f'{m:g}' for m in _mu)}; "
-        f"signal a^2, U(0) uniform in [0, {_scale:g})): {_what}", "sim2", _mu, _sigma, _d, _scale, FIGURE_SEEDS[_fig],
-        _t_end, 1001, "the authors' settings; docs/theory.md: how often random starts give the shape", "a2",
-        "uniform-positive")
+
+
+def _figure_preset(fig: str) -> SimPreset:
+    """The preset of one swing-by figure: the scripts' setting, signal a^2, a uniform positive start."""
+    mu, sigma, d, scale, t_end, what = FIGURES[fig]
+    return SimPreset(
+        f"swingby-fig{fig}", f"SIM two-layer model as the swing-by paper's Fig. {fig} (mu = {', '.join(f'{m:g}' for m in mu)}; "
+        f"signal a^2, U(0) uniform in [0, {scale:g})): {what}", "sim2", mu, sigma, d, scale, FIGURE_SEEDS[fig], t_end, 1001,
+        "the authors' settings; docs/theory.md: how often random starts give the shape", "a2", "uniform-positive")
+
+
+SIM_PRESETS |= {f"swingby-fig{fig}": _figure_preset(fig) for fig in FIGURES}
 
 
 @dataclass
