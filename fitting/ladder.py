@@ -15,7 +15,8 @@ metrics.jsonl). Printed as a markdown table, one row per run, and written to FIL
   best        the highest naive joint accuracy and its step
   composed    the first checkpoint from which the naive joint accuracy stays >= 0.5 for 2 checkpoints
               (the behavior step of fitting.study), or null: censored at the last step
-  capability  the same for the best protocol chosen on its own draw, where the run was elicited
+  capability  the same for the best protocol chosen on its own draw, where the run was elicited (a column of
+              the table when any run given was)
   final       the shares of the last checkpoint's samples: each corner and unreadable
 
 The numbers come from fitting.study's per-run reading of the held-out class, so a ladder row and a
@@ -96,14 +97,16 @@ def row(run: Path, label: str) -> dict:
             "turn": {"step": reading["turn_step"], "ci": reading["turn_ci"]},
             "best": {"accuracy": float(held.accuracy[best]), "step": float(held.step[best])},
             "composed_step": reading["behavior_step"], "censored_at": reading["behavior_censored_at"],
-            "capability_step": reading["capability_step"], "final": reading["final_shares"],
+            "capability_step": reading["capability_step"], "capability_censored_at": reading["capability_censored_at"],
+            "final": reading["final_shares"],
             "final_step": reading["last_step"]}
 
 
 def varying(rows: Sequence[dict]) -> list[str]:
-    """Config keys whose values differ between rows, with ALWAYS first (device and probe never count)."""
+    """Config keys whose values differ between rows, with ALWAYS first (device and probe never count). A key that
+    older runs lack (added to the config since) counts only where the runs that have it differ in it."""
     keys = sorted({k for r in rows for k in r["config"]} - {"device", "probe", "preset", *ALWAYS})
-    differ = [k for k in keys if len({json.dumps(r["config"].get(k), sort_keys=True) for r in rows}) > 1]
+    differ = [k for k in keys if len({json.dumps(r["config"][k], sort_keys=True) for r in rows if k in r["config"]}) > 1]
     return [*ALWAYS, *differ]
 
 
@@ -119,21 +122,30 @@ def _step(value) -> str:
     return "-" if value is None else f"{value:,.0f}"
 
 
+def _when(step, censored_at) -> str:
+    """A sustained-accuracy step, or "no (to the last step)" when censored."""
+    return _step(step) if step is not None else f"no (to {_step(censored_at)})"
+
+
 def table(rows: Sequence[dict]) -> str:
     """The rows as a markdown table."""
     keys = varying(rows)
-    head = ["run", *keys, "device", "steps/s", "min", "memorized as", "turn", "best naive", "composed", "final shares"]
+    elicited = any(r["config"].get("protocols") for r in rows)
+    head = ["run", *keys, "device", "steps/s", "min", "memorized as", "turn", "best naive", "composed",
+            *(["capability"] if elicited else []), "final shares"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
         c, m, turn = r["cost"], r["memorized"], r["turn"]
         mem = "-" if m is None else f"{m['corner']} ({m['share']:.2f} at {m['step']:,.0f})"
-        composed = _step(r["composed_step"]) if r["composed_step"] is not None else f"no (to {_step(r['censored_at'])})"
+        composed = _when(r["composed_step"], r["censored_at"])
         final = ", ".join(f"{k.replace('unreadable', 'none')} {v:.2f}" for k, v in r["final"].items() if v >= 0.005)
         cells = [Path(r["run"]).name, *(_setting(r["config"].get(k)) for k in keys), str(c["device"] or "-"),
                  "-" if c["steps_per_s"] is None else f"{c['steps_per_s']:.2f}",
                  "-" if c["minutes"] is None else f"{c['minutes']:.0f}", mem,
                  "none" if turn["step"] is None else _step(turn["step"]),
-                 f"{r['best']['accuracy']:.2f} at {r['best']['step']:,.0f}", composed, final]
+                 f"{r['best']['accuracy']:.2f} at {r['best']['step']:,.0f}", composed,
+                 *([_when(r["capability_step"], r["capability_censored_at"]) if r["config"].get("protocols") else "-"]
+                   if elicited else []), final]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 

@@ -10,6 +10,7 @@ from fitting.ladder import main, row, varying
 
 EVIDENCE = Path(__file__).resolve().parents[2] / "docs" / "results" / "ladder" / "evidence"
 COMPOSED = EVIDENCE / "l3-24px" / "ema0999-c08-seed1"  # 24 px: eight small blue objects at step 6,000
+ELICITED = EVIDENCE.parent / "base" / "seed=0,sep.color=0.8"  # small at 6,000 steps, over-prompted at every checkpoint
 STUCK = EVIDENCE / "tiny-20k-steps" / "sep.color-0.8"  # tiny at 20,000 steps: drawn as 01 to the end
 
 
@@ -41,6 +42,25 @@ def test_the_table_shows_what_varies(tmp_path, capsys):
     assert "batch" not in keys and "lr" not in keys  # the same in both
     assert "| ema0999-c08-seed1 | 1 | color 0.8, size 0.4 |" in text and "no (to 20,000)" in text
     assert "10 (0.47 at 3,146)" in text and "3,453" in text
+
+
+def test_the_capability_column_comes_with_an_elicited_run(tmp_path, capsys):
+    r = row(ELICITED, "11")
+    assert r["capability_step"] == 4000 and r["composed_step"] == 4400  # over-prompting shows 11 before naive prompting
+    assert main([str(COMPOSED), "--out", str(tmp_path / "a.json")]) == 0
+    assert "capability" not in capsys.readouterr().out.splitlines()[0]
+    assert main([str(ELICITED), str(COMPOSED), "--out", str(tmp_path / "b.json")]) == 0
+    head, _, elicited, plain = capsys.readouterr().out.splitlines()[:4]
+    assert head.split(" | ")[-2] == "capability"
+    assert elicited.split(" | ")[-3:-1] == ["4,400", "4,000"] and plain.split(" | ")[-2] == "-"
+
+
+def test_a_key_older_runs_lack_is_no_difference():
+    new = {"config": {"seed": 0, "ema": 0.999, "ema_warmup": False}}
+    old = {"config": {"seed": 1, "ema": 0.999}}  # saved before ema_warmup existed
+    assert varying([new, old]) == ["seed", "sep"]
+    warm = {"config": {"seed": 2, "ema": 0.999, "ema_warmup": True}}
+    assert varying([new, old, warm]) == ["seed", "sep", "ema_warmup"]
 
 
 def test_bad_input_exits_2_naming_it(tmp_path, capsys):

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Many training runs at once on one machine with a GPU (no submitit needed): the device runs of issue #36.
+#
+#   bash docs/results/ladder/device.sh JOBS SECONDS PARALLEL [RUNS]
+#
+# JOBS: one run per line, "FOLDER --preset ... --set ...", blank lines and # comments skipped; each becomes
+# `python -m empirical.train ARGS --out RUNS/FOLDER` (RUNS default runs/device), PARALLEL of them at a time with
+# one CPU thread each, in the file's order. Every run stops when SECONDS have passed since the start (training is
+# kill-safe); rerun the same command to resume: finished runs (marked RUNS/FOLDER/.finished) are skipped.
+# A run's output goes to RUNS/FOLDER.log.
+set -euo pipefail
+[[ $# -ge 3 ]] || { sed -n '2,11p' "$0" >&2; exit 2; }
+JOBS=$1 SECONDS_LEFT=$2 PARALLEL=$3 RUNS=${4:-runs/device}
+export DEADLINE=$(( $(date +%s) + SECONDS_LEFT )) RUNS OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
+mkdir -p "$RUNS"
+
+one() {
+  local folder=$1; shift
+  local out="$RUNS/$folder" left=$(( DEADLINE - $(date +%s) ))
+  [[ -e "$out/.finished" ]] && return 0
+  (( left > 20 )) || { echo "$folder: no time left" >&2; return 0; }
+  mkdir -p "$out"
+  if timeout --signal=TERM --kill-after=15 "$left" python -m empirical.train "$@" --out "$out" >>"$out.log" 2>&1; then
+    touch "$out/.finished"; echo "$folder: finished"
+  else
+    echo "$folder: stopped (exit $?; see $out.log)"
+  fi
+}
+export -f one
+grep -v '^[[:space:]]*\(#\|$\)' "$JOBS" | xargs -P "$PARALLEL" -L 1 bash -c 'one "$@"' _ || true
