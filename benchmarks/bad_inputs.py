@@ -482,7 +482,128 @@ def _cases() -> list[Case]:
         Case("bad run folder", FS, ["{c}"], "not a study.json written by python -m fitting.study",
              setup=write("study.json", json.dumps({"runs": []})), check=no_file("learning.png")),
     ]
+    return cases + _pipeline_cases()
+
+
+def _pipeline_cases() -> list[Case]:
+    """The pipeline (sweep, status, collect, study, predict) and the chained steps, from the issue on the pipeline
+    under bad input: every --then step checked before anything is written, every sweep flag, and the readers."""
+    SW, ST, PD, TU, F, EL = "empirical.sweep", "fitting.study", "fitting.predict", "fitting.turn", "fitting.fit", "empirical.elicit"
+    sweep = ["--preset", "smoke", "--executor", "debug", "--out", "{c}/sw"]
+    nothing = no_file("sw")
+    steps = [  # (step, the words of its refusal): checked by the step's own command (--check-args) before any run
+        ("elicit --bogus 3", "unrecognized arguments: --bogus 3"), ("elicit --every 0", "--every 0: must be >= 1"),
+        ("elicit --every x", "invalid int value: 'x'"), ("elicit --protocols foo", "unknown protocol 'foo'"),
+        ("elicit --protocols ,", "give at least one of"), ("elicit --classes ,", "--classes ','"),
+        ("elicit --device tpu", "invalid choice: 'tpu'"), ("fit --class", "--class: expected one argument"),
+        ("fit --boot 3", "--boot 3: need at least 10"), ("fit --persist 0", "--persist 0: must be >= 1"),
+        ("fit --model nope", "invalid choice: 'nope'"), ("fit --compare eq1", "give another model than --model eq1"),
+        ("fit --ci nope", "invalid choice: 'nope'"), ("turn --min-dev -1", "--min-dev -1.0"),
+        ("turn --min-dev nan", "--min-dev nan"), ("turn --min-angle 400", "--min-angle 400.0: give degrees in [0, 180]"),
+        ("turn --class ,", "give one or more class labels"), ("capability --persist 0", "--persist 0: must be >= 1"),
+        ("capability --class ' '", "give a class label"), ("figure --out x.jpg", "must end in .png or .pdf or .svg"),
+        ("figure --out {w}/file/x.png", "which is a file, not a folder"), ("fit --out {w}/file", "is a file, not a folder"),
+        ("capability --out {w}/file", "is a file, not a folder"), ("elicit '--every", "No closing quotation"),
+        ("", "unknown step ''"), ("train --steps 5", "unknown step 'train'"),
+    ]
+    cases = [Case("bad flag", SW, [*sweep, "--then", step], words, check=nothing, label=f"--then '{step}'") for step, words in steps]
+    flags = [  # (arguments, words): the sweep's own flags and grid, refused before sweep.json is written
+        (["--max-parallel", "0"], "--max-parallel 0: must be >= 1"), (["--cpus-per-job", "0"], "--cpus-per-job 0: must be >= 1"),
+        (["--timeout-min", "0"], "--timeout-min 0: must be >= 1"), (["--gpus-per-job", "-1"], "--gpus-per-job -1: must be >= 0"),
+        (["--slurm-partition", "gpu"], "only with --executor slurm"), (["--preset", "nope"], "--preset 'nope': valid: smoke"),
+        (["--executor", "pbs"], "invalid choice: 'pbs'"), (["--grid", "seed="], "expected KEY=V1,V2"),
+        (["--grid", "=1"], "--grid '=1'"), (["--grid", "seed"], "--grid 'seed'"),
+        (["--grid", "sep.color=0.3,abc"], "sep.color"), (["--grid", "steps=0,10"], "steps=0"),
+        (["--grid", "lr=nan"], "lr"), (["--set", "nonsense=1"], "nonsense"), (["--set", "sep.color=2"], "sep"),
+        (["--grid", "seed=0,1", "--set", "seed=3"], "seed is also given by --set; give it once"),
+        (["--grid", "seed=0,1", "--grid", "seed=2"], "seed is already a grid key"),
+        (["--grid", "probe=a,b"], "a sweep shares its probe"), (["--grid", "channels=8,16;x"], "channels"),
+        (["--grid", "seed=-1"], "seed=-1 is not valid"), (["--grid", "resolution=3"], "resolution"),
+        (["--grid", "protocols=cfg", "--set", "p_cfg=0"], "cfg needs p_cfg > 0"),
+        (["--grid", "seed=0.5"], "seed"), (["--grid", "steps=1e99"], "steps"),
+    ]
+    cases += [Case("bad flag", SW, [*sweep, *extra], words, check=nothing) for extra, words in flags]
+    cases += [
+        Case("output path", SW, ["--preset", "smoke", "--executor", "debug", "--out", "{w}/file"], "is a file, not a folder"),
+        Case("output path", SW, ["--preset", "smoke", "--executor", "debug", "--out", "{w}/file/sw"], "which is a file, not a folder"),
+        # status and collect: a sweep folder, or not
+        Case("missing input", SW, ["status", "{c}/none"], "none", check=no_file("none")),
+        Case("missing input", SW, ["status", "{w}/file"], "file"),
+        Case("bad run folder", SW, ["status", "{c}/sw"], "sweep.json", setup=sweep_folder("sw/sweep.json", "{oops"),
+             check=unchanged("sw/sweep.json", "{oops"), label="status DIR (sweep.json is not JSON)"),
+        Case("bad run folder", SW, ["status", "{c}/sw"], "sweep.json", setup=sweep_folder("sw/sweep.json", "[1, 2]"),
+             check=unchanged("sw/sweep.json", "[1, 2]"), label="status DIR (sweep.json is a list)"),
+        Case("bad run folder", SW, ["status", "{c}/sw"], "sweep.json", setup=sweep_folder("sw/sweep.json", json.dumps({"runs": "x"})),
+             label="status DIR (sweep.json's runs is not a list)"),
+        Case("missing input", SW, ["collect", "{w}/file"], "not a sweep folder"),
+        Case("bad run folder", SW, ["collect", "{c}/sw"], "no run folders", setup=sweep_folder("sw/sweep.json", "{oops"),
+             check=no_file("sw/sweep.csv"), label="collect DIR (sweep.json is not JSON, no run trained: not read)"),
+        Case("bad run folder", SW, ["collect", "{c}/sw"], "no run folders", setup=sweep_folder("sw/sweep.json", json.dumps(
+            {"preset": "smoke", "runs": ["seed=0"]})), check=no_file("sw/sweep.csv"), label="collect DIR (no run has trained)"),
+        # fitting.turn
+        Case("bad flag", TU, ["{w}/naive-run", "--min-dev", "-1"], "--min-dev -1.0", check=no_file("turn.json")),
+        Case("bad flag", TU, ["{w}/naive-run", "--min-dev", "inf"], "--min-dev inf"),
+        Case("bad flag", TU, ["{w}/naive-run", "--min-angle", "181"], "--min-angle 181.0"),
+        Case("bad flag", TU, ["{w}/naive-run", "--min-angle", "-5"], "--min-angle -5.0"),
+        Case("bad flag", TU, ["{w}/naive-run", "--class", ","], "give one or more class labels"),
+        Case("bad flag", TU, ["{w}/naive-run", "--min-dev", "x"], "invalid float value: 'x'"),
+        Case("unreadable log", TU, ["{w}/binary.csv"], "binary.csv"),
+        Case("unreadable log", TU, ["{w}/empty.csv"], "empty.csv"),
+        Case("unreadable log", TU, ["{w}/nostep.csv"], "step"),
+        Case("unreadable log", TU, ["{w}/file"], "column 'step': required column is missing"),
+        # fitting.fit
+        Case("bad flag", F, ["{w}/log.csv", "--boot", "5", *["--out", "{c}/out"]], "--boot 5: need at least 10", check=no_file("out")),
+        Case("bad flag", F, ["{w}/log.csv", "--persist", "0", *["--out", "{c}/out"]], "--persist 0: must be >= 1", check=no_file("out")),
+        Case("bad flag", F, ["{w}/log.csv", "--compare", "eq1", *["--out", "{c}/out"]], "give another model", check=no_file("out")),
+        Case("bad flag", F, ["{w}/log.csv", "--class", "99", *["--out", "{c}/out"]], "no trajectory matches --class 99"),
+        Case("bad flag", F, ["{w}/log.csv", "--protocol", "nope", *["--out", "{c}/out"]], "no trajectory matches"),
+        Case("output path", F, ["{w}/log.csv", "--out", "{w}/file"], "is a file, not a folder"),
+        # fitting.predict
+        Case("bad flag", PD, ["{w}/sweep.csv", "--covariates", "{w}/covariates.csv", "--holdout", "", "--out", "{c}/out"],
+             "--holdout"),
+        Case("output path", PD, ["{w}/sweep.csv", "--covariates", "{w}/covariates.csv", "--holdout", "r0", "--out", "{w}/file"],
+             "file"),
+        Case("bad value", PD, ["{w}/sweep.csv", "--covariates", "{c}/cov.csv", "--holdout", "r0", "--out", "{c}/out"],
+             "1e+300", setup=write("cov.csv", "run,signal_color,signal_size\n" + "".join(
+                 f"r{i},{'1e300' if i == 2 else 0.01 * (i + 1)},0.05\n" for i in range(5))),
+             check=no_file("out/prediction.json"), label="--covariates (a signal of 1e300)"),
+        Case("bad value", PD, ["{w}/sweep.csv", "--covariates", "{c}/cov.csv", "--holdout", "r0", "--out", "{c}/out"],
+             "the same value in every run", setup=write("cov.csv", "run,signal_color,signal_size\n" + "".join(f"r{i},0.02,0.05\n" for i in range(5))),
+             check=no_file("out/prediction.json"), label="--covariates (no covariate varies)"),
+        Case("bad value", PD, ["{w}/sweep.csv", "--covariates", "{c}/cov.csv", "--holdout", "r0", "--out", "{c}/out"],
+             "must be a positive number", setup=write("cov.csv", "run,signal_color,signal_size\n" + "".join(
+                 f"r{i},{-0.01 * (i + 1)},0.05\n" for i in range(5))), label="--covariates (negative signals)"),
+        # fitting.study
+        Case("output path", ST, ["{c}", "--out", "{c}/sweep.csv"], "would overwrite the input",
+             setup=then_files("sweep.csv", "covariates.csv"), check=same_file("sweep.csv")),
+        Case("output path", ST, ["{c}", "--out", "{c}"], "is a folder", setup=then_files("sweep.csv", "covariates.csv")),
+        Case("silent drop", ST, ["{c}"], "have no row in", setup=then(copy_file("sweep.csv"), write(
+            "covariates.csv", "run,seed,sep_color\n" + "".join(f"r{i},0,{0.3 + i / 10:g}\n" for i in range(4)))),
+             check=no_file("study.json"), label="DIR (run r4 has trajectories but no covariates row)"),
+        # empirical.elicit: flags checked before the run is read
+        Case("bad flag", EL, ["{c}/run", "--every", "-2"], "--every -2", setup=copy_run, check=no_file("run/elicit")),
+        Case("bad flag", EL, ["{c}/run", "--every", "x"], "invalid int value: 'x'", setup=copy_run),
+        Case("bad flag", EL, ["{c}/run", "--protocols", "overprompt,foo"], "unknown protocol 'foo'", setup=copy_run,
+             check=no_file("run/elicit")),
+        Case("bad flag", EL, ["{c}/run", "--classes", ","], "--classes ','", setup=copy_run, check=no_file("run/elicit")),
+        Case("bad flag", EL, ["{c}/run", "--device", "tpu"], "invalid choice: 'tpu'", setup=copy_run),
+    ]
     return cases
+
+
+def sweep_folder(rel: str, text: str) -> Callable[[Path, Path], None]:
+    """Setup: a sweep folder (``runs/seed=0/`` inside) whose sweep.json, at ``rel``, holds ``text``."""
+    return then(write(rel, text), lambda c, w: (c / Path(rel).parent / "runs" / "seed=0").mkdir(parents=True))
+
+
+def then_files(*names: str) -> Callable[[Path, Path], None]:
+    """Setup: several workspace files copied into the case folder."""
+    return then(*(copy_file(n) for n in names))
+
+
+def same_file(name: str) -> Callable[[Path, Path], str | None]:
+    """Check: the case folder's copy of workspace file ``name`` is unchanged."""
+    return lambda c, w: None if (c / name).read_bytes() == (w / name).read_bytes() else f"{name} was changed"
 
 
 CASES = _cases()

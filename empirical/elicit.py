@@ -162,19 +162,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     names = [p.strip() for p in given.split(",") if p.strip()]
     if not names:
         raise ValueError(f"--protocols {args.protocols!r}: give at least one of {', '.join(protocols.PROTOCOLS)}")
+    unknown = [n for n in names if n not in protocols.PROTOCOLS]
+    if unknown:
+        raise ValueError(f"--protocols {args.protocols!r}: unknown protocol {', '.join(map(repr, unknown))}; valid: {', '.join(protocols.PROTOCOLS)}")
+    chosen_steps([0], args.every)  # checks --every before any work
+    if args.classes not in ("all", "held-out") and not [c for c in args.classes.split(",") if c.strip()]:
+        raise ValueError(f"--classes {args.classes!r}: give held-out, all, or class labels like 11,01")
+    if cli.checking(args):
+        return 0
     cfg, _ = load_run(args.run)
     if args.protocols is None and cfg.p_cfg == 0:  # by default, every protocol the run supports
         names.remove("cfg")  # guidance needs the unconditional model that p_cfg > 0 trains
     cli.output_dir(args.run / "elicit", "RUN")
-    chosen_steps([0], args.every)  # checks --every before any work
     if args.classes == "held-out":
         classes = cfg.data.held_out
     elif args.classes == "all":
         classes = None
     else:
         classes = [c.strip() for c in args.classes.split(",") if c.strip()]
-        if not classes:
-            raise ValueError(f"--classes {args.classes!r}: give held-out, all, or labels among {', '.join(cfg.data.classes)}")
     if "cfg" in names and cfg.p_cfg == 0:
         raise ValueError(f"--protocols cfg: {args.run} was trained with p_cfg=0 (no unconditional model); drop cfg")
     results = run_protocols(args.run, names, classes, device=args.device, every=args.every)

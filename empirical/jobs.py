@@ -15,6 +15,7 @@ import os
 import shlex
 import signal
 import subprocess
+import sys
 import time
 import traceback
 from dataclasses import dataclass
@@ -56,6 +57,19 @@ def log_path() -> str | None:
         return str(submitit.JobEnvironment().paths.stderr)
     except Exception:  # not inside a submitit job (a direct call, or the debug executor)
         return None
+
+
+def run_step(argv: list[str]) -> tuple[int, str | None]:
+    """Run a chained step, its error output passed on to the job's log as it comes; returns (exit code, the step's
+    own error message: its last ``python -m ...: error:`` line, else its last line of error output)."""
+    tail: list[str] = []
+    with subprocess.Popen(argv, stderr=subprocess.PIPE, text=True, errors="replace") as proc:
+        for line in proc.stderr:
+            sys.stderr.write(line)
+            if line.strip():
+                tail = [*tail[-49:], line.strip()]
+    errors = [ln.split(": error: ", 1)[1] for ln in tail if ": error: " in ln]
+    return proc.returncode, (errors or tail or [None])[-1]
 
 
 @dataclass
@@ -125,9 +139,10 @@ class RunJob:
             for step in self.steps:
                 if step.text in todo:
                     stage, t0 = step.text, time.perf_counter()
-                    rc = subprocess.run(step.argv(run)).returncode
+                    rc, said = run_step(step.argv(run))
                     if rc:
-                        raise RuntimeError(f"step {step.text!r} exited with code {rc} (python {shlex.join(step.argv(run)[1:])})")
+                        raise RuntimeError(f"step {step.text!r} exited with code {rc}" + (f": {said}" if said else "")
+                                           + f" (python {shlex.join(step.argv(run)[1:])})")
                     plan.mark(run, step.text, {"seconds": round(time.perf_counter() - t0, 1)})
         except Exception as err:
             message = f"{type(err).__name__}: {err}" if not isinstance(err, (ValueError, RuntimeError)) else str(err)

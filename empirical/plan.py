@@ -13,6 +13,7 @@ import dataclasses
 import hashlib
 import itertools
 import shlex
+import subprocess
 import sys
 import typing
 from dataclasses import dataclass
@@ -44,10 +45,20 @@ class Step:
     name: str
     args: tuple[str, ...]
 
-    def argv(self, run: Path) -> list[str]:
-        """The command line that runs this step on a run folder (no shell: arguments are never interpreted)."""
+    def argv(self, run: Path, *, check: bool = False) -> list[str]:
+        """The command line that runs this step on a run folder (no shell: arguments are never interpreted);
+        ``check``: the same line with ``--check-args``, which checks the step's flags and values and reads nothing."""
         module, target = STEPS[self.name]
-        return [sys.executable, "-m", module, target.format(run=run), *self.args]
+        return [sys.executable, "-m", module, *(["--check-args"] if check else []), target.format(run=run), *self.args]
+
+    def check(self, run: Path) -> None:
+        """Refuse, before any run trains, a step whose flags or values its command would refuse (ValueError with
+        the command's own one-line message)."""
+        done = subprocess.run(self.argv(run, check=True), capture_output=True, text=True)
+        if done.returncode:
+            lines = [ln.strip() for ln in done.stderr.splitlines() if ln.strip()]
+            why = lines[-1].split(": error: ", 1)[-1] if lines else f"exit code {done.returncode}"
+            raise ValueError(f"--then {self.text!r}: {why}")
 
 
 def parse_step(text: str) -> Step:

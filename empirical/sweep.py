@@ -19,7 +19,9 @@ a job the runs wait for. After training, each --then step runs on the run folder
   fit ARGS         python -m fitting.fit RUN/trajectories.csv ARGS
   figure ARGS      python -m figures.training RUN ARGS
 
-so a whole study is one command. Each run folder is locked while a job works on it (two sweeps, or a
+so a whole study is one command. Every step's flags and values are checked by its own command
+(``--check-args``: it reads and writes nothing) before anything is written, and a step that fails
+later is reported with its own error line. Each run folder is locked while a job works on it (two sweeps, or a
 resubmission, never train one run at once); each finished stage is recorded in RUN/stages.json. Run
 the same command again at any time: finished runs are skipped (nothing is submitted when all are
 done), interrupted ones resume from their last checkpoint, runs in use by another process are waited
@@ -277,6 +279,8 @@ def run_sweep(argv: Sequence[str] | None) -> int:
         raise ValueError("--executor slurm: no SLURM here (sbatch is not on PATH); use --executor local on this machine")
     out = cli.output_dir(args.out, "--out")
     specs = plan.expand(args.preset, plan.parse_grid(args.grid), args.overrides, out)
+    for step in steps:  # every chained step's flags and values, before anything is written or trained
+        step.check(out / "runs" / specs[0].name)
     for spec in specs:
         check_folder(out / "runs" / spec.name, spec.cfg)
     todo = [s for s in specs if plan.pending(out / "runs" / s.name, steps)]

@@ -111,6 +111,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--protocol", default="naive", help="which protocol's rows to draw (default naive)")
     args = parser.parse_args(argv)
     out = cli.figure_path(args.out or run_log(args.runs[0]).parent, "concept_space.png")
+    if cli.checking(args):
+        return 0
     for run in args.runs:
         if not run_log(run).exists():
             raise ValueError(f"{run_log(run)}: no trajectory log here (train with python -m empirical.train)")

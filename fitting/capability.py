@@ -261,6 +261,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     out = cli.output_dir(args.out or folders[0], "--out")
     for folder in folders:
         cli.output_dir(folder, "RUN")
+    if cli.checking(args):
+        return 0
     results = [analyse_run(r, args.label, args.persist) for r in args.runs]
     for run, res in zip(args.runs, results):
         folder = run if run.is_dir() else run.parent

@@ -125,7 +125,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.persist < 1:
         raise UsageError(f"--persist {args.persist}: must be >= 1")
     fix = _fixes(args.fix)
+    if args.compare == args.model:
+        raise UsageError(f"--compare {args.compare}: give another model than --model {args.model}")
     out = cli.output_dir(args.out or args.log.parent / "fit", "--out")
+    if cli.checking(args):
+        return 0
     if not args.log.exists():
         raise UsageError(f"{args.log}: no such file (a log from python -m theory.simulate or empirical.train)")
     trajs = read_csv(args.log)
@@ -135,8 +139,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         have = sorted({(t.label, t.protocol) for t in trajs})
         raise UsageError(f"{args.log}: no trajectory matches --class {args.label} --protocol {args.protocol} "
                          f"--run {args.run}; the log has (class, protocol): {have}")
-    if args.compare == args.model:
-        raise UsageError(f"--compare {args.compare}: give another model than --model {args.model}")
     if args.model == "notebook" and len(chosen[0].concepts) != 2:
         raise UsageError(f"--model notebook needs 2 concepts; {args.log} has {list(chosen[0].concepts)}")
 

@@ -245,6 +245,11 @@ def study(sweep_dir: Path, by: str | None = None) -> dict:
     trajectories = read_csv(log)
     meta = read_meta(log) or {}
     held_labels = meta.get("held_out") or ["11"]
+    uncovered = sorted({t.run for t in trajectories} - set(covariates))
+    if uncovered:
+        raise ValueError(f"{log}: {len(uncovered)} run(s) have no row in {cov_path} ({', '.join(map(repr, uncovered[:5]))}"
+                         f"{', ...' if len(uncovered) > 5 else ''}), so every statistic would leave them out; collect the "
+                         f"sweep again (python -m empirical.sweep collect {sweep_dir}) or give them rows")
     runs = []
     for run_id, cov in covariates.items():
         mine = [t for t in trajectories if t.run == run_id]
@@ -256,6 +261,10 @@ def study(sweep_dir: Path, by: str | None = None) -> dict:
                      "signal": {k[len("signal_"):]: float(v) for k, v in cov.items() if k.startswith("signal_")},
                      "learning": learning(mine, train_classes),
                      "held_out": {lab: held_out(mine, lab) for lab in held_labels if lab in labels}})
+    if not any(r["held_out"] for r in runs):
+        have = sorted({t.label for t in trajectories})
+        raise ValueError(f"{log}: no run logs the held-out class {', '.join(held_labels)} (the log has {', '.join(have)}); "
+                         "the study reads the held-out class's turn, behavior and capability")
     levels = []
     for value in sorted({r[by] for r in runs}):
         group = [r for r in runs if r[by] == value]

@@ -179,6 +179,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     labels = None if args.labels is None else [c.strip() for c in args.labels.split(",") if c.strip()]
     if labels is not None and not labels:
         raise ValueError(f"--class {args.labels!r}: give one or more class labels, e.g. 11")
+    if cli.checking(args):
+        return 0
     for run in args.runs:
         if not run_log(run).exists():
             raise ValueError(f"{run_log(run)}: no trajectory log here (train with python -m empirical.train)")

@@ -132,9 +132,24 @@ def output_file(path: str | os.PathLike, flag: str = "--out", *, suffix: str | t
 
 
 def parser(module: str, doc: str | None, **kwargs) -> argparse.ArgumentParser:
-    """The argument parser of ``python -m module``: the module's docstring as its --help text, layout kept."""
-    return argparse.ArgumentParser(prog=f"python -m {module}", description=doc,
+    """The argument parser of ``python -m module``: the module's docstring as its --help text, layout kept.
+
+    Every parser takes a hidden ``--check-args``: a command that honours it (:func:`checking`) checks its flags and
+    values, reads no input, writes nothing and exits 0, so a chained step (``empirical.sweep --then``) is checked
+    before the first run trains."""
+    made = argparse.ArgumentParser(prog=f"python -m {module}", description=doc,
                                    formatter_class=argparse.RawDescriptionHelpFormatter, **kwargs)
+    made.add_argument(CHECK_ARGS, action="store_true", help=argparse.SUPPRESS)
+    return made
+
+
+CHECK_ARGS = "--check-args"
+
+
+def checking(args: argparse.Namespace) -> bool:
+    """Whether the command was asked only to check its arguments (``--check-args``): it returns 0 at this point,
+    after its flag and value checks and before it reads any input."""
+    return bool(getattr(args, "check_args", False))
 
 
 def not_an_input(outputs, inputs, flag: str = "--out") -> None:

@@ -10,7 +10,7 @@ import pytest
 
 from figures.study import main as draw
 from fitting.study import concept_accuracy, learning, main, overlap, study, timing
-from theory.trajectory import Trajectory, write_csv
+from theory.trajectory import Trajectory, read_csv, write_csv
 
 STEPS = np.arange(0, 3001, 100)
 CORNERS = ("00", "01", "10", "11")
@@ -169,6 +169,8 @@ def test_cli_writes_json_and_figures(sweep, capsys):
     ("no-sweep", [], "sweep.csv: not found; run python -m empirical.sweep collect"),
     ("", ["--by", "lr"], "--by lr: not a column of"),
     ("two-varying", [], "--by: give the covariate to group by; the runs vary in sep_color, sep_size"),
+    ("uncovered", [], "1 run(s) have no row in"),
+    ("no-held-out", [], "no run logs the held-out class 11 (the log has 00, 01, 10)"),
 ])
 def test_bad_input_is_named(sweep, capsys, setup, args, message):
     target = sweep
@@ -179,8 +181,15 @@ def test_bad_input_is_named(sweep, capsys, setup, args, message):
         text = (sweep / "covariates.csv").read_text().splitlines()
         rows = [text[0]] + [line.replace(",0.4,", f",{0.4 + i / 10:g},") for i, line in enumerate(text[1:])]
         (sweep / "covariates.csv").write_text("\n".join(rows) + "\n")
+    if setup == "uncovered":  # a run with trajectories but no covariates row: every statistic would drop it
+        text = (sweep / "covariates.csv").read_text().splitlines()
+        (sweep / "covariates.csv").write_text("\n".join(text[:-1]) + "\n")
+    if setup == "no-held-out":
+        kept = [t for t in read_csv(sweep / "sweep.csv") if t.label != "11"]
+        write_csv(sweep / "sweep.csv", kept, meta={"held_out": ["11"]})
     assert main([str(target), *args]) == 2
-    assert message in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert message in err and "\n" == err[-1] and err.count("\n") == 1
 
 
 def test_an_output_over_an_input_is_refused_before_any_work(sweep, capsys):

@@ -76,6 +76,37 @@ def test_steps_parse_into_commands_without_a_shell(tmp_path):
         plan.parse_step("elicit '--every")
 
 
+@pytest.mark.parametrize("text, match", [
+    ("elicit --bogus 3", "unrecognized arguments: --bogus 3"), ("elicit --every 0", "--every 0: must be >= 1"),
+    ("elicit --protocols foo", "unknown protocol 'foo'; valid: overprompt"), ("fit --class", "--class: expected one argument"),
+    ("fit --boot 3", "--boot 3: need at least 10"), ("turn --min-angle 400", "--min-angle 400.0: give degrees in"),
+    ("capability --persist 0", "--persist 0: must be >= 1"), ("figure --out x.jpg", "--out x.jpg: must end in .png"),
+])
+def test_a_steps_flags_are_checked_before_its_run_exists(tmp_path, text, match):
+    run = tmp_path / "sweep" / "runs" / "seed=0"
+    with pytest.raises(ValueError, match=f"--then '{text}': .*{match}"):
+        plan.parse_step(text).check(run)
+    assert not (tmp_path / "sweep").exists()  # checked, nothing read or written
+
+
+@pytest.mark.parametrize("text", ["elicit --every 3 --protocols overprompt", "fit --class 11 --no-figures", "turn --class 11",
+                                  "capability --persist 3", "figure --out fig.pdf"])
+def test_a_valid_step_passes_its_check_and_writes_nothing(tmp_path, text):
+    run = tmp_path / "sweep" / "runs" / "seed=0"
+    plan.parse_step(text).check(run)
+    assert not (tmp_path / "sweep").exists() and not (Path.cwd() / "fig.pdf").exists()
+
+
+def test_a_failed_steps_own_message_is_its_cause(capfd):
+    from empirical.jobs import run_step
+
+    code = "import sys; print('working', file=sys.stderr); sys.exit(print('python -m x: error: --every 0: must be >= 1', file=sys.stderr) or 2)"
+    assert run_step([sys.executable, "-c", code]) == (2, "--every 0: must be >= 1")
+    assert "working" in capfd.readouterr().err  # passed on to the job's log as it came
+    assert run_step([sys.executable, "-c", "import sys; sys.stderr.write('Killed\\n'); sys.exit(9)"]) == (9, "Killed")
+    assert run_step([sys.executable, "-c", "pass"]) == (0, None)
+
+
 def test_run_state_records_stages_and_failures(tmp_path):
     steps = (plan.parse_step("elicit"), plan.parse_step("turn"))
     assert plan.pending(tmp_path, steps) == ["train", "elicit", "turn"]
