@@ -536,6 +536,9 @@ def _pipeline_cases() -> list[Case]:
         Case("bad run folder", SW, ["status", "{c}/sw"], "sweep.json", setup=sweep_folder("sw/sweep.json", json.dumps({"runs": "x"})),
              label="status DIR (sweep.json's runs is not a list)"),
         Case("missing input", SW, ["collect", "{w}/file"], "not a sweep folder"),
+        Case("missing input", SW, ["collect", "{c}/none", "--partial"], "not a sweep folder", check=no_file("none")),
+        Case("bad run folder", SW, ["status", "{c}/sw"], "no runs", setup=lambda c, w: (c / "sw" / "runs").mkdir(parents=True),
+             label="status DIR (an empty runs/ and no sweep.json)"),
         Case("bad run folder", SW, ["collect", "{c}/sw"], "no run folders", setup=sweep_folder("sw/sweep.json", "{oops"),
              check=no_file("sw/sweep.csv"), label="collect DIR (sweep.json is not JSON, no run trained: not read)"),
         Case("bad run folder", SW, ["collect", "{c}/sw"], "no run folders", setup=sweep_folder("sw/sweep.json", json.dumps(
@@ -551,7 +554,12 @@ def _pipeline_cases() -> list[Case]:
         Case("unreadable log", TU, ["{w}/empty.csv"], "empty.csv"),
         Case("unreadable log", TU, ["{w}/nostep.csv"], "step"),
         Case("unreadable log", TU, ["{w}/file"], "column 'step': required column is missing"),
+        Case("bad flag", TU, ["{w}/naive-run", "--class", "99"], "99", check=no_file("turn.json")),
+        Case("output path", TU, ["{c}/run"], "turn.json", setup=then(copy_log("run"), write("run/turn.json/x", "")),
+             label="RUN (RUN/turn.json is a folder)"),
         # fitting.fit
+        Case("bad flag", F, ["{w}/log.csv", "--class", "", *["--out", "{c}/out"]], "no trajectory matches"),
+        Case("bad flag", F, ["{w}/log.csv", "--boot", "x", *["--out", "{c}/out"]], "invalid int value: 'x'"),
         Case("bad flag", F, ["{w}/log.csv", "--boot", "5", *["--out", "{c}/out"]], "--boot 5: need at least 10", check=no_file("out")),
         Case("bad flag", F, ["{w}/log.csv", "--persist", "0", *["--out", "{c}/out"]], "--persist 0: must be >= 1", check=no_file("out")),
         Case("bad flag", F, ["{w}/log.csv", "--compare", "eq1", *["--out", "{c}/out"]], "give another model", check=no_file("out")),
@@ -573,7 +581,13 @@ def _pipeline_cases() -> list[Case]:
         Case("bad value", PD, ["{w}/sweep.csv", "--covariates", "{c}/cov.csv", "--holdout", "r0", "--out", "{c}/out"],
              "must be a positive number", setup=write("cov.csv", "run,signal_color,signal_size\n" + "".join(
                  f"r{i},{-0.01 * (i + 1)},0.05\n" for i in range(5))), label="--covariates (negative signals)"),
+        Case("bad flag", PD, ["{w}/sweep.csv", "--covariates", "{w}/covariates.csv", "--holdout", "r0", "--seed", "x",
+                              "--out", "{c}/out"], "invalid int value: 'x'"),
+        Case("output path", PD, ["{c}/sweep.csv", "--covariates", "{w}/covariates.csv", "--holdout", "r0", "--out", "{c}/sweep.csv"],
+             "sweep.csv", setup=copy_file("sweep.csv"), check=same_file("sweep.csv")),
         # fitting.study
+        Case("bad flag", ST, ["{c}", "--by", ""], "--by : not a column of", setup=then(copy_file("sweep.csv"), write(
+            "covariates.csv", "run,seed,sep_color\nr0,0,0.3\nr1,0,0.4\n"))),
         Case("output path", ST, ["{c}", "--out", "{c}/sweep.csv"], "would overwrite the input",
              setup=then_files("sweep.csv", "covariates.csv"), check=same_file("sweep.csv")),
         Case("output path", ST, ["{c}", "--out", "{c}"], "is a folder", setup=then_files("sweep.csv", "covariates.csv")),

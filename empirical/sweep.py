@@ -353,6 +353,9 @@ def status(argv: Sequence[str] | None) -> int:
             raise ValueError(f"{spec}: not a sweep file written by python -m empirical.sweep (it needs an object whose "
                              "'runs' is a list of run folder names)")
         rows += [args.dir / "runs" / n for n in names if not (args.dir / "runs" / n).is_dir()]
+    if not rows:
+        raise ValueError(f"{args.dir}: no runs (no run folder in runs/, no {spec.name} listing any); "
+                         "give the --out of python -m empirical.sweep")
     counts: dict[str, int] = {}
     for run in rows:
         state = plan.read_state(run)

@@ -261,6 +261,9 @@ def test_a_users_thread_cap_is_respected():
 def test_status_counts_failures_in_its_exit_code(tmp_path, capsys):
     from empirical.sweep import main as sweep
 
+    (tmp_path / "runs").mkdir()
+    assert sweep(["status", str(tmp_path)]) == 2  # nothing to report is not "0 runs", exit 0
+    assert "no runs (no run folder in runs/" in capsys.readouterr().err
     ok = fake_run(tmp_path / "runs", ["seed=0"])
     plan.mark(ok, "train", {})
     assert sweep(["status", str(tmp_path)]) == 0
