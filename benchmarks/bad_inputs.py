@@ -675,10 +675,25 @@ def run_case(case: Case, c: Path, w: Path, timeout: float) -> Outcome:
 GOOD = ("clean error", "accepted")
 
 
+OUTCOMES = ("clean error", "accepted", "unclear error", "traceback", "silently accepted", "hang")
+
+
+def summary(rows: list[tuple[str, str, str]]) -> str:
+    """Counts per command and kind of bad input, from (command, kind, outcome) rows, as a markdown table."""
+    kinds = sorted({k for _, k, _ in rows})
+    lines = ["| command | cases | " + " | ".join(kinds) + " | not clean |", "|---" * (len(kinds) + 3) + "|"]
+    for command in sorted({c for c, _, _ in rows}):
+        mine = [(k, o) for c, k, o in rows if c == command]
+        cells = [str(sum(k == kind for k, _ in mine) or "") for kind in kinds]
+        bad = sum(o not in GOOD for _, o in mine)
+        lines.append(f"| {command} | {len(mine)} | " + " | ".join(cells) + f" | {bad} |")
+    return "\n".join(lines) + "\n"
+
+
 def table(results: list[Outcome]) -> str:
-    counts = {k: sum(r.outcome == k for r in results) for k in
-              ("clean error", "accepted", "unclear error", "traceback", "silently accepted", "hang")}
+    counts = {k: sum(r.outcome == k for r in results) for k in OUTCOMES}
     head = (f"{len(results)} cases: " + ", ".join(f"{v} {k}" for k, v in counts.items() if v) + "\n\n"
+            + summary([(r.case.command, r.case.kind, r.outcome) for r in results]) + "\n"
             "| # | command | kind | input | outcome | exit | s | what the user sees |\n|---|---|---|---|---|---|---|---|\n")
 
     def cell(text: str) -> str:

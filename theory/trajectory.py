@@ -246,6 +246,8 @@ def _header(rows: list[list[str]], where: _Where) -> tuple[list[str], list[str]]
 def _row(cell: dict[str, str], concepts: list[str], int_steps: bool, where: _Where, row_no: int):
     """One data row: (trajectory key, step, z, accuracy), each cell checked."""
     step = _number(cell["step"], where, row_no, "step")
+    if step < 0:
+        raise where(row_no, "step", f"{cell['step']} is negative; a step (training step or model time) counts from 0")
     if int_steps:
         step = int(cell["step"])
     label = cell["class"]

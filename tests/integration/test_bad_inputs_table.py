@@ -59,3 +59,10 @@ def test_the_whole_table_as_subprocesses(tmp_path):
     proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bad_inputs.py"), "--json", str(tmp_path / "out.json")],
                           capture_output=True, text=True, timeout=1800)
     assert proc.returncode == 0, proc.stderr[-3000:]
+
+
+def test_the_summary_counts_cases_per_command_and_kind():
+    rows = [("a.cmd", "bad flag", "clean error"), ("a.cmd", "bad flag", "traceback"), ("b.cmd", "output path", "accepted")]
+    text = bad_inputs.summary(rows).splitlines()
+    assert text[0] == "| command | cases | bad flag | output path | not clean |"
+    assert text[2:] == ["| a.cmd | 2 | 2 |  | 1 |", "| b.cmd | 1 |  | 1 | 0 |"]

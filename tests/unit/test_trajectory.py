@@ -130,6 +130,7 @@ BAD = [
     ("step,class,z_,z_a\n0,11,0.5,0.5\n", None, "z_", "needs a name"),
     ("step,class,z_a,z_a\n0,11,0.5,0.5\n", None, "z_a", "more than once"),
     (HEADER + GOOD + "1,11,naive,0,abc,0.5,0.1\n", 2, "z_color", "not a number"),
+    (HEADER + "-5,11,naive,0,0.5,0.5,0.1\n" + GOOD, 1, "step", "-5 is negative"),
     (HEADER + GOOD + "1,11,naive,0,nan,0.5,0.1\n", 2, "z_color", "not a finite number"),
     (HEADER + GOOD + "1,11,naive,0,,0.5,0.1\n", 2, "z_color", "is empty while other z_ cells are not"),
     (HEADER + GOOD + "1,11,naive,0,0.5,1.1,0.1\n", 2, "z_size", "outside \\[0, 1\\]"),
