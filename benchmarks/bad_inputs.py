@@ -581,6 +581,8 @@ def _pipeline_cases() -> list[Case]:
         Case("bad value", PD, ["{w}/sweep.csv", "--covariates", "{c}/cov.csv", "--holdout", "r0", "--out", "{c}/out"],
              "must be a positive number", setup=write("cov.csv", "run,signal_color,signal_size\n" + "".join(
                  f"r{i},{-0.01 * (i + 1)},0.05\n" for i in range(5))), label="--covariates (negative signals)"),
+        Case("bad flag", PD, ["{w}/sweep.csv", "--covariates", "{w}/covariates.csv", "--holdout", "r0", "--seed", "-1",
+                              "--out", "{c}/out"], "--seed -1: a seed must be an integer in [0, 2**32)", check=no_file("out")),
         Case("bad flag", PD, ["{w}/sweep.csv", "--covariates", "{w}/covariates.csv", "--holdout", "r0", "--seed", "x",
                               "--out", "{c}/out"], "invalid int value: 'x'"),
         Case("output path", PD, ["{c}/sweep.csv", "--covariates", "{w}/covariates.csv", "--holdout", "r0", "--out", "{c}/sweep.csv"],

@@ -257,6 +257,7 @@ def splits(args: argparse.Namespace, runs: list[str], table: dict) -> list[tuple
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m fitting.predict``: see the module docstring."""
     args = build_parser().parse_args(argv)
+    cli.nonnegative_seed(args.seed)
     if args.boot < 10:
         raise UsageError(f"--boot {args.boot}: need at least 10 resamples")
     if args.train_per_level is not None and (not args.leave_out or args.train_per_level < 1 or args.draws < 1):
