@@ -66,10 +66,8 @@ def run_step(argv: list[str]) -> tuple[int, str | None]:
     with subprocess.Popen(argv, stderr=subprocess.PIPE, text=True, errors="replace") as proc:
         for line in proc.stderr:
             sys.stderr.write(line)
-            if line.strip():
-                tail = [*tail[-49:], line.strip()]
-    errors = [ln.split(": error: ", 1)[1] for ln in tail if ": error: " in ln]
-    return proc.returncode, (errors or tail or [None])[-1]
+            tail = [*tail[-49:], line]
+    return proc.returncode, plan.error_line(tail)
 
 
 @dataclass

@@ -56,9 +56,15 @@ class Step:
         the command's own one-line message)."""
         done = subprocess.run(self.argv(run, check=True), capture_output=True, text=True)
         if done.returncode:
-            lines = [ln.strip() for ln in done.stderr.splitlines() if ln.strip()]
-            why = lines[-1].split(": error: ", 1)[-1] if lines else f"exit code {done.returncode}"
-            raise ValueError(f"--then {self.text!r}: {why}")
+            raise ValueError(f"--then {self.text!r}: {error_line(done.stderr.splitlines()) or f'exit code {done.returncode}'}")
+
+
+def error_line(lines: Sequence[str]) -> str | None:
+    """A command's own message in its error output: its last ``python -m ...: error: MESSAGE`` line (the message),
+    else its last non-empty line; None when there is none."""
+    tail = [ln.strip() for ln in lines if ln.strip()]
+    errors = [ln.split(": error: ", 1)[1] for ln in tail if ": error: " in ln]
+    return (errors or tail or [None])[-1]
 
 
 def parse_step(text: str) -> Step:
