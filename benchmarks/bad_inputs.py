@@ -505,6 +505,7 @@ def _pipeline_cases() -> list[Case]:
         ("figure --out {w}/file/x.png", "which is a file, not a folder"), ("fit --out {w}/file", "is a file, not a folder"),
         ("capability --out {w}/file", "is a file, not a folder"), ("elicit '--every", "No closing quotation"),
         ("", "unknown step ''"), ("train --steps 5", "unknown step 'train'"),
+        ("fit", "a model fit needs at least 8 checkpoints with readable samples and run 'run' logs 4"),
     ]
     cases = [Case("bad flag", SW, [*sweep, "--then", step], words, check=nothing, label=f"--then '{step}'") for step, words in steps]
     flags = [  # (arguments, words): the sweep's own flags and grid, refused before sweep.json is written

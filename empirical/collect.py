@@ -263,6 +263,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("dir", type=Path, metavar="DIR", help="a sweep folder (the --out of python -m empirical.sweep)")
     parser.add_argument("--partial", action="store_true", help="also collect runs that have not finished training")
     args = parser.parse_args(argv)
+    if cli.checking(args):
+        return 0
     run_folders(args.dir)  # a sweep folder, before anything is written
     cli.output_dir(args.dir, "DIR")
     log, cov, runs = collect(args.dir, partial=args.partial)

@@ -367,6 +367,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     concepts = tuple(c.strip() for c in args.concepts.split(",") if c.strip())
     config = DataConfig(concepts, _parse_seps(",".join(args.sep or ["color=0.3,size=0.4"])), resolution=args.res)
     cli.output_dir(args.out, "--out")
+    if cli.checking(args):
+        return 0
     from empirical.grid import grid
     from theory.files import write_json
 

@@ -59,6 +59,23 @@ class Step:
             raise ValueError(f"--then {self.text!r}: {error_line(done.stderr.splitlines()) or f'exit code {done.returncode}'}")
 
 
+    def check_runs(self, specs: Sequence["RunSpec"]) -> None:
+        """Refuse, before any run trains, a step that no run of the sweep can feed: a fit needs at least
+        FIT_MIN_POINTS checkpoints (ValueError naming the first run that logs fewer, and what to change)."""
+        if self.name != "fit":
+            return
+        for spec in specs:
+            logged = len(spec.cfg.eval_schedule())
+            if logged < FIT_MIN_POINTS:
+                raise ValueError(f"--then {self.text!r}: a model fit needs at least {FIT_MIN_POINTS} checkpoints with "
+                                 f"readable samples and run {spec.name!r} logs {logged} ({spec.cfg.preset}: evals="
+                                 f"{spec.cfg.evals}); give a preset that logs more (tiny logs "
+                                 f"{len(TrainConfig().eval_schedule())}) or --set evals=N")
+
+
+FIT_MIN_POINTS = 8  # fitting.model_fit.MIN_POINTS (empirical never imports fitting; a test keeps them equal)
+
+
 def error_line(lines: Sequence[str]) -> str | None:
     """A command's own message in its error output: its last ``python -m ...: error: MESSAGE`` line (the message),
     else its last non-empty line; None when there is none."""

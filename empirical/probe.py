@@ -325,6 +325,19 @@ def load(path: str | Path) -> tuple[Probe, ProbeConfig, str]:
 UNREADABLE = "unreadable"  # the share key of the samples the probe refuses to read
 
 
+class ProbeReader:
+    """A saved probe as the reader of :func:`empirical.walk.walk`: per image each concept's P(value 1), and whether
+    the probe reads it (P(readable) >= THRESHOLD); the walk's readings then equal :func:`coordinates`'."""
+
+    def __init__(self, path: str | Path):
+        self.model, self.config, self.hash = load(path)
+        self.concepts = tuple(self.config.concepts)
+
+    def read(self, images) -> tuple[np.ndarray, np.ndarray]:
+        prob, p_read = probabilities(self.model, images)
+        return prob[..., 1], p_read >= THRESHOLD
+
+
 def corners(n_values: Sequence[int]) -> list[str]:
     """Every corner of concept space as a class label, e.g. ['00', '01', '10', '11'] for two 2-valued concepts."""
     return ["".join(map(str, idx)) for idx in itertools.product(*(range(n) for n in n_values))]
@@ -378,6 +391,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     DataConfig(cfg.concepts, {c: hi for c, (lo, hi) in SETUPS[cfg.setup]["sep_range"].items()}, resolution=args.res)
     default = Path(PROBE_DIR.format(concepts="-".join(cfg.concepts), resolution=cfg.resolution))  # where training looks
     out = cli.output_dir(args.out or default, "--out")
+    if cli.checking(args):
+        return 0
     _, doc = train_evaluate_save(cfg, out)
     for r in doc["evaluation"]:
         accs = ", ".join(f"{c} {r[c]['accuracy']:.4f}" for c in cfg.concepts)

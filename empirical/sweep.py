@@ -40,6 +40,7 @@ Logs of every job are in DIR/logs/.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import shutil
 import signal
@@ -47,7 +48,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 from empirical import collect as collect_mod
 from empirical import jobs, lock, plan
@@ -165,8 +166,9 @@ def follow(ex, args: argparse.Namespace, out: Path, specs: Sequence[plan.RunSpec
                 submitted = [ex.submit(make_job(state.specs[n])) for n in names]
             state.running.update(zip(names, submitted))
             return
-        for n in names:
-            state.running[n] = ex.submit(make_job(state.specs[n]))
+        with children_ignore_sigint(args.executor):
+            for n in names:
+                state.running[n] = ex.submit(make_job(state.specs[n]))
 
     limit = args.max_parallel if args.executor == "local" else 1 if args.executor == "debug" else len(specs)
     try:
@@ -197,6 +199,20 @@ def follow(ex, args: argparse.Namespace, out: Path, specs: Sequence[plan.RunSpec
     return state
 
 
+@contextlib.contextmanager
+def children_ignore_sigint(executor: str) -> Iterator[None]:
+    """Start local jobs with SIGINT ignored (they inherit it): Ctrl-C then reaches the sweep alone, which stops its
+    jobs with SIGTERM (:func:`stop`), instead of every submitit controller printing its own KeyboardInterrupt."""
+    if executor != "local":
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def stop(job) -> None:
     """Stop a local job: SIGTERM to its controller, which passes it on to the job (submitit's own cancel sends
     SIGINT, which a sweep started in the background ignores)."""
@@ -220,18 +236,25 @@ def run_probes(ex, args: argparse.Namespace, need: dict[str, jobs.ProbeJob]) -> 
     on. Returns (job ids, failures)."""
     if not need:
         return [], []
-    submitted = {path: ex.submit(job) for path, job in need.items()}
+    with children_ignore_sigint(args.executor):
+        submitted = {path: ex.submit(job) for path, job in need.items()}
     if args.executor == "slurm":
         return [job.job_id for job in submitted.values()], []
     print(f"sweep: training {len(need)} shared probe(s): {', '.join(need)}", file=sys.stderr)
     failures = []
-    for path, job in submitted.items():
-        try:
-            result = job.result()
-        except Exception as err:
-            result = {"status": "failed", "message": cli.one_line(str(err))[-300:]}
-        if result.get("status") != "done":
-            failures.append(f"{path}: {result.get('message')}; log: {job.paths.stderr}")
+    try:
+        for path, job in submitted.items():
+            try:
+                result = job.result()
+            except Exception as err:
+                result = {"status": "failed", "message": cli.one_line(str(err))[-300:]}
+            if result.get("status") != "done":
+                failures.append(f"{path}: {result.get('message')}; log: {job.paths.stderr}")
+    except KeyboardInterrupt:  # no probe job may train on (two sweeps would then write one probe at once)
+        if args.executor == "local":
+            for job in submitted.values():
+                stop(job)
+        raise
     return [], failures
 
 
@@ -275,12 +298,15 @@ def run_sweep(argv: Sequence[str] | None) -> int:
     if args.preset not in TRAIN_PRESETS:
         raise ValueError(f"--preset {args.preset!r}: valid: {', '.join(TRAIN_PRESETS)}")
     steps = tuple(plan.parse_step(text) for text in args.then)
-    if args.executor == "slurm" and shutil.which("sbatch") is None:
-        raise ValueError("--executor slurm: no SLURM here (sbatch is not on PATH); use --executor local on this machine")
     out = cli.output_dir(args.out, "--out")
     specs = plan.expand(args.preset, plan.parse_grid(args.grid), args.overrides, out)
     for step in steps:  # every chained step's flags and values, before anything is written or trained
         step.check(out / "runs" / specs[0].name)
+        step.check_runs(specs)
+    if cli.checking(args):
+        return 0
+    if args.executor == "slurm" and shutil.which("sbatch") is None:
+        raise ValueError("--executor slurm: no SLURM here (sbatch is not on PATH); use --executor local on this machine")
     for spec in specs:
         check_folder(out / "runs" / spec.name, spec.cfg)
     todo = [s for s in specs if plan.pending(out / "runs" / s.name, steps)]
@@ -295,27 +321,21 @@ def run_sweep(argv: Sequence[str] | None) -> int:
     ex = make_executor(args, out / "logs", threads)
     print(f"sweep: {len(todo)} of {len(specs)} runs to do in {out}/runs ({args.executor}, {args.max_parallel} at once, "
           f"{threads} threads each)", file=sys.stderr)
-    depend, failures = run_probes(ex, args, probe_jobs(todo, out, threads, args.executor != "debug"))
-    if failures:
-        print("the shared probe failed to train, so no run was started:\n  " + "\n  ".join(failures))
-        return 1
-    if depend:
-        ex.update_parameters(slurm_dependency="afterok:" + ":".join(depend))
 
     def make_job(spec: plan.RunSpec) -> jobs.RunJob:
         return jobs.RunJob(str((out / "runs" / spec.name).resolve()), spec.cfg.preset, spec.overrides, steps, threads,
                            command, raise_errors=args.executor != "debug")
 
-    if args.no_wait:
-        with ex.batch():
-            submitted = [ex.submit(make_job(s)) for s in todo]
-        ids = sorted({j.job_id.split("_")[0] for j in submitted})
-        print(f"submitted {len(todo)} runs as SLURM job {', '.join(ids)}"
-              + (f" (after the probe job {', '.join(depend)})" if depend else "")
-              + f"; follow with: python -m empirical.sweep status {out}")
-        return 0
     previous = signal.signal(signal.SIGTERM, _interrupt) if args.executor == "local" else None
     try:
+        depend, failures = run_probes(ex, args, probe_jobs(todo, out, threads, args.executor != "debug"))
+        if failures:
+            print("the shared probe failed to train, so no run was started:\n  " + "\n  ".join(failures))
+            return 1
+        if depend:  # SLURM: the runs wait in the queue for the probe job
+            ex.update_parameters(slurm_dependency="afterok:" + ":".join(depend))
+        if args.no_wait:
+            return submit_and_leave(ex, out, todo, make_job, depend)
         state = follow(ex, args, out, todo, make_job)
     except KeyboardInterrupt:
         print("sweep: interrupted" + ("; the local jobs were stopped" if args.executor == "local" else
@@ -334,6 +354,17 @@ def run_sweep(argv: Sequence[str] | None) -> int:
     return 1 if state.failed else 0
 
 
+def submit_and_leave(ex, out: Path, todo: Sequence[plan.RunSpec], make_job, depend: list[str]) -> int:
+    """--no-wait (SLURM): submit the runs as one array (after the probe job, if any: `depend`) and return."""
+    with ex.batch():
+        submitted = [ex.submit(make_job(s)) for s in todo]
+    ids = sorted({j.job_id.split("_")[0] for j in submitted})
+    print(f"submitted {len(todo)} runs as SLURM job {', '.join(ids)}"
+          + (f" (after the probe job {', '.join(depend)})" if depend else "")
+          + f"; follow with: python -m empirical.sweep status {out}")
+    return 0
+
+
 def _interrupt(signum, frame):
     raise KeyboardInterrupt
 
@@ -344,6 +375,8 @@ def status(argv: Sequence[str] | None) -> int:
                         "any has (each named with its error and log), 2 for bad input.")
     parser.add_argument("dir", type=Path, metavar="DIR")
     args = parser.parse_args(argv)
+    if cli.checking(args):
+        return 0
     rows = collect_mod.run_folders(args.dir)
     spec = args.dir / "sweep.json"
     if spec.exists():  # the sweep's own list: runs not started yet have no folder

@@ -112,6 +112,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     cfg = make_config(args.preset, args.overrides)
     out = args.out or Path("runs/train") / (f"{cfg.preset}-" + "-".join(f"{c}{v:g}" for c, v in cfg.sep.items()) + f"-seed{cfg.seed}")
     cli.output_dir(out, "--out")
+    if cli.checking(args):
+        return 0
     try:
         summary = train(cfg, out)
     except KeyboardInterrupt:

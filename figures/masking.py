@@ -138,6 +138,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise ValueError(f"--detail {args.detail}: a masking rate in [0, 1]")
     folder = args.analysis if args.analysis.is_dir() else args.analysis.parent
     out = cli.figure_path(args.out or folder, "masking.png")
+    if cli.checking(args):
+        return 0
     path = draw(load(args.analysis), out, detail=args.detail)
     print(f"wrote {path}")
     return 0

@@ -170,6 +170,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--study", type=Path, help="the study's JSON (default SWEEP/study.json)")
     parser.add_argument("--out", type=Path, help="folder for the figures (default: the sweep folder)")
     args = parser.parse_args(argv)
+    if args.out is not None:
+        cli.output_dir(args.out, "--out")
+    if cli.checking(args):
+        return 0
     path = args.study or args.sweep / "study.json"
     if not path.is_file():
         raise ValueError(f"{path}: not found; run python -m fitting.study {args.sweep} first")

@@ -159,6 +159,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--out", default="ladder.json", help="JSON file to write (default ladder.json)")
     args = parser.parse_args(argv)
     out = cli.output_file(args.out, "--out", suffix=".json")
+    if cli.checking(args):
+        return 0
     for run in args.runs:
         if not (run / "config.json").is_file():
             raise ValueError(f"{run}: not a training run (no config.json)")

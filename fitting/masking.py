@@ -204,6 +204,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = runs_arguments("fitting.masking", __doc__, argv, runs_help="run folders of the sweep, one per (masking rate, seed)",
                           out_help="folder for masking.json (default: the first run's parent)")
     out = cli.output_dir(args.out or run_log(args.runs[0]).parent.parent, "--out")
+    if cli.checking(args):
+        return 0
     results = sweep(args.runs, args.label, args.persist)
     doc = {"class": args.label, "persist": args.persist, "runs": results, "levels": levels(results)}
     path = write_json(out / "masking.json", doc)

@@ -37,6 +37,7 @@ from theory.landscape import Landscape
 from theory.models import eq1, eq2, notebook
 from theory.trajectory import Trajectory
 
+MIN_POINTS = 8  # located points a model fit needs (empirical.plan.FIT_MIN_POINTS refuses a sweep step early)
 FITTABLE = ("eq1", "eq2", "notebook")
 TOL = (1e-10, 1e-12)  # (rtol, atol): final polish and reported fit
 SEARCH_TOL = (1e-8, 1e-10)  # multi-start search
@@ -133,8 +134,8 @@ class Problem:
             raise ValueError("the trajectory has no concept coordinates (an accuracy-only log): nothing to fit")
         if model == "notebook" and d != 2:
             raise ValueError(f"the notebook model has 2 concepts; this trajectory has {d}: {traj.concepts}")
-        if traj.step.size < 8:
-            raise ValueError(f"a model fit needs at least 8 logged points, this trajectory has {traj.step.size}")
+        if traj.step.size < MIN_POINTS:
+            raise ValueError(f"a model fit needs at least {MIN_POINTS} logged points, this trajectory has {traj.step.size}")
         self.model, self.d = model, d
         self.land: Landscape = {"eq1": eq1, "eq2": eq2, "notebook": lambda n: notebook()}[model](d)
         self.s0 = float(traj.step[0])

@@ -8,8 +8,8 @@ runs it has not seen from their covariates alone.
   --holdout 'seed=0,sep.color=0.5'   one run of a sweep (its id holds a comma; the longest id wins)
   --leave-out sep_color        one fit per level, each holding out that level's runs: DIR/leave_out.json
                                (per level and overall, and the law minus each baseline paired per run
-                               at the points both predict,
-                               with a bootstrap interval over the held-out runs) and DIR/leave_out.png
+                               at the points both predict, with a 95% t-interval clustered by level,
+                               the unit held out: none from one level) and DIR/leave_out.png
   --leave-out sep_color --train-per-level 1 [--draws 5]
                                the same with each fit trained on one run (seed) drawn from every
                                other level, 5 draws: how the law and the baselines fare with scarce runs
@@ -81,7 +81,7 @@ from fitting import baselines
 from fitting.covariates import constant_columns, read_covariates, read_shift, read_tables, select
 from fitting.curves import settled_step
 from fitting.discrepancy import KINDS, features
-from fitting.leave_out import KEYS, differences, level_summary, mean_or_none, means, split_summary
+from fitting.leave_out import KEYS, differences, gap_text, level_summary, mean_or_none, means, split_summary
 from fitting.model_fit import fit_model
 from fitting.pooled import PooledFit, fit_law
 from fitting.report import summary
@@ -267,6 +267,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise UsageError(f"--out: {len(args.logs)} logs are pooled; say where the outputs go (--out DIR)")
     out = cli.output_dir(args.out or args.logs[0].parent / "predict", "--out")
     cli.not_an_input([out / name for name in OUTPUTS], [*args.logs, *args.covariates])
+    if cli.checking(args):
+        return 0
     stamped = stamp()
     trajs, cov, table = load(args)
     runs = [t.run for t in trajs]
@@ -296,7 +298,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             leave_out_figure(summary, out / "leave_out.png")
         print(f"wrote {out / 'leave_out.json'}: " + "; ".join(f"{k} {v:.3g}" for k, v in summary["means"].items() if v is not None))
         for name, g in summary["differences"].items():
-            print(f"  {name}: {g['mean']:+.3f} [{g['ci95'][0]:+.3f}, {g['ci95'][1]:+.3f}] over {g['runs']} runs")
+            print(f"  {name}: {gap_text(g)}")
     return 0
 
 

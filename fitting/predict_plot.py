@@ -13,6 +13,7 @@ from __future__ import annotations
 import matplotlib
 import numpy as np
 
+from fitting.leave_out import gap_text
 from theory import plot
 from theory.trajectory import Trajectory
 
@@ -132,10 +133,10 @@ def leave_out_figure(doc: dict, path) -> None:
         ax.plot(np.full(len(runs), i), runs, ".", color="0.55", ms=5, zorder=0)
         if lv["interpolation"] is None:
             ax.axvspan(i - 0.4, i + 0.4, color="0.92", zorder=-1)
-    gaps = [f"law - {what} {g['mean']:+.3f} [{g['ci95'][0]:+.3f}, {g['ci95'][1]:+.3f}]" for what, key in
+    gaps = [f"law - {what} {gap_text(g)}" for what, key in
             (("interpolation inside", "law_minus_interpolation_inside"), ("nearest outside", "law_minus_nearest_outside"))
             if (g := doc.get("differences", {}).get(key)) is not None]
-    note = "\n" + "; ".join(gaps) if gaps else ""
+    note = "".join("\n" + g for g in gaps)
     k = doc.get("train_per_level")
     scarce = "" if not k else f"\ntrained on {k} run{'s' if k > 1 else ''} a level (mean of {doc['draws']} draws)"
     ax.set(xticks=x, xticklabels=[lv["left_out"] for lv in levels], ylabel="RMSE of the held-out path\n(the law's at its baseline's points)",

@@ -343,6 +343,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     out = args.out or args.sweep / "study.json"
     cli.not_an_input([out], [args.sweep / "sweep.csv", args.sweep / "covariates.csv"])
     cli.output_file(out, "--out", suffix=".json")
+    if cli.checking(args):
+        return 0
     doc = study(args.sweep, args.by)
     write_json(out, doc)
     print(tables(doc))

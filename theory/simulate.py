@@ -245,6 +245,22 @@ def _figure(panels: Sequence[Panel], sols, path: Path, suptitle: str) -> Path:
 
 def run_model(land: Landscape, args) -> list[Path]:
     """Simulate one model over the product of the --sweep values; returns the paths written."""
+    sweeps, combos, batched, runs = _settings(land, args)
+    t = time_grid(args.t_end if args.t_end is not None else land.t_end, args.points or 200)
+    sol = _solve(land, t, batched, len(runs), args)
+    out = args.out or Path("runs/theory") / land.name
+    cfg = _config("single", land.name, land, t, args, sol.method)
+    cfg.update(sweeps={name: vals for name, vals in sweeps}, runs=_runs_config(sol, runs, args.label))
+    trajectories = sol.trajectories(args.label, runs=runs)
+    paths = [write_csv(out / "trajectories.csv", trajectories), write_json(out / "config.json", cfg)]
+    colour = np.array([c[0] for c in combos], dtype=float) if sweeps else np.zeros(1)
+    paths.append(_model_figure(land, sol, colour, sweeps[0][0] if sweeps else None, out / f"{_slug(land.name)}.png"))
+    return paths
+
+
+def _settings(land: Landscape, args) -> tuple[list, list, dict[str, np.ndarray], list[str]]:
+    """--param and --sweep, checked against the landscape's valid ranges: (sweeps as (name, values), the value
+    combinations, the parameters batched over runs (N, size), each run's name)."""
     values = {k: np.atleast_1d(np.asarray(v, dtype=float)) for k, v in land.defaults().items()}
     for item in args.param:
         name, text = cli.assignment(item, "--param")
@@ -262,17 +278,9 @@ def run_model(land: Landscape, args) -> list[Path]:
             _apply(land, v, name, [x], "--sweep")
         settings.append(v)
         runs.append(",".join(f"{name}={x:g}" for (name, _), x in zip(sweeps, combo)) or land.name)
-    batched = {k: np.stack([s[k] for s in settings]) for k in values}  # (N, size) each
-    t = time_grid(args.t_end if args.t_end is not None else land.t_end, args.points or 200)
-    sol = _solve(land, t, batched, len(settings), args)
-    out = args.out or Path("runs/theory") / land.name
-    cfg = _config("single", land.name, land, t, args, sol.method)
-    cfg.update(sweeps={name: vals for name, vals in sweeps}, runs=_runs_config(sol, runs, args.label))
-    trajectories = sol.trajectories(args.label, runs=runs)
-    paths = [write_csv(out / "trajectories.csv", trajectories), write_json(out / "config.json", cfg)]
-    colour = np.array([c[0] for c in combos], dtype=float) if sweeps else np.zeros(1)
-    paths.append(_model_figure(land, sol, colour, sweeps[0][0] if sweeps else None, out / f"{_slug(land.name)}.png"))
-    return paths
+    batched = {k: np.stack([s[k] for s in settings]) for k in values}
+    land.resolve(batched)
+    return sweeps, combos, batched, runs
 
 
 def _slug(name: str) -> str:
@@ -340,6 +348,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.argv = argv
     _check_args(args)
     cli.output_dir(args.out or "runs/theory", "--out")
+    if cli.checking(args):  # the parameters too, resolved against the model, nothing solved
+        if args.model in SIM_MODELS:
+            swingby.model_settings(args.model, args.param, args.sweep)
+        elif args.model is not None or args.energy is not None:
+            _settings(_landscape(args), args)
+        return 0
     start = time.perf_counter()
     if args.model in SIM_MODELS:
         written = run_sim_model(args)

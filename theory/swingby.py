@@ -215,6 +215,12 @@ def preset_runs(name: str, t_end: float | None, points: int | None) -> tuple[lis
 
 def model_runs(model: str, params: Sequence[str], sweeps: Sequence[str], t: np.ndarray) -> list[SimRun]:
     """The runs of ``--model sim1|sim2`` with --param and --sweep (a sweep of several flags is their product)."""
+    words, settings = model_settings(model, params, sweeps)
+    return [simulate(model, task, scale, seed, t, run=run, **words) for run, task, scale, seed in settings]
+
+
+def model_settings(model: str, params: Sequence[str], sweeps: Sequence[str]) -> tuple[dict[str, str], list[tuple]]:
+    """``--model sim1|sim2``'s --param and --sweep, checked: the word choices, and per run (name, task, scale, seed)."""
     values = {k: list(v) for k, (v, _) in SIM_PARAMS.items()}
     words = {k: choices[0] for k, (choices, _) in SIM_CHOICES.items()}
     for item in params:
@@ -241,8 +247,8 @@ def model_runs(model: str, params: Sequence[str], sweeps: Sequence[str], t: np.n
         if seed != int(seed) or not 0 <= seed < 2**32:
             raise UsageError(f"seed={seed:g}: a seed is an integer in [0, 2**32)")
         run = ",".join(f"{name}={x:g}" for (name, _), x in zip(swept, combo)) or model
-        runs.append(simulate(model, task, scale, int(seed), t, run=run, **words))
-    return runs
+        runs.append((run, task, scale, int(seed)))
+    return words, runs
 
 
 def _name(name: str, flag: str) -> str:

@@ -187,3 +187,41 @@ def test_stopping_a_sweep_started_in_the_background_stops_its_jobs(tmp_path):
             os.killpg(proc.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
+
+
+def processes_naming(folder: Path) -> list[str]:
+    """Command lines of live processes that name `folder` (submitit's controllers name their logs folder)."""
+    found = subprocess.run(["pgrep", "-af", str(folder)], capture_output=True, text=True).stdout.splitlines()
+    return [line for line in found if "pgrep" not in line]
+
+
+@pytest.mark.parametrize("phase, stop_group", [("probe", True), ("probe", False), ("train", True)],
+                         ids=["ctrl-c-while-the-probe-trains", "sigterm-while-the-probe-trains", "ctrl-c-while-runs-train"])
+def test_an_interrupted_sweep_stops_every_job_and_says_so_without_a_traceback(tmp_path, phase, stop_group):
+    out = tmp_path / "sw"
+    cmd = [sys.executable, "-m", "empirical.sweep", "--preset", "smoke", "--grid", "seed=0,1", "--set", "steps=5000",
+           "--executor", "local", "--max-parallel", "2", "--out", str(out)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 180
+        started = (lambda: processes_naming(out / "logs")) if phase == "probe" else (
+            lambda: any((out / "runs").glob("*/metrics.jsonl")))
+        while not started() and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.2)
+        assert started(), f"the {phase} never started"
+        if stop_group:
+            os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C in a terminal: the whole foreground group
+        else:
+            os.kill(proc.pid, signal.SIGTERM)  # `kill PID`, `timeout`: the sweep only
+        assert proc.wait(timeout=60) == 130
+        err = proc.stderr.read().decode()
+        assert "the local jobs were stopped" in err and "Traceback" not in err, err
+        deadline = time.monotonic() + 30
+        while processes_naming(out) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not processes_naming(out)  # no controller or job trains on
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass

@@ -97,6 +97,20 @@ def test_a_valid_step_passes_its_check_and_writes_nothing(tmp_path, text):
     assert not (tmp_path / "sweep").exists() and not (Path.cwd() / "fig.pdf").exists()
 
 
+def test_a_fit_step_is_refused_for_runs_that_log_too_few_checkpoints(tmp_path):
+    from fitting.model_fit import MIN_POINTS
+
+    assert plan.FIT_MIN_POINTS == MIN_POINTS
+    fit = plan.parse_step("fit --class 11")
+    smoke = plan.expand("smoke", plan.parse_grid(["seed=0,1"]), [], tmp_path / "sw")
+    with pytest.raises(ValueError, match=r"--then 'fit --class 11': a model fit needs at least 8 checkpoints .* run "
+                                         r"'seed=0' logs 4 \(smoke: evals=4\); give a preset that logs more \(tiny logs \d+\)"):
+        fit.check_runs(smoke)
+    fit.check_runs(plan.expand("smoke", plan.parse_grid(["seed=0,1"]), ["evals=10"], tmp_path / "sw"))
+    fit.check_runs(plan.expand("tiny", [], [], tmp_path / "sw"))
+    plan.parse_step("turn").check_runs(smoke)  # only fit has a minimum
+
+
 def test_a_failed_steps_own_message_is_its_cause(capfd):
     from empirical.jobs import run_step
 
