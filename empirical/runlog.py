@@ -186,12 +186,18 @@ def write(run: Path, *, concepts: Sequence[str], classes: Sequence[str], seed: i
     """Rebuild RUN/trajectories.csv from the naive readings and the elicit files: naive first, then each protocol."""
     run = Path(run)
     by_protocol = {"naive": list(naive)} | {protocol: elicited(run, protocol) for protocol in protocols_logged(run)}
-    trajectories = []
+    found = trajectories(by_protocol, concepts=concepts, classes=classes, seed=seed, run=run.name)
+    return write_csv(run / "trajectories.csv", found, meta=meta) if found else None
+
+
+def trajectories(by_protocol: Mapping[str, Sequence[Logged]], *, concepts: Sequence[str], classes: Sequence[str],
+                 seed: int, run: str) -> list[Trajectory]:
+    """Readings per protocol -> one trajectory per (protocol, class) that has any, protocols in the given order,
+    classes in ``classes``' order, rows in the readings' order (the log's columns: empirical.runlog's module doc)."""
+    found = []
     for protocol, readings in by_protocol.items():
         for label in classes:
             rows = [r for r in readings if r.label == label]
             if rows:
-                trajectories.append(_trajectory(rows, concepts, protocol, seed, run.name))
-    if not trajectories:
-        return None
-    return write_csv(run / "trajectories.csv", trajectories, meta=meta)
+                found.append(_trajectory(rows, concepts, protocol, seed, run))
+    return found

@@ -175,8 +175,8 @@ def _check_unit(values: NDArray[np.float64], what: str) -> None:
 class _Where:
     """Formats the location of a cell for error messages: file, row (1 = first data row), line, column."""
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
+    def __init__(self, path: Path | str) -> None:
+        self.path = path  # the file, or a name for where the rows came from (e.g. "the DataFrame")
 
     def __call__(self, row: int | None, column: str | None, message: str) -> ValueError:
         where = str(self.path)
@@ -293,7 +293,13 @@ def read_csv(path: str | os.PathLike) -> list[Trajectory]:
     """
     path = Path(path)
     where = _Where(path)
-    rows = _rows(path, where)
+    return parse_rows(_rows(path, where), where)
+
+
+def parse_rows(rows: list[list[str]], where: "_Where | str") -> list[Trajectory]:
+    """Trajectories from a log's rows as text (the header row first), every cell checked as :func:`read_csv`
+    checks a file's; ``where`` names the source in error messages (a path, or e.g. ``"the DataFrame"``)."""
+    where = where if isinstance(where, _Where) else _Where(where)
     header, concepts = _header(rows, where)
     col = {h: i for i, h in enumerate(header)}
     extras = [h for h in header if h not in KNOWN and not h.startswith(Z_PREFIX)]
@@ -353,16 +359,26 @@ def write_csv(
         The path written.
     """
     path = Path(path)
+    table = table_rows(trajectories, path)
+    atomic_write(path, lambda fh: csv.writer(fh, lineterminator="\n").writerows(table))
+    if meta is not None:
+        write_json(meta_path(path), meta, sort_keys=True)
+    return path
+
+
+def table_rows(trajectories: Sequence[Trajectory], where: str | os.PathLike = "the log") -> list[list[str]]:
+    """The log's rows as text, the header first (what :func:`write_csv` writes); ``where`` names the destination
+    in error messages."""
     trajectories = list(trajectories)
     if not trajectories:
-        raise ValueError(f"{path}: nothing to write (no trajectories)")
+        raise ValueError(f"{where}: nothing to write (no trajectories)")
     concepts = trajectories[0].concepts
     seen = set()
     for tr in trajectories:
         if tr.concepts != concepts:
-            raise ValueError(f"{path}: all trajectories in a log need the same concepts: {concepts} vs {tr.concepts}")
+            raise ValueError(f"{where}: all trajectories in a log need the same concepts: {concepts} vs {tr.concepts}")
         if tr.key in seen:
-            raise ValueError(f"{path}: two trajectories share (run, seed, class, protocol) = {tr.key}")
+            raise ValueError(f"{where}: two trajectories share (run, seed, class, protocol) = {tr.key}")
         seen.add(tr.key)
     has_acc = any(tr.accuracy is not None for tr in trajectories)
     extras: list[str] = []
@@ -384,10 +400,7 @@ def write_csv(
                 row += [tr.extra[k][i] if k in tr.extra else "" for k in extras]
                 yield row
 
-    atomic_write(path, lambda fh: csv.writer(fh, lineterminator="\n").writerows([header, *rows()]))
-    if meta is not None:
-        write_json(meta_path(path), meta, sort_keys=True)
-    return path
+    return [header, *rows()]
 
 
 def run_log(path: str | os.PathLike) -> Path:
