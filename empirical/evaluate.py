@@ -84,9 +84,14 @@ def generator_for(seed: int, step: int, label: str, device: torch.device, stream
     chooses its setting, so no setting is scored on the samples that chose it.
     """
     if stream == SCORE:
-        return torch.Generator(device=device).manual_seed((seed * 1_000_003 + step) * 10 ** len(label) + int(label))
+        return torch.Generator(device=device).manual_seed(score_seed(seed, step, label))
     state = np.random.SeedSequence([seed, step, len(label), int(label), stream]).generate_state(2, dtype=np.uint32)
     return torch.Generator(device=device).manual_seed(int(state[0]) << 31 | int(state[1]) >> 1)
+
+
+def score_seed(seed: int, step: int, label: str) -> int:
+    """The integer seed of the naive evaluation's draw of a class at a step (:func:`generator_for`'s SCORE stream)."""
+    return (seed * 1_000_003 + step) * 10 ** len(label) + int(label)
 
 
 def bf16_native(device: torch.device) -> bool:

@@ -47,7 +47,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -119,11 +119,11 @@ class _Walk:
     sampler: Sampler
     reader: Reader
     samples: int
-    seed: int
+    seeds: Callable[[int, str, int], int]
 
     def read(self, step: int, checkpoint: Any, prompt: Prompt, stream: int) -> Logged:
         where = f"step {step}, class {prompt.label}, strength {prompt.strength:g}"
-        images = self.sampler.sample(checkpoint, prompt, self.samples, seed_for(self.seed, step, prompt.label, stream))
+        images = self.sampler.sample(checkpoint, prompt, self.samples, self.seeds(step, prompt.label, stream))
         try:
             count = len(images)
         except TypeError:
@@ -181,9 +181,13 @@ def check(checkpoints: Sequence[tuple[int, Any]], reader: Reader, classes: Seque
 
 def walk(checkpoints: Sequence[tuple[int, Any]], sampler: Sampler, reader: Reader, out: str | Path, *,
          classes: Sequence[str], held_out: Sequence[str] = ("11",), samples: int = 32, seed: int = 0,
-         strengths: Sequence[float] = (), run: str | None = None, progress: bool | None = None) -> Path:
+         strengths: Sequence[float] = (), run: str | None = None, progress: bool | None = None,
+         seeds: Callable[[int, str, int], int] | None = None) -> Path:
     """Read every checkpoint's classes (and over-prompt the held-out ones at ``strengths``); write OUT/walk.json and
-    OUT/trajectories.csv after each checkpoint. Resumes an interrupted walk of the same settings. Returns the log."""
+    OUT/trajectories.csv after each checkpoint. Resumes an interrupted walk of the same settings. Returns the log.
+
+    ``seeds``: how the sampler's seed is made from (step, class, stream), SCORE (0) or SELECT (1); default
+    :func:`seed_for` with ``seed``. A sampler may bring its own (``RunSampler.seeds`` reproduces a run's draws)."""
     classes, held_out, strengths = list(classes), list(held_out), [float(s) for s in strengths]
     steps = check(checkpoints, reader, classes, held_out, samples, seed, strengths)
     out = Path(out)
@@ -194,7 +198,7 @@ def walk(checkpoints: Sequence[tuple[int, Any]], sampler: Sampler, reader: Reade
                 "strengths": strengths}
     protocols = ["naive"] + ["overprompt"] * bool(strengths)
     done = _resume(out / "walk.json", settings, protocols)
-    doer = _Walk(sampler, reader, samples, seed)
+    doer = _Walk(sampler, reader, samples, seeds or (lambda step, label, stream: seed_for(seed, step, label, stream)))
     todo = [(s, c) for s, (_, c) in zip(steps, checkpoints) if s not in done["naive"]]
     bar = tqdm(todo, desc="checkpoints", unit="ckpt", disable=None if progress is None else not progress, leave=False)
     for step, checkpoint in bar:

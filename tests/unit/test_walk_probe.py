@@ -21,3 +21,36 @@ def test_the_walk_reads_a_batch_as_the_probe_does(pristine_smoke_run, label):
     np.testing.assert_allclose(ours.z, theirs["z"], rtol=1e-6, equal_nan=True)
     assert ours.accuracy == pytest.approx(theirs["joint_accuracy"])
     assert ours.shares == pytest.approx(theirs["shares"])
+
+
+def test_walking_a_runs_own_checkpoints_reproduces_its_naive_log(pristine_smoke_run, tmp_path):
+    from empirical.run_sampler import RunSampler
+    from empirical.walk import walk
+    from theory.trajectory import read_csv
+
+    sampler = RunSampler(pristine_smoke_run)
+    own = {t.label: t for t in read_csv(pristine_smoke_run / "trajectories.csv") if t.protocol == "naive"}
+    assert [s for s, _ in sampler.checkpoints] == list(own["11"].step)
+    log = walk(sampler.checkpoints, sampler, ProbeReader(sampler.probe_path), tmp_path / "walked",
+               classes=sampler.classes, held_out=[], samples=sampler.cfg.samples, seeds=sampler.seeds, progress=False)
+    for t in read_csv(log):
+        mine = own[t.label]
+        assert list(t.step) == list(mine.step)
+        np.testing.assert_allclose(t.z, mine.z, atol=1e-5, equal_nan=True)
+        np.testing.assert_allclose(t.accuracy, mine.accuracy, atol=1e-9)
+        assert t.extra["samples"] == mine.extra["samples"]
+
+
+def test_a_run_sampler_over_prompts_and_names_what_it_cannot_do(pristine_smoke_run):
+    from empirical.run_sampler import RunSampler
+    from empirical.walk import Prompt
+
+    sampler = RunSampler(pristine_smoke_run)
+    step = sampler.checkpoints[-1][0]
+    plain = sampler.sample(step, Prompt("11"), 4, 7)
+    assert plain.shape == (4, 3, 8, 8) and np.array_equal(plain, sampler.sample(step, Prompt("11"), 4, 7))
+    assert not np.array_equal(plain, sampler.sample(step, Prompt("11", 3.0), 4, 7))
+    with pytest.raises(ValueError, match="strengths >= 1"):
+        sampler.sample(step, Prompt("11", 0.5), 4, 7)
+    with pytest.raises(ValueError, match="the run's classes are 00, 01, 10, 11"):
+        sampler.sample(step, Prompt("12"), 4, 7)
