@@ -10,8 +10,9 @@
 # grids (no checkpoints) are copied to docs/results/ladder/<rung>/ and the table is remade:
 # docs/results/ladder/ladder.json and ladder.md (python -m fitting.ladder).
 #
-# Cost on 2 CPU cores, two runs at a time with one thread each: about 35 minutes per pair at 24 px
-# (1.8x that at 32 px), so a rung of 4 runs takes 70-80 minutes; a 3-hour session holds two rungs.
+# Cost on 2 CPU cores, measured: with over-prompting at every checkpoint (as here) each of a run's 41 evaluations
+# takes about 55 s alone on 2 threads, and one run alone took 120 min to step 4,800 (docs/ladder.md, `ema`), so a
+# rung of 4 runs does not fit a 3-hour session; run one cell at a time, or on a GPU (device.sh).
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 RUNS=${RUNS:-runs/ladder}
