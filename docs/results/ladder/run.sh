@@ -44,7 +44,8 @@ for rung in "${rungs[@]}"; do
     dest="$DOCS/$rung/$(basename "$run")"
     mkdir -p "$dest"
     cp "$run"/config.json "$run"/trajectories.csv "$run"/trajectories.meta.json "$run"/metrics.jsonl "$dest"/
-    cp -r "$run"/samples "$dest"/ 2>/dev/null || true
+    last=$(ls "$run"/samples/step_*.png 2>/dev/null | tail -1)  # the last grid only (docs/results stays small)
+    [[ -z "$last" ]] || { mkdir -p "$dest/samples" && cp "$last" "$dest/samples/"; }
     cp "$run"/stages.json "$run"/elicit/*.json "$dest"/ 2>/dev/null || true
   done
 done
