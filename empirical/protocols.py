@@ -85,6 +85,14 @@ def overprompt(config: DataConfig, label: str, reach: float) -> np.ndarray:
     return h
 
 
+def prompt_vector(config: DataConfig, label: str, strength: float = 1.0) -> np.ndarray:
+    """The conditioning vector of a walk's prompt (:class:`empirical.walk.Prompt`): the class's mean prompt at
+    strength 1; over-prompted above it with reach 1 - 1/strength (:func:`overprompt`: 2 goes half way to the limit)."""
+    if not strength >= 1:
+        raise ValueError(f"strength {strength:g}: over-prompting takes strengths >= 1 (1: the plain prompt)")
+    return class_prompts(config, [label])[label] if strength == 1 else overprompt(config, label, 1 - 1 / strength)
+
+
 def prototype(config: DataConfig, concept: str, value: int) -> np.ndarray:
     """A prompt that names only one concept's value: zeros except that concept's slots."""
     h = np.zeros(11, dtype=np.float32)

@@ -235,8 +235,10 @@ class Run:
         loss = terms["total"].mean()
         self.opt.zero_grad(set_to_none=True)
         loss.backward()
-        grad_norm = float(nn.utils.clip_grad_norm_(self.clipped, cfg.clip))
-        loss_value = float(loss.detach())
+        norm = nn.utils.clip_grad_norm_(self.clipped, cfg.clip)
+        # one device-to-host copy per update, not one per number (each is a sync that stalls a shared GPU)
+        values = torch.stack([t.detach().mean().float() for t in (loss, norm, *terms.values())]).tolist()
+        loss_value, grad_norm, logged = values[0], values[1], dict(zip(terms, values[2:]))
         if not (math.isfinite(loss_value) and math.isfinite(grad_norm)):  # before the update poisons the weights
             raise Diverged(cfg, self.step + 1, f"loss {loss_value:g}, gradient norm {grad_norm:g}", self.saved)
         self.opt.step()
@@ -244,7 +246,7 @@ class Run:
             decay = ema_decay(cfg.ema, self.step, cfg.ema_warmup)
             torch._foreach_lerp_(list(self.ema.parameters()), list(self.vdm.parameters()), 1 - decay)
         self.step += 1
-        return {k: float(v.detach().mean()) for k, v in terms.items()} | {"grad_norm": grad_norm}
+        return logged | {"grad_norm": grad_norm}
 
     def evaluate(self) -> None:
         """Every class's reading from the naive prompt (and the in-training protocols), logged."""

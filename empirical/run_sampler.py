@@ -24,8 +24,8 @@ import torch
 
 from empirical.checkpoint import load_model, saved_steps
 from empirical.elicit import load_run
-from empirical.evaluate import class_prompts, generate, score_seed, select_device
-from empirical.protocols import overprompt
+from empirical.evaluate import generate, score_seed, select_device
+from empirical.protocols import prompt_vector
 from empirical.walk import SCORE, Prompt, seed_for
 
 
@@ -58,14 +58,11 @@ class RunSampler:
     def sample(self, checkpoint: int, prompt: Prompt, n: int, seed: int) -> np.ndarray:
         if prompt.label not in self.classes:
             raise ValueError(f"class {prompt.label!r}: the run's classes are {', '.join(self.classes)}")
-        if not prompt.strength >= 1:
-            raise ValueError(f"strength {prompt.strength:g}: this sampler over-prompts with strengths >= 1 (1: plain)")
+        h = prompt_vector(self.cfg.data, prompt.label, prompt.strength)
         step = int(checkpoint)
         if self._loaded[0] != step:
             self._loaded = (step, load_model(self.run, step, self.cfg, self.device))
         data = self.cfg.data
-        h = class_prompts(data, [prompt.label])[prompt.label] if prompt.strength == 1 else \
-            overprompt(data, prompt.label, 1 - 1 / prompt.strength)
         generator = torch.Generator(device=self.device).manual_seed(int(seed))
         return generate(self._loaded[1], np.repeat(np.asarray(h, dtype=np.float32)[None], n, axis=0), data.resolution,
                         steps=self.cfg.sample_steps, guidance=self.cfg.guidance, generator=generator,
