@@ -18,7 +18,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 COMMANDS = ["theory.simulate", "fitting.fit", "fitting.turn", "fitting.capability", "fitting.predict", "fitting.study",
             "fitting.masking", "fitting.ladder", "empirical.train", "empirical.elicit", "empirical.sweep",
-            "empirical.data", "empirical.probe", "figures.training", "figures.masking", "figures.study"]
+            "empirical.data", "empirical.probe", "empirical.convert", "figures.training", "figures.masking", "figures.study"]
 SYNOPSIS = re.compile(r"[\[\]{}|]|\.\.")  # a usage line with placeholders, not an example
 
 
