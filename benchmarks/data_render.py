@@ -18,7 +18,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from empirical.data import DataConfig, sample, sample_values  # noqa: E402
-from empirical.render import render  # noqa: E402: E402
+from empirical.render import render  # noqa: E402
 from timing import best_time  # noqa: E402
 
 

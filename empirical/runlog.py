@@ -17,9 +17,9 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from theory.files import read_json, write_json
+from theory.trajectory import Trajectory, write_csv
 
 UNREADABLE = "unreadable"  # the share key of the samples the probe refused (empirical.probe.UNREADABLE)
-from theory.trajectory import Trajectory, write_csv
 
 
 def run_meta(cfg, probe_hash: str, *, source: str) -> dict[str, Any]:

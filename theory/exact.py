@@ -46,13 +46,13 @@ _X, _W = np.polynomial.legendre.leggauss(GAUSS_NODES)
 
 
 def _tail_matrix(x: NDArray[np.float64]) -> NDArray[np.float64]:
-    """R[j, l] = ∫_{x_j}^{1} ℓ_l(x) dx for the Lagrange basis ℓ_l through the nodes x (on [-1, 1])."""
+    """R[j, k] = ∫_{x_j}^{1} ℓ_k(x) dx for the Lagrange basis ℓ_k through the nodes x (on [-1, 1])."""
     m = x.size
     out = np.empty((m, m))
-    for l in range(m):
-        basis = np.polynomial.Polynomial.fit(x, np.eye(m)[l], m - 1, domain=[-1, 1], window=[-1, 1])
+    for k in range(m):
+        basis = np.polynomial.Polynomial.fit(x, np.eye(m)[k], m - 1, domain=[-1, 1], window=[-1, 1])
         integral = basis.integ()
-        out[:, l] = integral(1.0) - integral(x)
+        out[:, k] = integral(1.0) - integral(x)
     return out
 
 
