@@ -43,12 +43,16 @@ def baseline_fit(traj, truth):
 
         return solve_ivp(rhs, (t[0], t[-1]), z0, t_eval=t, rtol=1e-8, atol=1e-10).y.T
 
-    x0 = np.r_[np.log(truth["lam"]), truth["t_switch"], np.log(truth["k"]), truth["z_bias"], truth["z0"]]
+    x0 = np.r_[
+        np.log(truth["lam"]), truth["t_switch"], np.log(truth["k"]), truth["z_bias"], truth["z0"]
+    ]
     return least_squares(lambda x: (simulate(x) - traj.z).ravel(), x0, method="trf")
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--n", type=int, default=100)
     parser.add_argument("--boot-n", type=int, default=10)
     args = parser.parse_args(argv)
@@ -85,11 +89,17 @@ def main(argv=None) -> int:
 
     one = float(np.median(times))
     print(f"\n  {'what':<44} {'time':>10}   {'target':>8}   vs baseline")
-    print(f"  {'one fit (median)':<44} {one:>8.3f} s   {'0.5 s':>8}   {base_each / one:5.1f}x faster")
+    print(
+        f"  {'one fit (median)':<44} {one:>8.3f} s   {'0.5 s':>8}   {base_each / one:5.1f}x faster"
+    )
     print(f"  {'one fit (max)':<44} {max(times):>8.3f} s")
-    print(f"  {f'{args.n} fits, Wald intervals':<44} {total:>8.2f} s   {'20 s':>8}   {base_each * args.n / total:5.1f}x faster")
+    print(
+        f"  {f'{args.n} fits, Wald intervals':<44} {total:>8.2f} s   {'20 s':>8}   {base_each * args.n / total:5.1f}x faster"
+    )
     print(f"  {f'{args.n} trajectories, whole analysis (no figures)':<44} {full:>8.2f} s")
-    print(f"  {f'{args.n} fits, bootstrap intervals (B=100)':<44} ~{boot_each * args.n:>7.1f} s   (scaled from {args.boot_n})")
+    print(
+        f"  {f'{args.n} fits, bootstrap intervals (B=100)':<44} ~{boot_each * args.n:>7.1f} s   (scaled from {args.boot_n})"
+    )
     print(f"  {'baseline: one hand-written fit from the truth':<44} {base_each:>8.3f} s")
     return 0
 

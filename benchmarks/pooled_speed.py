@@ -29,15 +29,21 @@ from fitting.synthetic import TRUE_LAW, quadratic_steps, sweep_case  # noqa: E40
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--boot", type=int, default=20)
     args = parser.parse_args(argv)
     start = time.perf_counter()
     steps = quadratic_steps(60, 50, 5000)
     case = sweep_case(np.geomspace(0.005, 0.08, args.runs + 1), seed=0, noise=0.03, steps=steps)
-    print(f"{os.cpu_count()} cores; {args.runs} runs x {steps.size} checkpoints, noise sd 0.03, 1 run held out")
-    print(f"numba compile and simulation of the sweep (once per process): {time.perf_counter() - start:.2f} s")
+    print(
+        f"{os.cpu_count()} cores; {args.runs} runs x {steps.size} checkpoints, noise sd 0.03, 1 run held out"
+    )
+    print(
+        f"numba compile and simulation of the sweep (once per process): {time.perf_counter() - start:.2f} s"
+    )
     held = args.runs // 2
     train = [r for r in range(args.runs + 1) if r != held]
     trajs, x = [case.trajectories[r] for r in train], case.x[train]
@@ -53,17 +59,41 @@ def main(argv=None) -> int:
     for t in trajs:
         fit_model(t)
     per_run = time.perf_counter() - t0
-    late = sweep_case(np.geomspace(0.005, 0.08, args.runs + 1), seed=0, noise=0.03, steps=steps, order="target-first",
-                      law=TRUE_LAW | {"b_t": 0.6, "t_ref": 1200.0}, onset=400.0)
+    late = sweep_case(
+        np.geomspace(0.005, 0.08, args.runs + 1),
+        seed=0,
+        noise=0.03,
+        steps=steps,
+        order="target-first",
+        law=TRUE_LAW | {"b_t": 0.6, "t_ref": 1200.0},
+        onset=400.0,
+    )
     t0 = time.perf_counter()
-    onset = fit_law([late.trajectories[r] for r in train], late.x[train], order="target-first", onset=True)
+    onset = fit_law(
+        [late.trajectories[r] for r in train], late.x[train], order="target-first", onset=True
+    )
     with_onset = time.perf_counter() - t0
-    chain = sweep_case(np.geomspace(0.005, 0.08, args.runs + 1), seed=0, noise=0.03, steps=steps, order="target-first",
-                       gate="state", onset=400.0)
-    fit_law(chain.trajectories[:3], chain.x[:3], order="target-first", gate="state")  # its kernel's compile
+    chain = sweep_case(
+        np.geomspace(0.005, 0.08, args.runs + 1),
+        seed=0,
+        noise=0.03,
+        steps=steps,
+        order="target-first",
+        gate="state",
+        onset=400.0,
+    )
+    fit_law(
+        chain.trajectories[:3], chain.x[:3], order="target-first", gate="state"
+    )  # its kernel's compile
     t0 = time.perf_counter()
-    fit_law([chain.trajectories[r] for r in train], chain.x[train], order="target-first", gate="state", onset=True,
-            discrepancy="mean")
+    fit_law(
+        [chain.trajectories[r] for r in train],
+        chain.x[train],
+        order="target-first",
+        gate="state",
+        onset=True,
+        discrepancy="mean",
+    )
     coupled = time.perf_counter() - t0
 
     pred = fit.predict(case.x[[held]], np.ones((1, 2)), steps)[0]
@@ -71,11 +101,17 @@ def main(argv=None) -> int:
     print(f"\n  {'what':48s} {'time':>8s} {'target':>8s} {'vs per-run':>11s}")
     print(f"  {'pooled fit, Wald intervals':48s} {wald:7.2f}s {'30 s':>8s} {per_run / wald:10.1f}x")
     print(f"  {f'pooled fit, bootstrap over runs (B={args.boot})':48s} {boot:7.2f}s")
-    print(f"  {'pooled memorize fit with an onset, Wald':48s} {with_onset:7.2f}s {'30 s':>8s} {per_run / with_onset:10.1f}x")
-    print(f"  {'pooled coupled fit, onset, discrepancy, Wald':48s} {coupled:7.2f}s {'30 s':>8s} {per_run / coupled:10.1f}x")
+    print(
+        f"  {'pooled memorize fit with an onset, Wald':48s} {with_onset:7.2f}s {'30 s':>8s} {per_run / with_onset:10.1f}x"
+    )
+    print(
+        f"  {'pooled coupled fit, onset, discrepancy, Wald':48s} {coupled:7.2f}s {'30 s':>8s} {per_run / coupled:10.1f}x"
+    )
     print(f"  {f'baseline: {len(trajs)} per-run eq1 fits':48s} {per_run:7.2f}s")
-    print(f"\n  b_lam {fit.coefficients['b_lam']:.3f} (truth {TRUE_LAW['b_lam']}), b_t {fit.coefficients['b_t']:.3f} "
-          f"(truth {TRUE_LAW['b_t']}); held-out RMSE {rmse:.4f} (noise 0.03); onset {onset.coefficients['t_on']:.0f} (truth 400)")
+    print(
+        f"\n  b_lam {fit.coefficients['b_lam']:.3f} (truth {TRUE_LAW['b_lam']}), b_t {fit.coefficients['b_t']:.3f} "
+        f"(truth {TRUE_LAW['b_t']}); held-out RMSE {rmse:.4f} (noise 0.03); onset {onset.coefficients['t_on']:.0f} (truth 400)"
+    )
     return 0
 
 

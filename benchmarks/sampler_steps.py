@@ -34,8 +34,14 @@ def readings(model, probe, cfg, step: int, steps: int, stream: int) -> dict[str,
     for label, h in evaluate.class_prompts(cfg.data).items():
         gen = evaluate.generator_for(cfg.seed, step, label, torch.device("cpu"), stream=stream)
         n = cfg.samples_for(label)
-        images = evaluate.generate(model, np.repeat(h[None], n, axis=0), cfg.resolution, steps=steps,
-                                   generator=gen, precision=cfg.precision)
+        images = evaluate.generate(
+            model,
+            np.repeat(h[None], n, axis=0),
+            cfg.resolution,
+            steps=steps,
+            generator=gen,
+            precision=cfg.precision,
+        )
         out[label] = evaluate.score(probe, cfg.data, label, images)
     return out
 
@@ -47,7 +53,9 @@ def tv(a: dict, b: dict) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("runs", nargs="+", type=Path)
     parser.add_argument("--steps", type=int, nargs="+", default=[25, 12])
     parser.add_argument("--checkpoints", type=int, nargs="+", default=[481, 1165, 2378, 5000])
@@ -65,8 +73,14 @@ def main() -> None:
             ref_time = time.perf_counter() - t0
             for s in [*args.steps, "50, other draw"]:
                 t0 = time.perf_counter()
-                got = readings(model, probe, cfg, step, 50 if isinstance(s, str) else s,
-                               evaluate.SELECT if isinstance(s, str) else evaluate.SCORE)
+                got = readings(
+                    model,
+                    probe,
+                    cfg,
+                    step,
+                    50 if isinstance(s, str) else s,
+                    evaluate.SELECT if isinstance(s, str) else evaluate.SCORE,
+                )
                 rows[s]["time"].append(time.perf_counter() - t0)
                 for label, p in got.items():
                     q = ref[label]
@@ -74,10 +88,14 @@ def main() -> None:
                         rows[s]["dz"].append(float(np.linalg.norm(p.z - q.z)))
                     rows[s]["tv"].append(tv(p.shares, q.shares))
             print(f"{run.name} step {step}: 50 steps {ref_time:.1f} s", flush=True)
-    print(f"{'sampler steps':>16} {'|dz| mean':>10} {'|dz| max':>9} {'TV mean':>8} {'TV max':>7} {'s/checkpoint':>13}")
+    print(
+        f"{'sampler steps':>16} {'|dz| mean':>10} {'|dz| max':>9} {'TV mean':>8} {'TV max':>7} {'s/checkpoint':>13}"
+    )
     for s, r in rows.items():
-        print(f"{s!s:>16} {np.mean(r['dz']):>10.3f} {np.max(r['dz']):>9.3f} {np.mean(r['tv']):>8.3f} {np.max(r['tv']):>7.3f} "
-              f"{np.mean(r['time']):>13.1f}")
+        print(
+            f"{s!s:>16} {np.mean(r['dz']):>10.3f} {np.max(r['dz']):>9.3f} {np.mean(r['tv']):>8.3f} {np.max(r['tv']):>7.3f} "
+            f"{np.mean(r['time']):>13.1f}"
+        )
 
 
 if __name__ == "__main__":

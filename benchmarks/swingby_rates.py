@@ -36,21 +36,38 @@ def shows(fig: str, t: np.ndarray, ood: np.ndarray) -> bool:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--starts", type=int, default=200)
     parser.add_argument("--json", type=Path, default=None, help="also write the shares here")
     args = parser.parse_args(argv)
     out: dict = {"starts": args.starts, "figures": {}}
     print(f"share of {args.starts} random starts showing each figure's shape")
-    print(f"{'figure':<8} {'shape':<22} " + " ".join(f"{s + ', ' + st:>26}" for s in SIGNALS for st in STARTS))
+    print(
+        f"{'figure':<8} {'shape':<22} "
+        + " ".join(f"{s + ', ' + st:>26}" for s in SIGNALS for st in STARTS)
+    )
     for fig, (mu, sigma, d, scale, t_end, _) in FIGURES.items():
         task = Task(mu, sigma, d)
-        t = np.r_[np.linspace(0, 1, 200), np.geomspace(1, t_end, 801)[1:]] if t_end >= 50 else np.linspace(0, t_end, 1001)
+        t = (
+            np.r_[np.linspace(0, 1, 200), np.geomspace(1, t_end, 801)[1:]]
+            if t_end >= 50
+            else np.linspace(0, t_end, 1001)
+        )
         shares = {}
         for signal in SIGNALS:
             for start in STARTS:
-                hits = sum(shows(fig, t, ood_loss(task, two_layer(task.rates(signal), t, task.initial(scale, seed, start))))
-                           for seed in range(args.starts))
+                hits = sum(
+                    shows(
+                        fig,
+                        t,
+                        ood_loss(
+                            task, two_layer(task.rates(signal), t, task.initial(scale, seed, start))
+                        ),
+                    )
+                    for seed in range(args.starts)
+                )
                 shares[f"{signal},{start}"] = hits / args.starts
         shape = f">= {WANT[fig]} rise(s)" if fig in WANT else "plateau > half the run"
         print(f"Fig. {fig:<3} {shape:<22} " + " ".join(f"{v:>26.1%}" for v in shares.values()))

@@ -42,7 +42,10 @@ def authors_rhs(a, s=3.0, k=0.1, t0=10.0):
 
     def rhs(t, z):
         alpha = 1 / (1 + np.exp(-k * (t - t0)))
-        return [s * ((1 - z[0]) / (2 * a) + a / 2 * (alpha - z[0])), s * (a / 2 * (1 - z[1]) + (alpha - z[1]) / (2 * a))]
+        return [
+            s * ((1 - z[0]) / (2 * a) + a / 2 * (alpha - z[0])),
+            s * (a / 2 * (1 - z[1]) + (alpha - z[1]) / (2 * a)),
+        ]
 
     return rhs
 
@@ -50,13 +53,23 @@ def authors_rhs(a, s=3.0, k=0.1, t0=10.0):
 def loop(a_values, method, rtol):
     out = np.empty((len(a_values), T_EVAL.size, 2))
     for i, a in enumerate(a_values):
-        sol = solve_ivp(authors_rhs(a), (0, 25), [0.5, 0.5], t_eval=T_EVAL, method=method, rtol=rtol, atol=rtol * 1e-2)
+        sol = solve_ivp(
+            authors_rhs(a),
+            (0, 25),
+            [0.5, 0.5],
+            t_eval=T_EVAL,
+            method=method,
+            rtol=rtol,
+            atol=rtol * 1e-2,
+        )
         out[i] = sol.y.T
     return out
 
 
 def batched(a_values, method, rtol):
-    return integrate(notebook(), T_EVAL, {"a": a_values}, method=method, rtol=rtol, atol=rtol * 1e-2).z
+    return integrate(
+        notebook(), T_EVAL, {"a": a_values}, method=method, rtol=rtol, atol=rtol * 1e-2
+    ).z
 
 
 METHODS = {
@@ -78,12 +91,16 @@ start = time.perf_counter()
 integrate({model}(), time_grid(25, 200), {values}, method="{method}")
 print(time.perf_counter() - start)
 """
-FIRST_VALUES = {"notebook": '{"a": np.linspace(0.2, 5, 1000)}',
-                "eq1": '{"lam": np.c_[np.linspace(0.2, 5, 1000), np.ones(1000)], "t_switch": np.c_[np.linspace(2, 12, 1000), np.zeros(1000)]}',
-                "eq2": '{"p": np.linspace(0, 1, 1000)}'}
+FIRST_VALUES = {
+    "notebook": '{"a": np.linspace(0.2, 5, 1000)}',
+    "eq1": '{"lam": np.c_[np.linspace(0.2, 5, 1000), np.ones(1000)], "t_switch": np.c_[np.linspace(2, 12, 1000), np.zeros(1000)]}',
+    "eq2": '{"p": np.linspace(0, 1, 1000)}',
+}
 
 
-def first_sweep_in_new_processes(method: str = "dopri", model: str = "notebook") -> tuple[float, float]:
+def first_sweep_in_new_processes(
+    method: str = "dopri", model: str = "notebook"
+) -> tuple[float, float]:
     """The first sweep's time (building the model included, imports not) in a fresh process with an empty kernel
     cache, then in a second."""
     import subprocess
@@ -92,8 +109,18 @@ def first_sweep_in_new_processes(method: str = "dopri", model: str = "notebook")
     code = FIRST_SWEEP.format(model=model, values=FIRST_VALUES[model], method=method)
     with tempfile.TemporaryDirectory() as cache:
         env = {**os.environ, "NUMBA_CACHE_DIR": cache}
-        times = [float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
-                                      check=True).stdout.split()[-1]) for _ in range(2)]
+        times = [
+            float(
+                subprocess.run(
+                    [sys.executable, "-c", code],
+                    capture_output=True,
+                    text=True,
+                    env=env,
+                    check=True,
+                ).stdout.split()[-1]
+            )
+            for _ in range(2)
+        ]
     return times[0], times[1]
 
 
@@ -118,28 +145,44 @@ def calibrate(name, a_ref, z_ref):
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--n", type=int, nargs="+", default=[1000, 10000])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--json", type=Path, default=None, help="also write the results here")
     args = parser.parse_args(argv)
 
     rng = np.random.default_rng(0)
-    print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, python {platform.python_version()}")
+    print(
+        f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, python {platform.python_version()}"
+    )
 
     cold, warm = first_sweep_in_new_processes()
-    print(f"first sweep of a landscape in a new process (1,000 trajectories, compile included): "
-          f"{cold:.2f} s with an empty kernel cache, {warm:.2f} s in the next process (target < 1 s)")
+    print(
+        f"first sweep of a landscape in a new process (1,000 trajectories, compile included): "
+        f"{cold:.2f} s with an empty kernel cache, {warm:.2f} s in the next process (target < 1 s)"
+    )
     start = time.perf_counter()
     batched(np.array([1.0, 2.0]), "dopri", 1e-9)
     compile_s = time.perf_counter() - start
-    print(f"this process's first call (from the user cache once any process compiled it): {compile_s:.2f} s")
+    print(
+        f"this process's first call (from the user cache once any process compiled it): {compile_s:.2f} s"
+    )
 
     exact_first = {model: first_sweep_in_new_processes("exact", model)[0] for model in FIRST_VALUES}
-    print("first exact sweep in a new process (1,000 trajectories, sympy included; target < 1 s): "
-          + ", ".join(f"{model} {secs:.2f} s" for model, secs in exact_first.items()))
-    results = {"compile_s": compile_s, "first_sweep_cold_s": cold, "first_sweep_warm_s": warm,
-               "first_exact_sweep_s": exact_first, "target_max_error": TARGET, "sizes": {}}
+    print(
+        "first exact sweep in a new process (1,000 trajectories, sympy included; target < 1 s): "
+        + ", ".join(f"{model} {secs:.2f} s" for model, secs in exact_first.items())
+    )
+    results = {
+        "compile_s": compile_s,
+        "first_sweep_cold_s": cold,
+        "first_sweep_warm_s": warm,
+        "first_exact_sweep_s": exact_first,
+        "target_max_error": TARGET,
+        "sizes": {},
+    }
     loop_per_traj = {}
     for n in sorted(args.n):
         a = np.exp(rng.uniform(np.log(0.2), np.log(5), n))
@@ -151,7 +194,12 @@ def main(argv=None) -> int:
         for name in METHODS:
             if name in LOOPS and name in loop_per_traj:
                 rtol, err, per = loop_per_traj[name]
-                rows[name] = {"rtol": rtol, "max_error": err, "seconds": per * n, "extrapolated": True}
+                rows[name] = {
+                    "rtol": rtol,
+                    "max_error": err,
+                    "seconds": per * n,
+                    "extrapolated": True,
+                }
                 continue
             rtol, _ = calibrate(name, a[ref_idx], z_ref)
             z = METHODS[name](a, rtol)
@@ -167,11 +215,15 @@ def main(argv=None) -> int:
             r["speedup_vs_fastest_loop"] = fastest_loop / r["seconds"]
             r["speedup_vs_authors_loop"] = rows[LOOPS[0]]["seconds"] / r["seconds"]
             mark = "~" if r["extrapolated"] else " "
-            print(f"  {name:<24} {r['rtol']:>7.0e} {r['max_error']:>9.1e} {mark}{r['seconds']:>8.4f} s "
-                  f"{r['speedup_vs_fastest_loop']:>9.0f}x fastest, {r['speedup_vs_authors_loop']:.0f}x authors'")
+            print(
+                f"  {name:<24} {r['rtol']:>7.0e} {r['max_error']:>9.1e} {mark}{r['seconds']:>8.4f} s "
+                f"{r['speedup_vs_fastest_loop']:>9.0f}x fastest, {r['speedup_vs_authors_loop']:.0f}x authors'"
+            )
         print(f"  {'output floor (writing z)':<24} {'':>7} {'':>9} {floor:>9.4f} s")
-        print(f"  exact / output floor: {rows['exact (quadrature)']['seconds'] / floor:.1f}x (goal <= 2x); "
-              f"dopri / exact: {rows['dopri (numba, batched)']['seconds'] / rows['exact (quadrature)']['seconds']:.1f}x")
+        print(
+            f"  exact / output floor: {rows['exact (quadrature)']['seconds'] / floor:.1f}x (goal <= 2x); "
+            f"dopri / exact: {rows['dopri (numba, batched)']['seconds'] / rows['exact (quadrature)']['seconds']:.1f}x"
+        )
         results["sizes"][n] = rows
     if args.json:
         args.json.write_text(json.dumps(results, indent=2) + "\n")

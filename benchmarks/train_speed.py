@@ -34,8 +34,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from empirical.unet import UNet  # noqa: E402
 from empirical.vdm import VDM  # noqa: E402
 
-CASES = [(16, (16, 32), 1), (16, (32, 64), 1), (16, (32, 64), 2), (16, (32, 64, 128), 1), (16, (64, 128), 1),
-         (32, (32, 64), 1), (32, (64, 128, 256), 2)]
+CASES = [
+    (16, (16, 32), 1),
+    (16, (32, 64), 1),
+    (16, (32, 64), 2),
+    (16, (32, 64, 128), 1),
+    (16, (64, 128), 1),
+    (32, (32, 64), 1),
+    (32, (64, 128, 256), 2),
+]
 
 
 def measure(res: int, channels: tuple, blocks: int) -> tuple[int, float, float]:
@@ -54,19 +61,34 @@ def measure(res: int, channels: tuple, blocks: int) -> tuple[int, float, float]:
     per_step = best_time(lambda: [step() for _ in range(5)], 3) / 5
     vdm.eval()
     with torch.no_grad():
-        sampling = 4 * best_time(lambda: vdm.sample(torch.rand(32, 11), (3, res, res), steps=50), 2)  # scaled from 32 images
+        sampling = 4 * best_time(
+            lambda: vdm.sample(torch.rand(32, 11), (3, res, res), steps=50), 2
+        )  # scaled from 32 images
     return sum(p.numel() for p in vdm.net.parameters()), 1 / per_step, sampling
 
 
-PATHS = {"eager": "plain eager (fp32, nn.Dropout, AdamW loop)", "default": "default (precision=auto)"}
+PATHS = {
+    "eager": "plain eager (fp32, nn.Dropout, AdamW loop)",
+    "default": "default (precision=auto)",
+}
 
 
 def short_tiny(path: str, steps: int, evals: int, probe: str):
     """The tiny preset cut to ``steps`` updates and ``evals`` evaluations, on the plain or the default path."""
     from empirical.config import make_config
 
-    return make_config("tiny", [f"steps={steps}", f"evals={evals}", "eval_dense=none", "grids=0", f"save_every={steps}",
-                                f"probe={probe}", f"precision={'fp32' if path == 'eager' else 'auto'}"])
+    return make_config(
+        "tiny",
+        [
+            f"steps={steps}",
+            f"evals={evals}",
+            "eval_dense=none",
+            "grids=0",
+            f"save_every={steps}",
+            f"probe={probe}",
+            f"precision={'fp32' if path == 'eager' else 'auto'}",
+        ],
+    )
 
 
 def one_path(path: str, out: Path, steps: int, evals: int, probe: str) -> dict:
@@ -77,8 +99,12 @@ def one_path(path: str, out: Path, steps: int, evals: int, probe: str) -> dict:
     from empirical.train import train
 
     if path == "eager":
-        unet.Dropout = torch.nn.Dropout  # the U-Net as it was: torch's dropout, one random draw per element
-        run.optimizer = lambda params, cfg: torch.optim.AdamW(params, lr=cfg.lr, weight_decay=cfg.weight_decay)  # unfused
+        unet.Dropout = (
+            torch.nn.Dropout
+        )  # the U-Net as it was: torch's dropout, one random draw per element
+        run.optimizer = lambda params, cfg: torch.optim.AdamW(
+            params, lr=cfg.lr, weight_decay=cfg.weight_decay
+        )  # unfused
     cfg = short_tiny(path, steps, evals, probe)
     start = time.perf_counter()
     summary = train(cfg, out, progress=False)
@@ -92,14 +118,33 @@ def one_path(path: str, out: Path, steps: int, evals: int, probe: str) -> dict:
     label = cfg.data.held_out[0]
     h = np.repeat(evaluate.class_prompts(cfg.data)[label][None], cfg.samples_for(label), axis=0)
     gen = lambda: evaluate.generator_for(cfg.seed, cfg.steps, label, torch.device("cpu"))  # noqa: E731
-    images = evaluate.generate(model, h, cfg.resolution, steps=cfg.sample_steps, generator=gen(), precision=cfg.precision)
-    sampling = best_time(lambda: evaluate.generate(model, h, cfg.resolution, steps=cfg.sample_steps, generator=gen(),
-                                                   precision=cfg.precision), 2)
+    images = evaluate.generate(
+        model, h, cfg.resolution, steps=cfg.sample_steps, generator=gen(), precision=cfg.precision
+    )
+    sampling = best_time(
+        lambda: evaluate.generate(
+            model,
+            h,
+            cfg.resolution,
+            steps=cfg.sample_steps,
+            generator=gen(),
+            precision=cfg.precision,
+        ),
+        2,
+    )
     reading = best_time(lambda: evaluate.score(probe_model, cfg.data, label, images), 3)
     t0 = time.perf_counter()
     protocols.elicit_step(model, probe_model, cfg, cfg.steps, "overprompt", [label])
-    return {"wall_s": wall, "train_s": summary["wall_s"], "eval_s": eval_s, "step_ms": 1e3 * summary["wall_s"] / cfg.steps,
-            "sampling_s": sampling, "reading_s": reading, "elicit_s": time.perf_counter() - t0, "samples": len(h)}
+    return {
+        "wall_s": wall,
+        "train_s": summary["wall_s"],
+        "eval_s": eval_s,
+        "step_ms": 1e3 * summary["wall_s"] / cfg.steps,
+        "sampling_s": sampling,
+        "reading_s": reading,
+        "elicit_s": time.perf_counter() - t0,
+        "samples": len(h),
+    }
 
 
 def end_to_end(args) -> None:
@@ -108,41 +153,79 @@ def end_to_end(args) -> None:
     from empirical.run import load_probe
 
     probe = str(Path(args.probe).resolve())
-    load_probe(short_tiny("default", args.steps, args.evals, probe), Path(probe), progress=False)  # trained once, untimed
+    load_probe(
+        short_tiny("default", args.steps, args.evals, probe), Path(probe), progress=False
+    )  # trained once, untimed
     device = torch.device("cpu")
-    print(f"tiny cut to {args.steps} steps and {args.evals} evaluations, {args.threads} threads; bf16 native on this "
-          f"CPU: {evaluate.bf16_native(device)} (auto -> {evaluate.resolve_precision('auto', device)})", flush=True)
+    print(
+        f"tiny cut to {args.steps} steps and {args.evals} evaluations, {args.threads} threads; bf16 native on this "
+        f"CPU: {evaluate.bf16_native(device)} (auto -> {evaluate.resolve_precision('auto', device)})",
+        flush=True,
+    )
     results = {}
     with tempfile.TemporaryDirectory() as tmp:
         for path in PATHS:
-            cmd = [sys.executable, __file__, "--one", path, "--out", f"{tmp}/{path}", "--steps", str(args.steps),
-                   "--evals", str(args.evals), "--threads", str(args.threads), "--probe", probe]
+            cmd = [
+                sys.executable,
+                __file__,
+                "--one",
+                path,
+                "--out",
+                f"{tmp}/{path}",
+                "--steps",
+                str(args.steps),
+                "--evals",
+                str(args.evals),
+                "--threads",
+                str(args.threads),
+                "--probe",
+                probe,
+            ]
             done = subprocess.run(cmd, capture_output=True, text=True)
             if done.returncode:
                 raise SystemExit(f"the {path} run failed:\n{done.stderr[-2000:]}")
             results[path] = json.loads(done.stdout.strip().splitlines()[-1])
     e, d = results["eager"], results["default"]
-    rows = [("wall time, train + evaluate (s)", "wall_s", "{:.1f}"), ("training (s)", "train_s", "{:.1f}"),
-            ("training step (ms)", "step_ms", "{:.1f}"), (f"evaluations, {args.evals + 1} (s)", "eval_s", "{:.1f}"),
-            (f"sampling {e['samples']} images, 50 steps (s)", "sampling_s", "{:.2f}"),
-            (f"probe reading {e['samples']} images (s)", "reading_s", "{:.3f}"),
-            ("elicitation, overprompt, 1 class, 1 checkpoint (s)", "elicit_s", "{:.2f}")]
+    rows = [
+        ("wall time, train + evaluate (s)", "wall_s", "{:.1f}"),
+        ("training (s)", "train_s", "{:.1f}"),
+        ("training step (ms)", "step_ms", "{:.1f}"),
+        (f"evaluations, {args.evals + 1} (s)", "eval_s", "{:.1f}"),
+        (f"sampling {e['samples']} images, 50 steps (s)", "sampling_s", "{:.2f}"),
+        (f"probe reading {e['samples']} images (s)", "reading_s", "{:.3f}"),
+        ("elicitation, overprompt, 1 class, 1 checkpoint (s)", "elicit_s", "{:.2f}"),
+    ]
     print(f"{'':<52}{PATHS['eager']:>32}{PATHS['default']:>28}{'speedup':>9}")
     for name, key, fmt in rows:
         print(f"{name:<52}{fmt.format(e[key]):>32}{fmt.format(d[key]):>28}{e[key] / d[key]:>8.2f}x")
     if args.json:
-        Path(args.json).write_text(json.dumps({"steps": args.steps, "evals": args.evals, "threads": args.threads, **results},
-                                              indent=1) + "\n")
+        Path(args.json).write_text(
+            json.dumps(
+                {"steps": args.steps, "evals": args.evals, "threads": args.threads, **results},
+                indent=1,
+            )
+            + "\n"
+        )
     print(f"end-to-end speedup: {e['wall_s'] / d['wall_s']:.2f}x")
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--end-to-end", action="store_true", help="time a shortened tiny run on both paths")
-    parser.add_argument("--steps", type=int, default=500, help="updates of the shortened tiny run (default 500)")
+    parser.add_argument(
+        "--end-to-end", action="store_true", help="time a shortened tiny run on both paths"
+    )
+    parser.add_argument(
+        "--steps", type=int, default=500, help="updates of the shortened tiny run (default 500)"
+    )
     parser.add_argument("--evals", type=int, default=5, help="evaluations after step 0 (default 5)")
-    parser.add_argument("--probe", default="runs/probe/color-size-16px", help="probe folder (trained there if missing)")
+    parser.add_argument(
+        "--probe",
+        default="runs/probe/color-size-16px",
+        help="probe folder (trained there if missing)",
+    )
     parser.add_argument("--json", help="also write the measurements here")
     parser.add_argument("--one", choices=PATHS, help=argparse.SUPPRESS)
     parser.add_argument("--out", type=Path, help=argparse.SUPPRESS)
@@ -156,9 +239,13 @@ def main() -> None:
         return
     rows = [(case, *measure(*case)) for case in CASES]
     base = next(r[2] for r in rows if r[0] == (16, (32, 64), 1))
-    print(f"{'res':>4} {'channels':>16} {'blocks':>6} {'params':>9} {'steps/s':>8} {'vs tiny':>8} {'sample 128':>11}")
+    print(
+        f"{'res':>4} {'channels':>16} {'blocks':>6} {'params':>9} {'steps/s':>8} {'vs tiny':>8} {'sample 128':>11}"
+    )
     for (res, ch, blocks), params, rate, sampling in rows:
-        print(f"{res:>4} {str(ch):>16} {blocks:>6} {params / 1e6:>8.2f}M {rate:>8.2f} {rate / base:>7.2f}x {sampling:>10.1f}s")
+        print(
+            f"{res:>4} {str(ch):>16} {blocks:>6} {params / 1e6:>8.2f}M {rate:>8.2f} {rate / base:>7.2f}x {sampling:>10.1f}s"
+        )
 
 
 if __name__ == "__main__":

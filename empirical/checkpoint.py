@@ -26,8 +26,14 @@ from empirical.vdm import VDM
 def build_model(cfg: TrainConfig) -> VDM:
     """The VDM (and its U-Net) a config describes, freshly initialised."""
     net = UNet(cfg.channels, cfg.blocks, h_dim=H_DIM, dropout=cfg.dropout)
-    return VDM(net, gamma_min=cfg.gamma_min, gamma_max=cfg.gamma_max, data_noise=cfg.data_noise,
-               p_cfg=cfg.p_cfg, null_fill=MASK_FILL)
+    return VDM(
+        net,
+        gamma_min=cfg.gamma_min,
+        gamma_max=cfg.gamma_max,
+        data_noise=cfg.data_noise,
+        p_cfg=cfg.p_cfg,
+        null_fill=MASK_FILL,
+    )
 
 
 def load(path: Path) -> dict[str, Any]:
@@ -51,18 +57,27 @@ def load_model(run: Path, step: int, cfg: TrainConfig, device: torch.device | st
     path = step_path(run, step)
     if not path.exists():
         have = saved_steps(run)
-        raise FileNotFoundError(f"{path}: no weights for step {step}; saved steps: {have or 'none'}")
+        raise FileNotFoundError(
+            f"{path}: no weights for step {step}; saved steps: {have or 'none'}"
+        )
     model = build_model(cfg)
     load_weights(model, load(path), path)
     return model.to(device).eval()
 
 
-def load_weights(model: torch.nn.Module, state: dict[str, Any], path: Path, key: str = "model") -> None:
+def load_weights(
+    model: torch.nn.Module, state: dict[str, Any], path: Path, key: str = "model"
+) -> None:
     """``model.load_state_dict(state[key])``, with a one-line error when the file is for another architecture."""
     try:
         model.load_state_dict(state[key])
     except (KeyError, TypeError, RuntimeError) as err:
         lines = str(err).strip().splitlines()
-        detail = next((line.strip() for line in lines if "size mismatch" in line or "Missing" in line), lines[0] if lines else "")
-        raise ValueError(f"{path}: these weights do not fit the configured model ({detail[:160]}); was it saved by a run "
-                         "with other channels/blocks/resolution?") from None
+        detail = next(
+            (line.strip() for line in lines if "size mismatch" in line or "Missing" in line),
+            lines[0] if lines else "",
+        )
+        raise ValueError(
+            f"{path}: these weights do not fit the configured model ({detail[:160]}); was it saved by a run "
+            "with other channels/blocks/resolution?"
+        ) from None

@@ -38,14 +38,21 @@ from theory import cli
 from theory.files import atomic_write, read_text
 from theory.trajectory import Trajectory, read_csv, write_csv
 
-NOT_COVARIATES = ("seed", "sep", "probe", "device")  # config values that never describe a run's covariates
+NOT_COVARIATES = (
+    "seed",
+    "sep",
+    "probe",
+    "device",
+)  # config values that never describe a run's covariates
 
 
 def run_folders(root: str | Path) -> list[Path]:
     """The run folders of a sweep folder (``DIR/runs/*``), sorted."""
     root = Path(root)
     if not (root / "runs").is_dir():
-        raise ValueError(f"{root}: not a sweep folder (no runs/ inside); give the --out of python -m empirical.sweep")
+        raise ValueError(
+            f"{root}: not a sweep folder (no runs/ inside); give the --out of python -m empirical.sweep"
+        )
     return sorted(p for p in (root / "runs").iterdir() if p.is_dir())
 
 
@@ -58,7 +65,9 @@ def expand(paths: Sequence[str | Path]) -> list[Path]:
         elif (path / "runs").is_dir():
             out += [p for p in run_folders(path) if (p / "config.json").is_file()]
         else:
-            raise ValueError(f"{path}: neither a run folder (config.json) nor a sweep folder (runs/)")
+            raise ValueError(
+                f"{path}: neither a run folder (config.json) nor a sweep folder (runs/)"
+            )
     if not out:
         raise ValueError(f"no run folders in {', '.join(map(str, paths)) or '(nothing given)'}")
     return out
@@ -78,7 +87,9 @@ def last_step(run: Path) -> int | None:
 
 
 @functools.lru_cache(maxsize=256)
-def _signal(concepts: tuple[str, ...], sep: tuple[tuple[str, float], ...], resolution: int) -> tuple[tuple[str, float], ...]:
+def _signal(
+    concepts: tuple[str, ...], sep: tuple[tuple[str, float], ...], resolution: int
+) -> tuple[tuple[str, float], ...]:
     data = DataConfig(concepts, dict(sep), resolution=resolution)
     return tuple((c, v["mse"]) for c, v in concept_signal(data).items())
 
@@ -95,11 +106,15 @@ class RunData:
     @property
     def finished(self) -> bool:
         """Training reached its last step (a naive evaluation at ``steps`` is logged)."""
-        return any(t.protocol == "naive" and int(t.step[-1]) == self.cfg.steps for t in self.trajectories)
+        return any(
+            t.protocol == "naive" and int(t.step[-1]) == self.cfg.steps for t in self.trajectories
+        )
 
     def signal(self) -> dict[str, float]:
         """Each concept's measured concept signal (pixel MSE between the classes differing in it only)."""
-        return dict(_signal(self.cfg.concepts, tuple(sorted(self.cfg.sep.items())), self.cfg.resolution))
+        return dict(
+            _signal(self.cfg.concepts, tuple(sorted(self.cfg.sep.items())), self.cfg.resolution)
+        )
 
 
 def read_run(path: Path, name: str | None = None) -> RunData:
@@ -126,7 +141,11 @@ def read_runs(paths: Sequence[str | Path], *, partial: bool = True) -> list[RunD
 def covariates(runs: Sequence[RunData]) -> list[dict[str, Any]]:
     """One row per run: run, seed, the config values that vary, sep_<concept>, signal_<concept>, mask_p where used."""
     configs = [r.cfg.to_json() for r in runs]
-    varying = [k for k in configs[0] if k not in NOT_COVARIATES and len({json.dumps(c.get(k)) for c in configs}) > 1]
+    varying = [
+        k
+        for k in configs[0]
+        if k not in NOT_COVARIATES and len({json.dumps(c.get(k)) for c in configs}) > 1
+    ]
     concepts = list(dict.fromkeys(c for r in runs for c in r.cfg.concepts))
     masking = any(r.cfg.mask_p > 0 for r in runs)
     rows = []
@@ -154,7 +173,9 @@ def table(runs: Sequence[RunData], rows: Sequence[dict[str, Any]]) -> list[Traje
             out.append(dataclasses.replace(t, run=run.name, extra=columns))
     concepts = {t.concepts for t in out}
     if len(concepts) > 1:
-        raise ValueError(f"the runs log different concepts ({' vs '.join(map(str, concepts))}); collect each set apart")
+        raise ValueError(
+            f"the runs log different concepts ({' vs '.join(map(str, concepts))}); collect each set apart"
+        )
     return out
 
 
@@ -185,10 +206,16 @@ def collect(root: str | Path, *, partial: bool = False) -> tuple[Path, Path, lis
     runs = [r for r in everything if partial or r.finished]
     runs = [r for r in runs if r.trajectories]
     if not runs:
-        raise ValueError(f"{root}: no run has finished training yet ({len(everything)} started)"
-                         + ("" if partial else "; --partial collects unfinished runs too"))
+        raise ValueError(
+            f"{root}: no run has finished training yet ({len(everything)} started)"
+            + ("" if partial else "; --partial collects unfinished runs too")
+        )
     rows = covariates(runs)
-    return write_csv(root / "sweep.csv", table(runs, rows)), write_covariates(root / "covariates.csv", rows), runs
+    return (
+        write_csv(root / "sweep.csv", table(runs, rows)),
+        write_covariates(root / "covariates.csv", rows),
+        runs,
+    )
 
 
 def load_runs(paths: str | Path | Sequence[str | Path], *, partial: bool = True):
@@ -198,13 +225,21 @@ def load_runs(paths: str | Path | Sequence[str | Path], *, partial: bool = True)
     z_<concept>, accuracy, shares, ...) and the covariates (as in covariates.csv). ``class``, ``run``,
     ``protocol`` and ``setting`` are strings; an empty cell is NaN."""
     pd = _pandas("load_runs")
-    runs = [r for r in read_runs([paths] if isinstance(paths, (str, Path)) else paths, partial=partial) if r.trajectories]
+    runs = [
+        r
+        for r in read_runs([paths] if isinstance(paths, (str, Path)) else paths, partial=partial)
+        if r.trajectories
+    ]
     if not runs:
         raise ValueError(f"{paths}: no run has logged a trajectory yet")
     with tempfile.TemporaryDirectory() as tmp:
         path = write_csv(Path(tmp) / "runs.csv", table(runs, covariates(runs)))
-        return pd.read_csv(path, dtype={"class": str, "run": str, "protocol": str, "setting": str}, keep_default_na=False,
-                           na_values=[""])
+        return pd.read_csv(
+            path,
+            dtype={"class": str, "run": str, "protocol": str, "setting": str},
+            keep_default_na=False,
+            na_values=[""],
+        )
 
 
 def read_metrics(run: str | Path | Sequence[str | Path], kind: str = "train"):
@@ -219,10 +254,14 @@ def read_metrics(run: str | Path | Sequence[str | Path], kind: str = "train"):
         try:
             runs = list(run)
         except TypeError:
-            raise TypeError(f"read_metrics takes a run folder or a list of them, got {type(run).__name__}") from None
+            raise TypeError(
+                f"read_metrics takes a run folder or a list of them, got {type(run).__name__}"
+            ) from None
         if not runs:
             raise ValueError("read_metrics: the list of runs is empty")
-        return pd.concat([read_metrics(r, kind).assign(run=Path(r).name) for r in runs], ignore_index=True)
+        return pd.concat(
+            [read_metrics(r, kind).assign(run=Path(r).name) for r in runs], ignore_index=True
+        )
     path = Path(run) / "metrics.jsonl"
     records = []
     for i, line in enumerate(read_text(path, "metrics log").splitlines(), 1):
@@ -240,8 +279,16 @@ def read_metrics(run: str | Path | Sequence[str | Path], kind: str = "train"):
         concepts = read_run_config(Path(run) / "config.json")["train"]["concepts"]
         for label, c in rec.get("classes", {}).items():
             z = [math.nan if v is None else v for v in c.get("z", [])]
-            records.append({"step": rec["step"], "class": label, **{f"z_{n}": v for n, v in zip(concepts, z)},
-                            "accuracy": c.get("accuracy"), "unreadable": c.get("unreadable"), "eval_s": rec.get("eval_s")})
+            records.append(
+                {
+                    "step": rec["step"],
+                    "class": label,
+                    **{f"z_{n}": v for n, v in zip(concepts, z)},
+                    "accuracy": c.get("accuracy"),
+                    "unreadable": c.get("unreadable"),
+                    "eval_s": rec.get("eval_s"),
+                }
+            )
     frame = pd.DataFrame.from_records(records)
     if kind == "eval" and len(frame):
         frame["class"] = frame["class"].astype(str)
@@ -252,7 +299,9 @@ def _pandas(what: str):
     try:
         import pandas
     except ImportError:
-        raise ImportError(f"{what} needs pandas: pip install 'concept-dynamics[pandas]' (or pip install pandas)") from None
+        raise ImportError(
+            f"{what} needs pandas: pip install 'concept-dynamics[pandas]' (or pip install pandas)"
+        ) from None
     return pandas
 
 
@@ -260,8 +309,15 @@ def _pandas(what: str):
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m empirical.sweep collect DIR``: see the module docstring."""
     parser = cli.parser("empirical.sweep collect", __doc__)
-    parser.add_argument("dir", type=Path, metavar="DIR", help="a sweep folder (the --out of python -m empirical.sweep)")
-    parser.add_argument("--partial", action="store_true", help="also collect runs that have not finished training")
+    parser.add_argument(
+        "dir",
+        type=Path,
+        metavar="DIR",
+        help="a sweep folder (the --out of python -m empirical.sweep)",
+    )
+    parser.add_argument(
+        "--partial", action="store_true", help="also collect runs that have not finished training"
+    )
     args = parser.parse_args(argv)
     if cli.checking(args):
         return 0
@@ -270,8 +326,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     log, cov, runs = collect(args.dir, partial=args.partial)
     kept = {Path(r.path).resolve() for r in runs}
     left = [f.name for f in run_folders(args.dir) if f.resolve() not in kept]
-    print(f"collected {len(runs)} runs" + (f" ({len(left)} unfinished left out; --partial includes them)" if left else "")
-          + f": wrote {log} and {cov}")
+    print(
+        f"collected {len(runs)} runs"
+        + (f" ({len(left)} unfinished left out; --partial includes them)" if left else "")
+        + f": wrote {log} and {cov}"
+    )
     if left:
-        print(f"python -m empirical.sweep collect: left out (unfinished): {', '.join(left)}", file=sys.stderr)
+        print(
+            f"python -m empirical.sweep collect: left out (unfinished): {', '.join(left)}",
+            file=sys.stderr,
+        )
     return 0

@@ -33,8 +33,14 @@ from theory.files import read_json
 
 
 PROBE_DIR = "runs/probe/{concepts}-{resolution}px"  # where training looks for (and trains) its probe by default
-PRECISIONS = ("auto", "bf16", "fp32")  # empirical.evaluate.resolve_precision says what auto becomes on a device
-MAX_DATA_BYTES = 16 * 2**30  # the training set lives in memory (and on the GPU); the paper preset needs 75 MiB
+PRECISIONS = (
+    "auto",
+    "bf16",
+    "fp32",
+)  # empirical.evaluate.resolve_precision says what auto becomes on a device
+MAX_DATA_BYTES = (
+    16 * 2**30
+)  # the training set lives in memory (and on the GPU); the paper preset needs 75 MiB
 
 
 @dataclass(frozen=True)
@@ -151,8 +157,15 @@ class TrainConfig:
         object.__setattr__(self, "channels", tuple(int(c) for c in self.channels))
         for name in ("grid_overprompt", "grid_intervention", "grid_cfg"):
             object.__setattr__(self, name, tuple(float(v) for v in getattr(self, name)))
-        for name in ("protocols", "mask_classes", "mask_concepts", "eval_dense", "grid_overprompt", "grid_intervention",
-                     "grid_cfg"):
+        for name in (
+            "protocols",
+            "mask_classes",
+            "mask_concepts",
+            "eval_dense",
+            "grid_overprompt",
+            "grid_intervention",
+            "grid_cfg",
+        ):
             object.__setattr__(self, name, tuple(getattr(self, name)))
         self._check_model()
         self._check_ranges()
@@ -164,18 +177,36 @@ class TrainConfig:
             raise ValueError(f"unknown preset {self.preset!r}; valid: {', '.join(TRAIN_PRESETS)}")
         self.data  # validates concepts, separations, resolution
         if not self.channels or min(self.channels) < 1:
-            raise ValueError(f"channels={list(self.channels)} is not valid; give one width >= 1 per U-Net level, e.g. 32,64")
+            raise ValueError(
+                f"channels={list(self.channels)} is not valid; give one width >= 1 per U-Net level, e.g. 32,64"
+            )
         depth = 2 ** (len(self.channels) - 1)
         if self.resolution % depth:
-            raise ValueError(f"resolution {self.resolution} must be divisible by {depth} for {len(self.channels)} U-Net levels")
+            raise ValueError(
+                f"resolution {self.resolution} must be divisible by {depth} for {len(self.channels)} U-Net levels"
+            )
 
     def _check_ranges(self) -> None:
-        positive = ("per_class", "blocks", "steps", "batch", "evals", "samples", "samples_held_out", "select_samples",
-                    "sample_steps", "log_every", "save_every", "probe_steps")
+        positive = (
+            "per_class",
+            "blocks",
+            "steps",
+            "batch",
+            "evals",
+            "samples",
+            "samples_held_out",
+            "select_samples",
+            "sample_steps",
+            "log_every",
+            "save_every",
+            "probe_steps",
+        )
         for name in positive:
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
-        for f in dataclasses.fields(self):  # inf and nan pass every comparison below that they should fail
+        for f in dataclasses.fields(
+            self
+        ):  # inf and nan pass every comparison below that they should fail
             value = getattr(self, f.name)
             if isinstance(value, float) and not math.isfinite(value):
                 raise ValueError(f"{f.name}={value} is not valid; it must be a finite number")
@@ -192,35 +223,61 @@ class TrainConfig:
             "grids": (self.grids >= 0, ">= 0"),
             "clip_scope": (self.clip_scope in ("net", "all"), "net or all"),
             "device": (self.device in ("auto", "cpu", "cuda"), "auto, cpu or cuda"),
-            "precision": (self.precision in PRECISIONS,
-                          "auto (bf16 autocast where the device computes bf16 natively, else fp32), bf16 or fp32"),
+            "precision": (
+                self.precision in PRECISIONS,
+                "auto (bf16 autocast where the device computes bf16 natively, else fp32), bf16 or fp32",
+            ),
             "gamma_min": (-30 <= self.gamma_min <= 30, "[-30, 30] (log SNR; the default is -5)"),
-            "gamma_max": (self.gamma_min < self.gamma_max <= 30, f"(gamma_min={self.gamma_min}, 30] (the default is 10)"),
+            "gamma_max": (
+                self.gamma_min < self.gamma_max <= 30,
+                f"(gamma_min={self.gamma_min}, 30] (the default is 10)",
+            ),
             "data_noise": (0 < self.data_noise < 1, "(0, 1)"),
             "samples": (self.samples <= 4096, "[1, 4096]"),
             "samples_held_out": (self.samples_held_out <= 4096, "[1, 4096]"),
             "select_samples": (self.select_samples <= 4096, "[1, 4096]"),
             "batch": (self.batch <= 65536, "[1, 65536]"),
-            "probe": (bool(self.probe.strip()), "a folder (or .pt file), e.g. runs/probe/{concepts}-{resolution}px"),
+            "probe": (
+                bool(self.probe.strip()),
+                "a folder (or .pt file), e.g. runs/probe/{concepts}-{resolution}px",
+            ),
         }
         for name, (ok, valid) in checks.items():
             if not ok:
                 raise ValueError(f"{name}={getattr(self, name)} is not valid; valid: {valid}")
 
     def _check_grid(self) -> None:
-        if len(self.eval_dense) not in (0, 3) or (self.eval_dense and not (
-                0 <= self.eval_dense[0] < self.eval_dense[1] and 1 <= self.eval_dense[2] <= 10_000)):
-            raise ValueError(f"eval_dense={list(self.eval_dense)} is not valid; give start,end,count with "
-                             "0 <= start < end and 1 <= count <= 10000 (points past steps are dropped), or none")
-        grids = {"grid_overprompt": (self.grid_overprompt, lambda v: 0 <= v <= 1, "reaches in [0, 1]: 0 is naive, 1 the renderable limit"),
-                 "grid_intervention": (self.grid_intervention, lambda v: 0 <= v <= 100, "α,β pairs with 0 <= α, β <= 100"),
-                 "grid_cfg": (self.grid_cfg, lambda v: 0 < v <= 100, "guidance scales in (0, 100]")}
+        if len(self.eval_dense) not in (0, 3) or (
+            self.eval_dense
+            and not (
+                0 <= self.eval_dense[0] < self.eval_dense[1] and 1 <= self.eval_dense[2] <= 10_000
+            )
+        ):
+            raise ValueError(
+                f"eval_dense={list(self.eval_dense)} is not valid; give start,end,count with "
+                "0 <= start < end and 1 <= count <= 10000 (points past steps are dropped), or none"
+            )
+        grids = {
+            "grid_overprompt": (
+                self.grid_overprompt,
+                lambda v: 0 <= v <= 1,
+                "reaches in [0, 1]: 0 is naive, 1 the renderable limit",
+            ),
+            "grid_intervention": (
+                self.grid_intervention,
+                lambda v: 0 <= v <= 100,
+                "α,β pairs with 0 <= α, β <= 100",
+            ),
+            "grid_cfg": (self.grid_cfg, lambda v: 0 < v <= 100, "guidance scales in (0, 100]"),
+        }
         for name, (values, ok, valid) in grids.items():
             if not values or not all(ok(v) and math.isfinite(v) for v in values):
                 raise ValueError(f"{name}={list(values)} is not valid; valid: one or more {valid}")
         if len(self.grid_intervention) % 2:
-            raise ValueError(f"grid_intervention={list(self.grid_intervention)} is not valid; it holds α,β pairs "
-                             "(an even number of values), e.g. 1,0,2,0.5")
+            raise ValueError(
+                f"grid_intervention={list(self.grid_intervention)} is not valid; it holds α,β pairs "
+                "(an even number of values), e.g. 1,0,2,0.5"
+            )
 
     def _check_masking_and_protocols(self) -> None:
         self._check_grid()
@@ -229,26 +286,38 @@ class TrainConfig:
         if self.mask_p > 0:
             for label in self.mask_classes:
                 if label not in self.data.train_classes:
-                    raise ValueError(f"mask_classes: {label!r} is not a training class; valid: {', '.join(self.data.train_classes)}")
+                    raise ValueError(
+                        f"mask_classes: {label!r} is not a training class; valid: {', '.join(self.data.train_classes)}"
+                    )
             for c in self.mask_concepts:
                 if c not in self.concepts:
-                    raise ValueError(f"mask_concepts: {c!r} is not an active concept; valid: {', '.join(self.concepts)}")
+                    raise ValueError(
+                        f"mask_concepts: {c!r} is not an active concept; valid: {', '.join(self.concepts)}"
+                    )
         for name in self.protocols:
             if name not in ("overprompt", "intervention", "cfg"):
-                raise ValueError(f"protocols: {name!r} cannot run during training; valid: overprompt, intervention, cfg "
-                                 "(patch runs post hoc: python -m empirical.elicit)")
+                raise ValueError(
+                    f"protocols: {name!r} cannot run during training; valid: overprompt, intervention, cfg "
+                    "(patch runs post hoc: python -m empirical.elicit)"
+                )
         if "cfg" in self.protocols and self.p_cfg == 0:
-            raise ValueError("protocols: cfg needs p_cfg > 0 (an unconditional model to guide with)")
+            raise ValueError(
+                "protocols: cfg needs p_cfg > 0 (an unconditional model to guide with)"
+            )
 
     def _check_memory(self) -> None:
         image = 3 * self.resolution**2 * 4  # bytes of one float32 RGB image
         data = len(self.data.train_classes) * self.per_class * image
         if data > MAX_DATA_BYTES:
-            raise ValueError(f"per_class={self.per_class} at {self.resolution} px is a training set of {data / 2**30:.1f} GiB "
-                             f"(held in memory); at most {MAX_DATA_BYTES / 2**30:.0f} GiB: use a smaller per_class or resolution")
+            raise ValueError(
+                f"per_class={self.per_class} at {self.resolution} px is a training set of {data / 2**30:.1f} GiB "
+                f"(held in memory); at most {MAX_DATA_BYTES / 2**30:.0f} GiB: use a smaller per_class or resolution"
+            )
         if self.samples * image > MAX_DATA_BYTES / 8:
-            raise ValueError(f"samples={self.samples} at {self.resolution} px is {self.samples * image / 2**30:.1f} GiB of images "
-                             f"per class and evaluation; at most {MAX_DATA_BYTES / 8 / 2**30:.0f} GiB")
+            raise ValueError(
+                f"samples={self.samples} at {self.resolution} px is {self.samples * image / 2**30:.1f} GiB of images "
+                f"per class and evaluation; at most {MAX_DATA_BYTES / 8 / 2**30:.0f} GiB"
+            )
 
     @functools.cached_property
     def data(self) -> DataConfig:
@@ -263,7 +332,9 @@ class TrainConfig:
         points[-1] = self.steps
         if self.eval_dense:
             start, end, count = self.eval_dense
-            dense = (int(round(start + (end - start) * i / max(count - 1, 1))) for i in range(count))
+            dense = (
+                int(round(start + (end - start) * i / max(count - 1, 1))) for i in range(count)
+            )
             points += [p for p in dense if p <= self.steps]
         return sorted(set(points))
 
@@ -274,18 +345,33 @@ class TrainConfig:
     def sweep(self, protocol: str) -> tuple:
         """The settings of a protocol, from the config's grid (fixed before the run, the same for every seed)."""
         pairs = self.grid_intervention
-        return {"overprompt": self.grid_overprompt, "cfg": self.grid_cfg, "patch": ("final",),
-                "intervention": tuple(zip(pairs[::2], pairs[1::2]))}[protocol]
+        return {
+            "overprompt": self.grid_overprompt,
+            "cfg": self.grid_cfg,
+            "patch": ("final",),
+            "intervention": tuple(zip(pairs[::2], pairs[1::2])),
+        }[protocol]
 
     def probe_path(self, out: str) -> str:
         """The probe folder of the run, with {concepts}, {resolution}, {out} and {seed} filled in."""
-        return self.probe.format(resolution=self.resolution, out=out, seed=self.seed, concepts="-".join(self.concepts))
+        return self.probe.format(
+            resolution=self.resolution, out=out, seed=self.seed, concepts="-".join(self.concepts)
+        )
 
     def to_json(self) -> dict[str, Any]:
         """The config as JSON-ready values (tuples as lists): config.json's 'train' section."""
         doc = dataclasses.asdict(self)
-        for name in ("concepts", "channels", "protocols", "mask_classes", "mask_concepts", "eval_dense",
-                     "grid_overprompt", "grid_intervention", "grid_cfg"):
+        for name in (
+            "concepts",
+            "channels",
+            "protocols",
+            "mask_classes",
+            "mask_concepts",
+            "eval_dense",
+            "grid_overprompt",
+            "grid_intervention",
+            "grid_cfg",
+        ):
             doc[name] = list(doc[name])
         return doc
 
@@ -307,31 +393,80 @@ def _check_types(cfg: TrainConfig) -> None:
         elif origin is tuple:
             item = typing.get_args(kind)[0]
             accepted = (int, float) if item is float else item
-            ok = isinstance(value, (tuple, list)) and all(isinstance(v, accepted) and not isinstance(v, bool) for v in value)
+            ok = isinstance(value, (tuple, list)) and all(
+                isinstance(v, accepted) and not isinstance(v, bool) for v in value
+            )
         else:  # Mapping[str, float]
             ok = isinstance(value, Mapping) and all(
-                isinstance(k, str) and isinstance(v, (int, float)) and not isinstance(v, bool) for k, v in value.items())
+                isinstance(k, str) and isinstance(v, (int, float)) and not isinstance(v, bool)
+                for k, v in value.items()
+            )
         if not ok:
             name = getattr(kind, "__name__", str(kind).replace("typing.", ""))
             raise ValueError(f"{f.name}={value!r} is not valid; expected {name}")
 
 
 TRAIN_PRESETS: dict[str, dict[str, Any]] = {
-    "smoke": dict(resolution=8, per_class=64, channels=(16, 32), blocks=1, steps=40, evals=4, samples=8,
-                  samples_held_out=8, select_samples=4, eval_dense=(),
-                  sample_steps=10, grids=2, log_every=10, save_every=20, probe="{out}/probe", probe_steps=30, ema=0.0),
+    "smoke": dict(
+        resolution=8,
+        per_class=64,
+        channels=(16, 32),
+        blocks=1,
+        steps=40,
+        evals=4,
+        samples=8,
+        samples_held_out=8,
+        select_samples=4,
+        eval_dense=(),
+        sample_steps=10,
+        grids=2,
+        log_every=10,
+        save_every=20,
+        probe="{out}/probe",
+        probe_steps=30,
+        ema=0.0,
+    ),
     "tiny": dict(),
     # the first setting whose held-out class composes on a CPU (docs/ladder.md): tiny's data at 24 px, a 3-level net
     # and the official recipe (no classifier-free dropout, clip 0.01 over all parameters) with EMA 0.999
-    "small": dict(resolution=24, channels=(32, 64, 128), p_cfg=0.0, clip=0.01, clip_scope="all", ema=0.999,
-                  steps=10000, eval_dense=(2000, 6000, 11)),
+    "small": dict(
+        resolution=24,
+        channels=(32, 64, 128),
+        p_cfg=0.0,
+        clip=0.01,
+        clip_scope="all",
+        ema=0.999,
+        steps=10000,
+        eval_dense=(2000, 6000, 11),
+    ),
     # the official runs: no EMA, clip 0.01 over all parameters, and no classifier-free dropout (their main Δcolor
     # sweep trained without it); --set p_cfg=0.2 gives the guidance protocol an unconditional model
-    "paper": dict(resolution=32, per_class=2048, channels=(64, 128, 256), blocks=2, steps=20000, evals=60,
-                  eval_start=500, eval_dense=(), samples=32, clip=0.01, clip_scope="all", ema=0.0, p_cfg=0.0,
-                  log_every=100, save_every=1000, probe_steps=3000),
+    "paper": dict(
+        resolution=32,
+        per_class=2048,
+        channels=(64, 128, 256),
+        blocks=2,
+        steps=20000,
+        evals=60,
+        eval_start=500,
+        eval_dense=(),
+        samples=32,
+        clip=0.01,
+        clip_scope="all",
+        ema=0.0,
+        p_cfg=0.0,
+        log_every=100,
+        save_every=1000,
+        probe_steps=3000,
+    ),
 }
-MASKING = {"concepts": ("shape", "color"), "sep": {"color": 0.3}, "mask_p": 0.5, "mask_classes": ("10",), "mask_concepts": ("color",)}
+MASKING = {
+    "concepts": ("shape", "color"),
+    "sep": {"color": 0.3},
+    "mask_p": 0.5,
+    "mask_classes": ("10",),
+    "mask_concepts": ("color",),
+}
 TRAIN_PRESETS["tiny-mask"] = {**TRAIN_PRESETS["tiny"], **MASKING}
 TRAIN_PRESETS["paper-mask"] = {**TRAIN_PRESETS["paper"], **MASKING}
 
@@ -354,7 +489,9 @@ def _convert(name: str, text: str) -> Any:
         try:
             return tuple(item(part) for part in text.split(",") if part.strip())
         except ValueError:
-            raise ValueError(f"{name} takes {words[item]}s, comma-separated; got {text!r}") from None
+            raise ValueError(
+                f"{name} takes {words[item]}s, comma-separated; got {text!r}"
+            ) from None
     if kind in (int, float, str):
         try:
             return kind(text)
@@ -384,7 +521,9 @@ def make_config(preset: str, overrides: Sequence[str] = ()) -> TrainConfig:
         except ValueError as err:
             raise ValueError(f"--set {item!r}: {err}") from None
     active = values.get("concepts", TrainConfig.concepts)
-    values["sep"] = {c: v for c, v in sep.items() if c in active or c in given}  # defaults only for active concepts
+    values["sep"] = {
+        c: v for c, v in sep.items() if c in active or c in given
+    }  # defaults only for active concepts
     return TrainConfig(**values)
 
 
@@ -392,8 +531,12 @@ def read_run_config(path: Path) -> dict[str, Any]:
     """A run's config.json as empirical.train writes it (a 'train' section at least); ValueError naming the file."""
     doc = read_json(path, "config (JSON)")
     if not isinstance(doc, dict) or not isinstance(doc.get("train"), dict):
-        raise ValueError(f"{path}: not a training run's config (written by python -m empirical.train): it has no 'train' section")
-    doc["train"].setdefault("precision", "fp32")  # saved before the field existed: those runs trained in fp32
+        raise ValueError(
+            f"{path}: not a training run's config (written by python -m empirical.train): it has no 'train' section"
+        )
+    doc["train"].setdefault(
+        "precision", "fp32"
+    )  # saved before the field existed: those runs trained in fp32
     doc["train"].setdefault("ema_warmup", False)  # likewise: a constant decay
     return doc
 
@@ -404,24 +547,35 @@ def check_folder(out: Path, cfg: TrainConfig) -> None:
     if not path.exists():
         return
     old = read_run_config(path)
-    diff = [f"{k}: {old['train'].get(k)!r} -> {v!r}" for k, v in cfg.to_json().items()
-            if k != "device" and old["train"].get(k) != v]
+    diff = [
+        f"{k}: {old['train'].get(k)!r} -> {v!r}"
+        for k, v in cfg.to_json().items()
+        if k != "device" and old["train"].get(k) != v
+    ]
     if diff:
-        raise ValueError(f"{out} holds a run with another config ({'; '.join(diff)}); "
-                         f"use another --out, or the same settings to resume it")
+        raise ValueError(
+            f"{out} holds a run with another config ({'; '.join(diff)}); "
+            f"use another --out, or the same settings to resume it"
+        )
 
 
 def key_help() -> dict[str, str]:
     """Each --set key's one-line meaning, read from TrainConfig's docstring (the one place it is written)."""
     lines = (TrainConfig.__doc__ or "").splitlines()
-    return dict(line.strip()[2:].split(": ", 1) for line in lines if line.strip().startswith("- ") and ": " in line)
+    return dict(
+        line.strip()[2:].split(": ", 1)
+        for line in lines
+        if line.strip().startswith("- ") and ": " in line
+    )
 
 
 def describe_keys() -> str:
     """The --set keys with their tiny defaults and meanings, for --help."""
     defaults, meaning = TrainConfig().to_json(), key_help()
     width = max(len(k) for k in meaning)
-    return "\n".join(f"  {k:<{width}}  {meaning[k]} (tiny: {defaults[k]})" for k in defaults if k != "preset")
+    return "\n".join(
+        f"  {k:<{width}}  {meaning[k]} (tiny: {defaults[k]})" for k in defaults if k != "preset"
+    )
 
 
 def describe() -> str:

@@ -40,37 +40,49 @@ def load_entries(path: Path) -> Any:
     """The file's content: an array (.npy), or a mapping of names to arrays (.npz, .pth), or a .pth tensor."""
     suffix = path.suffix.lower()
     if suffix not in SUFFIXES:
-        raise ValueError(f"{path}: a {suffix or 'file without suffix'} cannot be read; valid: {', '.join(SUFFIXES)}")
+        raise ValueError(
+            f"{path}: a {suffix or 'file without suffix'} cannot be read; valid: {', '.join(SUFFIXES)}"
+        )
     if suffix == ".npy":
         try:
             return np.load(path, allow_pickle=False)
         except ValueError as err:  # object arrays need pickle
-            raise ValueError(f"{path}: holds Python objects, not numbers ({err}); save a numeric array") from None
+            raise ValueError(
+                f"{path}: holds Python objects, not numbers ({err}); save a numeric array"
+            ) from None
     if suffix == ".npz":
         with np.load(path, allow_pickle=False) as npz:
             return {k: npz[k] for k in npz.files}
     try:
         import torch
     except ImportError:
-        raise ValueError(f"{path}: reading .pth needs torch (pip install torch); or save the array as .npy") from None
+        raise ValueError(
+            f"{path}: reading .pth needs torch (pip install torch); or save the array as .npy"
+        ) from None
     try:
         return torch.load(path, map_location="cpu", weights_only=True)
     except Exception as err:  # the weights-only unpickler refuses arbitrary objects
         first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        raise ValueError(f"{path}: not readable without unpickling arbitrary objects ({first}); save tensors, arrays, "
-                         "lists and dicts only") from None
+        raise ValueError(
+            f"{path}: not readable without unpickling arbitrary objects ({first}); save tensors, arrays, "
+            "lists and dicts only"
+        ) from None
 
 
 def entry(content: Any, key: str | None, path: Path, flag: str) -> np.ndarray:
     """The array named by ``key`` (dots go into nested dicts), or the content itself when it is one array."""
     if key is None:
         if isinstance(content, Mapping):
-            raise ValueError(f"{path} holds several entries ({', '.join(_names(content))}): name one with {flag}")
+            raise ValueError(
+                f"{path} holds several entries ({', '.join(_names(content))}): name one with {flag}"
+            )
         return _numeric(content, path, "the file")
     node = content
     for part in key.split("."):
         if not isinstance(node, Mapping) or part not in node:
-            valid = ", ".join(_names(node)) if isinstance(node, Mapping) else "none (it is one array)"
+            valid = (
+                ", ".join(_names(node)) if isinstance(node, Mapping) else "none (it is one array)"
+            )
             raise ValueError(f"{flag} {key}: {path} has no entry {part!r}; valid: {valid}")
         node = node[part]
     return _numeric(node, path, f"{flag} {key}")
@@ -89,7 +101,9 @@ def _numeric(value: Any, path: Path, what: str) -> np.ndarray:
     try:
         arr = np.asarray(value, dtype=float)
     except (TypeError, ValueError):
-        raise ValueError(f"{path}: {what} is a {type(value).__name__}, not an array of numbers") from None
+        raise ValueError(
+            f"{path}: {what} is a {type(value).__name__}, not an array of numbers"
+        ) from None
     return arr
 
 
@@ -100,24 +114,44 @@ def _csv(text: str, flag: str) -> list[str]:
     return items
 
 
-def convert(file: str | Path, out: str | Path, *, layout: str, concepts: Sequence[str], classes: Sequence[str],
-            steps: Sequence[float] | None = None, steps_key: str | None = None, key: str | None = None,
-            runs: Sequence[str] | None = None, protocol: str = "naive") -> Path:
+def convert(
+    file: str | Path,
+    out: str | Path,
+    *,
+    layout: str,
+    concepts: Sequence[str],
+    classes: Sequence[str],
+    steps: Sequence[float] | None = None,
+    steps_key: str | None = None,
+    key: str | None = None,
+    runs: Sequence[str] | None = None,
+    protocol: str = "naive",
+) -> Path:
     """Read ``file``'s array (and steps), check it as a log is checked, write the trajectory log ``out``."""
     path = Path(file)
     if (steps is None) == (steps_key is None):
-        raise ValueError("give the steps either with --steps (a list) or with --steps-key (an entry of the file)")
+        raise ValueError(
+            "give the steps either with --steps (a list) or with --steps-key (an entry of the file)"
+        )
     content = load_entries(path)
     z = entry(content, key, path, "--key")
     if steps_key is not None:
         if not isinstance(content, Mapping):
-            raise ValueError(f"--steps-key {steps_key}: {path} holds one array, not named entries; give --steps")
+            raise ValueError(
+                f"--steps-key {steps_key}: {path} holds one array, not named entries; give --steps"
+            )
         steps = entry(content, steps_key, path, "--steps-key").ravel()
     steps = np.asarray(steps, dtype=float)
-    if steps.size and (not np.all(np.isfinite(steps)) or steps.min() < 0 or np.any(np.diff(steps) <= 0)):
-        raise ValueError(f"steps {steps.tolist()[:8]}{'...' if steps.size > 8 else ''}: they must be finite, >= 0 and "
-                         "increasing")
-    trajs = from_array(z, steps, layout=layout, concepts=concepts, classes=classes, runs=runs, protocol=protocol)
+    if steps.size and (
+        not np.all(np.isfinite(steps)) or steps.min() < 0 or np.any(np.diff(steps) <= 0)
+    ):
+        raise ValueError(
+            f"steps {steps.tolist()[:8]}{'...' if steps.size > 8 else ''}: they must be finite, >= 0 and "
+            "increasing"
+        )
+    trajs = from_array(
+        z, steps, layout=layout, concepts=concepts, classes=classes, runs=runs, protocol=protocol
+    )
     return write_csv(out, trajs, meta={"source": str(path), "key": key, "layout": layout})
 
 
@@ -126,14 +160,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     """``python -m empirical.convert``: see the module docstring."""
     parser = cli.parser("empirical.convert", __doc__)
     parser.add_argument("file", type=Path, help=f"the array file ({', '.join(SUFFIXES)})")
-    parser.add_argument("--layout", required=True, help="the array's axes in order, e.g. run,class,step,concept")
-    parser.add_argument("--concepts", required=True, help="the concept axis's names in order, e.g. color,size")
-    parser.add_argument("--classes", required=True, help="the class axis's labels in order, e.g. 00,01,10,11")
+    parser.add_argument(
+        "--layout", required=True, help="the array's axes in order, e.g. run,class,step,concept"
+    )
+    parser.add_argument(
+        "--concepts", required=True, help="the concept axis's names in order, e.g. color,size"
+    )
+    parser.add_argument(
+        "--classes", required=True, help="the class axis's labels in order, e.g. 00,01,10,11"
+    )
     parser.add_argument("--steps", help="the training step of each checkpoint, comma-separated")
     parser.add_argument("--steps-key", help="the file's entry that holds the steps (.npz, .pth)")
-    parser.add_argument("--key", help="the file's entry that holds the points (.npz, .pth; dots for nested dicts)")
-    parser.add_argument("--runs", help="names of the runs (conditions) along the run axis (default run0, run1, ...)")
-    parser.add_argument("--protocol", default="naive", help="the protocol the points were read under (default naive)")
+    parser.add_argument(
+        "--key", help="the file's entry that holds the points (.npz, .pth; dots for nested dicts)"
+    )
+    parser.add_argument(
+        "--runs", help="names of the runs (conditions) along the run axis (default run0, run1, ...)"
+    )
+    parser.add_argument(
+        "--protocol",
+        default="naive",
+        help="the protocol the points were read under (default naive)",
+    )
     parser.add_argument("--out", required=True, help="the trajectory log to write (.csv)")
     args = parser.parse_args(argv)
     steps = None
@@ -141,16 +189,29 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             steps = [float(s) for s in _csv(args.steps, "--steps")]
         except ValueError:
-            raise ValueError(f"--steps {args.steps!r}: give numbers, comma-separated (e.g. 0,500,1000)") from None
+            raise ValueError(
+                f"--steps {args.steps!r}: give numbers, comma-separated (e.g. 0,500,1000)"
+            ) from None
     if (steps is None) == (args.steps_key is None):
-        raise ValueError("give the steps either with --steps (a list) or with --steps-key (an entry of the file)")
+        raise ValueError(
+            "give the steps either with --steps (a list) or with --steps-key (an entry of the file)"
+        )
     out = cli.output_file(args.out, suffix=".csv")
     cli.not_an_input([out], [args.file])
     if cli.checking(args):
         return 0
-    written = convert(args.file, out, layout=args.layout, concepts=_csv(args.concepts, "--concepts"),
-                      classes=_csv(args.classes, "--classes"), steps=steps, steps_key=args.steps_key, key=args.key,
-                      runs=None if args.runs is None else _csv(args.runs, "--runs"), protocol=args.protocol)
+    written = convert(
+        args.file,
+        out,
+        layout=args.layout,
+        concepts=_csv(args.concepts, "--concepts"),
+        classes=_csv(args.classes, "--classes"),
+        steps=steps,
+        steps_key=args.steps_key,
+        key=args.key,
+        runs=None if args.runs is None else _csv(args.runs, "--runs"),
+        protocol=args.protocol,
+    )
     print(f"wrote {written}")
     return 0
 

@@ -49,8 +49,21 @@ from empirical.render import render
 from theory import cli
 
 CONCEPTS = ("shape", "x", "y", "color", "size", "bg")
-SEP_RANGE = {"x": (0.0, 1.0), "y": (0.0, 1.0), "color": (0.0, 0.8), "size": (0.0, 0.4), "bg": (0.0, 0.8)}
-SLOTS = {"shape": slice(0, 2), "x": slice(2, 3), "y": slice(3, 4), "color": slice(4, 7), "size": slice(7, 8), "bg": slice(8, 11)}
+SEP_RANGE = {
+    "x": (0.0, 1.0),
+    "y": (0.0, 1.0),
+    "color": (0.0, 0.8),
+    "size": (0.0, 0.4),
+    "bg": (0.0, 0.8),
+}
+SLOTS = {
+    "shape": slice(0, 2),
+    "x": slice(2, 3),
+    "y": slice(3, 4),
+    "color": slice(4, 7),
+    "size": slice(7, 8),
+    "bg": slice(8, 11),
+}
 H_DIM = 11
 MASK_FILL = -1.0
 MIN_RADIUS = 0.1
@@ -91,7 +104,9 @@ class DataConfig:
                 raise ValueError(f"concept {c!r} needs 2 to 9 values (shape exactly 2), got {n}")
         for c in self.sep:
             if c not in concepts:
-                raise ValueError(f"separation given for {c!r}, which is not an active concept {concepts}")
+                raise ValueError(
+                    f"separation given for {c!r}, which is not an active concept {concepts}"
+                )
             if c == "shape":
                 raise ValueError("shape takes no separation (its values are circle and triangle)")
         for c in concepts:
@@ -101,7 +116,9 @@ class DataConfig:
                 raise ValueError(f"concept {c!r} needs a separation; valid range {_range(c)}")
             lo, hi = SEP_RANGE[c]
             if not (lo < float(self.sep[c]) <= hi):
-                raise ValueError(f"separation {c}={self.sep[c]} is outside the valid range {_range(c)}")
+                raise ValueError(
+                    f"separation {c}={self.sep[c]} is outside the valid range {_range(c)}"
+                )
         if not (8 <= int(self.resolution) <= 512):
             raise ValueError(f"resolution must be between 8 and 512 pixels, got {self.resolution}")
         if not (0 <= self.noise < 0.5):
@@ -110,7 +127,10 @@ class DataConfig:
     @property
     def classes(self) -> list[str]:
         """Every class label, e.g. ``['00', '01', '10', '11']``."""
-        return ["".join(map(str, idx)) for idx in itertools.product(*(range(self.n_values[c]) for c in self.concepts))]
+        return [
+            "".join(map(str, idx))
+            for idx in itertools.product(*(range(self.n_values[c]) for c in self.concepts))
+        ]
 
     @property
     def held_out(self) -> list[str]:
@@ -151,11 +171,15 @@ def _range(concept: str) -> str:
 def parse_label(config: DataConfig, label: str) -> tuple[int, ...]:
     """'01' -> (0, 1), validated against the config."""
     if len(label) != len(config.concepts) or not label.isdigit():
-        raise ValueError(f"class label {label!r} needs one digit per concept {config.concepts}; valid: {config.classes}")
+        raise ValueError(
+            f"class label {label!r} needs one digit per concept {config.concepts}; valid: {config.classes}"
+        )
     idx = tuple(int(d) for d in label)
     for c, i in zip(config.concepts, idx):
         if i >= config.n_values[c]:
-            raise ValueError(f"class label {label!r}: concept {c} has only {config.n_values[c]} values")
+            raise ValueError(
+                f"class label {label!r}: concept {c} has only {config.n_values[c]} values"
+            )
     return idx
 
 
@@ -178,7 +202,9 @@ class Batch:
     values: dict[str, NDArray]
 
 
-def sample_values(config: DataConfig, index: NDArray, rng: np.random.Generator, *, mode: str = "train") -> dict[str, NDArray]:
+def sample_values(
+    config: DataConfig, index: NDArray, rng: np.random.Generator, *, mode: str = "train"
+) -> dict[str, NDArray]:
     """Concept values for (N, C) class indices: ``train`` draws within-class spread, ``mean`` uses class means.
 
     Position is random in both modes when x and y are not concepts (as in the paper).
@@ -195,13 +221,17 @@ def sample_values(config: DataConfig, index: NDArray, rng: np.random.Generator, 
                 mean = mean + rng.uniform(-1, 1, mean.shape) * config.spread(concept)
             values[concept] = mean
         elif concept in ("x", "y"):
-            values[concept] = rng.uniform(-0.5, 0.5, (n, 1))  # random in both modes, as in the paper
+            values[concept] = rng.uniform(
+                -0.5, 0.5, (n, 1)
+            )  # random in both modes, as in the paper
         elif concept == "color":
             values[concept] = np.full((n, 3), 0.5)
         elif concept == "size":
             values[concept] = np.full((n, 1), 0.45)
         elif concept == "bg":
-            values[concept] = rng.uniform(0.8, 1.0, (n, 3)) if mode == "train" else np.full((n, 3), 0.9)
+            values[concept] = (
+                rng.uniform(0.8, 1.0, (n, 3)) if mode == "train" else np.full((n, 3), 0.9)
+            )
         else:
             values[concept] = np.zeros((n, 1))
     values["size"] = np.maximum(values["size"], MIN_RADIUS)
@@ -242,13 +272,15 @@ def sample(
         if int(count) < 0:
             raise ValueError(f"count for class {label!r} must be >= 0, got {count}")
         labels += [label] * int(count)
-    index = np.array([parse_label(config, lab) for lab in labels], dtype=np.int64).reshape(len(labels), len(config.concepts))
+    index = np.array([parse_label(config, lab) for lab in labels], dtype=np.int64).reshape(
+        len(labels), len(config.concepts)
+    )
     values = sample_values(config, index, rng, mode=mode)
     images = np.empty((len(labels), 3, config.resolution, config.resolution), dtype=np.float32)
     chunk = max(16, chunk_pixels // config.resolution**2)  # keep the temporaries cache-sized
     for start in range(0, len(labels), chunk):
-        part = {k: v[start:start + chunk] for k, v in values.items()}
-        images[start:start + chunk] = render(part, config.resolution, noise=config.noise, rng=rng)
+        part = {k: v[start : start + chunk] for k, v in values.items()}
+        images[start : start + chunk] = render(part, config.resolution, noise=config.noise, rng=rng)
     return Batch(images, conditioning(values, config), index, np.array(labels), values)
 
 
@@ -293,13 +325,17 @@ def _base(config: DataConfig, n: int, rng: np.random.Generator) -> tuple[np.ndar
 def _with(config: DataConfig, values: dict, concept: str, frac: float | np.ndarray) -> dict:
     out = dict(values)
     top = config.n_values[concept] - 1
-    out[concept] = config.mean(concept, np.broadcast_to(np.asarray(frac, dtype=float) * top, (values["x"].shape[0],)))
+    out[concept] = config.mean(
+        concept, np.broadcast_to(np.asarray(frac, dtype=float) * top, (values["x"].shape[0],))
+    )
     if concept == "size":
         out["size"] = np.maximum(out["size"], 0.1)
     return out
 
 
-def concept_signal(config: DataConfig, *, n: int = 512, eps: float = 0.02, rng: int = 0) -> dict[str, dict]:
+def concept_signal(
+    config: DataConfig, *, n: int = 512, eps: float = 0.02, rng: int = 0
+) -> dict[str, dict]:
     """Concept signal, measured: how strongly each concept moves the pixels (paper Sec. 3).
 
     Two estimates per active concept, on noise-free renders at matched positions and matched values of
@@ -337,7 +373,10 @@ def class_means(config: DataConfig) -> dict[str, dict[str, list[float]]]:
     out = {}
     for label in config.classes:
         idx = [int(d) for d in label]
-        out[label] = {c: [float(v) for v in np.atleast_1d(config.mean(c, i))] for c, i in zip(config.concepts, idx)}
+        out[label] = {
+            c: [float(v) for v in np.atleast_1d(config.mean(c, i))]
+            for c, i in zip(config.concepts, idx)
+        }
     return out
 
 
@@ -353,19 +392,34 @@ def _parse_seps(text: str) -> dict[str, float]:
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m empirical.data``: see the module docstring."""
     parser = cli.parser("empirical.data", __doc__)
-    parser.add_argument("--concepts", default="color,size", help=f"active concepts, comma-separated (valid: {', '.join(CONCEPTS)})")
-    parser.add_argument("--sep", action="append", default=None, metavar="CONCEPT=VALUE",
-                        help="a separation, repeatable (or comma-separated); default color=0.3 and size=0.4; valid ranges above")
+    parser.add_argument(
+        "--concepts",
+        default="color,size",
+        help=f"active concepts, comma-separated (valid: {', '.join(CONCEPTS)})",
+    )
+    parser.add_argument(
+        "--sep",
+        action="append",
+        default=None,
+        metavar="CONCEPT=VALUE",
+        help="a separation, repeatable (or comma-separated); default color=0.3 and size=0.4; valid ranges above",
+    )
     parser.add_argument("--res", type=int, default=32, help="resolution in pixels (default 32)")
-    parser.add_argument("--n", type=int, default=16, help="samples per class in the grid (default 16)")
+    parser.add_argument(
+        "--n", type=int, default=16, help="samples per class in the grid (default 16)"
+    )
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", type=Path, default=Path("runs/data"), help="output folder (default runs/data)")
+    parser.add_argument(
+        "--out", type=Path, default=Path("runs/data"), help="output folder (default runs/data)"
+    )
     args = parser.parse_args(argv)
     if not 1 <= args.n <= 64:
         raise ValueError(f"--n {args.n}: samples per class must be between 1 and 64")
     cli.nonnegative_seed(args.seed)
     concepts = tuple(c.strip() for c in args.concepts.split(",") if c.strip())
-    config = DataConfig(concepts, _parse_seps(",".join(args.sep or ["color=0.3,size=0.4"])), resolution=args.res)
+    config = DataConfig(
+        concepts, _parse_seps(",".join(args.sep or ["color=0.3,size=0.4"])), resolution=args.res
+    )
     cli.output_dir(args.out, "--out")
     if cli.checking(args):
         return 0
@@ -377,9 +431,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     grid(config, batch.images, batch.labels, args.n, args.out / "samples.png")
     signals = concept_signal(config)
     doc = {
-        "concepts": list(config.concepts), "sep": config.sep, "resolution": config.resolution,
-        "classes": config.classes, "held_out": config.held_out, "signal": signals,
-        "class_means": class_means(config), "h_slots": {c: [s.start, s.stop] for c, s in SLOTS.items()},
+        "concepts": list(config.concepts),
+        "sep": config.sep,
+        "resolution": config.resolution,
+        "classes": config.classes,
+        "held_out": config.held_out,
+        "signal": signals,
+        "class_means": class_means(config),
+        "h_slots": {c: [s.start, s.stop] for c, s in SLOTS.items()},
         "mask_fill": MASK_FILL,
     }
     write_json(args.out / "signals.json", doc)

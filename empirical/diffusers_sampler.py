@@ -62,8 +62,10 @@ def class_condition(classes: Sequence[str]) -> Condition:
         if prompt.label not in index:
             raise ValueError(f"class {prompt.label!r}: this model's classes are {', '.join(index)}")
         if prompt.strength != 1:
-            raise ValueError(f"strength {prompt.strength:g}: integer class labels cannot be over-prompted; run the "
-                             "walk without strengths, or condition on concept vectors (concept_condition)")
+            raise ValueError(
+                f"strength {prompt.strength:g}: integer class labels cannot be over-prompted; run the "
+                "walk without strengths, or condition on concept vectors (concept_condition)"
+            )
         return {"class_labels": torch.full((n,), index[prompt.label], dtype=torch.long)}
 
     return condition
@@ -72,17 +74,36 @@ def class_condition(classes: Sequence[str]) -> Condition:
 class DiffusersSampler:
     """Draw images from a diffusers U-Net checkpoint with a scheduler (DDPM, DDIM, ...) in ``steps`` steps."""
 
-    def __init__(self, scheduler: Any, condition: Condition, *, shape: Sequence[int], steps: int = 50,
-                 load: Callable[[Any], torch.nn.Module] | None = None, device: str = "cpu", batch: int = 256):
+    def __init__(
+        self,
+        scheduler: Any,
+        condition: Condition,
+        *,
+        shape: Sequence[int],
+        steps: int = 50,
+        load: Callable[[Any], torch.nn.Module] | None = None,
+        device: str = "cpu",
+        batch: int = 256,
+    ):
         for name in ("set_timesteps", "step", "scale_model_input"):
             if not callable(getattr(scheduler, name, None)):
-                raise TypeError(f"scheduler {type(scheduler).__name__} has no {name}(): give a diffusers scheduler")
+                raise TypeError(
+                    f"scheduler {type(scheduler).__name__} has no {name}(): give a diffusers scheduler"
+                )
         shape = tuple(int(s) for s in shape)
         if len(shape) != 3 or min(shape) < 1:
             raise ValueError(f"shape {shape}: give (channels, height, width), each >= 1")
-        if not (isinstance(steps, int) and steps >= 1) or not (isinstance(batch, int) and batch >= 1):
+        if not (isinstance(steps, int) and steps >= 1) or not (
+            isinstance(batch, int) and batch >= 1
+        ):
             raise ValueError(f"steps {steps!r}, batch {batch!r}: both are integers >= 1")
-        self.scheduler, self.condition, self.shape, self.steps, self.batch = scheduler, condition, shape, steps, batch
+        self.scheduler, self.condition, self.shape, self.steps, self.batch = (
+            scheduler,
+            condition,
+            shape,
+            steps,
+            batch,
+        )
         self.load = load or (lambda checkpoint: checkpoint)
         self.device = select_device(device, "device")
         self._loaded: tuple[Any, torch.nn.Module | None] = (object(), None)
@@ -92,8 +113,10 @@ class DiffusersSampler:
         if self._loaded[0] is not checkpoint and not _same(self._loaded[0], checkpoint):
             unet = self.load(checkpoint)
             if not isinstance(unet, torch.nn.Module):
-                raise TypeError(f"checkpoint {checkpoint!r}: load returned a {type(unet).__name__}, not a U-Net "
-                                "(a torch.nn.Module such as UNet2DConditionModel)")
+                raise TypeError(
+                    f"checkpoint {checkpoint!r}: load returned a {type(unet).__name__}, not a U-Net "
+                    "(a torch.nn.Module such as UNet2DConditionModel)"
+                )
             self._loaded = (checkpoint, unet.to(self.device).eval())
         return self._loaded[1]
 
@@ -106,17 +129,33 @@ class DiffusersSampler:
         out = []
         for start in range(0, n, self.batch):
             rows = slice(start, min(start + self.batch, n))
-            out.append(self._draw(unet, {k: v[rows] for k, v in condition.items()}, rows.stop - rows.start, generator))
+            out.append(
+                self._draw(
+                    unet,
+                    {k: v[rows] for k, v in condition.items()},
+                    rows.stop - rows.start,
+                    generator,
+                )
+            )
         return np.concatenate(out) if out else np.empty((0, *self.shape), dtype=np.float32)
 
-    def _draw(self, unet: torch.nn.Module, condition: dict, n: int, generator: torch.Generator) -> np.ndarray:
+    def _draw(
+        self, unet: torch.nn.Module, condition: dict, n: int, generator: torch.Generator
+    ) -> np.ndarray:
         scheduler = copy.deepcopy(self.scheduler)  # set_timesteps and step keep state
         scheduler.set_timesteps(self.steps)
-        x = torch.randn((n, *self.shape), generator=generator).to(self.device) * scheduler.init_noise_sigma
-        takes_generator = "generator" in inspect.signature(scheduler.step).parameters  # DDPM, DDIM, Euler, ...
+        x = (
+            torch.randn((n, *self.shape), generator=generator).to(self.device)
+            * scheduler.init_noise_sigma
+        )
+        takes_generator = (
+            "generator" in inspect.signature(scheduler.step).parameters
+        )  # DDPM, DDIM, Euler, ...
         for t in scheduler.timesteps:
             eps = unet(scheduler.scale_model_input(x, t), t, **condition).sample
-            x = scheduler.step(eps, t, x, **({"generator": generator} if takes_generator else {})).prev_sample
+            x = scheduler.step(
+                eps, t, x, **({"generator": generator} if takes_generator else {})
+            ).prev_sample
         return ((x.clamp(-1, 1) + 1) / 2).float().cpu().numpy()
 
 

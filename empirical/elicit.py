@@ -36,13 +36,19 @@ def load_run(run: Path) -> tuple[TrainConfig, dict]:
     """A run folder's TrainConfig and config.json, checked; ValueError naming what is wrong."""
     run = Path(run)
     if not run.is_dir():
-        raise ValueError(f"{run}: not a folder; give a run folder written by python -m empirical.train")
+        raise ValueError(
+            f"{run}: not a folder; give a run folder written by python -m empirical.train"
+        )
     path = run / "config.json"
     if not path.exists():
-        raise ValueError(f"{path}: not a training run (no config.json); train one with python -m empirical.train")
+        raise ValueError(
+            f"{path}: not a training run (no config.json); train one with python -m empirical.train"
+        )
     doc = read_run_config(path)
     if not isinstance(doc.get("probe"), dict) or not {"path", "hash"} <= set(doc["probe"]):
-        raise ValueError(f"{path}: not a training run's config: it has no 'probe' section with path and hash")
+        raise ValueError(
+            f"{path}: not a training run's config: it has no 'probe' section with path and hash"
+        )
     try:
         return TrainConfig(**doc["train"]), doc
     except (TypeError, ValueError) as err:  # TypeError: an unknown or missing key
@@ -57,7 +63,10 @@ def naive_points(run: Path) -> list[runlog.Logged]:
     last = run / "checkpoints" / "last.pt"
     if last.exists():
         try:
-            points = [runlog.Logged.from_list(p) for p in checkpoint.load(last).get("logs", {}).get("points", [])]
+            points = [
+                runlog.Logged.from_list(p)
+                for p in checkpoint.load(last).get("logs", {}).get("points", [])
+            ]
         except ValueError as err:
             raise ValueError(f"{last}: {err}") from None
     have = {(p.step, p.label) for p in points}
@@ -70,8 +79,16 @@ def naive_points(run: Path) -> list[runlog.Logged]:
             for i, s in enumerate(t.step):
                 if (int(s), t.label) not in have:
                     share = {k: float(v[i]) for k, v in shares.items() if np.isfinite(v[i])}
-                    points.append(runlog.Logged(int(s), t.label, tuple(float(v) for v in t.z[i]), float(t.accuracy[i]),
-                                                shares=share, samples=int(counts[i] or 0)))
+                    points.append(
+                        runlog.Logged(
+                            int(s),
+                            t.label,
+                            tuple(float(v) for v in t.z[i]),
+                            float(t.accuracy[i]),
+                            shares=share,
+                            samples=int(counts[i] or 0),
+                        )
+                    )
     return sorted(points, key=lambda p: (p.step, p.label))
 
 
@@ -82,8 +99,15 @@ def chosen_steps(steps: Sequence[int], every: int) -> list[int]:
     return sorted(set(steps[::every]) | {steps[-1]}) if steps else []
 
 
-def run_protocols(run: Path, names: Sequence[str], classes: Sequence[str] | None = None, *, progress: bool = True,
-                  device: str = "auto", every: int = 1) -> dict[str, dict]:
+def run_protocols(
+    run: Path,
+    names: Sequence[str],
+    classes: Sequence[str] | None = None,
+    *,
+    progress: bool = True,
+    device: str = "auto",
+    every: int = 1,
+) -> dict[str, dict]:
     """Elicit the saved checkpoints of a run (every ``every``-th) under each protocol; returns {protocol: results}.
 
     ``classes``: labels to elicit (default every class: held-out ones and the training-class control)."""
@@ -99,27 +123,47 @@ def run_protocols(run: Path, names: Sequence[str], classes: Sequence[str] | None
             raise ValueError(f"unknown protocol {name!r}; valid: {', '.join(protocols.PROTOCOLS)}")
     labels = list(cfg.data.classes if classes is None else classes)
     if not labels:
-        raise ValueError(f"no class given; valid: held-out, all, or labels among {', '.join(cfg.data.classes)}")
+        raise ValueError(
+            f"no class given; valid: held-out, all, or labels among {', '.join(cfg.data.classes)}"
+        )
     for label in labels:
         if label not in cfg.data.classes:
             raise ValueError(f"unknown class {label!r}; valid: {', '.join(cfg.data.classes)}")
     probe, _, digest = load_probe(doc["probe"]["path"])
     if digest != doc["probe"]["hash"]:
-        raise ValueError(f"{doc['probe']['path']}: the probe changed since training ({digest} != {doc['probe']['hash']})")
+        raise ValueError(
+            f"{doc['probe']['path']}: the probe changed since training ({digest} != {doc['probe']['hash']})"
+        )
     saved = checkpoint.saved_steps(run)
     if not saved:
-        raise ValueError(f"{run / 'checkpoints'}: no saved weights (train with keep_checkpoints=true)")
+        raise ValueError(
+            f"{run / 'checkpoints'}: no saved weights (train with keep_checkpoints=true)"
+        )
     steps = chosen_steps(saved, every)
-    pictured = set(steps[int(i)] for i in np.linspace(0, len(steps) - 1, min(cfg.grids, len(steps)))) if cfg.grids else set()
+    pictured = (
+        set(steps[int(i)] for i in np.linspace(0, len(steps) - 1, min(cfg.grids, len(steps))))
+        if cfg.grids
+        else set()
+    )
     dev = evaluate.select_device(device, "--device")
     if "patch" in names and steps[-1] != cfg.steps:
-        raise ValueError(f"--protocols patch needs the final checkpoint (step {cfg.steps}); the last saved is step "
-                         f"{steps[-1]}: finish training first, or leave patch out")
+        raise ValueError(
+            f"--protocols patch needs the final checkpoint (step {cfg.steps}); the last saved is step "
+            f"{steps[-1]}: finish training first, or leave patch out"
+        )
     final = checkpoint.load_model(run, steps[-1], cfg, dev) if "patch" in names else None
     naive = naive_points(run)  # read once, before anything is rewritten
     meta = runlog.run_meta(cfg, digest, source="empirical.train + empirical.elicit")
-    todo = {name: [s for s in steps if not set(labels) <= set(runlog.read_elicit(run, name).get(s, {}))] for name in names}
-    bar = tqdm(total=sum(map(len, todo.values())), desc="elicit", unit="ckpt", disable=None if progress else True)
+    todo = {
+        name: [s for s in steps if not set(labels) <= set(runlog.read_elicit(run, name).get(s, {}))]
+        for name in names
+    }
+    bar = tqdm(
+        total=sum(map(len, todo.values())),
+        desc="elicit",
+        unit="ckpt",
+        disable=None if progress else True,
+    )
     all_results = {}
     for name in names:
         results = runlog.read_elicit(run, name)
@@ -127,21 +171,44 @@ def run_protocols(run: Path, names: Sequence[str], classes: Sequence[str] | None
             t0 = time.perf_counter()
             model = checkpoint.load_model(run, step, cfg, dev)
             found = protocols.elicit_step(model, probe, cfg, step, name, labels, final=final)
-            results.setdefault(step, {}).update({label: reading for label, (reading, _) in found.items()})
+            results.setdefault(step, {}).update(
+                {label: reading for label, (reading, _) in found.items()}
+            )
             if step in pictured:
                 images = np.concatenate([p.images[:8] for _, p in found.values()])
                 shown = np.repeat(list(found), [min(8, p.samples) for _, p in found.values()])
-                grid(cfg.data, images, shown, 8, run / "elicit" / "samples" / f"{name}_step_{step:06d}.png",
-                     title=f"{run.name}: {name} at step {step}, scored draw of the chosen setting")
-            info = {"classes": labels, "settings": [s.name for s in protocols.settings(name, cfg.data, labels[0], cfg.sweep(name))],
-                    "select_samples": cfg.select_samples, "score_samples": {c: cfg.samples_for(c) for c in labels},
-                    "seconds_per_checkpoint": round(time.perf_counter() - t0, 2)}
+                grid(
+                    cfg.data,
+                    images,
+                    shown,
+                    8,
+                    run / "elicit" / "samples" / f"{name}_step_{step:06d}.png",
+                    title=f"{run.name}: {name} at step {step}, scored draw of the chosen setting",
+                )
+            info = {
+                "classes": labels,
+                "settings": [
+                    s.name for s in protocols.settings(name, cfg.data, labels[0], cfg.sweep(name))
+                ],
+                "select_samples": cfg.select_samples,
+                "score_samples": {c: cfg.samples_for(c) for c in labels},
+                "seconds_per_checkpoint": round(time.perf_counter() - t0, 2),
+            }
             runlog.write_elicit(run, name, results, info)
-            runlog.write(run, concepts=cfg.concepts, classes=cfg.data.classes, seed=cfg.seed, naive=naive, meta=meta)
+            runlog.write(
+                run,
+                concepts=cfg.concepts,
+                classes=cfg.data.classes,
+                seed=cfg.seed,
+                naive=naive,
+                meta=meta,
+            )
             bar.update(1)
         all_results[name] = results
     bar.close()
-    runlog.write(run, concepts=cfg.concepts, classes=cfg.data.classes, seed=cfg.seed, naive=naive, meta=meta)
+    runlog.write(
+        run, concepts=cfg.concepts, classes=cfg.data.classes, seed=cfg.seed, naive=naive, meta=meta
+    )
     return all_results
 
 
@@ -150,24 +217,43 @@ def main(argv: Sequence[str] | None = None) -> int:
     """``python -m empirical.elicit``: see the module docstring."""
     parser = cli.parser("empirical.elicit", __doc__)
     parser.add_argument("run", type=Path, help="a run folder written by python -m empirical.train")
-    parser.add_argument("--protocols", default=None,
-                        help=f"comma-separated (default all: {', '.join(protocols.PROTOCOLS)}; "
-                             "cfg only where the run trained with p_cfg > 0)")
-    parser.add_argument("--classes", default="all",
-                        help="all (default: the held-out classes and the training classes as a control), held-out, or labels like 11,01")
-    parser.add_argument("--every", type=int, default=1, help="elicit every N-th saved checkpoint (and the last); default 1")
+    parser.add_argument(
+        "--protocols",
+        default=None,
+        help=f"comma-separated (default all: {', '.join(protocols.PROTOCOLS)}; "
+        "cfg only where the run trained with p_cfg > 0)",
+    )
+    parser.add_argument(
+        "--classes",
+        default="all",
+        help="all (default: the held-out classes and the training classes as a control), held-out, or labels like 11,01",
+    )
+    parser.add_argument(
+        "--every",
+        type=int,
+        default=1,
+        help="elicit every N-th saved checkpoint (and the last); default 1",
+    )
     parser.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
     args = parser.parse_args(argv)
     given = args.protocols if args.protocols is not None else ",".join(protocols.PROTOCOLS)
     names = [p.strip() for p in given.split(",") if p.strip()]
     if not names:
-        raise ValueError(f"--protocols {args.protocols!r}: give at least one of {', '.join(protocols.PROTOCOLS)}")
+        raise ValueError(
+            f"--protocols {args.protocols!r}: give at least one of {', '.join(protocols.PROTOCOLS)}"
+        )
     unknown = [n for n in names if n not in protocols.PROTOCOLS]
     if unknown:
-        raise ValueError(f"--protocols {args.protocols!r}: unknown protocol {', '.join(map(repr, unknown))}; valid: {', '.join(protocols.PROTOCOLS)}")
+        raise ValueError(
+            f"--protocols {args.protocols!r}: unknown protocol {', '.join(map(repr, unknown))}; valid: {', '.join(protocols.PROTOCOLS)}"
+        )
     chosen_steps([0], args.every)  # checks --every before any work
-    if args.classes not in ("all", "held-out") and not [c for c in args.classes.split(",") if c.strip()]:
-        raise ValueError(f"--classes {args.classes!r}: give held-out, all, or class labels like 11,01")
+    if args.classes not in ("all", "held-out") and not [
+        c for c in args.classes.split(",") if c.strip()
+    ]:
+        raise ValueError(
+            f"--classes {args.classes!r}: give held-out, all, or class labels like 11,01"
+        )
     if cli.checking(args):
         return 0
     cfg, _ = load_run(args.run)
@@ -181,7 +267,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         classes = [c.strip() for c in args.classes.split(",") if c.strip()]
     if "cfg" in names and cfg.p_cfg == 0:
-        raise ValueError(f"--protocols cfg: {args.run} was trained with p_cfg=0 (no unconditional model); drop cfg")
+        raise ValueError(
+            f"--protocols cfg: {args.run} was trained with p_cfg=0 (no unconditional model); drop cfg"
+        )
     results = run_protocols(args.run, names, classes, device=args.device, every=args.every)
     for name, res in results.items():
         last = max(res)

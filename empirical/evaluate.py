@@ -34,7 +34,9 @@ class Point:
     z: np.ndarray  # (C,) in [0, 1]; NaN when no sample was readable
     accuracy: float  # the share of all samples read as the class (unreadable counts as wrong)
     images: np.ndarray  # (N, 3, R, R) in [0, 1]
-    shares: dict[str, float] = field(default_factory=dict)  # corner or "unreadable" -> share of the samples
+    shares: dict[str, float] = field(
+        default_factory=dict
+    )  # corner or "unreadable" -> share of the samples
 
     @property
     def samples(self) -> int:
@@ -43,8 +45,16 @@ class Point:
 
     def logged(self, step: int, setting: str = "", selection_accuracy: float = math.nan):
         """The reading as a row of the run's log."""
-        return Logged(step, self.label, tuple(float(v) for v in self.z), self.accuracy, setting, dict(self.shares),
-                      self.samples, selection_accuracy)
+        return Logged(
+            step,
+            self.label,
+            tuple(float(v) for v in self.z),
+            self.accuracy,
+            setting,
+            dict(self.shares),
+            self.samples,
+            selection_accuracy,
+        )
 
 
 def class_prompts(config: DataConfig, labels: list[str] | None = None) -> dict[str, np.ndarray]:
@@ -74,10 +84,15 @@ def device_name(device: torch.device) -> str:
     return f"cpu ({torch.get_num_threads()} threads)"
 
 
-SCORE, SELECT = 0, 1  # noise streams: the naive evaluation (and every score), and the draw that chooses a setting
+SCORE, SELECT = (
+    0,
+    1,
+)  # noise streams: the naive evaluation (and every score), and the draw that chooses a setting
 
 
-def generator_for(seed: int, step: int, label: str, device: torch.device, stream: int = SCORE) -> torch.Generator:
+def generator_for(
+    seed: int, step: int, label: str, device: torch.device, stream: int = SCORE
+) -> torch.Generator:
     """A generator that depends only on (seed, step, class, stream): reproducible, independent of training.
 
     ``SCORE`` (0) is the naive evaluation's stream; ``SELECT`` (1) an independent one on which elicitation
@@ -85,7 +100,9 @@ def generator_for(seed: int, step: int, label: str, device: torch.device, stream
     """
     if stream == SCORE:
         return torch.Generator(device=device).manual_seed(score_seed(seed, step, label))
-    state = np.random.SeedSequence([seed, step, len(label), int(label), stream]).generate_state(2, dtype=np.uint32)
+    state = np.random.SeedSequence([seed, step, len(label), int(label), stream]).generate_state(
+        2, dtype=np.uint32
+    )
     return torch.Generator(device=device).manual_seed(int(state[0]) << 31 | int(state[1]) >> 1)
 
 
@@ -98,7 +115,9 @@ def bf16_native(device: torch.device) -> bool:
     """Whether the device computes bf16 natively: a CUDA GPU that supports it, or a CPU with AVX512-BF16 or AMX."""
     if device.type == "cuda":
         return torch.cuda.is_bf16_supported()
-    return torch.backends.mkldnn.is_available() and bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
+    return torch.backends.mkldnn.is_available() and bool(
+        torch.ops.mkldnn._is_mkldnn_bf16_supported()
+    )
 
 
 def resolve_precision(precision: str, device: torch.device) -> str:
@@ -118,8 +137,17 @@ def autocast(device: torch.device, precision: str):
 
 
 @torch.no_grad()
-def generate(vdm: VDM, prompts: np.ndarray, resolution: int, *, steps: int, guidance: float = 0.0,
-             generator: torch.Generator, precision: str, batch: int = 256) -> np.ndarray:
+def generate(
+    vdm: VDM,
+    prompts: np.ndarray,
+    resolution: int,
+    *,
+    steps: int,
+    guidance: float = 0.0,
+    generator: torch.Generator,
+    precision: str,
+    batch: int = 256,
+) -> np.ndarray:
     """(N, 3, R, R) images in [0, 1] for (N, 11) prompts; guidance 0 means plain conditioning; ``precision``
     as in :func:`autocast` (the run's own, so a checkpoint is sampled the way its run evaluated it)."""
     device = next(vdm.parameters()).device
@@ -129,8 +157,13 @@ def generate(vdm: VDM, prompts: np.ndarray, resolution: int, *, steps: int, guid
     vdm.eval()
     with autocast(device, precision):
         for start in range(0, h_all.shape[0], batch):
-            x = vdm.sample(h_all[start:start + batch], (3, resolution, resolution), steps=steps,
-                           guidance=guidance or None, generator=generator)
+            x = vdm.sample(
+                h_all[start : start + batch],
+                (3, resolution, resolution),
+                steps=steps,
+                guidance=guidance or None,
+                generator=generator,
+            )
             out.append(x.float().clamp(0, 1).cpu())
     vdm.train(was_training)
     return torch.cat(out).numpy()
@@ -141,18 +174,37 @@ def score(probe, config: DataConfig, label: str, images: np.ndarray) -> Point:
     if not np.isfinite(images).all():
         raise FloatingPointError(f"class {label}: the generated images hold non-finite values")
     res = coordinates(probe, images, parse_label(config, label))
-    return Point(label, np.clip(res["z"], 0.0, 1.0), float(res["joint_accuracy"]), images, res["shares"])
+    return Point(
+        label, np.clip(res["z"], 0.0, 1.0), float(res["joint_accuracy"]), images, res["shares"]
+    )
 
 
-def naive(vdm: VDM, probe, config: DataConfig, *, samples: int | dict[str, int], steps: int, guidance: float,
-          seed: int, step: int, precision: str) -> list[Point]:
+def naive(
+    vdm: VDM,
+    probe,
+    config: DataConfig,
+    *,
+    samples: int | dict[str, int],
+    steps: int,
+    guidance: float,
+    seed: int,
+    step: int,
+    precision: str,
+) -> list[Point]:
     """Every class prompted with its own mean h: the behavior a user sees. ``samples``: per class, or one number."""
     device = next(vdm.parameters()).device
     points = []
     for label, h in class_prompts(config).items():
         n = samples[label] if isinstance(samples, dict) else samples
         gen = generator_for(seed, step, label, device)
-        images = generate(vdm, np.repeat(h[None], n, axis=0), config.resolution, steps=steps, guidance=guidance,
-                          generator=gen, precision=precision)
+        images = generate(
+            vdm,
+            np.repeat(h[None], n, axis=0),
+            config.resolution,
+            steps=steps,
+            guidance=guidance,
+            generator=gen,
+            precision=precision,
+        )
         points.append(score(probe, config, label, images))
     return points

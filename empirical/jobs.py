@@ -24,7 +24,12 @@ from pathlib import Path
 from empirical import lock, plan
 from empirical.config import make_config
 
-THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMBA_NUM_THREADS")
+THREAD_VARIABLES = (
+    "OMP_NUM_THREADS",
+    "MKL_NUM_THREADS",
+    "OPENBLAS_NUM_THREADS",
+    "NUMBA_NUM_THREADS",
+)
 
 
 def thread_exports(threads: int) -> list[str]:
@@ -85,7 +90,9 @@ class ProbeJob:
         limit_threads(self.threads)
         stoppable()
         try:
-            _, path, digest = load_probe(make_config(self.preset, self.overrides), Path("."), progress=False)
+            _, path, digest = load_probe(
+                make_config(self.preset, self.overrides), Path("."), progress=False
+            )
         except Exception as err:
             if self.raise_errors:
                 raise
@@ -132,20 +139,40 @@ class RunJob:
                 from empirical.train import train
 
                 t0 = time.perf_counter()
-                summary = train(make_config(self.preset, self.overrides), run, progress=False, command=self.command)
-                plan.mark(run, "train", {"step": summary["step"], "seconds": round(time.perf_counter() - t0, 1)})
+                summary = train(
+                    make_config(self.preset, self.overrides),
+                    run,
+                    progress=False,
+                    command=self.command,
+                )
+                plan.mark(
+                    run,
+                    "train",
+                    {"step": summary["step"], "seconds": round(time.perf_counter() - t0, 1)},
+                )
             for step in self.steps:
                 if step.text in todo:
                     stage, t0 = step.text, time.perf_counter()
                     rc, said = run_step(step.argv(run))
                     if rc:
-                        raise RuntimeError(f"step {step.text!r} exited with code {rc}" + (f": {said}" if said else "")
-                                           + f" (python {shlex.join(step.argv(run)[1:])})")
+                        raise RuntimeError(
+                            f"step {step.text!r} exited with code {rc}"
+                            + (f": {said}" if said else "")
+                            + f" (python {shlex.join(step.argv(run)[1:])})"
+                        )
                     plan.mark(run, step.text, {"seconds": round(time.perf_counter() - t0, 1)})
         except Exception as err:
-            message = f"{type(err).__name__}: {err}" if not isinstance(err, (ValueError, RuntimeError)) else str(err)
-            plan.mark(run, stage, {"error": message, "log": log_path(), "traceback": traceback.format_exc(limit=-3)},
-                      failed=True)
+            message = (
+                f"{type(err).__name__}: {err}"
+                if not isinstance(err, (ValueError, RuntimeError))
+                else str(err)
+            )
+            plan.mark(
+                run,
+                stage,
+                {"error": message, "log": log_path(), "traceback": traceback.format_exc(limit=-3)},
+                failed=True,
+            )
             if self.raise_errors:
                 raise
             return {"status": "failed", "stage": stage, "message": message}

@@ -49,15 +49,23 @@ class Step:
         """The command line that runs this step on a run folder (no shell: arguments are never interpreted);
         ``check``: the same line with ``--check-args``, which checks the step's flags and values and reads nothing."""
         module, target = STEPS[self.name]
-        return [sys.executable, "-m", module, *(["--check-args"] if check else []), target.format(run=run), *self.args]
+        return [
+            sys.executable,
+            "-m",
+            module,
+            *(["--check-args"] if check else []),
+            target.format(run=run),
+            *self.args,
+        ]
 
     def check(self, run: Path) -> None:
         """Refuse, before any run trains, a step whose flags or values its command would refuse (ValueError with
         the command's own one-line message)."""
         done = subprocess.run(self.argv(run, check=True), capture_output=True, text=True)
         if done.returncode:
-            raise ValueError(f"--then {self.text!r}: {error_line(done.stderr.splitlines()) or f'exit code {done.returncode}'}")
-
+            raise ValueError(
+                f"--then {self.text!r}: {error_line(done.stderr.splitlines()) or f'exit code {done.returncode}'}"
+            )
 
     def check_runs(self, specs: Sequence["RunSpec"]) -> None:
         """Refuse, before any run trains, a step that no run of the sweep can feed: a fit needs at least
@@ -67,13 +75,17 @@ class Step:
         for spec in specs:
             logged = len(spec.cfg.eval_schedule())
             if logged < FIT_MIN_POINTS:
-                raise ValueError(f"--then {self.text!r}: a model fit needs at least {FIT_MIN_POINTS} checkpoints with "
-                                 f"readable samples and run {spec.name!r} logs {logged} ({spec.cfg.preset}: evals="
-                                 f"{spec.cfg.evals}); give a preset that logs more (tiny logs "
-                                 f"{len(TrainConfig().eval_schedule())}) or --set evals=N")
+                raise ValueError(
+                    f"--then {self.text!r}: a model fit needs at least {FIT_MIN_POINTS} checkpoints with "
+                    f"readable samples and run {spec.name!r} logs {logged} ({spec.cfg.preset}: evals="
+                    f"{spec.cfg.evals}); give a preset that logs more (tiny logs "
+                    f"{len(TrainConfig().eval_schedule())}) or --set evals=N"
+                )
 
 
-FIT_MIN_POINTS = 8  # fitting.model_fit.MIN_POINTS (empirical never imports fitting; a test keeps them equal)
+FIT_MIN_POINTS = (
+    8  # fitting.model_fit.MIN_POINTS (empirical never imports fitting; a test keeps them equal)
+)
 
 
 def error_line(lines: Sequence[str]) -> str | None:
@@ -91,8 +103,12 @@ def parse_step(text: str) -> Step:
     except ValueError as err:
         raise ValueError(f"--then {text!r}: {err}") from None
     if not words or words[0] not in STEPS:
-        valid = "; ".join(f"{k} (python -m {m} {t.replace('{run}', 'RUN')} ARGS)" for k, (m, t) in STEPS.items())
-        raise ValueError(f"--then {text!r}: unknown step {words[0] if words else ''!r}; valid: {valid}")
+        valid = "; ".join(
+            f"{k} (python -m {m} {t.replace('{run}', 'RUN')} ARGS)" for k, (m, t) in STEPS.items()
+        )
+        raise ValueError(
+            f"--then {text!r}: unknown step {words[0] if words else ''!r}; valid: {valid}"
+        )
     return Step(shlex.join(words), words[0], tuple(words[1:]))
 
 
@@ -109,7 +125,9 @@ class RunSpec:
 def tuple_keys() -> set[str]:
     """Config fields that hold tuples (their grid values are separated by ';')."""
     hints = typing.get_type_hints(TrainConfig)
-    return {f.name for f in dataclasses.fields(TrainConfig) if typing.get_origin(hints[f.name]) is tuple}
+    return {
+        f.name for f in dataclasses.fields(TrainConfig) if typing.get_origin(hints[f.name]) is tuple
+    }
 
 
 def parse_grid(items: Sequence[str]) -> list[tuple[str, list[str]]]:
@@ -119,21 +137,29 @@ def parse_grid(items: Sequence[str]) -> list[tuple[str, list[str]]]:
     for item in items:
         key, text = cli.assignment(item, "--grid", "KEY=V1,V2,..")
         if key not in keys and not (key.startswith("sep.") and len(key) > 4):
-            raise ValueError(f"--grid {item!r}: unknown key {key!r}; valid: sep.<concept>, {', '.join(keys)}")
+            raise ValueError(
+                f"--grid {item!r}: unknown key {key!r}; valid: sep.<concept>, {', '.join(keys)}"
+            )
         sep = ";" if key in tuples or ";" in text else ","
         values = [v.strip() for v in text.split(sep)]
         if not all(values):
-            raise ValueError(f"--grid {item!r}: an empty value; give {key}=V1{sep}V2{sep}.."
-                             + (f" (values of {key} are tuples, separated by ';')" if key in tuples else ""))
+            raise ValueError(
+                f"--grid {item!r}: an empty value; give {key}=V1{sep}V2{sep}.."
+                + (f" (values of {key} are tuples, separated by ';')" if key in tuples else "")
+            )
         if len(set(values)) < len(values):
             raise ValueError(f"--grid {item!r}: a value is repeated")
         if key in (k for k, _ in grid):
-            raise ValueError(f"--grid {item!r}: {key} is already a grid key; give all its values in one --grid")
+            raise ValueError(
+                f"--grid {item!r}: {key} is already a grid key; give all its values in one --grid"
+            )
         grid.append((key, values))
     return grid
 
 
-def expand(preset: str, grid: Sequence[tuple[str, list[str]]], sets: Sequence[str], out: Path) -> list[RunSpec]:
+def expand(
+    preset: str, grid: Sequence[tuple[str, list[str]]], sets: Sequence[str], out: Path
+) -> list[RunSpec]:
     """The runs of a sweep: the product of the grid's values, each with the --set overrides and the shared probe.
 
     Every config is built (and validated) here, before anything is submitted."""
@@ -142,10 +168,14 @@ def expand(preset: str, grid: Sequence[tuple[str, list[str]]], sets: Sequence[st
         if key in set_keys:
             raise ValueError(f"--grid {key}=..: {key} is also given by --set; give it once")
     if "probe" in (k for k, _ in grid):
-        raise ValueError("--grid probe=..: a sweep shares its probe; set it once with --set probe=FOLDER")
+        raise ValueError(
+            "--grid probe=..: a sweep shares its probe; set it once with --set probe=FOLDER"
+        )
     probe = [item for item in sets if item.startswith("probe=")]
     if probe and "{out}" in probe[-1]:
-        raise ValueError(f"--set {probe[-1]!r}: a sweep shares one probe across its runs; {{out}} would train one per run")
+        raise ValueError(
+            f"--set {probe[-1]!r}: a sweep shares one probe across its runs; {{out}} would train one per run"
+        )
     shared = [] if probe else [f"probe={Path(out).resolve() / PROBE}"]
     runs, seen = [], {}
     for combo in itertools.product(*(values for _, values in grid)):
@@ -159,7 +189,9 @@ def expand(preset: str, grid: Sequence[tuple[str, list[str]]], sets: Sequence[st
         name = folder_name(values)
         key = tuple(sorted((k, repr(v)) for k, v in cfg.to_json().items()))
         if key in seen:
-            raise ValueError(f"--grid: runs {seen[key]} and {name} have the same config (the same value written twice?)")
+            raise ValueError(
+                f"--grid: runs {seen[key]} and {name} have the same config (the same value written twice?)"
+            )
         seen[key] = name
         runs.append(RunSpec(name, values, overrides, cfg))
     return runs
@@ -177,14 +209,21 @@ def folder_name(values: Sequence[tuple[str, str]]) -> str:
 
 # --- what a run folder has finished -------------------------------------------------------------------
 
+
 def read_state(run: Path) -> dict:
     """``RUN/stages.json``: {"done": {stage: info}, "failed": {...} or absent}; empty when the file is absent."""
     path = Path(run) / STATE
     if not path.exists():
         return {"done": {}}
-    doc = read_json(path, "sweep state (JSON)", "delete it to redo the run's steps (finished work is skipped anyway)")
+    doc = read_json(
+        path,
+        "sweep state (JSON)",
+        "delete it to redo the run's steps (finished work is skipped anyway)",
+    )
     if not isinstance(doc, dict) or not isinstance(doc.get("done"), dict):
-        raise ValueError(f"{path}: not a sweep state file (expected an object with 'done'); delete it to redo the run's steps")
+        raise ValueError(
+            f"{path}: not a sweep state file (expected an object with 'done'); delete it to redo the run's steps"
+        )
     return doc
 
 

@@ -40,18 +40,24 @@ from empirical import tensorfile
 from empirical.config import PROBE_DIR
 from theory import cli
 
-READABLE = "readable"  # the key of the readability logit in the network's output (not a concept name)
+READABLE = (
+    "readable"  # the key of the readability logit in the network's output (not a concept name)
+)
 THRESHOLD = 0.5  # a sample is read when P(readable) >= THRESHOLD, else it is "unreadable"
 SETUPS = {
     "2x2": {"concepts": ("color", "size"), "sep_range": {"color": (0.1, 0.8), "size": (0.2, 0.4)}},
     "shape-color": {"concepts": ("shape", "color"), "sep_range": {"color": (0.1, 0.8)}},
-    "2x2x2": {"concepts": ("color", "size", "bg"), "sep_range": {"color": (0.1, 0.8), "size": (0.2, 0.4), "bg": (0.1, 0.6)}},
+    "2x2x2": {
+        "concepts": ("color", "size", "bg"),
+        "sep_range": {"color": (0.1, 0.8), "size": (0.2, 0.4), "bg": (0.1, 0.6)},
+    },
 }
 
 
 @dataclass(frozen=True)
 class ProbeConfig:
     """What determines a probe: the concept setup, resolution, network widths and training."""
+
     setup: str = "2x2"
     resolution: int = 32
     channels: int = 32
@@ -61,13 +67,17 @@ class ProbeConfig:
     weight_decay: float = 0.01
     train_per_class: int = 2048
     seed: int = 0
-    eval_seps: dict = field(default_factory=dict)  # concept -> separations evaluated (default: 4 across the range)
+    eval_seps: dict = field(
+        default_factory=dict
+    )  # concept -> separations evaluated (default: 4 across the range)
 
     def __post_init__(self) -> None:
         if self.setup not in SETUPS:
             raise ValueError(f"unknown setup {self.setup!r}; valid: {', '.join(SETUPS)}")
         if self.steps < 1 or self.batch < 2 or self.train_per_class < 1 or self.channels < 4:
-            raise ValueError("steps, batch, train_per_class and channels must be positive (batch >= 2, channels >= 4)")
+            raise ValueError(
+                "steps, batch, train_per_class and channels must be positive (batch >= 2, channels >= 4)"
+            )
 
     @property
     def concepts(self) -> tuple[str, ...]:
@@ -107,14 +117,22 @@ class Probe(nn.Module):
         super().__init__()
         c = channels
         self.concepts = tuple(concepts)
-        self.stem = nn.Sequential(nn.Conv2d(3, c // 2, 3, padding=1), nn.GELU(), nn.Conv2d(c // 2, c // 2, 3, padding=1), nn.GELU())
+        self.stem = nn.Sequential(
+            nn.Conv2d(3, c // 2, 3, padding=1),
+            nn.GELU(),
+            nn.Conv2d(c // 2, c // 2, 3, padding=1),
+            nn.GELU(),
+        )
         self.down1 = Block(c // 2, c)  # R/2
         self.down2 = Block(c, 2 * c)  # R/4
         self.mid = Block(2 * c, 2 * c)
         self.up1 = Block(3 * c, c)  # R/2, with the skip from down1
-        self.heads = nn.ModuleDict({
-            name: nn.Sequential(nn.Linear(c, c), nn.GELU(), nn.Linear(c, n)) for name, n in zip(concepts, n_values)
-        })
+        self.heads = nn.ModuleDict(
+            {
+                name: nn.Sequential(nn.Linear(c, c), nn.GELU(), nn.Linear(c, n))
+                for name, n in zip(concepts, n_values)
+            }
+        )
         # the "unreadable" outcome: a logit of P(readable) from the max- and mean-pooled features
         self.readable = nn.Sequential(nn.Linear(2 * c, c), nn.GELU(), nn.Linear(c, 1))
 
@@ -156,7 +174,10 @@ def diverse(cfg: ProbeConfig, per_class: int, rng: np.random.Generator, levels: 
 def eval_grid(cfg: ProbeConfig) -> list[dict[str, float]]:
     """The separations the probe is evaluated at: every combination of 4 values per concept over its range (or ``eval_seps``)."""
     ranges = SETUPS[cfg.setup]["sep_range"]
-    seps = {c: cfg.eval_seps.get(c, list(np.round(np.linspace(lo, hi, 4), 3))) for c, (lo, hi) in ranges.items()}
+    seps = {
+        c: cfg.eval_seps.get(c, list(np.round(np.linspace(lo, hi, 4), 3)))
+        for c, (lo, hi) in ranges.items()
+    }
     return [dict(zip(seps, combo)) for combo in itertools.product(*seps.values())]
 
 
@@ -166,7 +187,9 @@ def eval_grid(cfg: ProbeConfig) -> list[dict[str, float]]:
 
 def augment(images: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """Readable images as a sampler may draw them: half get pixel noise of sd up to 0.05."""
-    sd = rng.uniform(0, 0.05, (images.shape[0], 1, 1, 1)) * (rng.random((images.shape[0], 1, 1, 1)) < 0.5)
+    sd = rng.uniform(0, 0.05, (images.shape[0], 1, 1, 1)) * (
+        rng.random((images.shape[0], 1, 1, 1)) < 0.5
+    )
     return np.clip(images + sd * rng.standard_normal(images.shape), 0, 1).astype(np.float32)
 
 
@@ -185,7 +208,9 @@ def train(cfg: ProbeConfig, *, progress: bool = True) -> tuple[Probe, dict]:
     x_neg = torch.from_numpy(unreadable.negatives(x_all.shape[0], cfg.resolution, rng))
     model = Probe(cfg.concepts, [2] * len(cfg.concepts), cfg.channels)
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
-    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=cfg.lr, total_steps=cfg.steps, pct_start=0.1)
+    sched = torch.optim.lr_scheduler.OneCycleLR(
+        opt, max_lr=cfg.lr, total_steps=cfg.steps, pct_start=0.1
+    )
     from tqdm import tqdm
 
     start = time.perf_counter()
@@ -198,7 +223,10 @@ def train(cfg: ProbeConfig, *, progress: bool = True) -> tuple[Probe, dict]:
         rows = torch.randint(0, x_all.shape[0], (cfg.batch - half,), generator=gen)
         neg = torch.randint(0, x_neg.shape[0], (half,), generator=gen)
         logits = model(torch.cat([x_all[rows], x_neg[neg]]))
-        loss = sum(F.cross_entropy(logits[c][: cfg.batch - half], y_all[rows, i]) for i, c in enumerate(cfg.concepts))
+        loss = sum(
+            F.cross_entropy(logits[c][: cfg.batch - half], y_all[rows, i])
+            for i, c in enumerate(cfg.concepts)
+        )
         loss = loss + F.binary_cross_entropy_with_logits(logits[READABLE], target)
         opt.zero_grad(set_to_none=True)
         loss.backward()
@@ -207,18 +235,24 @@ def train(cfg: ProbeConfig, *, progress: bool = True) -> tuple[Probe, dict]:
         sched.step()
         bar.set_postfix(loss=f"{loss.item():.4f}", refresh=False)
     model.eval()
-    return model, {"train_seconds": time.perf_counter() - start, "train_images": int(x_all.shape[0]),
-                   "train_unreadable_images": int(x_neg.shape[0]), "final_loss": float(loss.detach())}
+    return model, {
+        "train_seconds": time.perf_counter() - start,
+        "train_images": int(x_all.shape[0]),
+        "train_unreadable_images": int(x_neg.shape[0]),
+        "final_loss": float(loss.detach()),
+    }
 
 
 @torch.no_grad()
-def probabilities(model: Probe, images: np.ndarray | torch.Tensor, *, batch: int = 512) -> tuple[np.ndarray, np.ndarray]:
+def probabilities(
+    model: Probe, images: np.ndarray | torch.Tensor, *, batch: int = 512
+) -> tuple[np.ndarray, np.ndarray]:
     """((N, C, n_values) softmax per concept, (N,) P(readable))."""
     x = torch.as_tensor(images, dtype=torch.float32)
     model.eval()
     out, readable = [], []
     for start in range(0, x.shape[0], batch):
-        logits = model(x[start:start + batch])
+        logits = model(x[start : start + batch])
         out.append(torch.stack([F.softmax(logits[c], -1) for c in model.concepts], 1))
         readable.append(torch.sigmoid(logits[READABLE]))
     return torch.cat(out).numpy(), torch.cat(readable).numpy()
@@ -237,7 +271,9 @@ def ece(prob: np.ndarray, target: np.ndarray, bins: int = 10) -> float:
     return float(total)
 
 
-def evaluate(model: Probe, cfg: ProbeConfig, *, per_class: int = 256, seed: int = 12345) -> list[dict]:
+def evaluate(
+    model: Probe, cfg: ProbeConfig, *, per_class: int = 256, seed: int = 12345
+) -> list[dict]:
     """Per separation setting, on fresh images of every class: per-concept accuracy (an abstention counts as
     wrong), ECE, and the share of images the probe reads."""
     rng = np.random.default_rng(seed)
@@ -249,8 +285,10 @@ def evaluate(model: Probe, cfg: ProbeConfig, *, per_class: int = 256, seed: int 
         read = p_read >= THRESHOLD
         row = {"sep": seps, "readable": float(read.mean())}
         for i, c in enumerate(cfg.concepts):
-            row[c] = {"accuracy": float(np.mean(read & (prob[:, i].argmax(-1) == batch.index[:, i]))),
-                      "ece": ece(prob[:, i], batch.index[:, i])}
+            row[c] = {
+                "accuracy": float(np.mean(read & (prob[:, i].argmax(-1) == batch.index[:, i]))),
+                "ece": ece(prob[:, i], batch.index[:, i]),
+            }
         held = np.isin(batch.labels, data.held_out)
         correct = read & np.all(prob.argmax(-1) == batch.index, axis=1)
         row["held_out_class_joint_accuracy"] = float(np.mean(correct[held]))
@@ -258,12 +296,16 @@ def evaluate(model: Probe, cfg: ProbeConfig, *, per_class: int = 256, seed: int 
     return rows
 
 
-def abstention(model: Probe, cfg: ProbeConfig, *, per_kind: int = 256, seed: int = 54321) -> dict[str, float]:
+def abstention(
+    model: Probe, cfg: ProbeConfig, *, per_kind: int = 256, seed: int = 54321
+) -> dict[str, float]:
     """kind -> the share of the validation suite's images of that kind the probe calls unreadable."""
     from empirical import unreadable
 
-    return {kind: float(np.mean(probabilities(model, images)[1] < THRESHOLD))
-            for kind, images in unreadable.suite(per_kind, cfg.resolution, seed).items()}
+    return {
+        kind: float(np.mean(probabilities(model, images)[1] < THRESHOLD))
+        for kind, images in unreadable.suite(per_kind, cfg.resolution, seed).items()
+    }
 
 
 def content_hash(model: Probe) -> str:
@@ -280,20 +322,28 @@ def save(model: Probe, cfg: ProbeConfig, report: dict, out: Path) -> dict:
     from theory.files import write_json
 
     digest = content_hash(model)
-    tensorfile.save(out / "probe.pt", {"config": asdict(cfg), "state_dict": model.state_dict(), "hash": digest})
+    tensorfile.save(
+        out / "probe.pt", {"config": asdict(cfg), "state_dict": model.state_dict(), "hash": digest}
+    )
     doc = {"config": asdict(cfg), "hash": digest, **report}
     write_json(out / "probe.json", doc)
     return doc
 
 
-def train_evaluate_save(cfg: ProbeConfig, out: Path, *, progress: bool = True) -> tuple[Probe, dict]:
+def train_evaluate_save(
+    cfg: ProbeConfig, out: Path, *, progress: bool = True
+) -> tuple[Probe, dict]:
     """Train a probe, evaluate it on the separation grid and the unreadable suite, save it with the report."""
     model, report = train(cfg, progress=progress)
     rows = evaluate(model, cfg)
-    report.update(evaluation=rows, min_accuracy={c: min(r[c]["accuracy"] for r in rows) for c in cfg.concepts},
-                  min_readable=min(r["readable"] for r in rows),
-                  max_ece={c: max(r[c]["ece"] for r in rows) for c in cfg.concepts},
-                  unreadable_threshold=THRESHOLD, abstention=abstention(model, cfg))
+    report.update(
+        evaluation=rows,
+        min_accuracy={c: min(r[c]["accuracy"] for r in rows) for c in cfg.concepts},
+        min_readable=min(r["readable"] for r in rows),
+        max_ece={c: max(r[c]["ece"] for r in rows) for c in cfg.concepts},
+        unreadable_threshold=THRESHOLD,
+        abstention=abstention(model, cfg),
+    )
     return model, save(model, cfg, report, Path(out))
 
 
@@ -309,16 +359,22 @@ def load(path: str | Path) -> tuple[Probe, ProbeConfig, str]:
         cfg = ProbeConfig(**blob["config"])
         model = Probe(cfg.concepts, [2] * len(cfg.concepts), cfg.channels)
         if not any(k.startswith("readable.") for k in blob["state_dict"]):
-            raise ValueError(f"{path}: this probe was trained before probes could abstain (it has no 'unreadable' "
-                             "outcome, so it reads noise as a class); train a new one with python -m empirical.probe")
+            raise ValueError(
+                f"{path}: this probe was trained before probes could abstain (it has no 'unreadable' "
+                "outcome, so it reads noise as a class); train a new one with python -m empirical.probe"
+            )
         model.load_state_dict(blob["state_dict"])
     except (KeyError, TypeError, RuntimeError) as err:
-        raise ValueError(f"{path}: not a probe saved by python -m empirical.probe ({type(err).__name__}: "
-                         f"{str(err).splitlines()[0][:200]})") from None
+        raise ValueError(
+            f"{path}: not a probe saved by python -m empirical.probe ({type(err).__name__}: "
+            f"{str(err).splitlines()[0][:200]})"
+        ) from None
     model.eval().requires_grad_(False)
     digest = content_hash(model)
     if digest != blob["hash"]:
-        raise ValueError(f"{path}: the weights do not match the recorded hash ({digest} != {blob['hash']})")
+        raise ValueError(
+            f"{path}: the weights do not match the recorded hash ({digest} != {blob['hash']})"
+        )
     return model, cfg, digest
 
 
@@ -363,43 +419,75 @@ def coordinates(model: Probe, images, target: Sequence[int] | None = None) -> di
     per_sample[~read] = np.nan
     z = per_sample[read].mean(0) if read.any() else np.full(prob.shape[1], np.nan)
     values = prob.argmax(-1)
-    read_as = np.array(["".join(map(str, v)) for v in values]) if len(values) else np.array([], dtype=str)
-    shares = {corner: float(np.mean(read & (read_as == corner))) for corner in corners([n] * prob.shape[1])}
+    read_as = (
+        np.array(["".join(map(str, v)) for v in values]) if len(values) else np.array([], dtype=str)
+    )
+    shares = {
+        corner: float(np.mean(read & (read_as == corner)))
+        for corner in corners([n] * prob.shape[1])
+    }
     shares[UNREADABLE] = float(np.mean(~read))
     joint = None
     if target is not None:
         target = np.asarray(target)
         if target.shape != (prob.shape[1],):
-            raise ValueError(f"target needs one value index per concept {model.concepts}, got {target.tolist()}")
+            raise ValueError(
+                f"target needs one value index per concept {model.concepts}, got {target.tolist()}"
+            )
         joint = float(np.mean(read & np.all(values == target, axis=1)))
-    return {"z": z, "per_sample": per_sample, "joint_accuracy": joint, "shares": shares, "readable": int(read.sum()),
-            "n": int(prob.shape[0])}
+    return {
+        "z": z,
+        "per_sample": per_sample,
+        "joint_accuracy": joint,
+        "shares": shares,
+        "readable": int(read.sum()),
+        "n": int(prob.shape[0]),
+    }
 
 
 @cli.command("empirical.probe")
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m empirical.probe``: see the module docstring."""
     parser = cli.parser("empirical.probe", __doc__)
-    parser.add_argument("--setup", default="2x2", help=f"concept setup (valid: {', '.join(SETUPS)})")
-    parser.add_argument("--steps", type=int, default=ProbeConfig.steps, help="training steps (default %(default)s)")
+    parser.add_argument(
+        "--setup", default="2x2", help=f"concept setup (valid: {', '.join(SETUPS)})"
+    )
+    parser.add_argument(
+        "--steps", type=int, default=ProbeConfig.steps, help="training steps (default %(default)s)"
+    )
     parser.add_argument("--res", type=int, default=32, help="resolution in pixels (default 32)")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", type=Path, default=None, help="output folder (default runs/probe/<setup>)")
+    parser.add_argument(
+        "--out", type=Path, default=None, help="output folder (default runs/probe/<setup>)"
+    )
     args = parser.parse_args(argv)
     cli.nonnegative_seed(args.seed)
     cfg = ProbeConfig(setup=args.setup, steps=args.steps, resolution=args.res, seed=args.seed)
-    DataConfig(cfg.concepts, {c: hi for c, (lo, hi) in SETUPS[cfg.setup]["sep_range"].items()}, resolution=args.res)
-    default = Path(PROBE_DIR.format(concepts="-".join(cfg.concepts), resolution=cfg.resolution))  # where training looks
+    DataConfig(
+        cfg.concepts,
+        {c: hi for c, (lo, hi) in SETUPS[cfg.setup]["sep_range"].items()},
+        resolution=args.res,
+    )
+    default = Path(
+        PROBE_DIR.format(concepts="-".join(cfg.concepts), resolution=cfg.resolution)
+    )  # where training looks
     out = cli.output_dir(args.out or default, "--out")
     if cli.checking(args):
         return 0
     _, doc = train_evaluate_save(cfg, out)
     for r in doc["evaluation"]:
         accs = ", ".join(f"{c} {r[c]['accuracy']:.4f}" for c in cfg.concepts)
-        print(f"  sep {r['sep']}: {accs}; read {r['readable']:.4f}; held-out class joint {r['held_out_class_joint_accuracy']:.4f}")
-    print("  unreadable: " + ", ".join(f"{kind} {rate:.3f}" for kind, rate in doc["abstention"].items()))
-    print(f"trained in {doc['train_seconds']:.0f} s; worst per-concept accuracy {doc['min_accuracy']}; "
-          f"worst readable share {doc['min_readable']:.4f}; hash {doc['hash']}")
+        print(
+            f"  sep {r['sep']}: {accs}; read {r['readable']:.4f}; held-out class joint {r['held_out_class_joint_accuracy']:.4f}"
+        )
+    print(
+        "  unreadable: "
+        + ", ".join(f"{kind} {rate:.3f}" for kind, rate in doc["abstention"].items())
+    )
+    print(
+        f"trained in {doc['train_seconds']:.0f} s; worst per-concept accuracy {doc['min_accuracy']}; "
+        f"worst readable share {doc['min_readable']:.4f}; hash {doc['hash']}"
+    )
     print(f"wrote {out / 'probe.pt'} and {out / 'probe.json'}")
     return 0
 

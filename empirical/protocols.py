@@ -48,7 +48,13 @@ PROTOCOLS = ("overprompt", "intervention", "patch", "cfg")
 # The renderable range of each concept's values: colors are RGB in [0, 1]; the data never draws a radius below
 # MIN_RADIUS or above 0.8 (0.45 + the largest separation's half, 0.2, + its spread, 0.15); positions stay inside
 # the largest trained range, sep 1: +-(0.5 + 0.125).
-LIMITS = {"color": (0.0, 1.0), "bg": (0.0, 1.0), "size": (MIN_RADIUS, 0.8), "x": (-0.625, 0.625), "y": (-0.625, 0.625)}
+LIMITS = {
+    "color": (0.0, 1.0),
+    "bg": (0.0, 1.0),
+    "size": (MIN_RADIUS, 0.8),
+    "x": (-0.625, 0.625),
+    "y": (-0.625, 0.625),
+}
 
 
 @dataclass(frozen=True)
@@ -71,14 +77,18 @@ def overprompt(config: DataConfig, label: str, reach: float) -> np.ndarray:
     differ between the concept's values (green on the red-blue axis) is left as it is.
     """
     if not 0 <= reach <= 1:
-        raise ValueError(f"overprompt reach {reach:g} is outside [0, 1] (1 is the renderable limit)")
+        raise ValueError(
+            f"overprompt reach {reach:g} is outside [0, 1] (1 is the renderable limit)"
+        )
     idx = parse_label(config, label)
     h = class_prompts(config, [label])[label].copy()
     for c, i in zip(config.concepts, idx):
         if c == "shape":
             continue  # a one-hot: no midpoint to push away from
         v = np.atleast_1d(config.mean(c, i)).astype(float)
-        mid = (np.atleast_1d(config.mean(c, 0)) + np.atleast_1d(config.mean(c, config.n_values[c] - 1))) / 2
+        mid = (
+            np.atleast_1d(config.mean(c, 0)) + np.atleast_1d(config.mean(c, config.n_values[c] - 1))
+        ) / 2
         lo, hi = LIMITS[c]
         limit = np.where(v > mid, hi, lo)
         h[SLOTS[c]] = np.where(np.isclose(v, mid), v, v + reach * (limit - v))
@@ -89,8 +99,14 @@ def prompt_vector(config: DataConfig, label: str, strength: float = 1.0) -> np.n
     """The conditioning vector of a walk's prompt (:class:`empirical.walk.Prompt`): the class's mean prompt at
     strength 1; over-prompted above it with reach 1 - 1/strength (:func:`overprompt`: 2 goes half way to the limit)."""
     if not strength >= 1:
-        raise ValueError(f"strength {strength:g}: over-prompting takes strengths >= 1 (1: the plain prompt)")
-    return class_prompts(config, [label])[label] if strength == 1 else overprompt(config, label, 1 - 1 / strength)
+        raise ValueError(
+            f"strength {strength:g}: over-prompting takes strengths >= 1 (1: the plain prompt)"
+        )
+    return (
+        class_prompts(config, [label])[label]
+        if strength == 1
+        else overprompt(config, label, 1 - 1 / strength)
+    )
 
 
 def prototype(config: DataConfig, concept: str, value: int) -> np.ndarray:
@@ -108,7 +124,9 @@ def settings(protocol: str, config: DataConfig, label: str, sweep: Sequence) -> 
     if protocol == "overprompt":
         return [Setting(f"reach={r:g}", overprompt(config, label, r)) for r in sweep]
     if protocol == "intervention":
-        return [Setting(f"alpha={a:g},beta={b:g}", base, edit=(float(a), float(b))) for a, b in sweep]
+        return [
+            Setting(f"alpha={a:g},beta={b:g}", base, edit=(float(a), float(b))) for a, b in sweep
+        ]
     if protocol == "cfg":
         return [Setting(f"guidance={w:g}", base, guidance=float(w)) for w in sweep]
     return [Setting("final", base)]
@@ -119,7 +137,9 @@ def _unit(v: torch.Tensor) -> torch.Tensor:
 
 
 @contextlib.contextmanager
-def intervention(vdm: VDM, config: DataConfig, label: str, alpha: float, beta: float) -> Iterator[None]:
+def intervention(
+    vdm: VDM, config: DataConfig, label: str, alpha: float, beta: float
+) -> Iterator[None]:
     """Edit every block's conditioning embedding toward the class's values (see the module docstring)."""
     idx = parse_label(config, label)
     device = next(vdm.parameters()).device
@@ -130,7 +150,9 @@ def intervention(vdm: VDM, config: DataConfig, label: str, alpha: float, beta: f
             dirs = []
             for c, i in zip(config.concepts, idx):
                 other = 1 - i if config.n_values[c] == 2 else (0 if i else 1)
-                protos = torch.as_tensor(np.stack([prototype(config, c, i), prototype(config, c, other)]), device=device)
+                protos = torch.as_tensor(
+                    np.stack([prototype(config, c, i), prototype(config, c, other)]), device=device
+                )
                 up, down = _unit(module(protos))
                 dirs.append((up, down))
             pairs.append((module, dirs))
@@ -141,6 +163,7 @@ def intervention(vdm: VDM, config: DataConfig, label: str, alpha: float, beta: f
                 e = e + alpha * (e @ up)[:, None] * up
                 e = e - beta * (e @ down)[:, None] * down
             return e
+
         return edit
 
     try:
@@ -172,7 +195,9 @@ def embeddings(vdm: VDM, prompts: np.ndarray) -> torch.Tensor:
 def disentanglement(vdm: VDM, config: DataConfig) -> float:
     """1 - |cos(e01 - e00, e10 - e00)| of the mean-prompt embeddings (2-concept setups)."""
     if len(config.concepts) != 2:
-        raise ValueError(f"the disentanglement metric needs exactly 2 concepts, got {config.concepts}")
+        raise ValueError(
+            f"the disentanglement metric needs exactly 2 concepts, got {config.concepts}"
+        )
     prompts = class_prompts(config, ["00", "01", "10"])
     e = embeddings(vdm, np.stack([prompts["00"], prompts["01"], prompts["10"]]))
     cos = torch.nn.functional.cosine_similarity(e[1] - e[0], e[2] - e[0], dim=0)
@@ -181,15 +206,27 @@ def disentanglement(vdm: VDM, config: DataConfig) -> float:
 
 def _draw(model, probe, cfg: TrainConfig, label: str, setting: Setting, n: int, generator) -> Point:
     data = cfg.data
-    edit = intervention(model, data, label, *setting.edit) if setting.edit else contextlib.nullcontext()
+    edit = (
+        intervention(model, data, label, *setting.edit)
+        if setting.edit
+        else contextlib.nullcontext()
+    )
     with edit:
-        images = generate(model, np.repeat(setting.prompt[None], n, axis=0), cfg.resolution, steps=cfg.sample_steps,
-                          guidance=setting.guidance or cfg.guidance, generator=generator, precision=cfg.precision)
+        images = generate(
+            model,
+            np.repeat(setting.prompt[None], n, axis=0),
+            cfg.resolution,
+            steps=cfg.sample_steps,
+            guidance=setting.guidance or cfg.guidance,
+            generator=generator,
+            precision=cfg.precision,
+        )
     return score(probe, data, label, images)
 
 
-def elicit_step(vdm, probe, cfg: TrainConfig, step: int, protocol: str, labels: Sequence[str], *,
-                final=None) -> dict[str, tuple[Logged, Point]]:
+def elicit_step(
+    vdm, probe, cfg: TrainConfig, step: int, protocol: str, labels: Sequence[str], *, final=None
+) -> dict[str, tuple[Logged, Point]]:
     """{label: (reading, scored images)} for one checkpoint under one protocol, free of selection bias.
 
     Every setting of the run's grid draws ``select_samples`` images from the SELECT noise stream; the setting
@@ -200,7 +237,9 @@ def elicit_step(vdm, probe, cfg: TrainConfig, step: int, protocol: str, labels: 
     data = cfg.data
     device = next(vdm.parameters()).device
     if protocol == "cfg" and cfg.p_cfg == 0:
-        raise ValueError("the cfg protocol needs a model trained with classifier-free dropout (p_cfg > 0); this run has p_cfg=0")
+        raise ValueError(
+            "the cfg protocol needs a model trained with classifier-free dropout (p_cfg > 0); this run has p_cfg=0"
+        )
     if protocol == "patch" and final is None:
         raise ValueError("the patch protocol needs the final checkpoint")
     model = patched(vdm, final) if protocol == "patch" else vdm
@@ -208,11 +247,20 @@ def elicit_step(vdm, probe, cfg: TrainConfig, step: int, protocol: str, labels: 
     for label in labels:
         best, best_acc = None, -1.0
         for s in settings(protocol, data, label, cfg.sweep(protocol)):
-            chooser = generator_for(cfg.seed, step, label, device, stream=SELECT)  # the same draw for every setting
+            chooser = generator_for(
+                cfg.seed, step, label, device, stream=SELECT
+            )  # the same draw for every setting
             acc = _draw(model, probe, cfg, label, s, cfg.select_samples, chooser).accuracy
             if acc > best_acc:
                 best, best_acc = s, acc
-        point = _draw(model, probe, cfg, label, best, cfg.samples_for(label),
-                      generator_for(cfg.seed, step, label, device, stream=SCORE))
+        point = _draw(
+            model,
+            probe,
+            cfg,
+            label,
+            best,
+            cfg.samples_for(label),
+            generator_for(cfg.seed, step, label, device, stream=SCORE),
+        )
         out[label] = (point.logged(step, best.name, best_acc), point)
     return out

@@ -12,7 +12,9 @@ from typing import Mapping
 import numpy as np
 from numpy.typing import NDArray
 
-TRIANGLE_SIDE = np.sqrt(4 * np.pi / np.sqrt(3))  # equilateral triangle with the area of the unit circle
+TRIANGLE_SIDE = np.sqrt(
+    4 * np.pi / np.sqrt(3)
+)  # equilateral triangle with the area of the unit circle
 
 
 def coverage(values: Mapping[str, NDArray], resolution: int) -> NDArray[np.float32]:
@@ -38,7 +40,13 @@ def coverage(values: Mapping[str, NDArray], resolution: int) -> NDArray[np.float
     return np.clip(sd / pixel + 0.5, 0.0, 1.0).astype(np.float32)
 
 
-def render(values: Mapping[str, NDArray], resolution: int, *, noise: float = 0.0, rng: np.random.Generator | None = None) -> NDArray[np.float32]:
+def render(
+    values: Mapping[str, NDArray],
+    resolution: int,
+    *,
+    noise: float = 0.0,
+    rng: np.random.Generator | None = None,
+) -> NDArray[np.float32]:
     """(N, 3, R, R) images from concept values."""
     m = coverage(values, resolution)[:, None]  # (N, 1, R, R)
     color = values["color"].astype(np.float32)[:, :, None, None]

@@ -27,11 +27,20 @@ from theory.stamp import stamp
 from theory.files import atomic_write, write_json
 
 
-def training_set(cfg: TrainConfig, device: torch.device) -> tuple[torch.Tensor, torch.Tensor, np.ndarray]:
+def training_set(
+    cfg: TrainConfig, device: torch.device
+) -> tuple[torch.Tensor, torch.Tensor, np.ndarray]:
     """Images, conditioning vectors (masked where the config says) and which rows were masked."""
     data = cfg.data
     batch = sample(data, {label: cfg.per_class for label in data.train_classes}, cfg.seed)
-    h, hit = mask(batch.h, batch.labels, concepts=cfg.mask_concepts, classes=cfg.mask_classes, p=cfg.mask_p, rng=cfg.seed + 1)
+    h, hit = mask(
+        batch.h,
+        batch.labels,
+        concepts=cfg.mask_concepts,
+        classes=cfg.mask_classes,
+        p=cfg.mask_p,
+        rng=cfg.seed + 1,
+    )
     return torch.from_numpy(batch.images).to(device), torch.from_numpy(h).to(device), hit
 
 
@@ -45,7 +54,7 @@ def batch_rows(step: int, n: int, size: int, seed: int) -> torch.Tensor:
     while need:
         epoch, offset = divmod(start, n)
         perm = torch.randperm(n, generator=torch.Generator().manual_seed(seed * 7919 + epoch))
-        take = perm[offset:offset + need]
+        take = perm[offset : offset + need]
         rows.append(take)
         need -= take.numel()
         start += take.numel()
@@ -57,7 +66,11 @@ def optimizer(params, cfg: TrainConfig) -> torch.optim.Optimizer:
     than the per-parameter loop on the tiny net); the same update up to rounding, and the same state to resume."""
     try:
         return torch.optim.AdamW(params, lr=cfg.lr, weight_decay=cfg.weight_decay, fused=True)
-    except (RuntimeError, TypeError, ValueError):  # an older torch, or a device without the fused kernel
+    except (
+        RuntimeError,
+        TypeError,
+        ValueError,
+    ):  # an older torch, or a device without the fused kernel
         return torch.optim.AdamW(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
 
 
@@ -88,8 +101,10 @@ def load_probe(cfg: TrainConfig, out: Path, *, progress: bool):
 
     path = Path(cfg.probe_path(str(out)))
     if path.suffix == ".pt" and not path.is_file():
-        raise ValueError(f"probe={cfg.probe}: {path} is not a file; give an existing probe.pt, or a folder (a probe is "
-                         "trained there if it has none)")
+        raise ValueError(
+            f"probe={cfg.probe}: {path} is not a file; give an existing probe.pt, or a folder (a probe is "
+            "trained there if it has none)"
+        )
     if not (path / "probe.pt").exists() and not (path.suffix == ".pt" and path.exists()):
         cli.output_dir(path, f"probe={cfg.probe}:")
         setups = [name for name, s in probe_mod.SETUPS.items() if s["concepts"] == cfg.concepts]
@@ -98,14 +113,24 @@ def load_probe(cfg: TrainConfig, out: Path, *, progress: bool):
             raise ValueError(f"no probe setup covers concepts {cfg.concepts}; valid: {valid}")
         with lock.hold(path, wait=True):  # runs sharing a probe wait for the one that trains it
             if not (path / "probe.pt").exists():
-                pcfg = probe_mod.ProbeConfig(setup=setups[0], resolution=cfg.resolution, steps=cfg.probe_steps)
-                print(f"train: no probe at {path}; training one ({pcfg.steps} steps at {cfg.resolution} px)", file=sys.stderr)
+                pcfg = probe_mod.ProbeConfig(
+                    setup=setups[0], resolution=cfg.resolution, steps=cfg.probe_steps
+                )
+                print(
+                    f"train: no probe at {path}; training one ({pcfg.steps} steps at {cfg.resolution} px)",
+                    file=sys.stderr,
+                )
                 _, doc = probe_mod.train_evaluate_save(pcfg, path, progress=progress)
-                print(f"train: probe saved; worst per-concept accuracy {doc['min_accuracy']}", file=sys.stderr)
+                print(
+                    f"train: probe saved; worst per-concept accuracy {doc['min_accuracy']}",
+                    file=sys.stderr,
+                )
     model, pcfg, digest = probe_mod.load(path)
     if pcfg.concepts != cfg.concepts or pcfg.resolution != cfg.resolution:
-        raise ValueError(f"{path}: the probe reads {pcfg.concepts} at {pcfg.resolution} px, the run needs "
-                         f"{cfg.concepts} at {cfg.resolution} px; set probe=<folder> to another probe")
+        raise ValueError(
+            f"{path}: the probe reads {pcfg.concepts} at {pcfg.resolution} px, the run needs "
+            f"{cfg.concepts} at {cfg.resolution} px; set probe=<folder> to another probe"
+        )
     return model, str(path), digest
 
 
@@ -117,20 +142,30 @@ def resume_state(out: Path, cfg: TrainConfig) -> dict | None:
     state = checkpoint.load(last)
     missing = [k for k in ("model", "optimizer", "rng", "step", "wall", "logs") if k not in state]
     if missing:
-        raise ValueError(f"{last}: not a resumable checkpoint (missing {', '.join(missing)}); use another --out")
+        raise ValueError(
+            f"{last}: not a resumable checkpoint (missing {', '.join(missing)}); use another --out"
+        )
     saved = state.get("config") or {}
     diff = [k for k, v in cfg.to_json().items() if k != "device" and k in saved and saved[k] != v]
     if diff:
-        raise ValueError(f"{last}: saved by a run with another config ({', '.join(f'{k}={saved[k]!r}' for k in diff)}); "
-                         "use another --out, or the same settings to resume it")
+        raise ValueError(
+            f"{last}: saved by a run with another config ({', '.join(f'{k}={saved[k]!r}' for k in diff)}); "
+            "use another --out, or the same settings to resume it"
+        )
     try:
         points = [runlog.Logged.from_list(p) for p in state["logs"].get("points", [])]
     except ValueError as err:
         raise ValueError(f"{last}: {err}; use another --out") from None
-    bad = [p for p in points if not np.isfinite(p.accuracy) or (not p.shares and not np.all(np.isfinite(p.z)))]
+    bad = [
+        p
+        for p in points
+        if not np.isfinite(p.accuracy) or (not p.shares and not np.all(np.isfinite(p.z)))
+    ]
     if bad:
-        raise ValueError(f"{last}: step {state['step']} holds non-finite concept points (first at step {bad[0].step}): the "
-                         "run diverged before this version checked for it; start it again in another --out")
+        raise ValueError(
+            f"{last}: step {state['step']} holds non-finite concept points (first at step {bad[0].step}): the "
+            "run diverged before this version checked for it; start it again in another --out"
+        )
     return state
 
 
@@ -145,19 +180,25 @@ class Diverged(ValueError):
     """Training produced a non-finite loss, gradient or evaluation; nothing after the last good save is kept."""
 
     def __init__(self, cfg: TrainConfig, step: int, what: str, saved: int | None):
-        kept = (f"checkpoints/last.pt still holds step {saved}, the last good state" if saved is not None
-                else "nothing was saved")
+        kept = (
+            f"checkpoints/last.pt still holds step {saved}, the last good state"
+            if saved is not None
+            else "nothing was saved"
+        )
         super().__init__(
             f"training diverged at step {step} ({what}); {kept}. Rerunning resumes there but diverges again at the same "
             f"step (batches are fixed by seed and step): start again in another --out with a smaller lr or clip "
-            f"(now lr={cfg.lr:g}, clip={cfg.clip:g})")
+            f"(now lr={cfg.lr:g}, clip={cfg.clip:g})"
+        )
 
 
 class Logs:
     """What a run has logged: evaluation points and metric records (saved inside last.pt)."""
 
     def __init__(self, points: list | None = None, metrics: list | None = None):
-        self.points = [runlog.Logged.from_list(p) for p in points or []]  # saved as lists in last.pt
+        self.points = [
+            runlog.Logged.from_list(p) for p in points or []
+        ]  # saved as lists in last.pt
         self.metrics = metrics or []
 
     def state(self) -> dict:
@@ -166,7 +207,14 @@ class Logs:
 
     def write(self, out: Path, cfg: TrainConfig, meta: dict) -> None:
         """Rebuild trajectories.csv (with every elicited protocol) and metrics.jsonl, atomically."""
-        runlog.write(out, concepts=cfg.concepts, classes=cfg.data.classes, seed=cfg.seed, naive=self.points, meta=meta)
+        runlog.write(
+            out,
+            concepts=cfg.concepts,
+            classes=cfg.data.classes,
+            seed=cfg.seed,
+            naive=self.points,
+            meta=meta,
+        )
         text = "".join(json.dumps(r) + "\n" for r in self.metrics)
         atomic_write(out / "metrics.jsonl", lambda fh: fh.write(text))
 
@@ -177,7 +225,14 @@ class Run:
     run before anything is written, then writes config.json and resumes from checkpoints/last.pt if any.
     """
 
-    def __init__(self, cfg: TrainConfig, out: Path, *, progress: bool = True, command: Sequence[str] | None = None):
+    def __init__(
+        self,
+        cfg: TrainConfig,
+        out: Path,
+        *,
+        progress: bool = True,
+        command: Sequence[str] | None = None,
+    ):
         self.cfg, self.out = cfg, Path(out)
         self.device = evaluate.select_device(cfg.device, "device=")
         check_folder(self.out, cfg)
@@ -185,12 +240,25 @@ class Run:
         self.probe, probe_dir, probe_hash = load_probe(cfg, self.out, progress=progress)
         self.meta = runlog.run_meta(cfg, probe_hash, source="empirical.train")
         self.out.mkdir(parents=True, exist_ok=True)
-        now = {**stamp(device=evaluate.device_name(self.device), command=command), "step": 0 if state is None else state["step"],
-               "precision": evaluate.resolve_precision(cfg.precision, self.device)}
-        write_json(self.out / "config.json", {"train": cfg.to_json(), "probe": {"path": probe_dir, "hash": probe_hash},
-                                             "concepts": list(cfg.concepts), "classes": cfg.data.classes,
-                                             "held_out": cfg.data.held_out, "stamps": previous_stamps(self.out) + [now]})
-        torch.manual_seed(cfg.seed)  # model init, then dropout and time sampling draw from this stream
+        now = {
+            **stamp(device=evaluate.device_name(self.device), command=command),
+            "step": 0 if state is None else state["step"],
+            "precision": evaluate.resolve_precision(cfg.precision, self.device),
+        }
+        write_json(
+            self.out / "config.json",
+            {
+                "train": cfg.to_json(),
+                "probe": {"path": probe_dir, "hash": probe_hash},
+                "concepts": list(cfg.concepts),
+                "classes": cfg.data.classes,
+                "held_out": cfg.data.held_out,
+                "stamps": previous_stamps(self.out) + [now],
+            },
+        )
+        torch.manual_seed(
+            cfg.seed
+        )  # model init, then dropout and time sampling draw from this stream
         self.vdm = checkpoint.build_model(cfg).to(self.device)
         self.opt = optimizer(self.vdm.parameters(), cfg)
         self.ema = copy.deepcopy(self.vdm).requires_grad_(False) if cfg.ema > 0 else None
@@ -198,7 +266,11 @@ class Run:
         self.clipped = list((self.vdm.net if cfg.clip_scope == "net" else self.vdm).parameters())
         self.logs, self.step, self.wall, self.saved = Logs(), 0, 0.0, None
         self.evals = cfg.eval_schedule()
-        self.grid_steps = {self.evals[int(i)] for i in np.linspace(0, len(self.evals) - 1, cfg.grids)} if cfg.grids else set()
+        self.grid_steps = (
+            {self.evals[int(i)] for i in np.linspace(0, len(self.evals) - 1, cfg.grids)}
+            if cfg.grids
+            else set()
+        )
         if state is not None:
             self.resume(state)
 
@@ -223,7 +295,9 @@ class Run:
             torch.cuda.set_rng_state(state["rng"]["cuda"])
         self.logs, self.step, self.wall = Logs(**state["logs"]), state["step"], state["wall"]
         self.saved = self.step
-        self.logs.write(self.out, self.cfg, self.meta)  # in case the last run died between saving and writing
+        self.logs.write(
+            self.out, self.cfg, self.meta
+        )  # in case the last run died between saving and writing
         print(f"train: resuming {self.out} from step {self.step}", file=sys.stderr)
 
     def train_step(self) -> dict[str, float]:
@@ -237,14 +311,22 @@ class Run:
         loss.backward()
         norm = nn.utils.clip_grad_norm_(self.clipped, cfg.clip)
         # one device-to-host copy per update, not one per number (each is a sync that stalls a shared GPU)
-        values = torch.stack([t.detach().mean().float() for t in (loss, norm, *terms.values())]).tolist()
+        values = torch.stack(
+            [t.detach().mean().float() for t in (loss, norm, *terms.values())]
+        ).tolist()
         loss_value, grad_norm, logged = values[0], values[1], dict(zip(terms, values[2:]))
-        if not (math.isfinite(loss_value) and math.isfinite(grad_norm)):  # before the update poisons the weights
-            raise Diverged(cfg, self.step + 1, f"loss {loss_value:g}, gradient norm {grad_norm:g}", self.saved)
+        if not (
+            math.isfinite(loss_value) and math.isfinite(grad_norm)
+        ):  # before the update poisons the weights
+            raise Diverged(
+                cfg, self.step + 1, f"loss {loss_value:g}, gradient norm {grad_norm:g}", self.saved
+            )
         self.opt.step()
         if self.ema is not None:
             decay = ema_decay(cfg.ema, self.step, cfg.ema_warmup)
-            torch._foreach_lerp_(list(self.ema.parameters()), list(self.vdm.parameters()), 1 - decay)
+            torch._foreach_lerp_(
+                list(self.ema.parameters()), list(self.vdm.parameters()), 1 - decay
+            )
         self.step += 1
         return logged | {"grad_norm": grad_norm}
 
@@ -253,40 +335,82 @@ class Run:
         cfg, s, model = self.cfg, self.step, self.model_eval
         t0 = time.perf_counter()
         try:
-            points = evaluate.naive(model, self.probe, cfg.data, samples={c: cfg.samples_for(c) for c in cfg.data.classes},
-                                    steps=cfg.sample_steps, guidance=cfg.guidance, seed=cfg.seed, step=s,
-                                    precision=cfg.precision)
+            points = evaluate.naive(
+                model,
+                self.probe,
+                cfg.data,
+                samples={c: cfg.samples_for(c) for c in cfg.data.classes},
+                steps=cfg.sample_steps,
+                guidance=cfg.guidance,
+                seed=cfg.seed,
+                step=s,
+                precision=cfg.precision,
+            )
         except FloatingPointError as err:
             raise Diverged(cfg, s, f"the evaluation failed: {err}", self.saved) from None
         self.logs.points += [p.logged(s) for p in points]
-        record = {"kind": "eval", "step": s,
-                  "classes": {p.label: {"z": [None if math.isnan(v) else round(float(v), 6) for v in p.z],
-                                        "accuracy": p.accuracy, "unreadable": p.shares.get(runlog.UNREADABLE)}
-                              for p in points}}
+        record = {
+            "kind": "eval",
+            "step": s,
+            "classes": {
+                p.label: {
+                    "z": [None if math.isnan(v) else round(float(v), 6) for v in p.z],
+                    "accuracy": p.accuracy,
+                    "unreadable": p.shares.get(runlog.UNREADABLE),
+                }
+                for p in points
+            },
+        }
         if len(cfg.concepts) == 2:
             record["disentanglement"] = protocols.disentanglement(model, cfg.data)
-        for name in cfg.protocols:  # results keyed by step: a resumed run overwrites, never duplicates
+        for (
+            name
+        ) in cfg.protocols:  # results keyed by step: a resumed run overwrites, never duplicates
             results = runlog.read_elicit(self.out, name)
-            results[s] = {label: r for label, (r, _) in protocols.elicit_step(model, self.probe, cfg, s, name,
-                                                                              cfg.data.held_out).items()}
-            runlog.write_elicit(self.out, name, results, {"classes": cfg.data.held_out, "during_training": True})
+            results[s] = {
+                label: r
+                for label, (r, _) in protocols.elicit_step(
+                    model, self.probe, cfg, s, name, cfg.data.held_out
+                ).items()
+            }
+            runlog.write_elicit(
+                self.out, name, results, {"classes": cfg.data.held_out, "during_training": True}
+            )
         self.logs.metrics.append({**record, "eval_s": round(time.perf_counter() - t0, 3)})
         if s in self.grid_steps:
             images = np.concatenate([p.images[:8] for p in points])
             labels = np.repeat([p.label for p in points], [min(8, len(p.images)) for p in points])
-            grid(cfg.data, images, labels, 8, self.out / "samples" / f"step_{s:06d}.png", title=f"{self.out.name}: step {s}")
+            grid(
+                cfg.data,
+                images,
+                labels,
+                8,
+                self.out / "samples" / f"step_{s:06d}.png",
+                title=f"{self.out.name}: step {s}",
+            )
 
     def save(self, evaluated: bool) -> None:
         """last.pt (everything to resume), the evaluated weights when asked, then the logs rebuilt from it."""
         cfg, s = self.cfg, self.step
         cuda = self.device.type == "cuda"
-        state = {"model": self.vdm.state_dict(), "optimizer": self.opt.state_dict(),
-                 "ema": None if self.ema is None else self.ema.state_dict(),
-                 "rng": {"cpu": torch.get_rng_state(), "cuda": torch.cuda.get_rng_state() if cuda else None},
-                 "step": s, "wall": self.wall, "logs": self.logs.state(), "config": cfg.to_json()}
+        state = {
+            "model": self.vdm.state_dict(),
+            "optimizer": self.opt.state_dict(),
+            "ema": None if self.ema is None else self.ema.state_dict(),
+            "rng": {
+                "cpu": torch.get_rng_state(),
+                "cuda": torch.cuda.get_rng_state() if cuda else None,
+            },
+            "step": s,
+            "wall": self.wall,
+            "logs": self.logs.state(),
+            "config": cfg.to_json(),
+        }
         if evaluated and cfg.keep_checkpoints:
-            checkpoint.save(checkpoint.step_path(self.out, s), {"step": s, "model": self.model_eval.state_dict(),
-                                                                "config": cfg.to_json()})
+            checkpoint.save(
+                checkpoint.step_path(self.out, s),
+                {"step": s, "model": self.model_eval.state_dict(), "config": cfg.to_json()},
+            )
         checkpoint.save(self.last, state)
         self.saved = s
         self.logs.write(self.out, cfg, self.meta)

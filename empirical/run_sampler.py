@@ -48,22 +48,36 @@ class RunSampler:
         """(step, step) for every kept checkpoint, in order; the walk's first argument."""
         steps = saved_steps(self.run)
         if not steps:
-            raise ValueError(f"{self.run}: no kept checkpoints (RUN/checkpoints/step_*.pt); train with keep_checkpoints=true")
+            raise ValueError(
+                f"{self.run}: no kept checkpoints (RUN/checkpoints/step_*.pt); train with keep_checkpoints=true"
+            )
         return [(s, s) for s in steps]
 
     def seeds(self, step: int, label: str, stream: int) -> int:
         """The run's own seed of the plain draw (SCORE), an independent one for a choosing draw (SELECT)."""
-        return score_seed(self.cfg.seed, step, label) if stream == SCORE else seed_for(self.cfg.seed, step, label, stream)
+        return (
+            score_seed(self.cfg.seed, step, label)
+            if stream == SCORE
+            else seed_for(self.cfg.seed, step, label, stream)
+        )
 
     def sample(self, checkpoint: int, prompt: Prompt, n: int, seed: int) -> np.ndarray:
         if prompt.label not in self.classes:
-            raise ValueError(f"class {prompt.label!r}: the run's classes are {', '.join(self.classes)}")
+            raise ValueError(
+                f"class {prompt.label!r}: the run's classes are {', '.join(self.classes)}"
+            )
         h = prompt_vector(self.cfg.data, prompt.label, prompt.strength)
         step = int(checkpoint)
         if self._loaded[0] != step:
             self._loaded = (step, load_model(self.run, step, self.cfg, self.device))
         data = self.cfg.data
         generator = torch.Generator(device=self.device).manual_seed(int(seed))
-        return generate(self._loaded[1], np.repeat(np.asarray(h, dtype=np.float32)[None], n, axis=0), data.resolution,
-                        steps=self.cfg.sample_steps, guidance=self.cfg.guidance, generator=generator,
-                        precision=self.cfg.precision)
+        return generate(
+            self._loaded[1],
+            np.repeat(np.asarray(h, dtype=np.float32)[None], n, axis=0),
+            data.resolution,
+            steps=self.cfg.sample_steps,
+            guidance=self.cfg.guidance,
+            generator=generator,
+            precision=self.cfg.precision,
+        )

@@ -19,13 +19,20 @@ import numpy as np
 from theory.files import read_json, write_json
 from theory.trajectory import Trajectory, write_csv
 
-UNREADABLE = "unreadable"  # the share key of the samples the probe refused (empirical.probe.UNREADABLE)
+UNREADABLE = (
+    "unreadable"  # the share key of the samples the probe refused (empirical.probe.UNREADABLE)
+)
 
 
 def run_meta(cfg, probe_hash: str, *, source: str) -> dict[str, Any]:
     """The sidecar metadata of a run's trajectories.csv (training and elicitation write the same)."""
-    return {"source": source, "concepts": list(cfg.concepts), "held_out": cfg.data.held_out, "probe_hash": probe_hash,
-            "config": cfg.to_json()}
+    return {
+        "source": source,
+        "concepts": list(cfg.concepts),
+        "held_out": cfg.data.held_out,
+        "probe_hash": probe_hash,
+        "config": cfg.to_json(),
+    }
 
 
 def elicit_path(run: Path, protocol: str) -> Path:
@@ -41,7 +48,9 @@ def read_elicit(run: Path, protocol: str) -> dict[int, dict[str, "Logged"]]:
     fix = "delete it to recompute that protocol"
     doc = read_json(path, "elicitation file (JSON)", fix)
     if not isinstance(doc, dict) or not isinstance(doc.get("steps"), dict):
-        raise ValueError(f"{path}: not an elicitation file (expected an object with 'steps'); {fix}")
+        raise ValueError(
+            f"{path}: not an elicitation file (expected an object with 'steps'); {fix}"
+        )
     out = {}
     for key, by_label in doc["steps"].items():
         if not key.isdigit() or not isinstance(by_label, dict):
@@ -55,9 +64,13 @@ def read_elicit(run: Path, protocol: str) -> dict[int, dict[str, "Logged"]]:
     return out
 
 
-def write_elicit(run: Path, protocol: str, results: dict[int, dict[str, "Logged"]], info: dict[str, Any]) -> None:
+def write_elicit(
+    run: Path, protocol: str, results: dict[int, dict[str, "Logged"]], info: dict[str, Any]
+) -> None:
     """Write a protocol's results (and ``info``) atomically, steps in order."""
-    steps = {str(k): {label: r.to_json() for label, r in results[k].items()} for k in sorted(results)}
+    steps = {
+        str(k): {label: r.to_json() for label, r in results[k].items()} for k in sorted(results)
+    }
     write_json(elicit_path(run, protocol), {**info, "protocol": protocol, "steps": steps})
 
 
@@ -77,7 +90,9 @@ def wilson(successes: float, n: int, z: float = 1.96) -> tuple[float, float]:
 
 
 def _finite_unit(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and 0 <= v <= 1
+    return (
+        isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and 0 <= v <= 1
+    )
 
 
 @dataclass(frozen=True)
@@ -113,16 +128,29 @@ class Logged:
             if len(rest) not in (0, 2):
                 raise ValueError
             shares, samples = rest or ({}, 0)
-            return cls(int(step), str(label), tuple(float(v) for v in z), float(accuracy),
-                       shares={str(k): float(v) for k, v in shares.items()}, samples=int(samples))
+            return cls(
+                int(step),
+                str(label),
+                tuple(float(v) for v in z),
+                float(accuracy),
+                shares={str(k): float(v) for k, v in shares.items()},
+                samples=int(samples),
+            )
         except (TypeError, ValueError, AttributeError):
-            raise ValueError(f"{row!r} is not a logged point [step, label, z, accuracy, shares, samples]") from None
+            raise ValueError(
+                f"{row!r} is not a logged point [step, label, z, accuracy, shares, samples]"
+            ) from None
 
     def to_json(self) -> dict[str, Any]:
         """The form of an elicitation file's entry (a missing point as null)."""
         z = None if any(math.isnan(v) for v in self.z) else list(self.z)
-        doc = {"z": z, "accuracy": self.accuracy, "setting": self.setting, "shares": dict(self.shares),
-               "samples": self.samples}
+        doc = {
+            "z": z,
+            "accuracy": self.accuracy,
+            "setting": self.setting,
+            "shares": dict(self.shares),
+            "samples": self.samples,
+        }
         if self.samples:
             doc["interval"] = list(self.interval)
         if not math.isnan(self.selection_accuracy):
@@ -143,15 +171,26 @@ class Logged:
             raise ValueError("z is not a list of numbers in [0, 1] (or null: nothing readable)")
         if not _finite_unit(acc) or not isinstance(setting, str):
             raise ValueError("accuracy is not a number in [0, 1], or setting is not text")
-        if not (isinstance(shares, dict) and all(isinstance(k, str) and _finite_unit(v) for k, v in shares.items())):
+        if not (
+            isinstance(shares, dict)
+            and all(isinstance(k, str) and _finite_unit(v) for k, v in shares.items())
+        ):
             raise ValueError("shares is not an object of numbers in [0, 1]")
         if not (isinstance(samples, int) and not isinstance(samples, bool) and samples >= 0):
             raise ValueError("samples is not a count")
         if not (_finite_unit(sel) or (isinstance(sel, float) and math.isnan(sel))):
             raise ValueError("selection_accuracy is not a number in [0, 1]")
         width = len(z) if z is not None else None
-        return cls(step, label, tuple(z) if z is not None else (math.nan,) * (width or 0), float(acc), setting,
-                   dict(shares), samples, float(sel))
+        return cls(
+            step,
+            label,
+            tuple(z) if z is not None else (math.nan,) * (width or 0),
+            float(acc),
+            setting,
+            dict(shares),
+            samples,
+            float(sel),
+        )
 
 
 def elicited(run: Path, protocol: str) -> list[Logged]:
@@ -160,11 +199,20 @@ def elicited(run: Path, protocol: str) -> list[Logged]:
     return [r for s in sorted(results) for r in results[s].values()]
 
 
-def _trajectory(rows: Sequence[Logged], concepts: Sequence[str], protocol: str, seed: int, run: str) -> Trajectory:
+def _trajectory(
+    rows: Sequence[Logged], concepts: Sequence[str], protocol: str, seed: int, run: str
+) -> Trajectory:
     width = len(concepts)
-    z = np.array([r.z if len(r.z) == width else (math.nan,) * width for r in rows], dtype=float).reshape(len(rows), width)
-    corners = sorted({k for r in rows for k in r.shares if k != UNREADABLE}) + [UNREADABLE] * any(r.shares for r in rows)
-    extra = {f"share_{k}": tuple(_cell(r.shares.get(k)) if r.shares else "" for r in rows) for k in corners}
+    z = np.array(
+        [r.z if len(r.z) == width else (math.nan,) * width for r in rows], dtype=float
+    ).reshape(len(rows), width)
+    corners = sorted({k for r in rows for k in r.shares if k != UNREADABLE}) + [UNREADABLE] * any(
+        r.shares for r in rows
+    )
+    extra = {
+        f"share_{k}": tuple(_cell(r.shares.get(k)) if r.shares else "" for r in rows)
+        for k in corners
+    }
     if any(r.samples for r in rows):
         extra["samples"] = tuple(str(r.samples) if r.samples else "" for r in rows)
         extra["accuracy_lo"] = tuple(_cell(r.interval[0]) if r.samples else "" for r in rows)
@@ -173,25 +221,49 @@ def _trajectory(rows: Sequence[Logged], concepts: Sequence[str], protocol: str, 
         extra["setting"] = tuple(r.setting for r in rows)
         if any(not math.isnan(r.selection_accuracy) for r in rows):
             extra["selection_accuracy"] = tuple(_cell(r.selection_accuracy) for r in rows)
-    return Trajectory(step=np.array([r.step for r in rows]), z=z, concepts=tuple(concepts), label=rows[0].label,
-                      protocol=protocol, seed=seed, run=run, accuracy=np.array([r.accuracy for r in rows]), extra=extra)
+    return Trajectory(
+        step=np.array([r.step for r in rows]),
+        z=z,
+        concepts=tuple(concepts),
+        label=rows[0].label,
+        protocol=protocol,
+        seed=seed,
+        run=run,
+        accuracy=np.array([r.accuracy for r in rows]),
+        extra=extra,
+    )
 
 
 def _cell(v: float | None) -> str:
     return "" if v is None or math.isnan(v) else repr(float(v))
 
 
-def write(run: Path, *, concepts: Sequence[str], classes: Sequence[str], seed: int, naive: Sequence[Logged],
-          meta: dict[str, Any]) -> Path | None:
+def write(
+    run: Path,
+    *,
+    concepts: Sequence[str],
+    classes: Sequence[str],
+    seed: int,
+    naive: Sequence[Logged],
+    meta: dict[str, Any],
+) -> Path | None:
     """Rebuild RUN/trajectories.csv from the naive readings and the elicit files: naive first, then each protocol."""
     run = Path(run)
-    by_protocol = {"naive": list(naive)} | {protocol: elicited(run, protocol) for protocol in protocols_logged(run)}
+    by_protocol = {"naive": list(naive)} | {
+        protocol: elicited(run, protocol) for protocol in protocols_logged(run)
+    }
     found = trajectories(by_protocol, concepts=concepts, classes=classes, seed=seed, run=run.name)
     return write_csv(run / "trajectories.csv", found, meta=meta) if found else None
 
 
-def trajectories(by_protocol: Mapping[str, Sequence[Logged]], *, concepts: Sequence[str], classes: Sequence[str],
-                 seed: int, run: str) -> list[Trajectory]:
+def trajectories(
+    by_protocol: Mapping[str, Sequence[Logged]],
+    *,
+    concepts: Sequence[str],
+    classes: Sequence[str],
+    seed: int,
+    run: str,
+) -> list[Trajectory]:
     """Readings per protocol -> one trajectory per (protocol, class) that has any, protocols in the given order,
     classes in ``classes``' order, rows in the readings' order (the log's columns: empirical.runlog's module doc)."""
     found = []

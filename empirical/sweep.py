@@ -84,14 +84,21 @@ def make_executor(args: argparse.Namespace, folder: Path, threads: int):
     try:
         import submitit
     except ImportError:
-        raise cli.UsageError("python -m empirical.sweep needs submitit: pip install 'concept-dynamics[sweep]' "
-                             "(or pip install submitit)") from None
+        raise cli.UsageError(
+            "python -m empirical.sweep needs submitit: pip install 'concept-dynamics[sweep]' "
+            "(or pip install submitit)"
+        ) from None
     ex = submitit.AutoExecutor(folder=folder, cluster=args.executor)
-    params: dict[str, Any] = {"name": f"sweep-{folder.parent.name}", "timeout_min": args.timeout_min,
-                              "cpus_per_task": threads}
+    params: dict[str, Any] = {
+        "name": f"sweep-{folder.parent.name}",
+        "timeout_min": args.timeout_min,
+        "cpus_per_task": threads,
+    }
     if args.gpus_per_job:
         params["gpus_per_node"] = args.gpus_per_job
-    if args.executor == "local":  # local jobs inherit this environment (no setup shell, so a stop signal reaches them)
+    if (
+        args.executor == "local"
+    ):  # local jobs inherit this environment (no setup shell, so a stop signal reaches them)
         os.environ.update({name: str(threads) for name in jobs.THREAD_VARIABLES})
     elif args.executor == "slurm":
         params["slurm_setup"] = jobs.thread_exports(threads)
@@ -118,8 +125,13 @@ class Follow:
         del self.running[name]
         try:
             result = job.result()
-        except Exception as err:  # the job raised (its message is recorded in the run's stages.json too)
-            result = {"status": "failed", "message": cli.one_line(str(err)).split(" Traceback")[0][-400:]}
+        except (
+            Exception
+        ) as err:  # the job raised (its message is recorded in the run's stages.json too)
+            result = {
+                "status": "failed",
+                "message": cli.one_line(str(err)).split(" Traceback")[0][-400:],
+            }
         status = result.get("status")
         if status == "busy":
             self.busy.append(name)
@@ -137,8 +149,16 @@ def last_error(log: Path | str | None, lines: int = 200) -> str | None:
     """The last error line of a job's log (``SomeError: what``), or its last non-empty line; None without a log."""
     if log is None or not Path(log).is_file():
         return None
-    tail = [ln.strip() for ln in Path(log).read_text(errors="replace").splitlines()[-lines:] if ln.strip()]
-    errors = [ln for ln in tail if ln.split(":", 1)[0].split(".")[-1].endswith(("Error", "Exception", "Interrupt"))]
+    tail = [
+        ln.strip()
+        for ln in Path(log).read_text(errors="replace").splitlines()[-lines:]
+        if ln.strip()
+    ]
+    errors = [
+        ln
+        for ln in tail
+        if ln.split(":", 1)[0].split(".")[-1].endswith(("Error", "Exception", "Interrupt"))
+    ]
     return (errors or tail or [None])[-1]
 
 
@@ -151,7 +171,15 @@ def with_cause(message: str, log: Path | str | None) -> str:
     return f"{message.split(' with trace')[0]}: {cause}" if cause else message
 
 
-def follow(ex, args: argparse.Namespace, out: Path, specs: Sequence[plan.RunSpec], make_job, *, progress: bool = True) -> Follow:
+def follow(
+    ex,
+    args: argparse.Namespace,
+    out: Path,
+    specs: Sequence[plan.RunSpec],
+    make_job,
+    *,
+    progress: bool = True,
+) -> Follow:
     """Submit the runs' jobs and follow them to the end (local and debug: at most --max-parallel at once;
     slurm: one array). Runs found in use by another process are resubmitted once their lock is free."""
     from tqdm import tqdm
@@ -170,7 +198,13 @@ def follow(ex, args: argparse.Namespace, out: Path, specs: Sequence[plan.RunSpec
             for n in names:
                 state.running[n] = ex.submit(make_job(state.specs[n]))
 
-    limit = args.max_parallel if args.executor == "local" else 1 if args.executor == "debug" else len(specs)
+    limit = (
+        args.max_parallel
+        if args.executor == "local"
+        else 1
+        if args.executor == "debug"
+        else len(specs)
+    )
     try:
         while state.queued or state.running or state.busy:
             state.queued += [n for n in state.busy if not lock.held(out / "runs" / n)]
@@ -185,7 +219,12 @@ def follow(ex, args: argparse.Namespace, out: Path, specs: Sequence[plan.RunSpec
                     what = state.finish(name, job)
                     bar.write(f"sweep: {name}: {what}", file=sys.stderr)
                     bar.update(what in ("finished",) or what.startswith("FAILED"))
-            bar.set_postfix(running=len(state.running), failed=len(state.failed), waiting=len(state.busy), refresh=False)
+            bar.set_postfix(
+                running=len(state.running),
+                failed=len(state.failed),
+                waiting=len(state.busy),
+                refresh=False,
+            )
             bar.refresh()
             if state.running or state.busy:
                 time.sleep(POLL_S)
@@ -221,17 +260,23 @@ def stop(job) -> None:
         process.send_signal(signal.SIGTERM)
 
 
-def probe_jobs(specs: Sequence[plan.RunSpec], out: Path, threads: int, raise_errors: bool) -> dict[str, jobs.ProbeJob]:
+def probe_jobs(
+    specs: Sequence[plan.RunSpec], out: Path, threads: int, raise_errors: bool
+) -> dict[str, jobs.ProbeJob]:
     """One job per shared probe the runs need that does not exist yet, keyed by its folder."""
     need = {}
     for spec in specs:
         path = Path(spec.cfg.probe_path(str(out / "runs" / spec.name)))
         if not (path / "probe.pt").exists() and not (path.suffix == ".pt" and path.exists()):
-            need.setdefault(str(path), jobs.ProbeJob(spec.cfg.preset, spec.overrides, threads, raise_errors))
+            need.setdefault(
+                str(path), jobs.ProbeJob(spec.cfg.preset, spec.overrides, threads, raise_errors)
+            )
     return need
 
 
-def run_probes(ex, args: argparse.Namespace, need: dict[str, jobs.ProbeJob]) -> tuple[list[str], list[str]]:
+def run_probes(
+    ex, args: argparse.Namespace, need: dict[str, jobs.ProbeJob]
+) -> tuple[list[str], list[str]]:
     """Train the missing probes: wait for them (local, debug), or return their SLURM job ids for the runs to depend
     on. Returns (job ids, failures)."""
     if not need:
@@ -250,7 +295,9 @@ def run_probes(ex, args: argparse.Namespace, need: dict[str, jobs.ProbeJob]) -> 
                 result = {"status": "failed", "message": cli.one_line(str(err))[-300:]}
             if result.get("status") != "done":
                 failures.append(f"{path}: {result.get('message')}; log: {job.paths.stderr}")
-    except KeyboardInterrupt:  # no probe job may train on (two sweeps would then write one probe at once)
+    except (
+        KeyboardInterrupt
+    ):  # no probe job may train on (two sweeps would then write one probe at once)
         if args.executor == "local":
             for job in submitted.values():
                 stop(job)
@@ -260,34 +307,93 @@ def run_probes(ex, args: argparse.Namespace, need: dict[str, jobs.ProbeJob]) -> 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = cli.parser("empirical.sweep", __doc__)
-    parser.add_argument("--preset", default="tiny", help=f"one of {', '.join(TRAIN_PRESETS)} (default tiny)")
-    parser.add_argument("--grid", action="append", default=[], metavar="KEY=V1,V2,..",
-                        help="a grid axis (repeatable): the runs are the product of all axes")
-    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
-                        help="a config value shared by every run (as empirical.train --set)")
-    parser.add_argument("--then", action="append", default=[], metavar="'STEP [ARGS]'",
-                        help=f"a post-hoc step after training (repeatable, in order): {', '.join(plan.STEPS)}")
-    parser.add_argument("--executor", choices=EXECUTORS, default="local", help="where jobs run (default local)")
-    parser.add_argument("--max-parallel", type=int, default=None, metavar="N",
-                        help="jobs at once (default: local 1, slurm 256)")
-    parser.add_argument("--cpus-per-job", type=int, default=None, metavar="C",
-                        help="CPU cores (and threads) per job (default: local, the cores divided by --max-parallel; slurm 4; "
-                             "never more than OMP_NUM_THREADS where it is set)")
-    parser.add_argument("--gpus-per-job", type=int, default=0, metavar="G", help="GPUs per job (default 0; local jobs see GPUs only if >= 1)")
-    parser.add_argument("--timeout-min", type=int, default=None, metavar="M",
-                        help="wall-clock limit per job in minutes (default: local 10080, slurm 1440); slurm requeues on timeout")
+    parser.add_argument(
+        "--preset", default="tiny", help=f"one of {', '.join(TRAIN_PRESETS)} (default tiny)"
+    )
+    parser.add_argument(
+        "--grid",
+        action="append",
+        default=[],
+        metavar="KEY=V1,V2,..",
+        help="a grid axis (repeatable): the runs are the product of all axes",
+    )
+    parser.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a config value shared by every run (as empirical.train --set)",
+    )
+    parser.add_argument(
+        "--then",
+        action="append",
+        default=[],
+        metavar="'STEP [ARGS]'",
+        help=f"a post-hoc step after training (repeatable, in order): {', '.join(plan.STEPS)}",
+    )
+    parser.add_argument(
+        "--executor", choices=EXECUTORS, default="local", help="where jobs run (default local)"
+    )
+    parser.add_argument(
+        "--max-parallel",
+        type=int,
+        default=None,
+        metavar="N",
+        help="jobs at once (default: local 1, slurm 256)",
+    )
+    parser.add_argument(
+        "--cpus-per-job",
+        type=int,
+        default=None,
+        metavar="C",
+        help="CPU cores (and threads) per job (default: local, the cores divided by --max-parallel; slurm 4; "
+        "never more than OMP_NUM_THREADS where it is set)",
+    )
+    parser.add_argument(
+        "--gpus-per-job",
+        type=int,
+        default=0,
+        metavar="G",
+        help="GPUs per job (default 0; local jobs see GPUs only if >= 1)",
+    )
+    parser.add_argument(
+        "--timeout-min",
+        type=int,
+        default=None,
+        metavar="M",
+        help="wall-clock limit per job in minutes (default: local 10080, slurm 1440); slurm requeues on timeout",
+    )
     parser.add_argument("--slurm-partition", default=None, metavar="P", help="SLURM partition")
-    parser.add_argument("--no-wait", action="store_true", help="submit and return (follow with: python -m empirical.sweep status DIR)")
-    parser.add_argument("--out", type=Path, required=True, metavar="DIR", help="the sweep folder (rerun with the same DIR to resume)")
+    parser.add_argument(
+        "--no-wait",
+        action="store_true",
+        help="submit and return (follow with: python -m empirical.sweep status DIR)",
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        required=True,
+        metavar="DIR",
+        help="the sweep folder (rerun with the same DIR to resume)",
+    )
     args = parser.parse_args(argv)
-    for flag, value, low in (("--max-parallel", args.max_parallel, 1), ("--cpus-per-job", args.cpus_per_job, 1),
-                             ("--gpus-per-job", args.gpus_per_job, 0), ("--timeout-min", args.timeout_min, 1)):
+    for flag, value, low in (
+        ("--max-parallel", args.max_parallel, 1),
+        ("--cpus-per-job", args.cpus_per_job, 1),
+        ("--gpus-per-job", args.gpus_per_job, 0),
+        ("--timeout-min", args.timeout_min, 1),
+    ):
         if value is not None and value < low:
             raise ValueError(f"{flag} {value}: must be >= {low}")
     if args.executor != "slurm" and args.slurm_partition:
-        raise ValueError(f"--slurm-partition: only with --executor slurm (got --executor {args.executor})")
+        raise ValueError(
+            f"--slurm-partition: only with --executor slurm (got --executor {args.executor})"
+        )
     if args.no_wait and args.executor != "slurm":
-        raise ValueError(f"--no-wait: only with --executor slurm (a {args.executor} job needs this process)")
+        raise ValueError(
+            f"--no-wait: only with --executor slurm (a {args.executor} job needs this process)"
+        )
     args.max_parallel = args.max_parallel or (256 if args.executor == "slurm" else 1)
     args.timeout_min = args.timeout_min or (1440 if args.executor == "slurm" else 10080)
     return args
@@ -300,37 +406,68 @@ def run_sweep(argv: Sequence[str] | None) -> int:
     steps = tuple(plan.parse_step(text) for text in args.then)
     out = cli.output_dir(args.out, "--out")
     specs = plan.expand(args.preset, plan.parse_grid(args.grid), args.overrides, out)
-    for step in steps:  # every chained step's flags and values, before anything is written or trained
+    for (
+        step
+    ) in steps:  # every chained step's flags and values, before anything is written or trained
         step.check(out / "runs" / specs[0].name)
         step.check_runs(specs)
     if cli.checking(args):
         return 0
     if args.executor == "slurm" and shutil.which("sbatch") is None:
-        raise ValueError("--executor slurm: no SLURM here (sbatch is not on PATH); use --executor local on this machine")
+        raise ValueError(
+            "--executor slurm: no SLURM here (sbatch is not on PATH); use --executor local on this machine"
+        )
     for spec in specs:
         check_folder(out / "runs" / spec.name, spec.cfg)
     todo = [s for s in specs if plan.pending(out / "runs" / s.name, steps)]
     if not todo:
-        print(f"all {len(specs)} runs of {out} have finished every step; nothing to do "
-              f"(collect them: python -m empirical.sweep collect {out})")
+        print(
+            f"all {len(specs)} runs of {out} have finished every step; nothing to do "
+            f"(collect them: python -m empirical.sweep collect {out})"
+        )
         return 0
     threads = job_threads(args, os.environ)
     command = tuple(getattr(sys, "orig_argv", sys.argv))
-    write_json(out / "sweep.json", {"preset": args.preset, "grid": args.grid, "set": args.overrides, "then": args.then,
-                                   "executor": args.executor, "runs": [s.name for s in specs], "stamp": stamp(command=command)})
+    write_json(
+        out / "sweep.json",
+        {
+            "preset": args.preset,
+            "grid": args.grid,
+            "set": args.overrides,
+            "then": args.then,
+            "executor": args.executor,
+            "runs": [s.name for s in specs],
+            "stamp": stamp(command=command),
+        },
+    )
     ex = make_executor(args, out / "logs", threads)
-    print(f"sweep: {len(todo)} of {len(specs)} runs to do in {out}/runs ({args.executor}, {args.max_parallel} at once, "
-          f"{threads} threads each)", file=sys.stderr)
+    print(
+        f"sweep: {len(todo)} of {len(specs)} runs to do in {out}/runs ({args.executor}, {args.max_parallel} at once, "
+        f"{threads} threads each)",
+        file=sys.stderr,
+    )
 
     def make_job(spec: plan.RunSpec) -> jobs.RunJob:
-        return jobs.RunJob(str((out / "runs" / spec.name).resolve()), spec.cfg.preset, spec.overrides, steps, threads,
-                           command, raise_errors=args.executor != "debug")
+        return jobs.RunJob(
+            str((out / "runs" / spec.name).resolve()),
+            spec.cfg.preset,
+            spec.overrides,
+            steps,
+            threads,
+            command,
+            raise_errors=args.executor != "debug",
+        )
 
     previous = signal.signal(signal.SIGTERM, _interrupt) if args.executor == "local" else None
     try:
-        depend, failures = run_probes(ex, args, probe_jobs(todo, out, threads, args.executor != "debug"))
+        depend, failures = run_probes(
+            ex, args, probe_jobs(todo, out, threads, args.executor != "debug")
+        )
         if failures:
-            print("the shared probe failed to train, so no run was started:\n  " + "\n  ".join(failures))
+            print(
+                "the shared probe failed to train, so no run was started:\n  "
+                + "\n  ".join(failures)
+            )
             return 1
         if depend:  # SLURM: the runs wait in the queue for the probe job
             ex.update_parameters(slurm_dependency="afterok:" + ":".join(depend))
@@ -338,9 +475,16 @@ def run_sweep(argv: Sequence[str] | None) -> int:
             return submit_and_leave(ex, out, todo, make_job, depend)
         state = follow(ex, args, out, todo, make_job)
     except KeyboardInterrupt:
-        print("sweep: interrupted" + ("; the local jobs were stopped" if args.executor == "local" else
-                                      "; the cluster jobs keep running") +
-              ". Run the same command again to resume (finished runs are skipped)", file=sys.stderr)
+        print(
+            "sweep: interrupted"
+            + (
+                "; the local jobs were stopped"
+                if args.executor == "local"
+                else "; the cluster jobs keep running"
+            )
+            + ". Run the same command again to resume (finished runs are skipped)",
+            file=sys.stderr,
+        )
         return 130
     finally:
         if previous is not None:
@@ -354,14 +498,18 @@ def run_sweep(argv: Sequence[str] | None) -> int:
     return 1 if state.failed else 0
 
 
-def submit_and_leave(ex, out: Path, todo: Sequence[plan.RunSpec], make_job, depend: list[str]) -> int:
+def submit_and_leave(
+    ex, out: Path, todo: Sequence[plan.RunSpec], make_job, depend: list[str]
+) -> int:
     """--no-wait (SLURM): submit the runs as one array (after the probe job, if any: `depend`) and return."""
     with ex.batch():
         submitted = [ex.submit(make_job(s)) for s in todo]
     ids = sorted({j.job_id.split("_")[0] for j in submitted})
-    print(f"submitted {len(todo)} runs as SLURM job {', '.join(ids)}"
-          + (f" (after the probe job {', '.join(depend)})" if depend else "")
-          + f"; follow with: python -m empirical.sweep status {out}")
+    print(
+        f"submitted {len(todo)} runs as SLURM job {', '.join(ids)}"
+        + (f" (after the probe job {', '.join(depend)})" if depend else "")
+        + f"; follow with: python -m empirical.sweep status {out}"
+    )
     return 0
 
 
@@ -370,9 +518,12 @@ def _interrupt(signum, frame):
 
 
 def status(argv: Sequence[str] | None) -> int:
-    parser = cli.parser("empirical.sweep status", "What each run of a sweep has done: python -m empirical.sweep status DIR\n\n"
-                        "Exit codes: 0 when no run or stage has failed (done, running, interrupted or not started), 1 when "
-                        "any has (each named with its error and log), 2 for bad input.")
+    parser = cli.parser(
+        "empirical.sweep status",
+        "What each run of a sweep has done: python -m empirical.sweep status DIR\n\n"
+        "Exit codes: 0 when no run or stage has failed (done, running, interrupted or not started), 1 when "
+        "any has (each named with its error and log), 2 for bad input.",
+    )
     parser.add_argument("dir", type=Path, metavar="DIR")
     args = parser.parse_args(argv)
     if cli.checking(args):
@@ -382,25 +533,40 @@ def status(argv: Sequence[str] | None) -> int:
     if spec.exists():  # the sweep's own list: runs not started yet have no folder
         doc = read_json(spec, "sweep file (JSON)")
         names = doc.get("runs", []) if isinstance(doc, dict) else None
-        if not isinstance(names, list) or not all(isinstance(n, str) and n and "/" not in n for n in names):
-            raise ValueError(f"{spec}: not a sweep file written by python -m empirical.sweep (it needs an object whose "
-                             "'runs' is a list of run folder names)")
+        if not isinstance(names, list) or not all(
+            isinstance(n, str) and n and "/" not in n for n in names
+        ):
+            raise ValueError(
+                f"{spec}: not a sweep file written by python -m empirical.sweep (it needs an object whose "
+                "'runs' is a list of run folder names)"
+            )
         rows += [args.dir / "runs" / n for n in names if not (args.dir / "runs" / n).is_dir()]
     if not rows:
-        raise ValueError(f"{args.dir}: no runs (no run folder in runs/, no {spec.name} listing any); "
-                         "give the --out of python -m empirical.sweep")
+        raise ValueError(
+            f"{args.dir}: no runs (no run folder in runs/, no {spec.name} listing any); "
+            "give the --out of python -m empirical.sweep"
+        )
     counts: dict[str, int] = {}
     for run in rows:
         state = plan.read_state(run)
         if lock.held(run):
-            key, what = "running", f"running ({lock.holder(run)}), step {collect_mod.last_step(run)}"
+            key, what = (
+                "running",
+                f"running ({lock.holder(run)}), step {collect_mod.last_step(run)}",
+            )
         elif "failed" in state:
             f = state["failed"]
-            key, what = "failed", f"FAILED at {f.get('stage')}: {f.get('error')}; log: {f.get('log')}"
+            key, what = (
+                "failed",
+                f"FAILED at {f.get('stage')}: {f.get('error')}; log: {f.get('log')}",
+            )
         elif state["done"]:
             key, what = "done", "done: " + ", ".join(state["done"])
         elif (run / "config.json").exists():
-            key, what = "interrupted", f"interrupted at step {collect_mod.last_step(run)} (rerun the sweep to resume)"
+            key, what = (
+                "interrupted",
+                f"interrupted at step {collect_mod.last_step(run)} (rerun the sweep to resume)",
+            )
         else:
             key, what = "not started", "not started"
         counts[key] = counts.get(key, 0) + 1

@@ -27,14 +27,20 @@ def load(path: Path, what: str = "checkpoint") -> dict[str, Any]:
     if path.is_dir():
         raise ValueError(f"{path}: is a folder, not a {what} file")
     try:
-        with warnings.catch_warnings():  # a foreign file makes torch warn before it fails: keep the error one line
-            warnings.filterwarnings("ignore", message="Detected pickle protocol", category=UserWarning)
+        with (
+            warnings.catch_warnings()
+        ):  # a foreign file makes torch warn before it fails: keep the error one line
+            warnings.filterwarnings(
+                "ignore", message="Detected pickle protocol", category=UserWarning
+            )
             blob = torch.load(path, map_location="cpu", weights_only=True)
     except FileNotFoundError:
         raise
     except Exception as err:  # noqa: BLE001  torch's unpickler fails on foreign bytes with any of a dozen types (fuzzed)
         first = (str(err).strip().splitlines() or [type(err).__name__])[0][:200]
-        raise ValueError(f"{path}: cannot read this {what} (truncated, foreign or unsafe file: {first})") from None
+        raise ValueError(
+            f"{path}: cannot read this {what} (truncated, foreign or unsafe file: {first})"
+        ) from None
     if not isinstance(blob, dict):
         raise ValueError(f"{path}: not a {what} (holds a {type(blob).__name__}, not a dict)")
     return blob

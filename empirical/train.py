@@ -50,16 +50,31 @@ class Meter:
         elapsed = time.perf_counter() - self.start
         with torch.no_grad():
             dev = gamma.b.device
-            g0, g1 = float(gamma(torch.zeros((), device=dev))), float(gamma(torch.ones((), device=dev)))
-        rec = {"kind": "train", "step": step, **{k: v / max(self.count, 1) for k, v in self.sums.items()},
-               "gamma_0": g0, "gamma_1": g1, "wall_s": round(wall, 3),
-               "images_per_s": round(self.count * batch / max(elapsed, 1e-9), 1)}
+            g0, g1 = (
+                float(gamma(torch.zeros((), device=dev))),
+                float(gamma(torch.ones((), device=dev))),
+            )
+        rec = {
+            "kind": "train",
+            "step": step,
+            **{k: v / max(self.count, 1) for k, v in self.sums.items()},
+            "gamma_0": g0,
+            "gamma_1": g1,
+            "wall_s": round(wall, 3),
+            "images_per_s": round(self.count * batch / max(elapsed, 1e-9), 1),
+        }
         self.__init__()
         return rec
 
 
-def train(cfg: TrainConfig, out: Path, *, progress: bool = True, stop_after: int | None = None,
-          command: Sequence[str] | None = None) -> dict:
+def train(
+    cfg: TrainConfig,
+    out: Path,
+    *,
+    progress: bool = True,
+    stop_after: int | None = None,
+    command: Sequence[str] | None = None,
+) -> dict:
     """Run (or resume) training; returns a summary. ``stop_after`` stops after that many updates (tests);
     ``command``: the command line for the reproducibility stamp (default: this process's)."""
     from tqdm import tqdm
@@ -69,7 +84,13 @@ def train(cfg: TrainConfig, out: Path, *, progress: bool = True, stop_after: int
         run.evaluate()
         run.save(evaluated=True)
     held, evals, meter = cfg.data.held_out[0], set(run.evals), Meter()
-    bar = tqdm(total=cfg.steps, initial=run.step, desc=f"train {cfg.preset}", unit="step", disable=None if progress else True)
+    bar = tqdm(
+        total=cfg.steps,
+        initial=run.step,
+        desc=f"train {cfg.preset}",
+        unit="step",
+        disable=None if progress else True,
+    )
     run.vdm.train()
     tick = time.perf_counter()
     try:
@@ -77,15 +98,21 @@ def train(cfg: TrainConfig, out: Path, *, progress: bool = True, stop_after: int
             meter.add(run.train_step())
             now = time.perf_counter()
             run.wall, tick = run.wall + now - tick, now
-            is_eval, is_save = run.step in evals, run.step % cfg.save_every == 0 or run.step == cfg.steps
+            is_eval, is_save = (
+                run.step in evals,
+                run.step % cfg.save_every == 0 or run.step == cfg.steps,
+            )
             if run.step % cfg.log_every == 0 or is_eval or is_save:
                 record = meter.flush(run.step, cfg.batch, run.wall, run.vdm.gamma)
                 run.logs.metrics.append(record)
                 bar.set_postfix(loss=f"{record['total']:.3f}", refresh=False)
             if is_eval:
                 run.evaluate()
-                bar.set_postfix(loss=f"{record['total']:.3f}", **{f"z{held}": ",".join(f"{v:.2f}" for v in run.point(held))},
-                                refresh=False)
+                bar.set_postfix(
+                    loss=f"{record['total']:.3f}",
+                    **{f"z{held}": ",".join(f"{v:.2f}" for v in run.point(held))},
+                    refresh=False,
+                )
             if is_eval or is_save:
                 run.save(evaluated=is_eval)
                 tick = time.perf_counter()  # evaluation and saving are not training time
@@ -94,33 +121,62 @@ def train(cfg: TrainConfig, out: Path, *, progress: bool = True, stop_after: int
                 stop_after -= 1
     finally:
         bar.close()
-    return {"step": run.step, "wall_s": run.wall, "out": str(run.out), "probe_hash": run.meta["probe_hash"],
-            "final": {p.label: list(p.z) for p in run.logs.points if p.step == run.step}}
+    return {
+        "step": run.step,
+        "wall_s": run.wall,
+        "out": str(run.out),
+        "probe_hash": run.meta["probe_hash"],
+        "final": {p.label: list(p.z) for p in run.logs.points if p.step == run.step},
+    }
 
 
 @cli.command("empirical.train")
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m empirical.train``: see the module docstring."""
-    parser = cli.parser("empirical.train", __doc__,
-                        epilog="presets:\n" + describe() + "\n\nkeys for --set:\n" + describe_keys())
-    parser.add_argument("--preset", default="tiny", help=f"one of {', '.join(TRAIN_PRESETS)} (default tiny)")
-    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
-                        help="override a config field, e.g. --set steps=2000 --set sep.color=0.6 (repeatable)")
-    parser.add_argument("--out", type=Path, default=None,
-                        help="run folder (default runs/train/<preset>-color<Δ>-size<Δ>-seed<seed>); rerun to resume")
+    parser = cli.parser(
+        "empirical.train",
+        __doc__,
+        epilog="presets:\n" + describe() + "\n\nkeys for --set:\n" + describe_keys(),
+    )
+    parser.add_argument(
+        "--preset", default="tiny", help=f"one of {', '.join(TRAIN_PRESETS)} (default tiny)"
+    )
+    parser.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a config field, e.g. --set steps=2000 --set sep.color=0.6 (repeatable)",
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="run folder (default runs/train/<preset>-color<Δ>-size<Δ>-seed<seed>); rerun to resume",
+    )
     args = parser.parse_args(argv)
     cfg = make_config(args.preset, args.overrides)
-    out = args.out or Path("runs/train") / (f"{cfg.preset}-" + "-".join(f"{c}{v:g}" for c, v in cfg.sep.items()) + f"-seed{cfg.seed}")
+    out = args.out or Path("runs/train") / (
+        f"{cfg.preset}-" + "-".join(f"{c}{v:g}" for c, v in cfg.sep.items()) + f"-seed{cfg.seed}"
+    )
     cli.output_dir(out, "--out")
     if cli.checking(args):
         return 0
     try:
         summary = train(cfg, out)
     except KeyboardInterrupt:
-        print("train: interrupted; run the same command again to resume from the last checkpoint", file=sys.stderr)
+        print(
+            "train: interrupted; run the same command again to resume from the last checkpoint",
+            file=sys.stderr,
+        )
         return 130
-    final = "; ".join(f"{k}: ({', '.join(f'{v:.3f}' for v in z)})" for k, z in summary["final"].items())
-    print(f"trained {summary['step']} steps in {summary['wall_s']:.0f} s of training; final points {final}")
+    final = "; ".join(
+        f"{k}: ({', '.join(f'{v:.3f}' for v in z)})" for k, z in summary["final"].items()
+    )
+    print(
+        f"trained {summary['step']} steps in {summary['wall_s']:.0f} s of training; final points {final}"
+    )
     print(f"wrote {out / 'trajectories.csv'}, {out / 'metrics.jsonl'}, {out / 'samples'}")
     return 0
 

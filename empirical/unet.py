@@ -33,7 +33,9 @@ TIME_DIM, HIDDEN_DIM = 64, 256
 def sinusoidal(t: torch.Tensor, dim: int = TIME_DIM) -> torch.Tensor:
     """(B,) times in [0, 1] -> (B, dim): sin and cos of 1000 t at frequencies log-spaced from 1 to 1e-4."""
     half = dim // 2
-    freqs = torch.exp(-math.log(1e4) * torch.arange(half, device=t.device, dtype=torch.float32) / (half - 1))
+    freqs = torch.exp(
+        -math.log(1e4) * torch.arange(half, device=t.device, dtype=torch.float32) / (half - 1)
+    )
     angles = 1000 * t.float()[:, None] * freqs[None]
     return torch.cat([angles.sin(), angles.cos()], dim=1)
 
@@ -54,12 +56,16 @@ class Dropout(nn.Module):
             raise ValueError(f"dropout must be in [0, 1), got {p}")
         self.p = float(p)
         lo, top = -(2**15) + round(p * 2**16), round(p * 2**15)
-        self.register_buffer("floor", torch.tensor([lo, lo, lo, top], dtype=torch.int16), persistent=False)
+        self.register_buffer(
+            "floor", torch.tensor([lo, lo, lo, top], dtype=torch.int16), persistent=False
+        )
 
     def mask(self, shape: torch.Size, device: torch.device) -> torch.Tensor:
         """A boolean keep-mask of ``shape``: True with probability 1 - p."""
         n = math.prod(shape)
-        lanes = torch.empty((n + 3) // 4, dtype=torch.int64, device=device).random_().view(torch.int16)
+        lanes = (
+            torch.empty((n + 3) // 4, dtype=torch.int64, device=device).random_().view(torch.int16)
+        )
         return (lanes.view(-1, 4) >= self.floor).view(-1)[:n].view(shape)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -110,7 +116,9 @@ class Attention(nn.Module):
     def forward(self, x: torch.Tensor, *_) -> torch.Tensor:
         b, c, hh, ww = x.shape
         seq = self.norm(x).flatten(2).transpose(1, 2)  # (B, H*W, C)
-        if x.device.type == "cpu":  # bf16 attention on a CPU is 4x slower than fp32 (its backward above all)
+        if (
+            x.device.type == "cpu"
+        ):  # bf16 attention on a CPU is 4x slower than fp32 (its backward above all)
             with torch.autocast("cpu", enabled=False):
                 out, _ = self.attn(seq.float(), seq.float(), seq.float(), need_weights=False)
         else:
@@ -121,32 +129,56 @@ class Attention(nn.Module):
 class UNet(nn.Module):
     """ε̂(z_t, t, h). Args: channels per level, ResNet blocks per level, the size of h, dropout."""
 
-    def __init__(self, channels: Sequence[int] = (64, 128, 256), blocks: int = 2, h_dim: int = 11, dropout: float = 0.1):
+    def __init__(
+        self,
+        channels: Sequence[int] = (64, 128, 256),
+        blocks: int = 2,
+        h_dim: int = 11,
+        dropout: float = 0.1,
+    ):
         super().__init__()
         channels = tuple(int(c) for c in channels)
         if not channels or any(c % 8 for c in channels):
-            raise ValueError(f"channels must be multiples of 8 (GroupNorm with 8 groups), got {channels}")
+            raise ValueError(
+                f"channels must be multiples of 8 (GroupNorm with 8 groups), got {channels}"
+            )
         if blocks < 1:
             raise ValueError(f"blocks per level must be >= 1, got {blocks}")
         self.channels, self.h_dim = channels, h_dim
-        self.time_mlp = nn.Sequential(nn.Linear(TIME_DIM, HIDDEN_DIM), nn.GELU(), nn.Linear(HIDDEN_DIM, HIDDEN_DIM), nn.GELU())
+        self.time_mlp = nn.Sequential(
+            nn.Linear(TIME_DIM, HIDDEN_DIM), nn.GELU(), nn.Linear(HIDDEN_DIM, HIDDEN_DIM), nn.GELU()
+        )
         self.stem = nn.Conv2d(3, channels[0], 3, padding=1)
         self.down, self.downsample = nn.ModuleList(), nn.ModuleList()
         c_prev = channels[0]  # the stem's output
         for level, c in enumerate(channels):
-            self.down.append(nn.ModuleList([ResBlock(c_prev if j == 0 else c, c, h_dim, dropout) for j in range(blocks)]))
+            self.down.append(
+                nn.ModuleList(
+                    [ResBlock(c_prev if j == 0 else c, c, h_dim, dropout) for j in range(blocks)]
+                )
+            )
             last = level == len(channels) - 1
-            self.downsample.append(nn.Identity() if last else nn.Conv2d(c, c, 3, stride=2, padding=1))
+            self.downsample.append(
+                nn.Identity() if last else nn.Conv2d(c, c, 3, stride=2, padding=1)
+            )
             c_prev = c
         top = channels[-1]
-        self.mid = nn.ModuleList([ResBlock(top, top, h_dim, dropout), Attention(top), ResBlock(top, top, h_dim, dropout)])
+        self.mid = nn.ModuleList(
+            [ResBlock(top, top, h_dim, dropout), Attention(top), ResBlock(top, top, h_dim, dropout)]
+        )
         self.up, self.upsample = nn.ModuleList(), nn.ModuleList()
         for level, c in enumerate(channels):
             # the deepest level continues from mid; the others take the level below, upsampled, + the skip
             c_in = top if level == len(channels) - 1 else channels[level + 1] + c
-            self.up.append(nn.ModuleList([ResBlock(c_in if j == 0 else c, c, h_dim, dropout) for j in range(blocks)]))
+            self.up.append(
+                nn.ModuleList(
+                    [ResBlock(c_in if j == 0 else c, c, h_dim, dropout) for j in range(blocks)]
+                )
+            )
         for level in range(len(channels) - 1):
-            self.upsample.append(nn.ConvTranspose2d(channels[level + 1], channels[level + 1], 2, stride=2))
+            self.upsample.append(
+                nn.ConvTranspose2d(channels[level + 1], channels[level + 1], 2, stride=2)
+            )
         self.out_norm = nn.GroupNorm(8, channels[0], eps=1e-6)
         self.out = nn.Conv2d(channels[0], 3, 3, padding=1)
         nn.init.zeros_(self.out.weight)
@@ -156,7 +188,9 @@ class UNet(nn.Module):
         """z: (B, 3, R, R) noisy images; t: (B,) network time in [0, 1]; h: (B, h_dim)."""
         n_levels = len(self.channels)
         if z.shape[-1] % 2 ** (n_levels - 1):
-            raise ValueError(f"image side {z.shape[-1]} must be divisible by {2 ** (n_levels - 1)} for {n_levels} levels")
+            raise ValueError(
+                f"image side {z.shape[-1]} must be divisible by {2 ** (n_levels - 1)} for {n_levels} levels"
+            )
         t_emb = self.time_mlp(sinusoidal(t))  # (B, 256)
         x = self.stem(z)
         skips = []

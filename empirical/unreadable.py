@@ -44,9 +44,15 @@ def _noisy(images: NDArray, rng: np.random.Generator, sd: float = 0.02) -> NDArr
     return np.clip(images + sd * rng.standard_normal(images.shape), 0, 1).astype(np.float32)
 
 
-def _objects(n: int, resolution: int, rng: np.random.Generator, **override: NDArray) -> NDArray[np.float32]:
+def _objects(
+    n: int, resolution: int, rng: np.random.Generator, **override: NDArray
+) -> NDArray[np.float32]:
     """Renders of random valid objects (any color on the axis, any trained size), with some values overridden."""
-    data = DataConfig(("color", "size"), {"color": float(rng.uniform(0.1, 0.8)), "size": 0.4}, resolution=resolution)
+    data = DataConfig(
+        ("color", "size"),
+        {"color": float(rng.uniform(0.1, 0.8)), "size": 0.4},
+        resolution=resolution,
+    )
     index = rng.integers(0, 2, (n, 2))
     values = sample_values(data, index, rng, mode="train")
     values.update({k: np.asarray(v, dtype=float) for k, v in override.items()})
@@ -80,7 +86,9 @@ def blobs(n: int, resolution: int, rng: np.random.Generator) -> NDArray[np.float
     for i in range(n):
         cells = int(rng.choice([c for c in (2, 4, 8) if c <= max(2, resolution // 4)]))
         coarse = rng.uniform(0, 1, (3, cells, cells)) * rng.uniform(0.3, 1) + rng.uniform(-0.1, 0.3)
-        out[i] = np.clip(zoom(coarse, (1, resolution / cells, resolution / cells), order=1, mode="nearest"), 0, 1)
+        out[i] = np.clip(
+            zoom(coarse, (1, resolution / cells, resolution / cells), order=1, mode="nearest"), 0, 1
+        )
     return _noisy(out, rng, 0.03)
 
 
@@ -99,21 +107,45 @@ def speck(n: int, resolution: int, rng: np.random.Generator) -> NDArray[np.float
 
 def huge(n: int, resolution: int, rng: np.random.Generator) -> NDArray[np.float32]:
     """An object larger than the canvas: the image is its color, edge to edge."""
-    return _objects(n, resolution, rng, size=rng.uniform(1.5, 3.0, (n, 1)), x=np.zeros((n, 1)), y=np.zeros((n, 1)))
+    return _objects(
+        n,
+        resolution,
+        rng,
+        size=rng.uniform(1.5, 3.0, (n, 1)),
+        x=np.zeros((n, 1)),
+        y=np.zeros((n, 1)),
+    )
 
 
-OFF_AXIS = np.array([[0.1, 0.8, 0.1], [0.8, 0.8, 0.1], [0.05, 0.05, 0.05], [1.0, 1.0, 1.0], [0.1, 0.8, 0.8],
-                     [0.5, 1.0, 0.5]])
+OFF_AXIS = np.array(
+    [
+        [0.1, 0.8, 0.1],
+        [0.8, 0.8, 0.1],
+        [0.05, 0.05, 0.05],
+        [1.0, 1.0, 1.0],
+        [0.1, 0.8, 0.8],
+        [0.5, 1.0, 0.5],
+    ]
+)
 
 
 def off_axis(n: int, resolution: int, rng: np.random.Generator) -> NDArray[np.float32]:
     """An object colored far from the red-blue axis (green, yellow, black, white, cyan, pale green), jittered."""
-    rgb = np.clip(OFF_AXIS[rng.integers(0, len(OFF_AXIS), n)] + rng.uniform(-0.08, 0.08, (n, 3)), 0, 1)
+    rgb = np.clip(
+        OFF_AXIS[rng.integers(0, len(OFF_AXIS), n)] + rng.uniform(-0.08, 0.08, (n, 3)), 0, 1
+    )
     return _objects(n, resolution, rng, color=rgb)
 
 
-KINDS: dict[str, Kind] = {"blank": blank, "noise": noise, "blobs": blobs, "partial": partial, "speck": speck,
-                          "huge": huge, "off-axis": off_axis}
+KINDS: dict[str, Kind] = {
+    "blank": blank,
+    "noise": noise,
+    "blobs": blobs,
+    "partial": partial,
+    "speck": speck,
+    "huge": huge,
+    "off-axis": off_axis,
+}
 
 
 def negatives(n: int, resolution: int, rng: np.random.Generator) -> NDArray[np.float32]:
@@ -134,8 +166,12 @@ def untrained_model(n: int, resolution: int, seed: int) -> NDArray[np.float32]:
     torch.manual_seed(seed)
     vdm = VDM(UNet((32, 64), 1, h_dim=H_DIM), null_fill=MASK_FILL).eval()
     with torch.no_grad():
-        x = vdm.sample(torch.rand(n, H_DIM), (3, resolution, resolution), steps=50,
-                       generator=torch.Generator().manual_seed(seed))
+        x = vdm.sample(
+            torch.rand(n, H_DIM),
+            (3, resolution, resolution),
+            steps=50,
+            generator=torch.Generator().manual_seed(seed),
+        )
     return x.float().clamp(0, 1).numpy()
 
 

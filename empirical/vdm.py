@@ -53,8 +53,16 @@ class VDM(nn.Module):
         null_fill: the value of every slot of the null vector.
     """
 
-    def __init__(self, net: nn.Module, *, gamma_min: float = -5.0, gamma_max: float = 10.0,
-                 data_noise: float = 1e-3, p_cfg: float = 0.2, null_fill: float = -1.0):
+    def __init__(
+        self,
+        net: nn.Module,
+        *,
+        gamma_min: float = -5.0,
+        gamma_max: float = 10.0,
+        data_noise: float = 1e-3,
+        p_cfg: float = 0.2,
+        null_fill: float = -1.0,
+    ):
         super().__init__()
         if not 0 <= p_cfg < 1:
             raise ValueError(f"p_cfg must be in [0, 1), got {p_cfg}")
@@ -63,7 +71,11 @@ class VDM(nn.Module):
         self.net = net
         self.gamma = LinearSchedule(gamma_min, gamma_max)
         self.gamma_min0, self.gamma_max0 = float(gamma_min), float(gamma_max)
-        self.data_noise, self.p_cfg, self.null_fill = float(data_noise), float(p_cfg), float(null_fill)
+        self.data_noise, self.p_cfg, self.null_fill = (
+            float(data_noise),
+            float(p_cfg),
+            float(null_fill),
+        )
 
     # -- pieces ------------------------------------------------------------------------------
 
@@ -75,30 +87,44 @@ class VDM(nn.Module):
         """The unconditional prompt (classifier-free guidance): h filled with the null value."""
         return torch.full_like(h, self.null_fill)
 
-    def drop(self, h: torch.Tensor, generator: torch.Generator | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    def drop(
+        self, h: torch.Tensor, generator: torch.Generator | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """h with each row replaced by the null vector with probability p_cfg; also returns the (B,) mask."""
         hit = torch.rand(h.shape[0], generator=generator, device=h.device) < self.p_cfg
         return torch.where(hit[:, None], self.null(h), h), hit
 
     @staticmethod
-    def antithetic_times(batch: int, generator: torch.Generator | None = None, device=None) -> torch.Tensor:
+    def antithetic_times(
+        batch: int, generator: torch.Generator | None = None, device=None
+    ) -> torch.Tensor:
         """(B,) t_k = u + k/B, u ~ U(0, 1/B): one stratified draw covering [0, 1)."""
         u = torch.rand((), generator=generator, device=device) / batch
         return u + torch.arange(batch, device=device, dtype=torch.float32) / batch
 
-    def eps_hat(self, z_t: torch.Tensor, g_t: torch.Tensor, h: torch.Tensor, guidance: float | None = None) -> torch.Tensor:
+    def eps_hat(
+        self, z_t: torch.Tensor, g_t: torch.Tensor, h: torch.Tensor, guidance: float | None = None
+    ) -> torch.Tensor:
         """The noise predicted at z_t for prompt h; with ``guidance`` w: ε(null) + w (ε(h) - ε(null)) (w = 1: plain conditioning)."""
         t_in = self.t_in(g_t).expand(z_t.shape[0])
         if guidance is None:
             return self.net(z_t, t_in, h)
-        both = self.net(torch.cat([z_t, z_t]), torch.cat([t_in, t_in]), torch.cat([h, self.null(h)]))
+        both = self.net(
+            torch.cat([z_t, z_t]), torch.cat([t_in, t_in]), torch.cat([h, self.null(h)])
+        )
         cond, uncond = both.chunk(2)
         return uncond + guidance * (cond - uncond)
 
     # -- loss --------------------------------------------------------------------------------
 
-    def loss(self, x: torch.Tensor, h: torch.Tensor, *, generator: torch.Generator | None = None,
-             cfg_drop: bool = True) -> dict[str, torch.Tensor]:
+    def loss(
+        self,
+        x: torch.Tensor,
+        h: torch.Tensor,
+        *,
+        generator: torch.Generator | None = None,
+        cfg_drop: bool = True,
+    ) -> dict[str, torch.Tensor]:
         """Per-sample loss terms in bits per dimension, (B,) each: total, diffusion, prior, reconstruction."""
         b = x.shape[0]
         bpd = 1.0 / (x[0].numel() * math.log(2))
@@ -111,7 +137,9 @@ class VDM(nn.Module):
         eps_0 = torch.randn(x.shape, generator=generator, device=x.device)
         z_0 = torch.sqrt(torch.sigmoid(-g_0)) * x + torch.sqrt(torch.sigmoid(g_0)) * eps_0
         x_hat = z_0 / torch.sqrt(torch.sigmoid(-g_0))
-        nll = 0.5 * math.log(2 * math.pi * self.data_noise**2) + (x - x_hat) ** 2 / (2 * self.data_noise**2)
+        nll = 0.5 * math.log(2 * math.pi * self.data_noise**2) + (x - x_hat) ** 2 / (
+            2 * self.data_noise**2
+        )
         reconstruction = bpd * nll.sum(dims)
 
         # 2. prior: KL(q(z_1 | x) || N(0, I))
@@ -125,12 +153,19 @@ class VDM(nn.Module):
         g_t, dg_dt = self.gamma(t), self.gamma.derivative(t)
         eps = torch.randn(x.shape, generator=generator, device=x.device)
         shape = (b,) + (1,) * (x.ndim - 1)
-        z_t = torch.sqrt(torch.sigmoid(-g_t)).view(shape) * x + torch.sqrt(torch.sigmoid(g_t)).view(shape) * eps
+        z_t = (
+            torch.sqrt(torch.sigmoid(-g_t)).view(shape) * x
+            + torch.sqrt(torch.sigmoid(g_t)).view(shape) * eps
+        )
         eps_hat = self.net(z_t, self.t_in(g_t), h)
         diffusion = bpd * 0.5 * dg_dt * ((eps - eps_hat) ** 2).sum(dims)
 
-        return {"total": diffusion + prior + reconstruction, "diffusion": diffusion, "prior": prior,
-                "reconstruction": reconstruction}
+        return {
+            "total": diffusion + prior + reconstruction,
+            "diffusion": diffusion,
+            "prior": prior,
+            "reconstruction": reconstruction,
+        }
 
     def min_vlb(self) -> float:
         """The loss floor log(2π s²) / (2 ln 2) in bits per dimension (the reconstruction term at perfect fit)."""
@@ -139,8 +174,15 @@ class VDM(nn.Module):
     # -- sampling ----------------------------------------------------------------------------
 
     @torch.no_grad()
-    def sample(self, h: torch.Tensor, shape: tuple[int, int, int], *, steps: int = 50, guidance: float | None = None,
-               generator: torch.Generator | None = None) -> torch.Tensor:
+    def sample(
+        self,
+        h: torch.Tensor,
+        shape: tuple[int, int, int],
+        *,
+        steps: int = 50,
+        guidance: float | None = None,
+        generator: torch.Generator | None = None,
+    ) -> torch.Tensor:
         """Ancestral sampling from z_1 ~ N(0, I) in ``steps`` uniform steps; returns z_0 (not clipped).
 
         z_s = (α_s/α_t)(z_t - c σ_t ε̂) + σ_s √c ξ with c = 1 - exp(γ_s - γ_t) (VDM eq. 32).

@@ -60,7 +60,10 @@ from empirical.runlog import UNREADABLE, Logged
 from theory.files import read_json, write_json
 from theory.trajectory import write_csv
 
-SCORE, SELECT = 0, 1  # the seed streams: every score (naive and the chosen strength), and the draws that choose
+SCORE, SELECT = (
+    0,
+    1,
+)  # the seed streams: every score (naive and the chosen strength), and the draws that choose
 
 
 @dataclass(frozen=True)
@@ -86,7 +89,9 @@ class Reader(Protocol):
 def seed_for(seed: int, step: int, label: str, stream: int = SCORE) -> int:
     """The sampler's seed for (walk seed, step, class, stream): reproducible and independent across them."""
     digits = [int(d) for d in label]
-    return int(np.random.SeedSequence([seed, step, stream, len(digits), *digits]).generate_state(1)[0] >> 1)
+    return int(
+        np.random.SeedSequence([seed, step, stream, len(digits), *digits]).generate_state(1)[0] >> 1
+    )
 
 
 def corners(width: int) -> list[str]:
@@ -100,17 +105,29 @@ def reading(step: int, label: str, probabilities: Any, readable: Any, n: int, wh
     ok = np.asarray(readable)
     width = len(label)
     if prob.shape != (n, width):
-        raise ValueError(f"{where}: the reader returned probabilities of shape {prob.shape}; expected ({n}, {width}): "
-                         "one row per image, one column per concept")
+        raise ValueError(
+            f"{where}: the reader returned probabilities of shape {prob.shape}; expected ({n}, {width}): "
+            "one row per image, one column per concept"
+        )
     if not np.all(np.isfinite(prob)) or prob.min(initial=0) < 0 or prob.max(initial=0) > 1:
         bad = prob[~(np.isfinite(prob) & (prob >= 0) & (prob <= 1))][0]
-        raise ValueError(f"{where}: the reader returned a probability {float(bad)!r}; each must lie in [0, 1]")
+        raise ValueError(
+            f"{where}: the reader returned a probability {float(bad)!r}; each must lie in [0, 1]"
+        )
     if ok.shape != (n,) or ok.dtype != bool:
-        raise ValueError(f"{where}: the reader returned readable of shape {ok.shape} and dtype {ok.dtype}; expected "
-                         f"({n},) booleans (True where the image could be read)")
-    read_as = np.array(["".join("1" if p > 0.5 else "0" for p in row) for row in prob]) if n else np.array([], str)
+        raise ValueError(
+            f"{where}: the reader returned readable of shape {ok.shape} and dtype {ok.dtype}; expected "
+            f"({n},) booleans (True where the image could be read)"
+        )
+    read_as = (
+        np.array(["".join("1" if p > 0.5 else "0" for p in row) for row in prob])
+        if n
+        else np.array([], str)
+    )
     z = tuple(float(v) for v in prob[ok].mean(axis=0)) if ok.any() else (math.nan,) * width
-    shares = {c: float(np.mean(ok & (read_as == c))) for c in corners(width)} | {UNREADABLE: float(np.mean(~ok))}
+    shares = {c: float(np.mean(ok & (read_as == c))) for c in corners(width)} | {
+        UNREADABLE: float(np.mean(~ok))
+    }
     return Logged(step, label, z, float(np.mean(ok & (read_as == label))), shares=shares, samples=n)
 
 
@@ -123,46 +140,83 @@ class _Walk:
 
     def read(self, step: int, checkpoint: Any, prompt: Prompt, stream: int) -> Logged:
         where = f"step {step}, class {prompt.label}, strength {prompt.strength:g}"
-        images = self.sampler.sample(checkpoint, prompt, self.samples, self.seeds(step, prompt.label, stream))
+        images = self.sampler.sample(
+            checkpoint, prompt, self.samples, self.seeds(step, prompt.label, stream)
+        )
         try:
             count = len(images)
         except TypeError:
-            raise ValueError(f"{where}: the sampler returned {type(images).__name__}, not a batch of images") from None
+            raise ValueError(
+                f"{where}: the sampler returned {type(images).__name__}, not a batch of images"
+            ) from None
         if count != self.samples:
-            raise ValueError(f"{where}: the sampler returned {count} images; {self.samples} were asked for")
+            raise ValueError(
+                f"{where}: the sampler returned {count} images; {self.samples} were asked for"
+            )
         return reading(step, prompt.label, *self.reader.read(images), self.samples, where)
 
-    def overprompt(self, step: int, checkpoint: Any, label: str, strengths: Sequence[float]) -> Logged:
+    def overprompt(
+        self, step: int, checkpoint: Any, label: str, strengths: Sequence[float]
+    ) -> Logged:
         """The best strength on its own draw, scored on the naive draw's seed."""
         tried = [self.read(step, checkpoint, Prompt(label, s), SELECT).accuracy for s in strengths]
         best = int(np.argmax(tried))  # the first of the best: the mildest where they tie, as given
         chosen = self.read(step, checkpoint, Prompt(label, strengths[best]), SCORE)
-        return Logged(step, label, chosen.z, chosen.accuracy, f"strength={strengths[best]:g}", chosen.shares,
-                      chosen.samples, tried[best])
+        return Logged(
+            step,
+            label,
+            chosen.z,
+            chosen.accuracy,
+            f"strength={strengths[best]:g}",
+            chosen.shares,
+            chosen.samples,
+            tried[best],
+        )
 
 
-def check(checkpoints: Sequence[tuple[int, Any]], reader: Reader, classes: Sequence[str], held_out: Sequence[str],
-          samples: int, seed: int, strengths: Sequence[float]) -> list[int]:
+def check(
+    checkpoints: Sequence[tuple[int, Any]],
+    reader: Reader,
+    classes: Sequence[str],
+    held_out: Sequence[str],
+    samples: int,
+    seed: int,
+    strengths: Sequence[float],
+) -> list[int]:
     """The walk's arguments, before anything is sampled; returns the steps."""
     concepts = list(getattr(reader, "concepts", None) or [])
-    if not concepts or not all(isinstance(c, str) and c for c in concepts) or len(set(concepts)) != len(concepts):
-        raise ValueError(f"reader.concepts {concepts!r}: give the concept names, distinct and non-empty")
+    if (
+        not concepts
+        or not all(isinstance(c, str) and c for c in concepts)
+        or len(set(concepts)) != len(concepts)
+    ):
+        raise ValueError(
+            f"reader.concepts {concepts!r}: give the concept names, distinct and non-empty"
+        )
     valid = corners(len(concepts))
     for what, labels in (("classes", classes), ("held_out", held_out)):
         bad = [c for c in labels if c not in valid]
         if bad or (what == "classes" and not labels) or len(set(labels)) != len(labels):
-            raise ValueError(f"{what} {list(labels)!r}: give distinct labels among {', '.join(valid)} (one digit per "
-                             f"concept of the reader: {', '.join(concepts)})")
+            raise ValueError(
+                f"{what} {list(labels)!r}: give distinct labels among {', '.join(valid)} (one digit per "
+                f"concept of the reader: {', '.join(concepts)})"
+            )
     if not set(held_out) <= set(classes):
-        raise ValueError(f"held_out {list(held_out)!r}: each must also be one of classes {list(classes)!r}")
+        raise ValueError(
+            f"held_out {list(held_out)!r}: each must also be one of classes {list(classes)!r}"
+        )
     if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
         raise ValueError(f"samples {samples!r}: give a whole number of images per reading, >= 1")
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ValueError(f"seed {seed!r}: give a whole number >= 0")
     if any(not (isinstance(s, (int, float)) and math.isfinite(s) and s > 0) for s in strengths):
-        raise ValueError(f"strengths {list(strengths)!r}: give finite numbers > 0 (1 is the plain prompt)")
+        raise ValueError(
+            f"strengths {list(strengths)!r}: give finite numbers > 0 (1 is the plain prompt)"
+        )
     if strengths and not held_out:
-        raise ValueError("strengths: over-prompting prompts the held_out classes; give at least one")
+        raise ValueError(
+            "strengths: over-prompting prompts the held_out classes; give at least one"
+        )
     steps = []
     for i, item in enumerate(checkpoints):
         if not (isinstance(item, (tuple, list)) and len(item) == 2):
@@ -171,18 +225,31 @@ def check(checkpoints: Sequence[tuple[int, Any]], reader: Reader, classes: Seque
         if isinstance(step, bool) or not isinstance(step, (int, np.integer)) or step < 0:
             raise ValueError(f"checkpoints[{i}]: step {step!r} is not a whole number >= 0")
         if steps and step <= steps[-1]:
-            raise ValueError(f"checkpoints[{i}]: step {step} comes after step {steps[-1]}; give the checkpoints in "
-                             "increasing step order, each step once")
+            raise ValueError(
+                f"checkpoints[{i}]: step {step} comes after step {steps[-1]}; give the checkpoints in "
+                "increasing step order, each step once"
+            )
         steps.append(int(step))
     if not steps:
         raise ValueError("checkpoints: give at least one (step, checkpoint) pair")
     return steps
 
 
-def walk(checkpoints: Sequence[tuple[int, Any]], sampler: Sampler, reader: Reader, out: str | Path, *,
-         classes: Sequence[str], held_out: Sequence[str] = ("11",), samples: int = 32, seed: int = 0,
-         strengths: Sequence[float] = (), run: str | None = None, progress: bool | None = None,
-         seeds: Callable[[int, str, int], int] | None = None) -> Path:
+def walk(
+    checkpoints: Sequence[tuple[int, Any]],
+    sampler: Sampler,
+    reader: Reader,
+    out: str | Path,
+    *,
+    classes: Sequence[str],
+    held_out: Sequence[str] = ("11",),
+    samples: int = 32,
+    seed: int = 0,
+    strengths: Sequence[float] = (),
+    run: str | None = None,
+    progress: bool | None = None,
+    seeds: Callable[[int, str, int], int] | None = None,
+) -> Path:
     """Read every checkpoint's classes (and over-prompt the held-out ones at ``strengths``); write OUT/walk.json and
     OUT/trajectories.csv after each checkpoint. Resumes an interrupted walk of the same settings. Returns the log.
 
@@ -194,17 +261,38 @@ def walk(checkpoints: Sequence[tuple[int, Any]], sampler: Sampler, reader: Reade
     if out.exists() and not out.is_dir():
         raise ValueError(f"{out}: is a file; give a folder for the walk's log")
     concepts = [str(c) for c in reader.concepts]
-    settings = {"concepts": concepts, "classes": classes, "held_out": held_out, "samples": samples, "seed": seed,
-                "strengths": strengths}
+    settings = {
+        "concepts": concepts,
+        "classes": classes,
+        "held_out": held_out,
+        "samples": samples,
+        "seed": seed,
+        "strengths": strengths,
+    }
     protocols = ["naive"] + ["overprompt"] * bool(strengths)
     done = _resume(out / "walk.json", settings, protocols)
-    doer = _Walk(sampler, reader, samples, seeds or (lambda step, label, stream: seed_for(seed, step, label, stream)))
+    doer = _Walk(
+        sampler,
+        reader,
+        samples,
+        seeds or (lambda step, label, stream: seed_for(seed, step, label, stream)),
+    )
     todo = [(s, c) for s, (_, c) in zip(steps, checkpoints) if s not in done["naive"]]
-    bar = tqdm(todo, desc="checkpoints", unit="ckpt", disable=None if progress is None else not progress, leave=False)
+    bar = tqdm(
+        todo,
+        desc="checkpoints",
+        unit="ckpt",
+        disable=None if progress is None else not progress,
+        leave=False,
+    )
     for step, checkpoint in bar:
-        done["naive"][step] = [doer.read(step, checkpoint, Prompt(label), SCORE) for label in classes]
+        done["naive"][step] = [
+            doer.read(step, checkpoint, Prompt(label), SCORE) for label in classes
+        ]
         if strengths:
-            done["overprompt"][step] = [doer.overprompt(step, checkpoint, label, strengths) for label in held_out]
+            done["overprompt"][step] = [
+                doer.overprompt(step, checkpoint, label, strengths) for label in held_out
+            ]
         _save(out, settings, done, run or out.name)
     if not todo:  # nothing left: the log is rewritten from walk.json alone
         _save(out, settings, done, run or out.name)
@@ -217,23 +305,43 @@ def _resume(path: Path, settings: dict, protocols: list[str]) -> dict[str, dict[
         return done
     doc = read_json(path, "walk file (JSON)", "delete it to start the walk again")
     if not isinstance(doc, dict) or doc.get("settings") != settings:
-        raise ValueError(f"{path}: made with other settings ({(doc or {}).get('settings')!r}); give another folder, "
-                         "or delete it to walk again with these")
+        raise ValueError(
+            f"{path}: made with other settings ({(doc or {}).get('settings')!r}); give another folder, "
+            "or delete it to walk again with these"
+        )
     for protocol in protocols:
         for key, entries in (doc.get("readings", {}).get(protocol) or {}).items():
             try:
-                done[protocol][int(key)] = [Logged.from_json(int(key), label, e) for label, e in entries.items()]
+                done[protocol][int(key)] = [
+                    Logged.from_json(int(key), label, e) for label, e in entries.items()
+                ]
             except (ValueError, AttributeError) as err:
-                raise ValueError(f"{path}: readings[{protocol!r}][{key!r}]: {err}; delete the file to walk again") from None
+                raise ValueError(
+                    f"{path}: readings[{protocol!r}][{key!r}]: {err}; delete the file to walk again"
+                ) from None
     return done
 
 
 def _save(out: Path, settings: dict, done: dict[str, dict[int, list[Logged]]], run: str) -> None:
-    readings = {p: {str(s): {r.label: r.to_json() for r in by_step[s]} for s in sorted(by_step)} for p, by_step in done.items()}
+    readings = {
+        p: {str(s): {r.label: r.to_json() for r in by_step[s]} for s in sorted(by_step)}
+        for p, by_step in done.items()
+    }
     write_json(out / "walk.json", {"settings": settings, "readings": readings})
-    by_protocol = {p: [r for s in sorted(by_step) for r in by_step[s]] for p, by_step in done.items()}
-    found = runlog.trajectories(by_protocol, concepts=settings["concepts"], classes=settings["classes"],
-                                seed=settings["seed"], run=run)
-    meta = {"source": "empirical.walk", "concepts": settings["concepts"], "held_out": settings["held_out"],
-            "walk": settings}
+    by_protocol = {
+        p: [r for s in sorted(by_step) for r in by_step[s]] for p, by_step in done.items()
+    }
+    found = runlog.trajectories(
+        by_protocol,
+        concepts=settings["concepts"],
+        classes=settings["classes"],
+        seed=settings["seed"],
+        run=run,
+    )
+    meta = {
+        "source": "empirical.walk",
+        "concepts": settings["concepts"],
+        "held_out": settings["held_out"],
+        "walk": settings,
+    }
     write_csv(out / "trajectories.csv", found, meta=meta)

@@ -30,19 +30,42 @@ TRAIN, HELD_OUT = ("00", "01", "10"), ("11",)
 
 def make_unet(resolution: int, width: int) -> UNet2DConditionModel:
     """Two levels, one cross-attention block each way; the concept vector is the one token attended to."""
-    return UNet2DConditionModel(sample_size=resolution, in_channels=3, out_channels=3, layers_per_block=1,
-                                block_out_channels=(width, 2 * width), norm_num_groups=8, cross_attention_dim=11,
-                                attention_head_dim=8, down_block_types=("CrossAttnDownBlock2D", "DownBlock2D"),
-                                up_block_types=("UpBlock2D", "CrossAttnUpBlock2D"))
+    return UNet2DConditionModel(
+        sample_size=resolution,
+        in_channels=3,
+        out_channels=3,
+        layers_per_block=1,
+        block_out_channels=(width, 2 * width),
+        norm_num_groups=8,
+        cross_attention_dim=11,
+        attention_head_dim=8,
+        down_block_types=("CrossAttnDownBlock2D", "DownBlock2D"),
+        up_block_types=("UpBlock2D", "CrossAttnUpBlock2D"),
+    )
 
 
-def train(out: Path, data: DataConfig, *, steps: int, every: int, width: int, batch: int = 64, per_class: int = 512,
-          seed: int = 0) -> list[tuple[int, str]]:
+def train(
+    out: Path,
+    data: DataConfig,
+    *,
+    steps: int,
+    every: int,
+    width: int,
+    batch: int = 64,
+    per_class: int = 512,
+    seed: int = 0,
+) -> list[tuple[int, str]]:
     """DDPM training (epsilon prediction, AdamW); returns the kept checkpoints as (step, folder)."""
     torch.manual_seed(seed)
     drawn = sample(data, {label: per_class for label in TRAIN}, seed)
-    x, h = torch.from_numpy(drawn.images) * 2 - 1, torch.from_numpy(drawn.h)  # diffusers' images are in [-1, 1]
-    unet, noise_schedule = make_unet(data.resolution, width), DDPMScheduler(num_train_timesteps=1000)
+    x, h = (
+        torch.from_numpy(drawn.images) * 2 - 1,
+        torch.from_numpy(drawn.h),
+    )  # diffusers' images are in [-1, 1]
+    unet, noise_schedule = (
+        make_unet(data.resolution, width),
+        DDPMScheduler(num_train_timesteps=1000),
+    )
     noise_schedule.save_pretrained(out / "scheduler")
     opt = torch.optim.AdamW(unet.parameters(), lr=1e-3)
     kept, gen, start = [], torch.Generator().manual_seed(seed), time.perf_counter()
@@ -57,7 +80,9 @@ def train(out: Path, data: DataConfig, *, steps: int, every: int, width: int, ba
         rows = torch.randint(0, len(x), (batch,), generator=gen)
         noise = torch.randn(x[rows].shape, generator=gen)
         t = torch.randint(0, noise_schedule.config.num_train_timesteps, (batch,), generator=gen)
-        eps = unet(noise_schedule.add_noise(x[rows], noise, t), t, encoder_hidden_states=h[rows, None]).sample
+        eps = unet(
+            noise_schedule.add_noise(x[rows], noise, t), t, encoder_hidden_states=h[rows, None]
+        ).sample
         loss = torch.nn.functional.mse_loss(eps, noise)
         opt.zero_grad(set_to_none=True)
         loss.backward()
@@ -66,27 +91,64 @@ def train(out: Path, data: DataConfig, *, steps: int, every: int, width: int, ba
 
 
 def main(argv=None) -> Path:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=__doc__,
+    )
     parser.add_argument("out", type=Path)
-    parser.add_argument("--probe", required=True, help="a probe folder of the package (sets the resolution)")
-    parser.add_argument("--steps", type=int, default=1500, help="training steps (default %(default)s)")
-    parser.add_argument("--every", type=int, default=250, help="steps between kept checkpoints (default %(default)s)")
-    parser.add_argument("--width", type=int, default=32, help="channels of the first level (default %(default)s)")
-    parser.add_argument("--samples", type=int, default=32, help="images per class and checkpoint (default %(default)s)")
-    parser.add_argument("--sample-steps", type=int, default=25, help="DDIM steps per image (default %(default)s)")
+    parser.add_argument(
+        "--probe", required=True, help="a probe folder of the package (sets the resolution)"
+    )
+    parser.add_argument(
+        "--steps", type=int, default=1500, help="training steps (default %(default)s)"
+    )
+    parser.add_argument(
+        "--every",
+        type=int,
+        default=250,
+        help="steps between kept checkpoints (default %(default)s)",
+    )
+    parser.add_argument(
+        "--width", type=int, default=32, help="channels of the first level (default %(default)s)"
+    )
+    parser.add_argument(
+        "--samples",
+        type=int,
+        default=32,
+        help="images per class and checkpoint (default %(default)s)",
+    )
+    parser.add_argument(
+        "--sample-steps", type=int, default=25, help="DDIM steps per image (default %(default)s)"
+    )
     args = parser.parse_args(argv)
     if args.steps < 1 or args.every < 1:
         parser.error(f"--steps {args.steps}, --every {args.every}: both must be >= 1")
     reader = ProbeReader(args.probe)
-    data = DataConfig(("color", "size"), {"color": 0.8, "size": 0.4}, resolution=reader.config.resolution)
+    data = DataConfig(
+        ("color", "size"), {"color": 0.8, "size": 0.4}, resolution=reader.config.resolution
+    )
     kept = train(args.out, data, steps=args.steps, every=args.every, width=args.width)
-    sampler = DiffusersSampler(DDIMScheduler.from_pretrained(args.out / "scheduler"), concept_condition(data),
-                               shape=(3, data.resolution, data.resolution), steps=args.sample_steps,
-                               load=UNet2DConditionModel.from_pretrained)
-    log = walk(kept, sampler, reader, args.out / "walk", classes=list(TRAIN + HELD_OUT), held_out=list(HELD_OUT),
-               samples=args.samples, strengths=[1.5, 2, 3])
-    print(f"wrote {log}; next: python -m fitting.turn {args.out / 'walk'}; python -m figures.training {args.out / 'walk'}")
+    sampler = DiffusersSampler(
+        DDIMScheduler.from_pretrained(args.out / "scheduler"),
+        concept_condition(data),
+        shape=(3, data.resolution, data.resolution),
+        steps=args.sample_steps,
+        load=UNet2DConditionModel.from_pretrained,
+    )
+    log = walk(
+        kept,
+        sampler,
+        reader,
+        args.out / "walk",
+        classes=list(TRAIN + HELD_OUT),
+        held_out=list(HELD_OUT),
+        samples=args.samples,
+        strengths=[1.5, 2, 3],
+    )
+    print(
+        f"wrote {log}; next: python -m fitting.turn {args.out / 'walk'}; python -m figures.training {args.out / 'walk'}"
+    )
     return log
 
 

@@ -66,16 +66,23 @@ class PixelReader:
         for i in range(2):
             value = batch.index[:, i]
             m0, m1 = feats[value == 0, i].mean(), feats[value == 1, i].mean()
-            self.mid[i], self.scale[i] = (m0 + m1) / 2, (m1 - m0) / 8  # signed: value 1 on the side of its mean
+            self.mid[i], self.scale[i] = (
+                (m0 + m1) / 2,
+                (m1 - m0) / 8,
+            )  # signed: value 1 on the side of its mean
 
     @staticmethod
     def features(images: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(blueness of the object, the share of the image it covers) per image, and whether an object was found."""
-        border = np.concatenate([images[..., 0, :], images[..., -1, :], images[..., :, 0], images[..., :, -1]], axis=-1)
+        border = np.concatenate(
+            [images[..., 0, :], images[..., -1, :], images[..., :, 0], images[..., :, -1]], axis=-1
+        )
         background = np.median(border, axis=-1)[..., None, None]  # (N, 3, 1, 1)
         mask = np.abs(images - background).max(axis=1) > 0.08  # (N, R, R)
         area = mask.mean(axis=(1, 2))
-        blue_minus_red = ((images[:, 2] - images[:, 0]) * mask).sum(axis=(1, 2)) / np.maximum(mask.sum(axis=(1, 2)), 1)
+        blue_minus_red = ((images[:, 2] - images[:, 0]) * mask).sum(axis=(1, 2)) / np.maximum(
+            mask.sum(axis=(1, 2)), 1
+        )
         return np.stack([blue_minus_red, area], axis=1), area > 0.02
 
     def read(self, images) -> tuple[np.ndarray, np.ndarray]:
@@ -85,15 +92,28 @@ class PixelReader:
 
 def main(out: str = "runs/your-model") -> Path:
     checkpoints = [(step, step) for step in range(0, 6001, 250)]
-    log = walk(checkpoints, StandIn(), PixelReader(CONFIG), out, classes=CLASSES, held_out=["11"], samples=32,
-               strengths=[1.5, 2, 3])
+    log = walk(
+        checkpoints,
+        StandIn(),
+        PixelReader(CONFIG),
+        out,
+        classes=CLASSES,
+        held_out=["11"],
+        samples=32,
+        strengths=[1.5, 2, 3],
+    )
     print(f"wrote {log}")
     from figures.training import main as figure
     from fitting.capability import main as capability
     from fitting.fit import main as fit
     from fitting.turn import main as turn
 
-    for command, argv in ((turn, [out]), (capability, [out]), (fit, [str(log), "--class", "11"]), (figure, [out])):
+    for command, argv in (
+        (turn, [out]),
+        (capability, [out]),
+        (fit, [str(log), "--class", "11"]),
+        (figure, [out]),
+    ):
         if command(argv) != 0:
             raise SystemExit(f"{command.__module__} failed on {out}")
     return log

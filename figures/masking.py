@@ -26,23 +26,38 @@ from theory import cli
 from theory.files import read_json
 from theory.plot import PROTOCOL_COLORS, save, square, subplots
 
-NEEDED = ("p", "class", "concepts", "path", "curves", "first_step", "masked_class", "steps_near_masked_class",
-          "left_masked_class")
+NEEDED = (
+    "p",
+    "class",
+    "concepts",
+    "path",
+    "curves",
+    "first_step",
+    "masked_class",
+    "steps_near_masked_class",
+    "left_masked_class",
+)
 
 
 def load(path: Path) -> list[dict]:
     """The records of a masking.json written by python -m fitting.masking, checked for what the figure needs."""
     path = path / "masking.json" if path.is_dir() else path
     if not path.exists():
-        raise ValueError(f"{path}: no such file; write it with python -m fitting.masking RUN_DIR ... --out {path.parent}")
+        raise ValueError(
+            f"{path}: no such file; write it with python -m fitting.masking RUN_DIR ... --out {path.parent}"
+        )
     doc = read_json(path, "masking.json")
     runs = doc.get("runs") if isinstance(doc, dict) else None
     if not isinstance(runs, list) or not runs or not all(isinstance(r, dict) for r in runs):
-        raise ValueError(f"{path}: not a masking.json written by python -m fitting.masking (no 'runs' records)")
+        raise ValueError(
+            f"{path}: not a masking.json written by python -m fitting.masking (no 'runs' records)"
+        )
     for i, r in enumerate(runs):
         missing = [k for k in NEEDED if k not in r]
         if missing:
-            raise ValueError(f"{path}: runs[{i}] lacks {', '.join(missing)}; rewrite it with python -m fitting.masking")
+            raise ValueError(
+                f"{path}: runs[{i}] lacks {', '.join(missing)}; rewrite it with python -m fitting.masking"
+            )
     return runs
 
 
@@ -66,28 +81,71 @@ def _steps_panel(ax, results: Sequence[dict]) -> None:
     horizon = max(max(r["path"]["step"]) for r in results)
     for key, marker in (("naive", "o"), ("capability", "s")):
         for level, ls in (("80%", "-"), ("50%", ":")):
-            y = np.array([np.nan if r["first_step"].get(key, {}).get(level) is None else r["first_step"][key][level]
-                          for r in results], dtype=float)
+            y = np.array(
+                [
+                    np.nan
+                    if r["first_step"].get(key, {}).get(level) is None
+                    else r["first_step"][key][level]
+                    for r in results
+                ],
+                dtype=float,
+            )
             mfc = "none" if level == "50%" else PROTOCOL_COLORS[key]
-            ax.plot(x, y, marker=marker, ls="none", color=PROTOCOL_COLORS[key], ms=6 if level == "80%" else 4, mfc=mfc)
+            ax.plot(
+                x,
+                y,
+                marker=marker,
+                ls="none",
+                color=PROTOCOL_COLORS[key],
+                ms=6 if level == "80%" else 4,
+                mfc=mfc,
+            )
             at = [y[(px == p) & np.isfinite(y)] for p in ps]
             med = [np.median(v) if v.size else np.nan for v in at]
             ax.plot(ps, med, ls, color=PROTOCOL_COLORS[key], lw=1.2, label=f"{key} {level}")
             never = ~np.isfinite(y)
-            ax.plot(x[never], np.full(never.sum(), horizon * (1.1 if key == "naive" else 1.18)), marker="^" if level == "80%" else "2",
-                    ls="none", color=PROTOCOL_COLORS[key], ms=8)
-    left = np.array([np.nan if r["left_masked_class"] is None else r["left_masked_class"] for r in results], dtype=float)
+            ax.plot(
+                x[never],
+                np.full(never.sum(), horizon * (1.1 if key == "naive" else 1.18)),
+                marker="^" if level == "80%" else "2",
+                ls="none",
+                color=PROTOCOL_COLORS[key],
+                ms=8,
+            )
+    left = np.array(
+        [np.nan if r["left_masked_class"] is None else r["left_masked_class"] for r in results],
+        dtype=float,
+    )
     went = np.array([bool(r["steps_near_masked_class"]) for r in results])
-    ax.plot(x[went], left[went], "D", color="0.45", ms=5, ls="none", label=f"left class {results[0]['masked_class']} for good")
+    ax.plot(
+        x[went],
+        left[went],
+        "D",
+        color="0.45",
+        ms=5,
+        ls="none",
+        label=f"left class {results[0]['masked_class']} for good",
+    )
     stays = went & ~np.isfinite(left)
     ax.plot(x[stays], np.full(stays.sum(), horizon * 1.02), "D", color="0.45", ms=5, mfc="none")
     ax.axhline(horizon, color="0.5", lw=0.7, ls="--")
-    ax.text(min(ps), horizon * 1.02, f"end of training ({horizon:,.0f}); markers above: never", fontsize=7, va="bottom")
-    ax.set(xlabel="masking rate p (share of the masked class's prompts without the masked concept)",
-           ylabel="training step", ylim=(0, horizon * 1.25))
+    ax.text(
+        min(ps),
+        horizon * 1.02,
+        f"end of training ({horizon:,.0f}); markers above: never",
+        fontsize=7,
+        va="bottom",
+    )
+    ax.set(
+        xlabel="masking rate p (share of the masked class's prompts without the masked concept)",
+        ylabel="training step",
+        ylim=(0, horizon * 1.25),
+    )
     ax.grid(alpha=0.25)
     ax.legend(fontsize=7, loc="lower right")
-    ax.set_title("(b) steps to 80% / 50% accuracy, and leaving the masked class, vs p (Fig. 8)", fontsize=10)
+    ax.set_title(
+        "(b) steps to 80% / 50% accuracy, and leaving the masked class, vs p (Fig. 8)", fontsize=10
+    )
 
 
 def draw(results: Sequence[dict], out: Path, *, detail: float) -> Path:
@@ -101,11 +159,27 @@ def draw(results: Sequence[dict], out: Path, *, detail: float) -> Path:
         z = np.array(r["path"]["z"])
         color = cmap(0.9 * r["p"])
         ls = SEED_STYLES[index[r.get("seed")] % len(SEED_STYLES)]
-        axes[0].plot(z[:, 0], z[:, 1], ls, color=color, lw=1.4, label=None if r["p"] in labelled else f"p = {r['p']:g}")
+        axes[0].plot(
+            z[:, 0],
+            z[:, 1],
+            ls,
+            color=color,
+            lw=1.4,
+            label=None if r["p"] in labelled else f"p = {r['p']:g}",
+        )
         axes[0].plot(*z[-1], "o", color=color, ms=6, mec="k")
         labelled.add(r["p"])
-    seeds = "" if len(index) < 2 else "; seeds " + ", ".join(f"{s} {SEED_STYLES[i % len(SEED_STYLES)]}" for s, i in index.items())
-    square(axes[0], results[0]["concepts"], f"(a) class {results[0]['class']}, naive prompting (Fig. 9a){seeds}")
+    seeds = (
+        ""
+        if len(index) < 2
+        else "; seeds "
+        + ", ".join(f"{s} {SEED_STYLES[i % len(SEED_STYLES)]}" for s, i in index.items())
+    )
+    square(
+        axes[0],
+        results[0]["concepts"],
+        f"(a) class {results[0]['class']}, naive prompting (Fig. 9a){seeds}",
+    )
     axes[0].legend(fontsize=7, loc="upper right")
     _steps_panel(axes[1], results)
     p_near = min({r["p"] for r in results}, key=lambda p: abs(p - detail))
@@ -116,9 +190,22 @@ def draw(results: Sequence[dict], out: Path, *, detail: float) -> Path:
             cur = r["curves"].get(key)
             if cur is not None:
                 name = key if key != "capability" else "best protocol"
-                axes[2].plot(np.maximum(cur["step"], 1), cur["accuracy"], marker="o", ms=2.5, color=PROTOCOL_COLORS[key],
-                             ls=ls, lw=1.2 if key != "capability" else 0.9, label=name if r is detail_runs[0] else None)
-    axes[2].set(xscale="log", xlabel="training step", ylabel=f"joint accuracy of class {results[0]['class']}", ylim=(-0.02, 1.02))
+                axes[2].plot(
+                    np.maximum(cur["step"], 1),
+                    cur["accuracy"],
+                    marker="o",
+                    ms=2.5,
+                    color=PROTOCOL_COLORS[key],
+                    ls=ls,
+                    lw=1.2 if key != "capability" else 0.9,
+                    label=name if r is detail_runs[0] else None,
+                )
+    axes[2].set(
+        xscale="log",
+        xlabel="training step",
+        ylabel=f"joint accuracy of class {results[0]['class']}",
+        ylim=(-0.02, 1.02),
+    )
     axes[2].grid(alpha=0.25)
     axes[2].legend(fontsize=8, loc="upper left")
     axes[2].set_title(f"(c) naive vs overprompt at p = {p_near:g} (Fig. 10)", fontsize=10)
@@ -130,9 +217,20 @@ def draw(results: Sequence[dict], out: Path, *, detail: float) -> Path:
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m figures.masking``: see the module docstring."""
     parser = cli.parser("figures.masking", __doc__)
-    parser.add_argument("analysis", type=Path, help="masking.json (or its folder), written by python -m fitting.masking")
-    parser.add_argument("--detail", type=float, default=0.5, help="p of panel (c): the run nearest it (default 0.5)")
-    parser.add_argument("--out", type=Path, default=None, help="folder for masking.png, or a .png, .pdf or .svg path (default: masking.json's folder)")
+    parser.add_argument(
+        "analysis",
+        type=Path,
+        help="masking.json (or its folder), written by python -m fitting.masking",
+    )
+    parser.add_argument(
+        "--detail", type=float, default=0.5, help="p of panel (c): the run nearest it (default 0.5)"
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="folder for masking.png, or a .png, .pdf or .svg path (default: masking.json's folder)",
+    )
     args = parser.parse_args(argv)
     if not 0 <= args.detail <= 1:
         raise ValueError(f"--detail {args.detail}: a masking rate in [0, 1]")

@@ -38,7 +38,13 @@ from theory.plot import save, square, subplots
 from theory.trajectory import read_csv
 
 CONCEPT_COLORS = ("tab:red", "tab:green", "tab:blue")
-CORNER_COLORS = {"00": "tab:red", "01": "tab:orange", "10": "tab:purple", "11": "tab:blue", "unreadable": "0.82"}
+CORNER_COLORS = {
+    "00": "tab:red",
+    "01": "tab:orange",
+    "10": "tab:purple",
+    "11": "tab:blue",
+    "unreadable": "0.82",
+}
 
 
 def read_study(path: Path) -> dict:
@@ -54,9 +60,20 @@ def learning_figure(doc: dict, out: Path) -> Path:
     label = doc["held_out"][0]
     fig, axes = subplots(1, 2, figsize=(12.4, 4.8), sharey=True)
     concepts = list(doc["runs"][0]["learning"])
-    panels = ((axes[0], lambda r: r["learning"], lambda lev, c: lev["learned_step"][c], "the training classes"),
-              (axes[1], lambda r: r["held_out"][label]["learning"], lambda lev, c: lev["held_learned_step"][label][c],
-               f"class {label}, held out (the paper's measure)"))
+    panels = (
+        (
+            axes[0],
+            lambda r: r["learning"],
+            lambda lev, c: lev["learned_step"][c],
+            "the training classes",
+        ),
+        (
+            axes[1],
+            lambda r: r["held_out"][label]["learning"],
+            lambda lev, c: lev["held_learned_step"][label][c],
+            f"class {label}, held out (the paper's measure)",
+        ),
+    )
     for ax, records, levels, title in panels:
         for color, concept in zip(CONCEPT_COLORS, concepts):
             for r in doc["runs"]:
@@ -65,18 +82,36 @@ def learning_figure(doc: dict, out: Path) -> Path:
                     ax.plot(x, rec["learned_step"], "o", color=color, alpha=0.55, ms=6)
                 else:
                     ax.plot(x, rec["censored_at"], "^", mfc="none", color=color, ms=8)
-            med = [(lev["signal"][concept], levels(lev, concept)["median"]) for lev in doc["levels"]]
+            med = [
+                (lev["signal"][concept], levels(lev, concept)["median"]) for lev in doc["levels"]
+            ]
             med = [(x, y) for x, y in med if y is not None]
             if med:
-                ax.plot(*zip(*med), "-", color=color, lw=1.5, label=f"{concept}: median of the seeds")
+                ax.plot(
+                    *zip(*med), "-", color=color, lw=1.5, label=f"{concept}: median of the seeds"
+                )
             if ax is axes[0]:
-                fit = [(lev["signal"][concept], lev["learned_fit"][concept]["median"]) for lev in doc["levels"]]
+                fit = [
+                    (lev["signal"][concept], lev["learned_fit"][concept]["median"])
+                    for lev in doc["levels"]
+                ]
                 fit = [(x, y) for x, y in fit if y is not None]
                 if fit:
-                    ax.plot(*zip(*fit), "--", color=color, lw=1.2, label=f"{concept}: fitted sigmoid, median")
-        ax.plot([], [], "^", mfc="none", color="k", label="not learned within the run (lower bound)")
-        ax.set(xscale="log", xlabel="concept signal (pixel MSE between the classes that differ in the concept)",
-               title=f"{title}, swept: {doc['by']}")
+                    ax.plot(
+                        *zip(*fit),
+                        "--",
+                        color=color,
+                        lw=1.2,
+                        label=f"{concept}: fitted sigmoid, median",
+                    )
+        ax.plot(
+            [], [], "^", mfc="none", color="k", label="not learned within the run (lower bound)"
+        )
+        ax.set(
+            xscale="log",
+            xlabel="concept signal (pixel MSE between the classes that differ in the concept)",
+            title=f"{title}, swept: {doc['by']}",
+        )
         ax.grid(alpha=0.25, which="both")
         ax.legend(fontsize=7)
     axes[0].set_ylabel("step the concept is learned (80% of readable samples)")
@@ -87,31 +122,57 @@ def learning_figure(doc: dict, out: Path) -> Path:
 def timing_figure(doc: dict, out: Path) -> Path:
     """timing.png: capability step against behavior step per run, censored times as arrows (see the module docstring)."""
     label, by = doc["held_out"][0], doc["by"]
-    runs = [r for r in doc["runs"] if r["held_out"].get(label, {}).get("capability_unbiased") is not None]
+    runs = [
+        r
+        for r in doc["runs"]
+        if r["held_out"].get(label, {}).get("capability_unbiased") is not None
+    ]
     fig, ax = subplots(figsize=(5.6, 5.0))
     if not runs:
         ax.set_axis_off()
-        ax.text(0.5, 0.5, "no run of this sweep was elicited yet\n(python -m empirical.elicit RUN, or --then elicit)",
-                ha="center", va="center", transform=ax.transAxes)
+        ax.text(
+            0.5,
+            0.5,
+            "no run of this sweep was elicited yet\n(python -m empirical.elicit RUN, or --then elicit)",
+            ha="center",
+            va="center",
+            transform=ax.transAxes,
+        )
         return save(fig, out)
     values = [r[by] for r in doc["runs"]]
-    mapper = ScalarMappable(norm=Normalize(min(values), max(values) if max(values) > min(values) else min(values) + 1),
-                            cmap="viridis")
+    mapper = ScalarMappable(
+        norm=Normalize(min(values), max(values) if max(values) > min(values) else min(values) + 1),
+        cmap="viridis",
+    )
     top = max(r["held_out"][label]["last_step"] for r in runs)
     for r in runs:
         h = r["held_out"][label]
-        x = h["capability_step"] if h["capability_step"] is not None else h["capability_censored_at"]
+        x = (
+            h["capability_step"]
+            if h["capability_step"] is not None
+            else h["capability_censored_at"]
+        )
         y = h["behavior_step"] if h["behavior_step"] is not None else h["behavior_censored_at"]
         color = mapper.to_rgba(r[by])
-        ax.plot(x, y, "o", color=color, ms=7, mfc=color if h["behavior_step"] is not None else "none")
+        ax.plot(
+            x, y, "o", color=color, ms=7, mfc=color if h["behavior_step"] is not None else "none"
+        )
         if h["behavior_step"] is None:
-            ax.annotate("", (x, y + 0.08 * top), (x, y), arrowprops={"arrowstyle": "->", "color": color})
+            ax.annotate(
+                "", (x, y + 0.08 * top), (x, y), arrowprops={"arrowstyle": "->", "color": color}
+            )
         if h["capability_step"] is None:
-            ax.annotate("", (x + 0.08 * top, y), (x, y), arrowprops={"arrowstyle": "->", "color": color})
+            ax.annotate(
+                "", (x + 0.08 * top, y), (x, y), arrowprops={"arrowstyle": "->", "color": color}
+            )
     ax.plot([0, top], [0, top], ":", color="0.5", label="behavior = capability")
-    ax.set(xlim=(0, 1.12 * top), ylim=(0, 1.12 * top), xlabel=f"capability step (class {label} elicited, 50%)",
-           ylabel=f"behavior step (class {label} under naive prompting, 50%)",
-           title="Capability vs behavior (arrows: not within the run)")
+    ax.set(
+        xlim=(0, 1.12 * top),
+        ylim=(0, 1.12 * top),
+        xlabel=f"capability step (class {label} elicited, 50%)",
+        ylabel=f"behavior step (class {label} under naive prompting, 50%)",
+        title="Capability vs behavior (arrows: not within the run)",
+    )
     fig.colorbar(mapper, ax=ax, label=by)
     ax.legend(fontsize=8, loc="upper left")
     ax.grid(alpha=0.25)
@@ -126,8 +187,13 @@ def held_out_figure(doc: dict, log: Path, out: Path) -> Path:
     seeds = sorted({r["seed"] for r in doc["runs"]})
     values = [r[by] for r in doc["runs"]]
     norm = Normalize(min(values), max(values) if max(values) > min(values) else min(values) + 1)
-    fig, axes = subplots(2, len(seeds), figsize=(4.4 * len(seeds), 7.6), squeeze=False,
-                         gridspec_kw={"height_ratios": [1.3, 0.7]})
+    fig, axes = subplots(
+        2,
+        len(seeds),
+        figsize=(4.4 * len(seeds), 7.6),
+        squeeze=False,
+        gridspec_kw={"height_ratios": [1.3, 0.7]},
+    )
     for col, seed in enumerate(seeds):
         top, bottom = axes[0, col], axes[1, col]
         runs = sorted((r for r in doc["runs"] if r["seed"] == seed), key=lambda r: r[by])
@@ -135,28 +201,49 @@ def held_out_figure(doc: dict, log: Path, out: Path) -> Path:
         for r in runs:
             t = trajectories.get(r["run"])
             if t is None:
-                raise ValueError(f"{log}: run {r['run']!r} of study.json has no naive trajectory of class {label}")
+                raise ValueError(
+                    f"{log}: run {r['run']!r} of study.json has no naive trajectory of class {label}"
+                )
             concepts = t.concepts
             color = "viridis"
             path = t.with_points() if not t.missing.all() else None
             if path is not None:
                 c = ScalarMappable(norm=norm, cmap=color).to_rgba(r[by])
-                top.plot(path.z[:, 0], path.z[:, 1], "-o", color=c, ms=2.5, lw=1.4, label=f"{by} {r[by]:g}")
+                top.plot(
+                    path.z[:, 0],
+                    path.z[:, 1],
+                    "-o",
+                    color=c,
+                    ms=2.5,
+                    lw=1.4,
+                    label=f"{by} {r[by]:g}",
+                )
             turn = r["held_out"].get(label, {})
             if turn.get("turn_step") is not None:
                 top.plot(*turn["turn_point"], "k*", ms=11, zorder=5)
         square(top, concepts or ("", ""), f"seed {seed}: class {label} (naive)")
         top.legend(fontsize=7, loc="lower right")
-        corners = sorted({k for r in runs for k in r["held_out"].get(label, {}).get("final_shares", {})},
-                         key=lambda k: (k == "unreadable", k))
+        corners = sorted(
+            {k for r in runs for k in r["held_out"].get(label, {}).get("final_shares", {})},
+            key=lambda k: (k == "unreadable", k),
+        )
         left = np.zeros(len(runs))
         for corner in corners:
             widths = np.array([r["held_out"][label]["final_shares"].get(corner, 0.0) for r in runs])
-            bottom.barh(range(len(runs)), widths, left=left, color=CORNER_COLORS.get(corner, "0.5"),
-                        label=corner if corner == "unreadable" else f"read as {corner}")
+            bottom.barh(
+                range(len(runs)),
+                widths,
+                left=left,
+                color=CORNER_COLORS.get(corner, "0.5"),
+                label=corner if corner == "unreadable" else f"read as {corner}",
+            )
             left += widths
-        bottom.set(yticks=range(len(runs)), yticklabels=[f"{by} {r[by]:g}" for r in runs], xlim=(0, 1),
-                   xlabel=f"share of class {label}'s samples, last checkpoint")
+        bottom.set(
+            yticks=range(len(runs)),
+            yticklabels=[f"{by} {r[by]:g}" for r in runs],
+            xlim=(0, 1),
+            xlabel=f"share of class {label}'s samples, last checkpoint",
+        )
         bottom.legend(fontsize=6, ncol=3, loc="upper center", bbox_to_anchor=(0.5, -0.28))
     fig.tight_layout()
     return save(fig, out)
@@ -166,9 +253,15 @@ def held_out_figure(doc: dict, log: Path, out: Path) -> Path:
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m figures.study``: see the module docstring."""
     parser = cli.parser("figures.study", __doc__)
-    parser.add_argument("sweep", type=Path, help="a collected sweep folder with study.json (python -m fitting.study)")
+    parser.add_argument(
+        "sweep",
+        type=Path,
+        help="a collected sweep folder with study.json (python -m fitting.study)",
+    )
     parser.add_argument("--study", type=Path, help="the study's JSON (default SWEEP/study.json)")
-    parser.add_argument("--out", type=Path, help="folder for the figures (default: the sweep folder)")
+    parser.add_argument(
+        "--out", type=Path, help="folder for the figures (default: the sweep folder)"
+    )
     args = parser.parse_args(argv)
     if args.out is not None:
         cli.output_dir(args.out, "--out")
@@ -179,8 +272,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise ValueError(f"{path}: not found; run python -m fitting.study {args.sweep} first")
     doc = read_study(path)
     out = cli.output_dir(args.out or args.sweep, "--out")
-    written = [learning_figure(doc, out / "learning.png"), timing_figure(doc, out / "timing.png"),
-               held_out_figure(doc, args.sweep / "sweep.csv", out / "held_out.png")]
+    written = [
+        learning_figure(doc, out / "learning.png"),
+        timing_figure(doc, out / "timing.png"),
+        held_out_figure(doc, args.sweep / "sweep.csv", out / "held_out.png"),
+    ]
     print("wrote " + ", ".join(map(str, written)))
     return 0
 

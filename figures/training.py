@@ -36,16 +36,23 @@ def saved_turns(log: Path) -> dict[tuple[str, str], dict]:
         return {}
     doc = read_json(path, "turn.json")
     turns = doc.get("turns") if isinstance(doc, dict) else None
-    if not isinstance(turns, list) or not all(isinstance(t, dict) and {"class", "protocol", "turn_step", "turn_point"} <= set(t)
-                                              for t in turns):
+    if not isinstance(turns, list) or not all(
+        isinstance(t, dict) and {"class", "protocol", "turn_step", "turn_point"} <= set(t)
+        for t in turns
+    ):
         raise ValueError(f"{path}: not a turn.json written by python -m fitting.turn; rewrite it")
     return {(t["class"], t["protocol"]): t for t in turns}
 
 
 def draw(runs: Sequence[Path], out: Path, *, protocol: str = "naive") -> Path:
     """concept_space.png: one column per run, paths on top, accuracies below."""
-    fig, axes = subplots(3, len(runs), figsize=(4.6 * len(runs), 10.2), squeeze=False,
-                         gridspec_kw={"height_ratios": [1.25, 1, 0.55]})
+    fig, axes = subplots(
+        3,
+        len(runs),
+        figsize=(4.6 * len(runs), 10.2),
+        squeeze=False,
+        gridspec_kw={"height_ratios": [1.25, 1, 0.55]},
+    )
     for col, run in enumerate(runs):
         log = run_log(Path(run))
         trajectories = [t for t in read_csv(log) if t.protocol == protocol]
@@ -61,22 +68,61 @@ def draw(runs: Sequence[Path], out: Path, *, protocol: str = "naive") -> Path:
         for t in trajectories:
             color = CLASS_COLORS.get(t.label, "k")
             thick = t.label in held
-            path = t.with_points() if not t.missing.all() else None  # no point where nothing was readable
+            path = (
+                t.with_points() if not t.missing.all() else None
+            )  # no point where nothing was readable
             if path is not None:
-                top.plot(path.z[:, 0], path.z[:, 1], "-", color=color, lw=2.2 if thick else 1, alpha=1 if thick else 0.6,
-                         label=f"{t.label}{' (held out)' if thick else ''}")
-                top.scatter(path.z[:, 0], path.z[:, 1], c=np.maximum(path.step, 1), cmap="viridis", norm=norm,
-                                 s=14 if thick else 6, zorder=3)
+                top.plot(
+                    path.z[:, 0],
+                    path.z[:, 1],
+                    "-",
+                    color=color,
+                    lw=2.2 if thick else 1,
+                    alpha=1 if thick else 0.6,
+                    label=f"{t.label}{' (held out)' if thick else ''}",
+                )
+                top.scatter(
+                    path.z[:, 0],
+                    path.z[:, 1],
+                    c=np.maximum(path.step, 1),
+                    cmap="viridis",
+                    norm=norm,
+                    s=14 if thick else 6,
+                    zorder=3,
+                )
             turn = turns.get((t.label, protocol)) if thick else None
             if turn is not None and turn["turn_step"] is not None:
-                top.plot(*turn["turn_point"], "k*", ms=13, zorder=5, label=f"turn ≈ step {turn['turn_step']:.0f}")
+                top.plot(
+                    *turn["turn_point"],
+                    "k*",
+                    ms=13,
+                    zorder=5,
+                    label=f"turn ≈ step {turn['turn_step']:.0f}",
+                )
             if t.accuracy is not None:
-                bottom.plot(np.maximum(t.step, 1), t.accuracy, "-o", color=color, ms=2.5, lw=2 if thick else 1, label=t.label)
-        title = Path(run).name + ("\n" + ", ".join(f"Δ{c} {v:g}" for c, v in sep.items()) if sep else "")
+                bottom.plot(
+                    np.maximum(t.step, 1),
+                    t.accuracy,
+                    "-o",
+                    color=color,
+                    ms=2.5,
+                    lw=2 if thick else 1,
+                    label=t.label,
+                )
+        title = Path(run).name + (
+            "\n" + ", ".join(f"Δ{c} {v:g}" for c, v in sep.items()) if sep else ""
+        )
         square(top, trajectories[0].concepts, title)
         top.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=3)
-        fig.colorbar(ScalarMappable(norm=norm, cmap="viridis"), ax=top, shrink=0.8, label="training step")
-        bottom.set(xscale="log", xlabel="training step", ylabel=f"joint accuracy ({protocol})", ylim=(-0.02, 1.02))
+        fig.colorbar(
+            ScalarMappable(norm=norm, cmap="viridis"), ax=top, shrink=0.8, label="training step"
+        )
+        bottom.set(
+            xscale="log",
+            xlabel="training step",
+            ylabel=f"joint accuracy ({protocol})",
+            ylim=(-0.02, 1.02),
+        )
         bottom.grid(alpha=0.25)
         bottom.legend(fontsize=7)
         shares_strip(strip, [t for t in trajectories if t.label in held])
@@ -89,15 +135,30 @@ def shares_strip(ax, held: Sequence) -> None:
     shares = held[0].shares() if held else {}
     if not shares:
         ax.set_axis_off()
-        ax.text(0.5, 0.5, "no share columns in this log (logged before readings were kept per sample)",
-                ha="center", va="center", fontsize=7, transform=ax.transAxes)
+        ax.text(
+            0.5,
+            0.5,
+            "no share columns in this log (logged before readings were kept per sample)",
+            ha="center",
+            va="center",
+            fontsize=7,
+            transform=ax.transAxes,
+        )
         return
     t = held[0]
-    keys = sorted(k for k in shares if k != "unreadable") + ["unreadable"] * ("unreadable" in shares)
-    ax.stackplot(np.maximum(t.step, 1), *[np.nan_to_num(shares[k]) for k in keys], step="post",
-                 colors=[CLASS_COLORS.get(k, "0.75") if k != "unreadable" else "0.82" for k in keys],
-                 labels=[f"read as {k}" if k != "unreadable" else "unreadable" for k in keys])
-    ax.set(xscale="log", xlabel="training step", ylabel=f"class {t.label}:\nshare read as", ylim=(0, 1))
+    keys = sorted(k for k in shares if k != "unreadable") + ["unreadable"] * (
+        "unreadable" in shares
+    )
+    ax.stackplot(
+        np.maximum(t.step, 1),
+        *[np.nan_to_num(shares[k]) for k in keys],
+        step="post",
+        colors=[CLASS_COLORS.get(k, "0.75") if k != "unreadable" else "0.82" for k in keys],
+        labels=[f"read as {k}" if k != "unreadable" else "unreadable" for k in keys],
+    )
+    ax.set(
+        xscale="log", xlabel="training step", ylabel=f"class {t.label}:\nshare read as", ylim=(0, 1)
+    )
     ax.legend(fontsize=6, ncol=len(keys), loc="upper center", bbox_to_anchor=(0.5, -0.35))
 
 
@@ -105,21 +166,33 @@ def shares_strip(ax, held: Sequence) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m figures.training``: see the module docstring."""
     parser = cli.parser("figures.training", __doc__)
-    parser.add_argument("runs", nargs="+", type=Path, help="run folders (or their trajectories.csv)")
-    parser.add_argument("--out", type=Path, default=None,
-                        help="folder to write concept_space.png in, or a .png, .pdf or .svg path (default: the first run's folder)")
-    parser.add_argument("--protocol", default="naive", help="which protocol's rows to draw (default naive)")
+    parser.add_argument(
+        "runs", nargs="+", type=Path, help="run folders (or their trajectories.csv)"
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="folder to write concept_space.png in, or a .png, .pdf or .svg path (default: the first run's folder)",
+    )
+    parser.add_argument(
+        "--protocol", default="naive", help="which protocol's rows to draw (default naive)"
+    )
     args = parser.parse_args(argv)
     out = cli.figure_path(args.out or run_log(args.runs[0]).parent, "concept_space.png")
     if cli.checking(args):
         return 0
     for run in args.runs:
         if not run_log(run).exists():
-            raise ValueError(f"{run_log(run)}: no trajectory log here (train with python -m empirical.train)")
+            raise ValueError(
+                f"{run_log(run)}: no trajectory log here (train with python -m empirical.train)"
+            )
     path = draw(args.runs, out, protocol=args.protocol)
     unmarked = [str(run) for run in args.runs if not (run_log(run).parent / "turn.json").exists()]
     if unmarked:
-        print(f"no turn.json in {', '.join(unmarked)}: python -m fitting.turn {' '.join(unmarked)} marks the held-out turn")
+        print(
+            f"no turn.json in {', '.join(unmarked)}: python -m fitting.turn {' '.join(unmarked)} marks the held-out turn"
+        )
     print(f"wrote {path}")
     return 0
 

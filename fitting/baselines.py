@@ -23,7 +23,9 @@ from numpy.typing import NDArray
 
 from theory.trajectory import Trajectory
 
-RANK_TOL = 0.25  # principal directions with less spread than this fraction of the largest are ignored
+RANK_TOL = (
+    0.25  # principal directions with less spread than this fraction of the largest are ignored
+)
 
 
 @dataclass(frozen=True)
@@ -48,9 +50,15 @@ def resample(traj: Trajectory, steps: NDArray) -> NDArray:
     return out
 
 
-def references(trajectories: Sequence[Trajectory], features: NDArray, steps: NDArray) -> list[Reference]:
+def references(
+    trajectories: Sequence[Trajectory], features: NDArray, steps: NDArray
+) -> list[Reference]:
     """Training runs grouped by features (equal up to 1e-9), each group's mean path at ``steps``."""
-    paths = np.stack([resample(t, steps) for t in trajectories]) if len(trajectories) else np.empty((0, len(steps), 0))
+    paths = (
+        np.stack([resample(t, steps) for t in trajectories])
+        if len(trajectories)
+        else np.empty((0, len(steps), 0))
+    )
     return group(paths, features, tuple(t.run for t in trajectories))
 
 
@@ -63,14 +71,18 @@ def group(paths: NDArray, features: NDArray, runs: Sequence[str]) -> list[Refere
         groups.setdefault(tuple(np.round(row, 9)), []).append(r)
     out = []
     for key, rows in groups.items():
-        with warnings.catch_warnings():  # an all-NaN column (no run located there) is a legitimate NaN
+        with (
+            warnings.catch_warnings()
+        ):  # an all-NaN column (no run located there) is a legitimate NaN
             warnings.simplefilter("ignore", RuntimeWarning)
             mean = np.nanmean(paths[rows], axis=0)
         out.append(Reference(np.array(key), mean, tuple(runs[r] for r in rows)))
     return out
 
 
-def interpolation(refs: Sequence[Reference], f_new: NDArray) -> tuple[NDArray | None, tuple[str, ...], str | None]:
+def interpolation(
+    refs: Sequence[Reference], f_new: NDArray
+) -> tuple[NDArray | None, tuple[str, ...], str | None]:
     """(path, runs used, why not): the linear interpolation at the features ``f_new``, or None with the reason."""
     if len(refs) < 2:
         return None, (), "fewer than two distinct training covariates"

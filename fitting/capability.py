@@ -30,14 +30,15 @@ from theory.files import write_json
 from theory.trajectory import Trajectory, read_csv, run_log
 
 
-
 def _column(t: Trajectory, name: str, ok: np.ndarray) -> np.ndarray | None:
     if name not in t.extra:
         return None
     return np.array([float(v) if v else np.nan for v in t.extra[name]])[ok]
 
 
-def curves(trajectories: Sequence[Trajectory], label: str) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+def curves(
+    trajectories: Sequence[Trajectory], label: str
+) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """protocol -> (steps, accuracy) for one class, plus 'capability' (see :func:`capability`)."""
     out = {}
     for t in trajectories:
@@ -50,7 +51,9 @@ def curves(trajectories: Sequence[Trajectory], label: str) -> dict[str, tuple[np
     return out
 
 
-def capability(trajectories: Sequence[Trajectory], label: str) -> tuple[np.ndarray, np.ndarray, list[str], bool] | None:
+def capability(
+    trajectories: Sequence[Trajectory], label: str
+) -> tuple[np.ndarray, np.ndarray, list[str], bool] | None:
     """(steps, accuracy, protocol chosen per step, unbiased) of a class's capability, or None when never elicited.
 
     On the steps every elicitation protocol logged: when each protocol kept the accuracy of its chosen setting on
@@ -63,7 +66,11 @@ def capability(trajectories: Sequence[Trajectory], label: str) -> tuple[np.ndarr
     for t in trajectories:
         if t.label == label and t.protocol != "naive" and t.accuracy is not None:
             ok = ~np.isnan(t.accuracy)
-            found[t.protocol] = (t.step[ok].astype(float), t.accuracy[ok], _column(t, "selection_accuracy", ok))
+            found[t.protocol] = (
+                t.step[ok].astype(float),
+                t.accuracy[ok],
+                _column(t, "selection_accuracy", ok),
+            )
     if not found:
         return None
     common = sorted(set.intersection(*(set(v[0].tolist()) for v in found.values())))
@@ -72,7 +79,11 @@ def capability(trajectories: Sequence[Trajectory], label: str) -> tuple[np.ndarr
     names = sorted(found)
     score = np.array([np.interp(common, *found[p][:2]) for p in names])
     unbiased = all(v[2] is not None and not np.isnan(v[2]).any() for v in found.values())
-    chooser = np.array([np.interp(common, found[p][0], found[p][2]) for p in names]) if unbiased else score
+    chooser = (
+        np.array([np.interp(common, found[p][0], found[p][2]) for p in names])
+        if unbiased
+        else score
+    )
     pick = np.argmax(chooser, axis=0)
     return np.array(common), score[pick, np.arange(len(common))], [names[i] for i in pick], unbiased
 
@@ -107,9 +118,16 @@ def control(trajectories: Sequence[Trajectory], held_out: str, persist: int) -> 
         unread = naive.shares().get("unreadable")
         readable = None
         if unread is not None and not np.isnan(unread).all():
-            readable = threshold_step(naive.step.astype(float), 1 - np.nan_to_num(unread, nan=1.0), 0.95, persist=persist)
-        out[label] = {"readable_step": readable, "first_step": thresholds(c, persist),
-                      "curves": {p: {"step": st.tolist(), "accuracy": a.tolist()} for p, (st, a) in c.items()}}
+            readable = threshold_step(
+                naive.step.astype(float), 1 - np.nan_to_num(unread, nan=1.0), 0.95, persist=persist
+            )
+        out[label] = {
+            "readable_step": readable,
+            "first_step": thresholds(c, persist),
+            "curves": {
+                p: {"step": st.tolist(), "accuracy": a.tolist()} for p, (st, a) in c.items()
+            },
+        }
     naive80 = [v["first_step"]["naive"]["80%"] for v in out.values()]
     learned = max(naive80) if naive80 and None not in naive80 else None
     return {"classes": out, "learned_step": learned}
@@ -117,12 +135,18 @@ def control(trajectories: Sequence[Trajectory], held_out: str, persist: int) -> 
 
 def thresholds(curve: dict, persist: int) -> dict[str, dict[str, float | None]]:
     """protocol -> level -> the first step the curve holds it for ``persist`` checkpoints (None: never)."""
-    return {p: {f"{int(lv * 100)}%": threshold_step(s, a, lv, persist=persist) for lv in LEVELS} for p, (s, a) in curve.items()}
+    return {
+        p: {f"{int(lv * 100)}%": threshold_step(s, a, lv, persist=persist) for lv in LEVELS}
+        for p, (s, a) in curve.items()
+    }
 
 
 def settled(curve: dict) -> dict[str, dict[str, float | None]]:
     """protocol -> level -> the step from which the curve stays at or above it (None: never)."""
-    return {p: {f"{int(lv * 100)}%": settled_step(s, a, lv) for lv in LEVELS} for p, (s, a) in curve.items()}
+    return {
+        p: {f"{int(lv * 100)}%": settled_step(s, a, lv) for lv in LEVELS}
+        for p, (s, a) in curve.items()
+    }
 
 
 def behavior_lags(th: dict) -> dict[str, float | None]:
@@ -147,16 +171,27 @@ def analyse_run(run: Path, label: str, persist: int) -> dict:
         raise ValueError(f"{log}: no naive accuracy for class {label!r}")
     if len(c) == 1:
         logged = sorted({t.protocol for t in trajectories if t.label == label})
-        raise ValueError(f"{log}: class {label!r} was never elicited (protocols logged: {', '.join(logged)}); "
-                         f"run python -m empirical.elicit {Path(run)} first, so capability is measured, not assumed absent")
+        raise ValueError(
+            f"{log}: class {label!r} was never elicited (protocols logged: {', '.join(logged)}); "
+            f"run python -m empirical.elicit {Path(run)} first, so capability is measured, not assumed absent"
+        )
     th, st = thresholds(c, persist), settled(c)
     cap = capability(trajectories, label)
-    return {"run": str(run), "class": label, "persist": persist, "protocols": sorted(p for p in c if p != "capability"),
-            "capability_unbiased": None if cap is None else cap[3], "capability_protocol": [] if cap is None else cap[2],
-            "first_step": th, "lag_behavior_minus_capability": behavior_lags(th),
-            "settled_step": st, "settled_lag_behavior_minus_capability": behavior_lags(st),
-            "curves": {p: {"step": s.tolist(), "accuracy": a.tolist()} for p, (s, a) in c.items()},
-            "intervals": intervals(trajectories, label), "control": control(trajectories, label, persist)}
+    return {
+        "run": str(run),
+        "class": label,
+        "persist": persist,
+        "protocols": sorted(p for p in c if p != "capability"),
+        "capability_unbiased": None if cap is None else cap[3],
+        "capability_protocol": [] if cap is None else cap[2],
+        "first_step": th,
+        "lag_behavior_minus_capability": behavior_lags(th),
+        "settled_step": st,
+        "settled_lag_behavior_minus_capability": behavior_lags(st),
+        "curves": {p: {"step": s.tolist(), "accuracy": a.tolist()} for p, (s, a) in c.items()},
+        "intervals": intervals(trajectories, label),
+        "control": control(trajectories, label, persist),
+    }
 
 
 def mean_curves(results: Sequence[dict]) -> dict[str, dict[str, list]]:
@@ -177,39 +212,88 @@ def figure(results: Sequence[dict], means: dict[str, dict[str, list]], path: Pat
     from theory.plot import save, subplots
 
     fig, ax = subplots(figsize=(6.4, 4.2))
-    protocols = sorted({p for r in results for p in r["curves"]}, key=lambda p: list(COLORS).index(p) if p in COLORS else 99)
+    protocols = sorted(
+        {p for r in results for p in r["curves"]},
+        key=lambda p: list(COLORS).index(p) if p in COLORS else 99,
+    )
     for p in protocols:
         runs = [r["curves"][p] for r in results if p in r["curves"]]
         for cur in runs:
-            ax.plot(np.maximum(cur["step"], 1), cur["accuracy"], color=COLORS.get(p, "0.5"), lw=0.7, alpha=0.45)
+            ax.plot(
+                np.maximum(cur["step"], 1),
+                cur["accuracy"],
+                color=COLORS.get(p, "0.5"),
+                lw=0.7,
+                alpha=0.45,
+            )
         if p in means:
             grid, mean = means[p]["step"], means[p]["accuracy"]
-            ax.plot(np.maximum(grid, 1), mean, color=COLORS.get(p, "0.5"), lw=2.4 if p in ("naive", "capability") else 1.4,
-                    ls="--" if p == "capability" else "-", zorder=5 if p == "capability" else 3,
-                    label=f"{p} (mean of {len(runs)})" if len(runs) > 1 else p)
-    for r in results:  # 95% intervals of the held-out class's naive accuracy and of each protocol's score
+            ax.plot(
+                np.maximum(grid, 1),
+                mean,
+                color=COLORS.get(p, "0.5"),
+                lw=2.4 if p in ("naive", "capability") else 1.4,
+                ls="--" if p == "capability" else "-",
+                zorder=5 if p == "capability" else 3,
+                label=f"{p} (mean of {len(runs)})" if len(runs) > 1 else p,
+            )
+    for r in (
+        results
+    ):  # 95% intervals of the held-out class's naive accuracy and of each protocol's score
         for p, band in r.get("intervals", {}).items():
             if p in ("naive", "capability") or len(results) == 1:
-                ax.fill_between(np.maximum(band["step"], 1), band["lo"], band["hi"], color=COLORS.get(p, "0.5"), alpha=0.12, lw=0)
-    for i, r in enumerate(results):  # the control: the training classes under naive prompting and their capability
+                ax.fill_between(
+                    np.maximum(band["step"], 1),
+                    band["lo"],
+                    band["hi"],
+                    color=COLORS.get(p, "0.5"),
+                    alpha=0.12,
+                    lw=0,
+                )
+    for i, r in enumerate(
+        results
+    ):  # the control: the training classes under naive prompting and their capability
         ctrl = r.get("control", {})
         for label, v in ctrl.get("classes", {}).items():
             for p, ls in (("naive", "-"), ("capability", "--")):
                 if p in v["curves"]:
                     cur = v["curves"][p]
-                    ax.plot(np.maximum(cur["step"], 1), cur["accuracy"], color="0.55", lw=0.6, ls=ls, alpha=0.7,
-                            label="training classes (control): naive / capability" if (i, label, p) == (0, min(ctrl["classes"]), "naive") else None)
+                    ax.plot(
+                        np.maximum(cur["step"], 1),
+                        cur["accuracy"],
+                        color="0.55",
+                        lw=0.6,
+                        ls=ls,
+                        alpha=0.7,
+                        label="training classes (control): naive / capability"
+                        if (i, label, p) == (0, min(ctrl["classes"]), "naive")
+                        else None,
+                    )
         if ctrl.get("learned_step"):
-            ax.axvline(max(ctrl["learned_step"], 1), color="0.4", lw=0.8, ls=":",
-                       label="training classes at 80%" if i == 0 else None)
-    ax.set(xscale="log", xlabel="training step", ylabel=f"joint accuracy of class {results[0]['class']}", ylim=(-0.02, 1.02))
+            ax.axvline(
+                max(ctrl["learned_step"], 1),
+                color="0.4",
+                lw=0.8,
+                ls=":",
+                label="training classes at 80%" if i == 0 else None,
+            )
+    ax.set(
+        xscale="log",
+        xlabel="training step",
+        ylabel=f"joint accuracy of class {results[0]['class']}",
+        ylim=(-0.02, 1.02),
+    )
     ax.axhline(0.5, color="0.6", lw=0.6, ls=":")
     ax.axhline(0.8, color="0.6", lw=0.6, ls=":")
     ax.grid(alpha=0.25)
     ax.legend(fontsize=8, loc="upper left")
     unbiased = all(r.get("capability_unbiased") for r in results)
-    ax.set_title("capability (" + ("setting chosen on an independent draw" if unbiased else "best score: biased upward")
-                 + ") vs behavior (naive)", fontsize=9)
+    ax.set_title(
+        "capability ("
+        + ("setting chosen on an independent draw" if unbiased else "best score: biased upward")
+        + ") vs behavior (naive)",
+        fontsize=9,
+    )
     fig.tight_layout()
     return save(fig, path)
 
@@ -220,29 +304,42 @@ def summarize(results: Sequence[dict], *, rule: str = "first") -> dict:
     ``rule`` is "first" (first step, held for ``persist`` checkpoints) or "settled" (the step from
     which the level holds to the end of training).
     """
-    steps, lag = {"first": ("first_step", "lag_behavior_minus_capability"),
-                  "settled": ("settled_step", "settled_lag_behavior_minus_capability")}[rule]
+    steps, lag = {
+        "first": ("first_step", "lag_behavior_minus_capability"),
+        "settled": ("settled_step", "settled_lag_behavior_minus_capability"),
+    }[rule]
     out = {}
     for lv in ("50%", "80%"):
         vals = [r[lag][lv] for r in results]
         known = [v for v in vals if v is not None]
-        out[lv] = {"lags": vals, "mean_lag": float(np.mean(known)) if known else None,
-                   "capability_first": sum(v > 0 for v in known), "runs": len(vals),
-                   "naive_steps": [r[steps]["naive"][lv] for r in results],
-                   "capability_steps": [r[steps].get("capability", {}).get(lv) for r in results],
-                   "naive_never": sum(r[steps]["naive"][lv] is None for r in results),
-                   "capability_never": sum(r[steps].get("capability", {}).get(lv) is None for r in results)}
+        out[lv] = {
+            "lags": vals,
+            "mean_lag": float(np.mean(known)) if known else None,
+            "capability_first": sum(v > 0 for v in known),
+            "runs": len(vals),
+            "naive_steps": [r[steps]["naive"][lv] for r in results],
+            "capability_steps": [r[steps].get("capability", {}).get(lv) for r in results],
+            "naive_never": sum(r[steps]["naive"][lv] is None for r in results),
+            "capability_never": sum(
+                r[steps].get("capability", {}).get(lv) is None for r in results
+            ),
+        }
     return out
 
 
-def runs_arguments(module: str, doc: str | None, argv: Sequence[str] | None, *, runs_help: str,
-                   out_help: str) -> argparse.Namespace:
+def runs_arguments(
+    module: str, doc: str | None, argv: Sequence[str] | None, *, runs_help: str, out_help: str
+) -> argparse.Namespace:
     """The command line shared by the commands that read capability curves of runs: RUN... --class --persist --out,
     checked before any input is read."""
     parser = cli.parser(module, doc)
     parser.add_argument("runs", nargs="+", type=Path, help=runs_help)
-    parser.add_argument("--class", dest="label", default="11", help="the class (default 11, the held-out class)")
-    parser.add_argument("--persist", type=int, default=2, help="checkpoints a level must hold (default 2)")
+    parser.add_argument(
+        "--class", dest="label", default="11", help="the class (default 11, the held-out class)"
+    )
+    parser.add_argument(
+        "--persist", type=int, default=2, help="checkpoints a level must hold (default 2)"
+    )
     parser.add_argument("--out", type=Path, default=None, help=out_help)
     args = parser.parse_args(argv)
     if args.persist < 1:
@@ -255,8 +352,13 @@ def runs_arguments(module: str, doc: str | None, argv: Sequence[str] | None, *, 
 @cli.command("fitting.capability")
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m fitting.capability``: see the module docstring."""
-    args = runs_arguments("fitting.capability", __doc__, argv, runs_help="run folders (one per seed) with elicited trajectories",
-                          out_help="summary folder (default: the first run)")
+    args = runs_arguments(
+        "fitting.capability",
+        __doc__,
+        argv,
+        runs_help="run folders (one per seed) with elicited trajectories",
+        out_help="summary folder (default: the first run)",
+    )
     folders = [run if run.is_dir() else run.parent for run in args.runs]
     out = cli.output_dir(args.out or folders[0], "--out")
     for folder in folders:
@@ -268,10 +370,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         folder = run if run.is_dir() else run.parent
         write_json(folder / "elicitation.json", res)
         for rule, fs in (("first", res["first_step"]), ("settled", res["settled_step"])):
-            print(f"{run}: {rule:7s} naive 50%/80% at {fs['naive']['50%']}/{fs['naive']['80%']}, "
-                  f"capability {fs.get('capability', {}).get('50%')}/{fs.get('capability', {}).get('80%')}")
-    summary = {"runs": [str(r) for r in args.runs], "class": args.label, "summary": summarize(results),
-               "settled": summarize(results, rule="settled")}
+            print(
+                f"{run}: {rule:7s} naive 50%/80% at {fs['naive']['50%']}/{fs['naive']['80%']}, "
+                f"capability {fs.get('capability', {}).get('50%')}/{fs.get('capability', {}).get('80%')}"
+            )
+    summary = {
+        "runs": [str(r) for r in args.runs],
+        "class": args.label,
+        "summary": summarize(results),
+        "settled": summarize(results, rule="settled"),
+    }
     means = mean_curves(results)
     write_json(out / "elicitation_summary.json", {**summary, "mean_curves": means})
     path = figure(results, means, out / "capability.png")

@@ -18,8 +18,10 @@ def read_table(path: Path) -> dict[str, dict[str, str]]:
     """COV.csv as run -> {column: text} (plus ``_row`` and ``_file``, for messages); ValueError naming the file and row."""
     rows = list(csv.reader(read_text(path, "covariates table (CSV)").splitlines()))
     if not rows or "run" not in rows[0]:
-        raise ValueError(f"{path}: no 'run' column in the header; a covariates table has run and <name>_<concept> columns "
-                         "(python -m empirical.sweep collect writes one)")
+        raise ValueError(
+            f"{path}: no 'run' column in the header; a covariates table has run and <name>_<concept> columns "
+            "(python -m empirical.sweep collect writes one)"
+        )
     header, table = rows[0], {}
     for line, row in enumerate(rows[1:], 2):
         if not any(cell.strip() for cell in row):
@@ -38,8 +40,10 @@ def read_tables(paths: Sequence[Path]) -> dict[str, dict[str, str]]:
     for path in paths:
         for run, cells in read_table(path).items():
             if run in table:
-                raise ValueError(f"{path}, row {cells['_row']}: run {run!r} is also in {table[run]['_file']}, "
-                                 f"row {table[run]['_row']}; pooled sweeps need distinct run ids (e.g. distinct seeds)")
+                raise ValueError(
+                    f"{path}, row {cells['_row']}: run {run!r} is also in {table[run]['_file']}, "
+                    f"row {table[run]['_row']}; pooled sweeps need distinct run ids (e.g. distinct seeds)"
+                )
             table[run] = cells
     return table
 
@@ -47,16 +51,22 @@ def read_tables(paths: Sequence[Path]) -> dict[str, dict[str, str]]:
 LOW, HIGH = 1e-12, 1e12  # covariates beyond these overflow the laws' powers of them
 
 
-def read_covariates(table: dict[str, dict[str, str]], name: str, concepts: Sequence[str]) -> dict[str, list[float]]:
+def read_covariates(
+    table: dict[str, dict[str, str]], name: str, concepts: Sequence[str]
+) -> dict[str, list[float]]:
     """run -> [covariate per concept] from the ``<name>_<concept>`` columns; ValueError naming file, row, column."""
     wanted = [f"{name}_{c}" for c in concepts]
     for path in dict.fromkeys(cells["_file"] for cells in table.values()):
         header = set().union(*(cells.keys() for cells in table.values() if cells["_file"] == path))
         missing = [w for w in wanted if w not in header]
         if missing:
-            have = sorted({h.rsplit("_", 1)[0] for h in header if any(h.endswith("_" + c) for c in concepts)})
-            raise ValueError(f"{path}: no column {', '.join(missing)} for --covariate {name}; covariates here: "
-                             f"{', '.join(have) or 'none'} (columns <name>_<concept> for concepts {', '.join(concepts)})")
+            have = sorted(
+                {h.rsplit("_", 1)[0] for h in header if any(h.endswith("_" + c) for c in concepts)}
+            )
+            raise ValueError(
+                f"{path}: no column {', '.join(missing)} for --covariate {name}; covariates here: "
+                f"{', '.join(have) or 'none'} (columns <name>_<concept> for concepts {', '.join(concepts)})"
+            )
     out = {}
     for run, cells in table.items():
         values = []
@@ -70,23 +80,33 @@ def read_covariates(table: dict[str, dict[str, str]], name: str, concepts: Seque
             if not (math.isfinite(v) and v > 0):
                 raise ValueError(f"{where}: {v} must be a positive number (the law takes its log)")
             if not LOW <= v <= HIGH:
-                raise ValueError(f"{where}: {v:g} is outside [{LOW:g}, {HIGH:g}], the range a covariate law can use "
-                                 "(rescale the column)")
+                raise ValueError(
+                    f"{where}: {v:g} is outside [{LOW:g}, {HIGH:g}], the range a covariate law can use "
+                    "(rescale the column)"
+                )
             values.append(v)
         out[run] = values
     constant = constant_columns(out, concepts, name)
     if constant and len(constant) == len(wanted):
         first = next(iter(table.values()))
-        raise ValueError(f"{first['_file']}, column{'s' if len(constant) > 1 else ''} {', '.join(constant)}: the same "
-                         "value in every run; a covariate law needs a covariate that varies (choose another --covariate)")
+        raise ValueError(
+            f"{first['_file']}, column{'s' if len(constant) > 1 else ''} {', '.join(constant)}: the same "
+            "value in every run; a covariate law needs a covariate that varies (choose another --covariate)"
+        )
     return out
 
 
-def constant_columns(values: dict[str, list[float]], concepts: Sequence[str], name: str) -> list[str]:
+def constant_columns(
+    values: dict[str, list[float]], concepts: Sequence[str], name: str
+) -> list[str]:
     """The ``<name>_<concept>`` columns whose value is the same in every run: the law cannot tell that concept's
     exponent from its scale (a Δcolor sweep's size signal, say); the caller says so."""
     runs = list(values.values())
-    return [f"{name}_{c}" for i, c in enumerate(concepts) if len(runs) > 1 and len({v[i] for v in runs}) == 1]
+    return [
+        f"{name}_{c}"
+        for i, c in enumerate(concepts)
+        if len(runs) > 1 and len({v[i] for v in runs}) == 1
+    ]
 
 
 def read_shift(table: dict[str, dict[str, str]], column: str) -> dict[str, float]:
@@ -94,7 +114,9 @@ def read_shift(table: dict[str, dict[str, str]], column: str) -> dict[str, float
     out = {}
     for run, cells in table.items():
         if column not in cells:
-            raise UsageError(f"{cells['_file']}: no column {column!r} (--shift): eq2 needs each run's masking fraction")
+            raise UsageError(
+                f"{cells['_file']}: no column {column!r} (--shift): eq2 needs each run's masking fraction"
+            )
         where = f"{cells['_file']}, row {cells['_row']}, column {column}"
         try:
             v = float(cells[column])
@@ -106,14 +128,20 @@ def read_shift(table: dict[str, dict[str, str]], column: str) -> dict[str, float
     return out
 
 
-def select(text: str, flag: str, runs: Sequence[str], table: dict[str, dict[str, str]], log: str) -> list[str]:
+def select(
+    text: str, flag: str, runs: Sequence[str], table: dict[str, dict[str, str]], log: str
+) -> list[str]:
     """Runs named by ``RUN,..`` (ids may hold commas, as a sweep's do: the longest id that matches wins) or by
     ``COLUMN=VALUE`` of the covariates table (``sep_color=0.5``: every run at that value, e.g. all its seeds)."""
     if not text.strip(" ,"):
-        raise ValueError(f"{flag} {text!r}: give one or more run ids, or COLUMN=VALUE of the covariates (e.g. sep_color=0.5)")
+        raise ValueError(
+            f"{flag} {text!r}: give one or more run ids, or COLUMN=VALUE of the covariates (e.g. sep_color=0.5)"
+        )
     tokens, chosen, i = text.split(","), [], 0
     while i < len(tokens):
-        j = next((j for j in range(len(tokens), i, -1) if ",".join(tokens[i:j]).strip() in runs), None)
+        j = next(
+            (j for j in range(len(tokens), i, -1) if ",".join(tokens[i:j]).strip() in runs), None
+        )
         if j is not None:
             chosen.append(",".join(tokens[i:j]).strip())
             i = j
@@ -128,8 +156,10 @@ def select(text: str, flag: str, runs: Sequence[str], table: dict[str, dict[str,
             i += 1
             continue
         if tokens[i].strip():
-            raise UsageError(f"{flag} {tokens[i]!r}: not a run of {log}, nor COLUMN=VALUE of the covariates; runs: "
-                             f"{', '.join(runs)}")
+            raise UsageError(
+                f"{flag} {tokens[i]!r}: not a run of {log}, nor COLUMN=VALUE of the covariates; runs: "
+                f"{', '.join(runs)}"
+            )
         i += 1
     if not chosen:
         raise UsageError(f"{flag} {text!r}: names no run")

@@ -22,7 +22,9 @@ CHI2_1_95 = 3.841458820694124
 
 
 LEVELS = (0.5, 0.8)  # the accuracy / coordinate levels every threshold is reported at
-MAX_GAP_RATIO = 1e3  # largest / median gap between consecutive steps beyond which a time axis is refused
+MAX_GAP_RATIO = (
+    1e3  # largest / median gap between consecutive steps beyond which a time axis is refused
+)
 
 
 def check_spacing(step: NDArray, *, max_ratio: float = MAX_GAP_RATIO) -> None:
@@ -42,9 +44,11 @@ def check_spacing(step: NDArray, *, max_ratio: float = MAX_GAP_RATIO) -> None:
     ratio = gaps / median if median > 0 else np.full(gaps.size, np.inf)
     if not np.all(np.isfinite(gaps)) or np.any(ratio > max_ratio):
         i = int(np.argmax(np.where(np.isfinite(ratio), ratio, np.inf)))
-        raise ValueError(f"step {step[i + 1]:g} (point {i + 2} of {step.size}) is {gaps[i]:.3g} after the previous one, "
-                         f"more than {max_ratio:g} times the median gap between steps ({median:.3g}); a typo? "
-                         "the time axis cannot be fitted")
+        raise ValueError(
+            f"step {step[i + 1]:g} (point {i + 2} of {step.size}) is {gaps[i]:.3g} after the previous one, "
+            f"more than {max_ratio:g} times the median gap between steps ({median:.3g}); a typo? "
+            "the time axis cannot be fitted"
+        )
 
 
 def threshold_step(step: NDArray, y: NDArray, level: float, *, persist: int = 1) -> float | None:
@@ -123,7 +127,9 @@ class LogisticFit:
 
     def predict(self, t: NDArray) -> NDArray:
         """The fitted sigmoid at ``step``."""
-        return self.lo + (self.hi - self.lo) * expit((np.asarray(t, dtype=float) - self.center) / self.width)
+        return self.lo + (self.hi - self.lo) * expit(
+            (np.asarray(t, dtype=float) - self.center) / self.width
+        )
 
 
 def _crossing(theta: NDArray, t0: float, span: float, level: float = 0.5) -> float:
@@ -160,7 +166,9 @@ def _profile(u: NDArray, y: NDArray, tau: float, x0: NDArray, level: float):
         return lo + (hi - lo) * expit((u - m) / np.exp(logw)) - y
 
     lb, ub = [np.log(1e-4), 0.0, level + 1e-6], [np.log(2.0), level - 1e-6, 1.0]
-    sol = least_squares(resid, np.clip(x0, np.array(lb) + 1e-9, np.array(ub) - 1e-9), bounds=(lb, ub))
+    sol = least_squares(
+        resid, np.clip(x0, np.array(lb) + 1e-9, np.array(ub) - 1e-9), bounds=(lb, ub)
+    )
     return 2 * sol.cost, sol.x
 
 
@@ -189,7 +197,9 @@ def _profile_interval(u, y, tau_hat, x_hat, level, lower, upper, sigma2):
     return ends
 
 
-def _transition_variance(fitted: NDArray, y: NDArray, lo: float, hi: float, n_params: int = 4) -> float:
+def _transition_variance(
+    fitted: NDArray, y: NDArray, lo: float, hi: float, n_params: int = 4
+) -> float:
     """Noise variance for the interval: the larger of the pooled estimate and the one from the transition.
 
     Accuracy curves are noisiest mid-transition (binomial variance, clipping at 0 and 1 on the
@@ -229,7 +239,7 @@ def fit_logistic(
     u = (step - t0) / span
     f_scale = 2 * noise_scale(y)
     cp, _ = changepoint(u, y)
-    head, tail = y[: max(2, y.size // 8)].mean(), y[-max(2, y.size // 8):].mean()
+    head, tail = y[: max(2, y.size // 8)].mean(), y[-max(2, y.size // 8) :].mean()
     best = None
     for c in {cp, 0.25, 0.5, 0.75}:
         for w in (0.02, 0.1):
@@ -242,7 +252,9 @@ def fit_logistic(
     t50 = _crossing(theta, t0, span, level)
     if not best.success:
         cpt, _ = changepoint(step, y)
-        return LogisticFit(cpt, None, cpt, 0.0, head, tail, rmse, "changepoint", False, best.message)
+        return LogisticFit(
+            cpt, None, cpt, 0.0, head, tail, rmse, "changepoint", False, best.message
+        )
     ci = None
     if interval and not np.isnan(t50) and theta[3] > theta[2]:
         tau_hat = (t50 - t0) / span
@@ -250,6 +262,14 @@ def fit_logistic(
         lo_u, hi_u = _profile_interval(u, y, tau_hat, theta[1:], level, -0.5, 1.5, sigma2)
         ci = tuple(None if e is None else float(t0 + span * e) for e in (lo_u, hi_u))
     return LogisticFit(
-        None if np.isnan(t50) else float(t50), ci, float(t0 + span * theta[0]), float(span * np.exp(theta[1])),
-        float(theta[2]), float(theta[3]), rmse, "logistic", True, str(best.message),
+        None if np.isnan(t50) else float(t50),
+        ci,
+        float(t0 + span * theta[0]),
+        float(span * np.exp(theta[1])),
+        float(theta[2]),
+        float(theta[3]),
+        rmse,
+        "logistic",
+        True,
+        str(best.message),
     )

@@ -68,10 +68,16 @@ class Discrepancy:
     def __post_init__(self):
         if self.kind not in KINDS:
             raise ValueError(f"unknown discrepancy {self.kind!r}; valid: {', '.join(KINDS)}")
-        if self.residuals.shape[:2] != (len(self.features), len(self.steps)) or len(self.runs) != len(self.features):
-            raise ValueError(f"residuals {self.residuals.shape} do not match {len(self.features)} runs x {len(self.steps)} steps")
+        if self.residuals.shape[:2] != (len(self.features), len(self.steps)) or len(
+            self.runs
+        ) != len(self.features):
+            raise ValueError(
+                f"residuals {self.residuals.shape} do not match {len(self.features)} runs x {len(self.steps)} steps"
+            )
         if self.located is not None and self.located.shape != self.residuals.shape[:2]:
-            raise ValueError(f"located {self.located.shape} does not match the residuals {self.residuals.shape[:2]}")
+            raise ValueError(
+                f"located {self.located.shape} does not match the residuals {self.residuals.shape[:2]}"
+            )
 
     @cached_property
     def mean(self) -> NDArray:
@@ -80,7 +86,11 @@ class Discrepancy:
 
     @cached_property
     def references(self) -> list[baselines.Reference]:
-        readings = self.residuals if self.located is None else np.where(self.located[..., None], self.residuals, np.nan)
+        readings = (
+            self.residuals
+            if self.located is None
+            else np.where(self.located[..., None], self.residuals, np.nan)
+        )
         return baselines.group(readings, self.features, self.runs)
 
     def at(self, feature: NDArray, steps: NDArray) -> tuple[NDArray, str, tuple[str, ...]]:

@@ -48,23 +48,59 @@ from theory.trajectory import read_csv
 def build_parser() -> argparse.ArgumentParser:
     """The command line of ``python -m fitting.fit``."""
     parser = cli.parser("fitting.fit", __doc__)
-    parser.add_argument("log", type=Path, metavar="LOG.csv", help="a trajectory log (theory.simulate or empirical.train)")
-    parser.add_argument("--model", choices=[*FITTABLE, "sim2"], default="eq1",
-                        help="toy model to fit (default eq1; sim2: the structured identity mapping's two-layer model)")
-    parser.add_argument("--compare", choices=[*FITTABLE, "sim2"], default=None, metavar="MODEL",
-                        help="also fit MODEL to every trajectory and compare the two by AIC (record 'comparison')")
+    parser.add_argument(
+        "log",
+        type=Path,
+        metavar="LOG.csv",
+        help="a trajectory log (theory.simulate or empirical.train)",
+    )
+    parser.add_argument(
+        "--model",
+        choices=[*FITTABLE, "sim2"],
+        default="eq1",
+        help="toy model to fit (default eq1; sim2: the structured identity mapping's two-layer model)",
+    )
+    parser.add_argument(
+        "--compare",
+        choices=[*FITTABLE, "sim2"],
+        default=None,
+        metavar="MODEL",
+        help="also fit MODEL to every trajectory and compare the two by AIC (record 'comparison')",
+    )
     parser.add_argument("--class", dest="label", metavar="LABEL", help="only this class (e.g. 11)")
     parser.add_argument("--protocol", metavar="NAME", help="only this protocol (e.g. naive, sim)")
     parser.add_argument("--run", metavar="ID", help="only this run id")
-    parser.add_argument("--fix", action="append", default=[], metavar="NAME=VALUE",
-                        help="hold a parameter fixed, in the log's units (repeatable; vectors comma-separated)")
-    parser.add_argument("--ci", choices=["wald", "bootstrap"], default="wald",
-                        help="interval method for the model parameters (default wald; bootstrap is ~25x slower)")
-    parser.add_argument("--boot", type=int, default=100, metavar="B", help="bootstrap resamples (default 100)")
-    parser.add_argument("--persist", type=int, default=2, metavar="M",
-                        help="threshold steps must hold for M consecutive checkpoints (default 2; the official analysis used 3)")
+    parser.add_argument(
+        "--fix",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="hold a parameter fixed, in the log's units (repeatable; vectors comma-separated)",
+    )
+    parser.add_argument(
+        "--ci",
+        choices=["wald", "bootstrap"],
+        default="wald",
+        help="interval method for the model parameters (default wald; bootstrap is ~25x slower)",
+    )
+    parser.add_argument(
+        "--boot", type=int, default=100, metavar="B", help="bootstrap resamples (default 100)"
+    )
+    parser.add_argument(
+        "--persist",
+        type=int,
+        default=2,
+        metavar="M",
+        help="threshold steps must hold for M consecutive checkpoints (default 2; the official analysis used 3)",
+    )
     parser.add_argument("--no-figures", action="store_true", help="write fit.json only")
-    parser.add_argument("--out", type=Path, default=None, metavar="DIR", help="output folder (default LOG's folder/fit)")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="output folder (default LOG's folder/fit)",
+    )
     return parser
 
 
@@ -96,20 +132,31 @@ def protocol_lags(records: list[dict]) -> list[dict]:
                 continue
             t_naive = naive["threshold_steps"]["50%"].get("accuracy")
             t_other = r["threshold_steps"]["50%"].get("accuracy")
-            out.append({
-                "run": run, "seed": seed, "class": label, "protocol": protocol, "level": 0.5,
-                "naive_step": t_naive, "protocol_step": t_other,
-                "lag": None if t_naive is None or t_other is None else t_naive - t_other,
-                "lag_t50": None if naive["accuracy_t50"] is None or r["accuracy_t50"] is None
-                else naive["accuracy_t50"] - r["accuracy_t50"],
-            })
+            out.append(
+                {
+                    "run": run,
+                    "seed": seed,
+                    "class": label,
+                    "protocol": protocol,
+                    "level": 0.5,
+                    "naive_step": t_naive,
+                    "protocol_step": t_other,
+                    "lag": None if t_naive is None or t_other is None else t_naive - t_other,
+                    "lag_t50": None
+                    if naive["accuracy_t50"] is None or r["accuracy_t50"] is None
+                    else naive["accuracy_t50"] - r["accuracy_t50"],
+                }
+            )
     return out
 
 
 def compare(record: dict, other: dict) -> dict:
     """Two models fitted to one trajectory, side by side: AIC (lower is better), RMSE, parameters counted."""
-    models = {r["model"]: {"aic": r["aic"], "rmse": r["rmse"], "n_params": r["n_params"]} for r in (record, other)
-              if r["model"] is not None}
+    models = {
+        r["model"]: {"aic": r["aic"], "rmse": r["rmse"], "n_params": r["n_params"]}
+        for r in (record, other)
+        if r["model"] is not None
+    }
     scored = {m: v["aic"] for m, v in models.items() if v["aic"] is not None}
     better = min(scored, key=scored.get) if len(scored) == 2 else None
     gap = abs(float(np.subtract(*scored.values()))) if len(scored) == 2 else None
@@ -131,47 +178,88 @@ def main(argv: Sequence[str] | None = None) -> int:
     if cli.checking(args):
         return 0
     if not args.log.exists():
-        raise UsageError(f"{args.log}: no such file (a log from python -m theory.simulate or empirical.train)")
+        raise UsageError(
+            f"{args.log}: no such file (a log from python -m theory.simulate or empirical.train)"
+        )
     trajs = read_csv(args.log)
-    chosen = [t for t in trajs if (args.label is None or t.label == args.label)
-              and (args.protocol is None or t.protocol == args.protocol) and (args.run is None or t.run == args.run)]
+    chosen = [
+        t
+        for t in trajs
+        if (args.label is None or t.label == args.label)
+        and (args.protocol is None or t.protocol == args.protocol)
+        and (args.run is None or t.run == args.run)
+    ]
     if not chosen:
         have = sorted({(t.label, t.protocol) for t in trajs})
-        raise UsageError(f"{args.log}: no trajectory matches --class {args.label} --protocol {args.protocol} "
-                         f"--run {args.run}; the log has (class, protocol): {have}")
+        raise UsageError(
+            f"{args.log}: no trajectory matches --class {args.label} --protocol {args.protocol} "
+            f"--run {args.run}; the log has (class, protocol): {have}"
+        )
     if args.model == "notebook" and len(chosen[0].concepts) != 2:
-        raise UsageError(f"--model notebook needs 2 concepts; {args.log} has {list(chosen[0].concepts)}")
+        raise UsageError(
+            f"--model notebook needs 2 concepts; {args.log} has {list(chosen[0].concepts)}"
+        )
 
     start, stamped = time.perf_counter(), stamp()
     results, skipped = [], []
     for traj in tqdm(chosen, desc="fitting", unit="trajectory", disable=None):
         try:
-            result = (traj, *analyse(traj, args.model, fix=fix, ci=args.ci, n_boot=args.boot, persist=args.persist))
+            result = (
+                traj,
+                *analyse(
+                    traj, args.model, fix=fix, ci=args.ci, n_boot=args.boot, persist=args.persist
+                ),
+            )
             if args.compare:
                 other = analyse(traj, args.compare, ci="wald", persist=args.persist)[0]
                 result[1]["comparison"] = compare(result[1], other)
             results.append(result)
-        except ValueError as err:  # e.g. too few points, a --fix that does not fit this model: the others still fit
-            skipped.append({"run": traj.run, "seed": traj.seed, "class": traj.label, "protocol": traj.protocol,
-                            "reason": cli.one_line(str(err))})
+        except (
+            ValueError
+        ) as err:  # e.g. too few points, a --fix that does not fit this model: the others still fit
+            skipped.append(
+                {
+                    "run": traj.run,
+                    "seed": traj.seed,
+                    "class": traj.label,
+                    "protocol": traj.protocol,
+                    "reason": cli.one_line(str(err)),
+                }
+            )
     if not results:
         first = skipped[0]
-        raise UsageError(f"{args.log}: none of the {len(skipped)} trajectories could be fitted; the first, "
-                         f"run={first['run']!r} seed={first['seed']} class={first['class']!r} "
-                         f"protocol={first['protocol']!r}: {first['reason']}")
+        raise UsageError(
+            f"{args.log}: none of the {len(skipped)} trajectories could be fitted; the first, "
+            f"run={first['run']!r} seed={first['seed']} class={first['class']!r} "
+            f"protocol={first['protocol']!r}: {first['reason']}"
+        )
     records = [r[1] for r in results]  # written only once every fit has been tried
     if not args.no_figures:
-        for traj, record, model_fit, turn, acc in tqdm(results, desc="figures", unit="figure", disable=None):
+        for traj, record, model_fit, turn, acc in tqdm(
+            results, desc="figures", unit="figure", disable=None
+        ):
             path = out / f"{_slug(traj.run, traj.seed, traj.label, traj.protocol)}.png"
             figure(traj, record, fitted_curves(traj, model_fit, acc), path)
             record["figure"] = path.name
-    path = write_json(out / "fit.json", {"log": str(args.log), "model": args.model, "fits": records, "skipped": skipped,
-                                            "lags": protocol_lags(records), "stamp": stamped})
+    path = write_json(
+        out / "fit.json",
+        {
+            "log": str(args.log),
+            "model": args.model,
+            "fits": records,
+            "skipped": skipped,
+            "lags": protocol_lags(records),
+            "stamp": stamped,
+        },
+    )
     elapsed = time.perf_counter() - start
     print(f"fitted {len(records)} trajectories in {elapsed:.1f} s; wrote {path}")
     for s in skipped:
-        print(f"python -m fitting.fit: skipped run={s['run']!r} seed={s['seed']} class={s['class']!r} "
-              f"protocol={s['protocol']!r}: {s['reason']}", file=sys.stderr)
+        print(
+            f"python -m fitting.fit: skipped run={s['run']!r} seed={s['seed']} class={s['class']!r} "
+            f"protocol={s['protocol']!r}: {s['reason']}",
+            file=sys.stderr,
+        )
     for r in records:
         turn = "-" if r["turn_step"] is None else f"{r['turn_step']:.4g}"
         said = r["summary"] or ("no model fit" if r["model"] is None else f"{r['model']} fitted")
@@ -179,8 +267,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if r.get("comparison") and r["comparison"]["better"]:
             c = r["comparison"]
             versus = f"; AIC prefers {c['better']} by {c['aic_gap']:.1f}"
-        print(f"  {r['run'] or '-'} seed={r['seed']} class={r['class']} {r['protocol']}: {said}; "
-              f"turn={turn} rmse={np.nan if r['rmse'] is None else r['rmse']:.3g}{versus}")
+        print(
+            f"  {r['run'] or '-'} seed={r['seed']} class={r['class']} {r['protocol']}: {said}; "
+            f"turn={turn} rmse={np.nan if r['rmse'] is None else r['rmse']:.3g}{versus}"
+        )
     return 0
 
 

@@ -31,7 +31,9 @@ def clustered_mean(values: Sequence[float], clusters: Sequence[Hashable]) -> dic
     if x.ndim != 1 or x.size == 0:
         raise ValueError(f"clustered_mean: give a non-empty list of numbers (got shape {x.shape})")
     if len(clusters) != x.size:
-        raise ValueError(f"clustered_mean: {x.size} values but {len(clusters)} cluster labels; give one label per value")
+        raise ValueError(
+            f"clustered_mean: {x.size} values but {len(clusters)} cluster labels; give one label per value"
+        )
     if not np.all(np.isfinite(x)):
         raise ValueError("clustered_mean: every value must be finite")
     labels = list(dict.fromkeys(clusters))

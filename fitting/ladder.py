@@ -43,7 +43,9 @@ ALWAYS = ("seed", "sep")  # settings every row shows, varied or not
 
 def _metrics(path: Path) -> list[dict]:
     if not path.exists():
-        raise ValueError(f"{path.parent}: no metrics.jsonl (is it a folder written by python -m empirical.train?)")
+        raise ValueError(
+            f"{path.parent}: no metrics.jsonl (is it a folder written by python -m empirical.train?)"
+        )
     records = []
     for row, line in enumerate(path.read_text().splitlines(), start=1):
         try:
@@ -62,9 +64,15 @@ def cost(run: Path, doc: dict) -> dict:
     evaluation = sum(r.get("eval_s", 0.0) for r in records if r.get("kind") == "eval")
     last = train[-1]["step"] if train else 0
     stamps = doc.get("stamps") or [{}]
-    return {"steps": last, "planned_steps": doc["train"].get("steps", 0), "steps_per_s": last / wall if wall > 0 else None,
-            "minutes": (wall + evaluation) / 60 if train else None, "eval_minutes": evaluation / 60,
-            "device": stamps[-1].get("device"), "precision": stamps[-1].get("precision")}
+    return {
+        "steps": last,
+        "planned_steps": doc["train"].get("steps", 0),
+        "steps_per_s": last / wall if wall > 0 else None,
+        "minutes": (wall + evaluation) / 60 if train else None,
+        "eval_minutes": evaluation / 60,
+        "device": stamps[-1].get("device"),
+        "precision": stamps[-1].get("precision"),
+    }
 
 
 def memorized(held: Trajectory, naive: Sequence[Trajectory]) -> dict | None:
@@ -76,7 +84,11 @@ def memorized(held: Trajectory, naive: Sequence[Trajectory]) -> dict | None:
         return None
     corner = max(shares, key=lambda c: np.nanmax(shares[c]))
     i = int(np.nanargmax(shares[corner]))
-    return {"corner": corner, "share": float(shares[corner][i]), "step": float(held.step[start + i])}
+    return {
+        "corner": corner,
+        "share": float(shares[corner][i]),
+        "step": float(held.step[start + i]),
+    }
 
 
 def row(run: Path, label: str) -> dict:
@@ -89,24 +101,37 @@ def row(run: Path, label: str) -> dict:
     held = next((t for t in naive if t.label == label), None)
     if held is None:
         have = sorted({t.label for t in naive})
-        raise ValueError(f"{run}: no naive trajectory of class {label!r}; the log has {', '.join(have)}")
+        raise ValueError(
+            f"{run}: no naive trajectory of class {label!r}; the log has {', '.join(have)}"
+        )
     reading = held_out(trajectories, label)
     best = int(np.nanargmax(held.accuracy))
-    return {"run": str(run), "config": doc["train"], "parameters": doc.get("parameters"),
-            "cost": cost(run, doc), "memorized": memorized(held, naive),
-            "turn": {"step": reading["turn_step"], "ci": reading["turn_ci"]},
-            "best": {"accuracy": float(held.accuracy[best]), "step": float(held.step[best])},
-            "composed_step": reading["behavior_step"], "censored_at": reading["behavior_censored_at"],
-            "capability_step": reading["capability_step"], "capability_censored_at": reading["capability_censored_at"],
-            "final": reading["final_shares"],
-            "final_step": reading["last_step"]}
+    return {
+        "run": str(run),
+        "config": doc["train"],
+        "parameters": doc.get("parameters"),
+        "cost": cost(run, doc),
+        "memorized": memorized(held, naive),
+        "turn": {"step": reading["turn_step"], "ci": reading["turn_ci"]},
+        "best": {"accuracy": float(held.accuracy[best]), "step": float(held.step[best])},
+        "composed_step": reading["behavior_step"],
+        "censored_at": reading["behavior_censored_at"],
+        "capability_step": reading["capability_step"],
+        "capability_censored_at": reading["capability_censored_at"],
+        "final": reading["final_shares"],
+        "final_step": reading["last_step"],
+    }
 
 
 def varying(rows: Sequence[dict]) -> list[str]:
     """Config keys whose values differ between rows, with ALWAYS first (device and probe never count). A key that
     older runs lack (added to the config since) counts only where the runs that have it differ in it."""
     keys = sorted({k for r in rows for k in r["config"]} - {"device", "probe", "preset", *ALWAYS})
-    differ = [k for k in keys if len({json.dumps(r["config"][k], sort_keys=True) for r in rows if k in r["config"]}) > 1]
+    differ = [
+        k
+        for k in keys
+        if len({json.dumps(r["config"][k], sort_keys=True) for r in rows if k in r["config"]}) > 1
+    ]
     return [*ALWAYS, *differ]
 
 
@@ -131,21 +156,50 @@ def table(rows: Sequence[dict]) -> str:
     """The rows as a markdown table."""
     keys = varying(rows)
     elicited = any(r["config"].get("protocols") for r in rows)
-    head = ["run", *keys, "device", "steps/s", "min", "memorized as", "turn", "best naive", "composed",
-            *(["capability"] if elicited else []), "final shares"]
+    head = [
+        "run",
+        *keys,
+        "device",
+        "steps/s",
+        "min",
+        "memorized as",
+        "turn",
+        "best naive",
+        "composed",
+        *(["capability"] if elicited else []),
+        "final shares",
+    ]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
         c, m, turn = r["cost"], r["memorized"], r["turn"]
         mem = "-" if m is None else f"{m['corner']} ({m['share']:.2f} at {m['step']:,.0f})"
         composed = _when(r["composed_step"], r["censored_at"])
-        final = ", ".join(f"{k.replace('unreadable', 'none')} {v:.2f}" for k, v in r["final"].items() if v >= 0.005)
-        cells = [Path(r["run"]).name, *(_setting(r["config"].get(k)) for k in keys), str(c["device"] or "-"),
-                 "-" if c["steps_per_s"] is None else f"{c['steps_per_s']:.2f}",
-                 "-" if c["minutes"] is None else f"{c['minutes']:.0f}", mem,
-                 "none" if turn["step"] is None else _step(turn["step"]),
-                 f"{r['best']['accuracy']:.2f} at {r['best']['step']:,.0f}", composed,
-                 *([_when(r["capability_step"], r["capability_censored_at"]) if r["config"].get("protocols") else "-"]
-                   if elicited else []), final]
+        final = ", ".join(
+            f"{k.replace('unreadable', 'none')} {v:.2f}"
+            for k, v in r["final"].items()
+            if v >= 0.005
+        )
+        cells = [
+            Path(r["run"]).name,
+            *(_setting(r["config"].get(k)) for k in keys),
+            str(c["device"] or "-"),
+            "-" if c["steps_per_s"] is None else f"{c['steps_per_s']:.2f}",
+            "-" if c["minutes"] is None else f"{c['minutes']:.0f}",
+            mem,
+            "none" if turn["step"] is None else _step(turn["step"]),
+            f"{r['best']['accuracy']:.2f} at {r['best']['step']:,.0f}",
+            composed,
+            *(
+                [
+                    _when(r["capability_step"], r["capability_censored_at"])
+                    if r["config"].get("protocols")
+                    else "-"
+                ]
+                if elicited
+                else []
+            ),
+            final,
+        ]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -154,9 +208,19 @@ def table(rows: Sequence[dict]) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m fitting.ladder``: see the module docstring."""
     parser = cli.parser("fitting.ladder", __doc__)
-    parser.add_argument("runs", type=Path, nargs="+", metavar="RUN_DIR", help="run folders written by empirical.train")
-    parser.add_argument("--class", dest="label", default="11", help="the held-out class (default 11)")
-    parser.add_argument("--out", default="ladder.json", help="JSON file to write (default ladder.json)")
+    parser.add_argument(
+        "runs",
+        type=Path,
+        nargs="+",
+        metavar="RUN_DIR",
+        help="run folders written by empirical.train",
+    )
+    parser.add_argument(
+        "--class", dest="label", default="11", help="the held-out class (default 11)"
+    )
+    parser.add_argument(
+        "--out", default="ladder.json", help="JSON file to write (default ladder.json)"
+    )
     args = parser.parse_args(argv)
     out = cli.output_file(args.out, "--out", suffix=".json")
     if cli.checking(args):
@@ -164,8 +228,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     for run in args.runs:
         if not (run / "config.json").is_file():
             raise ValueError(f"{run}: not a training run (no config.json)")
-        if out.resolve() in {(run / name).resolve() for name in ("config.json", "trajectories.csv", "metrics.jsonl")}:
-            raise ValueError(f"--out {args.out}: is one of the inputs of {run}; choose another file")
+        if out.resolve() in {
+            (run / name).resolve() for name in ("config.json", "trajectories.csv", "metrics.jsonl")
+        }:
+            raise ValueError(
+                f"--out {args.out}: is one of the inputs of {run}; choose another file"
+            )
     rows = [row(run, args.label) for run in args.runs]
     write_json(out, {"class": args.label, "persist": PERSIST, "rows": rows})
     print(table(rows))

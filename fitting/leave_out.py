@@ -7,7 +7,16 @@ import numpy as np
 
 from fitting.intervals import clustered_mean
 
-KEYS = ("law", "interpolation", "nearest", "mean", "seed_floor", "ceiling", "law_at_interpolation", "law_at_nearest")
+KEYS = (
+    "law",
+    "interpolation",
+    "nearest",
+    "mean",
+    "seed_floor",
+    "ceiling",
+    "law_at_interpolation",
+    "law_at_nearest",
+)
 
 
 def split_summary(doc: dict) -> dict:
@@ -16,18 +25,31 @@ def split_summary(doc: dict) -> dict:
     run's covariates) and the law's ceiling (None with fewer than 3 held out), the law's RMSE at the points
     each of the two baselines predicts (``law_at_interpolation``, ``law_at_nearest``: a baseline has no value
     where none of its runs was located yet), and their means."""
-    return level_summary([{"run": r, "law": h["rmse"], "interpolation": h["baselines"]["interpolation"]["rmse"],
-                           "nearest": h["baselines"]["nearest"]["rmse"], "mean": h["baselines"]["mean"]["rmse"],
-                           "seed_floor": (h["seed_floor"] or {}).get("rmse"), "ceiling": h.get("ceiling"),
-                           "law_at_interpolation": h["baselines"]["interpolation"].get("law_rmse"),
-                           "law_at_nearest": h["baselines"]["nearest"]["law_rmse"]}
-                          for r, h in doc["holdout"].items()])
+    return level_summary(
+        [
+            {
+                "run": r,
+                "law": h["rmse"],
+                "interpolation": h["baselines"]["interpolation"]["rmse"],
+                "nearest": h["baselines"]["nearest"]["rmse"],
+                "mean": h["baselines"]["mean"]["rmse"],
+                "seed_floor": (h["seed_floor"] or {}).get("rmse"),
+                "ceiling": h.get("ceiling"),
+                "law_at_interpolation": h["baselines"]["interpolation"].get("law_rmse"),
+                "law_at_nearest": h["baselines"]["nearest"]["law_rmse"],
+            }
+            for r, h in doc["holdout"].items()
+        ]
+    )
 
 
 def level_summary(per_run: list[dict]) -> dict:
     """Per-run rows -> the level's means (None where no run has the number) and the rows."""
-    return {"runs": [row["run"] for row in per_run], **{key: mean_or_none([row[key] for row in per_run]) for key in KEYS},
-            "per_run": per_run}
+    return {
+        "runs": [row["run"] for row in per_run],
+        **{key: mean_or_none([row[key] for row in per_run]) for key in KEYS},
+        "per_run": per_run,
+    }
 
 
 def means(rows: list[dict]) -> dict:
@@ -51,16 +73,30 @@ def differences(rows: list[dict]) -> dict:
     runs of a level share their fit; :func:`fitting.intervals.clustered_mean`), None with one level; ``runs``,
     ``levels`` and ``law_better`` (runs where the law is better)."""
     out = {}
-    for name, inside, base in (("law_minus_interpolation_inside", True, "interpolation"),
-                               ("law_minus_nearest_outside", False, "nearest")):
+    for name, inside, base in (
+        ("law_minus_interpolation_inside", True, "interpolation"),
+        ("law_minus_nearest_outside", False, "nearest"),
+    ):
         law = f"law_at_{base}"
-        pairs = [(r[law] - r[base], i) for i, row in enumerate(rows) for r in row["per_run"]
-                 if (r["interpolation"] is not None) == inside and r[law] is not None and r[base] is not None]
+        pairs = [
+            (r[law] - r[base], i)
+            for i, row in enumerate(rows)
+            for r in row["per_run"]
+            if (r["interpolation"] is not None) == inside
+            and r[law] is not None
+            and r[base] is not None
+        ]
         if pairs:
             d, level = zip(*pairs)
             gap = clustered_mean(d, level)
-            out[name] = {"mean": gap["mean"], "ci95": gap["ci95"], "runs": gap["runs"], "levels": gap["clusters"],
-                         "law_better": int(np.sum(np.array(d) < 0)), "interval": "t, clustered by level"}
+            out[name] = {
+                "mean": gap["mean"],
+                "ci95": gap["ci95"],
+                "runs": gap["runs"],
+                "levels": gap["clusters"],
+                "law_better": int(np.sum(np.array(d) < 0)),
+                "interval": "t, clustered by level",
+            }
     return out
 
 

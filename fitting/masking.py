@@ -53,11 +53,15 @@ def mask_rate(run: Path) -> tuple[float, str, int | None]:
     config = (read_meta(run_log(run)) or {}).get("config")
     p = config.get("mask_p") if isinstance(config, dict) else None
     if not isinstance(p, (int, float)) or isinstance(p, bool) or not 0 <= p <= 1:
-        raise ValueError(f"{run_log(run)}: its meta has no config.mask_p in [0, 1] (was it trained with empirical.train?)")
+        raise ValueError(
+            f"{run_log(run)}: its meta has no config.mask_p in [0, 1] (was it trained with empirical.train?)"
+        )
     classes = config.get("mask_classes") or ["10"]
     masked = classes[0] if isinstance(classes, list) else None
     if not isinstance(masked, str) or not masked or set(masked) - {"0", "1"}:
-        raise ValueError(f"{run_log(run)}: its meta's config.mask_classes {classes!r} is not a list of labels like ['10']")
+        raise ValueError(
+            f"{run_log(run)}: its meta's config.mask_classes {classes!r} is not a list of labels like ['10']"
+        )
     seed = config.get("seed")
     if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):
         raise ValueError(f"{run_log(run)}: its meta's config.seed {seed!r} is not an integer")
@@ -112,12 +116,21 @@ def analyse(run: Path, label: str, persist: int) -> dict:
     t = held.with_points()  # steps where something was readable
     start = int(np.searchsorted(t.step, learned)) if learned is not None else t.step.size
     near = distance(t.z[start:], masked) < NEAR
-    res.update(p=p, seed=seed, masked_class=masked, learned_step=None if learned is None else float(learned),
-               last_step=float(held.step[-1]), steps_near_masked_class=t.step[start:][near].tolist(),
-               left_masked_class=left_corner(t.step[start:], t.z[start:], masked), concepts=list(t.concepts),
-               path={"step": t.step.tolist(), "z": t.z.tolist()}, final_z=t.z[-1].tolist(), final_shares=final_shares(held),
-               peak_share_masked_class=peak,
-               max_accuracy={k: float(np.max(v["accuracy"])) for k, v in res["curves"].items()})
+    res.update(
+        p=p,
+        seed=seed,
+        masked_class=masked,
+        learned_step=None if learned is None else float(learned),
+        last_step=float(held.step[-1]),
+        steps_near_masked_class=t.step[start:][near].tolist(),
+        left_masked_class=left_corner(t.step[start:], t.z[start:], masked),
+        concepts=list(t.concepts),
+        path={"step": t.step.tolist(), "z": t.z.tolist()},
+        final_z=t.z[-1].tolist(),
+        final_shares=final_shares(held),
+        peak_share_masked_class=peak,
+        max_accuracy={k: float(np.max(v["accuracy"])) for k, v in res["curves"].items()},
+    )
     return res
 
 
@@ -129,15 +142,21 @@ def sweep(runs: Sequence[Path], label: str, persist: int) -> list[dict]:
         key = (r["p"], r["seed"])
         if key in seen:
             seed = "no seed recorded" if r["seed"] is None else f"seed {r['seed']}"
-            raise ValueError(f"two runs share a masking rate and seed (p = {r['p']:g}, {seed}): {seen[key]} and {r['run']}; "
-                             "give one run per (p, seed)")
+            raise ValueError(
+                f"two runs share a masking rate and seed (p = {r['p']:g}, {seed}): {seen[key]} and {r['run']}; "
+                "give one run per (p, seed)"
+            )
         seen[key] = r["run"]
     return sorted(out, key=lambda r: (r["p"], -1 if r["seed"] is None else r["seed"]))
 
 
 def spread(values: Sequence[float]) -> dict | None:
     """Median and range of numbers (None for none)."""
-    return {"median": float(np.median(values)), "range": [float(min(values)), float(max(values))]} if len(values) else None
+    return (
+        {"median": float(np.median(values)), "range": [float(min(values)), float(max(values))]}
+        if len(values)
+        else None
+    )
 
 
 def levels(records: Sequence[dict]) -> list[dict]:
@@ -147,21 +166,55 @@ def levels(records: Sequence[dict]) -> list[dict]:
         group = [r for r in records if r["p"] == p]
         masked, label = group[0]["masked_class"], group[0]["class"]
         protocols = sorted({k for r in group for k in r["first_step"]})
-        times = {k: {lv: summarise([r["first_step"].get(k, {}).get(lv) for r in group],
-                                   [r["last_step"] if r["first_step"].get(k, {}).get(lv) is None else None for r in group])
-                     for lv in ("50%", "80%")} for k in protocols}
+        times = {
+            k: {
+                lv: summarise(
+                    [r["first_step"].get(k, {}).get(lv) for r in group],
+                    [
+                        r["last_step"] if r["first_step"].get(k, {}).get(lv) is None else None
+                        for r in group
+                    ],
+                )
+                for lv in ("50%", "80%")
+            }
+            for k in protocols
+        }
         went = [r for r in group if r["steps_near_masked_class"]]
-        out.append({"p": p, "runs": [r["run"] for r in group], "seeds": [r["seed"] for r in group], "first_step": times,
-                    "checkpoints_near_masked_class": spread([len(r["steps_near_masked_class"]) for r in group]),
-                    "went_to_masked_class": len(went),
-                    "left_masked_class": summarise([r["left_masked_class"] for r in went],
-                                                   [r["last_step"] for r in went if r["left_masked_class"] is None]),
-                    "final_z": {c: spread([r["final_z"][i] for r in group]) for i, c in enumerate(group[0]["concepts"])},
-                    "peak_share_masked_class": spread([r["peak_share_masked_class"]["value"] for r in group
-                                                       if r.get("peak_share_masked_class")]),
-                    "final_share": {k: spread([r["final_shares"][k] for r in group if k in r["final_shares"]])
-                                    for k in (masked, label)},
-                    "max_accuracy": {k: spread([r["max_accuracy"][k] for r in group if k in r["max_accuracy"]]) for k in protocols}})
+        out.append(
+            {
+                "p": p,
+                "runs": [r["run"] for r in group],
+                "seeds": [r["seed"] for r in group],
+                "first_step": times,
+                "checkpoints_near_masked_class": spread(
+                    [len(r["steps_near_masked_class"]) for r in group]
+                ),
+                "went_to_masked_class": len(went),
+                "left_masked_class": summarise(
+                    [r["left_masked_class"] for r in went],
+                    [r["last_step"] for r in went if r["left_masked_class"] is None],
+                ),
+                "final_z": {
+                    c: spread([r["final_z"][i] for r in group])
+                    for i, c in enumerate(group[0]["concepts"])
+                },
+                "peak_share_masked_class": spread(
+                    [
+                        r["peak_share_masked_class"]["value"]
+                        for r in group
+                        if r.get("peak_share_masked_class")
+                    ]
+                ),
+                "final_share": {
+                    k: spread([r["final_shares"][k] for r in group if k in r["final_shares"]])
+                    for k in (masked, label)
+                },
+                "max_accuracy": {
+                    k: spread([r["max_accuracy"][k] for r in group if k in r["max_accuracy"]])
+                    for k in protocols
+                },
+            }
+        )
     return out
 
 
@@ -178,22 +231,44 @@ def table(doc: dict) -> str:
     lv = doc["levels"]
     masked, label = doc["runs"][0]["masked_class"], doc["class"]
     concepts = doc["runs"][0]["concepts"]
-    protocols = [k for k in ("naive", "overprompt", "capability") if any(k in x["first_step"] for x in lv)]
-    head = (["p", "seeds"] + [f"{k} 50%" for k in protocols] + [f"checkpoints at {masked}", f"left {masked}"]
-            + [f"final z_{c}" for c in concepts] + [f"highest share read as {masked}", f"final share read as {masked}", f"final share read as {label}"]
-            + [f"highest accuracy, {k}" for k in protocols])
+    protocols = [
+        k for k in ("naive", "overprompt", "capability") if any(k in x["first_step"] for x in lv)
+    ]
+    head = (
+        ["p", "seeds"]
+        + [f"{k} 50%" for k in protocols]
+        + [f"checkpoints at {masked}", f"left {masked}"]
+        + [f"final z_{c}" for c in concepts]
+        + [
+            f"highest share read as {masked}",
+            f"final share read as {masked}",
+            f"final share read as {label}",
+        ]
+        + [f"highest accuracy, {k}" for k in protocols]
+    )
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for x in lv:
         left = x["left_masked_class"]
-        cells = ([f"{x['p']:g}", ", ".join("-" if s is None else str(s) for s in x["seeds"])]
-                 + [steps_text(x["first_step"][k]["50%"]) if k in x["first_step"] else "-" for k in protocols]
-                 + [_spread_text(x["checkpoints_near_masked_class"], 0),
-                    "never went there" if not x["went_to_masked_class"]
-                    else f"{steps_text(left)}; {x['went_to_masked_class']}/{len(x['runs'])} went there"]
-                 + [_spread_text(x["final_z"][c]) for c in concepts]
-                 + [_spread_text(x["peak_share_masked_class"]), _spread_text(x["final_share"][masked]),
-                    _spread_text(x["final_share"][label])]
-                 + [_spread_text(x["max_accuracy"].get(k)) for k in protocols])
+        cells = (
+            [f"{x['p']:g}", ", ".join("-" if s is None else str(s) for s in x["seeds"])]
+            + [
+                steps_text(x["first_step"][k]["50%"]) if k in x["first_step"] else "-"
+                for k in protocols
+            ]
+            + [
+                _spread_text(x["checkpoints_near_masked_class"], 0),
+                "never went there"
+                if not x["went_to_masked_class"]
+                else f"{steps_text(left)}; {x['went_to_masked_class']}/{len(x['runs'])} went there",
+            ]
+            + [_spread_text(x["final_z"][c]) for c in concepts]
+            + [
+                _spread_text(x["peak_share_masked_class"]),
+                _spread_text(x["final_share"][masked]),
+                _spread_text(x["final_share"][label]),
+            ]
+            + [_spread_text(x["max_accuracy"].get(k)) for k in protocols]
+        )
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -201,8 +276,13 @@ def table(doc: dict) -> str:
 @cli.command("fitting.masking")
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m fitting.masking``: see the module docstring."""
-    args = runs_arguments("fitting.masking", __doc__, argv, runs_help="run folders of the sweep, one per (masking rate, seed)",
-                          out_help="folder for masking.json (default: the first run's parent)")
+    args = runs_arguments(
+        "fitting.masking",
+        __doc__,
+        argv,
+        runs_help="run folders of the sweep, one per (masking rate, seed)",
+        out_help="folder for masking.json (default: the first run's parent)",
+    )
     out = cli.output_dir(args.out or run_log(args.runs[0]).parent.parent, "--out")
     if cli.checking(args):
         return 0
@@ -212,9 +292,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     for r in results:
         fs = r["first_step"]
         seed = "" if r["seed"] is None else f", seed {r['seed']}"
-        print(f"p = {r['p']:g}{seed}: naive 80% at {fs['naive']['80%']}, capability 80% at {fs.get('capability', {}).get('80%')}, "
-              f"max naive {r['max_accuracy']['naive']:.2f}, final z {np.round(r['final_z'], 2).tolist()}, "
-              f"{len(r['steps_near_masked_class'])} checkpoints at class {r['masked_class']}, left it at {r['left_masked_class']}")
+        print(
+            f"p = {r['p']:g}{seed}: naive 80% at {fs['naive']['80%']}, capability 80% at {fs.get('capability', {}).get('80%')}, "
+            f"max naive {r['max_accuracy']['naive']:.2f}, final z {np.round(r['final_z'], 2).tolist()}, "
+            f"{len(r['steps_near_masked_class'])} checkpoints at class {r['masked_class']}, left it at {r['left_masked_class']}"
+        )
     print(table(doc))
     print(f"wrote {path}; draw it with python -m figures.masking {path}")
     return 0

@@ -37,7 +37,9 @@ from theory.landscape import Landscape
 from theory.models import eq1, eq2, notebook
 from theory.trajectory import Trajectory
 
-MIN_POINTS = 8  # located points a model fit needs (empirical.plan.FIT_MIN_POINTS refuses a sweep step early)
+MIN_POINTS = (
+    8  # located points a model fit needs (empirical.plan.FIT_MIN_POINTS refuses a sweep step early)
+)
 FITTABLE = ("eq1", "eq2", "notebook")
 TOL = (1e-10, 1e-12)  # (rtol, atol): final polish and reported fit
 SEARCH_TOL = (1e-8, 1e-10)  # multi-start search
@@ -69,12 +71,21 @@ class Block:
 def _blocks(model: str) -> list[Block]:
     """The fitted parameters of a model, with how each is normalized and its bounds (normalized units)."""
     if model == "notebook":
-        return [Block("a", False, "log", np.log(0.05), np.log(20)), Block("s", False, "rate", np.log(0.05), np.log(1e4)),
-                Block("k", False, "rate", np.log(0.05), np.log(1e4)), Block("t0", False, "time", -0.5, 1.5),
-                Block("z0", True, "unit", 0.0, 1.0)]
-    blocks = [Block("t_switch", True, "time", -0.5, 1.5), Block("k", False, "rate", np.log(2.0), np.log(2000.0)),
-              Block("lam", True, "rate", np.log(0.2), np.log(2000.0)), Block("z_bias", True, "unit", 0.0, 1.0),
-              Block("z_target", True, "unit", 0.0, 1.0), Block("z0", True, "unit", 0.0, 1.0)]
+        return [
+            Block("a", False, "log", np.log(0.05), np.log(20)),
+            Block("s", False, "rate", np.log(0.05), np.log(1e4)),
+            Block("k", False, "rate", np.log(0.05), np.log(1e4)),
+            Block("t0", False, "time", -0.5, 1.5),
+            Block("z0", True, "unit", 0.0, 1.0),
+        ]
+    blocks = [
+        Block("t_switch", True, "time", -0.5, 1.5),
+        Block("k", False, "rate", np.log(2.0), np.log(2000.0)),
+        Block("lam", True, "rate", np.log(0.2), np.log(2000.0)),
+        Block("z_bias", True, "unit", 0.0, 1.0),
+        Block("z_target", True, "unit", 0.0, 1.0),
+        Block("z0", True, "unit", 0.0, 1.0),
+    ]
     if model == "eq2":
         blocks.append(Block("p_beta", False, "unit", 0.0, 1.0))
     return blocks
@@ -83,7 +94,9 @@ def _blocks(model: str) -> list[Block]:
 def param_names(model: str) -> tuple[str, ...]:
     """The keys of a fit record's params: every eq1/eq2 parameter (so records of different models line up),
     then the notebook model's own."""
-    names = [b.name for b in _blocks("eq2")] + ([b.name for b in _blocks("notebook")] if model == "notebook" else [])
+    names = [b.name for b in _blocks("eq2")] + (
+        [b.name for b in _blocks("notebook")] if model == "notebook" else []
+    )
     return tuple(dict.fromkeys(names))
 
 
@@ -120,7 +133,9 @@ class ModelFit:
     def predict(self, steps: Sequence[float]) -> NDArray[np.float64]:
         """The fitted model's path at any steps (e.g. a dense grid for plots), shape (T', D)."""
         prob = self.problem
-        return prob.simulate(self.theta[None], u=(np.asarray(steps, dtype=float) - prob.s0) / prob.span)[0]
+        return prob.simulate(
+            self.theta[None], u=(np.asarray(steps, dtype=float) - prob.s0) / prob.span
+        )[0]
 
 
 class Problem:
@@ -131,11 +146,17 @@ class Problem:
             raise ValueError(f"unknown model {model!r}; valid: {', '.join(FITTABLE)}")
         d = len(traj.concepts)
         if d == 0:
-            raise ValueError("the trajectory has no concept coordinates (an accuracy-only log): nothing to fit")
+            raise ValueError(
+                "the trajectory has no concept coordinates (an accuracy-only log): nothing to fit"
+            )
         if model == "notebook" and d != 2:
-            raise ValueError(f"the notebook model has 2 concepts; this trajectory has {d}: {traj.concepts}")
+            raise ValueError(
+                f"the notebook model has 2 concepts; this trajectory has {d}: {traj.concepts}"
+            )
         if traj.step.size < MIN_POINTS:
-            raise ValueError(f"a model fit needs at least {MIN_POINTS} logged points, this trajectory has {traj.step.size}")
+            raise ValueError(
+                f"a model fit needs at least {MIN_POINTS} logged points, this trajectory has {traj.step.size}"
+            )
         self.model, self.d = model, d
         self.land: Landscape = {"eq1": eq1, "eq2": eq2, "notebook": lambda n: notebook()}[model](d)
         self.s0 = float(traj.step[0])
@@ -145,14 +166,23 @@ class Problem:
         blocks = _blocks(model)
         fix = dict(fix or {})
         label = traj.label
-        if model != "notebook" and "z_target" not in fix and len(label) == d and set(label) <= {"0", "1"}:
+        if (
+            model != "notebook"
+            and "z_target" not in fix
+            and len(label) == d
+            and set(label) <= {"0", "1"}
+        ):
             fix["z_target"] = [float(c) for c in label]
         if model == "eq2" and "z_target" not in fix:
-            raise ValueError(f"eq2 needs a fixed z_target (class {label!r} has no corner); pass fix={{'z_target': ...}}")
+            raise ValueError(
+                f"eq2 needs a fixed z_target (class {label!r} has no corner); pass fix={{'z_target': ...}}"
+            )
         names = {b.name for b in blocks}
         unknown = set(fix) - names
         if unknown:
-            raise ValueError(f"cannot fix {sorted(unknown)} for {model}; its parameters are {sorted(names)}")
+            raise ValueError(
+                f"cannot fix {sorted(unknown)} for {model}; its parameters are {sorted(names)}"
+            )
         self.fixed = {b.name: self._to_theta(b, fix[b.name]) for b in blocks if b.name in fix}
         self.free = [b for b in blocks if b.name not in fix]
         self.lb = np.concatenate([np.full(b.size(d), b.lo) for b in self.free])
@@ -184,7 +214,7 @@ class Problem:
         theta = np.atleast_2d(theta)
         out, j = {}, 0
         for b in self.free:
-            out[b.name] = theta[:, j:j + b.size(self.d)]
+            out[b.name] = theta[:, j : j + b.size(self.d)]
             j += b.size(self.d)
         for name, v in self.fixed.items():
             out[name] = np.broadcast_to(v, (theta.shape[0], v.size))
@@ -194,17 +224,37 @@ class Problem:
         """θ of shape (B, P) -> the landscape's parameters in normalized time (theory.models names), batched."""
         parts = self.split(theta)
         if self.model == "notebook":
-            return {"a": np.exp(parts["a"][:, 0]), "s": np.exp(parts["s"][:, 0]), "k": np.exp(parts["k"][:, 0]),
-                    "t0": parts["t0"][:, 0], "z0": parts["z0"]}
-        values = {"t_switch": parts["t_switch"], "k": np.exp(parts["k"]), "lam": np.exp(parts["lam"]),
-                  "z_bias": parts["z_bias"], "z_target": parts["z_target"], "z0": parts["z0"]}
+            return {
+                "a": np.exp(parts["a"][:, 0]),
+                "s": np.exp(parts["s"][:, 0]),
+                "k": np.exp(parts["k"][:, 0]),
+                "t0": parts["t0"][:, 0],
+                "z0": parts["z0"],
+            }
+        values = {
+            "t_switch": parts["t_switch"],
+            "k": np.exp(parts["k"]),
+            "lam": np.exp(parts["lam"]),
+            "z_bias": parts["z_bias"],
+            "z_target": parts["z_target"],
+            "z0": parts["z0"],
+        }
         if self.model == "eq2":  # only the product β p is identifiable: fit it as p with β = 1
             values |= {"p": parts["p_beta"][:, 0], "beta": 1.0}
         return values
 
-    def simulate(self, theta: NDArray, *, u: NDArray | None = None, tol: tuple[float, float] = TOL) -> NDArray:
+    def simulate(
+        self, theta: NDArray, *, u: NDArray | None = None, tol: tuple[float, float] = TOL
+    ) -> NDArray:
         """(B, T, D) simulated paths for θ of shape (B, P), at the normalized times ``u`` (default: the logged steps)."""
-        sol = integrate(self.land, self.u if u is None else u, self.values(theta), method="dopri", rtol=tol[0], atol=tol[1])
+        sol = integrate(
+            self.land,
+            self.u if u is None else u,
+            self.values(theta),
+            method="dopri",
+            rtol=tol[0],
+            atol=tol[1],
+        )
         if not sol.success:
             raise ValueError(f"{self.model}: the simulation failed during the fit ({sol.message})")
         return sol.z
@@ -214,8 +264,12 @@ class Problem:
         out = {}
         for b in [*self.free, *(b for b in _blocks(self.model) if b.name in self.fixed)]:
             v = self.split(theta)[b.name][0]
-            out[b.name] = {"time": lambda x: self.s0 + self.span * x, "rate": lambda x: np.exp(x) / self.span,
-                           "log": np.exp, "unit": lambda x: x}[b.kind](v)
+            out[b.name] = {
+                "time": lambda x: self.s0 + self.span * x,
+                "rate": lambda x: np.exp(x) / self.span,
+                "log": np.exp,
+                "unit": lambda x: x,
+            }[b.kind](v)
         return out
 
     # -- least squares ---------------------------------------------------------------------------
@@ -235,39 +289,76 @@ class Problem:
         z = self.simulate(batch, tol=tol).reshape(2 * p, -1)
         return ((z[:p] - z[p:]) / (up - down)[:, None]).T
 
-    def solve(self, x0: NDArray, y: NDArray, f_scale: float, max_nfev: int, tol: tuple[float, float] = TOL):
+    def solve(
+        self, x0: NDArray, y: NDArray, f_scale: float, max_nfev: int, tol: tuple[float, float] = TOL
+    ):
         """Robust (soft L1) bounded least squares from ``x0``."""
         x0 = np.clip(x0, self.lb + 1e-9, self.ub - 1e-9)
-        return least_squares(self.residuals, x0, jac=self.jacobian, bounds=(self.lb, self.ub), args=(y, tol),
-                             loss="soft_l1", f_scale=f_scale, max_nfev=max_nfev, x_scale="jac")
+        return least_squares(
+            self.residuals,
+            x0,
+            jac=self.jacobian,
+            bounds=(self.lb, self.ub),
+            args=(y, tol),
+            loss="soft_l1",
+            f_scale=f_scale,
+            max_nfev=max_nfev,
+            x_scale="jac",
+        )
 
     # -- initial guesses ---------------------------------------------------------------------------
 
     def starts(self) -> list[NDArray]:
         """Data-driven starting points (turn point, coordinate extremes), normalized θ vectors."""
         y = self.y
-        first, last = y[0], y[-max(1, y.shape[0] // 10):].mean(axis=0)
+        first, last = y[0], y[-max(1, y.shape[0] // 10) :].mean(axis=0)
         sigma = noise_scale(y)
         turn = find_turn(self.u, y, n_boot=0)
         tau_turn = turn.step if turn.step is not None else 0.4
         biased = []
         for i in range(self.d):
             extreme = y[:, i].min() if last[i] >= first[i] else y[:, i].max()
-            moved_away = abs(extreme - first[i]) > 3 * sigma and np.sign(extreme - first[i]) != np.sign(last[i] - first[i])
-            biased.append(float(np.clip(extreme + (-0.05 if last[i] >= first[i] else 0.05), 0, 1)) if moved_away else float(last[i]))
+            moved_away = abs(extreme - first[i]) > 3 * sigma and np.sign(
+                extreme - first[i]
+            ) != np.sign(last[i] - first[i])
+            biased.append(
+                float(np.clip(extreme + (-0.05 if last[i] >= first[i] else 0.05), 0, 1))
+                if moved_away
+                else float(last[i])
+            )
         target = self.fixed.get("z_target", np.clip(last, 0, 1))
         guesses = []
         if self.model == "notebook":
             for a in (0.5, 2.0):
                 for t0 in (tau_turn, 0.3, 0.6):
-                    guesses.append({"a": [np.log(a)], "s": [np.log(30.0)], "k": [np.log(10.0)], "t0": [t0], "z0": first})
+                    guesses.append(
+                        {
+                            "a": [np.log(a)],
+                            "s": [np.log(30.0)],
+                            "k": [np.log(10.0)],
+                            "t0": [t0],
+                            "z0": first,
+                        }
+                    )
         else:
             for tau in dict.fromkeys([tau_turn, 0.3, 0.6]):
                 for lam in (5.0, 30.0):
                     for bias in (biased, list(np.where(np.asarray(target) > 0.5, 0.0, 1.0))):
-                        guesses.append({"t_switch": np.full(self.d, tau), "k": [np.log(30.0)], "lam": np.full(self.d, np.log(lam)),
-                                        "z_bias": bias, "z_target": target, "z0": first, "p_beta": [0.3]})
-        return [np.concatenate([np.atleast_1d(np.asarray(g[b.name], dtype=float)) for b in self.free]) for g in guesses]
+                        guesses.append(
+                            {
+                                "t_switch": np.full(self.d, tau),
+                                "k": [np.log(30.0)],
+                                "lam": np.full(self.d, np.log(lam)),
+                                "z_bias": bias,
+                                "z_target": target,
+                                "z0": first,
+                                "p_beta": [0.3],
+                            }
+                        )
+        return [
+            np.concatenate([np.atleast_1d(np.asarray(g[b.name], dtype=float)) for b in self.free])
+            for g in guesses
+        ]
 
 
 def fit_model(
@@ -294,8 +385,13 @@ def fit_model(
     y = prob.y
     f_scale = 2 * noise_scale(y)
     starts = np.clip(np.array(prob.starts()), prob.lb + 1e-9, prob.ub - 1e-9)
-    screen = np.sum((prob.simulate(starts, tol=SEARCH_TOL) - y) ** 2, axis=(1, 2))  # every start in one batched simulation
-    trials = [prob.solve(x0, y, f_scale, max_nfev=30, tol=SEARCH_TOL) for x0 in starts[np.argsort(screen)[:SEARCHED]]]
+    screen = np.sum(
+        (prob.simulate(starts, tol=SEARCH_TOL) - y) ** 2, axis=(1, 2)
+    )  # every start in one batched simulation
+    trials = [
+        prob.solve(x0, y, f_scale, max_nfev=30, tol=SEARCH_TOL)
+        for x0 in starts[np.argsort(screen)[:SEARCHED]]
+    ]
     best = prob.solve(min(trials, key=lambda s: s.cost).x, y, f_scale, max_nfev=200)
     theta = best.x
     fitted = prob.simulate(theta[None])[0]
@@ -305,10 +401,23 @@ def fit_model(
     if ci == "wald":
         lo_t, hi_t = _wald(prob, theta, best.jac, resid)
     else:
-        lo_t, hi_t = _bootstrap(prob, theta, fitted, resid, f_scale, n_boot, np.random.default_rng(rng))
+        lo_t, hi_t = _bootstrap(
+            prob, theta, fitted, resid, f_scale, n_boot, np.random.default_rng(rng)
+        )
     params, intervals, identifiable, switches = _report(prob, theta, lo_t, hi_t)
-    return ModelFit(model, params, intervals, rmse, identifiable, fitted, bool(best.success), str(best.message), theta, prob,
-                    switches)
+    return ModelFit(
+        model,
+        params,
+        intervals,
+        rmse,
+        identifiable,
+        fitted,
+        bool(best.success),
+        str(best.message),
+        theta,
+        prob,
+        switches,
+    )
 
 
 def _wald(prob: Problem, theta, jac, resid):
@@ -326,7 +435,9 @@ def _bootstrap(prob: Problem, theta, fitted, resid, f_scale, n_boot, gen):
     inflate = np.sqrt(resid.size / max(resid.size - theta.size, 1))
     draws = np.empty((n_boot, theta.size))
     for b in range(n_boot):
-        rows = gen.integers(0, t, t)  # resample whole checkpoints: keeps the coordinates' correlation
+        rows = gen.integers(
+            0, t, t
+        )  # resample whole checkpoints: keeps the coordinates' correlation
         yb = fitted + inflate * resid[rows]
         draws[b] = prob.solve(theta, yb, f_scale, max_nfev=60).x
     return np.quantile(draws, 0.025, axis=0), np.quantile(draws, 0.975, axis=0)
@@ -342,11 +453,22 @@ def _report(prob: Problem, theta, lo_t, hi_t):
         direct = (bias < BIAS_MIN) | ((b_lo <= value["z_target"]) & (value["z_target"] <= b_hi))
         width = (hi["t_switch"] - lo["t_switch"]) / prob.span
         inside = (value["t_switch"] >= prob.s0) & (value["t_switch"] <= prob.s0 + prob.span)
-        reasons = ["learned directly" if direct[i] else "outside" if not inside[i] else "not identified" if width[i] > 0.5
-                   else "switched" for i in range(prob.d)]
+        reasons = [
+            "learned directly"
+            if direct[i]
+            else "outside"
+            if not inside[i]
+            else "not identified"
+            if width[i] > 0.5
+            else "switched"
+            for i in range(prob.d)
+        ]
         identifiable = [r == "switched" for r in reasons]
     for name, v in value.items():
-        pairs = [[float(a), float(b)] for a, b in zip(np.minimum(lo[name], hi[name]), np.maximum(lo[name], hi[name]))]
+        pairs = [
+            [float(a), float(b)]
+            for a, b in zip(np.minimum(lo[name], hi[name]), np.maximum(lo[name], hi[name]))
+        ]
         if name in prob.fixed:
             pairs = [[float(x), float(x)] for x in v]
         if name == "t_switch":
@@ -360,7 +482,15 @@ def _report(prob: Problem, theta, lo_t, hi_t):
     switches = []
     if prob.model != "notebook":
         for i, reason in enumerate(reasons):
-            switches.append({"switched": reason == "switched", "reason": reason, "t_switch": params["t_switch"][i],
-                             "t_switch_ci": intervals["t_switch"][i], "z_bias": params["z_bias"][i],
-                             "z_bias_ci": intervals["z_bias"][i], "z_target": params["z_target"][i]})
+            switches.append(
+                {
+                    "switched": reason == "switched",
+                    "reason": reason,
+                    "t_switch": params["t_switch"][i],
+                    "t_switch_ci": intervals["t_switch"][i],
+                    "z_bias": params["z_bias"][i],
+                    "z_bias_ci": intervals["z_bias"][i],
+                    "z_target": params["z_target"][i],
+                }
+            )
     return params, intervals, identifiable, switches

@@ -113,19 +113,33 @@ class Law:
         if self.gate not in GATES:
             raise ValueError(f"unknown gate {self.gate!r}; valid: {', '.join(GATES)}")
         if self.masked is not None and (self.order != "bias-first" or self.gate != "time"):
-            raise ValueError("eq2's shifted target is the target after eq1's switch: it needs order 'bias-first' and "
-                             "the clock-timed gate")
+            raise ValueError(
+                "eq2's shifted target is the target after eq1's switch: it needs order 'bias-first' and "
+                "the clock-timed gate"
+            )
         if self.gate == "state" and self.order != "target-first":
-            raise ValueError("the coupled model heads for the target first and memorizes after the switch: its law "
-                             "needs order 'target-first'")
+            raise ValueError(
+                "the coupled model heads for the target first and memorizes after the switch: its law "
+                "needs order 'target-first'"
+            )
         if self.gate == "state" and self.d < 2:
-            raise ValueError("the coupled model times each concept's switch by the others: it needs at least 2 concepts")
+            raise ValueError(
+                "the coupled model times each concept's switch by the others: it needs at least 2 concepts"
+            )
 
     @property
     def names(self) -> tuple[str, ...]:
-        switch = ("t_ref", "b_t", "m", "gamma", "k") if self.gate == "time" else ("m", "gamma", "kappa", "theta")
-        return ("lam_ref", "b_lam", *switch, "z0") + ("beta",) * (self.masked is not None) + ("t_on",) * self.onset \
+        switch = (
+            ("t_ref", "b_t", "m", "gamma", "k")
+            if self.gate == "time"
+            else ("m", "gamma", "kappa", "theta")
+        )
+        return (
+            ("lam_ref", "b_lam", *switch, "z0")
+            + ("beta",) * (self.masked is not None)
+            + ("t_on",) * self.onset
             + ("c_lam",) * self.compete
+        )
 
     @cached_property
     def slots(self) -> dict[str, slice]:
@@ -158,25 +172,43 @@ class Law:
             theta[where] = values[name]
         return theta
 
-    def params(self, theta: NDArray, x: NDArray, target: NDArray, p: NDArray | None = None) -> dict[str, NDArray]:
+    def params(
+        self, theta: NDArray, x: NDArray, target: NDArray, p: NDArray | None = None
+    ) -> dict[str, NDArray]:
         """The model's parameters (normalized time) for covariates ``x`` (N, D), targets (N, D) and masking fractions
         ``p`` (N,) (eq2 only); θ of shape (B, P). Returns arrays batched over B x N (B-major)."""
         theta = np.atleast_2d(theta)
         b, n = theta.shape[0], x.shape[0]
         ell = np.log(x / self.x_ref)[None]  # (1, N, D)
         col = lambda name: theta[:, self.slots[name]][:, None]  # noqa: E731  (B, 1, 1), z0: (B, 1, D)
-        others = np.stack([np.delete(ell, i, axis=2).max(axis=2) for i in range(self.d)], axis=2) if self.d > 1 else ell
+        others = (
+            np.stack([np.delete(ell, i, axis=2).max(axis=2) for i in range(self.d)], axis=2)
+            if self.d > 1
+            else ell
+        )
         lead = ell - others
-        lam = np.exp(col("lam_ref") + col("b_lam") * ell + (col("c_lam") * lead if self.compete else 0.0))
+        lam = np.exp(
+            col("lam_ref") + col("b_lam") * ell + (col("c_lam") * lead if self.compete else 0.0)
+        )
         s = 1 / (1 + np.exp(-np.exp(col("gamma")) * lead))
         z_bias = target[None] + (1 - 2 * target[None]) * col("m") * (1 - s)
         z_target = np.repeat(target[None], b, axis=0)
         if self.masked is not None:
-            z_target[:, :, self.masked] *= 1 - col("beta")[:, :, 0] * np.asarray(p, dtype=float)[None]
+            z_target[:, :, self.masked] *= (
+                1 - col("beta")[:, :, 0] * np.asarray(p, dtype=float)[None]
+            )
         flat = lambda a: np.broadcast_to(a, (b, n, a.shape[2])).reshape(b * n, a.shape[2])  # noqa: E731
-        out = {"lam": flat(lam), "z_bias": flat(np.clip(z_bias, 0, 1)), "z_target": flat(z_target), "z0": flat(col("z0"))}
+        out = {
+            "lam": flat(lam),
+            "z_bias": flat(np.clip(z_bias, 0, 1)),
+            "z_target": flat(z_target),
+            "z0": flat(col("z0")),
+        }
         if self.gate == "time":
-            return out | {"t_switch": flat(np.exp(col("t_ref") + col("b_t") * ell)), "k": flat(np.exp(col("k")))}
+            return out | {
+                "t_switch": flat(np.exp(col("t_ref") + col("b_t") * ell)),
+                "k": flat(np.exp(col("k"))),
+            }
         return out | {"kappa": flat(np.exp(col("kappa"))), "theta": flat(col("theta"))}
 
     def ordered(self, params: dict[str, NDArray]) -> dict[str, NDArray]:
@@ -192,31 +224,67 @@ class Law:
         out = {}
         for name, where in self.slots.items():
             value, unit = np.asarray(theta[where], dtype=float), COEFFICIENTS[name][2]
-            value = {"rate": lambda v: np.exp(v) / self.scale, "time": lambda v: np.exp(v) * self.scale,
-                     "log": np.exp, "": lambda v: v}[unit](value)
+            value = {
+                "rate": lambda v: np.exp(v) / self.scale,
+                "time": lambda v: np.exp(v) * self.scale,
+                "log": np.exp,
+                "": lambda v: v,
+            }[unit](value)
             out[name] = [float(v) for v in value] if name == "z0" else float(value[0])
         return out
 
     def theta(self, coefs: dict) -> NDArray:
         """The inverse of :meth:`natural`."""
-        inverse = {"rate": lambda v: np.log(v * self.scale), "time": lambda v: np.log(v / self.scale), "log": np.log,
-                   "": lambda v: v}
-        return self.pack({name: np.broadcast_to(inverse[COEFFICIENTS[name][2]](np.asarray(coefs[name], dtype=float)),
-                                                (self.slots[name].stop - self.slots[name].start,))
-                          for name in self.names})
+        inverse = {
+            "rate": lambda v: np.log(v * self.scale),
+            "time": lambda v: np.log(v / self.scale),
+            "log": np.log,
+            "": lambda v: v,
+        }
+        return self.pack(
+            {
+                name: np.broadcast_to(
+                    inverse[COEFFICIENTS[name][2]](np.asarray(coefs[name], dtype=float)),
+                    (self.slots[name].stop - self.slots[name].start,),
+                )
+                for name in self.names
+            }
+        )
 
-    def run_params(self, theta: NDArray, x: NDArray, target: NDArray, p: NDArray | None = None) -> list[dict]:
+    def run_params(
+        self, theta: NDArray, x: NDArray, target: NDArray, p: NDArray | None = None
+    ) -> list[dict]:
         """Per run, the model's parameters in steps (for reports and figures); with an onset, ``t_switch`` counts
         from ``t_on``."""
         v = self.params(theta, x, target, p)
-        common = lambda r: {"lam": list(v["lam"][r] / self.scale), "z_bias": list(v["z_bias"][r]),  # noqa: E731
-                            "z_target": list(v["z_target"][r])}
+
+        def common(r: int) -> dict:
+            return {
+                "lam": list(v["lam"][r] / self.scale),
+                "z_bias": list(v["z_bias"][r]),
+                "z_target": list(v["z_target"][r]),
+            }
+
         if self.gate == "time":
-            rows = [common(r) | {"t_switch": list(v["t_switch"][r] * self.scale), "k": float(v["k"][r, 0] / self.scale),
-                                 "order": self.order} for r in range(x.shape[0])]
+            rows = [
+                common(r)
+                | {
+                    "t_switch": list(v["t_switch"][r] * self.scale),
+                    "k": float(v["k"][r, 0] / self.scale),
+                    "order": self.order,
+                }
+                for r in range(x.shape[0])
+            ]
         else:
-            rows = [common(r) | {"kappa": float(v["kappa"][r, 0]), "theta": float(v["theta"][r, 0]), "gate": "state"}
-                    for r in range(x.shape[0])]
+            rows = [
+                common(r)
+                | {
+                    "kappa": float(v["kappa"][r, 0]),
+                    "theta": float(v["theta"][r, 0]),
+                    "gate": "state",
+                }
+                for r in range(x.shape[0])
+            ]
         return [row | ({"t_on": self.natural(theta)["t_on"]} if self.onset else {}) for row in rows]
 
 
@@ -233,19 +301,36 @@ class Data:
     p: NDArray | None = None  # (N,) masking fractions (eq2)
 
     @classmethod
-    def of(cls, trajectories: Sequence[Trajectory], x: NDArray, target: NDArray, scale: float | None = None,
-           p: NDArray | None = None) -> "Data":
+    def of(
+        cls,
+        trajectories: Sequence[Trajectory],
+        x: NDArray,
+        target: NDArray,
+        scale: float | None = None,
+        p: NDArray | None = None,
+    ) -> "Data":
         located = [t.with_points() for t in trajectories]
         steps = np.unique(np.concatenate([np.asarray(t.step, dtype=float) for t in trajectories]))
         index = [np.searchsorted(steps, np.asarray(t.step, dtype=float)) for t in located]
         scale = float(scale if scale is not None else steps[-1])
-        return cls(steps, index, [t.z for t in located], np.asarray(x, float), np.asarray(target, float), scale,
-                   None if p is None else np.asarray(p, float))
+        return cls(
+            steps,
+            index,
+            [t.z for t in located],
+            np.asarray(x, float),
+            np.asarray(target, float),
+            scale,
+            None if p is None else np.asarray(p, float),
+        )
 
     @property
     def u(self) -> NDArray:
         """The time grid for the simulation: starts at 0 (the untrained model), normalized."""
-        return np.concatenate([[0.0], self.steps / self.scale]) if self.steps[0] > 0 else self.steps / self.scale
+        return (
+            np.concatenate([[0.0], self.steps / self.scale])
+            if self.steps[0] > 0
+            else self.steps / self.scale
+        )
 
     def at(self, z: NDArray) -> NDArray:
         """Simulated paths on :attr:`u` (N, T', D) -> the residual layout: every run's located rows, flattened."""
@@ -265,11 +350,14 @@ def simulate(law: Law, data: Data, theta: NDArray, *, u: NDArray | None = None) 
     b, n = theta.shape[0], x.shape[0]
     out = np.empty((b, n, grid.size, law.d))
     u_on = np.exp(theta[:, law.slots["t_on"]][:, 0]) if law.onset else np.zeros(b)
-    for value in np.unique(u_on):  # one solve per onset (a Jacobian's batch holds three; one without an onset)
+    for value in np.unique(
+        u_on
+    ):  # one solve per onset (a Jacobian's batch holds three; one without an onset)
         rows = np.flatnonzero(u_on == value)
         pick = (rows[:, None] * n + np.arange(n)).ravel()
-        out[rows] = solve({k: v[pick] for k, v in params.items()}, grid, value,
-                          land=law.landscape).reshape(rows.size, n, grid.size, law.d)
+        out[rows] = solve(
+            {k: v[pick] for k, v in params.items()}, grid, value, land=law.landscape
+        ).reshape(rows.size, n, grid.size, law.d)
     return out
 
 
@@ -286,12 +374,20 @@ def one_numba_thread():
         numba.set_num_threads(before)
 
 
-def solve(params: dict[str, NDArray], grid: NDArray, onset: float = 0.0, *, tol: tuple[float, float] = TOL,
-          land=None) -> NDArray:
+def solve(
+    params: dict[str, NDArray],
+    grid: NDArray,
+    onset: float = 0.0,
+    *,
+    tol: tuple[float, float] = TOL,
+    land=None,
+) -> NDArray:
     """(N, T, D) paths of ``land`` (default eq1) for integrator parameters (batched over N) at times ``grid``
     (starting at 0); with an ``onset`` (same time unit) the model's clock starts there: z stays at z0 until
     ``onset``, then follows the model in time - onset (t_switch counts from the onset)."""
-    clock, back = np.unique(np.maximum(np.asarray(grid, dtype=float) - onset, 0.0), return_inverse=True)
+    clock, back = np.unique(
+        np.maximum(np.asarray(grid, dtype=float) - onset, 0.0), return_inverse=True
+    )
     if clock[0] > 0:
         clock, back = np.concatenate([[0.0], clock]), back + 1
     with one_numba_thread():
@@ -326,13 +422,26 @@ class PooledFit:
     message: str
     discrepancy: Discrepancy | None = field(default=None, repr=False)
 
-    def predict(self, x: NDArray, target: NDArray, steps: NDArray, p: NDArray | None = None) -> NDArray:
+    def predict(
+        self, x: NDArray, target: NDArray, steps: NDArray, p: NDArray | None = None
+    ) -> NDArray:
         """(N, T, D) the law's paths for covariates ``x`` (N, D) (and masking fractions ``p``, eq2) at ``steps``,
         plus the :attr:`discrepancy` where there is one (clipped to [0, 1])."""
         steps = np.asarray(steps, dtype=float)
-        u = np.concatenate([[0.0], steps / self.law.scale]) if steps[0] > 0 else steps / self.law.scale
-        dummy = Data(steps, [], [], np.asarray(x, float), np.asarray(target, float), self.law.scale,
-                     None if p is None else np.atleast_1d(np.asarray(p, float)))
+        u = (
+            np.concatenate([[0.0], steps / self.law.scale])
+            if steps[0] > 0
+            else steps / self.law.scale
+        )
+        dummy = Data(
+            steps,
+            [],
+            [],
+            np.asarray(x, float),
+            np.asarray(target, float),
+            self.law.scale,
+            None if p is None else np.atleast_1d(np.asarray(p, float)),
+        )
         z = simulate(self.law, dummy, self.theta, u=u)[0]
         z = z[:, 1:] if steps[0] > 0 else z
         if self.discrepancy is None:
@@ -347,7 +456,7 @@ def run_residuals(data: "Data", resid: NDArray) -> tuple[NDArray, NDArray, NDArr
     first and last, and where the grid lies between those; runs with no located point are not kept."""
     kept, out, located, start = [], [], [], 0
     for idx, yr in zip(data.index, data.y):
-        r = resid[start:start + yr.size].reshape(yr.shape)
+        r = resid[start : start + yr.size].reshape(yr.shape)
         start += yr.size
         kept.append(len(idx) > 0)
         if len(idx):
@@ -359,12 +468,23 @@ def run_residuals(data: "Data", resid: NDArray) -> tuple[NDArray, NDArray, NDArr
 def _starts(law: Law, data: Data) -> NDArray:
     first = np.clip(np.nanmean([y[0] for y in data.y if len(y)], axis=0), 0.05, 0.95)
     # the onset starts at half the median first located step (before it the probe reads nothing to follow)
-    on = max(0.5 * float(np.median([data.steps[idx[0]] for idx in data.index if len(idx)])) / data.scale, 1e-3)
-    choices = {"lam_ref": np.log([3.0, 15.0, 60.0]), "b_lam": (0.5, 1.0), "m": (0.5, 1.0), "gamma": (np.log(5.0),),
-               "z0": (first,)}
+    on = max(
+        0.5 * float(np.median([data.steps[idx[0]] for idx in data.index if len(idx)])) / data.scale,
+        1e-3,
+    )
+    choices = {
+        "lam_ref": np.log([3.0, 15.0, 60.0]),
+        "b_lam": (0.5, 1.0),
+        "m": (0.5, 1.0),
+        "gamma": (np.log(5.0),),
+        "z0": (first,),
+    }
     if law.gate == "time":
-        choices |= {"t_ref": np.log([0.15, 0.4]), "b_t": (-1.0, -0.3) if law.order == "bias-first" else (-0.5, 0.5),
-                    "k": (np.log(30.0),)}
+        choices |= {
+            "t_ref": np.log([0.15, 0.4]),
+            "b_t": (-1.0, -0.3) if law.order == "bias-first" else (-0.5, 0.5),
+            "k": (np.log(30.0),),
+        }
     else:
         choices |= {"kappa": np.log([10.0, 40.0]), "theta": (0.6, 0.9)}
     if law.masked is not None:
@@ -373,14 +493,18 @@ def _starts(law: Law, data: Data) -> NDArray:
         choices["t_on"] = (np.log(on),)
     if law.compete:
         choices["c_lam"] = (0.0, 1.0)
-    return np.array([law.pack(dict(zip(choices, combo))) for combo in itertools.product(*choices.values())])
+    return np.array(
+        [law.pack(dict(zip(choices, combo))) for combo in itertools.product(*choices.values())]
+    )
 
 
 def _residuals(theta: NDArray, law: Law, data: Data, y: NDArray) -> NDArray:
     return data.at(simulate(law, data, theta)[0]) - y
 
 
-def _jacobian(theta: NDArray, law: Law, data: Data, y: NDArray, lb: NDArray, ub: NDArray) -> NDArray:
+def _jacobian(
+    theta: NDArray, law: Law, data: Data, y: NDArray, lb: NDArray, ub: NDArray
+) -> NDArray:
     p = theta.size
     up, down = np.minimum(theta + H, ub), np.maximum(theta - H, lb)
     batch = np.repeat(theta[None], 2 * p, axis=0)
@@ -394,14 +518,34 @@ def _jacobian(theta: NDArray, law: Law, data: Data, y: NDArray, lb: NDArray, ub:
 def _solve(law: Law, data: Data, x0: NDArray, y: NDArray, f_scale: float, max_nfev: int):
     lb, ub = law.bounds()
     x0 = np.clip(x0, lb + 1e-9, ub - 1e-9)
-    return least_squares(_residuals, x0, jac=lambda th, *a: _jacobian(th, *a, lb, ub), bounds=(lb, ub),
-                         args=(law, data, y), loss="soft_l1", f_scale=f_scale, max_nfev=max_nfev, x_scale="jac")
+    return least_squares(
+        _residuals,
+        x0,
+        jac=lambda th, *a: _jacobian(th, *a, lb, ub),
+        bounds=(lb, ub),
+        args=(law, data, y),
+        loss="soft_l1",
+        f_scale=f_scale,
+        max_nfev=max_nfev,
+        x_scale="jac",
+    )
 
 
-def fit_law(trajectories: Sequence[Trajectory], x: NDArray, *, ci: str = "wald", n_boot: int = 50,
-            rng: int | np.random.Generator = 0, masked: int | None = None, p: NDArray | None = None,
-            order: str = "bias-first", onset: bool = False, compete: bool = False, gate: str = "time",
-            discrepancy: str | None = None) -> PooledFit:
+def fit_law(
+    trajectories: Sequence[Trajectory],
+    x: NDArray,
+    *,
+    ci: str = "wald",
+    n_boot: int = 50,
+    rng: int | np.random.Generator = 0,
+    masked: int | None = None,
+    p: NDArray | None = None,
+    order: str = "bias-first",
+    onset: bool = False,
+    compete: bool = False,
+    gate: str = "time",
+    discrepancy: str | None = None,
+) -> PooledFit:
     """Fit the law to training runs: one trajectory per run, ``x`` (N, D) their covariates (> 0).
 
     Args:
@@ -420,20 +564,33 @@ def fit_law(trajectories: Sequence[Trajectory], x: NDArray, *, ci: str = "wald",
     """
     if (masked is None) != (p is None):
         raise ValueError("eq2 needs both the masked concept and every run's masking fraction")
-    if p is not None and (np.shape(p) != (len(trajectories),) or not np.all((np.asarray(p) >= 0) & (np.asarray(p) <= 1))):
+    if p is not None and (
+        np.shape(p) != (len(trajectories),)
+        or not np.all((np.asarray(p) >= 0) & (np.asarray(p) <= 1))
+    ):
         raise ValueError(f"masking fractions must be one number in [0, 1] per run; got {p}")
     if discrepancy is not None and discrepancy not in KINDS:
-        raise ValueError(f"unknown discrepancy {discrepancy!r}; valid: {', '.join(KINDS)} (or None, the law alone)")
+        raise ValueError(
+            f"unknown discrepancy {discrepancy!r}; valid: {', '.join(KINDS)} (or None, the law alone)"
+        )
     if ci not in ("wald", "runs"):
         raise ValueError(f"unknown interval method {ci!r}; valid: wald, runs")
     x = np.asarray(x, dtype=float)
     d = trajectories[0].z.shape[1]
     if x.shape != (len(trajectories), d) or not np.all(np.isfinite(x)) or np.any(x <= 0):
-        raise ValueError(f"covariates must be (runs, concepts) = ({len(trajectories)}, {d}) positive numbers; got shape {x.shape}")
+        raise ValueError(
+            f"covariates must be (runs, concepts) = ({len(trajectories)}, {d}) positive numbers; got shape {x.shape}"
+        )
     if len(trajectories) < 3:
         raise ValueError(f"a pooled fit needs at least 3 training runs, got {len(trajectories)}")
-    target = np.array([[float(c) for c in t.label] if len(t.label) == d and set(t.label) <= {"0", "1"} else [1.0] * d
-                       for t in trajectories])
+    target = np.array(
+        [
+            [float(c) for c in t.label]
+            if len(t.label) == d and set(t.label) <= {"0", "1"}
+            else [1.0] * d
+            for t in trajectories
+        ]
+    )
     data = Data.of(trajectories, x, target, p=p)
     law = Law(d, data.scale, float(np.exp(np.mean(np.log(x)))), masked, order, onset, compete, gate)
     y = data.observed()
@@ -443,7 +600,9 @@ def fit_law(trajectories: Sequence[Trajectory], x: NDArray, *, ci: str = "wald",
     starts = np.clip(starts, lb + 1e-9, ub - 1e-9)
     sims = simulate(law, data, starts)
     screen = np.array([np.sum((data.at(z) - y) ** 2) for z in sims])
-    trials = [_solve(law, data, x0, y, f_scale, max_nfev=25) for x0 in starts[np.argsort(screen)[:3]]]
+    trials = [
+        _solve(law, data, x0, y, f_scale, max_nfev=25) for x0 in starts[np.argsort(screen)[:3]]
+    ]
     best = _solve(law, data, min(trials, key=lambda s: s.cost).x, y, f_scale, max_nfev=200)
     theta = best.x
     resid = _residuals(theta, law, data, y)
@@ -455,18 +614,40 @@ def fit_law(trajectories: Sequence[Trajectory], x: NDArray, *, ci: str = "wald",
     intervals = {}
     for name in value:
         a, b = np.minimum(low[name], high[name]), np.maximum(low[name], high[name])
-        intervals[name] = [[float(u), float(v)] for u, v in zip(a, b)] if name == "z0" else [float(a), float(b)]
+        intervals[name] = (
+            [[float(u), float(v)] for u, v in zip(a, b)] if name == "z0" else [float(a), float(b)]
+        )
     per_run, start = [], 0
     for yr in data.y:
-        per_run.append(float(np.sqrt(np.mean(resid[start:start + yr.size] ** 2))) if yr.size else float("nan"))
+        per_run.append(
+            float(np.sqrt(np.mean(resid[start : start + yr.size] ** 2)))
+            if yr.size
+            else float("nan")
+        )
         start += yr.size
     delta = None
     if discrepancy is not None:
         kept, r, located = run_residuals(data, -resid)  # resid: law - observed
-        delta = Discrepancy(discrepancy, data.steps, features(x, p)[kept], r,
-                            tuple(t.run for t, k in zip(trajectories, kept) if k), located)
-    return PooledFit(law, theta, value, intervals, ci, float(np.sqrt(np.mean(resid**2))), per_run, bool(best.success),
-                     str(best.message), delta)
+        delta = Discrepancy(
+            discrepancy,
+            data.steps,
+            features(x, p)[kept],
+            r,
+            tuple(t.run for t, k in zip(trajectories, kept) if k),
+            located,
+        )
+    return PooledFit(
+        law,
+        theta,
+        value,
+        intervals,
+        ci,
+        float(np.sqrt(np.mean(resid**2))),
+        per_run,
+        bool(best.success),
+        str(best.message),
+        delta,
+    )
 
 
 def _wald(theta, jac, resid, lb, ub):
@@ -483,7 +664,14 @@ def _run_bootstrap(law: Law, data: Data, theta, f_scale, n_boot, gen):
     draws = np.empty((n_boot, theta.size))
     for b in range(n_boot):
         rows = gen.integers(0, n, n)
-        sub = Data(data.steps, [data.index[r] for r in rows], [data.y[r] for r in rows], data.x[rows], data.target[rows],
-                   data.scale, None if data.p is None else data.p[rows])
+        sub = Data(
+            data.steps,
+            [data.index[r] for r in rows],
+            [data.y[r] for r in rows],
+            data.x[rows],
+            data.target[rows],
+            data.scale,
+            None if data.p is None else data.p[rows],
+        )
         draws[b] = _solve(law, sub, theta, sub.observed(), f_scale, max_nfev=60).x
     return np.quantile(draws, 0.025, axis=0), np.quantile(draws, 0.975, axis=0)

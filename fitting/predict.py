@@ -81,7 +81,15 @@ from fitting import baselines
 from fitting.covariates import constant_columns, read_covariates, read_shift, read_tables, select
 from fitting.curves import settled_step
 from fitting.discrepancy import KINDS, features
-from fitting.leave_out import KEYS, differences, gap_text, level_summary, mean_or_none, means, split_summary
+from fitting.leave_out import (
+    KEYS,
+    differences,
+    gap_text,
+    level_summary,
+    mean_or_none,
+    means,
+    split_summary,
+)
 from fitting.model_fit import fit_model
 from fitting.pooled import PooledFit, fit_law
 from fitting.report import summary
@@ -93,11 +101,21 @@ from theory.stamp import stamp
 from theory.trajectory import Trajectory, read_csv, write_csv
 
 LEVEL = 0.8
-OUTPUTS = ("predicted.csv", "prediction.json", "prediction.png", "leave_out.json", "leave_out.png")  # what --out receives
+OUTPUTS = (
+    "predicted.csv",
+    "prediction.json",
+    "prediction.png",
+    "leave_out.json",
+    "leave_out.png",
+)  # what --out receives
 
 
-MODELS = {"eq1": ("bias-first", "time"), "memorize": ("target-first", "time"), "coupled": ("target-first", "state"),
-          "eq2": ("bias-first", "time")}  # --model -> the law's order and gate
+MODELS = {
+    "eq1": ("bias-first", "time"),
+    "memorize": ("target-first", "time"),
+    "coupled": ("target-first", "state"),
+    "eq2": ("bias-first", "time"),
+}  # --model -> the law's order and gate
 
 
 def oriented(z: np.ndarray, target: np.ndarray) -> np.ndarray:
@@ -105,14 +123,22 @@ def oriented(z: np.ndarray, target: np.ndarray) -> np.ndarray:
     return np.where(np.asarray(target) > 0.5, z, 1 - z)
 
 
-def metrics(steps: np.ndarray, path: np.ndarray, observed: Trajectory, concepts: Sequence[str], target: np.ndarray) -> dict:
+def metrics(
+    steps: np.ndarray,
+    path: np.ndarray,
+    observed: Trajectory,
+    concepts: Sequence[str],
+    target: np.ndarray,
+) -> dict:
     """RMSE against the observed located points, settled-0.8 step per concept and turn step, of a (T, D) path."""
     located = _located(path, observed)
     if located.sum() < 2:
         return {"rmse": None, "settled_80": {c: None for c in concepts}, "turn": None}
     s, p = np.asarray(steps, dtype=float)[located], path[located]
     rmse = _rmse(path, observed)
-    settled = {c: settled_step(s, oriented(p[:, i], target[i]), LEVEL) for i, c in enumerate(concepts)}
+    settled = {
+        c: settled_step(s, oriented(p[:, i], target[i]), LEVEL) for i, c in enumerate(concepts)
+    }
     turn = find_turn(s, p, n_boot=0).step if s.size >= 5 else None
     return {"rmse": rmse, "settled_80": settled, "turn": turn}
 
@@ -125,7 +151,11 @@ def _located(path: np.ndarray, observed: Trajectory) -> np.ndarray:
 def _rmse(path: np.ndarray, observed: Trajectory) -> float | None:
     """RMSE of a (T, D) path at the observed run's steps against its located points; None with fewer than 2."""
     located = _located(path, observed)
-    return float(np.sqrt(np.mean((path[located] - observed.z[located]) ** 2))) if located.sum() >= 2 else None
+    return (
+        float(np.sqrt(np.mean((path[located] - observed.z[located]) ** 2)))
+        if located.sum() >= 2
+        else None
+    )
 
 
 def _rmse_where(path: np.ndarray, other: np.ndarray, observed: Trajectory) -> float | None:
@@ -135,103 +165,206 @@ def _rmse_where(path: np.ndarray, other: np.ndarray, observed: Trajectory) -> fl
 
 def compare(pred: dict, obs: dict, concepts: Sequence[str]) -> dict:
     """A prediction's metrics next to the observed ones."""
-    return {"rmse": pred["rmse"], "settled_80": {c: {"predicted": pred["settled_80"][c], "observed": obs["settled_80"][c]}
-                                                 for c in concepts},
-            "turn": {"predicted": pred["turn"], "observed": obs["turn"]}}
+    return {
+        "rmse": pred["rmse"],
+        "settled_80": {
+            c: {"predicted": pred["settled_80"][c], "observed": obs["settled_80"][c]}
+            for c in concepts
+        },
+        "turn": {"predicted": pred["turn"], "observed": obs["turn"]},
+    }
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = cli.parser("fitting.predict", __doc__)
-    parser.add_argument("logs", type=Path, nargs="+", metavar="LOG.csv",
-                        help="a trajectory log with many runs (a sweep's sweep.csv); several are pooled (distinct run ids)")
-    parser.add_argument("--covariates", type=Path, nargs="+", required=True, metavar="COV.csv",
-                        help="run + <name>_<concept> columns; several tables are read as one (e.g. one per LOG)")
+    parser.add_argument(
+        "logs",
+        type=Path,
+        nargs="+",
+        metavar="LOG.csv",
+        help="a trajectory log with many runs (a sweep's sweep.csv); several are pooled (distinct run ids)",
+    )
+    parser.add_argument(
+        "--covariates",
+        type=Path,
+        nargs="+",
+        required=True,
+        metavar="COV.csv",
+        help="run + <name>_<concept> columns; several tables are read as one (e.g. one per LOG)",
+    )
     group = parser.add_mutually_exclusive_group(required=True)
-    group.add_argument("--holdout", metavar="RUN,..", help="runs to predict (ids, or COLUMN=VALUE of COV.csv such as "
-                       "sep_color=0.5: every run at that value); every other run trains the law")
-    group.add_argument("--train", metavar="RUN,..", help="runs that train the law (as --holdout); every other run is predicted")
-    group.add_argument("--leave-out", metavar="COLUMN", help="one fit per value of this column of COV.csv, holding out "
-                       "the runs with that value (e.g. sep_color: leave one level out); DIR/<COLUMN>=<value>/ each, and "
-                       "DIR/leave_out.json")
-    parser.add_argument("--class", dest="label", default="11", help="the class (default 11, the held-out class)")
-    parser.add_argument("--protocol", default="naive", help="the protocol whose trajectories are fitted (default naive)")
-    parser.add_argument("--model", default="eq1", choices=list(MODELS),
-                        help="the toy model: eq1 (the bias first, then the true target); memorize (eq1 with the order "
-                             "reversed: the true target first, then the bias, for runs that generalize early and "
-                             "memorize their training classes later); coupled (as memorize, but a concept's switch "
-                             "comes when the other concepts have been learned, not at a time of its own); eq2 for a "
-                             "masking sweep (eq1 whose masked concept's target shifts with p)")
+    group.add_argument(
+        "--holdout",
+        metavar="RUN,..",
+        help="runs to predict (ids, or COLUMN=VALUE of COV.csv such as "
+        "sep_color=0.5: every run at that value); every other run trains the law",
+    )
+    group.add_argument(
+        "--train",
+        metavar="RUN,..",
+        help="runs that train the law (as --holdout); every other run is predicted",
+    )
+    group.add_argument(
+        "--leave-out",
+        metavar="COLUMN",
+        help="one fit per value of this column of COV.csv, holding out "
+        "the runs with that value (e.g. sep_color: leave one level out); DIR/<COLUMN>=<value>/ each, and "
+        "DIR/leave_out.json",
+    )
+    parser.add_argument(
+        "--class", dest="label", default="11", help="the class (default 11, the held-out class)"
+    )
+    parser.add_argument(
+        "--protocol",
+        default="naive",
+        help="the protocol whose trajectories are fitted (default naive)",
+    )
+    parser.add_argument(
+        "--model",
+        default="eq1",
+        choices=list(MODELS),
+        help="the toy model: eq1 (the bias first, then the true target); memorize (eq1 with the order "
+        "reversed: the true target first, then the bias, for runs that generalize early and "
+        "memorize their training classes later); coupled (as memorize, but a concept's switch "
+        "comes when the other concepts have been learned, not at a time of its own); eq2 for a "
+        "masking sweep (eq1 whose masked concept's target shifts with p)",
+    )
     parser.add_argument("--masked", metavar="CONCEPT", help="eq2: the masked concept (e.g. color)")
-    parser.add_argument("--shift", default="mask_p", metavar="COLUMN",
-                        help="eq2: the column of COV.csv with each run's masking fraction p in [0, 1] (default mask_p)")
-    parser.add_argument("--covariate", default="signal", metavar="NAME",
-                        help="use the columns NAME_<concept> (default signal: the measured concept signal; sep: separations)")
-    parser.add_argument("--onset", action="store_true",
-                        help="one more shared coefficient t_on: the toy model's clock starts at step t_on (the class "
-                             "stays at z0 until then), for runs that draw nothing the probe can follow at first")
-    parser.add_argument("--compete", action="store_true",
-                        help="one more shared coefficient c_lam: a concept's speed also grows with its signal's lead "
-                             "over the other concepts (lam ~ x^b_lam (x/x_other)^c_lam), for sweeps where a stronger "
-                             "concept slows the others down")
-    parser.add_argument("--discrepancy", nargs="?", const="mean", choices=KINDS, metavar="mean|local",
-                        help="add the training runs' residuals (observed - law) to the law's paths: 'mean' (the default "
-                             "with the bare flag) their mean at each step, what the toy model cannot draw in any run (no "
-                             "covariates), so the law predicts how a run differs from the average run; 'local' the "
-                             "residuals of the training runs nearest in covariate space (interpolated inside the range, "
-                             "the nearest level outside), so the law predicts how a run differs from its neighbours")
-    parser.add_argument("--ci", choices=["wald", "runs"], default="wald",
-                        help="coefficient intervals: wald (fast, narrow) or runs (bootstrap over training runs)")
-    parser.add_argument("--boot", type=int, default=50, metavar="B", help="bootstrap resamples for --ci runs (default 50)")
-    parser.add_argument("--train-per-level", type=int, metavar="K",
-                        help="with --leave-out: train each fit on only K runs drawn from every other level (e.g. K = 1: "
-                             "one seed a level), --draws times; leave_out.json then holds each number's mean over the "
-                             "draws (how the law and the baselines fare when runs are scarce; no per-split folders)")
-    parser.add_argument("--draws", type=int, default=5, metavar="R", help="random draws per level for --train-per-level (default 5)")
+    parser.add_argument(
+        "--shift",
+        default="mask_p",
+        metavar="COLUMN",
+        help="eq2: the column of COV.csv with each run's masking fraction p in [0, 1] (default mask_p)",
+    )
+    parser.add_argument(
+        "--covariate",
+        default="signal",
+        metavar="NAME",
+        help="use the columns NAME_<concept> (default signal: the measured concept signal; sep: separations)",
+    )
+    parser.add_argument(
+        "--onset",
+        action="store_true",
+        help="one more shared coefficient t_on: the toy model's clock starts at step t_on (the class "
+        "stays at z0 until then), for runs that draw nothing the probe can follow at first",
+    )
+    parser.add_argument(
+        "--compete",
+        action="store_true",
+        help="one more shared coefficient c_lam: a concept's speed also grows with its signal's lead "
+        "over the other concepts (lam ~ x^b_lam (x/x_other)^c_lam), for sweeps where a stronger "
+        "concept slows the others down",
+    )
+    parser.add_argument(
+        "--discrepancy",
+        nargs="?",
+        const="mean",
+        choices=KINDS,
+        metavar="mean|local",
+        help="add the training runs' residuals (observed - law) to the law's paths: 'mean' (the default "
+        "with the bare flag) their mean at each step, what the toy model cannot draw in any run (no "
+        "covariates), so the law predicts how a run differs from the average run; 'local' the "
+        "residuals of the training runs nearest in covariate space (interpolated inside the range, "
+        "the nearest level outside), so the law predicts how a run differs from its neighbours",
+    )
+    parser.add_argument(
+        "--ci",
+        choices=["wald", "runs"],
+        default="wald",
+        help="coefficient intervals: wald (fast, narrow) or runs (bootstrap over training runs)",
+    )
+    parser.add_argument(
+        "--boot",
+        type=int,
+        default=50,
+        metavar="B",
+        help="bootstrap resamples for --ci runs (default 50)",
+    )
+    parser.add_argument(
+        "--train-per-level",
+        type=int,
+        metavar="K",
+        help="with --leave-out: train each fit on only K runs drawn from every other level (e.g. K = 1: "
+        "one seed a level), --draws times; leave_out.json then holds each number's mean over the "
+        "draws (how the law and the baselines fare when runs are scarce; no per-split folders)",
+    )
+    parser.add_argument(
+        "--draws",
+        type=int,
+        default=5,
+        metavar="R",
+        help="random draws per level for --train-per-level (default 5)",
+    )
     parser.add_argument("--seed", type=int, default=0, help="random seed of the draws (default 0)")
     parser.add_argument("--no-figure", action="store_true", help="write the CSV and JSON only")
-    parser.add_argument("--out", type=Path, default=None, metavar="DIR", help="output folder (default LOG's folder/predict)")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="output folder (default LOG's folder/predict)",
+    )
     return parser
 
 
-def load(args: argparse.Namespace) -> tuple[list[Trajectory], dict[str, list[float]], dict[str, dict[str, str]]]:
+def load(
+    args: argparse.Namespace,
+) -> tuple[list[Trajectory], dict[str, list[float]], dict[str, dict[str, str]]]:
     """The class's trajectories (one per run, from every log), their covariates, and the covariates table."""
     trajs, origin = [], {}
     for log in args.logs:
         got = [t for t in read_csv(log) if t.label == args.label and t.protocol == args.protocol]
         if not got:
-            raise UsageError(f"{log}: no trajectory of class {args.label!r} under protocol {args.protocol!r}")
+            raise UsageError(
+                f"{log}: no trajectory of class {args.label!r} under protocol {args.protocol!r}"
+            )
         if trajs and got[0].concepts != trajs[0].concepts:
-            raise UsageError(f"{log}: concepts {', '.join(got[0].concepts)} differ from {args.logs[0]}'s "
-                             f"{', '.join(trajs[0].concepts)}; pooled logs must share their concepts")
+            raise UsageError(
+                f"{log}: concepts {', '.join(got[0].concepts)} differ from {args.logs[0]}'s "
+                f"{', '.join(trajs[0].concepts)}; pooled logs must share their concepts"
+            )
         for t in got:
             if t.run in origin:
-                where = f"twice in {log}" if origin[t.run] == log else f"in {origin[t.run]} and in {log}"
-                raise UsageError(f"run {t.run!r} has several trajectories of class {args.label} ({args.protocol}), "
-                                 f"{where}; give every run its own id (a sweep's sweep.csv does; pooled sweeps need "
-                                 "distinct seeds)")
+                where = (
+                    f"twice in {log}"
+                    if origin[t.run] == log
+                    else f"in {origin[t.run]} and in {log}"
+                )
+                raise UsageError(
+                    f"run {t.run!r} has several trajectories of class {args.label} ({args.protocol}), "
+                    f"{where}; give every run its own id (a sweep's sweep.csv does; pooled sweeps need "
+                    "distinct seeds)"
+                )
             origin[t.run] = log
         trajs += got
     runs = [t.run for t in trajs]
     table = read_tables(args.covariates)
     absent = [r for r in runs if r not in table]
     if absent:
-        raise UsageError(f"{cli_list(args.covariates)}: no row for run {absent[0]!r} of {origin[absent[0]]} "
-                         f"({len(absent)} runs missing)")
+        raise UsageError(
+            f"{cli_list(args.covariates)}: no row for run {absent[0]!r} of {origin[absent[0]]} "
+            f"({len(absent)} runs missing)"
+        )
     args.masked_index, args.shift_values = None, None
     concepts = trajs[0].concepts
     mine = {r: table[r] for r in runs}
     if args.model == "eq2":
         if args.masked not in concepts:
             given = "" if args.masked is None else f" {args.masked}"
-            raise UsageError(f"--masked{given}: eq2 needs the masked concept, one of {', '.join(concepts)}")
+            raise UsageError(
+                f"--masked{given}: eq2 needs the masked concept, one of {', '.join(concepts)}"
+            )
         args.masked_index = concepts.index(args.masked)
         args.shift_values = read_shift(mine, args.shift)
     elif args.masked:
         raise UsageError("--masked: only with --model eq2")
     cov = read_covariates(mine, args.covariate, concepts)
     for column in constant_columns(cov, concepts, args.covariate):
-        print(f"python -m fitting.predict: warning: {column} is the same in every run; the law's exponent for it is not "
-              "identified (only its scale is fitted)", file=sys.stderr)
+        print(
+            f"python -m fitting.predict: warning: {column} is the same in every run; the law's exponent for it is not "
+            "identified (only its scale is fitted)",
+            file=sys.stderr,
+        )
     return trajs, cov, table
 
 
@@ -244,11 +377,17 @@ def splits(args: argparse.Namespace, runs: list[str], table: dict) -> list[tuple
     if args.leave_out:
         column = args.leave_out
         if not any(column in table[r] for r in runs):
-            raise UsageError(f"--leave-out {column}: not a column of {cli_list(args.covariates)}; columns: "
-                             f"{', '.join(sorted(k for k in table[runs[0]] if not k.startswith('_')))}")
+            raise UsageError(
+                f"--leave-out {column}: not a column of {cli_list(args.covariates)}; columns: "
+                f"{', '.join(sorted(k for k in table[runs[0]] if not k.startswith('_')))}"
+            )
         values = list(dict.fromkeys(table[r].get(column, "") for r in runs))
-        return [(f"{column}={v}", [r for r in runs if table[r].get(column, "") == v]) for v in values]
-    flag, text = ("--holdout", args.holdout) if args.holdout is not None else ("--train", args.train)
+        return [
+            (f"{column}={v}", [r for r in runs if table[r].get(column, "") == v]) for v in values
+        ]
+    flag, text = (
+        ("--holdout", args.holdout) if args.holdout is not None else ("--train", args.train)
+    )
     named = select(text, flag, runs, table, cli_list(args.logs))
     return [("", named if flag == "--holdout" else [r for r in runs if r not in named])]
 
@@ -260,11 +399,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     cli.nonnegative_seed(args.seed)
     if args.boot < 10:
         raise UsageError(f"--boot {args.boot}: need at least 10 resamples")
-    if args.train_per_level is not None and (not args.leave_out or args.train_per_level < 1 or args.draws < 1):
-        raise UsageError(f"--train-per-level {args.train_per_level} --draws {args.draws}: both at least 1, and only with "
-                         "--leave-out COLUMN (each fit trains on that many runs drawn from every other level of COLUMN)")
+    if args.train_per_level is not None and (
+        not args.leave_out or args.train_per_level < 1 or args.draws < 1
+    ):
+        raise UsageError(
+            f"--train-per-level {args.train_per_level} --draws {args.draws}: both at least 1, and only with "
+            "--leave-out COLUMN (each fit trains on that many runs drawn from every other level of COLUMN)"
+        )
     if args.out is None and len(args.logs) > 1:
-        raise UsageError(f"--out: {len(args.logs)} logs are pooled; say where the outputs go (--out DIR)")
+        raise UsageError(
+            f"--out: {len(args.logs)} logs are pooled; say where the outputs go (--out DIR)"
+        )
     out = cli.output_dir(args.out or args.logs[0].parent / "predict", "--out")
     cli.not_an_input([out / name for name in OUTPUTS], [*args.logs, *args.covariates])
     if cli.checking(args):
@@ -275,8 +420,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     plans = splits(args, runs, table)
     for name, held in plans:
         if len(runs) - len(held) < 3 or not held:
-            raise UsageError(f"{name or 'the split'}: need at least 3 training runs and 1 held-out run; "
-                             f"got {len(runs) - len(held)} and {len(held)}")
+            raise UsageError(
+                f"{name or 'the split'}: need at least 3 training runs and 1 held-out run; "
+                f"got {len(runs) - len(held)} and {len(held)}"
+            )
     if args.train_per_level is not None:
         summary_rows = scarce(args, trajs, cov, table, plans)
     else:
@@ -286,23 +433,39 @@ def main(argv: Sequence[str] | None = None) -> int:
             doc = predict_split(args, trajs, cov, train, held, out / name if name else out, stamped)
             summary_rows.append({"left_out": name, **split_summary(doc)})
     if args.leave_out:
-        summary = {"column": args.leave_out, "class": args.label, "protocol": args.protocol, "model": args.model,
-                   "onset": args.onset, "compete": args.compete, "discrepancy": args.discrepancy, "covariate": args.covariate,
-                   "train_per_level": args.train_per_level, "draws": args.draws if args.train_per_level else None,
-                   "levels": summary_rows, "means": means(summary_rows), "differences": differences(summary_rows),
-                   "stamp": stamped}
+        summary = {
+            "column": args.leave_out,
+            "class": args.label,
+            "protocol": args.protocol,
+            "model": args.model,
+            "onset": args.onset,
+            "compete": args.compete,
+            "discrepancy": args.discrepancy,
+            "covariate": args.covariate,
+            "train_per_level": args.train_per_level,
+            "draws": args.draws if args.train_per_level else None,
+            "levels": summary_rows,
+            "means": means(summary_rows),
+            "differences": differences(summary_rows),
+            "stamp": stamped,
+        }
         write_json(out / "leave_out.json", summary)
         if not args.no_figure:
             from fitting.predict_plot import leave_out_figure
 
             leave_out_figure(summary, out / "leave_out.png")
-        print(f"wrote {out / 'leave_out.json'}: " + "; ".join(f"{k} {v:.3g}" for k, v in summary["means"].items() if v is not None))
+        print(
+            f"wrote {out / 'leave_out.json'}: "
+            + "; ".join(f"{k} {v:.3g}" for k, v in summary["means"].items() if v is not None)
+        )
         for name, g in summary["differences"].items():
             print(f"  {name}: {gap_text(g)}")
     return 0
 
 
-def scarce(args, trajs: list[Trajectory], cov: dict, table: dict, plans: list[tuple[str, list[str]]]) -> list[dict]:
+def scarce(
+    args, trajs: list[Trajectory], cov: dict, table: dict, plans: list[tuple[str, list[str]]]
+) -> list[dict]:
     """Leave one level out with only ``--train-per-level`` K runs of each other level training the law (drawn at
     random, ``--draws`` times): the law and the baselines when runs are scarce. Per held-out run, each number is
     its mean over the draws; nothing is written per split."""
@@ -317,28 +480,49 @@ def scarce(args, trajs: list[Trajectory], cov: dict, table: dict, plans: list[tu
             if r not in held:
                 pools.setdefault(level[r], []).append(r)
         if args.train_per_level * len(pools) < 3:
-            raise UsageError(f"--train-per-level {args.train_per_level}: {name} leaves {len(pools)} levels, "
-                             f"{args.train_per_level * len(pools)} training runs; a pooled fit needs at least 3")
+            raise UsageError(
+                f"--train-per-level {args.train_per_level}: {name} leaves {len(pools)} levels, "
+                f"{args.train_per_level * len(pools)} training runs; a pooled fit needs at least 3"
+            )
         splits_pools.append(pools)
     rows = []
     for (name, held), pools in zip(plans, splits_pools):
         draws: dict[str, list[dict]] = {r: [] for r in held}
-        for _ in tqdm(range(args.draws), desc=f"{name}: draws of {args.train_per_level} run(s) a level", leave=False,
-                      disable=None):
-            train = [str(r) for pool in pools.values()
-                     for r in gen.choice(pool, size=min(args.train_per_level, len(pool)), replace=False)]
+        for _ in tqdm(
+            range(args.draws),
+            desc=f"{name}: draws of {args.train_per_level} run(s) a level",
+            leave=False,
+            disable=None,
+        ):
+            train = [
+                str(r)
+                for pool in pools.values()
+                for r in gen.choice(pool, size=min(args.train_per_level, len(pool)), replace=False)
+            ]
             doc = analyse(_fit(args, by_run, x, train), by_run, x, train, held, concepts, args)
             for row in split_summary(doc)["per_run"]:
                 draws[row["run"]].append(row)
-        per_run = [{"run": r, **{k: mean_or_none([d[k] for d in draws[r]]) for k in KEYS}} for r in held]
+        per_run = [
+            {"run": r, **{k: mean_or_none([d[k] for d in draws[r]]) for k in KEYS}} for r in held
+        ]
         rows.append({"left_out": name, **level_summary(per_run)})
-        print(f"{name}: law {rows[-1]['law']:.3f}, " + ", ".join(f"{k} {rows[-1][k]:.3f}" for k in KEYS[1:4]
-                                                               if rows[-1][k] is not None)
-              + f" (mean over {args.draws} draws of {args.train_per_level} training run(s) a level)")
+        print(
+            f"{name}: law {rows[-1]['law']:.3f}, "
+            + ", ".join(f"{k} {rows[-1][k]:.3f}" for k in KEYS[1:4] if rows[-1][k] is not None)
+            + f" (mean over {args.draws} draws of {args.train_per_level} training run(s) a level)"
+        )
     return rows
 
 
-def predict_split(args, trajs: list[Trajectory], cov: dict, train: list[str], held: list[str], out: Path, stamped: dict) -> dict:
+def predict_split(
+    args,
+    trajs: list[Trajectory],
+    cov: dict,
+    train: list[str],
+    held: list[str],
+    out: Path,
+    stamped: dict,
+) -> dict:
     """One pooled fit on ``train``, predicting ``held``; writes predicted.csv, prediction.json and the figure in ``out``."""
     start = time.perf_counter()
     by_run = {t.run: t for t in trajs}
@@ -350,11 +534,27 @@ def predict_split(args, trajs: list[Trajectory], cov: dict, train: list[str], he
     doc = analyse(fit, by_run, x, train, held, concepts, args)
     ceiling = _fit(args, by_run, x, held) if len(held) >= 3 else None
     for r in held:
-        doc["holdout"][r]["ceiling"] = _rmse(_path(ceiling, x[r], by_run[r], shift), by_run[r]) if ceiling else None
-    doc |= {"log": [str(p) for p in args.logs], "covariates": [str(p) for p in args.covariates], "stamp": stamped,
-            "seconds": {"pooled_fit": round(pooled_s, 2)}}
-    predicted = [Trajectory(by_run[r].step, _path(fit, x[r], by_run[r], shift), concepts, args.label,
-                            "predicted" if r in held else "fitted", by_run[r].seed, r) for r in train + held]
+        doc["holdout"][r]["ceiling"] = (
+            _rmse(_path(ceiling, x[r], by_run[r], shift), by_run[r]) if ceiling else None
+        )
+    doc |= {
+        "log": [str(p) for p in args.logs],
+        "covariates": [str(p) for p in args.covariates],
+        "stamp": stamped,
+        "seconds": {"pooled_fit": round(pooled_s, 2)},
+    }
+    predicted = [
+        Trajectory(
+            by_run[r].step,
+            _path(fit, x[r], by_run[r], shift),
+            concepts,
+            args.label,
+            "predicted" if r in held else "fitted",
+            by_run[r].seed,
+            r,
+        )
+        for r in train + held
+    ]
     write_csv(out / "predicted.csv", predicted)
     doc["per_run_fits"] = per_run_fits([by_run[r] for r in train])
     doc["seconds"]["total"] = round(time.perf_counter() - start, 2)
@@ -362,15 +562,28 @@ def predict_split(args, trajs: list[Trajectory], cov: dict, train: list[str], he
     if not args.no_figure:
         from fitting.predict_plot import figure
 
-        figure(doc, {r: by_run[r] for r in held}, {t.run: t for t in predicted}, out / "prediction.png")
-    print(f"pooled {args.model} fit of {len(train)} runs in {pooled_s:.1f} s (rmse {fit.rmse:.3f}); "
-          f"law: {law_text(fit.coefficients)}")
+        figure(
+            doc, {r: by_run[r] for r in held}, {t.run: t for t in predicted}, out / "prediction.png"
+        )
+    print(
+        f"pooled {args.model} fit of {len(train)} runs in {pooled_s:.1f} s (rmse {fit.rmse:.3f}); "
+        f"law: {law_text(fit.coefficients)}"
+    )
     for r in held:
         h = doc["holdout"][r]
         base = h["baselines"]
-        interp = "n/a" if base["interpolation"]["rmse"] is None else f"{base['interpolation']['rmse']:.3f}"
-        print(f"  held out {r}: rmse {h['rmse']:.3f} (interpolation {interp}, nearest {base['nearest']['rmse']:.3f})")
-    print(f"wrote {out / 'predicted.csv'}, {out / 'prediction.json'}" + ("" if args.no_figure else f", {out / 'prediction.png'}"))
+        interp = (
+            "n/a"
+            if base["interpolation"]["rmse"] is None
+            else f"{base['interpolation']['rmse']:.3f}"
+        )
+        print(
+            f"  held out {r}: rmse {h['rmse']:.3f} (interpolation {interp}, nearest {base['nearest']['rmse']:.3f})"
+        )
+    print(
+        f"wrote {out / 'predicted.csv'}, {out / 'prediction.json'}"
+        + ("" if args.no_figure else f", {out / 'prediction.png'}")
+    )
     return doc
 
 
@@ -378,9 +591,19 @@ def _fit(args, by_run: dict, x: dict, runs: list[str], ci: str = "wald") -> Pool
     """The pooled law of the command line's options fitted to ``runs``."""
     shift = args.shift_values
     order, gate = MODELS[args.model]
-    return fit_law([by_run[r] for r in runs], np.stack([x[r] for r in runs]), ci=ci, n_boot=args.boot,
-                   masked=args.masked_index, p=None if shift is None else np.array([shift[r] for r in runs]),
-                   order=order, onset=args.onset, compete=args.compete, gate=gate, discrepancy=args.discrepancy)
+    return fit_law(
+        [by_run[r] for r in runs],
+        np.stack([x[r] for r in runs]),
+        ci=ci,
+        n_boot=args.boot,
+        masked=args.masked_index,
+        p=None if shift is None else np.array([shift[r] for r in runs]),
+        order=order,
+        onset=args.onset,
+        compete=args.compete,
+        gate=gate,
+        discrepancy=args.discrepancy,
+    )
 
 
 def _path(fit: PooledFit, x: np.ndarray, traj: Trajectory, shift: dict | None) -> np.ndarray:
@@ -394,19 +617,27 @@ def _target(traj: Trajectory) -> np.ndarray:
     return np.array([float(c) for c in traj.label]) if ok else np.ones(d)
 
 
-def _params(fit: PooledFit, x: np.ndarray, target: np.ndarray, shift: dict | None, run: str) -> dict:
+def _params(
+    fit: PooledFit, x: np.ndarray, target: np.ndarray, shift: dict | None, run: str
+) -> dict:
     p = None if shift is None else np.array([shift[run]])
     return fit.law.run_params(fit.theta, x[None], target[None], p)[0]
 
 
 def law_text(c: dict) -> str:
-    switch = (f"t_switch = {c['t_ref']:,.0f} x (x/x_ref)^{c['b_t']:.2f}, " if "t_ref" in c
-              else f"switch when the others' progress passes theta = {c['theta']:.2f} (sharpness kappa = {c['kappa']:.3g}), ")
-    return (f"lam = {c['lam_ref']:.3g}/step x (x/x_ref)^{c['b_lam']:.2f}, {switch}"
-            f"bias depth m = {c['m']:.2f}, sharpness {c['gamma']:.2f}" + (f", k = {c['k']:.3g}/step" if "k" in c else "")
-            + (f", target shift beta = {c['beta']:.2f}" if "beta" in c else "")
-            + (f", onset t_on = {c['t_on']:,.0f}" if "t_on" in c else "")
-            + (f", lead exponent c_lam = {c['c_lam']:.2f}" if "c_lam" in c else ""))
+    switch = (
+        f"t_switch = {c['t_ref']:,.0f} x (x/x_ref)^{c['b_t']:.2f}, "
+        if "t_ref" in c
+        else f"switch when the others' progress passes theta = {c['theta']:.2f} (sharpness kappa = {c['kappa']:.3g}), "
+    )
+    return (
+        f"lam = {c['lam_ref']:.3g}/step x (x/x_ref)^{c['b_lam']:.2f}, {switch}"
+        f"bias depth m = {c['m']:.2f}, sharpness {c['gamma']:.2f}"
+        + (f", k = {c['k']:.3g}/step" if "k" in c else "")
+        + (f", target shift beta = {c['beta']:.2f}" if "beta" in c else "")
+        + (f", onset t_on = {c['t_on']:,.0f}" if "t_on" in c else "")
+        + (f", lead exponent c_lam = {c['c_lam']:.2f}" if "c_lam" in c else "")
+    )
 
 
 def discrepancy_doc(fit: PooledFit, concepts: Sequence[str]) -> dict | None:
@@ -415,9 +646,16 @@ def discrepancy_doc(fit: PooledFit, concepts: Sequence[str]) -> dict | None:
     d = fit.discrepancy
     if d is None:
         return None
-    rms = lambda delta: {c: float(np.sqrt(np.mean(delta[:, i] ** 2))) for i, c in enumerate(concepts)}  # noqa: E731
-    doc = {"kind": d.kind, "steps": d.steps.tolist(), "delta": {c: d.mean[:, i].tolist() for i, c in enumerate(concepts)},
-           "rms": rms(d.mean)}
+
+    def rms(delta: np.ndarray) -> dict:
+        return {c: float(np.sqrt(np.mean(delta[:, i] ** 2))) for i, c in enumerate(concepts)}
+
+    doc = {
+        "kind": d.kind,
+        "steps": d.steps.tolist(),
+        "delta": {c: d.mean[:, i].tolist() for i, c in enumerate(concepts)},
+        "rms": rms(d.mean),
+    }
     if d.kind == "local":
         doc["points"] = [{"runs": list(ref.runs), "rms": rms(ref.path)} for ref in d.references]
     return doc
@@ -428,8 +666,12 @@ def analyse(fit: PooledFit, by_run: dict, x: dict, train: list, held: list, conc
     ref_steps = np.unique(np.concatenate([np.asarray(by_run[r].step, dtype=float) for r in by_run]))
     shift = args.shift_values
     feature = {r: features(x[r], None if shift is None else shift[r])[0] for r in by_run}
-    refs = baselines.references([by_run[r] for r in train], np.stack([feature[r] for r in train]), ref_steps)
-    pooled_mean = baselines.references([by_run[r] for r in train], np.zeros((len(train), 1)), ref_steps)[0].path
+    refs = baselines.references(
+        [by_run[r] for r in train], np.stack([feature[r] for r in train]), ref_steps
+    )
+    pooled_mean = baselines.references(
+        [by_run[r] for r in train], np.zeros((len(train), 1)), ref_steps
+    )[0].path
     holdout = {}
     for r in held:
         traj, target = by_run[r], _target(by_run[r])
@@ -441,27 +683,62 @@ def analyse(fit: PooledFit, by_run: dict, x: dict, train: list, held: list, conc
         interp, used, why = baselines.interpolation(refs, feature[r])
         near, near_runs = baselines.nearest(refs, feature[r])
         floor = seed_floor(by_run, feature, held, r, ref_steps, idx)
-        holdout[r] = {**compare(pred, obs, concepts), "covariates": dict(zip(concepts, x[r].tolist())),
-                      "parameters": _params(fit, x[r], target, shift, r),
-                      "baselines": {
-                          "interpolation": {**compare(metrics(steps, interp[idx], traj, concepts, target), obs, concepts),
-                                            "applies": True, "runs": list(used), "why_not": None,
-                                            "law_rmse": _rmse_where(path, interp[idx], traj)}
-                          if interp is not None else {"applies": False, "why_not": why, "rmse": None, "law_rmse": None},
-                          "nearest": {**compare(metrics(steps, near[idx], traj, concepts, target), obs, concepts),
-                                      "runs": list(near_runs), "law_rmse": _rmse_where(path, near[idx], traj)},
-                          "mean": {**compare(metrics(steps, pooled_mean[idx], traj, concepts, target), obs, concepts),
-                                   "runs": list(train)}},
-                      "seed_floor": floor, "discrepancy": _source(fit, feature[r])}
-    return {"model": args.model, "class": args.label, "protocol": args.protocol, "covariate": args.covariate,
-            "concepts": list(concepts), "law": {"coefficients": fit.coefficients, "ci": fit.ci, "ci_method": fit.ci_method,
-                                                "x_ref": fit.law.x_ref, "text": law_text(fit.coefficients),
-                                                "discrepancy": discrepancy_doc(fit, concepts),
-                                                "success": fit.success, "message": fit.message},
-            "train": {r: {"covariates": dict(zip(concepts, x[r].tolist())), "rmse": e,
-                          "parameters": _params(fit, x[r], _target(by_run[r]), shift, r)}
-                      for r, e in zip(train, fit.per_run_rmse)},
-            "rmse_train": fit.rmse, "holdout": holdout}
+        holdout[r] = {
+            **compare(pred, obs, concepts),
+            "covariates": dict(zip(concepts, x[r].tolist())),
+            "parameters": _params(fit, x[r], target, shift, r),
+            "baselines": {
+                "interpolation": {
+                    **compare(metrics(steps, interp[idx], traj, concepts, target), obs, concepts),
+                    "applies": True,
+                    "runs": list(used),
+                    "why_not": None,
+                    "law_rmse": _rmse_where(path, interp[idx], traj),
+                }
+                if interp is not None
+                else {"applies": False, "why_not": why, "rmse": None, "law_rmse": None},
+                "nearest": {
+                    **compare(metrics(steps, near[idx], traj, concepts, target), obs, concepts),
+                    "runs": list(near_runs),
+                    "law_rmse": _rmse_where(path, near[idx], traj),
+                },
+                "mean": {
+                    **compare(
+                        metrics(steps, pooled_mean[idx], traj, concepts, target), obs, concepts
+                    ),
+                    "runs": list(train),
+                },
+            },
+            "seed_floor": floor,
+            "discrepancy": _source(fit, feature[r]),
+        }
+    return {
+        "model": args.model,
+        "class": args.label,
+        "protocol": args.protocol,
+        "covariate": args.covariate,
+        "concepts": list(concepts),
+        "law": {
+            "coefficients": fit.coefficients,
+            "ci": fit.ci,
+            "ci_method": fit.ci_method,
+            "x_ref": fit.law.x_ref,
+            "text": law_text(fit.coefficients),
+            "discrepancy": discrepancy_doc(fit, concepts),
+            "success": fit.success,
+            "message": fit.message,
+        },
+        "train": {
+            r: {
+                "covariates": dict(zip(concepts, x[r].tolist())),
+                "rmse": e,
+                "parameters": _params(fit, x[r], _target(by_run[r]), shift, r),
+            }
+            for r, e in zip(train, fit.per_run_rmse)
+        },
+        "rmse_train": fit.rmse,
+        "holdout": holdout,
+    }
 
 
 def _source(fit: PooledFit, feature: np.ndarray) -> dict | None:
@@ -472,14 +749,20 @@ def _source(fit: PooledFit, feature: np.ndarray) -> dict | None:
     return {"how": how, "runs": list(runs)}
 
 
-def seed_floor(by_run: dict, feature: dict, held: list, run: str, ref_steps: np.ndarray, idx: np.ndarray) -> dict | None:
+def seed_floor(
+    by_run: dict, feature: dict, held: list, run: str, ref_steps: np.ndarray, idx: np.ndarray
+) -> dict | None:
     """How far seeds differ, for scale (not a prediction: it reads held-out runs): the RMSE of ``run`` against
     the mean path of the other held-out runs at its covariates (``idx``: its steps' rows of ``ref_steps``);
     None without one."""
-    others = [o for o in held if o != run and np.allclose(feature[o], feature[run], rtol=0, atol=1e-9)]
+    others = [
+        o for o in held if o != run and np.allclose(feature[o], feature[run], rtol=0, atol=1e-9)
+    ]
     if not others:
         return None
-    mean = baselines.references([by_run[o] for o in others], np.stack([feature[o] for o in others]), ref_steps)[0].path
+    mean = baselines.references(
+        [by_run[o] for o in others], np.stack([feature[o] for o in others]), ref_steps
+    )[0].path
     rmse = _rmse(mean[idx], by_run[run])
     return None if rmse is None else {"rmse": rmse, "runs": others}
 
@@ -497,8 +780,13 @@ def per_run_fits(trajs: Sequence[Trajectory]) -> dict:
         except ValueError as err:
             out[t.run] = {"error": str(err)}
             continue
-        out[t.run] = {"lam": f.params["lam"], "t_switch": f.params["t_switch"], "z_bias": f.params["z_bias"],
-                      "rmse": f.rmse, "summary": summary(t.concepts, f.switches)}
+        out[t.run] = {
+            "lam": f.params["lam"],
+            "t_switch": f.params["t_switch"],
+            "z_bias": f.params["z_bias"],
+            "rmse": f.rmse,
+            "summary": summary(t.concepts, f.switches),
+        }
     return out
 
 

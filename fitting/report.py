@@ -19,7 +19,6 @@ from theory import plot
 from theory.trajectory import Z_PREFIX, Trajectory
 
 
-
 SIM_PARAMS = ("a", "mu_ratio", "w0")  # sim2's record keys (fitting.sim_fit)
 
 
@@ -34,17 +33,29 @@ def analyse(
 ) -> tuple[dict, ModelFit | None, Turn | None, LogisticFit | None]:
     """Fit and summarise one trajectory; returns (record, model fit, turn, accuracy fit)."""
     check_spacing(traj.step)
-    located = traj.with_points() if not traj.missing.all() else None  # steps where something was readable
+    located = (
+        traj.with_points() if not traj.missing.all() else None
+    )  # steps where something was readable
     thresholds = {}
     for level in LEVELS:
-        row = {Z_PREFIX + c: None if located is None else threshold_step(located.step, located.z[:, i], level, persist=persist)
-               for i, c in enumerate(traj.concepts)}
+        row = {
+            Z_PREFIX + c: None
+            if located is None
+            else threshold_step(located.step, located.z[:, i], level, persist=persist)
+            for i, c in enumerate(traj.concepts)
+        }
         if traj.accuracy is not None:
             ok = ~np.isnan(traj.accuracy)
-            row["accuracy"] = threshold_step(traj.step[ok], traj.accuracy[ok], level, persist=persist)
+            row["accuracy"] = threshold_step(
+                traj.step[ok], traj.accuracy[ok], level, persist=persist
+            )
         thresholds[f"{int(level * 100)}%"] = row
 
-    turn = find_turn(located.step, located.z) if located is not None and traj.z.shape[1] and located.step.size >= 5 else None
+    turn = (
+        find_turn(located.step, located.z)
+        if located is not None and traj.z.shape[1] and located.step.size >= 5
+        else None
+    )
     acc = None
     if traj.accuracy is not None and np.sum(~np.isnan(traj.accuracy)) >= 5:
         acc = fit_logistic(traj.step, traj.accuracy)
@@ -52,7 +63,9 @@ def analyse(
     if located is not None and traj.z.shape[1]:
         if model == "sim2":
             if fix:
-                raise ValueError("--fix: sim2 has no fixed parameters (its switch times come out of the dynamics)")
+                raise ValueError(
+                    "--fix: sim2 has no fixed parameters (its switch times come out of the dynamics)"
+                )
             fit = fit_sim(located)
         else:
             fit = fit_model(located, model, fix=fix, ci=ci, n_boot=n_boot)
@@ -64,16 +77,24 @@ def analyse(
         params.update(fit.params)
         intervals.update(fit.ci)
     record = {
-        "run": traj.run, "seed": traj.seed, "class": traj.label, "protocol": traj.protocol,
-        "model": model if fit is not None else None, "params": params, "ci": intervals,
+        "run": traj.run,
+        "seed": traj.seed,
+        "class": traj.label,
+        "protocol": traj.protocol,
+        "model": model if fit is not None else None,
+        "params": params,
+        "ci": intervals,
         "ci_method": (("wald" if model == "sim2" else ci) if fit is not None else None),
         "rmse": None if fit is None else fit.rmse,
         "aic": None if fit is None else aic(fit, located),
         "n_params": None if fit is None else int(fit.theta.size),
         "switch_identifiable": None if fit is None else fit.identifiable,
-        "switches": None if fit is None or not fit.switches else
-        {c: sw for c, sw in zip(traj.concepts, fit.switches)},
-        "summary": None if fit is None or not fit.switches else summary(traj.concepts, fit.switches),
+        "switches": None
+        if fit is None or not fit.switches
+        else {c: sw for c, sw in zip(traj.concepts, fit.switches)},
+        "summary": None
+        if fit is None or not fit.switches
+        else summary(traj.concepts, fit.switches),
         "fit_success": None if fit is None else fit.success,
         "turn_step": None if turn is None else turn.step,
         "turn_ci": None if turn is None or turn.ci is None else list(turn.ci),
@@ -99,16 +120,28 @@ def summary(concepts, switches: list[dict]) -> str:
     """Which concept switched, when, and from which bias, in words (one clause per concept)."""
     clauses = []
     for c, sw in zip(concepts, switches):
-        bias = f"bias {sw['z_bias']:.2f}" + ("" if sw["z_bias_ci"] is None else " [{:.2f}, {:.2f}]".format(*sw["z_bias_ci"]))
+        bias = f"bias {sw['z_bias']:.2f}" + (
+            "" if sw["z_bias_ci"] is None else " [{:.2f}, {:.2f}]".format(*sw["z_bias_ci"])
+        )
         if sw["reason"] == "switched":
-            ci = "" if sw["t_switch_ci"] is None else " [{}, {}]".format(*map(_step, sw["t_switch_ci"]))
-            clauses.append(f"{c} switched at step {_step(sw['t_switch'])}{ci} from {bias} to {sw['z_target']:g}")
+            ci = (
+                ""
+                if sw["t_switch_ci"] is None
+                else " [{}, {}]".format(*map(_step, sw["t_switch_ci"]))
+            )
+            clauses.append(
+                f"{c} switched at step {_step(sw['t_switch'])}{ci} from {bias} to {sw['z_target']:g}"
+            )
         elif sw["reason"] == "learned directly":
-            clauses.append(f"{c} learned directly ({bias} reaches the target {sw['z_target']:g}: no switch)")
+            clauses.append(
+                f"{c} learned directly ({bias} reaches the target {sw['z_target']:g}: no switch)"
+            )
         elif sw["reason"] == "outside":
             clauses.append(f"{c}: biased ({bias}) but its switch lies outside the logged steps")
         else:
-            clauses.append(f"{c}: biased ({bias}) but its switch time is not identified (interval wider than half the log)")
+            clauses.append(
+                f"{c}: biased ({bias}) but its switch time is not identified (interval wider than half the log)"
+            )
     return "; ".join(clauses)
 
 
@@ -116,11 +149,17 @@ def _step(x: float) -> str:
     return f"{x:,.0f}" if abs(x) >= 100 else f"{x:.3g}"
 
 
-def fitted_curves(traj: Trajectory, fit: ModelFit | None, acc: LogisticFit | None, points: int = 400) -> dict:
+def fitted_curves(
+    traj: Trajectory, fit: ModelFit | None, acc: LogisticFit | None, points: int = 400
+) -> dict:
     """The fitted model's path and the accuracy sigmoid on a dense grid over the logged steps (for the figure)."""
     dense = np.linspace(traj.step[0], traj.step[-1], points)
-    return {"step": dense, "model": None if fit is None else fit.model, "z": None if fit is None else fit.predict(dense),
-            "accuracy": None if acc is None else acc.predict(dense)}
+    return {
+        "step": dense,
+        "model": None if fit is None else fit.model,
+        "z": None if fit is None else fit.predict(dense),
+        "accuracy": None if acc is None else acc.predict(dense),
+    }
 
 
 def figure(traj: Trajectory, record: dict, curves: dict, path) -> None:
@@ -131,7 +170,9 @@ def figure(traj: Trajectory, record: dict, curves: dict, path) -> None:
     """
     d = traj.z.shape[1]
     panels = (d == 2) + (d > 0) + (traj.accuracy is not None)
-    fig, axes = plot.subplots(1, panels, figsize=(5.2 * panels, 4.6), squeeze=False, layout="constrained")
+    fig, axes = plot.subplots(
+        1, panels, figsize=(5.2 * panels, 4.6), squeeze=False, layout="constrained"
+    )
     axes = list(axes[0])
     dense, model_path = curves["step"], curves["z"]
     turn_point, turn_ci = record["memorization_point"], record["turn_ci"]
@@ -140,7 +181,14 @@ def figure(traj: Trajectory, record: dict, curves: dict, path) -> None:
         ax = axes.pop(0)
         ax.plot(traj.z[:, 0], traj.z[:, 1], "o", ms=3.5, color="0.35", label="logged")
         if model_path is not None:
-            ax.plot(model_path[:, 0], model_path[:, 1], "-", color=colors[3], lw=2, label=f"fitted {curves['model']}")
+            ax.plot(
+                model_path[:, 0],
+                model_path[:, 1],
+                "-",
+                color=colors[3],
+                lw=2,
+                label=f"fitted {curves['model']}",
+            )
         if turn_point is not None:
             ax.plot(*turn_point, "X", color="k", ms=10, label="turn (memorization point)")
         plot.square(ax, traj.concepts, _title(traj))
@@ -156,7 +204,12 @@ def figure(traj: Trajectory, record: dict, curves: dict, path) -> None:
                     ax.axvline(ts[i], color=colors[i % 10], ls=":", lw=1)
         if turn_ci is not None:
             ax.axvspan(*turn_ci, color="0.85", zorder=0, label="turn 95% CI")
-        ax.set(xlabel="step", ylabel="concept coordinate", ylim=(-0.02, 1.02), title="coordinates (dotted: t_switch)")
+        ax.set(
+            xlabel="step",
+            ylabel="concept coordinate",
+            ylim=(-0.02, 1.02),
+            title="coordinates (dotted: t_switch)",
+        )
         ax.legend(fontsize=7)
         ax.grid(alpha=0.25)
     if traj.accuracy is not None:
@@ -167,7 +220,9 @@ def figure(traj: Trajectory, record: dict, curves: dict, path) -> None:
             if record["accuracy_t50"] is not None:
                 ax.axvline(record["accuracy_t50"], color=colors[2], ls=":")
             if record["accuracy_t50_ci"] is not None and None not in record["accuracy_t50_ci"]:
-                ax.axvspan(*record["accuracy_t50_ci"], color=colors[2], alpha=0.15, label="t50 95% CI")
+                ax.axvspan(
+                    *record["accuracy_t50_ci"], color=colors[2], alpha=0.15, label="t50 95% CI"
+                )
         ax.set(xlabel="step", ylabel="joint accuracy", ylim=(-0.02, 1.02), title="accuracy")
         ax.legend(fontsize=7)
         ax.grid(alpha=0.25)

@@ -48,20 +48,24 @@ class SimFit:
 
     def predict(self, steps) -> NDArray[np.float64]:
         """The fitted path at any steps, (T', D)."""
-        return _simulate(self.theta, np.asarray(steps, dtype=float) / self.span, len(self.params["a"]))
+        return _simulate(
+            self.theta, np.asarray(steps, dtype=float) / self.span, len(self.params["a"])
+        )
 
 
 def _unpack(theta: NDArray, d: int) -> tuple[NDArray, NDArray, NDArray]:
     a = np.exp(theta[:d])
-    m = np.concatenate([[1.0], np.exp(theta[d:2 * d - 1])])
+    m = np.concatenate([[1.0], np.exp(theta[d : 2 * d - 1])])
     u0 = np.zeros((d, d))
-    u0[np.tril_indices(d)] = theta[2 * d - 1:]
+    u0[np.tril_indices(d)] = theta[2 * d - 1 :]
     return a, m, u0
 
 
 def _simulate(theta: NDArray, u: NDArray, d: int) -> NDArray:
     a, m, u0 = _unpack(theta, d)
-    w = two_layer(a, u, u0, rtol=1e-7, atol=1e-9)  # U(0) is the state at time 0, whatever the grid's first time
+    w = two_layer(
+        a, u, u0, rtol=1e-7, atol=1e-9
+    )  # U(0) is the state at time 0, whatever the grid's first time
     return (w @ m) / m
 
 
@@ -77,7 +81,9 @@ def fit_sim(traj: Trajectory) -> SimFit:
     located = traj.with_points()
     d = located.z.shape[1]
     if located.step.size < 8:
-        raise ValueError(f"a sim2 fit needs at least 8 located points, this trajectory has {located.step.size}")
+        raise ValueError(
+            f"a sim2 fit needs at least 8 located points, this trajectory has {located.step.size}"
+        )
     if d > 4:
         raise ValueError(f"sim2 fits up to 4 concepts; this trajectory has {d}")
     span = float(located.step[-1])
@@ -101,10 +107,27 @@ def fit_sim(traj: Trajectory) -> SimFit:
             return np.full(y.size, 10.0)
 
     screen = [float(np.sum(residuals(s) ** 2)) for s in starts]
-    trials = [least_squares(residuals, starts[i], bounds=(lo, hi), loss="soft_l1", f_scale=f_scale, max_nfev=40, x_scale="jac")
-              for i in np.argsort(screen)[:3]]
-    best = least_squares(residuals, min(trials, key=lambda r: r.cost).x, bounds=(lo, hi), loss="soft_l1", f_scale=f_scale,
-                         max_nfev=200, x_scale="jac")
+    trials = [
+        least_squares(
+            residuals,
+            starts[i],
+            bounds=(lo, hi),
+            loss="soft_l1",
+            f_scale=f_scale,
+            max_nfev=40,
+            x_scale="jac",
+        )
+        for i in np.argsort(screen)[:3]
+    ]
+    best = least_squares(
+        residuals,
+        min(trials, key=lambda r: r.cost).x,
+        bounds=(lo, hi),
+        loss="soft_l1",
+        f_scale=f_scale,
+        max_nfev=200,
+        x_scale="jac",
+    )
     theta = best.x
     resid = residuals(theta)
     n, p = resid.size, theta.size
@@ -112,9 +135,28 @@ def fit_sim(traj: Trajectory) -> SimFit:
     jtj = best.jac.T @ best.jac
     se = np.sqrt(np.maximum(np.diag(s2 * np.linalg.pinv(jtj)), 0))
     a, m, u0 = _unpack(theta, d)
-    a_ci = [[float(np.exp(theta[i] - 1.96 * se[i]) / span), float(np.exp(theta[i] + 1.96 * se[i]) / span)] for i in range(d)]
-    params = {"a": [float(v) / span for v in a], "mu_ratio": [float(v) for v in m[1:]], "w0": (u0 @ u0.T).tolist()}
+    a_ci = [
+        [
+            float(np.exp(theta[i] - 1.96 * se[i]) / span),
+            float(np.exp(theta[i] + 1.96 * se[i]) / span),
+        ]
+        for i in range(d)
+    ]
+    params = {
+        "a": [float(v) / span for v in a],
+        "mu_ratio": [float(v) for v in m[1:]],
+        "w0": (u0 @ u0.T).tolist(),
+    }
     ci = {"a": a_ci, "mu_ratio": None, "w0": None}
     fitted = _simulate(theta, u, d)
-    return SimFit("sim2", params, ci, float(np.sqrt(np.mean((fitted - y) ** 2))), fitted, bool(best.success),
-                  str(best.message), theta, span)
+    return SimFit(
+        "sim2",
+        params,
+        ci,
+        float(np.sqrt(np.mean((fitted - y) ** 2))),
+        fitted,
+        bool(best.success),
+        str(best.message),
+        theta,
+        span,
+    )

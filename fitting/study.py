@@ -50,8 +50,13 @@ from theory import cli
 from theory.files import write_json
 from theory.trajectory import Trajectory, read_csv, read_meta
 
-LEVEL, PERSIST = 0.8, 2  # a concept is learned when 80% of readable samples carry it, held 2 checkpoints
-MIN_READABLE = 0.25  # below this share of readable samples a class's concept accuracy is not defined
+LEVEL, PERSIST = (
+    0.8,
+    2,
+)  # a concept is learned when 80% of readable samples carry it, held 2 checkpoints
+MIN_READABLE = (
+    0.25  # below this share of readable samples a class's concept accuracy is not defined
+)
 UNREADABLE = "unreadable"
 
 
@@ -64,10 +69,19 @@ def concept_accuracy(traj: Trajectory, index: int) -> np.ndarray:
     """
     parts = traj.shares()
     if not any(corner != UNREADABLE for corner in parts):
-        raise ValueError(f"class {traj.label} of run {traj.run!r}: the log has no share_<corner> columns; it needs the "
-                         "per-sample shares that empirical.train writes (issue 13 on)")
+        raise ValueError(
+            f"class {traj.label} of run {traj.run!r}: the log has no share_<corner> columns; it needs the "
+            "per-sample shares that empirical.train writes (issue 13 on)"
+        )
     readable = np.sum([s for corner, s in parts.items() if corner != UNREADABLE], axis=0)
-    right = np.sum([s for corner, s in parts.items() if corner != UNREADABLE and corner[index] == traj.label[index]], axis=0)
+    right = np.sum(
+        [
+            s
+            for corner, s in parts.items()
+            if corner != UNREADABLE and corner[index] == traj.label[index]
+        ],
+        axis=0,
+    )
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(readable >= MIN_READABLE, right / readable, np.nan)
 
@@ -77,8 +91,10 @@ def learning(trajectories: Sequence[Trajectory], train_classes: Sequence[str]) -
     train = [t for t in trajectories if t.label in train_classes and t.protocol == "naive"]
     if not train:
         have = sorted({t.label for t in trajectories})
-        raise ValueError(f"run {trajectories[0].run!r}: no naive trajectory of a training class (the log holds class "
-                         f"{', '.join(have)} only); learning times need the training classes' rows")
+        raise ValueError(
+            f"run {trajectories[0].run!r}: no naive trajectory of a training class (the log holds class "
+            f"{', '.join(have)} only); learning times need the training classes' rows"
+        )
     step = train[0].step
     out = {}
     for i, concept in enumerate(train[0].concepts):
@@ -86,9 +102,13 @@ def learning(trajectories: Sequence[Trajectory], train_classes: Sequence[str]) -
         learned = threshold_step(step, curve, LEVEL, persist=PERSIST)
         fit = fit_logistic(step, curve, level=LEVEL) if np.sum(~np.isnan(curve)) >= 5 else None
         t, ci = rising_crossing(fit, step)
-        out[concept] = {"learned_step": learned, "learned_fit": t, "learned_fit_ci": ci,
-                        "censored_at": float(step[-1]) if learned is None else None,
-                        "final": None if np.isnan(curve[-1]) else float(curve[-1])}
+        out[concept] = {
+            "learned_step": learned,
+            "learned_fit": t,
+            "learned_fit_ci": ci,
+            "censored_at": float(step[-1]) if learned is None else None,
+            "final": None if np.isnan(curve[-1]) else float(curve[-1]),
+        }
     return out
 
 
@@ -99,8 +119,12 @@ def timing(name: str, step: np.ndarray, accuracy: np.ndarray) -> dict:
     first = threshold_step(step, accuracy, 0.5, persist=PERSIST)
     fit = fit_logistic(step, accuracy) if step.size >= 5 else None
     t, ci = rising_crossing(fit, step)
-    return {f"{name}_step": first, f"{name}_censored_at": float(step[-1]) if first is None and step.size else None,
-            f"{name}_t50": t, f"{name}_t50_ci": ci}
+    return {
+        f"{name}_step": first,
+        f"{name}_censored_at": float(step[-1]) if first is None and step.size else None,
+        f"{name}_t50": t,
+        f"{name}_t50_ci": ci,
+    }
 
 
 def rising_crossing(fit, step: np.ndarray) -> tuple[float | None, list | None]:
@@ -125,26 +149,51 @@ def held_out(trajectories: Sequence[Trajectory], label: str) -> dict:
     naive = [t for t in trajectories if t.protocol == "naive"]
     held = next((t for t in naive if t.label == label), None)
     if held is None:
-        raise ValueError(f"run {trajectories[0].run!r}: no naive trajectory of the held-out class {label}")
+        raise ValueError(
+            f"run {trajectories[0].run!r}: no naive trajectory of the held-out class {label}"
+        )
     turn = held_out_turn(held, naive, n_boot=200)
-    out = {"turn_step": None if turn is None else turn.step, "turn_ci": None if turn is None or turn.ci is None else list(turn.ci),
-           "turn_point": None if turn is None else list(turn.point)}
-    out["learning"] = learning([held], [label])  # the paper's Fig. 3 measure: when the held-out class carries each value
-    start = learned_from(held, naive)  # before the training classes are drawn, the readings of 11 wander
+    out = {
+        "turn_step": None if turn is None else turn.step,
+        "turn_ci": None if turn is None or turn.ci is None else list(turn.ci),
+        "turn_point": None if turn is None else list(turn.point),
+    }
+    out["learning"] = learning(
+        [held], [label]
+    )  # the paper's Fig. 3 measure: when the held-out class carries each value
+    start = learned_from(
+        held, naive
+    )  # before the training classes are drawn, the readings of 11 wander
     drawn = held.z[start:]
-    out["reach"] = {c: (None if np.isnan(drawn[:, i]).all() else {"value": float(np.nanmax(drawn[:, i])),
-                                                                  "step": float(held.step[start + int(np.nanargmax(drawn[:, i]))])})
-                    for i, c in enumerate(held.concepts)}
+    out["reach"] = {
+        c: (
+            None
+            if np.isnan(drawn[:, i]).all()
+            else {
+                "value": float(np.nanmax(drawn[:, i])),
+                "step": float(held.step[start + int(np.nanargmax(drawn[:, i]))]),
+            }
+        )
+        for i, c in enumerate(held.concepts)
+    }
     if held.accuracy is None:
         raise ValueError(f"run {held.run!r}: class {label} has no accuracy column")
     out |= timing("behavior", held.step.astype(float), held.accuracy)
     cap = capability(trajectories, label)
-    out |= timing("capability", cap[0], cap[1]) if cap is not None else dict.fromkeys(
-        ("capability_step", "capability_censored_at", "capability_t50", "capability_t50_ci"))
+    out |= (
+        timing("capability", cap[0], cap[1])
+        if cap is not None
+        else dict.fromkeys(
+            ("capability_step", "capability_censored_at", "capability_t50", "capability_t50_ci")
+        )
+    )
     out["capability_unbiased"] = None if cap is None else cap[3]
     out["turn_meets_capability"] = overlap(out["turn_ci"], out["capability_t50_ci"])
-    out |= {"last_step": float(held.step[-1]), "final_shares": {corner: float(s[-1]) for corner, s in held.shares().items()},
-            "final_point": [None if math.isnan(v) else float(v) for v in held.z[-1]]}
+    out |= {
+        "last_step": float(held.step[-1]),
+        "final_shares": {corner: float(s[-1]) for corner, s in held.shares().items()},
+        "final_point": [None if math.isnan(v) else float(v) for v in held.z[-1]],
+    }
     return out
 
 
@@ -152,15 +201,26 @@ def read_covariates(path: Path) -> dict[str, dict[str, str]]:
     """covariates.csv as run -> {column: value} (strings): fitting.predict's table, with a seed and numbers only."""
     table = read_table(path)
     if not table or "seed" not in next(iter(table.values())):
-        raise ValueError(f"{path}: not a sweep's covariates table (no run, or no 'seed' column); "
-                         "write it with python -m empirical.sweep collect")
+        raise ValueError(
+            f"{path}: not a sweep's covariates table (no run, or no 'seed' column); "
+            "write it with python -m empirical.sweep collect"
+        )
     # a column empty in every row does not apply to this sweep (collect writes sep_shape empty: shape has no separation)
-    empty = {k for k in next(iter(table.values())) if all(not cells.get(k, "").strip() for cells in table.values())}
+    empty = {
+        k
+        for k in next(iter(table.values()))
+        if all(not cells.get(k, "").strip() for cells in table.values())
+    }
     for cells in table.values():
         for key, value in cells.items():
             if key != "run" and not key.startswith("_") and key not in empty and not _number(value):
-                raise ValueError(f"{path}, row {cells['_row']}, column {key}: {value!r} is not a number")
-    return {run: {k: v for k, v in cells.items() if not k.startswith("_") and k not in empty} for run, cells in table.items()}
+                raise ValueError(
+                    f"{path}, row {cells['_row']}, column {key}: {value!r} is not a number"
+                )
+    return {
+        run: {k: v for k, v in cells.items() if not k.startswith("_") and k not in empty}
+        for run, cells in table.items()
+    }
 
 
 def _number(text: str | None) -> bool:
@@ -172,16 +232,24 @@ def _number(text: str | None) -> bool:
 
 def varying(covariates: dict[str, dict[str, str]]) -> list[str]:
     """Covariate columns (not run or seed, not a measured signal) whose value differs between runs."""
-    cols = [c for c in next(iter(covariates.values())) if c not in ("run", "seed") and not c.startswith("signal_")]
+    cols = [
+        c
+        for c in next(iter(covariates.values()))
+        if c not in ("run", "seed") and not c.startswith("signal_")
+    ]
     return [c for c in cols if len({r[c] for r in covariates.values()}) > 1]
 
 
 def summarise(values: list[float | None], censored_at: list[float | None]) -> dict:
     """Median and range of the seeds' steps that were reached; how many were censored (and from when)."""
     got = [v for v in values if v is not None]
-    return {"n": len(values), "n_censored": len(values) - len(got),
-            "median": float(np.median(got)) if got else None, "range": [min(got), max(got)] if got else None,
-            "censored_from": min((c for c in censored_at if c is not None), default=None)}
+    return {
+        "n": len(values),
+        "n_censored": len(values) - len(got),
+        "median": float(np.median(got)) if got else None,
+        "range": [min(got), max(got)] if got else None,
+        "censored_from": min((c for c in censored_at if c is not None), default=None),
+    }
 
 
 def held_summary(group: Sequence[dict], label: str, key: str) -> dict:
@@ -203,18 +271,44 @@ def relation(runs: Sequence[dict], label: str, x_key: str, y_key: str) -> dict:
         if h is None or h["capability_unbiased"] is None:
             continue
         x, y = h[x_key], h[y_key]
-        pairs.append({"run": r["run"], "x": h["last_step"] if x is None else x, "x_censored": x is None,
-                      "y": h["last_step"] if y is None else y, "y_censored": y is None})
+        pairs.append(
+            {
+                "run": r["run"],
+                "x": h["last_step"] if x is None else x,
+                "x_censored": x is None,
+                "y": h["last_step"] if y is None else y,
+                "y_censored": y is None,
+            }
+        )
     both = [(p["x"], p["y"]) for p in pairs if not (p["x_censored"] or p["y_censored"])]
     line, against = None, None
     if len(both) >= 3 and len({x for x, _ in both}) > 1:
         xs, ys = map(np.array, zip(*both))
         slope, intercept = np.polyfit(xs, ys, 1)
-        line = {"slope": float(slope), "intercept": float(intercept), "r": float(np.corrcoef(xs, ys)[0, 1])}
-        against = sum(1 for p in pairs if p["y_censored"] and not p["x_censored"] and slope * p["x"] + intercept < p["y"])
+        line = {
+            "slope": float(slope),
+            "intercept": float(intercept),
+            "r": float(np.corrcoef(xs, ys)[0, 1]),
+        }
+        against = sum(
+            1
+            for p in pairs
+            if p["y_censored"] and not p["x_censored"] and slope * p["x"] + intercept < p["y"]
+        )
     turned = [r["held_out"][label]["turn_meets_capability"] for r in runs if label in r["held_out"]]
-    return {"x": x_key, "y": y_key, "pairs": pairs, "n_observed": len(both), "line": line, "censored_against_line": against,
-            **({"turn_meets_capability": {"yes": turned.count(True), "no": turned.count(False)}} if "turn" in y_key else {})}
+    return {
+        "x": x_key,
+        "y": y_key,
+        "pairs": pairs,
+        "n_observed": len(both),
+        "line": line,
+        "censored_against_line": against,
+        **(
+            {"turn_meets_capability": {"yes": turned.count(True), "no": turned.count(False)}}
+            if "turn" in y_key
+            else {}
+        ),
+    }
 
 
 def reach_summary(group: Sequence[dict], label: str, concept: str) -> dict | None:
@@ -224,7 +318,11 @@ def reach_summary(group: Sequence[dict], label: str, concept: str) -> dict | Non
     if not got:
         return None
     values, steps = [g["value"] for g in got], [g["step"] for g in got]
-    return {"median": float(np.median(values)), "range": [min(values), max(values)], "median_step": float(np.median(steps))}
+    return {
+        "median": float(np.median(values)),
+        "range": [min(values), max(values)],
+        "median_step": float(np.median(steps)),
+    }
 
 
 def study(sweep_dir: Path, by: str | None = None) -> dict:
@@ -233,23 +331,31 @@ def study(sweep_dir: Path, by: str | None = None) -> dict:
     log, cov_path = sweep_dir / "sweep.csv", sweep_dir / "covariates.csv"
     for path in (log, cov_path):
         if not path.is_file():
-            raise ValueError(f"{path}: not found; run python -m empirical.sweep collect {sweep_dir} first")
+            raise ValueError(
+                f"{path}: not found; run python -m empirical.sweep collect {sweep_dir} first"
+            )
     covariates = read_covariates(cov_path)
     columns = varying(covariates)
     if by is None:
         if len(columns) != 1:
-            raise ValueError(f"--by: give the covariate to group by; the runs vary in {', '.join(columns) or 'nothing'}")
+            raise ValueError(
+                f"--by: give the covariate to group by; the runs vary in {', '.join(columns) or 'nothing'}"
+            )
         by = columns[0]
     if by not in next(iter(covariates.values())):
-        raise ValueError(f"--by {by}: not a column of {cov_path}; valid: {', '.join(c for c in next(iter(covariates.values())) if c != 'run')}")
+        raise ValueError(
+            f"--by {by}: not a column of {cov_path}; valid: {', '.join(c for c in next(iter(covariates.values())) if c != 'run')}"
+        )
     trajectories = read_csv(log)
     meta = read_meta(log) or {}
     held_labels = meta.get("held_out") or ["11"]
     uncovered = sorted({t.run for t in trajectories} - set(covariates))
     if uncovered:
-        raise ValueError(f"{log}: {len(uncovered)} run(s) have no row in {cov_path} ({', '.join(map(repr, uncovered[:5]))}"
-                         f"{', ...' if len(uncovered) > 5 else ''}), so every statistic would leave them out; collect the "
-                         f"sweep again (python -m empirical.sweep collect {sweep_dir}) or give them rows")
+        raise ValueError(
+            f"{log}: {len(uncovered)} run(s) have no row in {cov_path} ({', '.join(map(repr, uncovered[:5]))}"
+            f"{', ...' if len(uncovered) > 5 else ''}), so every statistic would leave them out; collect the "
+            f"sweep again (python -m empirical.sweep collect {sweep_dir}) or give them rows"
+        )
     runs = []
     for run_id, cov in covariates.items():
         mine = [t for t in trajectories if t.run == run_id]
@@ -257,35 +363,90 @@ def study(sweep_dir: Path, by: str | None = None) -> dict:
             raise ValueError(f"{cov_path}: run {run_id!r} has no rows in {log}")
         labels = sorted({t.label for t in mine})
         train_classes = [lab for lab in labels if lab not in held_labels]
-        runs.append({"run": run_id, "seed": int(cov["seed"]), by: float(cov[by]),
-                     "signal": {k[len("signal_"):]: float(v) for k, v in cov.items() if k.startswith("signal_")},
-                     "learning": learning(mine, train_classes),
-                     "held_out": {lab: held_out(mine, lab) for lab in held_labels if lab in labels}})
+        runs.append(
+            {
+                "run": run_id,
+                "seed": int(cov["seed"]),
+                by: float(cov[by]),
+                "signal": {
+                    k[len("signal_") :]: float(v) for k, v in cov.items() if k.startswith("signal_")
+                },
+                "learning": learning(mine, train_classes),
+                "held_out": {lab: held_out(mine, lab) for lab in held_labels if lab in labels},
+            }
+        )
     if not any(r["held_out"] for r in runs):
         have = sorted({t.label for t in trajectories})
-        raise ValueError(f"{log}: no run logs the held-out class {', '.join(held_labels)} (the log has {', '.join(have)}); "
-                         "the study reads the held-out class's turn, behavior and capability")
+        raise ValueError(
+            f"{log}: no run logs the held-out class {', '.join(held_labels)} (the log has {', '.join(have)}); "
+            "the study reads the held-out class's turn, behavior and capability"
+        )
     levels = []
     for value in sorted({r[by] for r in runs}):
         group = [r for r in runs if r[by] == value]
         concepts = list(group[0]["learning"])
-        levels.append({by: value, "runs": [r["run"] for r in group],
-                       "signal": {c: float(np.mean([r["signal"][c] for r in group])) for c in concepts},
-                       "learned_step": {c: summarise([r["learning"][c]["learned_step"] for r in group],
-                                                     [r["learning"][c]["censored_at"] for r in group]) for c in concepts},
-                       "learned_fit": {c: summarise([r["learning"][c]["learned_fit"] for r in group], [None] * len(group))
-                                       for c in concepts},
-                       **{key: {lab: held_summary(group, lab, key) for lab in held_labels}
-                          for key in ("turn_step", "behavior_step", "capability_step")},
-                       "reach": {lab: {c: reach_summary(group, lab, c) for c in concepts} for lab in held_labels},
-                       "held_learned_step": {lab: {c: summarise(
-                           [r["held_out"][lab]["learning"][c]["learned_step"] for r in group if lab in r["held_out"]],
-                           [r["held_out"][lab]["learning"][c]["censored_at"] for r in group if lab in r["held_out"]])
-                           for c in concepts} for lab in held_labels}})
-    relations = {lab: [relation(runs, lab, "capability_step", "behavior_step"), relation(runs, lab, "capability_t50", "turn_step")]
-                 for lab in held_labels}
-    return {"sweep": str(sweep_dir), "by": by, "level": LEVEL, "persist": PERSIST, "held_out": held_labels,
-            "runs": runs, "levels": levels, "relations": relations}
+        levels.append(
+            {
+                by: value,
+                "runs": [r["run"] for r in group],
+                "signal": {c: float(np.mean([r["signal"][c] for r in group])) for c in concepts},
+                "learned_step": {
+                    c: summarise(
+                        [r["learning"][c]["learned_step"] for r in group],
+                        [r["learning"][c]["censored_at"] for r in group],
+                    )
+                    for c in concepts
+                },
+                "learned_fit": {
+                    c: summarise(
+                        [r["learning"][c]["learned_fit"] for r in group], [None] * len(group)
+                    )
+                    for c in concepts
+                },
+                **{
+                    key: {lab: held_summary(group, lab, key) for lab in held_labels}
+                    for key in ("turn_step", "behavior_step", "capability_step")
+                },
+                "reach": {
+                    lab: {c: reach_summary(group, lab, c) for c in concepts} for lab in held_labels
+                },
+                "held_learned_step": {
+                    lab: {
+                        c: summarise(
+                            [
+                                r["held_out"][lab]["learning"][c]["learned_step"]
+                                for r in group
+                                if lab in r["held_out"]
+                            ],
+                            [
+                                r["held_out"][lab]["learning"][c]["censored_at"]
+                                for r in group
+                                if lab in r["held_out"]
+                            ],
+                        )
+                        for c in concepts
+                    }
+                    for lab in held_labels
+                },
+            }
+        )
+    relations = {
+        lab: [
+            relation(runs, lab, "capability_step", "behavior_step"),
+            relation(runs, lab, "capability_t50", "turn_step"),
+        ]
+        for lab in held_labels
+    }
+    return {
+        "sweep": str(sweep_dir),
+        "by": by,
+        "level": LEVEL,
+        "persist": PERSIST,
+        "held_out": held_labels,
+        "runs": runs,
+        "levels": levels,
+        "relations": relations,
+    }
 
 
 def steps_text(summary: dict) -> str:
@@ -306,29 +467,56 @@ def tables(doc: dict) -> str:
     """The study's numbers as markdown tables (docs/study.md quotes them): per level, then the relations."""
     by, label = doc["by"], doc["held_out"][0]
     concepts = list(doc["levels"][0]["learned_step"])
-    head = [by] + [f"{c}: signal; learned by the training classes (model-free; fitted); by class {label}" for c in concepts]
+    head = [by] + [
+        f"{c}: signal; learned by the training classes (model-free; fitted); by class {label}"
+        for c in concepts
+    ]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for lev in doc["levels"]:
-        cells = [f"{lev[by]:g}"] + [f"{lev['signal'][c]:.3f}; {steps_text(lev['learned_step'][c])}; {steps_text(lev['learned_fit'][c])}; "
-                                    f"{steps_text(lev['held_learned_step'][label][c])}" for c in concepts]
+        cells = [f"{lev[by]:g}"] + [
+            f"{lev['signal'][c]:.3f}; {steps_text(lev['learned_step'][c])}; {steps_text(lev['learned_fit'][c])}; "
+            f"{steps_text(lev['held_learned_step'][label][c])}"
+            for c in concepts
+        ]
         lines.append("| " + " | ".join(cells) + " |")
-    head = [by] + [f"class {label}: highest {c} (median [range], at step)" for c in concepts] + ["turn", "behavior", "capability"]
+    head = (
+        [by]
+        + [f"class {label}: highest {c} (median [range], at step)" for c in concepts]
+        + ["turn", "behavior", "capability"]
+    )
     lines += ["", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for lev in doc["levels"]:
         cells = [f"{lev[by]:g}"]
         for c in concepts:
             r = lev["reach"][label][c]
-            cells.append("-" if r is None else f"{r['median']:.2f} [{r['range'][0]:.2f}, {r['range'][1]:.2f}], {r['median_step']:,.0f}")
-        cells += [steps_text(lev[key][label]) for key in ("turn_step", "behavior_step", "capability_step")]
+            cells.append(
+                "-"
+                if r is None
+                else f"{r['median']:.2f} [{r['range'][0]:.2f}, {r['range'][1]:.2f}], {r['median_step']:,.0f}"
+            )
+        cells += [
+            steps_text(lev[key][label]) for key in ("turn_step", "behavior_step", "capability_step")
+        ]
         lines.append("| " + " | ".join(cells) + " |")
     for rel in doc["relations"][label]:
         line = rel["line"]
-        fit = "no line (fewer than 3 fully observed pairs)" if line is None else (
-            f"{rel['y']} = {line['slope']:.2f} x {rel['x']} {line['intercept']:+,.0f} (r = {line['r']:.2f}), "
-            f"{rel['censored_against_line']} censored pair(s) against it")
-        lines.append(f"\n{rel['y']} vs {rel['x']}: {len(rel['pairs'])} elicited runs, {rel['n_observed']} with both observed; {fit}"
-                     + (f"; turn and capability intervals overlap in {rel['turn_meets_capability']['yes']} run(s), "
-                        f"not in {rel['turn_meets_capability']['no']}" if "turn_meets_capability" in rel else ""))
+        fit = (
+            "no line (fewer than 3 fully observed pairs)"
+            if line is None
+            else (
+                f"{rel['y']} = {line['slope']:.2f} x {rel['x']} {line['intercept']:+,.0f} (r = {line['r']:.2f}), "
+                f"{rel['censored_against_line']} censored pair(s) against it"
+            )
+        )
+        lines.append(
+            f"\n{rel['y']} vs {rel['x']}: {len(rel['pairs'])} elicited runs, {rel['n_observed']} with both observed; {fit}"
+            + (
+                f"; turn and capability intervals overlap in {rel['turn_meets_capability']['yes']} run(s), "
+                f"not in {rel['turn_meets_capability']['no']}"
+                if "turn_meets_capability" in rel
+                else ""
+            )
+        )
     return "\n".join(lines)
 
 
@@ -336,8 +524,12 @@ def tables(doc: dict) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m fitting.study``: see the module docstring."""
     parser = cli.parser("fitting.study", __doc__)
-    parser.add_argument("sweep", type=Path, help="a collected sweep folder (sweep.csv and covariates.csv)")
-    parser.add_argument("--by", help="the covariate column to group runs by (default: the one that varies)")
+    parser.add_argument(
+        "sweep", type=Path, help="a collected sweep folder (sweep.csv and covariates.csv)"
+    )
+    parser.add_argument(
+        "--by", help="the covariate column to group runs by (default: the one that varies)"
+    )
     parser.add_argument("--out", type=Path, help="output JSON (default SWEEP/study.json)")
     args = parser.parse_args(argv)
     out = args.out or args.sweep / "study.json"

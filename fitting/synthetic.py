@@ -35,7 +35,14 @@ class Case:
     weak: int  # index of the concept that switches
 
 
-def eq1_case(rng: np.random.Generator, *, n: int = 60, noise: float = 0.02, first: int = 500, last: int = 20_000) -> Case:
+def eq1_case(
+    rng: np.random.Generator,
+    *,
+    n: int = 60,
+    noise: float = 0.02,
+    first: int = 500,
+    last: int = 20_000,
+) -> Case:
     """A noisy eq1 class-11 trajectory with a switch of the weak concept inside the logged range."""
     steps = quadratic_steps(n, first, last)
     span = float(last - first)
@@ -55,10 +62,24 @@ def eq1_case(rng: np.random.Generator, *, n: int = 60, noise: float = 0.02, firs
     z = integrate(eq1(), steps.astype(float), truth, rtol=1e-10, atol=1e-12).z[0]
     z = np.clip(z + rng.normal(0, noise, z.shape), 0, 1)
     traj = Trajectory(steps, z, ("color", "size"), "11", "naive", None, "synthetic")
-    return Case(traj, {k: (float(v) if np.ndim(v) == 0 else np.asarray(v, dtype=float)) for k, v in truth.items()}, weak)
+    return Case(
+        traj,
+        {
+            k: (float(v) if np.ndim(v) == 0 else np.asarray(v, dtype=float))
+            for k, v in truth.items()
+        },
+        weak,
+    )
 
 
-def logistic_case(rng: np.random.Generator, *, n: int = 60, noise: float = 0.02, first: int = 500, last: int = 20_000):
+def logistic_case(
+    rng: np.random.Generator,
+    *,
+    n: int = 60,
+    noise: float = 0.02,
+    first: int = 500,
+    last: int = 20_000,
+):
     """(steps, accuracy, true 50% time): a sigmoid from ~0 to ~1 crossing 0.5 inside the logged range."""
     steps = quadratic_steps(n, first, last)
     span = float(last - first)
@@ -94,7 +115,12 @@ def switch_recovery(n: int, seed: int, *, ci: str = "wald") -> Recovery:
         err.append(np.inf if got is None else abs(got - truth) / span)
         cover.append(interval is not None and interval[0] <= truth <= interval[1])
         bias.append(abs(fit.params["z_bias"][w] - case.truth["z_bias"][w]))
-    return Recovery(n, float(np.mean(np.array(err) <= 0.05)), float(np.mean(cover)), float(np.mean(np.array(bias) <= 0.1)))
+    return Recovery(
+        n,
+        float(np.mean(np.array(err) <= 0.05)),
+        float(np.mean(cover)),
+        float(np.mean(np.array(bias) <= 0.1)),
+    )
 
 
 def t50_recovery(n: int, seed: int) -> Recovery:
@@ -108,7 +134,9 @@ def t50_recovery(n: int, seed: int) -> Recovery:
         fit = fit_logistic(steps, y)
         err.append(np.inf if fit.t50 is None else abs(fit.t50 - t50) / float(steps[-1] - steps[0]))
         lo, hi = fit.t50_ci if fit.t50_ci else (None, None)
-        cover.append(fit.t50_ci is not None and (lo is None or lo <= t50) and (hi is None or t50 <= hi))
+        cover.append(
+            fit.t50_ci is not None and (lo is None or lo <= t50) and (hi is None or t50 <= hi)
+        )
     return Recovery(n, float(np.mean(np.array(err) <= 0.05)), float(np.mean(cover)))
 
 
@@ -123,16 +151,44 @@ class SweepCase:
     masking: NDArray | None = None  # (N,) masking fractions (eq2 cases)
 
 
-TRUE_LAW = {"lam_ref": 4e-3, "b_lam": 1.0, "t_ref": 1500.0, "b_t": -0.8, "m": 0.9, "gamma": 8.0, "k": 8e-3,
-            "z0": [0.5, 0.5]}
-COUPLED_LAW = {"lam_ref": 2e-3, "b_lam": 0.8, "m": 0.9, "gamma": 8.0, "kappa": 20.0, "theta": 0.75, "z0": [0.2, 0.2]}
+TRUE_LAW = {
+    "lam_ref": 4e-3,
+    "b_lam": 1.0,
+    "t_ref": 1500.0,
+    "b_t": -0.8,
+    "m": 0.9,
+    "gamma": 8.0,
+    "k": 8e-3,
+    "z0": [0.5, 0.5],
+}
+COUPLED_LAW = {
+    "lam_ref": 2e-3,
+    "b_lam": 0.8,
+    "m": 0.9,
+    "gamma": 8.0,
+    "kappa": 20.0,
+    "theta": 0.75,
+    "z0": [0.2, 0.2],
+}
 
 
-def sweep_case(color_signals: NDArray, *, seed: int = 0, noise: float = 0.03, size_signal: float = 0.05,
-               coupling: float = 0.3, steps: NDArray | None = None, law: dict | None = None,
-               run_effect: float = 0.0, masking: NDArray | None = None, beta: float = 0.6,
-               order: str = "bias-first", onset: float | None = None, compete: float | None = None,
-               gate: str = "time") -> SweepCase:
+def sweep_case(
+    color_signals: NDArray,
+    *,
+    seed: int = 0,
+    noise: float = 0.03,
+    size_signal: float = 0.05,
+    coupling: float = 0.3,
+    steps: NDArray | None = None,
+    law: dict | None = None,
+    run_effect: float = 0.0,
+    masking: NDArray | None = None,
+    beta: float = 0.6,
+    order: str = "bias-first",
+    onset: float | None = None,
+    compete: float | None = None,
+    gate: str = "time",
+) -> SweepCase:
     """Runs of a Δcolor-like sweep: color's signal as given, size's a weak function of it (as measured on the
     renders: a larger color separation makes size more visible too), class 11 under eq1 with the law's
     parameters, sampled at the tiny preset's kind of schedule with Gaussian noise (real logs: ~0.03).
@@ -155,17 +211,49 @@ def sweep_case(color_signals: NDArray, *, seed: int = 0, noise: float = 0.03, si
         law["t_on"] = onset
     if compete is not None:
         law["c_lam"] = compete
-    rule = Law(2, float(steps[-1]), float(np.exp(np.mean(np.log(x)))), masked, order, onset is not None, compete is not None,
-               gate)
+    rule = Law(
+        2,
+        float(steps[-1]),
+        float(np.exp(np.mean(np.log(x)))),
+        masked,
+        order,
+        onset is not None,
+        compete is not None,
+        gate,
+    )
     target = np.ones_like(x)
     values = rule.params(rule.theta(law)[None], x, target, masking)
     rng = np.random.default_rng(seed)
     if run_effect:
         values["lam"] = values["lam"] * np.exp(rng.normal(0, run_effect, (x.shape[0], 1)))
         if gate == "time":
-            values["t_switch"] = values["t_switch"] * np.exp(rng.normal(0, run_effect, (x.shape[0], 1)))
+            values["t_switch"] = values["t_switch"] * np.exp(
+                rng.normal(0, run_effect, (x.shape[0], 1))
+            )
     grid = np.concatenate([[0.0], steps / rule.scale])
-    z = solve(rule.ordered(values), grid, (onset or 0.0) / rule.scale, tol=(1e-10, 1e-12), land=rule.landscape)[:, 1:]
-    trajs = [Trajectory(steps, np.clip(z[r] + rng.normal(0, noise, z[r].shape), 0, 1), ("color", "size"), "11", "naive", r,
-                        f"run{r}") for r in range(x.shape[0])]
-    return SweepCase(trajs, x, {**law, "x_ref": rule.x_ref}, noise, None if masking is None else np.asarray(masking, float))
+    z = solve(
+        rule.ordered(values),
+        grid,
+        (onset or 0.0) / rule.scale,
+        tol=(1e-10, 1e-12),
+        land=rule.landscape,
+    )[:, 1:]
+    trajs = [
+        Trajectory(
+            steps,
+            np.clip(z[r] + rng.normal(0, noise, z[r].shape), 0, 1),
+            ("color", "size"),
+            "11",
+            "naive",
+            r,
+            f"run{r}",
+        )
+        for r in range(x.shape[0])
+    ]
+    return SweepCase(
+        trajs,
+        x,
+        {**law, "x_ref": rule.x_ref},
+        noise,
+        None if masking is None else np.asarray(masking, float),
+    )

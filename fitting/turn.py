@@ -108,15 +108,25 @@ def learned_from(held: Trajectory, trajectories: Sequence[Trajectory]) -> int:
     Before it the samples are not class-like and the probe's reading of the held-out class wanders.
     0 when no other class has accuracies on the same steps; len(steps) when they never get there.
     """
-    train = [t for t in trajectories if t is not held and t.accuracy is not None and t.step.tolist() == held.step.tolist()]
+    train = [
+        t
+        for t in trajectories
+        if t is not held and t.accuracy is not None and t.step.tolist() == held.step.tolist()
+    ]
     if not train:
         return 0
     ok = np.flatnonzero(np.mean([t.accuracy for t in train], axis=0) >= 0.5)
     return int(ok[0]) if ok.size else held.step.size
 
 
-def held_out_turn(held: Trajectory, trajectories: Sequence[Trajectory], *, n_boot: int = 0,
-                  min_dev: float = 0.05, min_angle: float = 30.0) -> Turn | None:
+def held_out_turn(
+    held: Trajectory,
+    trajectories: Sequence[Trajectory],
+    *,
+    n_boot: int = 0,
+    min_dev: float = 0.05,
+    min_angle: float = 30.0,
+) -> Turn | None:
     """The turn of a held-out path toward its own corner, or None.
 
     Looked for once the training classes are drawn (:func:`learned_from`), and kept only if the path
@@ -130,7 +140,9 @@ def held_out_turn(held: Trajectory, trajectories: Sequence[Trajectory], *, n_boo
     path_from = path.step >= held.step[start]
     if path_from.sum() < 5:
         return None
-    turn = find_turn(path.step[path_from], path.z[path_from], n_boot=n_boot, min_dev=min_dev, min_angle=min_angle)
+    turn = find_turn(
+        path.step[path_from], path.z[path_from], n_boot=n_boot, min_dev=min_dev, min_angle=min_angle
+    )
     if turn.step is None:
         return None
     corner = np.array([float(d) for d in held.label[: held.z.shape[1]]])
@@ -138,14 +150,22 @@ def held_out_turn(held: Trajectory, trajectories: Sequence[Trajectory], *, n_boo
     return turn if closer >= 0.1 else None
 
 
-def run_turns(log: Path, labels: Sequence[str] | None = None, *, min_dev: float = 0.05, min_angle: float = 30.0) -> dict:
+def run_turns(
+    log: Path,
+    labels: Sequence[str] | None = None,
+    *,
+    min_dev: float = 0.05,
+    min_angle: float = 30.0,
+) -> dict:
     """turn.json's content: per protocol and class (``labels``, default the log's held-out classes, else 11), the
     turn toward the class's corner, with the thresholds it was found with."""
     trajectories = read_csv(log)
     held = set(labels or (read_meta(log) or {}).get("held_out") or ["11"])
     have = {t.label for t in trajectories}
     if labels and held - have:
-        raise ValueError(f"{log}: no class {', '.join(sorted(held - have))}; the log has {', '.join(sorted(have))}")
+        raise ValueError(
+            f"{log}: no class {', '.join(sorted(held - have))}; the log has {', '.join(sorted(have))}"
+        )
     turns = []
     for t in trajectories:
         if t.label not in held or not t.concepts:
@@ -153,10 +173,17 @@ def run_turns(log: Path, labels: Sequence[str] | None = None, *, min_dev: float 
         same = [u for u in trajectories if u.protocol == t.protocol]
         start = learned_from(t, same)
         turn = held_out_turn(t, same, min_dev=min_dev, min_angle=min_angle)
-        turns.append({"class": t.label, "protocol": t.protocol, "run": t.run, "seed": t.seed,
-                      "learned_step": float(t.step[start]) if start < t.step.size else None,
-                      "turn_step": None if turn is None else turn.step,
-                      "turn_point": None if turn is None else list(turn.point)})
+        turns.append(
+            {
+                "class": t.label,
+                "protocol": t.protocol,
+                "run": t.run,
+                "seed": t.seed,
+                "learned_step": float(t.step[start]) if start < t.step.size else None,
+                "turn_step": None if turn is None else turn.step,
+                "turn_point": None if turn is None else list(turn.point),
+            }
+        )
     return {"log": str(log), "min_dev": min_dev, "min_angle": min_angle, "turns": turns}
 
 
@@ -164,26 +191,49 @@ def run_turns(log: Path, labels: Sequence[str] | None = None, *, min_dev: float 
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m fitting.turn``: see the module docstring."""
     parser = cli.parser("fitting.turn", __doc__)
-    parser.add_argument("runs", nargs="+", type=Path, help="run folders (or their trajectories.csv)")
-    parser.add_argument("--class", dest="labels", default=None, metavar="LABEL[,LABEL]",
-                        help="the classes to look at (default: the log's held-out classes, else 11)")
-    parser.add_argument("--min-dev", type=float, default=0.05, metavar="D",
-                        help="the bend must lie farther than D (and 3 noise sd) from the chord (default 0.05)")
-    parser.add_argument("--min-angle", type=float, default=30.0, metavar="DEG",
-                        help="the direction must change by at least DEG degrees at the bend (default 30)")
+    parser.add_argument(
+        "runs", nargs="+", type=Path, help="run folders (or their trajectories.csv)"
+    )
+    parser.add_argument(
+        "--class",
+        dest="labels",
+        default=None,
+        metavar="LABEL[,LABEL]",
+        help="the classes to look at (default: the log's held-out classes, else 11)",
+    )
+    parser.add_argument(
+        "--min-dev",
+        type=float,
+        default=0.05,
+        metavar="D",
+        help="the bend must lie farther than D (and 3 noise sd) from the chord (default 0.05)",
+    )
+    parser.add_argument(
+        "--min-angle",
+        type=float,
+        default=30.0,
+        metavar="DEG",
+        help="the direction must change by at least DEG degrees at the bend (default 30)",
+    )
     args = parser.parse_args(argv)
     if not (math.isfinite(args.min_dev) and args.min_dev >= 0):
-        raise ValueError(f"--min-dev {args.min_dev}: give a distance >= 0 in concept space (default 0.05)")
+        raise ValueError(
+            f"--min-dev {args.min_dev}: give a distance >= 0 in concept space (default 0.05)"
+        )
     if not (math.isfinite(args.min_angle) and 0 <= args.min_angle <= 180):
         raise ValueError(f"--min-angle {args.min_angle}: give degrees in [0, 180] (default 30)")
-    labels = None if args.labels is None else [c.strip() for c in args.labels.split(",") if c.strip()]
+    labels = (
+        None if args.labels is None else [c.strip() for c in args.labels.split(",") if c.strip()]
+    )
     if labels is not None and not labels:
         raise ValueError(f"--class {args.labels!r}: give one or more class labels, e.g. 11")
     if cli.checking(args):
         return 0
     for run in args.runs:
         if not run_log(run).exists():
-            raise ValueError(f"{run_log(run)}: no trajectory log here (train with python -m empirical.train)")
+            raise ValueError(
+                f"{run_log(run)}: no trajectory log here (train with python -m empirical.train)"
+            )
         cli.output_file(run_log(run).parent / "turn.json", "RUN")
     for run in args.runs:
         doc = run_turns(run_log(run), labels, min_dev=args.min_dev, min_angle=args.min_angle)

@@ -11,11 +11,18 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 settings.register_profile(
-    "ci", derandomize=True, deadline=None, database=None, max_examples=40,
+    "ci",
+    derandomize=True,
+    deadline=None,
+    database=None,
+    max_examples=40,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 settings.register_profile(
-    "thorough", deadline=None, max_examples=500, suppress_health_check=[HealthCheck.too_slow],
+    "thorough",
+    deadline=None,
+    max_examples=500,
+    suppress_health_check=[HealthCheck.too_slow],
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
@@ -55,4 +62,3 @@ def smoke_run(pristine_smoke_run, tmp_path_factory):
     out = tmp_path_factory.mktemp("run") / "run"
     shutil.copytree(pristine_smoke_run, out)
     return out
-

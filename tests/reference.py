@@ -40,14 +40,27 @@ def notebook_rhs(a, s=3.0, k=0.1, t0=10.0):
 
     def rhs(t, z):
         alpha = logistic(k * (t - t0))
-        return s * np.array([(1 - z[0]) / (2 * a) + a / 2 * (alpha - z[0]), a / 2 * (1 - z[1]) + (alpha - z[1]) / (2 * a)])
+        return s * np.array(
+            [
+                (1 - z[0]) / (2 * a) + a / 2 * (alpha - z[0]),
+                a / 2 * (1 - z[1]) + (alpha - z[1]) / (2 * a),
+            ]
+        )
 
     return rhs
 
 
 def solve(rhs, z0, t, rtol=1e-12, atol=1e-14):
     """(T, D) tight DOP853 solution at the times t."""
-    sol = solve_ivp(rhs, (t[0], t[-1]), np.asarray(z0, dtype=float), t_eval=t, rtol=rtol, atol=atol, method="DOP853")
+    sol = solve_ivp(
+        rhs,
+        (t[0], t[-1]),
+        np.asarray(z0, dtype=float),
+        t_eval=t,
+        rtol=rtol,
+        atol=atol,
+        method="DOP853",
+    )
     assert sol.success, sol.message
     return sol.y.T
 

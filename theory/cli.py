@@ -51,8 +51,10 @@ def describe_os_error(err: OSError) -> str:
     """'PATH: what went wrong' for an OSError, in words a user can act on."""
     path = err.filename if err.filename is not None else ""
     why = {
-        FileNotFoundError: "no such file or folder", IsADirectoryError: "is a folder, not a file",
-        NotADirectoryError: "a part of this path is a file, not a folder", PermissionError: "permission denied",
+        FileNotFoundError: "no such file or folder",
+        IsADirectoryError: "is a folder, not a file",
+        NotADirectoryError: "a part of this path is a file, not a folder",
+        PermissionError: "permission denied",
     }.get(type(err), err.strerror or str(err))
     return f"{path}: {why}" if path else why
 
@@ -65,7 +67,9 @@ def command(module: str) -> Callable[[Callable[..., int]], Callable[..., int]]:
         def run(argv: Sequence[str] | None = None) -> int:
             try:
                 return main(argv)
-            except BrokenPipeError:  # the reader went away (`... | head`): stop quietly, as Unix tools do
+            except (
+                BrokenPipeError
+            ):  # the reader went away (`... | head`): stop quietly, as Unix tools do
                 try:  # and keep the interpreter's final flush of stdout from failing again
                     os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
                 except (OSError, ValueError, AttributeError):
@@ -93,7 +97,9 @@ def _check_writable(folder: Path, what: str) -> None:
         with tempfile.TemporaryFile(dir=folder):
             pass
     except OSError as err:
-        raise UsageError(f"{what}: cannot write in {folder} ({describe_os_error(err).split(': ', 1)[-1]})") from None
+        raise UsageError(
+            f"{what}: cannot write in {folder} ({describe_os_error(err).split(': ', 1)[-1]})"
+        ) from None
 
 
 def output_dir(path: str | os.PathLike, flag: str = "--out") -> Path:
@@ -113,7 +119,9 @@ def output_dir(path: str | os.PathLike, flag: str = "--out") -> Path:
     return path
 
 
-def output_file(path: str | os.PathLike, flag: str = "--out", *, suffix: str | tuple[str, ...] | None = None) -> Path:
+def output_file(
+    path: str | os.PathLike, flag: str = "--out", *, suffix: str | tuple[str, ...] | None = None
+) -> Path:
     """Check that ``path`` can be written as a file (its folder can be made and written in); ``suffix``: the
     file name ending (or endings) accepted."""
     path = Path(path)
@@ -121,7 +129,9 @@ def output_file(path: str | os.PathLike, flag: str = "--out", *, suffix: str | t
     endings = (suffix,) if isinstance(suffix, str) else suffix
     valid = None if endings is None else " or ".join(endings)
     if path.is_dir():
-        raise UsageError(f"{what}: is a folder; give a file name" + (f" ending in {valid}" if valid else ""))
+        raise UsageError(
+            f"{what}: is a folder; give a file name" + (f" ending in {valid}" if valid else "")
+        )
     if endings is not None and path.suffix.lower() not in endings:
         raise UsageError(f"{what}: must end in {valid}")
     base = _nearest_existing(path.absolute().parent)
@@ -137,8 +147,12 @@ def parser(module: str, doc: str | None, **kwargs) -> argparse.ArgumentParser:
     Every parser takes a hidden ``--check-args``: a command that honours it (:func:`checking`) checks its flags and
     values, reads no input, writes nothing and exits 0, so a chained step (``empirical.sweep --then``) is checked
     before the first run trains."""
-    made = argparse.ArgumentParser(prog=f"python -m {module}", description=doc,
-                                   formatter_class=argparse.RawDescriptionHelpFormatter, **kwargs)
+    made = argparse.ArgumentParser(
+        prog=f"python -m {module}",
+        description=doc,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        **kwargs,
+    )
     made.add_argument(CHECK_ARGS, action="store_true", help=argparse.SUPPRESS)
     return made
 
@@ -158,7 +172,9 @@ def not_an_input(outputs, inputs, flag: str = "--out") -> None:
     read = {Path(p).resolve(): Path(p) for p in inputs}
     for out in outputs:
         if Path(out).resolve() in read:
-            raise UsageError(f"{flag} {out}: would overwrite the input {read[Path(out).resolve()]}; write elsewhere")
+            raise UsageError(
+                f"{flag} {out}: would overwrite the input {read[Path(out).resolve()]}; write elsewhere"
+            )
 
 
 FIGURE_FORMATS = (".png", ".pdf", ".svg")
@@ -168,7 +184,9 @@ def figure_path(out: str | os.PathLike, name: str, flag: str = "--out") -> Path:
     """Where a figure command writes: ``out/name`` when ``out`` is a folder (or has no suffix), else ``out`` (a .png,
     .pdf or .svg: the format follows the name)."""
     out = Path(out)
-    return output_file(out / name if out.is_dir() or not out.suffix else out, flag, suffix=FIGURE_FORMATS)
+    return output_file(
+        out / name if out.is_dir() or not out.suffix else out, flag, suffix=FIGURE_FORMATS
+    )
 
 
 def assignment(item: str, flag: str, form: str = "NAME=VALUE") -> tuple[str, str]:
@@ -186,8 +204,10 @@ def numbers(text: str, flag: str, name: str) -> list[float]:
         try:
             values.append(float(part))
         except ValueError:
-            raise UsageError(f"{flag} {name}={text}: {part.strip()!r} is not a number; values must be numbers, "
-                             "comma-separated") from None
+            raise UsageError(
+                f"{flag} {name}={text}: {part.strip()!r} is not a number; values must be numbers, "
+                "comma-separated"
+            ) from None
     if not all(math.isfinite(v) for v in values):
         raise UsageError(f"{flag} {name}={text}: values must be finite numbers")
     return values

@@ -25,7 +25,13 @@ A31, A32 = 3 / 40, 9 / 40
 A41, A42, A43 = 44 / 45, -56 / 15, 32 / 9
 A51, A52, A53, A54 = 19372 / 6561, -25360 / 2187, 64448 / 6561, -212 / 729
 A61, A62, A63, A64, A65 = 9017 / 3168, -355 / 33, 46732 / 5247, 49 / 176, -5103 / 18656
-B1, B3, B4, B5, B6 = 35 / 384, 500 / 1113, 125 / 192, -2187 / 6784, 11 / 84  # 5th order (b2 = b7 = 0)
+B1, B3, B4, B5, B6 = (
+    35 / 384,
+    500 / 1113,
+    125 / 192,
+    -2187 / 6784,
+    11 / 84,
+)  # 5th order (b2 = b7 = 0)
 # b - b*: the difference to the embedded 4th-order solution (local error estimate)
 E1, E3, E4, E5, E6, E7 = 71 / 57600, -71 / 16695, 71 / 1920, -17253 / 339200, 22 / 525, -1 / 40
 
@@ -122,16 +128,20 @@ def one(t_eval, y0, p, rtol, atol, max_steps, out):
             ys[i] = y[i] + hs * (A51 * k1[i] + A52 * k2[i] + A53 * k3[i] + A54 * k4[i])
         flow(t + C5 * hs, ys, p, k5)
         for i in range(d):
-            ys[i] = y[i] + hs * (A61 * k1[i] + A62 * k2[i] + A63 * k3[i] + A64 * k4[i] + A65 * k5[i])
+            ys[i] = y[i] + hs * (
+                A61 * k1[i] + A62 * k2[i] + A63 * k3[i] + A64 * k4[i] + A65 * k5[i]
+            )
         flow(t + hs, ys, p, k6)
         for i in range(d):
             y_new[i] = y[i] + hs * (B1 * k1[i] + B3 * k3[i] + B4 * k4[i] + B5 * k5[i] + B6 * k6[i])
         flow(t + hs, y_new, p, k7)
         for i in range(d):
-            err[i] = hs * (E1 * k1[i] + E3 * k3[i] + E4 * k4[i] + E5 * k5[i] + E6 * k6[i] + E7 * k7[i])
+            err[i] = hs * (
+                E1 * k1[i] + E3 * k3[i] + E4 * k4[i] + E5 * k5[i] + E6 * k6[i] + E7 * k7[i]
+            )
         e = norm(err, y, y_new, rtol, atol)
         if e > 1.0:
-            h = hs * max(MIN_FACTOR, SAFETY * e ** -0.2)
+            h = hs * max(MIN_FACTOR, SAFETY * e**-0.2)
             continue
         t_new = t_end if clipped else t + hs
         while j < t_eval.size and t_eval[j] < t_new:  # outputs inside the step: dense output
@@ -155,8 +165,9 @@ def one(t_eval, y0, p, rtol, atol, max_steps, out):
         t = t_new
         y[:] = y_new
         k1[:] = k7  # first same as last
-        h = hs * (MAX_FACTOR if e == 0.0 else min(MAX_FACTOR, SAFETY * e ** -0.2))
+        h = hs * (MAX_FACTOR if e == 0.0 else min(MAX_FACTOR, SAFETY * e**-0.2))
     return OK
+
 
 def run(t_eval, Z0, P, rtol, atol, max_steps, out, status):
     for n in prange(Z0.shape[0]):
@@ -164,8 +175,11 @@ def run(t_eval, Z0, P, rtol, atol, max_steps, out, status):
 
 
 INTEGRATOR = (norm, one, run)
-JIT = {"norm": "@numba.njit(cache={cache})", "one": "@numba.njit(cache={cache})",
-       "run": "@numba.njit(parallel=True, cache={cache})"}
+JIT = {
+    "norm": "@numba.njit(cache={cache})",
+    "one": "@numba.njit(cache={cache})",
+    "run": "@numba.njit(parallel=True, cache={cache})",
+}
 
 
 def kernel_source(flow_source: str, *, cache: bool) -> str:
@@ -174,8 +188,16 @@ def kernel_source(flow_source: str, *, cache: bool) -> str:
     ``run(t_eval, Z0, P, rtol, atol, max_steps, out, status)`` integrates t_eval (T,), Z0 (N, D),
     P (N, P) into out (N, T, D) in place, one status (N,) per trajectory."""
     constants = "".join(f"{name} = {value!r}\n" for name, value in _constants().items())
-    parts = ["import math\n", "import numba\n", "import numpy as np\n", "from numba import prange\n\n", constants, "\n\n",
-             f"@numba.njit(cache={cache}, fastmath=False)\n", flow_source.replace("def f(", "def flow(", 1)]
+    parts = [
+        "import math\n",
+        "import numba\n",
+        "import numpy as np\n",
+        "from numba import prange\n\n",
+        constants,
+        "\n\n",
+        f"@numba.njit(cache={cache}, fastmath=False)\n",
+        flow_source.replace("def f(", "def flow(", 1),
+    ]
     for fn in INTEGRATOR:
         parts += ["\n\n", JIT[fn.__name__].format(cache=cache) + "\n", inspect.getsource(fn)]
     return "".join(parts)

@@ -38,8 +38,12 @@ from sympy.printing.numpy import NumPyPrinter
 from theory.landscape import T, Landscape, _compile
 
 GAUSS_NODES = 4
-MAX_SUBDIVISIONS = 2**12  # subintervals per output interval; a trajectory still unconverged there fails
-CHUNK_ELEMENTS = 2**22  # node values (times x trajectories x 2D) held at once: about 32 MiB of float64
+MAX_SUBDIVISIONS = (
+    2**12
+)  # subintervals per output interval; a trajectory still unconverged there fails
+CHUNK_ELEMENTS = (
+    2**22
+)  # node values (times x trajectories x 2D) held at once: about 32 MiB of float64
 _FORMS: "weakref.WeakKeyDictionary[Landscape, LinearForm | str]" = weakref.WeakKeyDictionary()
 
 _X, _W = np.polynomial.legendre.leggauss(GAUSS_NODES)
@@ -112,8 +116,10 @@ def _derive(land: Landscape) -> LinearForm | str:
         for j, zj in enumerate(land.state):
             d = sympy.diff(f, zj)
             if d.free_symbols & state:
-                return (f"the flow of {land.concepts[i]} is not linear in z_{land.concepts[j]} "
-                        f"(∂f/∂z depends on the state)")
+                return (
+                    f"the flow of {land.concepts[i]} is not linear in z_{land.concepts[j]} "
+                    f"(∂f/∂z depends on the state)"
+                )
             if j != i and not _is_zero(d):
                 return f"the flow of {land.concepts[i]} depends on z_{land.concepts[j]} (a coupled linear system)"
         a.append(-sympy.diff(f, land.state[i]))
@@ -156,7 +162,9 @@ class _NoState:
 _NO_STATE = _NoState()
 
 
-def _at(fn: Callable, times: NDArray[np.float64], columns: list, count: int) -> list[NDArray[np.float64]]:
+def _at(
+    fn: Callable, times: NDArray[np.float64], columns: list, count: int
+) -> list[NDArray[np.float64]]:
     """Compiled expressions at times (M,): ``count`` arrays of shape (M, 1) (shared by every trajectory) or (M, N)."""
     out: list = [None] * count
     fn(times[:, None], _NO_STATE, columns, out)
@@ -179,25 +187,37 @@ def _interval_maps(form: LinearForm, t: NDArray[np.float64], r: int, columns: li
     h, nodes = _nodes(t, r)
     k, m, intervals = h.size, GAUSS_NODES, t.size - 1
     g = _at(form.eval_times, nodes.ravel(), columns, len(form.times))
-    coefs = [np.broadcast_to(v, (1, n))[0] for v in _at(form.eval_coefs, t[:1], columns, len(form.coefs))]
+    coefs = [
+        np.broadcast_to(v, (1, n))[0] for v in _at(form.eval_coefs, t[:1], columns, len(form.coefs))
+    ]
     span = np.diff(t)
     uniform = np.ptp(span) <= 1e-12 * span[0]
     a_nodes = _at(form.eval_a, t[:1] if form.constant_a else nodes.ravel(), columns, d)
     phi = np.empty((d, 1 if form.constant_a and uniform else intervals, n))
     c = np.zeros((d, intervals, n))
     for i in range(d):
-        if form.constant_a and uniform:  # one weight matrix over (subinterval, node) maps G straight to intervals
+        if (
+            form.constant_a and uniform
+        ):  # one weight matrix over (subinterval, node) maps G straight to intervals
             a = np.broadcast_to(a_nodes[i], (1, n))[0]
-            left = span[0] - (np.arange(r)[:, None] * h[0] + h[0] * (1 + _X) / 2)  # (r, m): time to the interval's end
-            weights = ((h[0] / 2) * _W[None, :, None] * np.exp(-a * left[:, :, None])).reshape(r * m, n)
+            left = span[0] - (
+                np.arange(r)[:, None] * h[0] + h[0] * (1 + _X) / 2
+            )  # (r, m): time to the interval's end
+            weights = ((h[0] / 2) * _W[None, :, None] * np.exp(-a * left[:, :, None])).reshape(
+                r * m, n
+            )
             phi[i, 0] = np.exp(-a * span[0])
             shared = [(ci, gi) for ci, gi in form.terms[i] if g[gi].shape[1] == 1]
             if shared:  # every shared G at once: (T-1, Q r m) @ (Q r m, N), the coefficients folded into the weights
-                stacked = np.concatenate([g[gi].reshape(intervals, r * m) for _, gi in shared], axis=1)
+                stacked = np.concatenate(
+                    [g[gi].reshape(intervals, r * m) for _, gi in shared], axis=1
+                )
                 c[i] = stacked @ np.concatenate([weights * coefs[ci] for ci, _ in shared], axis=0)
             for ci, gi in form.terms[i]:
                 if g[gi].shape[1] > 1:  # a G of its own per trajectory (a batched gate time, say)
-                    c[i] += coefs[ci] * np.einsum("sn,isn->in", weights, g[gi].reshape(intervals, r * m, n))
+                    c[i] += coefs[ci] * np.einsum(
+                        "sn,isn->in", weights, g[gi].reshape(intervals, r * m, n)
+                    )
             continue
         b = sum(coefs[ci] * g[gi] for ci, gi in form.terms[i])
         b = np.broadcast_to(b, (k * m, n)).reshape(k, m, n)
@@ -219,7 +239,9 @@ def _interval_maps(form: LinearForm, t: NDArray[np.float64], r: int, columns: li
     return phi, c
 
 
-def _propagate(phi: NDArray[np.float64], c: NDArray[np.float64], z0: NDArray[np.float64]) -> NDArray[np.float64]:
+def _propagate(
+    phi: NDArray[np.float64], c: NDArray[np.float64], z0: NDArray[np.float64]
+) -> NDArray[np.float64]:
     """z (N, T, D) from z0 (N, D) through the interval maps (D, T-1 or 1, N)."""
     d, intervals, n = c.shape
     path = np.empty((intervals + 1, d, n))  # time-major while stepping: each write is contiguous
@@ -243,8 +265,14 @@ def _solve_at(form, t, r, z0, p):
     return _propagate(phi, c, z0)
 
 
-def solve(land: Landscape, t: NDArray[np.float64], z0: NDArray[np.float64], p: NDArray[np.float64],
-          rtol: float, atol: float) -> tuple[NDArray[np.float64], NDArray[np.int64], ExactStats]:
+def solve(
+    land: Landscape,
+    t: NDArray[np.float64],
+    z0: NDArray[np.float64],
+    p: NDArray[np.float64],
+    rtol: float,
+    atol: float,
+) -> tuple[NDArray[np.float64], NDArray[np.int64], ExactStats]:
     """Integrate a linear landscape exactly (to the quadrature's controlled error).
 
     Args:
@@ -258,8 +286,10 @@ def solve(land: Landscape, t: NDArray[np.float64], z0: NDArray[np.float64], p: N
     """
     form = linear_form(land)
     if form is None:
-        raise ValueError(f"method='exact' needs a flow linear in z; {land.name}: {why_not_linear(land)}; "
-                         "use dopri, stacked, loop or auto")
+        raise ValueError(
+            f"method='exact' needs a flow linear in z; {land.name}: {why_not_linear(land)}; "
+            "use dopri, stacked, loop or auto"
+        )
     n, d = z0.shape
     z = np.empty((n, t.size, d))
     status = np.zeros(n, dtype=np.int64)
@@ -273,8 +303,10 @@ def solve(land: Landscape, t: NDArray[np.float64], z0: NDArray[np.float64], p: N
             diff = np.abs(np.subtract(fine, coarse, out=coarse), out=coarse)
             excess = (diff - rtol * np.abs(fine)).max(axis=(1, 2))  # nan where the solve overflowed
             ok = excess <= atol
-            if ok.all() and rows[-1] - rows[0] == rows.size - 1:  # the usual case: a whole chunk, no fancy indexing
-                z[rows[0]:rows[-1] + 1] = fine
+            if (
+                ok.all() and rows[-1] - rows[0] == rows.size - 1
+            ):  # the usual case: a whole chunk, no fancy indexing
+                z[rows[0] : rows[-1] + 1] = fine
             else:
                 z[rows[ok]] = fine[ok]
             if ok.any():

@@ -35,11 +35,23 @@ NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")
 
 # name -> (sympy builder, number of arguments; None = two or more)
 FUNCTIONS: Mapping[str, tuple[Callable[..., sympy.Expr], int | None]] = {
-    "exp": (sympy.exp, 1), "log": (sympy.log, 1), "sqrt": (sympy.sqrt, 1),
-    "sin": (sympy.sin, 1), "cos": (sympy.cos, 1), "tan": (sympy.tan, 1), "atan": (sympy.atan, 1),
-    "sinh": (sympy.sinh, 1), "cosh": (sympy.cosh, 1), "tanh": (sympy.tanh, 1),
-    "sigmoid": (sigmoid, 1), "Abs": (sympy.Abs, 1), "abs": (sympy.Abs, 1),
-    "Min": (sympy.Min, None), "Max": (sympy.Max, None), "min": (sympy.Min, None), "max": (sympy.Max, None),
+    "exp": (sympy.exp, 1),
+    "log": (sympy.log, 1),
+    "sqrt": (sympy.sqrt, 1),
+    "sin": (sympy.sin, 1),
+    "cos": (sympy.cos, 1),
+    "tan": (sympy.tan, 1),
+    "atan": (sympy.atan, 1),
+    "sinh": (sympy.sinh, 1),
+    "cosh": (sympy.cosh, 1),
+    "tanh": (sympy.tanh, 1),
+    "sigmoid": (sigmoid, 1),
+    "Abs": (sympy.Abs, 1),
+    "abs": (sympy.Abs, 1),
+    "Min": (sympy.Min, None),
+    "Max": (sympy.Max, None),
+    "min": (sympy.Min, None),
+    "max": (sympy.Max, None),
 }
 CONSTANTS: Mapping[str, sympy.Expr] = {"pi": sympy.pi}
 _BINARY = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "**"}
@@ -49,7 +61,9 @@ class ExpressionError(ValueError):
     """The text is not an allowed expression; the message names the token and its column."""
 
 
-def parse(text: str, *, symbols: Mapping[str, sympy.Symbol] | None = None, what: str = "energy") -> sympy.Expr:
+def parse(
+    text: str, *, symbols: Mapping[str, sympy.Symbol] | None = None, what: str = "energy"
+) -> sympy.Expr:
     """The sympy expression written in ``text``, built from a whitelist (nothing is evaluated).
 
     Args:
@@ -66,7 +80,9 @@ def parse(text: str, *, symbols: Mapping[str, sympy.Symbol] | None = None, what:
     if not text.strip():
         raise ExpressionError(f"the {what} is empty")
     if len(text) > MAX_LENGTH:
-        raise ExpressionError(f"the {what} is {len(text)} characters long; at most {MAX_LENGTH} are allowed")
+        raise ExpressionError(
+            f"the {what} is {len(text)} characters long; at most {MAX_LENGTH} are allowed"
+        )
     if "\x00" in text:
         raise ExpressionError(f"the {what} contains a NUL character")
     try:
@@ -108,21 +124,39 @@ class _Builder:
         if isinstance(node, ast.Call):
             return self.call(node, depth)
         if isinstance(node, (ast.Attribute, ast.Subscript)):
-            self.build(node.value, depth + 1)  # name the innermost offence first: __import__ in __import__('os').system
-        kinds = {ast.Attribute: "attribute access", ast.Subscript: "indexing", ast.Lambda: "a lambda",
-                 ast.ListComp: "a comprehension", ast.GeneratorExp: "a comprehension", ast.SetComp: "a comprehension",
-                 ast.DictComp: "a comprehension", ast.JoinedStr: "an f-string", ast.Compare: "a comparison",
-                 ast.BoolOp: "a logical operator", ast.IfExp: "a conditional", ast.NamedExpr: "an assignment"}
+            self.build(
+                node.value, depth + 1
+            )  # name the innermost offence first: __import__ in __import__('os').system
+        kinds = {
+            ast.Attribute: "attribute access",
+            ast.Subscript: "indexing",
+            ast.Lambda: "a lambda",
+            ast.ListComp: "a comprehension",
+            ast.GeneratorExp: "a comprehension",
+            ast.SetComp: "a comprehension",
+            ast.DictComp: "a comprehension",
+            ast.JoinedStr: "an f-string",
+            ast.Compare: "a comparison",
+            ast.BoolOp: "a logical operator",
+            ast.IfExp: "a conditional",
+            ast.NamedExpr: "an assignment",
+        }
         kind = next((v for k, v in kinds.items() if isinstance(node, k)), None)
         if isinstance(node, (ast.BinOp, ast.UnaryOp)):
             kind = "this operator"
-        raise self.fail(node, f"is not allowed ({kind or type(node).__name__}); "
-                              "allowed: numbers, names, + - * / **, parentheses and the functions " + ", ".join(FUNCTIONS))
+        raise self.fail(
+            node,
+            f"is not allowed ({kind or type(node).__name__}); "
+            "allowed: numbers, names, + - * / **, parentheses and the functions "
+            + ", ".join(FUNCTIONS),
+        )
 
     def number(self, node: ast.Constant) -> sympy.Expr:
         value = node.value
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise self.fail(node, "is not a number; only numbers, names and the listed functions are allowed")
+            raise self.fail(
+                node, "is not a number; only numbers, names and the listed functions are allowed"
+            )
         if isinstance(value, float):
             if value != value or value in (float("inf"), float("-inf")):
                 raise self.fail(node, "is not a finite number")
@@ -132,7 +166,9 @@ class _Builder:
     def name(self, node: ast.Name) -> sympy.Expr:
         name = node.id
         if not NAME.match(name):
-            raise self.fail(node, "is not an allowed name (letters, digits and _, starting with a letter)")
+            raise self.fail(
+                node, "is not an allowed name (letters, digits and _, starting with a letter)"
+            )
         if name in FUNCTIONS:
             raise self.fail(node, f"is a function: call it, e.g. {name}(x)")
         if name in self.symbols:
@@ -144,7 +180,11 @@ class _Builder:
     def binary(self, node: ast.BinOp, left: sympy.Expr, right: sympy.Expr) -> sympy.Expr:
         op = type(node.op)
         if op is ast.Pow:
-            if left.is_Number and right.is_Number and (abs(right) > MAX_EXACT_POWER or abs(left) > 10**15):
+            if (
+                left.is_Number
+                and right.is_Number
+                and (abs(right) > MAX_EXACT_POWER or abs(left) > 10**15)
+            ):
                 try:
                     value = float(left) ** float(right)
                 except (OverflowError, ZeroDivisionError):
@@ -152,24 +192,38 @@ class _Builder:
                 if not isinstance(value, float) or not math.isfinite(value):
                     raise self.fail(node, "is not a finite real number")
                 return sympy.Float(value)
-            return left ** right
+            return left**right
         if op is ast.Div and right.is_zero:
             raise self.fail(node, "divides by zero")
-        return {ast.Add: lambda: left + right, ast.Sub: lambda: left - right,
-                ast.Mult: lambda: left * right, ast.Div: lambda: left / right}[op]()
+        return {
+            ast.Add: lambda: left + right,
+            ast.Sub: lambda: left - right,
+            ast.Mult: lambda: left * right,
+            ast.Div: lambda: left / right,
+        }[op]()
 
     def call(self, node: ast.Call, depth: int) -> sympy.Expr:
         if not isinstance(node.func, ast.Name):
             self.build(node.func, depth + 1)
-            raise self.fail(node.func, "is not a function name; allowed functions: " + ", ".join(FUNCTIONS))
+            raise self.fail(
+                node.func, "is not a function name; allowed functions: " + ", ".join(FUNCTIONS)
+            )
         name = node.func.id
         if name not in FUNCTIONS:
-            raise self.fail(node.func, "is not an allowed function; allowed: " + ", ".join(FUNCTIONS))
+            raise self.fail(
+                node.func, "is not an allowed function; allowed: " + ", ".join(FUNCTIONS)
+            )
         if node.keywords or any(isinstance(a, ast.Starred) for a in node.args):
-            raise self.fail(node, "passes keyword or starred arguments; give positional arguments only")
+            raise self.fail(
+                node, "passes keyword or starred arguments; give positional arguments only"
+            )
         fn, arity = FUNCTIONS[name]
         n = len(node.args)
         if (arity is not None and n != arity) or (arity is None and n < 2):
-            want = f"{arity} argument" + ("s" if arity != 1 else "") if arity else "two or more arguments"
+            want = (
+                f"{arity} argument" + ("s" if arity != 1 else "")
+                if arity
+                else "two or more arguments"
+            )
             raise self.fail(node, f"takes {want}, got {n}")
         return fn(*(self.build(a, depth + 1) for a in node.args))

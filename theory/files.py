@@ -23,14 +23,20 @@ def read_text(path: str | os.PathLike, what: str = "file") -> str:
     except IsADirectoryError:
         raise ValueError(f"{path}: is a folder, not a {what}") from None
     if b"\x00" in raw:
-        hint = " (UTF-16? save it as UTF-8)" if raw[:2] in (b"\xff\xfe", b"\xfe\xff") else " (a binary file?)"
+        hint = (
+            " (UTF-16? save it as UTF-8)"
+            if raw[:2] in (b"\xff\xfe", b"\xfe\xff")
+            else " (a binary file?)"
+        )
         raise ValueError(f"{path}: contains NUL bytes, so it is not a UTF-8 {what}{hint}")
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as err:
-        line = raw[:err.start].count(b"\n") + 1
-        raise ValueError(f"{path}, line {line}: byte 0x{raw[err.start]:02x} is not UTF-8; save the {what} as UTF-8 "
-                         "(Latin-1 or another encoding?)") from None
+        line = raw[: err.start].count(b"\n") + 1
+        raise ValueError(
+            f"{path}, line {line}: byte 0x{raw[err.start]:02x} is not UTF-8; save the {what} as UTF-8 "
+            "(Latin-1 or another encoding?)"
+        ) from None
 
 
 def read_json(path: str | os.PathLike, what: str = "JSON file", fix: str = "") -> Any:
@@ -61,7 +67,9 @@ def _umask() -> int:
     return mask
 
 
-def atomic_write(path: str | os.PathLike, write: Callable[[IO], object], *, binary: bool = False) -> Path:
+def atomic_write(
+    path: str | os.PathLike, write: Callable[[IO], object], *, binary: bool = False
+) -> Path:
     """Write a file so that a reader (or a kill -9) never sees half of it: a temp file in the same folder, then rename.
 
     Args:
@@ -75,7 +83,9 @@ def atomic_write(path: str | os.PathLike, write: Callable[[IO], object], *, bina
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with (os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", newline="", encoding="utf-8")) as fh:
+        with (
+            os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", newline="", encoding="utf-8")
+        ) as fh:
             write(fh)
         os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give the file the usual permissions
         os.replace(tmp, path)

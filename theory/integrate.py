@@ -38,9 +38,13 @@ from theory.landscape import Landscape
 from theory.trajectory import Trajectory
 
 RTOL, ATOL = 1e-9, 1e-11
-AUTO_DOPRI_FROM = 64  # trajectories; below this the stacked solve_ivp beats the numba kernel's compile time
+AUTO_DOPRI_FROM = (
+    64  # trajectories; below this the stacked solve_ivp beats the numba kernel's compile time
+)
 _KERNELS: "weakref.WeakKeyDictionary[Landscape, Callable]" = weakref.WeakKeyDictionary()
-MAX_IVP_STEPS = 50_000  # per solve_ivp call (stacked, loop); the numba kernel caps each trajectory at 1e6 steps
+MAX_IVP_STEPS = (
+    50_000  # per solve_ivp call (stacked, loop); the numba kernel caps each trajectory at 1e6 steps
+)
 
 
 @dataclass(frozen=True, eq=False)
@@ -83,7 +87,10 @@ class Solution:
         runs = list(runs) if runs is not None else [f"{self.landscape.name}-{i}" for i in range(n)]
         if len(runs) != n:
             raise ValueError(f"need {n} run ids, got {len(runs)}")
-        return [Trajectory(self.t, self.z[i], self.landscape.concepts, label, protocol, None, runs[i]) for i in range(n)]
+        return [
+            Trajectory(self.t, self.z[i], self.landscape.concepts, label, protocol, None, runs[i])
+            for i in range(n)
+        ]
 
 
 def time_grid(t_end: float, points: int, t_start: float = 0.0) -> NDArray[np.float64]:
@@ -98,7 +105,9 @@ def time_grid(t_end: float, points: int, t_start: float = 0.0) -> NDArray[np.flo
 def _check_t_eval(t_eval: Sequence[float]) -> NDArray[np.float64]:
     t = np.asarray(t_eval, dtype=np.float64)
     if t.ndim != 1 or t.size < 2 or not np.all(np.isfinite(t)) or np.any(np.diff(t) <= 0):
-        raise ValueError("t_eval must be a finite, strictly increasing 1-d array with at least 2 times")
+        raise ValueError(
+            "t_eval must be a finite, strictly increasing 1-d array with at least 2 times"
+        )
     return t
 
 
@@ -184,7 +193,12 @@ def _loop(land, t, z0, p, rtol, atol, ivp_method="DOP853"):
     return out, status
 
 
-METHODS: dict[str, Callable] = {"dopri": _dopri, "stacked": _stacked, "loop": _loop, "exact": exact.solve}
+METHODS: dict[str, Callable] = {
+    "dopri": _dopri,
+    "stacked": _stacked,
+    "loop": _loop,
+    "exact": exact.solve,
+}
 
 
 def integrate(
@@ -229,4 +243,6 @@ def integrate(
     if bad.size:
         why = dopri.MESSAGES.get(int(status[bad[0]]), "solver failed")
         message = f"{bad.size} of {status.size} trajectories failed ({why}); first: index {bad[0]}"
-    return Solution(t, z, arrays, landscape, method, rtol, atol, status, not bad.size, message, stats)
+    return Solution(
+        t, z, arrays, landscape, method, rtol, atol, status, not bad.size, message, stats
+    )

@@ -37,7 +37,9 @@ def load(flow_source: str) -> Callable:
     import numba
 
     source = dopri.kernel_source(flow_source, cache=True)
-    key = hashlib.sha256("\n".join([source, numba.__version__, sys.version]).encode()).hexdigest()[:24]
+    key = hashlib.sha256("\n".join([source, numba.__version__, sys.version]).encode()).hexdigest()[
+        :24
+    ]
     name = f"concept_dynamics_kernel_{key}"
     if name in sys.modules:
         return sys.modules[name].run

@@ -135,11 +135,15 @@ class Landscape:
         known = set(self.state) | {T} | {s for p in self.params for s in p.symbols}
         for gate, expr in self.held:
             if expr.free_symbols - known:
-                raise ValueError(f"{self.name}: gate {gate} uses symbols with no value: {sorted(map(str, expr.free_symbols - known))}")
+                raise ValueError(
+                    f"{self.name}: gate {gate} uses symbols with no value: {sorted(map(str, expr.free_symbols - known))}"
+                )
         known |= {gate for gate, _ in self.held}
         unknown = self.energy.free_symbols - known
         if unknown:
-            raise ValueError(f"{self.name}: the energy uses symbols with no value: {sorted(map(str, unknown))}")
+            raise ValueError(
+                f"{self.name}: the energy uses symbols with no value: {sorted(map(str, unknown))}"
+            )
         self._index.update({p.name: p for p in self.params})
 
     # -- parameters ---------------------------------------------------------------------------
@@ -196,7 +200,9 @@ class Landscape:
             arr = np.asarray(values.get(name, defaults[name]), dtype=np.float64)
             if size == 1:  # a scalar, or a vector over a single concept: (), (N,) or (N, 1)
                 if arr.ndim > 2 or (arr.ndim == 2 and arr.shape[1] != 1):
-                    raise ValueError(f"{self.name}: {name} takes one value per trajectory, got shape {arr.shape}")
+                    raise ValueError(
+                        f"{self.name}: {name} takes one value per trajectory, got shape {arr.shape}"
+                    )
                 arrays[name] = arr.reshape(-1, 1)
             elif arr.ndim == 0:
                 arrays[name] = np.full((1, size), float(arr))
@@ -211,7 +217,9 @@ class Landscape:
                 )
         n = {a.shape[0] for a in arrays.values()} - {1}
         if len(n) > 1:
-            raise ValueError(f"{self.name}: batched parameters disagree on the batch size: {sorted(n)}")
+            raise ValueError(
+                f"{self.name}: batched parameters disagree on the batch size: {sorted(n)}"
+            )
         n_batch = n.pop() if n else 1
         arrays = {k: np.broadcast_to(v, (n_batch, v.shape[1])).copy() for k, v in arrays.items()}
         for p in self.params:
@@ -222,7 +230,9 @@ class Landscape:
         if self.state_bounds is not None:
             lo, hi = self.state_bounds
             if np.any((z0 < lo) | (z0 > hi)):
-                raise ValueError(f"{self.name}: z0 must lie in [{lo:g}, {hi:g}] per concept, got {z0[0].tolist()}")
+                raise ValueError(
+                    f"{self.name}: z0 must lie in [{lo:g}, {hi:g}] per concept, got {z0[0].tolist()}"
+                )
         if self.check is not None:
             self.check(arrays)
         return arrays
@@ -267,7 +277,9 @@ class Landscape:
         """The numba-compiled scalar version of :attr:`numpy_flow` (1-d z, p, out)."""
         import numba
 
-        return numba.njit(_compile(self, self.flow, PythonCodePrinter, "math"), cache=False, fastmath=False)
+        return numba.njit(
+            _compile(self, self.flow, PythonCodePrinter, "math"), cache=False, fastmath=False
+        )
 
     def gradient_flow(self, values: Mapping[str, object] | None = None) -> Callable:
         """``rhs(t, z)`` = -∇E for one parameter setting, in scipy's convention."""

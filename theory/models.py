@@ -79,9 +79,19 @@ def notebook() -> Landscape:
     )
     A, S, K, T0 = (p.symbols[0] for p in (a, s, k, t0))
     alpha = sigmoid(K * (T - T0))
-    energy = S * ((1 - z1) ** 2 / (4 * A) + A * (1 - z2) ** 2 / 4 + A * (alpha - z1) ** 2 / 4 + (alpha - z2) ** 2 / (4 * A))
+    energy = S * (
+        (1 - z1) ** 2 / (4 * A)
+        + A * (1 - z2) ** 2 / 4
+        + A * (alpha - z1) ** 2 / 4
+        + (alpha - z2) ** 2 / (4 * A)
+    )
     return Landscape(
-        "notebook", energy, (z1, z2), ("color", "size"), (a, s, k, t0), (0.5, 0.5),
+        "notebook",
+        energy,
+        (z1, z2),
+        ("color", "size"),
+        (a, s, k, t0),
+        (0.5, 0.5),
         doc="The authors' simulation notebook (verbatim ODE); a in linspace(1, 5, 15) in their figure.",
     )
 
@@ -91,10 +101,19 @@ def _eq1_parts(n: int, concepts: Sequence[str] | None, z_bias_default: Sequence[
     z = tuple(sympy.Symbol(f"z_{i + 1}", real=True) for i in range(n))
     rest = [1.0] * (n - 1)
     params = [
-        _vector("lam", n, [1.0] * n, "stiffness λ_i (concept signal); larger: learned faster", low=0, open_low=True),
+        _vector(
+            "lam",
+            n,
+            [1.0] * n,
+            "stiffness λ_i (concept signal); larger: learned faster",
+            low=0,
+            open_low=True,
+        ),
         _vector("t_switch", n, [6.0] + [0.0] * (n - 1), "gate time t_i: when concept i is learned"),
         _vector("k", n, [2.0] * n, "gate sharpness k_i", low=0, open_low=True),
-        _vector("z_bias", n, z_bias_default, "biased target z̃_i (before the switch)", low=0, high=1),
+        _vector(
+            "z_bias", n, z_bias_default, "biased target z̃_i (before the switch)", low=0, high=1
+        ),
         _vector("z_target", n, [1.0] + rest, "true target ẑ_i (after the switch)", low=0, high=1),
     ]
     lam, ts, k, zb, zt = (p.symbols for p in params)
@@ -110,8 +129,13 @@ def eq1(n: int = 2, concepts: Sequence[str] | None = None) -> Landscape:
     t_switch = (6, 0), z̃ = (0, 1), ẑ = (1, 1), z(0) = (0.5, 0.5).
     """
     names, z, params, lam, zb, zt, S = _eq1_parts(n, concepts, [0.0] + [1.0] * (n - 1))
-    energy = sum(lam[i] / 2 * ((1 - S[i]) * (z[i] - zb[i]) ** 2 + S[i] * (z[i] - zt[i]) ** 2) for i in range(n))
-    return Landscape("eq1", energy, z, names, tuple(params), (0.5,) * n, doc=eq1.__doc__.split("\n")[0])
+    energy = sum(
+        lam[i] / 2 * ((1 - S[i]) * (z[i] - zb[i]) ** 2 + S[i] * (z[i] - zt[i]) ** 2)
+        for i in range(n)
+    )
+    return Landscape(
+        "eq1", energy, z, names, tuple(params), (0.5,) * n, doc=eq1.__doc__.split("\n")[0]
+    )
 
 
 @_shared
@@ -127,29 +151,70 @@ def coupled(n: int = 2, concepts: Sequence[str] | None = None) -> Landscape:
     memorizes toward 0 once size's progress passes 0.75 (z_size = 0.5), from z0 = 0.2.
     """
     if n < 2:
-        raise ValueError(f"the coupled model times each concept's switch by the others: it needs at least 2 concepts, got {n}")
+        raise ValueError(
+            f"the coupled model times each concept's switch by the others: it needs at least 2 concepts, got {n}"
+        )
     names = _concept_names(n, concepts)
     z = tuple(sympy.Symbol(f"z_{i + 1}", real=True) for i in range(n))
     params = (
-        _vector("lam", n, [1.0] + [0.4] * (n - 1), "stiffness λ_i (concept signal); larger: learned faster", low=0, open_low=True),
-        _vector("z_target", n, [1.0] * n, "true target ẑ_i, the well before the switch", low=0, high=1),
-        _vector("z_bias", n, [0.0] + [1.0] * (n - 1), "bias z̃_i the concept settles in after the switch", low=0, high=1),
+        _vector(
+            "lam",
+            n,
+            [1.0] + [0.4] * (n - 1),
+            "stiffness λ_i (concept signal); larger: learned faster",
+            low=0,
+            open_low=True,
+        ),
+        _vector(
+            "z_target", n, [1.0] * n, "true target ẑ_i, the well before the switch", low=0, high=1
+        ),
+        _vector(
+            "z_bias",
+            n,
+            [0.0] + [1.0] * (n - 1),
+            "bias z̃_i the concept settles in after the switch",
+            low=0,
+            high=1,
+        ),
         _scalar("kappa", 20.0, "gate sharpness κ (per unit of progress)", low=0, open_low=True),
-        _scalar("theta", 0.75, "the others' mean progress 1 - (z_j - ẑ_j)² at which the switch is half done"),
+        _scalar(
+            "theta",
+            0.75,
+            "the others' mean progress 1 - (z_j - ẑ_j)² at which the switch is half done",
+        ),
     )
     lam, zt, zb = (p.symbols for p in params[:3])
     kappa, theta = params[3].symbols[0], params[4].symbols[0]
     gates = tuple(sympy.Symbol(f"G_{i + 1}", real=True) for i in range(n))
     progress = [1 - (z[j] - zt[j]) ** 2 for j in range(n)]
-    held = tuple((gates[i], sigmoid(kappa * (sum(progress[j] for j in range(n) if j != i) / (n - 1) - theta)))
-                 for i in range(n))
-    energy = sum(lam[i] / 2 * ((1 - gates[i]) * (z[i] - zt[i]) ** 2 + gates[i] * (z[i] - zb[i]) ** 2) for i in range(n))
-    return Landscape("coupled", energy, z, names, params, (0.2,) * n, held=held, doc=coupled.__doc__.split("\n")[0])
+    held = tuple(
+        (
+            gates[i],
+            sigmoid(kappa * (sum(progress[j] for j in range(n) if j != i) / (n - 1) - theta)),
+        )
+        for i in range(n)
+    )
+    energy = sum(
+        lam[i] / 2 * ((1 - gates[i]) * (z[i] - zt[i]) ** 2 + gates[i] * (z[i] - zb[i]) ** 2)
+        for i in range(n)
+    )
+    return Landscape(
+        "coupled",
+        energy,
+        z,
+        names,
+        params,
+        (0.2,) * n,
+        held=held,
+        doc=coupled.__doc__.split("\n")[0],
+    )
 
 
 def _mask_params(p_default: float = 0.5, beta_default: float = 1.0) -> tuple[Param, Param]:
     return (
-        _scalar("p", p_default, "masking fraction of the prompts of the masked class", low=0, high=1),
+        _scalar(
+            "p", p_default, "masking fraction of the prompts of the masked class", low=0, high=1
+        ),
         _scalar("beta", beta_default, "impact of underspecification β", low=0),
     )
 
@@ -174,9 +239,18 @@ def eq2(n: int = 2, concepts: Sequence[str] | None = None) -> Landscape:
     p, beta = _mask_params()
     P, B = p.symbols[0], beta.symbols[0]
     target = [zt[0] * (1 - B * P), *zt[1:]]
-    energy = sum(lam[i] / 2 * ((1 - S[i]) * (z[i] - zb[i]) ** 2 + S[i] * (z[i] - target[i]) ** 2) for i in range(n))
+    energy = sum(
+        lam[i] / 2 * ((1 - S[i]) * (z[i] - zb[i]) ** 2 + S[i] * (z[i] - target[i]) ** 2)
+        for i in range(n)
+    )
     return Landscape(
-        "eq2", energy, z, names, (*params, p, beta), (0.5,) * n, check=_check_shift,
+        "eq2",
+        energy,
+        z,
+        names,
+        (*params, p, beta),
+        (0.5,) * n,
+        check=_check_shift,
         doc="Eq. 2 (U1): the true target of the first concept shifts linearly with the masking fraction p.",
     )
 
@@ -188,17 +262,29 @@ def eq2_split(n: int = 2, concepts: Sequence[str] | None = None) -> Landscape:
     names, z, params, lam, zb, zt, S = _eq1_parts(n, concepts, [0.0] + [1.0] * (n - 1))
     p, beta = _mask_params()
     P, B = p.symbols[0], beta.symbols[0]
-    final = [(1 - P) * (z[0] - zt[0]) ** 2 + B * P * z[0] ** 2] + [(z[i] - zt[i]) ** 2 for i in range(1, n)]
-    energy = sum(lam[i] / 2 * ((1 - S[i]) * (z[i] - zb[i]) ** 2 + S[i] * final[i]) for i in range(n))
+    final = [(1 - P) * (z[0] - zt[0]) ** 2 + B * P * z[0] ** 2] + [
+        (z[i] - zt[i]) ** 2 for i in range(1, n)
+    ]
+    energy = sum(
+        lam[i] / 2 * ((1 - S[i]) * (z[i] - zb[i]) ** 2 + S[i] * final[i]) for i in range(n)
+    )
     return Landscape(
-        "eq2-split", energy, z, names, (*params, p, beta), (0.5,) * n, check=_check_split,
+        "eq2-split",
+        energy,
+        z,
+        names,
+        (*params, p, beta),
+        (0.5,) * n,
+        check=_check_split,
         doc="Eq. 2 (U2): the first concept's final well splits into ẑ_1 (weight 1-p) and 0 (weight βp).",
     )
 
 
 def _check_split(arrays: Mapping[str, np.ndarray]) -> None:
     if np.any(arrays["beta"][:, 0] * arrays["p"][:, 0] + (1 - arrays["p"][:, 0]) <= 0):
-        raise ValueError("eq2-split: the split well needs (1 - p) + beta * p > 0 (beta > 0 when p = 1)")
+        raise ValueError(
+            "eq2-split: the split well needs (1 - p) + beta * p > 0 (beta > 0 when p = 1)"
+        )
 
 
 MODELS: dict[str, Callable[..., Landscape]] = {
@@ -254,9 +340,14 @@ def from_expression(
     expr = expr.xreplace({s: T for s in t_like})
     free = {s.name: s for s in expr.free_symbols if s != T}
     if state is None:
-        state = sorted((n for n in free if n[:1] == "z" and n.lstrip("z_").isdigit()), key=lambda n: int(n.lstrip("z_")))
+        state = sorted(
+            (n for n in free if n[:1] == "z" and n.lstrip("z_").isdigit()),
+            key=lambda n: int(n.lstrip("z_")),
+        )
     if not state:
-        raise ValueError(f"the energy {energy!r} has no state variables (name them z1, z2, ... or pass state=)")
+        raise ValueError(
+            f"the energy {energy!r} has no state variables (name them z1, z2, ... or pass state=)"
+        )
     missing = [n for n in state if n not in free]
     if missing:
         raise ValueError(f"state variables {missing} do not appear in the energy {energy!r}")
@@ -264,14 +355,23 @@ def from_expression(
     others = sorted(set(free) - set(state))
     unknown = [n for n in others if n not in params]
     if unknown:
-        raise ValueError(f"the energy uses {unknown} but no value was given; pass params={{{unknown[0]!r}: ...}}")
+        raise ValueError(
+            f"the energy uses {unknown} but no value was given; pass params={{{unknown[0]!r}: ...}}"
+        )
     extra = set(params) - set(others)
     if extra:
-        raise ValueError(f"params {sorted(extra)} do not appear in the energy; its symbols are {others}")
+        raise ValueError(
+            f"params {sorted(extra)} do not appear in the energy; its symbols are {others}"
+        )
     plist = tuple(Param(n, (free[n],), (float(params[n]),), "user parameter") for n in others)
     d = len(syms)
     return Landscape(
-        name, expr, tuple(syms), _concept_names(d, concepts), plist,
-        tuple(z0) if z0 is not None else (0.5,) * d, state_bounds=None,
+        name,
+        expr,
+        tuple(syms),
+        _concept_names(d, concepts),
+        plist,
+        tuple(z0) if z0 is not None else (0.5,) * d,
+        state_bounds=None,
         doc=f"user energy: {expr}",
     )

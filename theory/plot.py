@@ -19,8 +19,14 @@ from matplotlib.text import Text
 
 from theory.files import atomic_write
 
-PROTOCOL_COLORS = {"naive": "k", "capability": "tab:red", "overprompt": "tab:orange", "intervention": "tab:green",
-                   "patch": "tab:purple", "cfg": "tab:blue"}
+PROTOCOL_COLORS = {
+    "naive": "k",
+    "capability": "tab:red",
+    "overprompt": "tab:orange",
+    "intervention": "tab:green",
+    "patch": "tab:purple",
+    "cfg": "tab:blue",
+}
 
 
 def concept_space(
@@ -44,7 +50,9 @@ def concept_space(
         targets: (point, marker, legend label) to mark, e.g. true and biased targets.
     """
     values = np.asarray(values, dtype=float)
-    norm = norm or Normalize(values.min(), values.max() if values.max() > values.min() else values.min() + 1)
+    norm = norm or Normalize(
+        values.min(), values.max() if values.max() > values.min() else values.min() + 1
+    )
     sm = ScalarMappable(norm=norm, cmap=cmap)
     for path, v in zip(paths, values):
         ax.plot(path[:, 0], path[:, 1], color=sm.to_rgba(v), lw=1.6)
@@ -64,9 +72,15 @@ def square(ax, concepts: Sequence[str], title: str = "") -> None:
     square, clear of the tick labels and of a marker drawn on the corner)."""
     for corner in ((0, 0), (0, 1), (1, 0), (1, 1)):
         ax.annotate(
-            f"{corner[0]}{corner[1]}", corner, textcoords="offset points", color="0.35", fontsize=8,
+            f"{corner[0]}{corner[1]}",
+            corner,
+            textcoords="offset points",
+            color="0.35",
+            fontsize=8,
             xytext=(9 if corner[0] == 0 else -9, 9 if corner[1] == 0 else -9),
-            ha="left" if corner[0] == 0 else "right", va="bottom" if corner[1] == 0 else "top", zorder=7,
+            ha="left" if corner[0] == 0 else "right",
+            va="bottom" if corner[1] == 0 else "top",
+            zorder=7,
             bbox={"boxstyle": "round,pad=0.1", "fc": "white", "ec": "none", "alpha": 0.7},
         )
     ax.set(xlim=(-0.02, 1.02), ylim=(-0.02, 1.02), aspect="equal", title=title)
@@ -75,10 +89,21 @@ def square(ax, concepts: Sequence[str], title: str = "") -> None:
     ax.grid(alpha=0.25)
 
 
-def coordinates(ax, t: np.ndarray, paths: np.ndarray, values: Sequence[float], *, concepts, cmap="viridis", norm=None):
+def coordinates(
+    ax,
+    t: np.ndarray,
+    paths: np.ndarray,
+    values: Sequence[float],
+    *,
+    concepts,
+    cmap="viridis",
+    norm=None,
+):
     """Each coordinate against time; one line style per concept, colour per swept value."""
     values = np.asarray(values, dtype=float)
-    norm = norm or Normalize(values.min(), values.max() if values.max() > values.min() else values.min() + 1)
+    norm = norm or Normalize(
+        values.min(), values.max() if values.max() > values.min() else values.min() + 1
+    )
     styles = ["-", "--", ":", "-."]
     for path, v in zip(paths, values):
         for d in range(path.shape[1]):
@@ -99,9 +124,18 @@ def text_overlaps(fig: Figure, *, pad: float = 0.0) -> list[tuple[str, str]]:
     canvas = fig.canvas if isinstance(fig.canvas, FigureCanvasAgg) else FigureCanvasAgg(fig)
     canvas.draw()  # lays the figure out (constrained layout included) as saving does
     renderer = canvas.get_renderer()
-    ticks = [t for ax in fig.axes for axis in (ax.xaxis, ax.yaxis) for t in axis.get_major_ticks() + axis.get_minor_ticks()]
-    drawn = {id(t) for ax in fig.axes for axis in (ax.xaxis, ax.yaxis) for t in axis._update_ticks()}
-    hidden = {id(label) for t in ticks if id(t) not in drawn for label in (t.label1, t.label2)}  # outside the view
+    ticks = [
+        t
+        for ax in fig.axes
+        for axis in (ax.xaxis, ax.yaxis)
+        for t in axis.get_major_ticks() + axis.get_minor_ticks()
+    ]
+    drawn = {
+        id(t) for ax in fig.axes for axis in (ax.xaxis, ax.yaxis) for t in axis._update_ticks()
+    }
+    hidden = {
+        id(label) for t in ticks if id(t) not in drawn for label in (t.label1, t.label2)
+    }  # outside the view
     boxes, seen = [], set()
     for text in fig.findobj(Text):
         if not text.get_visible() or not text.get_text().strip() or id(text) in hidden | seen:
@@ -111,12 +145,21 @@ def text_overlaps(fig: Figure, *, pad: float = 0.0) -> list[tuple[str, str]]:
         if box.width > 0 and box.height > 0:
             boxes.append((text.get_text(), box))
     edge = fig.bbox
-    out = [(name, "<edge>") for name, box in boxes
-           if box.x0 < edge.x0 - 1 or box.y0 < edge.y0 - 1 or box.x1 > edge.x1 + 1 or box.y1 > edge.y1 + 1]
+    out = [
+        (name, "<edge>")
+        for name, box in boxes
+        if box.x0 < edge.x0 - 1
+        or box.y0 < edge.y0 - 1
+        or box.x1 > edge.x1 + 1
+        or box.y1 > edge.y1 + 1
+    ]
     for i, (a, box_a) in enumerate(boxes):
-        for b, box_b in boxes[i + 1:]:
-            if box_a.overlaps(box_b) and min(box_a.x1, box_b.x1) - max(box_a.x0, box_b.x0) > 0.5 \
-                    and min(box_a.y1, box_b.y1) - max(box_a.y0, box_b.y0) > 0.5:
+        for b, box_b in boxes[i + 1 :]:
+            if (
+                box_a.overlaps(box_b)
+                and min(box_a.x1, box_b.x1) - max(box_a.x0, box_b.x0) > 0.5
+                and min(box_a.y1, box_b.y1) - max(box_a.y0, box_b.y0) > 0.5
+            ):
                 out.append((a, b))
     return out
 
@@ -132,4 +175,6 @@ def save(fig: Figure, path: str | Path, *, dpi: int = 130, **kwargs) -> Path:
     """Write a figure atomically (its folder created), in the format of the path's suffix."""
     path = Path(path)
     fmt = path.suffix.lstrip(".") or "png"
-    return atomic_write(path, lambda fh: fig.savefig(fh, format=fmt, dpi=dpi, **kwargs), binary=True)
+    return atomic_write(
+        path, lambda fh: fig.savefig(fh, format=fmt, dpi=dpi, **kwargs), binary=True
+    )

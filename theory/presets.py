@@ -56,6 +56,7 @@ class Panel:
 @dataclass(frozen=True)
 class Preset:
     """A named figure: its panels and a one-line description."""
+
     name: str
     description: str
     panels: tuple[Panel, ...]
@@ -76,7 +77,13 @@ def fig5_params(a: np.ndarray, label: str) -> dict:
     else:
         z_bias = np.where(size_stronger[:, None], [0.0, 1.0], [1.0, 0.0])
         z_target = np.ones((a.size, 2))
-    return {"lam": np.c_[1 / (2 * a), a / 2], "t_switch": t_switch, "k": 1.0, "z_bias": z_bias, "z_target": z_target}
+    return {
+        "lam": np.c_[1 / (2 * a), a / 2],
+        "t_switch": t_switch,
+        "k": 1.0,
+        "z_bias": z_bias,
+        "z_target": z_target,
+    }
 
 
 def _fig5() -> Preset:
@@ -84,15 +91,27 @@ def _fig5() -> Preset:
     a = np.array(FIG5_A)
     panels = tuple(
         Panel(
-            f"Eq. 1, class {label}", land, label, "a", FIG5_A, fig5_params(a, label),
-            targets=(((0, 0), "*", "true target ẑ = z̃ = (0,0)"),) if label == "00" else (
-                ((1, 1), "*", "true target ẑ"), ((0, 1), "X", "biased z̃ (size stronger)"),
-                ((1, 0), "P", "biased z̃ (color stronger)")),
-            cmap="coolwarm_r", log_norm=True,
+            f"Eq. 1, class {label}",
+            land,
+            label,
+            "a",
+            FIG5_A,
+            fig5_params(a, label),
+            targets=(((0, 0), "*", "true target ẑ = z̃ = (0,0)"),)
+            if label == "00"
+            else (
+                ((1, 1), "*", "true target ẑ"),
+                ((0, 1), "X", "biased z̃ (size stronger)"),
+                ((1, 0), "P", "biased z̃ (color stronger)"),
+            ),
+            cmap="coolwarm_r",
+            log_norm=True,
         )
         for label in ("00", "11")
     )
-    return Preset("fig5", "Eq. 1 over the signal ratio a: class 00 and class 11 (clockwise if a > 1)", panels)
+    return Preset(
+        "fig5", "Eq. 1 over the signal ratio a: class 00 and class 11 (clockwise if a > 1)", panels
+    )
 
 
 FIG9B_P = (0.0, 0.25, 0.5, 0.75, 1.0)
@@ -100,11 +119,24 @@ FIG9B_P = (0.0, 0.25, 0.5, 0.75, 1.0)
 
 def _fig9b() -> Preset:
     land = eq2()
-    values = {"p": np.array(FIG9B_P), "beta": 1.0, "lam": (0.4, 0.8), "t_switch": (3.0, 0.0), "k": 1.0,
-              "z_bias": (0.0, 1.0), "z_target": (1.0, 1.0)}
+    values = {
+        "p": np.array(FIG9B_P),
+        "beta": 1.0,
+        "lam": (0.4, 0.8),
+        "t_switch": (3.0, 0.0),
+        "k": 1.0,
+        "z_bias": (0.0, 1.0),
+        "z_target": (1.0, 1.0),
+    }
     panel = Panel(
-        "Eq. 2, class 11 under masking p", land, "11", "p", FIG9B_P, values,
-        targets=(((0, 1), "X", "biased z̃ = red triangle"), ((1, 1), "*", "ẑ(p=0)")), cmap="coolwarm",
+        "Eq. 2, class 11 under masking p",
+        land,
+        "11",
+        "p",
+        FIG9B_P,
+        values,
+        targets=(((0, 1), "X", "biased z̃ = red triangle"), ((1, 1), "*", "ẑ(p=0)")),
+        cmap="coolwarm",
     )
     return Preset("fig9b", "Eq. 2 over the masking fraction p (beta = 1)", (panel,))
 
@@ -114,8 +146,14 @@ NOTEBOOK_A = tuple(np.linspace(1, 5, 15).tolist())
 
 def _notebook() -> Preset:
     panel = Panel(
-        "authors' notebook model", notebook(), "11", "a", NOTEBOOK_A, {"a": np.array(NOTEBOOK_A)},
-        targets=(((1, 1), "*", "target (1,1)"),), cmap="viridis",
+        "authors' notebook model",
+        notebook(),
+        "11",
+        "a",
+        NOTEBOOK_A,
+        {"a": np.array(NOTEBOOK_A)},
+        targets=(((1, 1), "*", "target (1,1)"),),
+        cmap="viridis",
     )
     return Preset("notebook", "the authors' notebook ODE, a in linspace(1, 5, 15)", (panel,))
 

@@ -55,8 +55,14 @@ from numpy.typing import NDArray
 from theory import dopri
 from theory.integrate import capped_ivp
 
-SIGNALS = ("a", "a2")  # the flow's rates: the signal (the printed equations) or its square (the authors' scripts)
-STARTS = ("gaussian", "uniform-positive")  # U(0): N(0, scale^2/d), or uniform in [0, scale) (the authors' scripts)
+SIGNALS = (
+    "a",
+    "a2",
+)  # the flow's rates: the signal (the printed equations) or its square (the authors' scripts)
+STARTS = (
+    "gaussian",
+    "uniform-positive",
+)  # U(0): N(0, scale^2/d), or uniform in [0, scale) (the authors' scripts)
 
 
 @dataclass(frozen=True)
@@ -78,7 +84,9 @@ class Task:
             raise ValueError(f"sigma={list(sigma)}: spreads must be finite and >= 0")
         d = s if self.d is None else int(self.d)
         if d < s:
-            raise ValueError(f"d={d}: the ambient dimension must be at least the number of concepts ({s})")
+            raise ValueError(
+                f"d={d}: the ambient dimension must be at least the number of concepts ({s})"
+            )
         object.__setattr__(self, "mu", mu)
         object.__setattr__(self, "sigma", sigma)
         object.__setattr__(self, "d", d)
@@ -108,7 +116,9 @@ class Task:
         x[p] = self.mu[p]
         return x
 
-    def initial(self, scale: float = 0.1, seed: int = 0, start: str = "gaussian") -> NDArray[np.float64]:
+    def initial(
+        self, scale: float = 0.1, seed: int = 0, start: str = "gaussian"
+    ) -> NDArray[np.float64]:
         """(d, d) a start U(0) of the two-layer model (W(0) = U(0) U(0)^T): entries N(0, scale^2 / d)
         (``gaussian``), or uniform in [0, scale) (``uniform-positive``, the authors' scripts)."""
         if not (np.isfinite(scale) and scale >= 0):
@@ -141,10 +151,18 @@ class Task:
 def _check(task: Task, t: Sequence[float], w0: NDArray) -> tuple[NDArray, NDArray]:
     t = np.asarray(t, dtype=float)
     w0 = np.asarray(w0, dtype=float)
-    if t.ndim != 1 or t.size < 1 or not np.all(np.isfinite(t)) or np.any(np.diff(t) <= 0) or t[0] < 0:
+    if (
+        t.ndim != 1
+        or t.size < 1
+        or not np.all(np.isfinite(t))
+        or np.any(np.diff(t) <= 0)
+        or t[0] < 0
+    ):
         raise ValueError("t must be finite, >= 0 and strictly increasing")
     if w0.shape != (task.d, task.d) or not np.all(np.isfinite(w0)):
-        raise ValueError(f"the start (W(0) or U(0)) must be a finite ({task.d}, {task.d}) matrix, got shape {w0.shape}")
+        raise ValueError(
+            f"the start (W(0) or U(0)) must be a finite ({task.d}, {task.d}) matrix, got shape {w0.shape}"
+        )
     return t, w0
 
 
@@ -162,8 +180,15 @@ def flow(w: NDArray, a: NDArray) -> NDArray[np.float64]:
     return wa + aw - 0.5 * (a[:, None] * w2 + w2 * a[None, :] + 2 * (wa @ w))
 
 
-def sim2(task: Task, t: Sequence[float], u0: NDArray, *, signal: str = "a", rtol: float = 1e-9,
-         atol: float = 1e-12) -> NDArray[np.float64]:
+def sim2(
+    task: Task,
+    t: Sequence[float],
+    u0: NDArray,
+    *,
+    signal: str = "a",
+    rtol: float = 1e-9,
+    atol: float = 1e-12,
+) -> NDArray[np.float64]:
     """(T, d, d) W(t) = U(t) U(t)^T of the symmetric two-layer model from U(0) = ``u0`` at time 0 (DOP853, capped
     steps); ``signal="a2"`` runs it at the rates A^2 of the authors' scripts.
 
@@ -175,7 +200,9 @@ def sim2(task: Task, t: Sequence[float], u0: NDArray, *, signal: str = "a", rtol
     return two_layer(task.rates(signal), t, u0, rtol=rtol, atol=atol)
 
 
-def two_layer(a: NDArray, t: NDArray, u0: NDArray, *, rtol: float = 1e-9, atol: float = 1e-12) -> NDArray[np.float64]:
+def two_layer(
+    a: NDArray, t: NDArray, u0: NDArray, *, rtol: float = 1e-9, atol: float = 1e-12
+) -> NDArray[np.float64]:
     """(T, d, d) W(t) of the two-layer flow for signals ``a`` (d,) at times ``t`` (>= 0) from U(0) = ``u0`` at time 0,
     as sim1 counts time: a grid that starts later is reached by integrating from 0 (:func:`sim2` without a Task;
     the fits of fitting.sim_fit give the signals directly, per step)."""
@@ -195,7 +222,9 @@ def two_layer(a: NDArray, t: NDArray, u0: NDArray, *, rtol: float = 1e-9, atol: 
         return (u0 @ u0.T)[None]
     y, status = capped_ivp(rhs, t, u0.ravel(), rtol, atol, "DOP853", 12)
     if status != dopri.OK:
-        raise ValueError(f"sim2: integration failed ({dopri.MESSAGES[status]}); try a shorter time or a looser rtol")
+        raise ValueError(
+            f"sim2: integration failed ({dopri.MESSAGES[status]}); try a shorter time or a looser rtol"
+        )
     u = y.T.reshape(t.size, d, d)
     return u @ np.swapaxes(u, 1, 2)
 

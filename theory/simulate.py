@@ -52,7 +52,9 @@ from theory.swingby import SIM_MODELS, SIM_PRESETS
 from theory.files import write_json
 from theory.trajectory import write_csv
 
-MAX_ROWS = 2_000_000  # trajectories x points written to one log (about 150 MB of CSV, 1 GB while writing)
+MAX_ROWS = (
+    2_000_000  # trajectories x points written to one log (about 150 MB of CSV, 1 GB while writing)
+)
 
 
 def _parameter_help() -> str:
@@ -64,7 +66,9 @@ def _parameter_help() -> str:
             default = ",".join(f"{v:g}" for v in p.default)
             kind = "per concept" if p.vector else "scalar"
             lines.append(f"    {p.name:<9} = {default:<9} {p.valid_range():<10} {kind}: {p.doc}")
-        lines.append(f"    {'z0':<9} = {','.join(f'{v:g}' for v in land.z0):<9} [0, 1]     per concept: start")
+        lines.append(
+            f"    {'z0':<9} = {','.join(f'{v:g}' for v in land.z0):<9} [0, 1]     per concept: start"
+        )
     lines.append(swingby.help_text())
     return "\n".join(lines)
 
@@ -73,26 +77,78 @@ def build_parser() -> argparse.ArgumentParser:
     """The command line of ``python -m theory.simulate`` (the parameters of every model in the epilog)."""
     parser = cli.parser("theory.simulate", __doc__, epilog=_parameter_help())
     what = parser.add_mutually_exclusive_group()
-    what.add_argument("--preset", action="append", choices=[*PRESETS, *SIM_PRESETS], help="run this preset (repeatable); default: all")
+    what.add_argument(
+        "--preset",
+        action="append",
+        choices=[*PRESETS, *SIM_PRESETS],
+        help="run this preset (repeatable); default: all",
+    )
     what.add_argument("--model", choices=[*MODELS, *SIM_MODELS], help="simulate one model")
-    what.add_argument("--energy", metavar="EXPR",
-                      help="simulate your own energy E(z1, z2, ..., t), give its other symbols with --param; allowed: numbers, pi, "
-                           "names, + - * / **, and " + ", ".join(dict.fromkeys(f.lower() for f in FUNCTIONS)) + " (parsed, never run)")
-    parser.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", help="set a parameter (repeatable)")
-    parser.add_argument("--sweep", action="append", default=[], metavar="NAME=V1,V2,...", help="sweep a parameter (repeatable: product)")
-    parser.add_argument("--concepts", metavar="NAMES", help="concept names, comma-separated; sets their number for eq1/eq2 (default color,size)")
-    parser.add_argument("--label", "--class", dest="label", default="11", metavar="LABEL",
-                        help="class label written to the log (default 11; --class is an alias)")
-    parser.add_argument("--t-end", type=float, default=None, metavar="T", help="end of model time (default 25)")
-    parser.add_argument("--points", type=int, default=None, metavar="N",
-                        help="output points, linspace(0, T, N) (default 200; swingby3 and swingby4 501, the swing-by figure presets 1001)")
-    parser.add_argument("--method", choices=["auto", "exact", "dopri", "stacked", "loop"], default="auto",
-                        help="integrator (default auto: exact quadrature where the flow is linear in z, as for eq1, "
-                             f"eq2 and notebook; else stacked below {AUTO_DOPRI_FROM} trajectories, else dopri)")
-    parser.add_argument("--rtol", type=float, default=1e-9, help="relative tolerance (default 1e-9)")
-    parser.add_argument("--atol", type=float, default=1e-11, help="absolute tolerance (default 1e-11)")
-    parser.add_argument("--out", type=Path, default=None, metavar="DIR",
-                        help="output folder (default runs/theory/<preset> or runs/theory/<model>)")
+    what.add_argument(
+        "--energy",
+        metavar="EXPR",
+        help="simulate your own energy E(z1, z2, ..., t), give its other symbols with --param; allowed: numbers, pi, "
+        "names, + - * / **, and "
+        + ", ".join(dict.fromkeys(f.lower() for f in FUNCTIONS))
+        + " (parsed, never run)",
+    )
+    parser.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="set a parameter (repeatable)",
+    )
+    parser.add_argument(
+        "--sweep",
+        action="append",
+        default=[],
+        metavar="NAME=V1,V2,...",
+        help="sweep a parameter (repeatable: product)",
+    )
+    parser.add_argument(
+        "--concepts",
+        metavar="NAMES",
+        help="concept names, comma-separated; sets their number for eq1/eq2 (default color,size)",
+    )
+    parser.add_argument(
+        "--label",
+        "--class",
+        dest="label",
+        default="11",
+        metavar="LABEL",
+        help="class label written to the log (default 11; --class is an alias)",
+    )
+    parser.add_argument(
+        "--t-end", type=float, default=None, metavar="T", help="end of model time (default 25)"
+    )
+    parser.add_argument(
+        "--points",
+        type=int,
+        default=None,
+        metavar="N",
+        help="output points, linspace(0, T, N) (default 200; swingby3 and swingby4 501, the swing-by figure presets 1001)",
+    )
+    parser.add_argument(
+        "--method",
+        choices=["auto", "exact", "dopri", "stacked", "loop"],
+        default="auto",
+        help="integrator (default auto: exact quadrature where the flow is linear in z, as for eq1, "
+        f"eq2 and notebook; else stacked below {AUTO_DOPRI_FROM} trajectories, else dopri)",
+    )
+    parser.add_argument(
+        "--rtol", type=float, default=1e-9, help="relative tolerance (default 1e-9)"
+    )
+    parser.add_argument(
+        "--atol", type=float, default=1e-11, help="absolute tolerance (default 1e-11)"
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="output folder (default runs/theory/<preset> or runs/theory/<model>)",
+    )
     return parser
 
 
@@ -111,7 +167,9 @@ def _target(land: Landscape, name: str, flag: str) -> tuple[str, int | None]:
     base, _, idx = name.rpartition("_")
     if base in size and vector[base] and idx.isdigit() and 1 <= int(idx) <= size[base]:
         return base, int(idx) - 1
-    raise UsageError(f"{flag} {name}: {land.name} has no parameter {name!r}; valid: {valid} (NAME_i for one entry)")
+    raise UsageError(
+        f"{flag} {name}: {land.name} has no parameter {name!r}; valid: {valid} (NAME_i for one entry)"
+    )
 
 
 def _apply(land: Landscape, values: dict, name: str, numbers: list[float], flag: str) -> None:
@@ -126,7 +184,9 @@ def _apply(land: Landscape, values: dict, name: str, numbers: list[float], flag:
     elif len(numbers) == current.size:
         current = np.array(numbers)
     else:
-        raise UsageError(f"{flag} {name}: needs 1 or {current.size} values (one per concept: {', '.join(land.concepts)}), got {len(numbers)}")
+        raise UsageError(
+            f"{flag} {name}: needs 1 or {current.size} values (one per concept: {', '.join(land.concepts)}), got {len(numbers)}"
+        )
     values[group] = current
 
 
@@ -136,26 +196,42 @@ def _apply(land: Landscape, values: dict, name: str, numbers: list[float], flag:
 
 def _solve(land: Landscape, t: np.ndarray, values: dict, n: int, args) -> np.ndarray:
     if n * t.size > MAX_ROWS:
-        raise UsageError(f"{n:,} trajectories x {t.size:,} points = {n * t.size:,} log rows (about "
-                         f"{n * t.size * 80 / 1e9:.1f} GB of CSV); at most {MAX_ROWS:,}: use fewer --points or a smaller --sweep")
+        raise UsageError(
+            f"{n:,} trajectories x {t.size:,} points = {n * t.size:,} log rows (about "
+            f"{n * t.size * 80 / 1e9:.1f} GB of CSV); at most {MAX_ROWS:,}: use fewer --points or a smaller --sweep"
+        )
     method = choose_method(args.method, n, land)
     if method == "exact" and exact.why_not_linear(land) is not None:
-        raise UsageError(f"--method exact: {land.name}: {exact.why_not_linear(land)}; valid for flows linear in z "
-                         "(eq1, eq2, eq2-split, notebook); use auto")
+        raise UsageError(
+            f"--method exact: {land.name}: {exact.why_not_linear(land)}; valid for flows linear in z "
+            "(eq1, eq2, eq2-split, notebook); use auto"
+        )
     if method == "dopri" and not compiled(land):
-        print(f"compiling the numba kernel for {land.name} (first use, a few seconds)...", file=sys.stderr)
+        print(
+            f"compiling the numba kernel for {land.name} (first use, a few seconds)...",
+            file=sys.stderr,
+        )
     sol = integrate(land, t, values, method=method, rtol=args.rtol, atol=args.atol)
     if not sol.success:
-        raise UsageError(f"{land.name}: integration failed: {sol.message}; try a shorter --t-end, a looser --rtol/--atol, "
-                         "or other parameters (nothing was written)")
+        raise UsageError(
+            f"{land.name}: integration failed: {sol.message}; try a shorter --t-end, a looser --rtol/--atol, "
+            "or other parameters (nothing was written)"
+        )
     return sol
 
 
 def _config(kind: str, name: str, land: Landscape, t: np.ndarray, args, method: str) -> dict:
     return {
-        kind: name, "model": land.name, "energy": str(land.energy), "concepts": list(land.concepts),
+        kind: name,
+        "model": land.name,
+        "energy": str(land.energy),
+        "concepts": list(land.concepts),
         **({"held_gates": {str(g): str(expr) for g, expr in land.held}} if land.held else {}),
-        "t_end": float(t[-1]), "points": int(t.size), "method": method, "rtol": args.rtol, "atol": args.atol,
+        "t_end": float(t[-1]),
+        "points": int(t.size),
+        "method": method,
+        "rtol": args.rtol,
+        "atol": args.atol,
         "command": "python -m theory.simulate " + " ".join(args.argv),
         "stamp": stamp(command=["python", "-m", "theory.simulate", *args.argv]),
     }
@@ -164,7 +240,10 @@ def _config(kind: str, name: str, land: Landscape, t: np.ndarray, args, method: 
 def _runs_config(sol, runs: Sequence[str], label: str) -> list[dict]:
     out = []
     for i, run in enumerate(runs):
-        params = {k: (v[i].tolist() if v.shape[1] > 1 or k == "z0" else float(v[i, 0])) for k, v in sol.params.items()}
+        params = {
+            k: (v[i].tolist() if v.shape[1] > 1 or k == "z0" else float(v[i, 0]))
+            for k, v in sol.params.items()
+        }
         out.append({"run": run, "class": label, "params": params})
     return out
 
@@ -182,10 +261,18 @@ def run_preset(name: str, args) -> list[Path]:
         trajectories += sol.trajectories(panel.label, runs=panel.runs)
         runs_cfg += _runs_config(sol, panel.runs, panel.label)
     cfg = _config("preset", name, preset.panels[0].landscape, t, args, sols[0].method)
-    cfg.update(description=preset.description, panels=[
-        {"title": p.title, "class": p.label, "sweep": {p.sweep: list(p.sweep_values)}} for p in preset.panels
-    ], runs=runs_cfg)
-    paths = [write_csv(out / "trajectories.csv", trajectories), write_json(out / "config.json", cfg)]
+    cfg.update(
+        description=preset.description,
+        panels=[
+            {"title": p.title, "class": p.label, "sweep": {p.sweep: list(p.sweep_values)}}
+            for p in preset.panels
+        ],
+        runs=runs_cfg,
+    )
+    paths = [
+        write_csv(out / "trajectories.csv", trajectories),
+        write_json(out / "config.json", cfg),
+    ]
     paths.append(_figure(preset.panels, sols, out / f"{name}.png", preset.description))
     return paths
 
@@ -196,14 +283,23 @@ def _preset_out(name: str, args) -> Path:
     return Path(args.out or "runs/theory") / name if several or args.out is None else args.out
 
 
-def _sim_written(sims, out: Path, cfg: dict, title: str, name: str, argv: Sequence[str]) -> list[Path]:
+def _sim_written(
+    sims, out: Path, cfg: dict, title: str, name: str, argv: Sequence[str]
+) -> list[Path]:
     trajectories = [t for sim in sims for t in swingby.trajectories(sim)]
     _check_rows(len(trajectories), sims[0].t.size)
-    cfg |= {"t_end": float(sims[0].t[-1]), "points": int(sims[0].t.size), "runs": [sim.summary() for sim in sims],
-            "command": "python -m theory.simulate " + " ".join(argv),
-            "stamp": stamp(command=["python", "-m", "theory.simulate", *argv])}
-    return [write_csv(out / "trajectories.csv", trajectories), write_json(out / "config.json", cfg),
-            swingby.figure(sims, out / f"{name}.png", title)]
+    cfg |= {
+        "t_end": float(sims[0].t[-1]),
+        "points": int(sims[0].t.size),
+        "runs": [sim.summary() for sim in sims],
+        "command": "python -m theory.simulate " + " ".join(argv),
+        "stamp": stamp(command=["python", "-m", "theory.simulate", *argv]),
+    }
+    return [
+        write_csv(out / "trajectories.csv", trajectories),
+        write_json(out / "config.json", cfg),
+        swingby.figure(sims, out / f"{name}.png", title),
+    ]
 
 
 def run_sim_preset(name: str, args) -> list[Path]:
@@ -219,21 +315,38 @@ def run_sim_model(args) -> list[Path]:
     sims = swingby.model_runs(args.model, args.param, args.sweep, t)
     out = args.out or Path("runs/theory") / args.model
     cfg = {"single": args.model, "model": args.model}
-    return _sim_written(sims, out, cfg, f"{args.model}: " + ", ".join(s.run for s in sims[:6]), args.model, args.argv)
+    return _sim_written(
+        sims,
+        out,
+        cfg,
+        f"{args.model}: " + ", ".join(s.run for s in sims[:6]),
+        args.model,
+        args.argv,
+    )
 
 
 def _check_rows(n: int, points: int) -> None:
     if n * points > MAX_ROWS:
-        raise UsageError(f"{n:,} trajectories x {points:,} points = {n * points:,} log rows; at most {MAX_ROWS:,}: "
-                         "use fewer --points or a smaller --sweep")
+        raise UsageError(
+            f"{n:,} trajectories x {points:,} points = {n * points:,} log rows; at most {MAX_ROWS:,}: "
+            "use fewer --points or a smaller --sweep"
+        )
 
 
 def _figure(panels: Sequence[Panel], sols, path: Path, suptitle: str) -> Path:
-    fig, axes = plot.subplots(1, len(panels), figsize=(5.6 * len(panels), 5.0), squeeze=False, layout="constrained")
+    fig, axes = plot.subplots(
+        1, len(panels), figsize=(5.6 * len(panels), 5.0), squeeze=False, layout="constrained"
+    )
     for ax, panel, sol in zip(axes[0], panels, sols):
         sm = plot.concept_space(
-            ax, sol.z, panel.sweep_values, concepts=panel.landscape.concepts, cmap=panel.cmap,
-            norm=panel.norm(), targets=panel.targets, title=panel.title,
+            ax,
+            sol.z,
+            panel.sweep_values,
+            concepts=panel.landscape.concepts,
+            cmap=panel.cmap,
+            norm=panel.norm(),
+            targets=panel.targets,
+            title=panel.title,
         )
         bar = fig.colorbar(sm, ax=ax, shrink=0.8, label=panel.sweep)
         if len(panel.sweep_values) <= 10:
@@ -250,11 +363,20 @@ def run_model(land: Landscape, args) -> list[Path]:
     sol = _solve(land, t, batched, len(runs), args)
     out = args.out or Path("runs/theory") / land.name
     cfg = _config("single", land.name, land, t, args, sol.method)
-    cfg.update(sweeps={name: vals for name, vals in sweeps}, runs=_runs_config(sol, runs, args.label))
+    cfg.update(
+        sweeps={name: vals for name, vals in sweeps}, runs=_runs_config(sol, runs, args.label)
+    )
     trajectories = sol.trajectories(args.label, runs=runs)
-    paths = [write_csv(out / "trajectories.csv", trajectories), write_json(out / "config.json", cfg)]
+    paths = [
+        write_csv(out / "trajectories.csv", trajectories),
+        write_json(out / "config.json", cfg),
+    ]
     colour = np.array([c[0] for c in combos], dtype=float) if sweeps else np.zeros(1)
-    paths.append(_model_figure(land, sol, colour, sweeps[0][0] if sweeps else None, out / f"{_slug(land.name)}.png"))
+    paths.append(
+        _model_figure(
+            land, sol, colour, sweeps[0][0] if sweeps else None, out / f"{_slug(land.name)}.png"
+        )
+    )
     return paths
 
 
@@ -289,9 +411,13 @@ def _slug(name: str) -> str:
 
 def _model_figure(land: Landscape, sol, colour: np.ndarray, sweep: str | None, path: Path) -> Path:
     two_d = land.dim == 2
-    fig, axes = plot.subplots(1, 1 + two_d, figsize=(5.6 * (1 + two_d), 4.8), squeeze=False, layout="constrained")
+    fig, axes = plot.subplots(
+        1, 1 + two_d, figsize=(5.6 * (1 + two_d), 4.8), squeeze=False, layout="constrained"
+    )
     if two_d:
-        sm = plot.concept_space(axes[0, 0], sol.z, colour, concepts=land.concepts, title=f"{land.name}: concept space")
+        sm = plot.concept_space(
+            axes[0, 0], sol.z, colour, concepts=land.concepts, title=f"{land.name}: concept space"
+        )
         if sweep:
             fig.colorbar(sm, ax=axes[0, 0], shrink=0.8, label=sweep)
     plot.coordinates(axes[0, -1], sol.t, sol.z, colour, concepts=land.concepts)
@@ -331,13 +457,24 @@ def _check_args(args) -> None:
     for flag, value in (("--rtol", args.rtol), ("--atol", args.atol)):
         if not 1e-15 <= value < 1:
             raise UsageError(f"{flag} {value}: must lie in [1e-15, 1)")
-    if not args.label or args.label != args.label.strip() or not args.label.isprintable() or "," in args.label:
-        raise UsageError(f"--label {args.label!r}: a class label must be non-empty printable text without commas or "
-                         "surrounding spaces, e.g. 11")
+    if (
+        not args.label
+        or args.label != args.label.strip()
+        or not args.label.isprintable()
+        or "," in args.label
+    ):
+        raise UsageError(
+            f"--label {args.label!r}: a class label must be non-empty printable text without commas or "
+            "surrounding spaces, e.g. 11"
+        )
     if args.model is None and args.energy is None and (args.param or args.sweep or args.concepts):
-        raise UsageError("--param, --sweep and --concepts need --model or --energy (presets fix their parameters)")
+        raise UsageError(
+            "--param, --sweep and --concepts need --model or --energy (presets fix their parameters)"
+        )
     if args.model in SIM_MODELS and args.concepts:
-        raise UsageError(f"--concepts: {args.model} names its concepts c1, c2, ...; their number is that of --param mu")
+        raise UsageError(
+            f"--concepts: {args.model} names its concepts c1, c2, ...; their number is that of --param mu"
+        )
 
 
 @cli.command("theory.simulate")

@@ -39,9 +39,18 @@ def git_state() -> tuple[str | None, bool | None]:
     if not (ROOT / ".git").exists():
         return None, None
     try:
-        head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10)
-        status = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no"],
-                                capture_output=True, text=True, timeout=10)
+        head = subprocess.run(
+            ["git", "-C", str(ROOT), "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
+        status = subprocess.run(
+            ["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
     except (OSError, subprocess.TimeoutExpired):
         return None, None
     if head.returncode or status.returncode:
@@ -58,7 +67,14 @@ def stamp(*, device: str = "cpu", command: Sequence[str] | None = None) -> dict[
     """
     commit, dirty = git_state()
     argv = list(command) if command is not None else list(getattr(sys, "orig_argv", sys.argv))
-    return {"commit": commit, "dirty": dirty, "package": version("concept-dynamics"),
-            "python": platform.python_version(), **{lib: version(lib) for lib in LIBRARIES},
-            "device": device, "host": socket.gethostname(), "command": shlex.join(argv),
-            "started": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
+    return {
+        "commit": commit,
+        "dirty": dirty,
+        "package": version("concept-dynamics"),
+        "python": platform.python_version(),
+        **{lib: version(lib) for lib in LIBRARIES},
+        "device": device,
+        "host": socket.gethostname(),
+        "command": shlex.join(argv),
+        "started": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+    }

@@ -30,22 +30,46 @@ import numpy as np
 
 from theory import cli, plot
 from theory.cli import UsageError
-from theory.sim import SIGNALS, STARTS, Task, coordinates, learned_order, ood_loss, plateau, rises, sim1, sim2, train_loss
+from theory.sim import (
+    SIGNALS,
+    STARTS,
+    Task,
+    coordinates,
+    learned_order,
+    ood_loss,
+    plateau,
+    rises,
+    sim1,
+    sim2,
+    train_loss,
+)
 from theory.trajectory import Trajectory
 
 SIM_MODELS = ("sim1", "sim2")
 # --param names of the SIM models: default, meaning
 SIM_PARAMS = {
-    "mu": ((1.0, 1.5, 2.2), "cluster norms mu_p, one per concept (their number is the number of concepts s)"),
+    "mu": (
+        (1.0, 1.5, 2.2),
+        "cluster norms mu_p, one per concept (their number is the number of concepts s)",
+    ),
     "sigma": ((0.05,), "cluster spread sigma_p (one for all concepts, or one per concept)"),
     "d": ((0.0,), "ambient dimension, >= s (0: d = s)"),
-    "scale": ((0.1,), "scale of the random start (U(0) for sim2, W(0) for sim1): entries N(0, scale^2/d)"),
+    "scale": (
+        (0.1,),
+        "scale of the random start (U(0) for sim2, W(0) for sim1): entries N(0, scale^2/d)",
+    ),
     "seed": ((0.0,), "seed of the random start"),
 }
 # --param names that take a word, not numbers: choices (the default first), meaning
 SIM_CHOICES = {
-    "signal": (SIGNALS, "the flow's rates: a = mu^2/s + sigma^2 (the printed equations) or a2 = a^2 (the authors' scripts)"),
-    "start": (STARTS, "U(0): gaussian N(0, scale^2/d), or uniform-positive in [0, scale) (the authors' scripts)"),
+    "signal": (
+        SIGNALS,
+        "the flow's rates: a = mu^2/s + sigma^2 (the printed equations) or a2 = a^2 (the authors' scripts)",
+    ),
+    "start": (
+        STARTS,
+        "U(0): gaussian N(0, scale^2/d), or uniform-positive in [0, scale) (the authors' scripts)",
+    ),
 }
 MAX_DIM = 64
 
@@ -71,33 +95,91 @@ class SimPreset:
 
 SIM_PRESETS = {
     "swingby3": SimPreset(
-        "swingby3", "SIM two-layer model, 3 concepts (mu = 1, 1.5, 2.2): the OOD loss falls, rises twice and falls "
-        "(triple descent) while the training loss falls monotonically", "sim2", (1.0, 1.5, 2.2), 0.05, 3, 0.1, 62, 25.0, 501,
-        "seed 62 is the only one of seeds 0-99 with two rises at scale 0.1 (the same at 0.01 and 0.5)"),
+        "swingby3",
+        "SIM two-layer model, 3 concepts (mu = 1, 1.5, 2.2): the OOD loss falls, rises twice and falls "
+        "(triple descent) while the training loss falls monotonically",
+        "sim2",
+        (1.0, 1.5, 2.2),
+        0.05,
+        3,
+        0.1,
+        62,
+        25.0,
+        501,
+        "seed 62 is the only one of seeds 0-99 with two rises at scale 0.1 (the same at 0.01 and 0.5)",
+    ),
     "swingby4": SimPreset(
-        "swingby4", "SIM two-layer model, 4 concepts (mu = 1, 1.5, 2.2, 2.7): the OOD loss rises twice on its way down "
-        "(no quadruple descent found)", "sim2", (1.0, 1.5, 2.2, 2.7), 0.05, 4, 0.5, 143, 25.0, 501,
+        "swingby4",
+        "SIM two-layer model, 4 concepts (mu = 1, 1.5, 2.2, 2.7): the OOD loss rises twice on its way down "
+        "(no quadruple descent found)",
+        "sim2",
+        (1.0, 1.5, 2.2, 2.7),
+        0.05,
+        4,
+        0.5,
+        143,
+        25.0,
+        501,
         "8 of seeds 0-599 give two rises at scale 0.5, none three (a quadruple descent); seed 143 has the clearest "
-        "(each rise over 10% of the loss's range)"),
+        "(each rise over 10% of the loss's range)",
+    ),
 }
 FIGURES = {  # the swing-by paper's figure settings, from the authors' scripts: mu, sigma, d, scale, t_end, what it shows
-    "5": ((1.0, 1.5), 0.05, 3, 0.2, 20.0, "2 concepts in 3 dimensions: the OOD output swings toward a training "
-                                            "cluster and back (one rise of the OOD loss)"),
-    "8": ((1.0, 1.7, 2.25), (0.5, 0.25, 0.25), 3, 0.1, 100.0, "3 concepts: triple descent (two rises)"),
+    "5": (
+        (1.0, 1.5),
+        0.05,
+        3,
+        0.2,
+        20.0,
+        "2 concepts in 3 dimensions: the OOD output swings toward a training "
+        "cluster and back (one rise of the OOD loss)",
+    ),
+    "8": (
+        (1.0, 1.7, 2.25),
+        (0.5, 0.25, 0.25),
+        3,
+        0.1,
+        100.0,
+        "3 concepts: triple descent (two rises)",
+    ),
     "9": ((1.0, 1.5, 2.2, 2.7), 0.05, 4, 0.1, 100.0, "4 concepts: quadruple descent (three rises)"),
-    "10": ((0.7, 1.7, 3.0), 0.05, 3, 0.1, 100.0, "the failure mode: the weakest concept is learned so slowly that "
-                                                   "the OOD loss plateaus above zero"),
+    "10": (
+        (0.7, 1.7, 3.0),
+        0.05,
+        3,
+        0.1,
+        100.0,
+        "the failure mode: the weakest concept is learned so slowly that "
+        "the OOD loss plateaus above zero",
+    ),
 }
-FIGURE_SEEDS = {"5": 1, "8": 2, "9": 4, "10": 0}  # starts of numpy's default_rng that show each figure's shape (the first in 0-59)
+FIGURE_SEEDS = {
+    "5": 1,
+    "8": 2,
+    "9": 4,
+    "10": 0,
+}  # starts of numpy's default_rng that show each figure's shape (the first in 0-59)
 
 
 def _figure_preset(fig: str) -> SimPreset:
     """The preset of one swing-by figure: the scripts' setting, signal a^2, a uniform positive start."""
     mu, sigma, d, scale, t_end, what = FIGURES[fig]
     return SimPreset(
-        f"swingby-fig{fig}", f"SIM two-layer model as the swing-by paper's Fig. {fig} (mu = {', '.join(f'{m:g}' for m in mu)}; "
-        f"signal a^2, U(0) uniform in [0, {scale:g})): {what}", "sim2", mu, sigma, d, scale, FIGURE_SEEDS[fig], t_end, 1001,
-        "the authors' settings; docs/theory.md: how often random starts give the shape", "a2", "uniform-positive")
+        f"swingby-fig{fig}",
+        f"SIM two-layer model as the swing-by paper's Fig. {fig} (mu = {', '.join(f'{m:g}' for m in mu)}; "
+        f"signal a^2, U(0) uniform in [0, {scale:g})): {what}",
+        "sim2",
+        mu,
+        sigma,
+        d,
+        scale,
+        FIGURE_SEEDS[fig],
+        t_end,
+        1001,
+        "the authors' settings; docs/theory.md: how often random starts give the shape",
+        "a2",
+        "uniform-positive",
+    )
 
 
 SIM_PRESETS |= {f"swingby-fig{fig}": _figure_preset(fig) for fig in FIGURES}
@@ -128,36 +210,71 @@ class SimRun:
 
     def summary(self) -> dict:
         train, ood = self.train, self.ood
-        return {"run": self.run, "model": self.model, "mu": list(self.task.mu), "sigma": list(self.task.sigma),
-                "d": self.task.d, "scale": self.scale, "seed": self.seed, "signal": self.task.signal[: self.task.s].tolist(),
-                "rates": self.signal, "start": self.start, "ood_rises": rises(ood),
-                "ood_plateau": plateau(self.t, ood), "ood_final": float(ood[-1]),
-                "learned_order": learned_order(self.t, self.w, self.task.s),
-                "train_monotone": bool(np.all(np.diff(train) <= 1e-12 * max(train[0], 1)))}
+        return {
+            "run": self.run,
+            "model": self.model,
+            "mu": list(self.task.mu),
+            "sigma": list(self.task.sigma),
+            "d": self.task.d,
+            "scale": self.scale,
+            "seed": self.seed,
+            "signal": self.task.signal[: self.task.s].tolist(),
+            "rates": self.signal,
+            "start": self.start,
+            "ood_rises": rises(ood),
+            "ood_plateau": plateau(self.t, ood),
+            "ood_final": float(ood[-1]),
+            "learned_order": learned_order(self.t, self.w, self.task.s),
+            "train_monotone": bool(np.all(np.diff(train) <= 1e-12 * max(train[0], 1))),
+        }
 
 
-def simulate(model: str, task: Task, scale: float, seed: int, t: np.ndarray, run: str = "", *, signal: str = "a",
-             start: str = "gaussian") -> SimRun:
+def simulate(
+    model: str,
+    task: Task,
+    scale: float,
+    seed: int,
+    t: np.ndarray,
+    run: str = "",
+    *,
+    signal: str = "a",
+    start: str = "gaussian",
+) -> SimRun:
     """W(t) of sim1 (closed form, from W(0)) or sim2 (integrated, from U(0)), under the given conventions."""
     first = task.initial(scale, seed, start)
-    w = sim1(task, t, first, signal=signal) if model == "sim1" else sim2(task, t, first, signal=signal)
+    w = (
+        sim1(task, t, first, signal=signal)
+        if model == "sim1"
+        else sim2(task, t, first, signal=signal)
+    )
     return SimRun(run, task, model, scale, seed, t, w, signal, start)
 
 
 def labels(s: int) -> list[tuple[str, np.ndarray | None]]:
     """(class label, which cluster) for x_hat ('11..1', None) and every training cluster (one-hot)."""
-    return [("1" * s, None)] + [("".join("1" if q == p else "0" for q in range(s)), p) for p in range(s)]
+    return [("1" * s, None)] + [
+        ("".join("1" if q == p else "0" for q in range(s)), p) for p in range(s)
+    ]
 
 
 def trajectories(sim: SimRun) -> list[Trajectory]:
     """The log of one simulation: x_hat and every cluster centre in concept space (clipped z, raw kept)."""
     task, out = sim.task, []
     concepts = tuple(f"c{p + 1}" for p in range(task.s))
-    losses = {"train_loss": tuple(f"{v:.10g}" for v in sim.train), "ood_loss": tuple(f"{v:.10g}" for v in sim.ood)}
+    losses = {
+        "train_loss": tuple(f"{v:.10g}" for v in sim.train),
+        "ood_loss": tuple(f"{v:.10g}" for v in sim.ood),
+    }
     for label, p in labels(task.s):
         raw = coordinates(task, sim.w, task.x_hat if p is None else task.centre(p))
-        extra = {f"raw_{c}": tuple(f"{v:.10g}" for v in raw[:, i]) for i, c in enumerate(concepts)} | losses
-        out.append(Trajectory(sim.t, np.clip(raw, 0, 1), concepts, label, "sim", sim.seed, sim.run, extra=extra))
+        extra = {
+            f"raw_{c}": tuple(f"{v:.10g}" for v in raw[:, i]) for i, c in enumerate(concepts)
+        } | losses
+        out.append(
+            Trajectory(
+                sim.t, np.clip(raw, 0, 1), concepts, label, "sim", sim.seed, sim.run, extra=extra
+            )
+        )
     return out
 
 
@@ -171,31 +288,68 @@ def figure(sims: Sequence[SimRun], path: Path, title: str) -> Path:
     one = len(sims) == 1
     for k, sim in enumerate(sims):
         tag = "" if one else f" {sim.run}"
-        axes[0].plot(sim.t, sim.ood, "-", color="tab:red" if one else f"C{k}", lw=1.8, label=f"OOD loss (x_hat){tag}")
-        axes[0].plot(sim.t, sim.train, "--", color="k" if one else f"C{k}", lw=1.2, label=f"training loss{tag}")
-    floor = 1e-10 * max(float(np.max(sim.ood)) for sim in sims)  # below it, round-off noise on a log axis
-    axes[0].set(yscale="log", xlabel="model time t", ylabel="loss", ylim=(floor, None),
-                title="OOD loss: " + ", ".join(_rises(s.summary()['ood_rises']) for s in sims[:4]))
+        axes[0].plot(
+            sim.t,
+            sim.ood,
+            "-",
+            color="tab:red" if one else f"C{k}",
+            lw=1.8,
+            label=f"OOD loss (x_hat){tag}",
+        )
+        axes[0].plot(
+            sim.t,
+            sim.train,
+            "--",
+            color="k" if one else f"C{k}",
+            lw=1.2,
+            label=f"training loss{tag}",
+        )
+    floor = 1e-10 * max(
+        float(np.max(sim.ood)) for sim in sims
+    )  # below it, round-off noise on a log axis
+    axes[0].set(
+        yscale="log",
+        xlabel="model time t",
+        ylabel="loss",
+        ylim=(floor, None),
+        title="OOD loss: " + ", ".join(_rises(s.summary()["ood_rises"]) for s in sims[:4]),
+    )
     axes[0].legend(fontsize=7)
     sim = sims[0]
     task = sim.task
     raw = coordinates(task, sim.w, task.x_hat)
     for p in range(task.s):
-        axes[1].plot(sim.t, raw[:, p], "-", color=f"C{p}", label=f"c{p + 1} at x_hat (signal {task.signal[p]:.2f})")
+        axes[1].plot(
+            sim.t,
+            raw[:, p],
+            "-",
+            color=f"C{p}",
+            label=f"c{p + 1} at x_hat (signal {task.signal[p]:.2f})",
+        )
         own = coordinates(task, sim.w, task.centre(p))[:, p]
         axes[1].plot(sim.t, own, ":", color=f"C{p}", lw=1)
     axes[1].axhline(1, color="0.6", lw=0.8)
-    axes[1].set(xlabel="model time t", ylabel="(W x)_p / mu_p", title=f"concept coordinates{'' if one else ' of ' + sim.run}\n"
-                "(dotted: at the cluster's own centre)")
+    axes[1].set(
+        xlabel="model time t",
+        ylabel="(W x)_p / mu_p",
+        title=f"concept coordinates{'' if one else ' of ' + sim.run}\n"
+        "(dotted: at the cluster's own centre)",
+    )
     axes[1].legend(fontsize=7)
     for i, j in itertools.permutations(range(task.s), 2):
         if i < j:
             axes[2].plot(sim.t, sim.w[:, i, j], "-", lw=1.2, label=f"w{i + 1}{j + 1}")
-    axes[2].set(xlabel="model time t", ylabel="off-diagonal entry", title="the swing: off-diagonal entries\ngrow, then are suppressed")
+    axes[2].set(
+        xlabel="model time t",
+        ylabel="off-diagonal entry",
+        title="the swing: off-diagonal entries\ngrow, then are suppressed",
+    )
     axes[2].legend(fontsize=7, ncol=2)
     for ax in axes:
         ax.grid(alpha=0.25)
-        if sims[0].t[-1] >= 50:  # long runs (the figure presets, t = 100): the rises are early, as the authors drew them
+        if (
+            sims[0].t[-1] >= 50
+        ):  # long runs (the figure presets, t = 100): the rises are early, as the authors drew them
             ax.set_xscale("symlog", linthresh=1.0)
             ax.set_xlim(0, sims[0].t[-1])
             ax.set_xlabel("model time t (linear to 1, then log)")
@@ -203,23 +357,46 @@ def figure(sims: Sequence[SimRun], path: Path, title: str) -> Path:
     return plot.save(fig, path)
 
 
-def preset_runs(name: str, t_end: float | None, points: int | None) -> tuple[list[SimRun], SimPreset]:
+def preset_runs(
+    name: str, t_end: float | None, points: int | None
+) -> tuple[list[SimRun], SimPreset]:
     """The simulation of a SIM preset (--t-end and --points override its own)."""
     p = SIM_PRESETS[name]
     end, n = t_end or p.t_end, points or p.points
     # long runs change fastest early: their output times are spaced evenly to t = 1, then logarithmically
-    t = np.linspace(0, end, n) if end < 50 else np.unique(np.r_[np.linspace(0, 1, n // 5), np.geomspace(1, end, n - n // 5)])
-    return [simulate(p.model, Task(p.mu, p.sigma, p.d), p.scale, p.seed, t, run=f"seed={p.seed}", signal=p.signal,
-                     start=p.start)], p
+    t = (
+        np.linspace(0, end, n)
+        if end < 50
+        else np.unique(np.r_[np.linspace(0, 1, n // 5), np.geomspace(1, end, n - n // 5)])
+    )
+    return [
+        simulate(
+            p.model,
+            Task(p.mu, p.sigma, p.d),
+            p.scale,
+            p.seed,
+            t,
+            run=f"seed={p.seed}",
+            signal=p.signal,
+            start=p.start,
+        )
+    ], p
 
 
-def model_runs(model: str, params: Sequence[str], sweeps: Sequence[str], t: np.ndarray) -> list[SimRun]:
+def model_runs(
+    model: str, params: Sequence[str], sweeps: Sequence[str], t: np.ndarray
+) -> list[SimRun]:
     """The runs of ``--model sim1|sim2`` with --param and --sweep (a sweep of several flags is their product)."""
     words, settings = model_settings(model, params, sweeps)
-    return [simulate(model, task, scale, seed, t, run=run, **words) for run, task, scale, seed in settings]
+    return [
+        simulate(model, task, scale, seed, t, run=run, **words)
+        for run, task, scale, seed in settings
+    ]
 
 
-def model_settings(model: str, params: Sequence[str], sweeps: Sequence[str]) -> tuple[dict[str, str], list[tuple]]:
+def model_settings(
+    model: str, params: Sequence[str], sweeps: Sequence[str]
+) -> tuple[dict[str, str], list[tuple]]:
     """``--model sim1|sim2``'s --param and --sweep, checked: the word choices, and per run (name, task, scale, seed)."""
     values = {k: list(v) for k, (v, _) in SIM_PARAMS.items()}
     words = {k: choices[0] for k, (choices, _) in SIM_CHOICES.items()}
@@ -235,7 +412,9 @@ def model_settings(model: str, params: Sequence[str], sweeps: Sequence[str]) -> 
     for item in sweeps:
         name, text = cli.assignment(item, "--sweep")
         if _name(name, "--sweep") == "mu":
-            raise UsageError("--sweep mu: mu is a vector (one norm per concept); set it with --param mu=1,1.5,2.2")
+            raise UsageError(
+                "--sweep mu: mu is a vector (one norm per concept); set it with --param mu=1,1.5,2.2"
+            )
         swept.append((name, cli.numbers(text, "--sweep", name)))
     runs = []
     for combo in itertools.product(*(v for _, v in swept)) or [()]:
@@ -254,25 +433,39 @@ def model_settings(model: str, params: Sequence[str], sweeps: Sequence[str]) -> 
 def _name(name: str, flag: str) -> str:
     if name not in SIM_PARAMS:
         valid = ", ".join([*SIM_PARAMS, *SIM_CHOICES])
-        hint = f" ({name} takes a word: --param {name}=WORD, not a sweep)" if name in SIM_CHOICES else ""
-        raise UsageError(f"{flag} {name}: the SIM models have no parameter {name!r} to give numbers to; valid: {valid}{hint}")
+        hint = (
+            f" ({name} takes a word: --param {name}=WORD, not a sweep)"
+            if name in SIM_CHOICES
+            else ""
+        )
+        raise UsageError(
+            f"{flag} {name}: the SIM models have no parameter {name!r} to give numbers to; valid: {valid}{hint}"
+        )
     return name
 
 
 def _task(v: dict) -> Task:
     d = v["d"][0]
     if d != int(d) or d < 0 or d > MAX_DIM:
-        raise UsageError(f"d={d:g}: the ambient dimension is an integer in [0, {MAX_DIM}] (0: the number of concepts)")
+        raise UsageError(
+            f"d={d:g}: the ambient dimension is an integer in [0, {MAX_DIM}] (0: the number of concepts)"
+        )
     try:
-        return Task(tuple(v["mu"]), tuple(v["sigma"]) if len(v["sigma"]) > 1 else v["sigma"][0], int(d) or None)
+        return Task(
+            tuple(v["mu"]),
+            tuple(v["sigma"]) if len(v["sigma"]) > 1 else v["sigma"][0],
+            int(d) or None,
+        )
     except ValueError as err:
         raise UsageError(f"--param: {err}") from None
 
 
 def help_text() -> str:
     """The SIM models' parameters for --help."""
-    lines = ["  sim1, sim2: the structured identity mapping (theory/sim.py): one linear layer (closed form), or the "
-             "symmetric two-layer model (integrated); log: x_hat as class 11..1, the clusters one-hot"]
+    lines = [
+        "  sim1, sim2: the structured identity mapping (theory/sim.py): one linear layer (closed form), or the "
+        "symmetric two-layer model (integrated); log: x_hat as class 11..1, the clusters one-hot"
+    ]
     for name, (default, doc) in SIM_PARAMS.items():
         lines.append(f"    {name:<9} = {','.join(f'{x:g}' for x in default):<9} {doc}")
     for name, (choices, doc) in SIM_CHOICES.items():

@@ -50,7 +50,11 @@ from theory.files import atomic_write, read_json, read_text, write_json
 
 Z_PREFIX = "z_"
 SHARE_PREFIX = "share_"
-UNIT_COLUMNS = ("accuracy_lo", "accuracy_hi", "selection_accuracy")  # optional, validated like accuracy
+UNIT_COLUMNS = (
+    "accuracy_lo",
+    "accuracy_hi",
+    "selection_accuracy",
+)  # optional, validated like accuracy
 BOUND_TOL = 1e-6  # coordinates may leave [0, 1] by this much (integrator round-off)
 KNOWN = ("step", "class", "protocol", "seed", "run", "accuracy")
 
@@ -98,11 +102,15 @@ class Trajectory:
             )
         if np.any(np.diff(step) <= 0):
             i = int(np.argmax(np.diff(step) <= 0)) + 1
-            raise ValueError(f"steps must be strictly increasing: step[{i}] = {step[i]} <= {step[i - 1]}")
+            raise ValueError(
+                f"steps must be strictly increasing: step[{i}] = {step[i]} <= {step[i - 1]}"
+            )
         present = ~np.isnan(z).all(axis=1) if z.shape[1] else np.ones(step.size, bool)
         if z.shape[1] and np.isnan(z[present]).any():
             i = int(np.argmax(np.isnan(z).any(axis=1) & present))
-            raise ValueError(f"z row {i} (step {step[i]}) is partly missing; a point is either whole or missing (all NaN)")
+            raise ValueError(
+                f"z row {i} (step {step[i]}) is partly missing; a point is either whole or missing (all NaN)"
+            )
         _check_unit(z[present], "z")
         acc = None
         if self.accuracy is not None:
@@ -111,7 +119,9 @@ class Trajectory:
                 raise ValueError(f"accuracy must have shape {step.shape}, got {acc.shape}")
             _check_unit(acc[~np.isnan(acc)], "accuracy")
         if not self.concepts and acc is None:
-            raise ValueError("a trajectory needs at least one concept coordinate or an accuracy curve")
+            raise ValueError(
+                "a trajectory needs at least one concept coordinate or an accuracy curve"
+            )
         if len(set(self.concepts)) != len(self.concepts):
             raise ValueError(f"concept names must be distinct, got {self.concepts}")
         extra = {str(k): tuple(str(v) for v in vals) for k, vals in self.extra.items()}
@@ -119,7 +129,9 @@ class Trajectory:
             if name in KNOWN or name.startswith(Z_PREFIX):
                 raise ValueError(f"extra column {name!r} clashes with a standard column")
             if len(vals) != step.size:
-                raise ValueError(f"extra column {name!r} has {len(vals)} values, expected {step.size}")
+                raise ValueError(
+                    f"extra column {name!r} has {len(vals)} values, expected {step.size}"
+                )
         for name, value in (("step", step), ("z", z), ("accuracy", acc), ("extra", extra)):
             object.__setattr__(self, name, value)
         object.__setattr__(self, "label", str(self.label))
@@ -138,15 +150,26 @@ class Trajectory:
         if keep.all():
             return self
         if not keep.any():
-            raise ValueError(f"class {self.label} ({self.protocol}): no step has a point (nothing was readable)")
-        return dataclasses.replace(self, step=self.step[keep], z=self.z[keep],
-                                   accuracy=None if self.accuracy is None else self.accuracy[keep],
-                                   extra={k: tuple(v for v, ok in zip(vals, keep) if ok) for k, vals in self.extra.items()})
+            raise ValueError(
+                f"class {self.label} ({self.protocol}): no step has a point (nothing was readable)"
+            )
+        return dataclasses.replace(
+            self,
+            step=self.step[keep],
+            z=self.z[keep],
+            accuracy=None if self.accuracy is None else self.accuracy[keep],
+            extra={
+                k: tuple(v for v, ok in zip(vals, keep) if ok) for k, vals in self.extra.items()
+            },
+        )
 
     def shares(self) -> dict[str, NDArray[np.float64]]:
         """corner (or ``unreadable``) -> (T,) the share of samples read as it (NaN where not logged); {} if none."""
-        return {k[len(SHARE_PREFIX):]: np.array([float(v) if v else math.nan for v in vals])
-                for k, vals in self.extra.items() if k.startswith(SHARE_PREFIX)}
+        return {
+            k[len(SHARE_PREFIX) :]: np.array([float(v) if v else math.nan for v in vals])
+            for k, vals in self.extra.items()
+            if k.startswith(SHARE_PREFIX)
+        }
 
     @property
     def key(self) -> tuple[str, int | None, str, str]:
@@ -158,7 +181,9 @@ class Trajectory:
         try:
             return self.z[:, self.concepts.index(concept)]
         except ValueError:
-            raise ValueError(f"no concept {concept!r}; this trajectory has {list(self.concepts)}") from None
+            raise ValueError(
+                f"no concept {concept!r}; this trajectory has {list(self.concepts)}"
+            ) from None
 
 
 def _check_unit(values: NDArray[np.float64], what: str) -> None:
@@ -217,8 +242,12 @@ def _rows(path: Path, where: _Where) -> list[list[str]]:
     except csv.Error as err:
         raise where(None, None, f"line {reader.line_num}: not valid CSV ({err})") from None
     if text and text[-1] not in "\r\n" and len(rows) > 1:
-        raise where(len(rows) - 1, None, "the file does not end with a newline, so its last row may have been cut off "
-                    "while it was written; if that row is complete, add a newline at the end of the file")
+        raise where(
+            len(rows) - 1,
+            None,
+            "the file does not end with a newline, so its last row may have been cut off "
+            "while it was written; if that row is complete, add a newline at the end of the file",
+        )
     return rows
 
 
@@ -233,9 +262,11 @@ def _header(rows: list[list[str]], where: _Where) -> tuple[list[str], list[str]]
     for name in ("step", "class"):
         if name not in header:
             raise where(None, name, f"required column is missing (header: {header})")
-    concepts = [h[len(Z_PREFIX):] for h in header if h.startswith(Z_PREFIX)]
+    concepts = [h[len(Z_PREFIX) :] for h in header if h.startswith(Z_PREFIX)]
     if not concepts and "accuracy" not in header:
-        raise where(None, "z_<concept>", "need at least one z_<concept> column or an accuracy column")
+        raise where(
+            None, "z_<concept>", "need at least one z_<concept> column or an accuracy column"
+        )
     if any(not c for c in concepts):
         raise where(None, Z_PREFIX, "a concept column needs a name after 'z_'")
     if not any(any(cell.strip() for cell in r) for r in rows[1:]):
@@ -247,7 +278,11 @@ def _row(cell: dict[str, str], concepts: list[str], int_steps: bool, where: _Whe
     """One data row: (trajectory key, step, z, accuracy), each cell checked."""
     step = _number(cell["step"], where, row_no, "step")
     if step < 0:
-        raise where(row_no, "step", f"{cell['step']} is negative; a step (training step or model time) counts from 0")
+        raise where(
+            row_no,
+            "step",
+            f"{cell['step']} is negative; a step (training step or model time) counts from 0",
+        )
     if int_steps:
         step = int(cell["step"])
     label = cell["class"]
@@ -265,15 +300,21 @@ def _row(cell: dict[str, str], concepts: list[str], int_steps: bool, where: _Whe
     else:
         for c, text in zip(concepts, cells):
             if not text:
-                raise where(row_no, Z_PREFIX + c, "is empty while other z_ cells are not; a point is either whole or "
-                            "missing (every z_ cell empty: nothing was readable)")
+                raise where(
+                    row_no,
+                    Z_PREFIX + c,
+                    "is empty while other z_ cells are not; a point is either whole or "
+                    "missing (every z_ cell empty: nothing was readable)",
+                )
         z = [_unit(text, where, row_no, Z_PREFIX + c) for c, text in zip(concepts, cells)]
     for name in [h for h in cell if h.startswith(SHARE_PREFIX) or h in UNIT_COLUMNS]:
         if cell[name]:
             _unit(cell[name], where, row_no, name)
     if cell.get("samples", "") and not cell["samples"].isdigit():
         raise where(row_no, "samples", f"{cell['samples']!r} is not a count of samples")
-    acc = _unit(cell["accuracy"], where, row_no, "accuracy") if cell.get("accuracy", "") else math.nan
+    acc = (
+        _unit(cell["accuracy"], where, row_no, "accuracy") if cell.get("accuracy", "") else math.nan
+    )
     return key, step, z, acc
 
 
@@ -317,12 +358,19 @@ def parse_rows(rows: list[list[str]], where: "_Where | str") -> list[Trajectory]
         if g["step"] and step <= g["step"][-1]:
             kind = "duplicate" if step == g["step"][-1] else "decreasing"
             raise where(
-                row_no, "step",
+                row_no,
+                "step",
                 f"{kind} step {cell['step']} after step {g['step'][-1]} (row {g['rows'][-1]}) in "
                 f"trajectory run={key[0]!r} seed={key[1]} class={key[2]!r} protocol={key[3]!r}; "
                 "steps must be strictly increasing",
             )
-        for name, value in (("step", step), ("z", z), ("acc", acc), ("rows", row_no), ("extra", [r[col[h]] for h in extras])):
+        for name, value in (
+            ("step", step),
+            ("z", z),
+            ("acc", acc),
+            ("rows", row_no),
+            ("extra", [r[col[h]] for h in extras]),
+        ):
             g[name].append(value)
 
     out = []
@@ -330,7 +378,9 @@ def parse_rows(rows: list[list[str]], where: "_Where | str") -> list[Trajectory]
         acc = np.array(g["acc"], dtype=np.float64) if "accuracy" in col else None
         ex = {h: tuple(vals[j] for vals in g["extra"]) for j, h in enumerate(extras)}
         z = np.array(g["z"], dtype=np.float64).reshape(len(g["step"]), len(concepts))
-        out.append(Trajectory(np.array(g["step"]), z, tuple(concepts), label, protocol, seed, run, acc, ex))
+        out.append(
+            Trajectory(np.array(g["step"]), z, tuple(concepts), label, protocol, seed, run, acc, ex)
+        )
     return out
 
 
@@ -366,7 +416,9 @@ def write_csv(
     return path
 
 
-def table_rows(trajectories: Sequence[Trajectory], where: str | os.PathLike = "the log") -> list[list[str]]:
+def table_rows(
+    trajectories: Sequence[Trajectory], where: str | os.PathLike = "the log"
+) -> list[list[str]]:
     """The log's rows as text, the header first (what :func:`write_csv` writes); ``where`` names the destination
     in error messages."""
     trajectories = list(trajectories)
@@ -376,9 +428,13 @@ def table_rows(trajectories: Sequence[Trajectory], where: str | os.PathLike = "t
     seen = set()
     for tr in trajectories:
         if tr.concepts != concepts:
-            raise ValueError(f"{where}: all trajectories in a log need the same concepts: {concepts} vs {tr.concepts}")
+            raise ValueError(
+                f"{where}: all trajectories in a log need the same concepts: {concepts} vs {tr.concepts}"
+            )
         if tr.key in seen:
-            raise ValueError(f"{where}: two trajectories share (run, seed, class, protocol) = {tr.key}")
+            raise ValueError(
+                f"{where}: two trajectories share (run, seed, class, protocol) = {tr.key}"
+            )
         seen.add(tr.key)
     has_acc = any(tr.accuracy is not None for tr in trajectories)
     extras: list[str] = []
@@ -392,7 +448,9 @@ def table_rows(trajectories: Sequence[Trajectory], where: str | os.PathLike = "t
             seed = "" if tr.seed is None else str(tr.seed)
             for i in range(tr.step.size):
                 step = str(int(tr.step[i])) if tr.step.dtype.kind == "i" else _fmt(tr.step[i])
-                point = ["" if math.isnan(v) else _fmt(v) for v in tr.z[i]]  # a missing point: empty cells
+                point = [
+                    "" if math.isnan(v) else _fmt(v) for v in tr.z[i]
+                ]  # a missing point: empty cells
                 row = [step, tr.label, tr.protocol, seed, tr.run, *point]
                 if has_acc:
                     a = math.nan if tr.accuracy is None else tr.accuracy[i]

@@ -34,13 +34,19 @@ def one_error_line(capsys, prog):
     err = capsys.readouterr().err
     lines = [line for line in err.splitlines() if line.strip()]
     errors = [line for line in lines if "error:" in line or "Traceback" in line]
-    assert errors == lines[-1:] and lines[-1].startswith(f"python -m empirical.{prog}: error: "), err  # progress lines may come before
+    assert errors == lines[-1:] and lines[-1].startswith(f"python -m empirical.{prog}: error: "), (
+        err
+    )  # progress lines may come before
     return lines[-1]
 
 
 def naive_rows(path):
-    return {(t.label, int(s)): (tuple(z), a) for t in read_csv(path) if t.protocol == "naive"
-            for s, z, a in zip(t.step, t.z, t.accuracy)}
+    return {
+        (t.label, int(s)): (tuple(z), a)
+        for t in read_csv(path)
+        if t.protocol == "naive"
+        for s, z, a in zip(t.step, t.z, t.accuracy)
+    }
 
 
 def test_elicit_after_the_log_was_deleted_keeps_every_naive_row(run, tmp_path):
@@ -73,7 +79,9 @@ def test_a_diverging_run_stops_before_saving_nan_and_can_resume(tmp_path, monkey
         train(make_config("smoke"), out, progress=False)
     state = checkpoint.load(out / "checkpoints" / "last.pt")
     assert state["step"] == 20
-    for p in state["logs"]["points"]:  # a point is finite, or missing because nothing was readable; never NaN otherwise
+    for p in state["logs"][
+        "points"
+    ]:  # a point is finite, or missing because nothing was readable; never NaN otherwise
         assert np.isfinite(p[3]) and (np.all(np.isfinite(p[2])) or p[4]["unreadable"] == 1.0), p
     assert all(torch.isfinite(v).all() for v in state["model"].values() if v.is_floating_point())
     monkeypatch.setattr(VDM, "loss", real)
@@ -89,7 +97,9 @@ def test_a_diverged_evaluation_is_not_logged(tmp_path, monkeypatch, capsys):
 
     def naive(*args, **kwargs):
         if kwargs["step"] == 17:  # from the third evaluation on, the sampler returns NaN images
-            monkeypatch.setattr(evaluate, "generate", lambda *a, **k: real_generate(*a, **k) * np.nan)
+            monkeypatch.setattr(
+                evaluate, "generate", lambda *a, **k: real_generate(*a, **k) * np.nan
+            )
         return real_naive(*args, **kwargs)
 
     monkeypatch.setattr(evaluate, "naive", naive)
@@ -101,11 +111,20 @@ def test_a_diverged_evaluation_is_not_logged(tmp_path, monkeypatch, capsys):
     assert all(t.step.max() <= 4 for t in read_csv(out / "trajectories.csv"))
 
 
-@pytest.mark.parametrize("setting, words", [
-    ("gamma_max=inf", "finite"), ("lr=1e6", "lr=1000000.0 is not valid"), ("lr=nan", "finite"),
-    ("sep.color=nan", "sep.color=nan"), ("seed=-1", "seed"), ("guidance=inf", "finite"), ("gamma_min=-1e9", "gamma_min"),
-    ("probe=", "probe"), ("mask_p=nan", "finite"),
-])
+@pytest.mark.parametrize(
+    "setting, words",
+    [
+        ("gamma_max=inf", "finite"),
+        ("lr=1e6", "lr=1000000.0 is not valid"),
+        ("lr=nan", "finite"),
+        ("sep.color=nan", "sep.color=nan"),
+        ("seed=-1", "seed"),
+        ("guidance=inf", "finite"),
+        ("gamma_min=-1e9", "gamma_min"),
+        ("probe=", "probe"),
+        ("mask_p=nan", "finite"),
+    ],
+)
 def test_config_values_are_finite_and_in_range(setting, words, capsys, tmp_path):
     assert train_main(["--preset", "smoke", "--set", setting, "--out", str(tmp_path / "x")]) == 2
     assert words in one_error_line(capsys, "train")
@@ -121,7 +140,9 @@ def test_an_empty_config_in_the_run_folder_is_refused_and_kept(tmp_path, capsys)
     assert (out / "config.json").read_text() == "{}"
 
 
-def test_a_checkpoint_of_another_architecture_is_refused_before_config_is_written(run, tmp_path, capsys):
+def test_a_checkpoint_of_another_architecture_is_refused_before_config_is_written(
+    run, tmp_path, capsys
+):
     out = tmp_path / "other"
     (out / "checkpoints").mkdir(parents=True)
     shutil.copy(run / "checkpoints" / "last.pt", out / "checkpoints" / "last.pt")
@@ -139,14 +160,38 @@ def test_weights_of_another_architecture_give_one_line(run):
 
 
 def test_a_missing_probe_file_is_refused_before_training(tmp_path, capsys):
-    assert train_main(["--preset", "smoke", "--set", f"probe={tmp_path}/none/probe.pt", "--out", str(tmp_path / "r")]) == 2
+    assert (
+        train_main(
+            [
+                "--preset",
+                "smoke",
+                "--set",
+                f"probe={tmp_path}/none/probe.pt",
+                "--out",
+                str(tmp_path / "r"),
+            ]
+        )
+        == 2
+    )
     assert "is not a file" in one_error_line(capsys, "train")
     assert not (tmp_path / "r").exists()
 
 
 def test_a_probe_folder_under_a_file_is_refused_before_training(tmp_path, capsys):
     (tmp_path / "file").write_text("x")
-    assert train_main(["--preset", "smoke", "--set", f"probe={tmp_path}/file/probe", "--out", str(tmp_path / "r")]) == 2
+    assert (
+        train_main(
+            [
+                "--preset",
+                "smoke",
+                "--set",
+                f"probe={tmp_path}/file/probe",
+                "--out",
+                str(tmp_path / "r"),
+            ]
+        )
+        == 2
+    )
     assert "which is a file" in one_error_line(capsys, "train")
 
 
@@ -173,15 +218,33 @@ def test_a_malicious_pickle_is_refused_and_not_run(tmp_path):
     assert not canary.exists()
 
 
-@pytest.mark.parametrize("make, words", [
-    (lambda r: (r / "config.json").write_text(json.dumps({"preset": "fig5", "model": "eq1"})), "no 'train' section"),
-    (lambda r: (r / "config.json").write_text("[1, 2]"), "no 'train' section"),
-    (lambda r: (r / "config.json").write_bytes(b"\xff\xfe{\x00}\x00"), "NUL bytes"),
-    (lambda r: corrupt_probe(r), "cannot read this probe"),
-    (lambda r: (r / "elicit").mkdir() or (r / "elicit" / "overprompt.json").write_text("[]"), "not an elicitation file"),
-    (lambda r: (r / "elicit").mkdir() or (r / "elicit" / "overprompt.json").write_text(
-        json.dumps({"steps": {"2": {"11": [[0.5, "x"], 0.1, "s=2"]}}})), "z is not a list of numbers"),
-])
+@pytest.mark.parametrize(
+    "make, words",
+    [
+        (
+            lambda r: (r / "config.json").write_text(
+                json.dumps({"preset": "fig5", "model": "eq1"})
+            ),
+            "no 'train' section",
+        ),
+        (lambda r: (r / "config.json").write_text("[1, 2]"), "no 'train' section"),
+        (lambda r: (r / "config.json").write_bytes(b"\xff\xfe{\x00}\x00"), "NUL bytes"),
+        (lambda r: corrupt_probe(r), "cannot read this probe"),
+        (
+            lambda r: (r / "elicit").mkdir() or (r / "elicit" / "overprompt.json").write_text("[]"),
+            "not an elicitation file",
+        ),
+        (
+            lambda r: (
+                (r / "elicit").mkdir()
+                or (r / "elicit" / "overprompt.json").write_text(
+                    json.dumps({"steps": {"2": {"11": [[0.5, "x"], 0.1, "s=2"]}}})
+                )
+            ),
+            "z is not a list of numbers",
+        ),
+    ],
+)
 def test_elicit_refuses_broken_run_folders(run, tmp_path, make, words, capsys):
     r = copy_run(run, tmp_path)
     make(r)
@@ -191,10 +254,15 @@ def test_elicit_refuses_broken_run_folders(run, tmp_path, make, words, capsys):
     assert (r / "trajectories.csv").read_bytes() == before
 
 
-@pytest.mark.parametrize("flags, words", [
-    (["--classes", ""], "--classes"), (["--classes", " , "], "--classes"), (["--protocols", ""], "--protocols"),
-    (["--protocols", "overprompt", "--classes", "22"], "unknown class"),
-])
+@pytest.mark.parametrize(
+    "flags, words",
+    [
+        (["--classes", ""], "--classes"),
+        (["--classes", " , "], "--classes"),
+        (["--protocols", ""], "--protocols"),
+        (["--protocols", "overprompt", "--classes", "22"], "unknown class"),
+    ],
+)
 def test_elicit_refuses_empty_or_unknown_choices(run, tmp_path, flags, words, capsys):
     r = copy_run(run, tmp_path)
     assert elicit.main([str(r), *flags]) == 2
@@ -210,10 +278,15 @@ def test_elicit_on_a_file_or_missing_folder(tmp_path, capsys):
     one_error_line(capsys, "elicit")
 
 
-@pytest.mark.parametrize("flags, words", [
-    (["--seed", "-1"], "--seed -1"), (["--sep", "color=nan,size=0.4"], "finite"), (["--n", "0"], "--n 0"),
-    (["--concepts", ""], "at least one concept"),
-])
+@pytest.mark.parametrize(
+    "flags, words",
+    [
+        (["--seed", "-1"], "--seed -1"),
+        (["--sep", "color=nan,size=0.4"], "finite"),
+        (["--n", "0"], "--n 0"),
+        (["--concepts", ""], "at least one concept"),
+    ],
+)
 def test_data_cli_refuses(flags, words, tmp_path, capsys):
     assert data_cli.main([*flags, "--out", str(tmp_path / "d")]) == 2
     assert words in one_error_line(capsys, "data")

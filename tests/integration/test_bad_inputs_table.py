@@ -31,8 +31,17 @@ def workspace(tmp_path_factory):
 def test_the_table_has_the_cases_the_issue_asks_for():
     kinds = {c.kind for c in bad_inputs.CASES}
     assert len(bad_inputs.CASES) >= 100
-    assert {"injection", "lost data", "bounded work", "garbage fit", "output path", "unreadable log", "bad run folder",
-            "bad config", "never elicited"} <= kinds
+    assert {
+        "injection",
+        "lost data",
+        "bounded work",
+        "garbage fit",
+        "output path",
+        "unreadable log",
+        "bad run folder",
+        "bad config",
+        "never elicited",
+    } <= kinds
     assert {c.command for c in bad_inputs.CASES} == set(bad_inputs.COMMANDS)
 
 
@@ -56,13 +65,26 @@ def test_case_in_process(case, workspace, tmp_path, monkeypatch, capsys):
 
 @pytest.mark.slow
 def test_the_whole_table_as_subprocesses(tmp_path):
-    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bad_inputs.py"), "--json", str(tmp_path / "out.json")],
-                          capture_output=True, text=True, timeout=1800)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "benchmarks" / "bad_inputs.py"),
+            "--json",
+            str(tmp_path / "out.json"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
 
 
 def test_the_summary_counts_cases_per_command_and_kind():
-    rows = [("a.cmd", "bad flag", "clean error"), ("a.cmd", "bad flag", "traceback"), ("b.cmd", "output path", "accepted")]
+    rows = [
+        ("a.cmd", "bad flag", "clean error"),
+        ("a.cmd", "bad flag", "traceback"),
+        ("b.cmd", "output path", "accepted"),
+    ]
     text = bad_inputs.summary(rows).splitlines()
     assert text[0] == "| command | cases | bad flag | output path | not clean |"
     assert text[2:] == ["| a.cmd | 2 | 2 |  | 1 |", "| b.cmd | 1 |  | 1 | 0 |"]

@@ -16,21 +16,48 @@ def test_the_diffusers_example_trains_saves_and_walks(pristine_smoke_run, tmp_pa
     from fitting.turn import main as turn_main
     from theory.trajectory import read_csv
 
-    spec = importlib.util.spec_from_file_location("diffusers_model", ROOT / "examples" / "diffusers_model.py")
+    spec = importlib.util.spec_from_file_location(
+        "diffusers_model", ROOT / "examples" / "diffusers_model.py"
+    )
     example = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(example)
     out = tmp_path / "mine"
-    log = example.main([str(out), "--probe", str(pristine_smoke_run / "probe"), "--steps", "4", "--every", "2",
-                        "--width", "8", "--samples", "4", "--sample-steps", "2"])
-    assert sorted(p.name for p in (out / "checkpoints").iterdir()) == ["step_000000", "step_000002", "step_000004"]
+    log = example.main(
+        [
+            str(out),
+            "--probe",
+            str(pristine_smoke_run / "probe"),
+            "--steps",
+            "4",
+            "--every",
+            "2",
+            "--width",
+            "8",
+            "--samples",
+            "4",
+            "--sample-steps",
+            "2",
+        ]
+    )
+    assert sorted(p.name for p in (out / "checkpoints").iterdir()) == [
+        "step_000000",
+        "step_000002",
+        "step_000004",
+    ]
     trajs = read_csv(log)
-    assert {(t.protocol, t.label) for t in trajs} == {("naive", c) for c in ("00", "01", "10", "11")} | {("overprompt", "11")}
+    assert {(t.protocol, t.label) for t in trajs} == {
+        ("naive", c) for c in ("00", "01", "10", "11")
+    } | {("overprompt", "11")}
     assert all(list(t.step) == [0, 2, 4] for t in trajs)
-    assert turn_main([str(out / "walk")]) == 0  # a fitting command reads the walk's folder as a run's
+    assert (
+        turn_main([str(out / "walk")]) == 0
+    )  # a fitting command reads the walk's folder as a run's
 
 
 def test_the_example_names_bad_step_counts(tmp_path, capsys):
-    spec = importlib.util.spec_from_file_location("diffusers_model", ROOT / "examples" / "diffusers_model.py")
+    spec = importlib.util.spec_from_file_location(
+        "diffusers_model", ROOT / "examples" / "diffusers_model.py"
+    )
     example = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(example)
     with pytest.raises(SystemExit):

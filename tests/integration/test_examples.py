@@ -16,9 +16,25 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-COMMANDS = ["theory.simulate", "fitting.fit", "fitting.turn", "fitting.capability", "fitting.predict", "fitting.study",
-            "fitting.masking", "fitting.ladder", "empirical.train", "empirical.elicit", "empirical.sweep",
-            "empirical.data", "empirical.probe", "empirical.convert", "figures.training", "figures.masking", "figures.study"]
+COMMANDS = [
+    "theory.simulate",
+    "fitting.fit",
+    "fitting.turn",
+    "fitting.capability",
+    "fitting.predict",
+    "fitting.study",
+    "fitting.masking",
+    "fitting.ladder",
+    "empirical.train",
+    "empirical.elicit",
+    "empirical.sweep",
+    "empirical.data",
+    "empirical.probe",
+    "empirical.convert",
+    "figures.training",
+    "figures.masking",
+    "figures.study",
+]
 SYNOPSIS = re.compile(r"[\[\]{}|]|\.\.")  # a usage line with placeholders, not an example
 
 
@@ -66,7 +82,10 @@ EXAMPLES = sorted(set(readme_examples()) | set(help_examples()))
 
 def test_the_examples_are_found():
     modules = {split(line)[0] for line in EXAMPLES}
-    assert len(EXAMPLES) >= 30 and {"theory.simulate", "empirical.sweep", "fitting.predict", "figures.masking"} <= modules
+    assert (
+        len(EXAMPLES) >= 30
+        and {"theory.simulate", "empirical.sweep", "fitting.predict", "figures.masking"} <= modules
+    )
     assert any("--no-wait" in line for line in EXAMPLES)  # a continued line, joined
 
 
@@ -84,7 +103,10 @@ def test_check_args_refuses_what_the_command_refuses(tmp_path, monkeypatch):
     assert run("theory.simulate", ["--model", "eq1", "--param", "k=-1", "--check-args"])[0] == 2
     assert run("empirical.train", ["--preset", "tiny", "--set", "steps=0", "--check-args"])[0] == 2
     assert run("empirical.sweep", ["--preset", "tiny", "--grid", "seed=", "--check-args"])[0] == 2
-    assert run("fitting.predict", ["a.csv", "--covariates", "c.csv", "--boot", "3", "--check-args"])[0] == 2
+    assert (
+        run("fitting.predict", ["a.csv", "--covariates", "c.csv", "--boot", "3", "--check-args"])[0]
+        == 2
+    )
 
 
 QUICK = ("theory.simulate", "empirical.data")
@@ -101,7 +123,11 @@ def test_the_quick_examples_run(line, tmp_path, monkeypatch):
 def test_the_readme_fit_example_runs_on_the_main_jobs_output(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert run("theory.simulate", ["--preset", "fig5"])[0] == 0
-    line = next(line for line in readme_examples() if line.startswith("python -m fitting.fit runs/theory/fig5"))
+    line = next(
+        line
+        for line in readme_examples()
+        if line.startswith("python -m fitting.fit runs/theory/fig5")
+    )
     code, text = run(*split(line))
     assert code == 0, f"{line}\n{text}"
     assert (tmp_path / "runs/theory/fig5/fit/fit.json").is_file()

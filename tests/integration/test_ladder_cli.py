@@ -9,18 +9,30 @@ import pytest
 from fitting.ladder import main, row, varying
 
 EVIDENCE = Path(__file__).resolve().parents[2] / "docs" / "results" / "ladder" / "evidence"
-COMPOSED = EVIDENCE / "l3-24px" / "ema0999-c08-seed1"  # 24 px: eight small blue objects at step 6,000
-ELICITED = EVIDENCE.parent / "base" / "seed=0,sep.color=0.8"  # small at 6,000 steps, over-prompted at every checkpoint
-STUCK = EVIDENCE / "tiny-20k-steps" / "sep.color-0.8"  # tiny at 20,000 steps: drawn as 01 to the end
+COMPOSED = (
+    EVIDENCE / "l3-24px" / "ema0999-c08-seed1"
+)  # 24 px: eight small blue objects at step 6,000
+ELICITED = (
+    EVIDENCE.parent / "base" / "seed=0,sep.color=0.8"
+)  # small at 6,000 steps, over-prompted at every checkpoint
+STUCK = (
+    EVIDENCE / "tiny-20k-steps" / "sep.color-0.8"
+)  # tiny at 20,000 steps: drawn as 01 to the end
 
 
 def test_a_composing_run_reads_memorize_turn_compose():
     r = row(COMPOSED, "11")
     assert r["memorized"]["corner"] == "10"  # blue, large: the stronger concept's training class
     assert r["turn"]["step"] is not None and r["turn"]["step"] < r["composed_step"]
-    assert r["composed_step"] == 3453 and r["censored_at"] is None  # naive accuracy 0.62 from step 3,453
+    assert (
+        r["composed_step"] == 3453 and r["censored_at"] is None
+    )  # naive accuracy 0.62 from step 3,453
     assert r["best"] == {"accuracy": pytest.approx(0.984, abs=0.01), "step": 6000.0}
-    assert r["final"]["11"] > 0.9 and r["cost"]["steps"] == 6000 and r["cost"]["device"] == "cpu (2 threads)"
+    assert (
+        r["final"]["11"] > 0.9
+        and r["cost"]["steps"] == 6000
+        and r["cost"]["device"] == "cpu (2 threads)"
+    )
     assert 20 < r["cost"]["minutes"] < 25 and 5 < r["cost"]["steps_per_s"] < 6
 
 
@@ -38,7 +50,14 @@ def test_the_table_shows_what_varies(tmp_path, capsys):
     rows = json.loads(out.read_text())["rows"]
     assert [Path(r["run"]).name for r in rows] == [COMPOSED.name, STUCK.name]
     keys = varying(rows)
-    assert keys[:2] == ["seed", "sep"] and {"resolution", "channels", "ema", "p_cfg", "clip", "steps"} <= set(keys)
+    assert keys[:2] == ["seed", "sep"] and {
+        "resolution",
+        "channels",
+        "ema",
+        "p_cfg",
+        "clip",
+        "steps",
+    } <= set(keys)
     assert "batch" not in keys and "lr" not in keys  # the same in both
     assert "| ema0999-c08-seed1 | 1 | color 0.8, size 0.4 |" in text and "no (to 20,000)" in text
     assert "10 (0.47 at 3,146)" in text and "3,453" in text
@@ -46,7 +65,9 @@ def test_the_table_shows_what_varies(tmp_path, capsys):
 
 def test_the_capability_column_comes_with_an_elicited_run(tmp_path, capsys):
     r = row(ELICITED, "11")
-    assert r["capability_step"] == 4000 and r["composed_step"] == 4400  # over-prompting shows 11 before naive prompting
+    assert (
+        r["capability_step"] == 4000 and r["composed_step"] == 4400
+    )  # over-prompting shows 11 before naive prompting
     assert main([str(COMPOSED), "--out", str(tmp_path / "a.json")]) == 0
     assert "capability" not in capsys.readouterr().out.splitlines()[0]
     assert main([str(ELICITED), str(COMPOSED), "--out", str(tmp_path / "b.json")]) == 0
@@ -69,7 +90,9 @@ def test_bad_input_exits_2_naming_it(tmp_path, capsys):
     assert main([str(COMPOSED), "--out", str(tmp_path)]) == 2
     assert "is a folder" in capsys.readouterr().err
     assert main([str(COMPOSED), "--class", "22", "--out", str(tmp_path / "l.json")]) == 2
-    assert "no naive trajectory of class '22'; the log has 00, 01, 10, 11" in capsys.readouterr().err
+    assert (
+        "no naive trajectory of class '22'; the log has 00, 01, 10, 11" in capsys.readouterr().err
+    )
     run = tmp_path / "run"
     shutil.copytree(COMPOSED, run)
     before = (run / "config.json").read_text()

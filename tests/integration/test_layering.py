@@ -26,7 +26,11 @@ FORBIDDEN = {  # package -> packages (and third-party roots) it must never impor
 
 
 def modules(root: Path) -> dict[str, Path]:
-    return {f"{p.parent.name}.{p.stem}": p for pkg in PACKAGES for p in sorted((root / pkg).glob("*.py"))}
+    return {
+        f"{p.parent.name}.{p.stem}": p
+        for pkg in PACKAGES
+        for p in sorted((root / pkg).glob("*.py"))
+    }
 
 
 def imports(path: Path, known: set[str]) -> set[str]:
@@ -50,8 +54,12 @@ def graph(root: Path) -> dict[str, set[str]]:
 def violations(root: Path) -> list[str]:
     """'a.b imports c.d' for every import a layer forbids, plus every import cycle between files."""
     g = graph(root)
-    bad = [f"{m} imports {i}" for m, deps in g.items() for i in sorted(deps)
-           if i.split(".")[0] in FORBIDDEN[m.split(".")[0]]]
+    bad = [
+        f"{m} imports {i}"
+        for m, deps in g.items()
+        for i in sorted(deps)
+        if i.split(".")[0] in FORBIDDEN[m.split(".")[0]]
+    ]
     return bad + [" -> ".join(c) for c in cycles(g)]
 
 
@@ -92,14 +100,33 @@ def test_the_package_keeps_its_layers_and_has_no_import_cycle():
     assert violations(ROOT) == []
 
 
-@pytest.mark.parametrize("file, line, found", [
-    ("theory/landscape.py", "import fitting.curves", "theory.landscape imports fitting.curves"),
-    ("figures/training.py", "from fitting.turn import find_turn", "figures.training imports fitting.turn"),
-    ("figures/masking.py", "    from empirical import data", "figures.masking imports empirical.data"),
-    ("fitting/curves.py", "import torch", "fitting.curves imports torch"),
-    ("empirical/render.py", "from fitting import curves", "empirical.render imports fitting.curves"),
-    ("theory/files.py", "from theory import trajectory", "theory.files -> theory.trajectory -> theory.files"),
-])
+@pytest.mark.parametrize(
+    "file, line, found",
+    [
+        ("theory/landscape.py", "import fitting.curves", "theory.landscape imports fitting.curves"),
+        (
+            "figures/training.py",
+            "from fitting.turn import find_turn",
+            "figures.training imports fitting.turn",
+        ),
+        (
+            "figures/masking.py",
+            "    from empirical import data",
+            "figures.masking imports empirical.data",
+        ),
+        ("fitting/curves.py", "import torch", "fitting.curves imports torch"),
+        (
+            "empirical/render.py",
+            "from fitting import curves",
+            "empirical.render imports fitting.curves",
+        ),
+        (
+            "theory/files.py",
+            "from theory import trajectory",
+            "theory.files -> theory.trajectory -> theory.files",
+        ),
+    ],
+)
 def test_a_planted_violation_is_found(tmp_path, file, line, found):
     for pkg in PACKAGES:
         shutil.copytree(ROOT / pkg, tmp_path / pkg, ignore=shutil.ignore_patterns("__pycache__"))
@@ -111,6 +138,7 @@ def test_a_planted_violation_is_found(tmp_path, file, line, found):
         text = line + "\n" + text
     target.write_text(text)
     assert found in violations(tmp_path)
+
 
 # As if torch were not installed: any 'import torch' raises ImportError (sys.modules stays clean).
 BLOCK_TORCH = """
@@ -124,7 +152,13 @@ sys.meta_path.insert(0, _NoTorch())
 
 
 def run(code: str, tmp_path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", BLOCK_TORCH + code], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    return subprocess.run(
+        [sys.executable, "-c", BLOCK_TORCH + code],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
 
 
 def test_theory_fitting_and_data_run_without_torch(tmp_path):
@@ -147,8 +181,17 @@ def test_the_probe_does_need_torch(tmp_path):
 
 def test_empirical_never_imports_fitting(tmp_path):
     """Training and elicitation stand on their own: block fitting and import every empirical module."""
-    block = BLOCK_TORCH.replace('name == "torch" or name.startswith("torch.")', 'name == "fitting" or name.startswith("fitting.")')
+    block = BLOCK_TORCH.replace(
+        'name == "torch" or name.startswith("torch.")',
+        'name == "fitting" or name.startswith("fitting.")',
+    )
     modules = sorted(p.stem for p in (ROOT / "empirical").glob("*.py") if p.stem != "__init__")
-    code = block + "import importlib\n" + "".join(f"importlib.import_module('empirical.{m}')\n" for m in modules)
-    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    code = (
+        block
+        + "import importlib\n"
+        + "".join(f"importlib.import_module('empirical.{m}')\n" for m in modules)
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=600
+    )
     assert proc.returncode == 0, proc.stderr

@@ -25,7 +25,11 @@ def test_ci_runs_the_readme_test_command():
 
 
 def test_constraints_keep_torch_on_the_cpu_build():
-    lines = [ln.strip() for ln in (ROOT / "constraints.txt").read_text().splitlines() if ln.strip() and not ln.startswith("#")]
+    lines = [
+        ln.strip()
+        for ln in (ROOT / "constraints.txt").read_text().splitlines()
+        if ln.strip() and not ln.startswith("#")
+    ]
     assert any(re.fullmatch(r"torch==[\d.]+", ln) for ln in lines)
 
 
@@ -36,10 +40,20 @@ def test_licence_citation_and_changelog_are_shipped_and_linked():
     pyproject = (ROOT / "pyproject.toml").read_text()
     assert 'license = "MIT"' in pyproject and 'license-files = ["LICENSE"]' in pyproject
     cff = (ROOT / "CITATION.cff").read_text()
-    assert re.search(r"^cff-version: 1\.2\.0$", cff, re.M) and re.search(r"^preferred-citation:$", cff, re.M)
+    assert re.search(r"^cff-version: 1\.2\.0$", cff, re.M) and re.search(
+        r"^preferred-citation:$", cff, re.M
+    )
     assert "arXiv:2406.19370" in cff and re.search(r"^license: MIT$", cff, re.M)
     version = re.search(r'^version = "([\d.]+)"', pyproject, re.M).group(1)
     assert re.search(rf"^version: {re.escape(version)}$", cff, re.M)  # one version, in both files
-    for link in ("(LICENSE)", "(CITATION.cff)", "(CHANGELOG.md)", "arxiv.org/abs/2406.19370", "cfpark00/concept-learning"):
+    for link in (
+        "(LICENSE)",
+        "(CITATION.cff)",
+        "(CHANGELOG.md)",
+        "arxiv.org/abs/2406.19370",
+        "cfpark00/concept-learning",
+    ):
         assert link in readme
-    assert re.search(rf"^## {re.escape(version)} - \d{{4}}-\d\d-\d\d$", (ROOT / "CHANGELOG.md").read_text(), re.M)
+    assert re.search(
+        rf"^## {re.escape(version)} - \d{{4}}-\d\d-\d\d$", (ROOT / "CHANGELOG.md").read_text(), re.M
+    )

@@ -14,5 +14,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.mark.parametrize("command", [["format", "--check"], ["check"]])
 def test_the_tree_is_formatted_and_lint_clean(command):
-    done = subprocess.run([sys.executable, "-m", "ruff", *command, "."], cwd=ROOT, capture_output=True, text=True)
-    assert done.returncode == 0, f"ruff {' '.join(command)}: run it to fix\n{done.stdout[-3000:]}{done.stderr[-1000:]}"
+    done = subprocess.run(
+        [sys.executable, "-m", "ruff", *command, "."], cwd=ROOT, capture_output=True, text=True
+    )
+    assert done.returncode == 0, (
+        f"ruff {' '.join(command)}: run it to fix\n{done.stdout[-3000:]}{done.stderr[-1000:]}"
+    )

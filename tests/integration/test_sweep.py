@@ -18,11 +18,28 @@ from theory.files import read_json
 from theory.trajectory import read_csv
 
 GRID = ["--preset", "smoke", "--grid", "seed=0,1", "--grid", "sep.color=0.3,0.8"]
-RUNS = ["seed=0,sep.color=0.3", "seed=0,sep.color=0.8", "seed=1,sep.color=0.3", "seed=1,sep.color=0.8"]
+RUNS = [
+    "seed=0,sep.color=0.3",
+    "seed=0,sep.color=0.8",
+    "seed=1,sep.color=0.3",
+    "seed=1,sep.color=0.8",
+]
 
 
 def sweep_cmd(out: Path, *extra: str) -> list[str]:
-    return [sys.executable, "-m", "empirical.sweep", *GRID, "--executor", "local", "--max-parallel", "2", "--out", str(out), *extra]
+    return [
+        sys.executable,
+        "-m",
+        "empirical.sweep",
+        *GRID,
+        "--executor",
+        "local",
+        "--max-parallel",
+        "2",
+        "--out",
+        str(out),
+        *extra,
+    ]
 
 
 def trained(out: Path) -> list[str]:
@@ -35,7 +52,9 @@ def files_under(folder: Path) -> dict[str, int]:
 
 def test_local_sweep_killed_resumed_collected_and_rerun_for_nothing(tmp_path):
     out = tmp_path / "sw"
-    proc = subprocess.Popen(sweep_cmd(out), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    proc = subprocess.Popen(
+        sweep_cmd(out), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )
     deadline = time.monotonic() + 240
     while not trained(out) and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.2)
@@ -53,11 +72,17 @@ def test_local_sweep_killed_resumed_collected_and_rerun_for_nothing(tmp_path):
     assert probes == [out / "probe" / "color-size-8px"]  # one shared probe, none per run
     configs = [read_json(out / "runs" / r / "config.json") for r in RUNS]
     assert {c["probe"]["hash"] for c in configs} == {read_json(probes[0] / "probe.json")["hash"]}
-    assert all(c["stamps"][-1]["commit"] is None or len(c["stamps"][-1]["commit"]) == 40 for c in configs)
+    assert all(
+        c["stamps"][-1]["commit"] is None or len(c["stamps"][-1]["commit"]) == 40 for c in configs
+    )
     assert all("empirical.sweep" in c["stamps"][0]["command"] for c in configs)
     for r in RUNS:
-        naive = [t for t in read_csv(out / "runs" / r / "trajectories.csv") if t.protocol == "naive"]
-        assert len(naive) == 4 and all(list(t.step) == [0, 4, 17, 40] for t in naive)  # nothing lost or duplicated
+        naive = [
+            t for t in read_csv(out / "runs" / r / "trajectories.csv") if t.protocol == "naive"
+        ]
+        assert len(naive) == 4 and all(
+            list(t.step) == [0, 4, 17, 40] for t in naive
+        )  # nothing lost or duplicated
 
     before = files_under(out / "runs")
     again = subprocess.run(sweep_cmd(out), capture_output=True, text=True, timeout=120)
@@ -76,14 +101,27 @@ def test_local_sweep_killed_resumed_collected_and_rerun_for_nothing(tmp_path):
 
 def test_then_steps_run_after_training_and_failures_name_their_run(tmp_path, capsys):
     out = tmp_path / "sw"
-    base = ["--preset", "smoke", "--grid", "seed=0", "--executor", "debug", "--out", str(out),
-            "--then", "elicit --protocols overprompt --classes 11 --every 2"]
+    base = [
+        "--preset",
+        "smoke",
+        "--grid",
+        "seed=0",
+        "--executor",
+        "debug",
+        "--out",
+        str(out),
+        "--then",
+        "elicit --protocols overprompt --classes 11 --every 2",
+    ]
     assert main([*base, "--then", "turn --class 99"]) == 1
     text = capsys.readouterr().out
     assert "0 of 1 runs finished" in text and "seed=0:" in text and "turn --class 99" in text
     state = plan.read_state(out / "runs" / "seed=0")
     assert list(state["done"]) == ["train", "elicit --protocols overprompt --classes 11 --every 2"]
-    assert state["failed"]["stage"] == "turn --class 99" and "exited with code 2" in state["failed"]["error"]
+    assert (
+        state["failed"]["stage"] == "turn --class 99"
+        and "exited with code 2" in state["failed"]["error"]
+    )
     assert read_json(out / "runs" / "seed=0" / "elicit" / "overprompt.json")["steps"]
     assert main(["status", str(out)]) == 1  # a failed stage counts in the exit code
     assert "FAILED at turn --class 99" in capsys.readouterr().out
@@ -93,21 +131,62 @@ def test_then_steps_run_after_training_and_failures_name_their_run(tmp_path, cap
 
 def test_a_folder_holding_other_runs_is_refused_before_anything_runs(tmp_path, capsys):
     out = tmp_path / "sw"
-    assert main(["--preset", "smoke", "--grid", "seed=0", "--set", "steps=8", "--executor", "debug", "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "--preset",
+                "smoke",
+                "--grid",
+                "seed=0",
+                "--set",
+                "steps=8",
+                "--executor",
+                "debug",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     capsys.readouterr()
-    assert main(["--preset", "smoke", "--grid", "seed=0", "--set", "steps=9", "--executor", "debug", "--out", str(out)]) == 2
+    assert (
+        main(
+            [
+                "--preset",
+                "smoke",
+                "--grid",
+                "seed=0",
+                "--set",
+                "steps=9",
+                "--executor",
+                "debug",
+                "--out",
+                str(out),
+            ]
+        )
+        == 2
+    )
     err = capsys.readouterr().err
     assert "runs/seed=0 holds a run with another config (steps: 8 -> 9)" in err
 
 
-@pytest.mark.parametrize("argv, match", [
-    (["--grid", "nonsense=1", "--out", "X"], "unknown key 'nonsense'"),
-    (["--then", "train", "--out", "X"], "unknown step 'train'"),
-    (["--executor", "local", "--no-wait", "--out", "X"], "--no-wait: only with --executor slurm"),
-    (["--max-parallel", "0", "--out", "X"], "--max-parallel 0: must be >= 1"),
-    (["--slurm-partition", "gpu", "--out", "X"], "--slurm-partition: only with --executor slurm"),
-    (["collect", "X"], "X: not a sweep folder"),
-])
+@pytest.mark.parametrize(
+    "argv, match",
+    [
+        (["--grid", "nonsense=1", "--out", "X"], "unknown key 'nonsense'"),
+        (["--then", "train", "--out", "X"], "unknown step 'train'"),
+        (
+            ["--executor", "local", "--no-wait", "--out", "X"],
+            "--no-wait: only with --executor slurm",
+        ),
+        (["--max-parallel", "0", "--out", "X"], "--max-parallel 0: must be >= 1"),
+        (
+            ["--slurm-partition", "gpu", "--out", "X"],
+            "--slurm-partition: only with --executor slurm",
+        ),
+        (["collect", "X"], "X: not a sweep folder"),
+    ],
+)
 def test_bad_sweeps_exit_2_naming_the_flag(tmp_path, capsys, monkeypatch, argv, match):
     monkeypatch.chdir(tmp_path)
     assert main(["--preset", "smoke", *argv] if argv[0] != "collect" else argv) == 2
@@ -133,30 +212,78 @@ def test_slurm_sweep_submits_a_probe_job_and_a_dependent_array(tmp_path, monkeyp
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setenv("CAPTURE", str(capture))
     out = tmp_path / "sw"
-    assert main([*GRID, "--executor", "slurm", "--no-wait", "--max-parallel", "2", "--slurm-partition", "gpu",
-                 "--gpus-per-job", "1", "--cpus-per-job", "3", "--timeout-min", "30", "--then", "elicit --every 3",
-                 "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                *GRID,
+                "--executor",
+                "slurm",
+                "--no-wait",
+                "--max-parallel",
+                "2",
+                "--slurm-partition",
+                "gpu",
+                "--gpus-per-job",
+                "1",
+                "--cpus-per-job",
+                "3",
+                "--timeout-min",
+                "30",
+                "--then",
+                "elicit --every 3",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     assert "submitted 4 runs as SLURM job 101 (after the probe job 100)" in capsys.readouterr().out
     probe, array = (capture / "job_100.sh").read_text(), (capture / "job_101.sh").read_text()
     assert "--array" not in probe and "#SBATCH --partition=gpu" in probe
-    for line in ("#SBATCH --array=0-3%2", "#SBATCH --dependency=afterok:100", "#SBATCH --partition=gpu",
-                 "#SBATCH --gpus-per-node=1", "#SBATCH --cpus-per-task=3", "#SBATCH --time=30", "export OMP_NUM_THREADS=3"):
+    for line in (
+        "#SBATCH --array=0-3%2",
+        "#SBATCH --dependency=afterok:100",
+        "#SBATCH --partition=gpu",
+        "#SBATCH --gpus-per-node=1",
+        "#SBATCH --cpus-per-task=3",
+        "#SBATCH --time=30",
+        "export OMP_NUM_THREADS=3",
+    ):
         assert line in array, line
     assert "--dependency" not in probe
     from submitit.core.utils import DelayedSubmission
 
-    jobs = [DelayedSubmission.load(p).function for p in sorted((out / "logs").glob("101_*_submitted.pkl"))]
+    jobs = [
+        DelayedSubmission.load(p).function
+        for p in sorted((out / "logs").glob("101_*_submitted.pkl"))
+    ]
     assert sorted(Path(j.run).name for j in jobs) == RUNS
     assert all(j.threads == 3 and [s.text for s in j.steps] == ["elicit --every 3"] for j in jobs)
-    assert all(f"probe={out.resolve()}/probe/{{concepts}}-{{resolution}}px" in j.overrides for j in jobs)
+    assert all(
+        f"probe={out.resolve()}/probe/{{concepts}}-{{resolution}}px" in j.overrides for j in jobs
+    )
 
 
 def test_a_probe_that_cannot_be_trained_stops_the_sweep_before_any_run(tmp_path, capsys):
     out = tmp_path / "sw"
-    argv = ["--preset", "smoke", "--grid", "seed=0,1", "--set", "concepts=size,color", "--executor", "debug", "--out", str(out)]
+    argv = [
+        "--preset",
+        "smoke",
+        "--grid",
+        "seed=0,1",
+        "--set",
+        "concepts=size,color",
+        "--executor",
+        "debug",
+        "--out",
+        str(out),
+    ]
     assert main(argv) == 1
     text = capsys.readouterr().out
-    assert "the shared probe failed to train, so no run was started" in text and "no probe setup covers concepts" in text
+    assert (
+        "the shared probe failed to train, so no run was started" in text
+        and "no probe setup covers concepts" in text
+    )
     assert not (out / "runs").exists()
 
 
@@ -164,15 +291,38 @@ def test_stopping_a_sweep_started_in_the_background_stops_its_jobs(tmp_path):
     from empirical import lock
 
     out = tmp_path / "sw"
-    cmd = [sys.executable, "-m", "empirical.sweep", "--preset", "smoke", "--grid", "seed=0,1", "--set", "steps=5000",
-           "--executor", "local", "--max-parallel", "2", "--out", str(out)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "empirical.sweep",
+        "--preset",
+        "smoke",
+        "--grid",
+        "seed=0,1",
+        "--set",
+        "steps=5000",
+        "--executor",
+        "local",
+        "--max-parallel",
+        "2",
+        "--out",
+        str(out),
+    ]
     ignore_sigint = lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)  # noqa: E731  (what `cmd &` in a script does)
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
-                            preexec_fn=ignore_sigint)
+    proc = subprocess.Popen(
+        cmd,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+        preexec_fn=ignore_sigint,
+    )
     runs = [out / "runs" / "seed=0", out / "runs" / "seed=1"]
     try:
         deadline = time.monotonic() + 180
-        while not any((r / "metrics.jsonl").exists() and lock.held(r) for r in runs) and time.monotonic() < deadline:
+        while (
+            not any((r / "metrics.jsonl").exists() and lock.held(r) for r in runs)
+            and time.monotonic() < deadline
+        ):
             time.sleep(0.2)
         assert any(lock.held(r) for r in runs), "no job started"
         os.kill(proc.pid, signal.SIGTERM)  # the sweep only, not its process group
@@ -191,21 +341,52 @@ def test_stopping_a_sweep_started_in_the_background_stops_its_jobs(tmp_path):
 
 def processes_naming(folder: Path) -> list[str]:
     """Command lines of live processes that name `folder` (submitit's controllers name their logs folder)."""
-    found = subprocess.run(["pgrep", "-af", str(folder)], capture_output=True, text=True).stdout.splitlines()
+    found = subprocess.run(
+        ["pgrep", "-af", str(folder)], capture_output=True, text=True
+    ).stdout.splitlines()
     return [line for line in found if "pgrep" not in line]
 
 
-@pytest.mark.parametrize("phase, stop_group", [("probe", True), ("probe", False), ("train", True)],
-                         ids=["ctrl-c-while-the-probe-trains", "sigterm-while-the-probe-trains", "ctrl-c-while-runs-train"])
-def test_an_interrupted_sweep_stops_every_job_and_says_so_without_a_traceback(tmp_path, phase, stop_group):
+@pytest.mark.parametrize(
+    "phase, stop_group",
+    [("probe", True), ("probe", False), ("train", True)],
+    ids=[
+        "ctrl-c-while-the-probe-trains",
+        "sigterm-while-the-probe-trains",
+        "ctrl-c-while-runs-train",
+    ],
+)
+def test_an_interrupted_sweep_stops_every_job_and_says_so_without_a_traceback(
+    tmp_path, phase, stop_group
+):
     out = tmp_path / "sw"
-    cmd = [sys.executable, "-m", "empirical.sweep", "--preset", "smoke", "--grid", "seed=0,1", "--set", "steps=5000",
-           "--executor", "local", "--max-parallel", "2", "--out", str(out)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    cmd = [
+        sys.executable,
+        "-m",
+        "empirical.sweep",
+        "--preset",
+        "smoke",
+        "--grid",
+        "seed=0,1",
+        "--set",
+        "steps=5000",
+        "--executor",
+        "local",
+        "--max-parallel",
+        "2",
+        "--out",
+        str(out),
+    ]
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True
+    )
     try:
         deadline = time.monotonic() + 180
-        started = (lambda: processes_naming(out / "logs")) if phase == "probe" else (
-            lambda: any((out / "runs").glob("*/metrics.jsonl")))
+        started = (
+            (lambda: processes_naming(out / "logs"))
+            if phase == "probe"
+            else (lambda: any((out / "runs").glob("*/metrics.jsonl")))
+        )
         while not started() and time.monotonic() < deadline and proc.poll() is None:
             time.sleep(0.2)
         assert started(), f"the {phase} never started"

@@ -17,14 +17,20 @@ def test_the_tutorial_runs_and_recovers_the_stand_ins_turn(tmp_path):
     out = tmp_path / "mine"
     log = example.main(str(out))
     trajs = read_csv(log)
-    assert {(t.protocol, t.label) for t in trajs} == {("naive", c) for c in example.CLASSES} | {("overprompt", "11")}
+    assert {(t.protocol, t.label) for t in trajs} == {("naive", c) for c in example.CLASSES} | {
+        ("overprompt", "11")
+    }
     naive = {t.label: t for t in trajs if t.protocol == "naive"}
     for label in ("00", "01", "10"):  # the reader reads the learned training classes as themselves
         assert naive[label].accuracy[-1] >= 0.9
     summary = json.loads((out / "elicitation_summary.json").read_text())["summary"]["50%"]
-    assert summary["capability_first"] == 1 and summary["lags"][0] >= 1000  # the hidden capability, by construction
+    assert (
+        summary["capability_first"] == 1 and summary["lags"][0] >= 1000
+    )  # the hidden capability, by construction
     fits = json.loads((out / "fit" / "fit.json").read_text())
     fit = next(f for f in fits["fits"] if f["protocol"] == "naive" and f["class"] == "11")
     size = fit["switches"]["size"]
-    assert size["switched"] and size["t_switch_ci"][0] <= 3000 <= size["t_switch_ci"][1]  # the stand-in's turn
+    assert (
+        size["switched"] and size["t_switch_ci"][0] <= 3000 <= size["t_switch_ci"][1]
+    )  # the stand-in's turn
     assert (out / "concept_space.png").stat().st_size > 10_000 and (out / "turn.json").exists()

@@ -67,8 +67,35 @@ def valid_log_text(accuracy: bool = True) -> str:
 
 
 VALID_LOG = valid_log_text()
-NASTY_CELLS = ["", " ", "nan", "inf", "-inf", "-1", "1e300", "-1e300", "2", "1.0000001", "abc", "0x10", "1_000",
-               '"', '""', "1,2", "\x00", "\u00e9", "\ufeff", "1e-400", "+0", "-0", "00", "11 ", "١", "NaN", "None"]
+NASTY_CELLS = [
+    "",
+    " ",
+    "nan",
+    "inf",
+    "-inf",
+    "-1",
+    "1e300",
+    "-1e300",
+    "2",
+    "1.0000001",
+    "abc",
+    "0x10",
+    "1_000",
+    '"',
+    '""',
+    "1,2",
+    "\x00",
+    "\u00e9",
+    "\ufeff",
+    "1e-400",
+    "+0",
+    "-0",
+    "00",
+    "11 ",
+    "١",
+    "NaN",
+    "None",
+]
 TEXT = string.printable + "é€\ufeff\x00"
 
 
@@ -77,18 +104,32 @@ def mutated(draw, text: str) -> bytes:
     """``text`` after 0-4 random edits (cut, insert, replace a cell, duplicate, drop or swap lines, truncate),
     some of which keep the log valid, then encoded (mostly UTF-8)."""
     for _ in range(draw(st.integers(0, 4))):
-        op = draw(st.sampled_from(["cut", "insert", "cell", "valid-cell", "dup", "drop", "swap", "truncate", "truncate-line"]))
+        op = draw(
+            st.sampled_from(
+                [
+                    "cut",
+                    "insert",
+                    "cell",
+                    "valid-cell",
+                    "dup",
+                    "drop",
+                    "swap",
+                    "truncate",
+                    "truncate-line",
+                ]
+            )
+        )
         n = max(len(text), 1)
         if op == "cut":
             i = draw(st.integers(0, n - 1))
-            text = text[:i] + text[i + draw(st.integers(1, 40)):]
+            text = text[:i] + text[i + draw(st.integers(1, 40)) :]
         elif op == "insert":
             i = draw(st.integers(0, n))
             text = text[:i] + draw(st.text(TEXT, min_size=1, max_size=12)) + text[i:]
         elif op == "truncate":
-            text = text[:draw(st.integers(0, n))]
+            text = text[: draw(st.integers(0, n))]
         elif op == "truncate-line":
-            text = text[:text.rfind("\n", 0, draw(st.integers(0, n))) + 1]
+            text = text[: text.rfind("\n", 0, draw(st.integers(0, n))) + 1]
         else:
             lines = text.split("\n")
             i = draw(st.integers(0, len(lines) - 1))
@@ -115,10 +156,20 @@ def mutated(draw, text: str) -> bytes:
 
 
 def json_values(leaves=None):
-    leaves = leaves or (st.none() | st.booleans() | st.integers(-10**6, 10**6) | st.floats(allow_nan=False)
-                        | st.text(max_size=8))
-    return st.recursive(leaves, lambda kids: st.lists(kids, max_size=4) | st.dictionaries(st.text(max_size=6), kids, max_size=4),
-                        max_leaves=12)
+    leaves = leaves or (
+        st.none()
+        | st.booleans()
+        | st.integers(-(10**6), 10**6)
+        | st.floats(allow_nan=False)
+        | st.text(max_size=8)
+    )
+    return st.recursive(
+        leaves,
+        lambda kids: (
+            st.lists(kids, max_size=4) | st.dictionaries(st.text(max_size=6), kids, max_size=4)
+        ),
+        max_leaves=12,
+    )
 
 
 def tmp_file(data: bytes, name: str) -> Path:
@@ -144,7 +195,9 @@ def _reads_or_refuses(data: bytes) -> None:
         assert np.all(np.isfinite(t.z)) and np.all(np.diff(t.step) > 0)
 
 
-test_read_csv_random_bytes, test_read_csv_random_bytes_long = twice(_reads_or_refuses, st.binary(max_size=600))
+test_read_csv_random_bytes, test_read_csv_random_bytes_long = twice(
+    _reads_or_refuses, st.binary(max_size=600)
+)
 test_read_csv_mutated, test_read_csv_mutated_long = twice(_reads_or_refuses, mutated(VALID_LOG))
 
 
@@ -170,7 +223,8 @@ def _sidecar(doc):
 
 
 test_read_meta_fuzz, test_read_meta_fuzz_long = twice(
-    _sidecar, json_values() | st.binary(max_size=80).map(lambda b: b.decode("latin-1")))
+    _sidecar, json_values() | st.binary(max_size=80).map(lambda b: b.decode("latin-1"))
+)
 
 
 @st.composite
@@ -178,13 +232,26 @@ def elicitation_docs(draw):
     """Mostly almost-valid elicitation files: {"steps": {step: {label: reading}}} with one thing off (readings in the
     current object form or the old list form [z, accuracy, setting])."""
     entry = st.lists(st.floats(-1, 2) | st.text(max_size=3), max_size=3) | st.fixed_dictionaries(
-        {"z": st.none() | st.lists(st.floats(-1, 2), max_size=2), "accuracy": st.floats(-1, 2) | st.text(max_size=2)},
-        optional={"shares": st.dictionaries(st.text(max_size=2), st.floats(-1, 2), max_size=2),
-                  "samples": st.integers(-2, 70) | st.booleans(), "selection_accuracy": st.floats(-1, 2)})
+        {
+            "z": st.none() | st.lists(st.floats(-1, 2), max_size=2),
+            "accuracy": st.floats(-1, 2) | st.text(max_size=2),
+        },
+        optional={
+            "shares": st.dictionaries(st.text(max_size=2), st.floats(-1, 2), max_size=2),
+            "samples": st.integers(-2, 70) | st.booleans(),
+            "selection_accuracy": st.floats(-1, 2),
+        },
+    )
     good = [[0.5, 0.5], 0.3, "s=2"]
-    steps = draw(st.dictionaries(st.sampled_from(["0", "2", "10", "-1", "x", "1.5"]),
-                                 st.dictionaries(st.sampled_from(["11", "00", ""]), st.just(good) | entry | json_values(),
-                                                 max_size=2), max_size=3))
+    steps = draw(
+        st.dictionaries(
+            st.sampled_from(["0", "2", "10", "-1", "x", "1.5"]),
+            st.dictionaries(
+                st.sampled_from(["11", "00", ""]), st.just(good) | entry | json_values(), max_size=2
+            ),
+            max_size=3,
+        )
+    )
     return draw(st.just({"steps": steps}) | json_values())
 
 
@@ -201,7 +268,11 @@ def _elicitation(doc):
         return
     for by_label in out.values():
         for r in by_label.values():
-            assert 0 <= r.accuracy <= 1 and all(0 <= v <= 1 for v in r.z) and isinstance(r.setting, str)
+            assert (
+                0 <= r.accuracy <= 1
+                and all(0 <= v <= 1 for v in r.z)
+                and isinstance(r.setting, str)
+            )
 
 
 test_read_elicit_fuzz, test_read_elicit_fuzz_long = twice(_elicitation, elicitation_docs())
@@ -234,7 +305,11 @@ def _run_config(train, shape):
 
 
 test_run_config_fuzz, test_run_config_fuzz_long = twice(
-    _run_config, train_sections(), st.sampled_from(["good", "no-probe", "list"]), marks=(needs_torch,))
+    _run_config,
+    train_sections(),
+    st.sampled_from(["good", "no-probe", "list"]),
+    marks=(needs_torch,),
+)
 
 
 def _tensor_file(data):
@@ -246,7 +321,10 @@ def _tensor_file(data):
 
 
 test_tensor_file_fuzz, test_tensor_file_fuzz_long = twice(
-    _tensor_file, st.binary(max_size=300) | st.sampled_from([b"PK\x03\x04", b"\x80\x02}q\x00.", b""]), marks=(needs_torch,))
+    _tensor_file,
+    st.binary(max_size=300) | st.sampled_from([b"PK\x03\x04", b"\x80\x02}q\x00.", b""]),
+    marks=(needs_torch,),
+)
 
 
 # -- the commands -------------------------------------------------------------------------------------
@@ -261,14 +339,21 @@ def _fit_command(data):
     assert code in (0, 2)
     lines = err.getvalue().strip().splitlines()
     if code == 2:
-        assert lines[-1].startswith("python -m fitting.fit: error: ") and "Traceback" not in err.getvalue()
+        assert (
+            lines[-1].startswith("python -m fitting.fit: error: ")
+            and "Traceback" not in err.getvalue()
+        )
     else:
         doc = json.loads((path.parent / "fit" / "fit.json").read_text())
         assert all(r["rmse"] is None or np.isfinite(r["rmse"]) for r in doc["fits"])
 
 
 test_fit_command_fuzz, test_fit_command_fuzz_long = twice(
-    _fit_command, mutated(VALID_LOG), short=settings(SHORT, max_examples=12), long=settings(LONG, max_examples=150))
+    _fit_command,
+    mutated(VALID_LOG),
+    short=settings(SHORT, max_examples=12),
+    long=settings(LONG, max_examples=150),
+)
 
 
 def _capability_command(data):
@@ -279,9 +364,18 @@ def _capability_command(data):
     event(f"exit {code}")
     assert code in (0, 2)
     if code == 2:
-        assert err.getvalue().strip().splitlines()[-1].startswith("python -m fitting.capability: error: ")
+        assert (
+            err.getvalue()
+            .strip()
+            .splitlines()[-1]
+            .startswith("python -m fitting.capability: error: ")
+        )
         assert "Traceback" not in err.getvalue()
 
 
 test_capability_command_fuzz, test_capability_command_fuzz_long = twice(
-    _capability_command, mutated(VALID_LOG), short=settings(SHORT, max_examples=15), long=settings(LONG, max_examples=200))
+    _capability_command,
+    mutated(VALID_LOG),
+    short=settings(SHORT, max_examples=15),
+    long=settings(LONG, max_examples=200),
+)

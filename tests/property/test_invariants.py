@@ -145,9 +145,16 @@ def test_notebook_turn_direction(a):
 @given(lam=pair(st.floats(0.3, 3)), t_weak=st.floats(4, 12), k=st.floats(1, 4))
 def test_class_11_memorizes_then_turns_clockwise(lam, t_weak, k):
     """z̃ = (0, 1) (size stronger): color first heads to 0 (toward class 01), then to 1; a right turn."""
-    assume(t_weak * lam[0] >= 2)  # the weak gate is late relative to 1/λ (the regime of the invariant)
-    v = {"lam": lam, "t_switch": np.array([t_weak, 0.0]), "k": np.array([k, k]),
-         "z_bias": np.array([0.0, 1.0]), "z_target": np.ones(2)}
+    assume(
+        t_weak * lam[0] >= 2
+    )  # the weak gate is late relative to 1/λ (the regime of the invariant)
+    v = {
+        "lam": lam,
+        "t_switch": np.array([t_weak, 0.0]),
+        "k": np.array([k, k]),
+        "z_bias": np.array([0.0, 1.0]),
+        "z_target": np.ones(2),
+    }
     t, z = path(eq1(), v, t_end=t_weak + 40 / lam.min())
     assert z[:, 0].min() < 0.5 - 1e-3 and z[-1, 0] > 0.99
     assert signed_area(z) < 0
@@ -159,8 +166,13 @@ def test_class_11_memorizes_then_turns_clockwise(lam, t_weak, k):
 @given(eq1_params(), st.floats(0.25, 4))
 def test_time_rescaling(v, c):
     t = time_grid(25 / c, 150)
-    fast = integrate(eq1(), t, {**v, "lam": c * v["lam"], "t_switch": v["t_switch"] / c, "k": c * v["k"]},
-                     method="stacked", **TOL).z[0]
+    fast = integrate(
+        eq1(),
+        t,
+        {**v, "lam": c * v["lam"], "t_switch": v["t_switch"] / c, "k": c * v["k"]},
+        method="stacked",
+        **TOL,
+    ).z[0]
     slow = integrate(eq1(), c * t, v, method="stacked", **TOL).z[0]
     np.testing.assert_allclose(fast, slow, atol=1e-7)
 
@@ -187,7 +199,10 @@ def test_time_to_threshold_non_decreasing_in_switch_time(v, delay, level):
     t, z = path(eq1(), v, points=1001)
     _, z_late = path(eq1(), later, points=1001)
     assert np.all(z_late[:, 0] <= z[:, 0] + 1e-8)  # pointwise ordering
-    early_time, late_time = first_crossing(t, z[:, 0], level), first_crossing(t, z_late[:, 0], level)
+    early_time, late_time = (
+        first_crossing(t, z[:, 0], level),
+        first_crossing(t, z_late[:, 0], level),
+    )
     if not np.isnan(late_time):
         assert late_time >= early_time - 1e-6
     else:
@@ -197,7 +212,12 @@ def test_time_to_threshold_non_decreasing_in_switch_time(v, delay, level):
 # 11. stronger signal => learned earlier (unbiased coordinate: T = ln(|z0 - ẑ| / |θ - ẑ|) / λ)
 @given(st.floats(0.1, 3), st.floats(1.01, 3), st.floats(0.6, 0.95))
 def test_stronger_signal_is_learned_earlier(lam, ratio, level):
-    v = {"lam": np.array([lam, lam * ratio]), "z_bias": np.ones(2), "z_target": np.ones(2), "z0": np.full(2, 0.5)}
+    v = {
+        "lam": np.array([lam, lam * ratio]),
+        "z_bias": np.ones(2),
+        "z_target": np.ones(2),
+        "z0": np.full(2, 0.5),
+    }
     t, z = path(eq1(), v, t_end=40 / lam, points=4001)
     t_weak, t_strong = first_crossing(t, z[:, 0], level), first_crossing(t, z[:, 1], level)
     assert t_strong < t_weak
@@ -218,9 +238,23 @@ def test_affine_in_start_and_targets(v, w, s):
 
 # the coupled model (an extension): each concept relaxes toward a mix of its own two targets, so it stays in
 # their hull with its start; its speed is at most λ_i times its distance to the farther target
-@given(pair(st.floats(0.1, 3)), pair(unit), pair(unit), pair(unit), st.floats(1, 60), st.floats(0.2, 1.2))
+@given(
+    pair(st.floats(0.1, 3)),
+    pair(unit),
+    pair(unit),
+    pair(unit),
+    st.floats(1, 60),
+    st.floats(0.2, 1.2),
+)
 def test_coupled_hull_invariance_and_speed_limit(lam, z_target, z_bias, z0, kappa, theta):
-    v = {"lam": lam, "z_target": z_target, "z_bias": z_bias, "z0": z0, "kappa": kappa, "theta": theta}
+    v = {
+        "lam": lam,
+        "z_target": z_target,
+        "z_bias": z_bias,
+        "z0": z0,
+        "kappa": kappa,
+        "theta": theta,
+    }
     t, z = path(coupled(), v)
     corners = np.stack([z0, z_bias, z_target])
     assert np.all(z >= corners.min(axis=0) - 1e-7) and np.all(z <= corners.max(axis=0) + 1e-7)
@@ -240,4 +274,6 @@ def test_coupled_slower_partner_delays_the_memorizing_fall(lam_color, lam_size, 
     t_fast, peak_fast, end_fast = fall(lam_size)
     t_slow, peak_slow, end_slow = fall(lam_size / slow)
     assert t_slow > t_fast and peak_slow >= peak_fast - 1e-9  # color keeps rising while size lags
-    np.testing.assert_allclose([end_fast, end_slow], [[0, 1], [0, 1]], atol=0.02)  # both memorize class 01
+    np.testing.assert_allclose(
+        [end_fast, end_slow], [[0, 1], [0, 1]], atol=0.02
+    )  # both memorize class 01

@@ -16,8 +16,15 @@ def ramp(start: float, width: float = 200.0) -> np.ndarray:
 
 
 def log(path, naive_start, protocols):
-    rows = [Trajectory(STEPS, np.zeros((STEPS.size, 0)), (), "11", protocol="naive", accuracy=ramp(naive_start))]
-    rows += [Trajectory(STEPS, np.zeros((STEPS.size, 0)), (), "11", protocol=p, accuracy=ramp(s)) for p, s in protocols.items()]
+    rows = [
+        Trajectory(
+            STEPS, np.zeros((STEPS.size, 0)), (), "11", protocol="naive", accuracy=ramp(naive_start)
+        )
+    ]
+    rows += [
+        Trajectory(STEPS, np.zeros((STEPS.size, 0)), (), "11", protocol=p, accuracy=ramp(s))
+        for p, s in protocols.items()
+    ]
     path.mkdir(parents=True, exist_ok=True)
     write_csv(path / "trajectories.csv", rows)
     return path
@@ -40,7 +47,9 @@ def test_settled_steps_ignore_an_early_excursion(tmp_path):
     run = log(tmp_path / "r", naive_start=600, protocols={"intervention": 400})
     rows = read_csv(run / "trajectories.csv")
     spike = rows[1].accuracy.copy()
-    spike[2:5] = 1.0  # an early success (steps 100-200) that is lost again, as on untrained checkpoints
+    spike[2:5] = (
+        1.0  # an early success (steps 100-200) that is lost again, as on untrained checkpoints
+    )
     rows[1] = type(rows[1])(STEPS, rows[1].z, (), "11", protocol="intervention", accuracy=spike)
     write_csv(run / "trajectories.csv", rows)
     res = analyse_run(run, "11", persist=2)
@@ -61,19 +70,27 @@ def test_behavior_never_reached_gives_no_lag_and_is_counted(tmp_path):
 
 
 def test_cli_writes_per_run_json_summary_and_figure(tmp_path, capsys):
-    runs = [log(tmp_path / f"seed{i}", 600 + 50 * i, {"overprompt": 200, "intervention": 250}) for i in range(3)]
+    runs = [
+        log(tmp_path / f"seed{i}", 600 + 50 * i, {"overprompt": 200, "intervention": 250})
+        for i in range(3)
+    ]
     assert main([str(r) for r in runs] + ["--out", str(tmp_path / "sum")]) == 0
     for r in runs:
         assert json.loads((r / "elicitation.json").read_text())["class"] == "11"
     summary = json.loads((tmp_path / "sum" / "elicitation_summary.json").read_text())["summary"]
-    assert summary["50%"]["lags"] == [400.0, 450.0, 500.0] and summary["50%"]["capability_first"] == 3
+    assert (
+        summary["50%"]["lags"] == [400.0, 450.0, 500.0] and summary["50%"]["capability_first"] == 3
+    )
     assert (tmp_path / "sum" / "capability.png").stat().st_size > 10_000
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--persist", "0"], "persist 0: must be >= 1"),
-    (["--class", "01"], "no naive accuracy for class '01'"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--persist", "0"], "persist 0: must be >= 1"),
+        (["--class", "01"], "no naive accuracy for class '01'"),
+    ],
+)
 def test_cli_bad_input(tmp_path, capsys, args, message):
     run = log(tmp_path / "r", 600, {"overprompt": 200})
     assert main([str(run), *args]) == 2
@@ -94,11 +111,29 @@ def test_capability_takes_the_score_of_the_protocol_chosen_on_its_selection_draw
     its independent score is the capability (the max of scores would be biased upward)."""
     lucky = ramp(0)  # scores 1 once it is up, but its selection draw said 0.2
     honest = ramp(0) * 0.6  # selection draw 0.7: chosen, and scores 0.6
-    rows = [Trajectory(STEPS, np.zeros((STEPS.size, 0)), (), "11", protocol="naive", accuracy=ramp(800)),
-            Trajectory(STEPS, np.zeros((STEPS.size, 0)), (), "11", protocol="cfg", accuracy=lucky,
-                       extra={"selection_accuracy": _fmt(np.full(STEPS.size, 0.2))}),
-            Trajectory(STEPS, np.zeros((STEPS.size, 0)), (), "11", protocol="overprompt", accuracy=honest,
-                       extra={"selection_accuracy": _fmt(np.full(STEPS.size, 0.7))})]
+    rows = [
+        Trajectory(
+            STEPS, np.zeros((STEPS.size, 0)), (), "11", protocol="naive", accuracy=ramp(800)
+        ),
+        Trajectory(
+            STEPS,
+            np.zeros((STEPS.size, 0)),
+            (),
+            "11",
+            protocol="cfg",
+            accuracy=lucky,
+            extra={"selection_accuracy": _fmt(np.full(STEPS.size, 0.2))},
+        ),
+        Trajectory(
+            STEPS,
+            np.zeros((STEPS.size, 0)),
+            (),
+            "11",
+            protocol="overprompt",
+            accuracy=honest,
+            extra={"selection_accuracy": _fmt(np.full(STEPS.size, 0.7))},
+        ),
+    ]
     (tmp_path / "r").mkdir()
     write_csv(tmp_path / "r" / "trajectories.csv", rows)
     res = analyse_run(tmp_path / "r", "11", persist=1)
@@ -110,30 +145,70 @@ def test_capability_takes_the_score_of_the_protocol_chosen_on_its_selection_draw
 def test_the_training_classes_are_the_control(tmp_path):
     """When each training class became readable and correct is in elicitation.json, with what the protocols did."""
     unread = np.clip(1 - STEPS / 300, 0, 1)  # readable from step 300
-    rows = [Trajectory(STEPS, np.zeros((STEPS.size, 0)), (), "11", protocol="naive", accuracy=ramp(800))]
+    rows = [
+        Trajectory(STEPS, np.zeros((STEPS.size, 0)), (), "11", protocol="naive", accuracy=ramp(800))
+    ]
     for label, start in (("00", 300), ("01", 400), ("10", 350)):
-        rows.append(Trajectory(STEPS, np.zeros((STEPS.size, 0)), (), label, protocol="naive", accuracy=ramp(start),
-                               extra={"share_unreadable": _fmt(unread)}))
-        rows.append(Trajectory(STEPS, np.zeros((STEPS.size, 0)), (), label, protocol="overprompt", accuracy=ramp(start - 100)))
-    rows.append(Trajectory(STEPS, np.zeros((STEPS.size, 0)), (), "11", protocol="overprompt", accuracy=ramp(200)))
+        rows.append(
+            Trajectory(
+                STEPS,
+                np.zeros((STEPS.size, 0)),
+                (),
+                label,
+                protocol="naive",
+                accuracy=ramp(start),
+                extra={"share_unreadable": _fmt(unread)},
+            )
+        )
+        rows.append(
+            Trajectory(
+                STEPS,
+                np.zeros((STEPS.size, 0)),
+                (),
+                label,
+                protocol="overprompt",
+                accuracy=ramp(start - 100),
+            )
+        )
+    rows.append(
+        Trajectory(
+            STEPS, np.zeros((STEPS.size, 0)), (), "11", protocol="overprompt", accuracy=ramp(200)
+        )
+    )
     (tmp_path / "r").mkdir()
     write_csv(tmp_path / "r" / "trajectories.csv", rows)
     ctrl = analyse_run(tmp_path / "r", "11", persist=1)["control"]
     assert sorted(ctrl["classes"]) == ["00", "01", "10"]
-    assert ctrl["classes"]["01"]["readable_step"] == 300.0  # unreadable share <= 5% from step 300 (1 - 300/300 = 0)
-    assert ctrl["classes"]["01"]["first_step"]["naive"]["80%"] == 600.0 and ctrl["learned_step"] == 600.0
+    assert (
+        ctrl["classes"]["01"]["readable_step"] == 300.0
+    )  # unreadable share <= 5% from step 300 (1 - 300/300 = 0)
+    assert (
+        ctrl["classes"]["01"]["first_step"]["naive"]["80%"] == 600.0
+        and ctrl["learned_step"] == 600.0
+    )
     assert ctrl["classes"]["01"]["first_step"]["capability"]["80%"] == 500.0
     assert "capability" in ctrl["classes"]["00"]["curves"]
     assert main([str(tmp_path / "r"), "--out", str(tmp_path / "o")]) == 0
-    assert json.loads((tmp_path / "r" / "elicitation.json").read_text())["control"]["learned_step"] == 600.0
+    assert (
+        json.loads((tmp_path / "r" / "elicitation.json").read_text())["control"]["learned_step"]
+        == 600.0
+    )
 
 
 def test_protocols_without_a_common_step_give_no_capability_curve(tmp_path):
     """Found by the fuzz suite: two elicited protocols that share no step leave the capability undefined, not a crash."""
-    rows = [Trajectory(STEPS, np.zeros((STEPS.size, 0)), (), "11", protocol="naive", accuracy=ramp(300)),
-            Trajectory(STEPS[:1], np.zeros((1, 0)), (), "11", protocol="cfg", accuracy=[0.25]),
-            Trajectory(STEPS[3:4], np.zeros((1, 0)), (), "11", protocol="overprompt", accuracy=[0.5])]
+    rows = [
+        Trajectory(
+            STEPS, np.zeros((STEPS.size, 0)), (), "11", protocol="naive", accuracy=ramp(300)
+        ),
+        Trajectory(STEPS[:1], np.zeros((1, 0)), (), "11", protocol="cfg", accuracy=[0.25]),
+        Trajectory(STEPS[3:4], np.zeros((1, 0)), (), "11", protocol="overprompt", accuracy=[0.5]),
+    ]
     (tmp_path / "r").mkdir()
     write_csv(tmp_path / "r" / "trajectories.csv", rows)
     res = analyse_run(tmp_path / "r", "11", persist=1)
-    assert "capability" not in res["curves"] and res["capability_unbiased"] is None and res["capability_protocol"] == []
+    assert (
+        "capability" not in res["curves"]
+        and res["capability_unbiased"] is None
+        and res["capability_protocol"] == []
+    )

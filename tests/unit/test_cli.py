@@ -22,11 +22,14 @@ def demo(argv=None):
     return 0
 
 
-@pytest.mark.parametrize("kind, words", [
-    ("value", "python -m demo: error: bad value over two lines"),
-    ("missing", "python -m demo: error: /nonexistent/folder/file.csv: no such file or folder"),
-    ("folder", "is a folder, not a file"),
-])
+@pytest.mark.parametrize(
+    "kind, words",
+    [
+        ("value", "python -m demo: error: bad value over two lines"),
+        ("missing", "python -m demo: error: /nonexistent/folder/file.csv: no such file or folder"),
+        ("folder", "is a folder, not a file"),
+    ],
+)
 def test_bad_input_is_one_line_and_exit_2(kind, words, capsys):
     assert demo([kind]) == 2
     err = capsys.readouterr().err

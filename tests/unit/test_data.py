@@ -12,8 +12,14 @@ CFG = DataConfig(("color", "size"), {"color": 0.3, "size": 0.4}, noise=0.0)
 
 
 def one(shape=0.0, x=0.0, y=0.0, size=0.4, color=(0.8, 0.2, 0.2), bg=(0.9, 0.9, 0.9)):
-    return {"shape": np.array([[shape]]), "x": np.array([[x]]), "y": np.array([[y]]), "size": np.array([[size]]),
-            "color": np.array([color]), "bg": np.array([bg])}
+    return {
+        "shape": np.array([[shape]]),
+        "x": np.array([[x]]),
+        "y": np.array([[y]]),
+        "size": np.array([[size]]),
+        "color": np.array([color]),
+        "bg": np.array([bg]),
+    }
 
 
 @pytest.mark.parametrize("res", [16, 32, 64])
@@ -21,7 +27,9 @@ def test_area_grows_with_radius_at_every_resolution(res):
     areas = [coverage(one(size=r), res).sum() / res**2 for r in (0.15, 0.3, 0.45, 0.6)]
     assert np.all(np.diff(areas) > 0)
     for r, a in zip((0.15, 0.3, 0.45, 0.6), areas):
-        assert a == pytest.approx(np.pi * r**2 / 4, rel=0.1 if res == 16 else 0.02)  # image spans [-1, 1]²; 16 px: r=0.15 is 1.2 px
+        assert a == pytest.approx(
+            np.pi * r**2 / 4, rel=0.1 if res == 16 else 0.02
+        )  # image spans [-1, 1]²; 16 px: r=0.15 is 1.2 px
 
 
 def test_triangle_has_the_area_of_the_circle():
@@ -36,8 +44,13 @@ def test_object_has_the_class_color_and_background_is_untouched():
     for i in range(40):
         img = batch.images[i].reshape(3, -1)
         inside, outside = m[i].ravel() == 1.0, m[i].ravel() == 0.0
-        np.testing.assert_allclose(img[:, inside].mean(axis=1), batch.values["color"][i], atol=1e-5)  # float32
-        np.testing.assert_array_equal(img[:, outside], np.repeat(batch.values["bg"][i][:, None].astype(np.float32), outside.sum(), 1))
+        np.testing.assert_allclose(
+            img[:, inside].mean(axis=1), batch.values["color"][i], atol=1e-5
+        )  # float32
+        np.testing.assert_array_equal(
+            img[:, outside],
+            np.repeat(batch.values["bg"][i][:, None].astype(np.float32), outside.sum(), 1),
+        )
     means = {lab: batch.values["color"][batch.labels == lab].mean(axis=0) for lab in ("00", "11")}
     np.testing.assert_allclose(means["00"], CFG.mean("color", 0), atol=0.02)  # red
     np.testing.assert_allclose(means["11"], CFG.mean("color", 1), atol=0.02)  # blue
@@ -57,9 +70,18 @@ def test_render_is_resolution_agnostic():
 
 
 def test_classes_balance_and_held_out_rule():
-    assert CFG.classes == ["00", "01", "10", "11"] and CFG.held_out == ["11"] and CFG.train_classes == ["00", "01", "10"]
+    assert (
+        CFG.classes == ["00", "01", "10", "11"]
+        and CFG.held_out == ["11"]
+        and CFG.train_classes == ["00", "01", "10"]
+    )
     three = DataConfig(("color", "size", "bg"), {"color": 0.3, "size": 0.4, "bg": 0.3})
-    assert three.held_out == ["011", "101", "110", "111"] and three.train_classes == ["000", "001", "010", "100"]
+    assert three.held_out == ["011", "101", "110", "111"] and three.train_classes == [
+        "000",
+        "001",
+        "010",
+        "100",
+    ]
     multi = DataConfig(("color", "size"), {"color": 0.6, "size": 0.4}, n_values={"color": 3})
     assert len(multi.classes) == 6 and "20" in multi.train_classes and "21" in multi.held_out
     np.testing.assert_allclose(multi.mean("color", 1), [0.5, 0.2, 0.5])
@@ -92,7 +114,9 @@ def test_within_class_spread_scales_with_separation():
         cfg = DataConfig(("color",), {"color": sep})
         values = sample_values(cfg, np.zeros((20000, 1), dtype=int), np.random.default_rng(0))
         assert values["color"][:, 0].std() == pytest.approx(sep / 8 / np.sqrt(3), rel=0.03)
-    mean_mode = sample_values(CFG, np.ones((10, 2), dtype=int), np.random.default_rng(0), mode="mean")
+    mean_mode = sample_values(
+        CFG, np.ones((10, 2), dtype=int), np.random.default_rng(0), mode="mean"
+    )
     np.testing.assert_allclose(mean_mode["color"], np.broadcast_to(CFG.mean("color", 1), (10, 3)))
 
 
@@ -108,7 +132,10 @@ def test_masking_frequency_matches_p(p):
     assert np.all(masked[~hit] == 1) and np.all(h == 1)  # the input is not modified
 
 
-@pytest.mark.parametrize("concept,seps", [("color", [0.1, 0.2, 0.4, 0.8]), ("size", [0.05, 0.1, 0.2, 0.4]), ("bg", [0.1, 0.3, 0.6])])
+@pytest.mark.parametrize(
+    "concept,seps",
+    [("color", [0.1, 0.2, 0.4, 0.8]), ("size", [0.05, 0.1, 0.2, 0.4]), ("bg", [0.1, 0.3, 0.6])],
+)
 def test_concept_signal_grows_with_separation(concept, seps):
     other = {"color": "size", "size": "color", "bg": "color"}[concept]
     mse, grad = [], []
@@ -125,18 +152,33 @@ def test_shape_signal_has_no_gradient():
     assert s["shape"]["grad_rms"] is None and s["shape"]["mse"] > 0
 
 
-@pytest.mark.parametrize("kwargs,message", [
-    ({"concepts": ("colour",), "sep": {}}, "unknown concept 'colour'; valid: shape, x, y, color, size, bg"),
-    ({"concepts": ("color",), "sep": {"color": 0.9}}, r"separation color=0.9 is outside the valid range \(0, 0.8\]"),
-    ({"concepts": ("size",), "sep": {"size": 0.0}}, r"outside the valid range \(0, 0.4\]"),
-    ({"concepts": ("color", "size"), "sep": {"color": 0.3}}, "concept 'size' needs a separation"),
-    ({"concepts": ("shape",), "sep": {"shape": 0.3}}, "shape takes no separation"),
-    ({"concepts": ("color",), "sep": {"color": 0.3, "size": 0.2}}, "not an active concept"),
-    ({"concepts": ("color", "color"), "sep": {"color": 0.3}}, "distinct"),
-    ({"concepts": (), "sep": {}}, "at least one concept"),
-    ({"concepts": ("shape",), "sep": {}, "n_values": {"shape": 3}}, "shape exactly 2"),
-    ({"concepts": ("color",), "sep": {"color": 0.3}, "resolution": 4}, "resolution must be between"),
-])
+@pytest.mark.parametrize(
+    "kwargs,message",
+    [
+        (
+            {"concepts": ("colour",), "sep": {}},
+            "unknown concept 'colour'; valid: shape, x, y, color, size, bg",
+        ),
+        (
+            {"concepts": ("color",), "sep": {"color": 0.9}},
+            r"separation color=0.9 is outside the valid range \(0, 0.8\]",
+        ),
+        ({"concepts": ("size",), "sep": {"size": 0.0}}, r"outside the valid range \(0, 0.4\]"),
+        (
+            {"concepts": ("color", "size"), "sep": {"color": 0.3}},
+            "concept 'size' needs a separation",
+        ),
+        ({"concepts": ("shape",), "sep": {"shape": 0.3}}, "shape takes no separation"),
+        ({"concepts": ("color",), "sep": {"color": 0.3, "size": 0.2}}, "not an active concept"),
+        ({"concepts": ("color", "color"), "sep": {"color": 0.3}}, "distinct"),
+        ({"concepts": (), "sep": {}}, "at least one concept"),
+        ({"concepts": ("shape",), "sep": {}, "n_values": {"shape": 3}}, "shape exactly 2"),
+        (
+            {"concepts": ("color",), "sep": {"color": 0.3}, "resolution": 4},
+            "resolution must be between",
+        ),
+    ],
+)
 def test_bad_configs(kwargs, message):
     with pytest.raises(ValueError, match=message):
         DataConfig(**kwargs)
@@ -154,7 +196,23 @@ def test_bad_labels_and_masks():
 
 
 def test_cli_writes_grid_and_signals(tmp_path, capsys):
-    assert main(["--concepts", "color,size", "--sep", "color=0.3,size=0.4", "--n", "4", "--res", "16", "--out", str(tmp_path)]) == 0
+    assert (
+        main(
+            [
+                "--concepts",
+                "color,size",
+                "--sep",
+                "color=0.3,size=0.4",
+                "--n",
+                "4",
+                "--res",
+                "16",
+                "--out",
+                str(tmp_path),
+            ]
+        )
+        == 0
+    )
     doc = json.loads((tmp_path / "signals.json").read_text())
     assert doc["held_out"] == ["11"] and set(doc["signal"]) == {"color", "size"}
     assert doc["signal"]["size"]["mse"] > doc["signal"]["color"]["mse"] > 0
@@ -164,13 +222,16 @@ def test_cli_writes_grid_and_signals(tmp_path, capsys):
     assert "wrote" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("argv,message", [
-    (["--concepts", "color,hue", "--sep", "color=0.3"], "unknown concept 'hue'"),
-    (["--sep", "color=0.9,size=0.4"], "outside the valid range (0, 0.8]"),
-    (["--sep", "color=abc,size=0.4"], "is not a number"),
-    (["--sep", "color"], "expected CONCEPT=VALUE"),
-    (["--n", "0"], "between 1 and 64"),
-])
+@pytest.mark.parametrize(
+    "argv,message",
+    [
+        (["--concepts", "color,hue", "--sep", "color=0.3"], "unknown concept 'hue'"),
+        (["--sep", "color=0.9,size=0.4"], "outside the valid range (0, 0.8]"),
+        (["--sep", "color=abc,size=0.4"], "is not a number"),
+        (["--sep", "color"], "expected CONCEPT=VALUE"),
+        (["--n", "0"], "between 1 and 64"),
+    ],
+)
 def test_cli_bad_input_exits_2_and_writes_nothing(tmp_path, capsys, argv, message):
     out = tmp_path / "out"
     assert main([*argv, "--out", str(out)]) == 2

@@ -19,33 +19,61 @@ DATA = DataConfig(resolution=8)
 
 def conditional_unet(seed: int) -> UNet2DConditionModel:
     torch.manual_seed(seed)
-    return UNet2DConditionModel(sample_size=8, in_channels=3, out_channels=3, layers_per_block=1,
-                                block_out_channels=(8, 16), norm_num_groups=4, cross_attention_dim=11,
-                                attention_head_dim=4, down_block_types=("CrossAttnDownBlock2D", "DownBlock2D"),
-                                up_block_types=("UpBlock2D", "CrossAttnUpBlock2D"))
+    return UNet2DConditionModel(
+        sample_size=8,
+        in_channels=3,
+        out_channels=3,
+        layers_per_block=1,
+        block_out_channels=(8, 16),
+        norm_num_groups=4,
+        cross_attention_dim=11,
+        attention_head_dim=4,
+        down_block_types=("CrossAttnDownBlock2D", "DownBlock2D"),
+        up_block_types=("UpBlock2D", "CrossAttnUpBlock2D"),
+    )
 
 
 def sampler(**kwargs) -> DiffusersSampler:
-    return DiffusersSampler(DDIMScheduler(num_train_timesteps=100), concept_condition(DATA), shape=(3, 8, 8),
-                            steps=3, **kwargs)
+    return DiffusersSampler(
+        DDIMScheduler(num_train_timesteps=100),
+        concept_condition(DATA),
+        shape=(3, 8, 8),
+        steps=3,
+        **kwargs,
+    )
 
 
 def test_images_are_in_the_probes_format_reproducible_and_follow_the_prompt():
     s, unet = sampler(), conditional_unet(0)
     plain = s.sample(unet, Prompt("11"), 5, seed=7)
-    assert plain.shape == (5, 3, 8, 8) and plain.dtype == np.float32 and 0 <= plain.min() and plain.max() <= 1
+    assert (
+        plain.shape == (5, 3, 8, 8)
+        and plain.dtype == np.float32
+        and 0 <= plain.min()
+        and plain.max() <= 1
+    )
     assert np.array_equal(plain, s.sample(unet, Prompt("11"), 5, seed=7))
     assert not np.array_equal(plain, s.sample(unet, Prompt("11"), 5, seed=8))
-    assert not np.allclose(plain, s.sample(unet, Prompt("00"), 5, seed=7))  # the condition reaches the U-Net
-    assert not np.allclose(plain, s.sample(unet, Prompt("11", 3.0), 5, seed=7))  # and so does over-prompting
-    chunked = sampler(batch=2).sample(unet, Prompt("11"), 5, seed=7)  # batching does not change a draw's noise
+    assert not np.allclose(
+        plain, s.sample(unet, Prompt("00"), 5, seed=7)
+    )  # the condition reaches the U-Net
+    assert not np.allclose(
+        plain, s.sample(unet, Prompt("11", 3.0), 5, seed=7)
+    )  # and so does over-prompting
+    chunked = sampler(batch=2).sample(
+        unet, Prompt("11"), 5, seed=7
+    )  # batching does not change a draw's noise
     np.testing.assert_allclose(chunked, plain, atol=1e-5)
 
 
 def test_a_stochastic_scheduler_draws_from_the_walks_seed():
-    s = DiffusersSampler(DDPMScheduler(num_train_timesteps=100), concept_condition(DATA), shape=(3, 8, 8), steps=3)
+    s = DiffusersSampler(
+        DDPMScheduler(num_train_timesteps=100), concept_condition(DATA), shape=(3, 8, 8), steps=3
+    )
     unet = conditional_unet(0)
-    assert np.array_equal(s.sample(unet, Prompt("01"), 3, seed=1), s.sample(unet, Prompt("01"), 3, seed=1))
+    assert np.array_equal(
+        s.sample(unet, Prompt("01"), 3, seed=1), s.sample(unet, Prompt("01"), 3, seed=1)
+    )
 
 
 def test_checkpoints_are_loaded_once_each_through_load(tmp_path):
@@ -68,10 +96,23 @@ def test_checkpoints_are_loaded_once_each_through_load(tmp_path):
 
 def test_integer_class_labels_draw_the_plain_prompt_and_refuse_over_prompting():
     torch.manual_seed(0)
-    unet = UNet2DModel(sample_size=8, in_channels=3, out_channels=3, layers_per_block=1, block_out_channels=(8, 16),
-                       norm_num_groups=4, down_block_types=("DownBlock2D", "DownBlock2D"),
-                       up_block_types=("UpBlock2D", "UpBlock2D"), num_class_embeds=4)
-    s = DiffusersSampler(DDIMScheduler(num_train_timesteps=100), class_condition(DATA.classes), shape=(3, 8, 8), steps=2)
+    unet = UNet2DModel(
+        sample_size=8,
+        in_channels=3,
+        out_channels=3,
+        layers_per_block=1,
+        block_out_channels=(8, 16),
+        norm_num_groups=4,
+        down_block_types=("DownBlock2D", "DownBlock2D"),
+        up_block_types=("UpBlock2D", "UpBlock2D"),
+        num_class_embeds=4,
+    )
+    s = DiffusersSampler(
+        DDIMScheduler(num_train_timesteps=100),
+        class_condition(DATA.classes),
+        shape=(3, 8, 8),
+        steps=2,
+    )
     assert s.sample(unet, Prompt("01"), 2, seed=0).shape == (2, 3, 8, 8)
     with pytest.raises(ValueError, match="cannot be over-prompted; run the walk without strengths"):
         s.sample(unet, Prompt("01", 2.0), 2, seed=0)
@@ -79,13 +120,30 @@ def test_integer_class_labels_draw_the_plain_prompt_and_refuse_over_prompting():
         s.sample(unet, Prompt("12"), 2, seed=0)
 
 
-@pytest.mark.parametrize("make, match", [
-    (lambda: DiffusersSampler(object(), concept_condition(DATA), shape=(3, 8, 8)), "has no set_timesteps"),
-    (lambda: sampler().sample("not a model", Prompt("11"), 2, 0), "load returned a str, not a U-Net"),
-    (lambda: DiffusersSampler(DDIMScheduler(), concept_condition(DATA), shape=(8, 8)), r"give \(channels, height, width\)"),
-    (lambda: DiffusersSampler(DDIMScheduler(), concept_condition(DATA), shape=(3, 8, 8), steps=0), "integers >= 1"),
-    (lambda: sampler().sample(conditional_unet(0), Prompt("11", 0.5), 2, 0), "strengths >= 1"),
-])
+@pytest.mark.parametrize(
+    "make, match",
+    [
+        (
+            lambda: DiffusersSampler(object(), concept_condition(DATA), shape=(3, 8, 8)),
+            "has no set_timesteps",
+        ),
+        (
+            lambda: sampler().sample("not a model", Prompt("11"), 2, 0),
+            "load returned a str, not a U-Net",
+        ),
+        (
+            lambda: DiffusersSampler(DDIMScheduler(), concept_condition(DATA), shape=(8, 8)),
+            r"give \(channels, height, width\)",
+        ),
+        (
+            lambda: DiffusersSampler(
+                DDIMScheduler(), concept_condition(DATA), shape=(3, 8, 8), steps=0
+            ),
+            "integers >= 1",
+        ),
+        (lambda: sampler().sample(conditional_unet(0), Prompt("11", 0.5), 2, 0), "strengths >= 1"),
+    ],
+)
 def test_bad_input_is_named(make, match):
     with pytest.raises((TypeError, ValueError), match=match):
         make()
@@ -97,8 +155,19 @@ def test_a_walk_of_diffusers_checkpoints_writes_the_standard_log(pristine_smoke_
     from theory.trajectory import read_csv
 
     checkpoints = [(0, conditional_unet(0)), (100, conditional_unet(1))]
-    log = walk(checkpoints, sampler(), ProbeReader(pristine_smoke_run / "probe"), tmp_path / "walked",
-               classes=DATA.classes, held_out=["11"], strengths=[2.0], samples=4, progress=False)
+    log = walk(
+        checkpoints,
+        sampler(),
+        ProbeReader(pristine_smoke_run / "probe"),
+        tmp_path / "walked",
+        classes=DATA.classes,
+        held_out=["11"],
+        strengths=[2.0],
+        samples=4,
+        progress=False,
+    )
     trajs = read_csv(log)
-    assert {(t.protocol, t.label) for t in trajs} == {("naive", c) for c in DATA.classes} | {("overprompt", "11")}
+    assert {(t.protocol, t.label) for t in trajs} == {("naive", c) for c in DATA.classes} | {
+        ("overprompt", "11")
+    }
     assert all(list(t.step) == [0, 100] for t in trajs)

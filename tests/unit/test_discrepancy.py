@@ -26,7 +26,11 @@ def test_local_reads_the_mean_of_the_seeds_at_a_training_point():
 def test_local_interpolates_between_the_bracketing_points_and_takes_the_nearest_outside():
     d = three_points()
     delta, how, runs = d.at(np.array([0.25]), np.array([5.0]))
-    assert how == "interpolation" and delta[0, 0] == pytest.approx(0.75 * 0.1 + 0.25 * 0.3) and set(runs) == {"a", "b1", "b2"}
+    assert (
+        how == "interpolation"
+        and delta[0, 0] == pytest.approx(0.75 * 0.1 + 0.25 * 0.3)
+        and set(runs) == {"a", "b1", "b2"}
+    )
     delta, how, runs = d.at(np.array([3.0]), STEPS)
     assert how == "nearest" and runs == ("c",)
     np.testing.assert_allclose(delta[:, 0], -0.3)
@@ -42,13 +46,17 @@ def test_mean_ignores_the_covariates_and_weighs_every_run_once():
 
 
 def test_values_between_grid_steps_are_linear_and_held_beyond_the_grid():
-    np.testing.assert_allclose(on_grid(np.array([-5.0, 5.0, 30.0]), STEPS, np.array([[0.0], [1.0], [3.0]]))[:, 0],
-                               [0.0, 0.5, 3.0])
+    np.testing.assert_allclose(
+        on_grid(np.array([-5.0, 5.0, 30.0]), STEPS, np.array([[0.0], [1.0], [3.0]]))[:, 0],
+        [0.0, 0.5, 3.0],
+    )
 
 
 def test_features_are_log_covariates_plus_the_masking_fraction():
     np.testing.assert_allclose(features(np.array([[1.0, np.e]])), [[0.0, 1.0]])
-    np.testing.assert_allclose(features(np.array([[1.0, np.e]]), np.array([0.5])), [[0.0, 1.0, 0.5]])
+    np.testing.assert_allclose(
+        features(np.array([[1.0, np.e]]), np.array([0.5])), [[0.0, 1.0, 0.5]]
+    )
 
 
 def test_bad_kinds_and_shapes_are_refused():
@@ -70,17 +78,39 @@ def test_local_carries_a_discrepancy_that_grows_with_the_covariate_where_the_mea
     case = sweep_case(signals, seed=0)
     ell = np.log(case.x[:, 0])
     depth = 0.3 * (ell - ell.min()) / (ell.max() - ell.min())
-    bump = lambda step: np.exp(-((np.asarray(step, dtype=float) - 1000) / 600) ** 2)  # noqa: E731
-    trajs = [Trajectory(t.step, np.clip(t.z - np.stack([depth[r] * bump(t.step), 0 * t.step], axis=1), 0, 1), t.concepts,
-                        t.label, t.protocol, t.seed, t.run) for r, t in enumerate(case.trajectories)]
+    bump = lambda step: np.exp(-(((np.asarray(step, dtype=float) - 1000) / 600) ** 2))  # noqa: E731
+    trajs = [
+        Trajectory(
+            t.step,
+            np.clip(t.z - np.stack([depth[r] * bump(t.step), 0 * t.step], axis=1), 0, 1),
+            t.concepts,
+            t.label,
+            t.protocol,
+            t.seed,
+            t.run,
+        )
+        for r, t in enumerate(case.trajectories)
+    ]
     held = [r for r in range(signals.size) if signals[r] == levels[2]]
     train = [r for r in range(signals.size) if r not in held]
     worst = {}
     for kind in (None, "mean", "local"):
         fit = fit_law([trajs[r] for r in train], case.x[train], discrepancy=kind)
-        worst[kind] = max(np.sqrt(np.mean((fit.predict(case.x[[r]], np.ones((1, 2)), trajs[r].step)[0] - trajs[r].z) ** 2))
-                          for r in held) / case.noise
-    assert worst["local"] <= 1.25 < worst["mean"] < worst[None]  # measured 1.13-1.22 vs 1.30-1.36 vs 1.43-1.59 (4 seeds)
+        worst[kind] = (
+            max(
+                np.sqrt(
+                    np.mean(
+                        (fit.predict(case.x[[r]], np.ones((1, 2)), trajs[r].step)[0] - trajs[r].z)
+                        ** 2
+                    )
+                )
+                for r in held
+            )
+            / case.noise
+        )
+    assert (
+        worst["local"] <= 1.25 < worst["mean"] < worst[None]
+    )  # measured 1.13-1.22 vs 1.30-1.36 vs 1.43-1.59 (4 seeds)
 
 
 def test_local_averages_readings_only_and_lets_the_mean_stand_in_where_the_neighbours_have_none():
@@ -91,9 +121,13 @@ def test_local_averages_readings_only_and_lets_the_mean_stand_in_where_the_neigh
     held = Discrepancy("local", d.steps, d.features, d.residuals, d.runs, located)
     delta, how, _ = held.at(np.array([1.0]), STEPS)
     np.testing.assert_allclose(delta[1:, 0], [0.3, 0.2])
-    assert delta[0, 0] == pytest.approx(d.mean[0, 0])  # every seed at ℓ = 1 unlocated: the mean residual
+    assert delta[0, 0] == pytest.approx(
+        d.mean[0, 0]
+    )  # every seed at ℓ = 1 unlocated: the mean residual
     delta, _, _ = held.at(np.array([1.5]), STEPS)
-    np.testing.assert_allclose(delta[:, 0], [d.mean[0, 0], 0.5 * 0.3 + 0.5 * -0.3, 0.5 * 0.2 + 0.5 * -0.3], atol=1e-12)
+    np.testing.assert_allclose(
+        delta[:, 0], [d.mean[0, 0], 0.5 * 0.3 + 0.5 * -0.3, 0.5 * 0.2 + 0.5 * -0.3], atol=1e-12
+    )
     with pytest.raises(ValueError, match="located"):
         Discrepancy("local", d.steps, d.features, d.residuals, d.runs, located[:, :2])
 

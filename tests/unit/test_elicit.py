@@ -28,7 +28,9 @@ def run(smoke_run):
 
 
 def naive_at(run, step, label="11"):
-    t = next(t for t in read_csv(run / "trajectories.csv") if t.protocol == "naive" and t.label == label)
+    t = next(
+        t for t in read_csv(run / "trajectories.csv") if t.protocol == "naive" and t.label == label
+    )
     i = t.step.tolist().index(step)
     return t.z[i], t.accuracy[i]
 
@@ -44,16 +46,23 @@ def step_result(run, step, protocol, grid=None, final=None):
     return np.array(reading.z), reading.accuracy, reading.setting
 
 
-@pytest.mark.parametrize("protocol, grid", [("overprompt", {"grid_overprompt": (0.0,)}),
-                                            ("intervention", {"grid_intervention": (0.0, 0.0)}),
-                                            ("cfg", {"grid_cfg": (1.0,)})])
+@pytest.mark.parametrize(
+    "protocol, grid",
+    [
+        ("overprompt", {"grid_overprompt": (0.0,)}),
+        ("intervention", {"grid_intervention": (0.0, 0.0)}),
+        ("cfg", {"grid_cfg": (1.0,)}),
+    ],
+)
 def test_null_settings_equal_naive(run, protocol, grid):
     """Reach 0, alpha = beta = 0 and guidance 1 ask exactly what naive prompting asks, and the chosen setting is
     scored on the naive evaluation's own noise."""
     step = checkpoint.saved_steps(run)[1]
     z, acc, setting = step_result(run, step, protocol, grid)
     z0, acc0 = naive_at(run, step)
-    tol = 1e-4 if protocol == "cfg" else 1e-6  # guidance 1 takes another (batched) path through the net
+    tol = (
+        1e-4 if protocol == "cfg" else 1e-6
+    )  # guidance 1 takes another (batched) path through the net
     np.testing.assert_allclose(z, z0, atol=tol)
     assert acc == pytest.approx(acc0, abs=tol)
 
@@ -79,30 +88,44 @@ def test_patch_copies_only_the_conditioning_mlps(run):
 
 
 def test_overprompt_reaches_toward_the_renderable_limit():
-    cfg = make_config("tiny").data  # Δcolor 0.3, Δsize 0.4: class 11 is (0.35, 0.35, 0.65), radius 0.25
+    cfg = make_config(
+        "tiny"
+    ).data  # Δcolor 0.3, Δsize 0.4: class 11 is (0.35, 0.35, 0.65), radius 0.25
     naive = protocols.class_prompts(cfg)["11"]
     np.testing.assert_allclose(protocols.overprompt(cfg, "11", 0.0), naive)
     half, full = protocols.overprompt(cfg, "11", 0.5), protocols.overprompt(cfg, "11", 1.0)
-    np.testing.assert_allclose(full[4:8], [0.0, 0.35, 1.0, protocols.LIMITS["size"][0]], atol=1e-6)  # green stays
+    np.testing.assert_allclose(
+        full[4:8], [0.0, 0.35, 1.0, protocols.LIMITS["size"][0]], atol=1e-6
+    )  # green stays
     np.testing.assert_allclose(half[4:8], (naive[4:8] + full[4:8]) / 2, atol=1e-6)
     with pytest.raises(ValueError, match="outside \\[0, 1\\]"):
         protocols.overprompt(cfg, "11", 1.5)
 
 
 @settings(max_examples=40, deadline=None)
-@given(color=st.floats(0.01, 0.8), size=st.floats(0.01, 0.4), reach=st.floats(0, 1), label=st.sampled_from(["00", "01", "10", "11"]))
+@given(
+    color=st.floats(0.01, 0.8),
+    size=st.floats(0.01, 0.4),
+    reach=st.floats(0, 1),
+    label=st.sampled_from(["00", "01", "10", "11"]),
+)
 def test_every_overprompt_is_renderable(color, size, reach, label):
     """No setting asks for a render that cannot exist: colors in [0, 1], radius in the data's range."""
     data = DataConfig(("color", "size"), {"color": color, "size": size})
     h = protocols.overprompt(data, label, reach)
-    assert np.all((h[4:7] >= 0) & (h[4:7] <= 1)) and protocols.LIMITS["size"][0] <= h[7] <= protocols.LIMITS["size"][1]
+    assert (
+        np.all((h[4:7] >= 0) & (h[4:7] <= 1))
+        and protocols.LIMITS["size"][0] <= h[7] <= protocols.LIMITS["size"][1]
+    )
 
 
 def test_the_setting_is_never_scored_on_the_draw_that_chose_it(run, monkeypatch):
     """Every setting is tried on the SELECT stream; only the chosen one is drawn again, from the SCORE stream (the
     naive evaluation's), with the scoring sample size."""
     cfg, _ = load_run(run)
-    cfg = dataclasses.replace(cfg, grid_overprompt=(0.25, 0.5, 1.0), select_samples=3, samples_held_out=5)
+    cfg = dataclasses.replace(
+        cfg, grid_overprompt=(0.25, 0.5, 1.0), select_samples=3, samples_held_out=5
+    )
     draws = []
     real = protocols.generate
 
@@ -113,13 +136,24 @@ def test_the_setting_is_never_scored_on_the_draw_that_chose_it(run, monkeypatch)
     monkeypatch.setattr(protocols, "generate", spy)
     probe, _, _ = load_probe(load_run(run)[1]["probe"]["path"])
     step = checkpoint.saved_steps(run)[-1]
-    reading, point = elicit_step(checkpoint.load_model(run, step, cfg), probe, cfg, step, "overprompt", ["11"])["11"]
-    select = evaluate.generator_for(cfg.seed, step, "11", torch.device("cpu"), stream=evaluate.SELECT).initial_seed()
+    reading, point = elicit_step(
+        checkpoint.load_model(run, step, cfg), probe, cfg, step, "overprompt", ["11"]
+    )["11"]
+    select = evaluate.generator_for(
+        cfg.seed, step, "11", torch.device("cpu"), stream=evaluate.SELECT
+    ).initial_seed()
     score = evaluate.generator_for(cfg.seed, step, "11", torch.device("cpu")).initial_seed()
     assert select != score
     assert draws == [(select, 3)] * 3 + [(score, 5)]
-    assert reading.samples == point.samples == 5 and reading.setting in ("reach=0.25", "reach=0.5", "reach=1")
-    assert 0 <= reading.selection_accuracy <= 1 and reading.interval[0] <= reading.accuracy <= reading.interval[1]
+    assert reading.samples == point.samples == 5 and reading.setting in (
+        "reach=0.25",
+        "reach=0.5",
+        "reach=1",
+    )
+    assert (
+        0 <= reading.selection_accuracy <= 1
+        and reading.interval[0] <= reading.accuracy <= reading.interval[1]
+    )
 
 
 def test_intervention_edits_embeddings_and_cleans_up(run):
@@ -141,14 +175,20 @@ def test_disentanglement_matches_its_definition(run):
     a, b = e[1] - e[0], e[2] - e[0]
     expected = 1 - abs(a @ b / np.linalg.norm(a) / np.linalg.norm(b))
     assert protocols.disentanglement(model, cfg.data) == pytest.approx(expected, abs=1e-5)
-    evals = [json.loads(x) for x in (run / "metrics.jsonl").read_text().splitlines() if '"eval"' in x]
+    evals = [
+        json.loads(x) for x in (run / "metrics.jsonl").read_text().splitlines() if '"eval"' in x
+    ]
     assert all(0 <= r["disentanglement"] <= 1 for r in evals)
 
 
 def test_all_protocols_give_valid_rows_and_reruns_are_idempotent(run, capsys):
     assert main([str(run), "--classes", "11"]) == 0
-    pictures = sorted(p.name for p in (run / "elicit" / "samples").glob("*.png"))  # cfg.grids = 2 checkpoints each
-    assert len(pictures) == 2 * len(protocols.PROTOCOLS) and "overprompt_step_000040.png" in pictures
+    pictures = sorted(
+        p.name for p in (run / "elicit" / "samples").glob("*.png")
+    )  # cfg.grids = 2 checkpoints each
+    assert (
+        len(pictures) == 2 * len(protocols.PROTOCOLS) and "overprompt_step_000040.png" in pictures
+    )
     log = run / "trajectories.csv"
     trajectories = read_csv(log)
     steps = checkpoint.saved_steps(run)
@@ -178,10 +218,13 @@ def test_every_nth_checkpoint_and_always_the_last():
         chosen_steps([0, 4], 0)
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--protocols", "telepathy"], "unknown protocol 'telepathy'; valid: overprompt"),
-    (["--classes", "22"], "unknown class '22'; valid: 00, 01, 10, 11"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--protocols", "telepathy"], "unknown protocol 'telepathy'; valid: overprompt"),
+        (["--classes", "22"], "unknown class '22'; valid: 00, 01, 10, 11"),
+    ],
+)
 def test_cli_bad_input(run, capsys, args, message):
     assert main([str(run), *args]) == 2
     assert message in capsys.readouterr().err
@@ -215,13 +258,21 @@ def test_the_run_probe_reports_abstention_per_unreadable_kind(run):
     _, doc = load_run(run)
     report = json.loads((Path(doc["probe"]["path"]) / "probe.json").read_text())
     assert set(report["abstention"]) == set(unreadable.KINDS) | {"untrained-model"}
-    assert all(0 <= v <= 1 for v in report["abstention"].values()) and 0 <= report["min_readable"] <= 1
-    assert report["unreadable_threshold"] == 0.5 and all("readable" in row for row in report["evaluation"])
+    assert (
+        all(0 <= v <= 1 for v in report["abstention"].values()) and 0 <= report["min_readable"] <= 1
+    )
+    assert report["unreadable_threshold"] == 0.5 and all(
+        "readable" in row for row in report["evaluation"]
+    )
 
 
 def test_by_default_a_run_without_an_unconditional_model_skips_guidance(tmp_path, capsys):
     out = tmp_path / "r"
-    train(make_config("smoke", ["p_cfg=0", "steps=20", "evals=2", "save_every=10"]), out, progress=False)
+    train(
+        make_config("smoke", ["p_cfg=0", "steps=20", "evals=2", "save_every=10"]),
+        out,
+        progress=False,
+    )
     assert main([str(out), "--protocols", "cfg"]) == 2  # asked for by name: refused, naming why
     assert "trained with p_cfg=0 (no unconditional model); drop cfg" in capsys.readouterr().err
     assert main([str(out), "--classes", "11"]) == 0  # the default: every protocol the run supports

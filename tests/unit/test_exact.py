@@ -11,7 +11,9 @@ from theory.integrate import integrate, time_grid
 from theory.models import coupled, eq1, eq2, eq2_split, from_expression, get_model, notebook
 
 T25 = time_grid(25, 200)
-TIGHT = dict(method="loop", rtol=1e-13, atol=1e-15)  # DOP853, the reference of the issue's error bound
+TIGHT = dict(
+    method="loop", rtol=1e-13, atol=1e-15
+)  # DOP853, the reference of the issue's error bound
 unit = st.floats(0, 1)
 
 
@@ -25,17 +27,28 @@ def worst_error(land, t, values):
 @pytest.mark.parametrize("name", ["notebook", "eq1", "eq2", "eq2-split"])
 def test_the_paper_models_are_linear_in_z_and_the_coupled_one_is_not(name):
     assert exact.why_not_linear(get_model(name)) is None
-    assert exact.linear_form(get_model(name)).constant_a == (name != "eq2-split")  # its split well stiffens with S_1
+    assert exact.linear_form(get_model(name)).constant_a == (
+        name != "eq2-split"
+    )  # its split well stiffens with S_1
     assert "not linear" in exact.why_not_linear(coupled())
     assert integrate(get_model(name), T25, method="auto").method == "exact"
     assert integrate(coupled(), T25, method="auto").method == "stacked"
 
 
-@pytest.mark.parametrize("energy,why", [
-    ("(z1 - z2)**2/2 + (z2 - 1)**2/2", "the flow of color depends on z_size (a coupled linear system)"),
-    ("(z1 - 1)**4/4 + (z2 - t)**2/2", "the flow of color is not linear in z_color"),
-    ("sigmoid(z2 - 3)*(z1 - 1)**2/2 + z2**2/2", "the flow of color is not linear in z_color (∂f/∂z depends on the state)"),
-])
+@pytest.mark.parametrize(
+    "energy,why",
+    [
+        (
+            "(z1 - z2)**2/2 + (z2 - 1)**2/2",
+            "the flow of color depends on z_size (a coupled linear system)",
+        ),
+        ("(z1 - 1)**4/4 + (z2 - t)**2/2", "the flow of color is not linear in z_color"),
+        (
+            "sigmoid(z2 - 3)*(z1 - 1)**2/2 + z2**2/2",
+            "the flow of color is not linear in z_color (∂f/∂z depends on the state)",
+        ),
+    ],
+)
 def test_other_flows_are_refused_by_name_with_the_reason(energy, why):
     land = from_expression(energy)
     assert why in exact.why_not_linear(land)
@@ -45,11 +58,18 @@ def test_other_flows_are_refused_by_name_with_the_reason(energy, why):
 
 
 @settings(max_examples=25)
-@given(lam=st.tuples(st.floats(0.05, 6), st.floats(0.05, 6)), t_switch=st.tuples(st.floats(0, 22), st.floats(0, 22)),
-       k=st.tuples(st.floats(0.2, 8), st.floats(0.2, 8)), z_bias=st.tuples(unit, unit), z_target=st.tuples(unit, unit),
-       z0=st.tuples(unit, unit))
+@given(
+    lam=st.tuples(st.floats(0.05, 6), st.floats(0.05, 6)),
+    t_switch=st.tuples(st.floats(0, 22), st.floats(0, 22)),
+    k=st.tuples(st.floats(0.2, 8), st.floats(0.2, 8)),
+    z_bias=st.tuples(unit, unit),
+    z_target=st.tuples(unit, unit),
+    z0=st.tuples(unit, unit),
+)
 def test_eq1_matches_dop853_to_1e_9(lam, t_switch, k, z_bias, z_target, z0):
-    err, _ = worst_error(eq1(), T25, dict(lam=lam, t_switch=t_switch, k=k, z_bias=z_bias, z_target=z_target, z0=z0))
+    err, _ = worst_error(
+        eq1(), T25, dict(lam=lam, t_switch=t_switch, k=k, z_bias=z_bias, z_target=z_target, z0=z0)
+    )
     assert err < 1e-9
 
 
@@ -71,15 +91,22 @@ def test_a_batch_mixes_shared_and_per_trajectory_gates():
     """Shared gate times are integrated once per time; batched ones per trajectory: both paths, one batch."""
     rng = np.random.default_rng(3)
     n = 40
-    values = {"lam": rng.uniform(0.1, 4, (n, 2)), "t_switch": np.c_[rng.uniform(0, 20, n), np.full(n, 3.0)],
-              "k": (1.5, 0.7), "z_bias": rng.uniform(0, 1, (n, 2)), "z0": rng.uniform(0, 1, (n, 2))}
+    values = {
+        "lam": rng.uniform(0.1, 4, (n, 2)),
+        "t_switch": np.c_[rng.uniform(0, 20, n), np.full(n, 3.0)],
+        "k": (1.5, 0.7),
+        "z_bias": rng.uniform(0, 1, (n, 2)),
+        "z0": rng.uniform(0, 1, (n, 2)),
+    }
     err, sol = worst_error(eq1(), T25, values)
     assert err < 1e-9 and sol.z.shape == (n, 200, 2)
 
 
 def test_decay_rates_that_change_with_time_and_irregular_output_times():
-    land = from_expression("(1 + sigmoid(2*(t - 4)))*lam*(z1 - 1)**2/2 + (1 + t/10)*(z2 - sigmoid(t - 6))**2/2",
-                           {"lam": 1.0})
+    land = from_expression(
+        "(1 + sigmoid(2*(t - 4)))*lam*(z1 - 1)**2/2 + (1 + t/10)*(z2 - sigmoid(t - 6))**2/2",
+        {"lam": 1.0},
+    )
     assert not exact.linear_form(land).constant_a
     t = np.concatenate([[0.5], 0.5 + np.cumsum(np.random.default_rng(1).exponential(0.4, 50))])
     err, sol = worst_error(land, t, {"lam": np.array([0.2, 1.0, 3.0])})
@@ -89,40 +116,59 @@ def test_decay_rates_that_change_with_time_and_irregular_output_times():
 def test_class_00_is_the_closed_form():
     lam = np.array([[0.2, 3.0], [1.0, 1.0], [40.0, 0.25]])
     sol = integrate(eq1(), T25, {"lam": lam, "z_bias": 0.0, "z_target": 0.0}, method="exact")
-    np.testing.assert_allclose(sol.z, 0.5 * np.exp(-lam[:, None, :] * T25[None, :, None]), rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(
+        sol.z, 0.5 * np.exp(-lam[:, None, :] * T25[None, :, None]), rtol=1e-12, atol=1e-15
+    )
 
 
 def test_the_hand_written_ode_agrees():
     t = np.linspace(0, 30, 301)
     args = (0.3, 2.0), (9.0, 1.0), (1.5, 0.7), (0.0, 1.0), (1.0, 0.8)
-    got = integrate(eq1(), t, dict(zip(("lam", "t_switch", "k", "z_bias", "z_target"), args)), method="exact")
+    got = integrate(
+        eq1(), t, dict(zip(("lam", "t_switch", "k", "z_bias", "z_target"), args)), method="exact"
+    )
     ref = reference.solve(reference.eq1_rhs(*args), (0.5, 0.5), t)
     np.testing.assert_allclose(got.z[0], ref, atol=1e-9)
 
 
 def test_the_refinement_is_reported_and_follows_the_tolerance():
-    values = {"lam": (1.0, 1.0), "k": (6.0, 6.0)}  # steep gates: more than one subinterval per output interval
+    values = {
+        "lam": (1.0, 1.0),
+        "k": (6.0, 6.0),
+    }  # steep gates: more than one subinterval per output interval
     loose = integrate(eq1(), T25, values, method="exact", rtol=1e-5, atol=1e-7)
     tight = integrate(eq1(), T25, values, method="exact", rtol=1e-12, atol=1e-14)
     ref = integrate(eq1(), T25, values, **TIGHT)
     assert loose.exact.subdivisions < tight.exact.subdivisions
     assert np.abs(tight.z - ref.z).max() < 1e-11
-    assert np.abs(loose.z - ref.z).max() <= loose.exact.difference  # the returned error is below the estimate
+    assert (
+        np.abs(loose.z - ref.z).max() <= loose.exact.difference
+    )  # the returned error is below the estimate
 
 
 def test_trajectories_refine_on_their_own():
     """A steep gate refines further than its gentle neighbours; each is accepted where it converged."""
     k = np.array([[0.5, 0.5], [12.0, 12.0], [0.5, 0.5], [30.0, 1.0], [1.0, 1.0]])
-    values = {"k": k, "t_switch": np.array([[6.0, 0.0], [6.03, 3.01], [6.0, 0.0], [9.07, 0.0], [2.0, 1.0]])}
+    values = {
+        "k": k,
+        "t_switch": np.array([[6.0, 0.0], [6.03, 3.01], [6.0, 0.0], [9.07, 0.0], [2.0, 1.0]]),
+    }
     err, sol = worst_error(eq1(), T25, values)
     assert err < 1e-9 and sol.exact.subdivisions >= 8
 
 
 def test_a_gate_too_steep_for_the_cap_fails_visibly(monkeypatch):
     monkeypatch.setattr(exact, "MAX_SUBDIVISIONS", 2)
-    values = {"k": np.array([[200.0, 2.0], [1.0, 1.0]]), "t_switch": np.array([[6.01, 0.0], [6.0, 0.0]])}
+    values = {
+        "k": np.array([[200.0, 2.0], [1.0, 1.0]]),
+        "t_switch": np.array([[6.01, 0.0], [6.0, 0.0]]),
+    }
     sol = integrate(eq1(), T25, values, method="exact", rtol=1e-12, atol=1e-14)
-    assert not sol.success and sol.status.tolist() == [1, 0] and "1 of 2 trajectories failed" in sol.message
+    assert (
+        not sol.success
+        and sol.status.tolist() == [1, 0]
+        and "1 of 2 trajectories failed" in sol.message
+    )
     assert np.isnan(sol.z[0]).all() and np.isfinite(sol.z[1]).all()
 
 
@@ -130,4 +176,6 @@ def test_chunks_give_the_same_paths(monkeypatch):
     values = {"lam": np.random.default_rng(2).uniform(0.1, 3, (30, 2))}
     whole = integrate(eq1(), T25, values, method="exact").z
     monkeypatch.setattr(exact, "CHUNK_ELEMENTS", 1)  # one trajectory at a time
-    np.testing.assert_allclose(integrate(eq1(), T25, values, method="exact").z, whole, rtol=0, atol=1e-14)
+    np.testing.assert_allclose(
+        integrate(eq1(), T25, values, method="exact").z, whole, rtol=0, atol=1e-14
+    )

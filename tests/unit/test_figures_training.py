@@ -20,9 +20,13 @@ def path(*corners):
 
 
 def trajectories(held):
-    learned = np.clip(STEPS / 1000, 0, 1)  # training classes drawn from step 500 on (mean accuracy >= 0.5)
-    out = [Trajectory(STEPS, path((0.5, 0.5), c, c), ("color", "size"), lab, accuracy=learned)
-           for lab, c in (("00", (0, 0)), ("01", (0, 1)), ("10", (1, 0)))]
+    learned = np.clip(
+        STEPS / 1000, 0, 1
+    )  # training classes drawn from step 500 on (mean accuracy >= 0.5)
+    out = [
+        Trajectory(STEPS, path((0.5, 0.5), c, c), ("color", "size"), lab, accuracy=learned)
+        for lab, c in (("00", (0, 0)), ("01", (0, 1)), ("10", (1, 0)))
+    ]
     return out + [Trajectory(STEPS, held, ("color", "size"), "11", accuracy=np.zeros(STEPS.size))]
 
 
@@ -41,10 +45,14 @@ def test_cli_draws_and_reports_bad_input(tmp_path, capsys):
     run = tmp_path / "run"
     write_csv(run / "trajectories.csv", trajectories(path((0.5, 0.5), (0.95, 0.05), (1.0, 1.0))))
     assert main([str(run)]) == 0
-    assert "python -m fitting.turn" in capsys.readouterr().out  # no turn.json yet: the figure says how to get one
+    assert (
+        "python -m fitting.turn" in capsys.readouterr().out
+    )  # no turn.json yet: the figure says how to get one
     assert turns([str(run)]) == 0
     doc = json.loads((run / "turn.json").read_text())
-    assert [(t["class"], t["protocol"]) for t in doc["turns"]] == [("11", "naive")] and doc["turns"][0]["turn_step"] > 0
+    assert [(t["class"], t["protocol"]) for t in doc["turns"]] == [("11", "naive")] and doc[
+        "turns"
+    ][0]["turn_step"] > 0
     assert main([str(run)]) == 0
     assert "fitting.turn" not in capsys.readouterr().out
     assert (run / "concept_space.png").stat().st_size > 10_000
@@ -62,17 +70,24 @@ def test_turn_thresholds_and_classes_are_flags(tmp_path, capsys):
     write_csv(run / "trajectories.csv", trajectories(path((0.5, 0.5), (0.95, 0.05), (1.0, 1.0))))
     assert turns([str(run), "--class", "11,01"]) == 0
     doc = json.loads((run / "turn.json").read_text())
-    assert [t["class"] for t in doc["turns"]] == ["01", "11"] and (doc["min_dev"], doc["min_angle"]) == (0.05, 30.0)
+    assert [t["class"] for t in doc["turns"]] == ["01", "11"] and (
+        doc["min_dev"],
+        doc["min_angle"],
+    ) == (0.05, 30.0)
     assert doc["turns"][1]["turn_step"] > 0
-    assert turns([str(run), "--min-angle", "150"]) == 0  # the path bends by about 130 degrees: not a turn at 150
+    assert (
+        turns([str(run), "--min-angle", "150"]) == 0
+    )  # the path bends by about 130 degrees: not a turn at 150
     doc = json.loads((run / "turn.json").read_text())
     assert doc["min_angle"] == 150 and doc["turns"][0]["turn_step"] is None
     assert turns([str(run), "--min-dev", "0.9"]) == 0  # nor when it must lie 0.9 from the chord
     assert json.loads((run / "turn.json").read_text())["turns"][0]["turn_step"] is None
-    for argv, message in ((["--class", "22"], "no class 22; the log has 00, 01, 10, 11"),
-                          (["--class", ","], "give one or more class labels"),
-                          (["--min-dev", "-1"], "--min-dev -1.0: give a distance >= 0"),
-                          (["--min-angle", "nan"], "--min-angle nan: give degrees in [0, 180]")):
+    for argv, message in (
+        (["--class", "22"], "no class 22; the log has 00, 01, 10, 11"),
+        (["--class", ","], "give one or more class labels"),
+        (["--min-dev", "-1"], "--min-dev -1.0: give a distance >= 0"),
+        (["--min-angle", "nan"], "--min-angle nan: give degrees in [0, 180]"),
+    ):
         assert turns([str(run), *argv]) == 2
         assert message in capsys.readouterr().err
 
@@ -96,16 +111,25 @@ def test_missing_points_and_shares_are_drawn_and_skipped_by_the_analyses(tmp_pat
     ts = trajectories(path((0.5, 0.5), (0.95, 0.05), (1.0, 1.0)))
     held = ts[-1]
     z = held.z.copy()
-    gone = (np.arange(STEPS.size) < 4) | np.isin(np.arange(STEPS.size), [7, 8])  # steps 0-300, 700, 800: nothing readable
+    gone = (np.arange(STEPS.size) < 4) | np.isin(
+        np.arange(STEPS.size), [7, 8]
+    )  # steps 0-300, 700, 800: nothing readable
     z[gone] = np.nan
     unread = gone.astype(float)
-    shares = {"share_10": tuple(repr(0.0 if u else 0.7) for u in unread), "share_11": tuple(repr(0.0 if u else 0.3) for u in unread),
-              "share_unreadable": tuple(repr(float(u)) for u in unread)}
+    shares = {
+        "share_10": tuple(repr(0.0 if u else 0.7) for u in unread),
+        "share_11": tuple(repr(0.0 if u else 0.3) for u in unread),
+        "share_unreadable": tuple(repr(float(u)) for u in unread),
+    }
     ts[-1] = Trajectory(STEPS, z, held.concepts, "11", accuracy=held.accuracy, extra=shares)
     turn = held_out_turn(ts[-1], ts)
     assert turn is not None and np.linalg.norm(np.array(turn.point) - (0.95, 0.05)) < 0.1
     record = analyse(ts[-1], "eq1", n_boot=0)[0]
-    assert record["turn_step"] is not None and np.isfinite(record["rmse"]) and record["n_points"] == STEPS.size
+    assert (
+        record["turn_step"] is not None
+        and np.isfinite(record["rmse"])
+        and record["n_points"] == STEPS.size
+    )
     assert record["threshold_steps"]["50%"]["z_color"] is not None
     run = tmp_path / "run"
     write_csv(run / "trajectories.csv", ts)

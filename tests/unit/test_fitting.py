@@ -23,8 +23,14 @@ def simulated(land, values, steps=STEPS, label="11", noise=0.0, seed=0, concepts
     return Trajectory(steps, z, concepts or land.concepts, label, "naive", seed, "test")
 
 
-EQ1_TRUTH = {"lam": np.array([20, 12]) / SPAN, "k": 60 / SPAN, "t_switch": np.array([9_000.0, 0.0]),
-             "z_bias": np.array([0.1, 1.0]), "z_target": np.ones(2), "z0": np.array([0.45, 0.55])}
+EQ1_TRUTH = {
+    "lam": np.array([20, 12]) / SPAN,
+    "k": 60 / SPAN,
+    "t_switch": np.array([9_000.0, 0.0]),
+    "z_bias": np.array([0.1, 1.0]),
+    "z_target": np.ones(2),
+    "z0": np.array([0.45, 0.55]),
+}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -49,7 +55,9 @@ def test_settled_step_ignores_transient_excursions():
     assert settled_step(step, y, 0.0) == 0
     assert settled_step(step, y, 0.999) is None  # never
     assert settled_step(step, np.r_[y[:-1], 0.2], 0.5) is None  # ends below the level
-    assert settled_step(step, np.r_[y[:-1], np.nan], 0.5) is None  # a missing last point is not "above"
+    assert (
+        settled_step(step, np.r_[y[:-1], np.nan], 0.5) is None
+    )  # a missing last point is not "above"
 
 
 @settings(max_examples=50, deadline=None)
@@ -94,7 +102,11 @@ def test_logistic_needs_points():
 def test_turn_of_a_corner_path_and_no_turn_for_a_straight_one():
     t = np.linspace(0, 10, 41)
     leg = np.clip(t / 5, 0, 1)[:, None]
-    corner = np.where(t[:, None] <= 5, [0.5, 0.5] + leg * [-0.4, 0.4], [0.1, 0.9] + (t[:, None] - 5) / 5 * [0.9, 0.1])
+    corner = np.where(
+        t[:, None] <= 5,
+        [0.5, 0.5] + leg * [-0.4, 0.4],
+        [0.1, 0.9] + (t[:, None] - 5) / 5 * [0.9, 0.1],
+    )
     turn = find_turn(t, corner)
     assert turn.step == pytest.approx(5.0, abs=0.3) and turn.angle > 90
     assert turn.ci[0] <= turn.step <= turn.ci[1]
@@ -111,7 +123,10 @@ def test_eq1_clean_recovery():
     fit = fit_model(simulated(eq1(), EQ1_TRUTH), "eq1")
     assert fit.success and fit.rmse < 1e-6
     assert fit.params["t_switch"][0] == pytest.approx(9000, abs=1)
-    assert fit.params["t_switch"][1] is None and fit.identifiable == [True, False]  # size never switches
+    assert fit.params["t_switch"][1] is None and fit.identifiable == [
+        True,
+        False,
+    ]  # size never switches
     np.testing.assert_allclose(fit.params["lam"], EQ1_TRUTH["lam"], rtol=1e-3)
     assert fit.params["k"] == pytest.approx(EQ1_TRUTH["k"], rel=1e-3)
     np.testing.assert_allclose(fit.params["z_bias"][0], 0.1, atol=1e-4)
@@ -136,7 +151,9 @@ def test_notebook_clean_recovery():
 
 
 def test_fixing_parameters():
-    fit = fit_model(simulated(eq1(), EQ1_TRUTH), "eq1", fix={"k": EQ1_TRUTH["k"], "z0": [0.45, 0.55]})
+    fit = fit_model(
+        simulated(eq1(), EQ1_TRUTH), "eq1", fix={"k": EQ1_TRUTH["k"], "z0": [0.45, 0.55]}
+    )
     assert fit.params["k"] == pytest.approx(EQ1_TRUTH["k"]) and fit.ci["k"] == [fit.params["k"]] * 2
     with pytest.raises(ValueError, match=r"cannot fix \['alpha'\]"):
         fit_model(simulated(eq1(), EQ1_TRUTH), "eq1", fix={"alpha": 1.0})

@@ -12,15 +12,18 @@ from theory.trajectory import read_csv, write_csv
 T25 = time_grid(25, 200)
 
 
-@pytest.mark.parametrize("a,z_end,area", [
-    # equations.md section 2: the authors' notebook re-integrated with DOP853, rtol 1e-10
-    (1.0, (0.9062, 0.9062), 0.0),
-    (9 / 7, (0.8833, 0.9294), -0.0331),
-    (2.0, (0.8508, 0.9627), -0.0809),
-    (3.0, (0.8331, 0.9815), -0.1083),
-    (5.0, (0.8227, 0.9929), -0.1256),
-    (0.5, (0.9627, 0.8508), 0.0809),
-])
+@pytest.mark.parametrize(
+    "a,z_end,area",
+    [
+        # equations.md section 2: the authors' notebook re-integrated with DOP853, rtol 1e-10
+        (1.0, (0.9062, 0.9062), 0.0),
+        (9 / 7, (0.8833, 0.9294), -0.0331),
+        (2.0, (0.8508, 0.9627), -0.0809),
+        (3.0, (0.8331, 0.9815), -0.1083),
+        (5.0, (0.8227, 0.9929), -0.1256),
+        (0.5, (0.9627, 0.8508), 0.0809),
+    ],
+)
 def test_notebook_reproduces_the_published_numbers(a, z_end, area):
     sol = integrate(notebook(), T25, {"a": a}, method="loop")
     np.testing.assert_allclose(sol.z[0, -1], z_end, atol=6e-5)
@@ -28,7 +31,9 @@ def test_notebook_reproduces_the_published_numbers(a, z_end, area):
 
 
 def test_notebook_dip_and_long_run_limit():
-    sol = integrate(notebook(), np.linspace(0, 25, 2001), {"a": np.array([2.0, 3.0, 5.0])}, method="stacked")
+    sol = integrate(
+        notebook(), np.linspace(0, 25, 2001), {"a": np.array([2.0, 3.0, 5.0])}, method="stacked"
+    )
     np.testing.assert_allclose(sol.z[:, :, 0].min(axis=1), [0.4281, 0.3557, 0.3079], atol=2e-4)
     sol = integrate(notebook(), time_grid(200, 50), {"a": 3.0}, method="loop")
     np.testing.assert_allclose(sol.z[0, -1], (1.0, 1.0), atol=1e-4)
@@ -42,7 +47,9 @@ def test_eq1_default_dips_toward_01_then_learns_color():
     assert t[z[:, 0].argmin()] == pytest.approx(3.9, abs=0.05)
     assert first_crossing(t, z[:, 0], 0.8) == pytest.approx(7.97, abs=0.01)
     dist = np.linalg.norm(z - 1, axis=1)
-    assert dist[0] == pytest.approx(0.707, abs=1e-3) and dist.max() == pytest.approx(0.985, abs=2e-3)
+    assert dist[0] == pytest.approx(0.707, abs=1e-3) and dist.max() == pytest.approx(
+        0.985, abs=2e-3
+    )
     assert signed_area(z) == pytest.approx(-0.249, abs=2e-3)
 
 
@@ -61,13 +68,27 @@ def test_batched_paths_match_solve_ivp_loop(name, method):
     rng = np.random.default_rng(0)
     n = 12
     if name == "notebook":
-        values = {"a": rng.uniform(0.2, 5, n), "k": rng.uniform(0.05, 2, n), "t0": rng.uniform(0, 15, n)}
+        values = {
+            "a": rng.uniform(0.2, 5, n),
+            "k": rng.uniform(0.05, 2, n),
+            "t0": rng.uniform(0, 15, n),
+        }
     elif name == "coupled":
-        values = {"lam": rng.uniform(0.1, 3, (n, 2)), "kappa": rng.uniform(1, 40, n), "theta": rng.uniform(0.3, 1, n),
-                  "z_bias": rng.uniform(0, 1, (n, 2)), "z0": rng.uniform(0, 1, (n, 2))}
+        values = {
+            "lam": rng.uniform(0.1, 3, (n, 2)),
+            "kappa": rng.uniform(1, 40, n),
+            "theta": rng.uniform(0.3, 1, n),
+            "z_bias": rng.uniform(0, 1, (n, 2)),
+            "z0": rng.uniform(0, 1, (n, 2)),
+        }
     else:
-        values = {"lam": rng.uniform(0.1, 3, (n, 2)), "t_switch": rng.uniform(0, 15, (n, 2)),
-                  "k": rng.uniform(0.3, 4, (n, 2)), "z_bias": rng.uniform(0, 1, (n, 2)), "z0": rng.uniform(0, 1, (n, 2))}
+        values = {
+            "lam": rng.uniform(0.1, 3, (n, 2)),
+            "t_switch": rng.uniform(0, 15, (n, 2)),
+            "k": rng.uniform(0.3, 4, (n, 2)),
+            "z_bias": rng.uniform(0, 1, (n, 2)),
+            "z0": rng.uniform(0, 1, (n, 2)),
+        }
         if name != "eq1":
             values |= {"p": rng.uniform(0, 1, n), "beta": rng.uniform(0, 1, n)}
     if method == "exact" and name == "coupled":  # its gates read the state: no exact path
@@ -84,14 +105,18 @@ def test_dopri_matches_an_independent_hand_written_ode():
     lam, ts, k, zb, zt = (0.3, 2.0), (9.0, 1.0), (1.5, 0.7), (0.0, 1.0), (1.0, 0.8)
     z0 = (0.4, 0.6)
     ref = reference.solve(reference.eq1_rhs(lam, ts, k, zb, zt), z0, T25)
-    got = integrate(eq1(), T25, {"lam": lam, "t_switch": ts, "k": k, "z_bias": zb, "z_target": zt, "z0": z0})
+    got = integrate(
+        eq1(), T25, {"lam": lam, "t_switch": ts, "k": k, "z_bias": zb, "z_target": zt, "z0": z0}
+    )
     np.testing.assert_allclose(got.z[0], ref, atol=1e-8)
 
 
 def test_more_concepts():
     land = eq1(3)
     sol = integrate(land, T25, {"t_switch": (4.0, 0.0, 8.0), "z_bias": (0.0, 1.0, 0.2)})
-    ref = reference.solve(reference.eq1_rhs((1, 1, 1), (4, 0, 8), (2, 2, 2), (0, 1, 0.2), (1, 1, 1)), (0.5,) * 3, T25)
+    ref = reference.solve(
+        reference.eq1_rhs((1, 1, 1), (4, 0, 8), (2, 2, 2), (0, 1, 0.2), (1, 1, 1)), (0.5,) * 3, T25
+    )
     np.testing.assert_allclose(sol.z[0], ref, atol=1e-8)
 
 
@@ -111,15 +136,25 @@ def test_failed_solves_are_reported_not_hidden():
     from theory import dopri
 
     land = eq1()
-    out, status = dopri.solve(kernel(land), T25, np.full((2, 2), 0.5), land.pack(land.resolve({"lam": np.ones((2, 2))})),
-                              rtol=1e-9, atol=1e-11, max_steps=5)
+    out, status = dopri.solve(
+        kernel(land),
+        T25,
+        np.full((2, 2), 0.5),
+        land.pack(land.resolve({"lam": np.ones((2, 2))})),
+        rtol=1e-9,
+        atol=1e-11,
+        max_steps=5,
+    )
     assert (status == dopri.TOO_MANY_STEPS).all()
 
 
-@pytest.mark.parametrize("kwargs,message", [
-    ({"method": "euler"}, "unknown method 'euler'; valid: dopri, stacked, loop, exact, auto"),
-    ({"rtol": 0.0}, "rtol and atol must be > 0"),
-])
+@pytest.mark.parametrize(
+    "kwargs,message",
+    [
+        ({"method": "euler"}, "unknown method 'euler'; valid: dopri, stacked, loop, exact, auto"),
+        ({"rtol": 0.0}, "rtol and atol must be > 0"),
+    ],
+)
 def test_bad_integrator_options(kwargs, message):
     with pytest.raises(ValueError, match=message):
         integrate(eq1(), T25, **kwargs)
@@ -169,14 +204,18 @@ def test_dopri_on_irregular_output_times():
     t = np.concatenate([[1.5], 1.5 + np.cumsum(np.random.default_rng(4).exponential(0.3, 60))])
     values = {"lam": (0.7, 1.3), "t_switch": (5.0, 2.0), "z_bias": (0.0, 1.0), "z0": (0.3, 0.9)}
     got = integrate(eq1(), t, values)
-    ref = reference.solve(reference.eq1_rhs((0.7, 1.3), (5, 2), (2, 2), (0, 1), (1, 1)), (0.3, 0.9), t)
+    ref = reference.solve(
+        reference.eq1_rhs((0.7, 1.3), (5, 2), (2, 2), (0, 1), (1, 1)), (0.3, 0.9), t
+    )
     np.testing.assert_allclose(got.z[0], ref, atol=1e-8)
     assert got.z[0, 0].tolist() == [0.3, 0.9]
 
 
 @pytest.mark.parametrize("rtol", [1e-4, 1e-6, 1e-8])
 def test_dopri_error_follows_the_tolerance(rtol):
-    ref = integrate(notebook(), T25, {"a": np.array([0.3, 1.0, 4.0])}, method="loop", rtol=1e-13, atol=1e-15)
+    ref = integrate(
+        notebook(), T25, {"a": np.array([0.3, 1.0, 4.0])}, method="loop", rtol=1e-13, atol=1e-15
+    )
     got = integrate(notebook(), T25, {"a": np.array([0.3, 1.0, 4.0])}, rtol=rtol, atol=rtol * 1e-2)
     err = np.abs(got.z - ref.z).max()
     assert rtol * 1e-3 < err < rtol * 10
@@ -194,8 +233,14 @@ def test_auto_method_picks_exact_where_linear_else_stacked_for_few_and_dopri_for
 @pytest.mark.parametrize("z0", [1e-13, 1e-9, 0.0])
 def test_a_start_just_above_zero_does_not_underflow_the_first_step(z0):
     # |z0| a thousandth of atol: the initial-step heuristic asked for a 1e-15 step and failed at once
-    params = {"lam": np.array([[50.0, 6.0]]), "t_switch": np.array([[0.01, 0.4]]), "z_bias": np.array([[1.0, 1.0]]),
-              "z_target": np.array([[0.06, 1.0]]), "k": np.array([[7.5]]), "z0": np.array([[z0, z0]])}
+    params = {
+        "lam": np.array([[50.0, 6.0]]),
+        "t_switch": np.array([[0.01, 0.4]]),
+        "z_bias": np.array([[1.0, 1.0]]),
+        "z_target": np.array([[0.06, 1.0]]),
+        "k": np.array([[7.5]]),
+        "z0": np.array([[z0, z0]]),
+    }
     t = np.linspace(0, 1, 50)
     fast = integrate(eq1(2), t, params, method="dopri", rtol=1e-8, atol=1e-10)
     slow = integrate(eq1(2), t, params, method="stacked", rtol=1e-10, atol=1e-12)

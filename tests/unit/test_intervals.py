@@ -35,7 +35,9 @@ def run_bootstrap(gen, values):
 @pytest.mark.parametrize("levels", [2, 3, 4, 6])
 @pytest.mark.parametrize("level_sd", [0.0, 0.5, 2.0])
 @pytest.mark.parametrize("sizes", [(1, 1), (2, 7)], ids=["one-run-a-level", "2-to-7-runs-a-level"])
-def test_the_nominal_95_percent_covers_at_least_90_percent_of_simulated_sweeps(levels, level_sd, sizes):
+def test_the_nominal_95_percent_covers_at_least_90_percent_of_simulated_sweeps(
+    levels, level_sd, sizes
+):
     gen = np.random.default_rng(levels * 100 + int(level_sd * 10) + sizes[1])
     hits = 0
     for _ in range(400):
@@ -66,17 +68,30 @@ def test_one_run_a_cluster_is_the_ordinary_t_interval(values):
 def test_equal_clusters_give_the_t_interval_of_the_cluster_means(groups):
     values = [v for g in groups for v in g]
     got = clustered_mean(values, [i for i, g in enumerate(groups) for _ in g])
-    assert got["ci95"] == pytest.approx(t_interval(np.array(groups).mean(axis=1)), rel=1e-7, abs=1e-9)
+    assert got["ci95"] == pytest.approx(
+        t_interval(np.array(groups).mean(axis=1)), rel=1e-7, abs=1e-9
+    )
 
 
 def test_one_cluster_has_a_mean_and_no_interval():
     got = clustered_mean([0.1, 0.3, 0.2], ["a", "a", "a"])
-    assert got["mean"] == pytest.approx(0.2) and got["ci95"] is None and got["se"] is None and got["df"] == 0
+    assert (
+        got["mean"] == pytest.approx(0.2)
+        and got["ci95"] is None
+        and got["se"] is None
+        and got["df"] == 0
+    )
 
 
-@pytest.mark.parametrize("values, clusters, match", [
-    ([], [], "non-empty"), ([1.0, 2.0], [0], "2 values but 1 cluster labels"),
-    ([1.0, float("nan")], [0, 1], "finite"), ([[1.0]], [0], "non-empty list of numbers")])
+@pytest.mark.parametrize(
+    "values, clusters, match",
+    [
+        ([], [], "non-empty"),
+        ([1.0, 2.0], [0], "2 values but 1 cluster labels"),
+        ([1.0, float("nan")], [0, 1], "finite"),
+        ([[1.0]], [0], "non-empty list of numbers"),
+    ],
+)
 def test_bad_input_is_refused_by_name(values, clusters, match):
     with pytest.raises(ValueError, match=match):
         clustered_mean(values, clusters)

@@ -27,7 +27,9 @@ print(json.dumps({"hits": sum(run.stats.cache_hits.values()), "misses": sum(run.
 
 def child(cache: str) -> dict:
     env = {**os.environ, "NUMBA_CACHE_DIR": cache}
-    out = subprocess.run([sys.executable, "-c", CHILD], capture_output=True, text=True, env=env, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", CHILD], capture_output=True, text=True, env=env, check=True
+    ).stdout
     return json.loads(out.strip().splitlines()[-1])
 
 
@@ -35,7 +37,9 @@ def test_a_second_process_loads_the_kernel_from_the_cache(tmp_path):
     first, second = child(str(tmp_path)), child(str(tmp_path))
     assert first["hits"] == 0 and first["misses"] == 1  # compiled, and written to the cache
     assert second["hits"] == 1 and second["misses"] == 0  # loaded, not compiled
-    assert first["module"] == second["module"] and first["module"].startswith("concept_dynamics_kernel_")
+    assert first["module"] == second["module"] and first["module"].startswith(
+        "concept_dynamics_kernel_"
+    )
     np.testing.assert_array_equal(first["last"], second["last"])
     generated = list((tmp_path / "concept-dynamics-kernels").glob("concept_dynamics_kernel_*.py"))
     assert len(generated) == 1 and "def flow(t, z, p, out):" in generated[0].read_text()
@@ -45,9 +49,14 @@ def test_the_cached_kernel_equals_the_in_memory_one(tmp_path, monkeypatch):
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
     land = eq1()
     t = time_grid(25, 40)
-    z0, p = np.full((5, 2), 0.5), land.pack(land.resolve({"t_switch": np.c_[np.linspace(2, 12, 5), np.zeros(5)]}))
-    cached, memory = dopri.solve(kernels.load(land.flow_source), t, z0, p, rtol=1e-9, atol=1e-11), \
-        dopri.solve(dopri.kernel(land.flow_source), t, z0, p, rtol=1e-9, atol=1e-11)
+    z0, p = (
+        np.full((5, 2), 0.5),
+        land.pack(land.resolve({"t_switch": np.c_[np.linspace(2, 12, 5), np.zeros(5)]})),
+    )
+    cached, memory = (
+        dopri.solve(kernels.load(land.flow_source), t, z0, p, rtol=1e-9, atol=1e-11),
+        dopri.solve(dopri.kernel(land.flow_source), t, z0, p, rtol=1e-9, atol=1e-11),
+    )
     np.testing.assert_array_equal(cached[0], memory[0])
     assert not cached[1].any()
 
@@ -59,7 +68,9 @@ def test_an_unwritable_cache_falls_back_to_compiling_in_memory(tmp_path, monkeyp
     land = from_expression("(z1 - 0.25)**2 + (z2 - 0.75)**2 / 3")  # a flow no other test has loaded
     run = kernels.load(land.flow_source)
     assert not str(run.__module__).startswith("concept_dynamics_kernel_")
-    z, status = dopri.solve(run, time_grid(10, 5), np.full((1, 2), 0.5), np.empty((1, 0)), rtol=1e-9, atol=1e-11)
+    z, status = dopri.solve(
+        run, time_grid(10, 5), np.full((1, 2), 0.5), np.empty((1, 0)), rtol=1e-9, atol=1e-11
+    )
     assert not status.any() and abs(z[0, -1, 0] - 0.25) < 1e-3
 
 

@@ -9,12 +9,30 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from empirical.data import DataConfig, sample  # noqa: E402
-from empirical.probe import (ProbeConfig, abstention, content_hash, coordinates, ece, evaluate, load, main, save,  # noqa: E402
-                             train)
+from empirical.probe import (  # noqa: E402
+    ProbeConfig,
+    abstention,
+    content_hash,
+    coordinates,
+    ece,
+    evaluate,
+    load,
+    main,
+    save,
+    train,
+)
 from empirical import unreadable  # noqa: E402
 
-FAST = ProbeConfig(setup="2x2", resolution=16, channels=8, steps=500, batch=32, train_per_class=256, lr=3e-3,
-                   eval_seps={"color": [0.4, 0.8], "size": [0.4]})
+FAST = ProbeConfig(
+    setup="2x2",
+    resolution=16,
+    channels=8,
+    steps=500,
+    batch=32,
+    train_per_class=256,
+    lr=3e-3,
+    eval_seps={"color": [0.4, 0.8], "size": [0.4]},
+)
 
 
 @pytest.fixture(scope="module")
@@ -27,7 +45,11 @@ def test_probe_learns_a_small_setup_well_above_chance(trained):
     model, report = trained
     rows = evaluate(model, FAST, per_class=64)
     for row in rows:
-        assert row["color"]["accuracy"] > 0.9 and row["size"]["accuracy"] > 0.9 and row["readable"] > 0.9, row
+        assert (
+            row["color"]["accuracy"] > 0.9
+            and row["size"]["accuracy"] > 0.9
+            and row["readable"] > 0.9
+        ), row
     assert report["train_images"] == 4 * 256 and report["train_unreadable_images"] > 900
 
 
@@ -42,13 +64,17 @@ def test_every_unreadable_kind_draws_valid_images():
     rng = np.random.default_rng(0)
     for name, kind in unreadable.KINDS.items():
         x = kind(5, 16, rng)
-        assert x.shape == (5, 3, 16, 16) and x.dtype == np.float32 and 0 <= x.min() and x.max() <= 1, name
+        assert (
+            x.shape == (5, 3, 16, 16) and x.dtype == np.float32 and 0 <= x.min() and x.max() <= 1
+        ), name
 
 
 def test_nothing_readable_gives_a_missing_point_and_zero_accuracy(trained):
     res = coordinates(trained[0], unreadable.noise(32, 16, np.random.default_rng(1)), target=(1, 1))
     assert np.isnan(res["z"]).all() and np.isnan(res["per_sample"]).all()
-    assert res["joint_accuracy"] == 0.0 and res["shares"]["unreadable"] == 1.0 and res["readable"] == 0
+    assert (
+        res["joint_accuracy"] == 0.0 and res["shares"]["unreadable"] == 1.0 and res["readable"] == 0
+    )
 
 
 def test_a_mixture_and_a_composition_are_told_apart_by_the_log(trained, tmp_path):
@@ -66,8 +92,13 @@ def test_a_mixture_and_a_composition_are_told_apart_by_the_log(trained, tmp_path
     write(tmp_path, concepts=data.concepts, classes=["11"], seed=0, naive=rows, meta={})
     (log,) = read_csv(tmp_path / "trajectories.csv")
     shares = log.shares()
-    assert set(shares) == {"00", "01", "10", "11", "unreadable"} and log.extra["samples"] == ("64", "64")
-    assert shares["01"][0] > 0.35 and shares["10"][0] > 0.35 and log.accuracy[0] < 0.05  # the mixture: two corners
+    assert set(shares) == {"00", "01", "10", "11", "unreadable"} and log.extra["samples"] == (
+        "64",
+        "64",
+    )
+    assert (
+        shares["01"][0] > 0.35 and shares["10"][0] > 0.35 and log.accuracy[0] < 0.05
+    )  # the mixture: two corners
     assert shares["11"][1] > 0.9 and log.accuracy[1] > 0.9  # the composition: one corner
     assert np.allclose(sum(shares.values()), 1)
     lo, hi = float(log.extra["accuracy_lo"][1]), float(log.extra["accuracy_hi"][1])
@@ -77,7 +108,11 @@ def test_a_mixture_and_a_composition_are_told_apart_by_the_log(trained, tmp_path
 def test_save_load_is_frozen_and_hashed(trained, tmp_path):
     model, report = trained
     doc = save(model, FAST, report, tmp_path)
-    assert json.loads((tmp_path / "probe.json").read_text())["hash"] == doc["hash"] == content_hash(model)
+    assert (
+        json.loads((tmp_path / "probe.json").read_text())["hash"]
+        == doc["hash"]
+        == content_hash(model)
+    )
     loaded, cfg, digest = load(tmp_path)
     assert cfg == FAST and digest == doc["hash"]
     assert not any(p.requires_grad for p in loaded.parameters()) and not loaded.training
@@ -105,9 +140,13 @@ def test_a_probe_from_before_abstention_is_refused_with_what_to_do(trained, tmp_
     model, report = trained
     save(model, FAST, report, tmp_path)
     blob = torch.load(tmp_path / "probe.pt", weights_only=False)
-    blob["state_dict"] = {k: v for k, v in blob["state_dict"].items() if not k.startswith("readable.")}
+    blob["state_dict"] = {
+        k: v for k, v in blob["state_dict"].items() if not k.startswith("readable.")
+    }
     torch.save(blob, tmp_path / "probe.pt")
-    with pytest.raises(ValueError, match="trained before probes could abstain.*python -m empirical.probe"):
+    with pytest.raises(
+        ValueError, match="trained before probes could abstain.*python -m empirical.probe"
+    ):
         load(tmp_path)
 
 
@@ -116,7 +155,10 @@ def test_coordinates_of_a_class(trained):
     data = DataConfig(("color", "size"), {"color": 0.8, "size": 0.4}, resolution=16)
     blue_small = sample(data, {"11": 64}, 0).images
     red_large = sample(data, {"00": 64}, 1).images
-    hi, lo = coordinates(model, blue_small, target=(1, 1)), coordinates(model, red_large, target=(0, 0))
+    hi, lo = (
+        coordinates(model, blue_small, target=(1, 1)),
+        coordinates(model, red_large, target=(0, 0)),
+    )
     assert hi["z"].shape == (2,) and hi["per_sample"].shape == (64, 2)
     assert np.all(hi["z"] > 0.8) and np.all(lo["z"] < 0.2)
     assert hi["joint_accuracy"] > 0.8 and lo["joint_accuracy"] > 0.8
@@ -133,11 +175,14 @@ def test_ece_of_perfectly_calibrated_and_overconfident_predictions():
     assert ece(wrong, target) == 1.0
 
 
-@pytest.mark.parametrize("argv,message", [
-    (["--setup", "3x3"], "unknown setup '3x3'; valid: 2x2, shape-color, 2x2x2"),
-    (["--steps", "0"], "must be positive"),
-    (["--res", "4"], "resolution must be between"),
-])
+@pytest.mark.parametrize(
+    "argv,message",
+    [
+        (["--setup", "3x3"], "unknown setup '3x3'; valid: 2x2, shape-color, 2x2x2"),
+        (["--steps", "0"], "must be positive"),
+        (["--res", "4"], "resolution must be between"),
+    ],
+)
 def test_cli_bad_input(tmp_path, capsys, argv, message):
     assert main([*argv, "--out", str(tmp_path / "p")]) == 2
     assert message in capsys.readouterr().err

@@ -20,24 +20,45 @@ def test_sim1_is_the_closed_form_of_its_gradient_flow(mu, seed, extra):
     t = np.linspace(0, 6, 13)
     w0 = np.random.default_rng(seed).normal(0, 0.3, (task.d, task.d))
     a = np.diag(task.signal)
-    ref = solve_ivp(lambda _, y: (-(y.reshape(task.d, task.d) - np.eye(task.d)) @ a).ravel(), (0, 6), w0.ravel(),
-                    t_eval=t, rtol=1e-10, atol=1e-12).y.T.reshape(t.size, task.d, task.d)
+    ref = solve_ivp(
+        lambda _, y: (-(y.reshape(task.d, task.d) - np.eye(task.d)) @ a).ravel(),
+        (0, 6),
+        w0.ravel(),
+        t_eval=t,
+        rtol=1e-10,
+        atol=1e-12,
+    ).y.T.reshape(t.size, task.d, task.d)
     np.testing.assert_allclose(sim1(task, t, w0), ref, atol=1e-8)
-    z = task.x_hat  # the issue's coordinate formula: (1 - e^{-a_k t}) z_k + sum_i e^{-a_i t} w_ki(0) z_i
+    z = (
+        task.x_hat
+    )  # the issue's coordinate formula: (1 - e^{-a_k t}) z_k + sum_i e^{-a_i t} w_ki(0) z_i
     k = 0
-    formula = (1 - np.exp(-task.signal[k] * t)) * z[k] + (np.exp(-np.outer(t, task.signal)) * w0[k]) @ z
+    formula = (1 - np.exp(-task.signal[k] * t)) * z[k] + (
+        np.exp(-np.outer(t, task.signal)) * w0[k]
+    ) @ z
     np.testing.assert_allclose((sim1(task, t, w0) @ z)[:, k], formula, atol=1e-12)
 
 
 @settings(max_examples=20, deadline=None)
-@given(a=st.floats(0.1, 3.0), scale=st.floats(0.01, 0.5), seed=st.integers(0, 1000), d=st.integers(2, 4))
+@given(
+    a=st.floats(0.1, 3.0),
+    scale=st.floats(0.01, 0.5),
+    seed=st.integers(0, 1000),
+    d=st.integers(2, 4),
+)
 def test_the_w_flow_with_equal_signals_stays_symmetric_and_matches_the_u_flow(a, scale, seed, d):
     """Integrating dW/dt (flow) from a symmetric start keeps W symmetric, and agrees with sim2, which integrates U."""
     task = Task(np.full(d, np.sqrt(d * max(a - 0.05**2, 1e-3))), 0.05)
     u0 = task.initial(scale, seed)
     t = np.linspace(0, 10, 11)
-    w = solve_ivp(lambda _, y: flow(y.reshape(d, d), task.signal).ravel(), (0, 10), (u0 @ u0.T).ravel(), t_eval=t,
-                  rtol=1e-10, atol=1e-12).y.T.reshape(t.size, d, d)
+    w = solve_ivp(
+        lambda _, y: flow(y.reshape(d, d), task.signal).ravel(),
+        (0, 10),
+        (u0 @ u0.T).ravel(),
+        t_eval=t,
+        rtol=1e-10,
+        atol=1e-12,
+    ).y.T.reshape(t.size, d, d)
     np.testing.assert_allclose(w, np.swapaxes(w, 1, 2), atol=1e-9)
     np.testing.assert_allclose(sim2(task, t, u0), w, atol=1e-7)
 
@@ -95,8 +116,13 @@ def test_a_two_layer_network_trained_by_gradient_descent_follows_sim2():
         t = 2 * eta * np.arange(path.shape[0])
         every = path.shape[0] // 30
         exact = solve_ivp(
-            lambda _, y: flow_full(y.reshape(task.d, task.d), moments).ravel(), (0, t[-1]), path[0].ravel(),
-            t_eval=t[::every], rtol=1e-10, atol=1e-12).y.T.reshape(-1, task.d, task.d)
+            lambda _, y: flow_full(y.reshape(task.d, task.d), moments).ravel(),
+            (0, t[-1]),
+            path[0].ravel(),
+            t_eval=t[::every],
+            rtol=1e-10,
+            atol=1e-12,
+        ).y.T.reshape(-1, task.d, task.d)
         gaps.append(np.abs(path[::every] - exact).max())
     assert gaps[1] < 0.01 and 0.4 < gaps[1] / gaps[0] < 0.6, gaps
     # with the population signal A (the sample's small off-diagonal moments dropped) the paths agree to 0.02 (0.0076)
@@ -113,12 +139,19 @@ def flow_full(w, m):
 def test_rises_counts_only_real_rises():
     x = np.linspace(0, 10, 1001)
     assert rises(np.exp(-x)) == 0
-    assert rises(np.exp(-x) + 0.3 * np.exp(-(x - 3) ** 2) + 0.2 * np.exp(-(x - 6) ** 2)) == 2
+    assert rises(np.exp(-x) + 0.3 * np.exp(-((x - 3) ** 2)) + 0.2 * np.exp(-((x - 6) ** 2))) == 2
     assert rises(np.exp(-x) + 1e-9 * np.sin(50 * x)) == 0
 
 
-@pytest.mark.parametrize("kwargs, match", [({"mu": ()}, "one positive"), ({"mu": (1, -1)}, "one positive"),
-                                           ({"mu": (1, 2), "sigma": -0.1}, "sigma"), ({"mu": (1, 2), "d": 1}, "at least")])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"mu": ()}, "one positive"),
+        ({"mu": (1, -1)}, "one positive"),
+        ({"mu": (1, 2), "sigma": -0.1}, "sigma"),
+        ({"mu": (1, 2), "d": 1}, "at least"),
+    ],
+)
 def test_bad_tasks_are_refused(kwargs, match):
     with pytest.raises(ValueError, match=match):
         Task(**kwargs)
@@ -154,8 +187,11 @@ def logged(folder, name):
 
     trajs = read_csv(folder / name / "trajectories.csv")
     ood = np.array([float(v) for v in trajs[0].extra["ood_loss"]])
-    diag = {t.label.index("1"): np.array([float(v) for v in t.extra[f"raw_c{t.label.index('1') + 1}"]])
-            for t in trajs if t.label.count("1") == 1}
+    diag = {
+        t.label.index("1"): np.array([float(v) for v in t.extra[f"raw_c{t.label.index('1') + 1}"]])
+        for t in trajs
+        if t.label.count("1") == 1
+    }
     return trajs[0].step, ood, diag
 
 
@@ -171,9 +207,13 @@ def test_the_figure_presets_show_their_figures_shapes_on_the_logged_curves(tmp_p
         assert rises(ood) == want, fig
         mu = FIGURES[fig][0]
         crossing = {p: t[np.argmax(w >= 0.5)] for p, w in diag.items()}
-        assert sorted(crossing, key=crossing.get) == sorted(range(len(mu)), key=lambda p: -mu[p]), fig  # by mu
+        assert sorted(crossing, key=crossing.get) == sorted(range(len(mu)), key=lambda p: -mu[p]), (
+            fig
+        )  # by mu
     t, ood, diag = logged(tmp_path, "swingby-fig10")  # the failure mode: stuck above zero
-    assert plateau(t, ood) > 0.5 * t[-1] and ood[-1] > 0.2 and diag[0].max() < 0.1  # mu = 0.7 never learned
+    assert (
+        plateau(t, ood) > 0.5 * t[-1] and ood[-1] > 0.2 and diag[0].max() < 0.1
+    )  # mu = 0.7 never learned
 
 
 def test_the_conventions_change_the_shape_as_the_issue_measured():
@@ -184,7 +224,15 @@ def test_the_conventions_change_the_shape_as_the_issue_measured():
     def summary(fig, signal):
         mu, sigma, d, scale, t_end, _ = FIGURES[fig]
         t = np.linspace(0, t_end, 2001)
-        run = simulate("sim2", Task(mu, sigma, d), scale, FIGURE_SEEDS[fig], t, signal=signal, start="uniform-positive")
+        run = simulate(
+            "sim2",
+            Task(mu, sigma, d),
+            scale,
+            FIGURE_SEEDS[fig],
+            t,
+            signal=signal,
+            start="uniform-positive",
+        )
         return run.summary() | {"plateau": plateau(t, run.ood), "t_end": t_end}
 
     assert (summary("5", "a2")["ood_rises"], summary("5", "a")["ood_rises"]) == (1, 0)
@@ -200,7 +248,7 @@ def test_the_start_laws_and_signal_conventions():
     assert u.shape == (3, 3) and u.min() >= 0 and u.max() < 0.1
     g = task.initial(0.1, 3)
     assert g.min() < 0 < g.max()  # Gaussian: off-diagonals of either sign
-    np.testing.assert_allclose(task.rates("a2"), task.signal ** 2)
+    np.testing.assert_allclose(task.rates("a2"), task.signal**2)
     with pytest.raises(ValueError, match="start='uniform': valid: gaussian, uniform-positive"):
         task.initial(0.1, 0, "uniform")
     with pytest.raises(ValueError, match="signal='a3': valid: a, a2"):
@@ -211,9 +259,13 @@ def test_sim2_counts_time_from_zero_whatever_the_grid_starts_at():
     task = Task((1.0, 1.5, 2.2))
     u0 = task.initial(0.1, 0, "uniform-positive")
     whole = sim2(task, np.linspace(0, 10, 101), u0)
-    late = sim2(task, np.linspace(5, 10, 51), u0)  # the same start at time 0: W(5..10) of the same path
+    late = sim2(
+        task, np.linspace(5, 10, 51), u0
+    )  # the same start at time 0: W(5..10) of the same path
     np.testing.assert_allclose(late, whole[50:], atol=1e-8)
-    np.testing.assert_allclose(sim1(task, [5.0], u0 @ u0.T), sim1(task, np.linspace(0, 5, 6), u0 @ u0.T)[-1:])
+    np.testing.assert_allclose(
+        sim1(task, [5.0], u0 @ u0.T), sim1(task, np.linspace(0, 5, 6), u0 @ u0.T)[-1:]
+    )
 
 
 def test_the_u_flow_stays_finite_where_euler_on_w_diverges():
@@ -233,5 +285,7 @@ def test_the_u_flow_stays_finite_where_euler_on_w_diverges():
             blew_up.append(seed)
     assert len(blew_up) >= 5
     for seed in blew_up:
-        path = sim2(task, np.linspace(0, 100, 201), task.initial(0.1, seed, "uniform-positive"), signal="a2")
+        path = sim2(
+            task, np.linspace(0, 100, 201), task.initial(0.1, seed, "uniform-positive"), signal="a2"
+        )
         assert np.all(np.isfinite(path)) and np.abs(path[-1] - np.eye(3)).max() < 1e-6

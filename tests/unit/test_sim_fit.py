@@ -20,7 +20,15 @@ def sim2_case(noise=0.02, seed=0) -> Trajectory:
     w = two_layer(A, np.r_[0.0, steps], U0)
     z = (w @ M / M)[1:]
     rng = np.random.default_rng(seed)
-    return Trajectory(steps, np.clip(z + rng.normal(0, noise, z.shape), 0, 1), ("color", "size"), "11", "naive", seed, "sim2")
+    return Trajectory(
+        steps,
+        np.clip(z + rng.normal(0, noise, z.shape), 0, 1),
+        ("color", "size"),
+        "11",
+        "naive",
+        seed,
+        "sim2",
+    )
 
 
 def test_sim2_fit_recovers_the_signals_and_the_start():
@@ -37,8 +45,21 @@ def test_each_model_wins_the_comparison_on_its_own_data(tmp_path):
     eq1_log = eq1_case(np.random.default_rng(1), n=40, last=5000).trajectory
     for name, traj, winner in (("sim2", sim2_case(), "sim2"), ("eq1", eq1_log, "eq1")):
         write_csv(tmp_path / f"{name}.csv", [traj])
-        assert main([str(tmp_path / f"{name}.csv"), "--model", "sim2", "--compare", "eq1", "--no-figures",
-                     "--out", str(tmp_path / name)]) == 0
+        assert (
+            main(
+                [
+                    str(tmp_path / f"{name}.csv"),
+                    "--model",
+                    "sim2",
+                    "--compare",
+                    "eq1",
+                    "--no-figures",
+                    "--out",
+                    str(tmp_path / name),
+                ]
+            )
+            == 0
+        )
         record = json.loads((tmp_path / name / "fit.json").read_text())["fits"][0]
         assert record["model"] == "sim2" and set(record["params"]) == {"a", "mu_ratio", "w0"}
         assert record["comparison"]["better"] == winner, record["comparison"]
@@ -49,7 +70,33 @@ def test_sim2_refuses_what_it_cannot_fit(tmp_path, capsys):
     with pytest.raises(ValueError, match="at least 8 located points"):
         fit_sim(Trajectory(np.arange(5) * 10, np.full((5, 2), 0.5), ("color", "size"), "11"))
     write_csv(tmp_path / "log.csv", [sim2_case()])
-    assert main([str(tmp_path / "log.csv"), "--model", "sim2", "--compare", "sim2", "--out", str(tmp_path / "o")]) == 2
+    assert (
+        main(
+            [
+                str(tmp_path / "log.csv"),
+                "--model",
+                "sim2",
+                "--compare",
+                "sim2",
+                "--out",
+                str(tmp_path / "o"),
+            ]
+        )
+        == 2
+    )
     assert "--compare sim2: give another model" in capsys.readouterr().err
-    assert main([str(tmp_path / "log.csv"), "--model", "sim2", "--fix", "k=1", "--out", str(tmp_path / "o")]) == 2
+    assert (
+        main(
+            [
+                str(tmp_path / "log.csv"),
+                "--model",
+                "sim2",
+                "--fix",
+                "k=1",
+                "--out",
+                str(tmp_path / "o"),
+            ]
+        )
+        == 2
+    )
     assert "sim2 has no fixed parameters" in capsys.readouterr().err

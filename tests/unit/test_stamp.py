@@ -21,7 +21,9 @@ def test_the_stamp_names_code_versions_machine_and_command():
     assert abs((datetime.datetime.now(datetime.timezone.utc) - started).total_seconds()) < 60
     commit, dirty = stamp_mod.git_state()
     if (stamp_mod.ROOT / ".git").exists():
-        head = subprocess.run(["git", "-C", str(stamp_mod.ROOT), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+        head = subprocess.run(
+            ["git", "-C", str(stamp_mod.ROOT), "rev-parse", "HEAD"], capture_output=True, text=True
+        ).stdout.strip()
         assert s["commit"] == commit == head and isinstance(dirty, bool)
     else:
         assert s["commit"] is None and s["dirty"] is None
@@ -33,5 +35,7 @@ def test_a_missing_distribution_is_null():
 
 def test_stamping_does_not_import_torch():
     code = "import sys; from theory.stamp import stamp; s = stamp(); print('torch' in sys.modules, bool(s['torch']))"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.split()
     assert out[0] == "False"

@@ -30,24 +30,57 @@ def carrying(label, right):
 
 def run_trajectories(run, seed, learned):
     """Training classes learn color at learned[0] and size at learned[1] (None: never); 11 memorizes 01 and stays."""
-    right = [np.where(STEPS >= t, 1.0, 0.5) if t is not None else np.full(STEPS.size, 0.5) for t in learned]
+    right = [
+        np.where(STEPS >= t, 1.0, 0.5) if t is not None else np.full(STEPS.size, 0.5)
+        for t in learned
+    ]
     out = []
     for label in ("00", "01", "10"):
-        z = np.stack([r * int(label[c]) + (1 - r) * (1 - int(label[c])) for c, r in enumerate(right)], axis=1)
-        out.append(Trajectory(STEPS, z, ("color", "size"), label, seed=seed, run=run,
-                              accuracy=right[0] * right[1], extra=carrying(label, right)))
+        z = np.stack(
+            [r * int(label[c]) + (1 - r) * (1 - int(label[c])) for c, r in enumerate(right)], axis=1
+        )
+        out.append(
+            Trajectory(
+                STEPS,
+                z,
+                ("color", "size"),
+                label,
+                seed=seed,
+                run=run,
+                accuracy=right[0] * right[1],
+                extra=carrying(label, right),
+            )
+        )
     memorized = {f"share_{k}": tuple("1" if k == "01" else "0" for _ in STEPS) for k in CORNERS}
     memorized["share_unreadable"] = tuple("0" for _ in STEPS)
-    out.append(Trajectory(STEPS, np.tile([0.0, 1.0], (STEPS.size, 1)), ("color", "size"), "11", seed=seed, run=run,
-                          accuracy=np.zeros(STEPS.size), extra=memorized))
+    out.append(
+        Trajectory(
+            STEPS,
+            np.tile([0.0, 1.0], (STEPS.size, 1)),
+            ("color", "size"),
+            "11",
+            seed=seed,
+            run=run,
+            accuracy=np.zeros(STEPS.size),
+            extra=memorized,
+        )
+    )
     return out
 
 
 # (sep_color, seed) -> (color learned, size learned); one run never learns color
-TRUTH = {(0.3, 0): (1500, 900), (0.3, 1): (None, 1000), (0.8, 0): (500, 1100), (0.8, 1): (700, 1000)}
+TRUTH = {
+    (0.3, 0): (1500, 900),
+    (0.3, 1): (None, 1000),
+    (0.8, 0): (500, 1100),
+    (0.8, 1): (700, 1000),
+}
 
 
-ELICITED = {"seed=0,sep.color=0.8": 1200, "seed=1,sep.color=0.8": None}  # the other runs were not elicited
+ELICITED = {
+    "seed=0,sep.color=0.8": 1200,
+    "seed=1,sep.color=0.8": None,
+}  # the other runs were not elicited
 
 
 @pytest.fixture
@@ -56,13 +89,36 @@ def sweep(tmp_path):
     for (sep, seed), learned in TRUTH.items():
         run = f"seed={seed},sep.color={sep}"
         trajectories += run_trajectories(run, seed, learned)
-        rows.append({"run": run, "seed": seed, "sep_color": sep, "sep_size": 0.4,
-                     "signal_color": 0.01 if sep == 0.3 else 0.07, "signal_size": 0.06 + seed / 100})
-    for run, at in ELICITED.items():  # class 11 can be elicited from step `at` (None: never), naive prompting never shows it
+        rows.append(
+            {
+                "run": run,
+                "seed": seed,
+                "sep_color": sep,
+                "sep_size": 0.4,
+                "signal_color": 0.01 if sep == 0.3 else 0.07,
+                "signal_size": 0.06 + seed / 100,
+            }
+        )
+    for (
+        run,
+        at,
+    ) in (
+        ELICITED.items()
+    ):  # class 11 can be elicited from step `at` (None: never), naive prompting never shows it
         acc = np.where(STEPS >= at, 0.9, 0.0) if at is not None else np.zeros(STEPS.size)
-        trajectories.append(Trajectory(STEPS, np.tile([0.5, 0.5], (STEPS.size, 1)), ("color", "size"), "11",
-                                       protocol="overprompt", seed=int(run[5]), run=run, accuracy=acc,
-                                       extra={"selection_accuracy": tuple(f"{v:g}" for v in acc)}))
+        trajectories.append(
+            Trajectory(
+                STEPS,
+                np.tile([0.5, 0.5], (STEPS.size, 1)),
+                ("color", "size"),
+                "11",
+                protocol="overprompt",
+                seed=int(run[5]),
+                run=run,
+                accuracy=acc,
+                extra={"selection_accuracy": tuple(f"{v:g}" for v in acc)},
+            )
+        )
     write_csv(tmp_path / "sweep.csv", trajectories, meta={"held_out": ["11"]})
     with open(tmp_path / "covariates.csv", "w", newline="") as fh:
         writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
@@ -75,12 +131,24 @@ def test_concept_accuracy_counts_the_corners_that_carry_the_concept():
     t = run_trajectories("r", 0, (1000, 2000))[1]  # class 01
     np.testing.assert_allclose(concept_accuracy(t, 0), np.where(STEPS >= 1000, 1.0, 0.5))
     np.testing.assert_allclose(concept_accuracy(t, 1), np.where(STEPS >= 2000, 1.0, 0.5))
-    half = {k: tuple(f"{float(v) / 2:g}" for v in col) for k, col in carrying("01", [np.full(STEPS.size, 0.8)] * 2).items()}
-    half["share_unreadable"] = tuple("0.5" for _ in STEPS)  # half the samples unreadable: the readable ones count
-    np.testing.assert_allclose(concept_accuracy(Trajectory(STEPS, t.z, t.concepts, "01", extra=half), 0), 0.8)
+    half = {
+        k: tuple(f"{float(v) / 2:g}" for v in col)
+        for k, col in carrying("01", [np.full(STEPS.size, 0.8)] * 2).items()
+    }
+    half["share_unreadable"] = tuple(
+        "0.5" for _ in STEPS
+    )  # half the samples unreadable: the readable ones count
+    np.testing.assert_allclose(
+        concept_accuracy(Trajectory(STEPS, t.z, t.concepts, "01", extra=half), 0), 0.8
+    )
     few = {**half, "share_unreadable": tuple("0.8" for _ in STEPS)}
-    few = {k: (v if k == "share_unreadable" else tuple(f"{float(x) * 0.4:g}" for x in v)) for k, v in few.items()}
-    assert np.isnan(concept_accuracy(Trajectory(STEPS, t.z, t.concepts, "01", extra=few), 0)).all()  # 20% readable
+    few = {
+        k: (v if k == "share_unreadable" else tuple(f"{float(x) * 0.4:g}" for x in v))
+        for k, v in few.items()
+    }
+    assert np.isnan(
+        concept_accuracy(Trajectory(STEPS, t.z, t.concepts, "01", extra=few), 0)
+    ).all()  # 20% readable
     with pytest.raises(ValueError, match="no share_<corner> columns"):
         concept_accuracy(Trajectory(STEPS, t.z, t.concepts, "01", run="r"), 0)
 
@@ -95,26 +163,55 @@ def test_learning_steps_are_recovered_and_never_is_censored(sweep):
         if color is None:
             assert got["color"]["censored_at"] == STEPS[-1] and got["color"]["learned_fit"] is None
         else:
-            assert abs(got["color"]["learned_fit"] - color) <= 100  # a sigmoid through a step lands within a checkpoint
+            assert (
+                abs(got["color"]["learned_fit"] - color) <= 100
+            )  # a sigmoid through a step lands within a checkpoint
         held = runs[key]["held_out"]["11"]
-        assert held["turn_step"] is None and held["behavior_t50"] is None and held["final_shares"]["01"] == 1.0
-        assert held["reach"]["color"]["value"] == 0.0 and held["reach"]["size"]["value"] == 1.0  # memorized 01 throughout
-        assert held["learning"]["size"]["learned_step"] == 0 and held["learning"]["color"]["censored_at"] == STEPS[-1]
+        assert (
+            held["turn_step"] is None
+            and held["behavior_t50"] is None
+            and held["final_shares"]["01"] == 1.0
+        )
+        assert (
+            held["reach"]["color"]["value"] == 0.0 and held["reach"]["size"]["value"] == 1.0
+        )  # memorized 01 throughout
+        assert (
+            held["learning"]["size"]["learned_step"] == 0
+            and held["learning"]["color"]["censored_at"] == STEPS[-1]
+        )
     low, high = doc["levels"]
     assert low["sep_color"] == 0.3 and low["signal"]["color"] == pytest.approx(0.01)
-    assert low["learned_step"]["color"] == {"n": 2, "n_censored": 1, "median": 1500.0, "range": [1500.0, 1500.0],
-                                            "censored_from": 3000.0}
-    assert high["learned_step"]["color"]["median"] == 600.0 and high["learned_step"]["color"]["n_censored"] == 0
+    assert low["learned_step"]["color"] == {
+        "n": 2,
+        "n_censored": 1,
+        "median": 1500.0,
+        "range": [1500.0, 1500.0],
+        "censored_from": 3000.0,
+    }
+    assert (
+        high["learned_step"]["color"]["median"] == 600.0
+        and high["learned_step"]["color"]["n_censored"] == 0
+    )
     assert high["signal"]["size"] == pytest.approx(0.065)
 
 
 def test_a_falling_curve_has_no_fitted_learning_time():
-    falling = np.where(STEPS < 1200, 1.0, 0.0)  # color carried early, then lost (memorized): not learned
-    t = Trajectory(STEPS, np.stack([falling, np.ones(STEPS.size)], axis=1), ("color", "size"), "01", run="r",
-                   extra=carrying("01", [falling, np.ones(STEPS.size)]))
+    falling = np.where(
+        STEPS < 1200, 1.0, 0.0
+    )  # color carried early, then lost (memorized): not learned
+    t = Trajectory(
+        STEPS,
+        np.stack([falling, np.ones(STEPS.size)], axis=1),
+        ("color", "size"),
+        "01",
+        run="r",
+        extra=carrying("01", [falling, np.ones(STEPS.size)]),
+    )
     got = learning([t], ["01"])["color"]
     assert got["learned_fit"] is None and got["learned_fit_ci"] is None and got["learned_step"] == 0
-    assert timing("capability", STEPS.astype(float), 1 - falling)["capability_t50"] == pytest.approx(1150, abs=60)
+    assert timing("capability", STEPS.astype(float), 1 - falling)[
+        "capability_t50"
+    ] == pytest.approx(1150, abs=60)
     assert timing("capability", STEPS.astype(float), falling)["capability_t50"] is None
 
 
@@ -122,14 +219,23 @@ def test_capability_is_timed_and_censored_and_unelicited_runs_do_not_count(sweep
     doc = study(sweep)
     runs = {r["run"]: r["held_out"]["11"] for r in doc["runs"]}
     got = runs["seed=0,sep.color=0.8"]
-    assert got["capability_step"] == 1200 and abs(got["capability_t50"] - 1200) <= 100 and got["capability_unbiased"]
+    assert (
+        got["capability_step"] == 1200
+        and abs(got["capability_t50"] - 1200) <= 100
+        and got["capability_unbiased"]
+    )
     assert got["behavior_step"] is None and got["behavior_censored_at"] == 3000
     never = runs["seed=1,sep.color=0.8"]
     assert never["capability_step"] is None and never["capability_censored_at"] == 3000
     assert runs["seed=0,sep.color=0.3"]["capability_unbiased"] is None  # not elicited
     low, high = doc["levels"]
-    assert high["capability_step"]["11"] == {"n": 2, "n_censored": 1, "median": 1200.0, "range": [1200.0, 1200.0],
-                                             "censored_from": 3000.0}
+    assert high["capability_step"]["11"] == {
+        "n": 2,
+        "n_censored": 1,
+        "median": 1200.0,
+        "range": [1200.0, 1200.0],
+        "censored_from": 3000.0,
+    }
     assert low["capability_step"]["11"]["n"] == 0 and low["behavior_step"]["11"]["n_censored"] == 2
 
 
@@ -137,15 +243,39 @@ def test_relations_pair_censored_times():
     from fitting.study import relation
 
     def run(name, cap, beh, last=3000.0):
-        return {"run": name, "held_out": {"11": {"capability_unbiased": True, "capability_step": cap, "behavior_step": beh,
-                                                  "last_step": last, "turn_meets_capability": None}}}
+        return {
+            "run": name,
+            "held_out": {
+                "11": {
+                    "capability_unbiased": True,
+                    "capability_step": cap,
+                    "behavior_step": beh,
+                    "last_step": last,
+                    "turn_meets_capability": None,
+                }
+            },
+        }
 
-    runs = [run("a", 1000, 1500), run("b", 2000, 2500), run("c", 1500, 2000), run("d", 1200, None), run("e", None, None)]
+    runs = [
+        run("a", 1000, 1500),
+        run("b", 2000, 2500),
+        run("c", 1500, 2000),
+        run("d", 1200, None),
+        run("e", None, None),
+    ]
     rel = relation(runs, "11", "capability_step", "behavior_step")
-    assert rel["n_observed"] == 3 and rel["line"]["slope"] == pytest.approx(1.0) and rel["line"]["intercept"] == pytest.approx(500)
-    assert rel["censored_against_line"] == 1  # d: the line says 1,700, but behavior never came by 3,000
+    assert (
+        rel["n_observed"] == 3
+        and rel["line"]["slope"] == pytest.approx(1.0)
+        and rel["line"]["intercept"] == pytest.approx(500)
+    )
+    assert (
+        rel["censored_against_line"] == 1
+    )  # d: the line says 1,700, but behavior never came by 3,000
     assert [p["y_censored"] for p in rel["pairs"]] == [False, False, False, True, True]
-    assert relation(runs[:2], "11", "capability_step", "behavior_step")["line"] is None  # too few pairs
+    assert (
+        relation(runs[:2], "11", "capability_step", "behavior_step")["line"] is None
+    )  # too few pairs
 
 
 def test_interval_overlap_with_open_ends():
@@ -158,20 +288,34 @@ def test_interval_overlap_with_open_ends():
 def test_cli_writes_json_and_figures(sweep, capsys):
     assert main([str(sweep)]) == 0
     out = capsys.readouterr().out
-    assert re.search(r"\| 0\.3 \| 0\.010; 1,500 \(1/2 not by 3,000\); 1,[45]\d\d \(1/2 never\); never \(2/2 not by 3,000\)", out)  # counted, not averaged
+    assert re.search(
+        r"\| 0\.3 \| 0\.010; 1,500 \(1/2 not by 3,000\); 1,[45]\d\d \(1/2 never\); never \(2/2 not by 3,000\)",
+        out,
+    )  # counted, not averaged
     assert "behavior_step vs capability_step: 2 elicited runs, 0 with both observed; no line" in out
     assert json.loads((sweep / "study.json").read_text())["levels"][1]["sep_color"] == 0.8
     assert draw([str(sweep), "--out", str(sweep / "fig")]) == 0
-    assert sorted(p.name for p in (sweep / "fig").iterdir()) == ["held_out.png", "learning.png", "timing.png"]
+    assert sorted(p.name for p in (sweep / "fig").iterdir()) == [
+        "held_out.png",
+        "learning.png",
+        "timing.png",
+    ]
 
 
-@pytest.mark.parametrize("setup, args, message", [
-    ("no-sweep", [], "sweep.csv: not found; run python -m empirical.sweep collect"),
-    ("", ["--by", "lr"], "--by lr: not a column of"),
-    ("two-varying", [], "--by: give the covariate to group by; the runs vary in sep_color, sep_size"),
-    ("uncovered", [], "1 run(s) have no row in"),
-    ("no-held-out", [], "no run logs the held-out class 11 (the log has 00, 01, 10)"),
-])
+@pytest.mark.parametrize(
+    "setup, args, message",
+    [
+        ("no-sweep", [], "sweep.csv: not found; run python -m empirical.sweep collect"),
+        ("", ["--by", "lr"], "--by lr: not a column of"),
+        (
+            "two-varying",
+            [],
+            "--by: give the covariate to group by; the runs vary in sep_color, sep_size",
+        ),
+        ("uncovered", [], "1 run(s) have no row in"),
+        ("no-held-out", [], "no run logs the held-out class 11 (the log has 00, 01, 10)"),
+    ],
+)
 def test_bad_input_is_named(sweep, capsys, setup, args, message):
     target = sweep
     if setup == "no-sweep":
@@ -179,9 +323,13 @@ def test_bad_input_is_named(sweep, capsys, setup, args, message):
         target.mkdir()
     if setup == "two-varying":
         text = (sweep / "covariates.csv").read_text().splitlines()
-        rows = [text[0]] + [line.replace(",0.4,", f",{0.4 + i / 10:g},") for i, line in enumerate(text[1:])]
+        rows = [text[0]] + [
+            line.replace(",0.4,", f",{0.4 + i / 10:g},") for i, line in enumerate(text[1:])
+        ]
         (sweep / "covariates.csv").write_text("\n".join(rows) + "\n")
-    if setup == "uncovered":  # a run with trajectories but no covariates row: every statistic would drop it
+    if (
+        setup == "uncovered"
+    ):  # a run with trajectories but no covariates row: every statistic would drop it
         text = (sweep / "covariates.csv").read_text().splitlines()
         (sweep / "covariates.csv").write_text("\n".join(text[:-1]) + "\n")
     if setup == "no-held-out":
@@ -197,7 +345,9 @@ def test_an_output_over_an_input_is_refused_before_any_work(sweep, capsys):
     assert main([str(sweep), "--out", str(sweep / "sweep.csv")]) == 2
     assert "would overwrite the input" in capsys.readouterr().err
     assert (sweep / "sweep.csv").read_bytes() == before
-    assert main([str(sweep), "--out", str(sweep)]) == 2  # a folder where a file goes: named as given
+    assert (
+        main([str(sweep), "--out", str(sweep)]) == 2
+    )  # a folder where a file goes: named as given
     assert f"--out {sweep}: is a folder" in capsys.readouterr().err
 
 

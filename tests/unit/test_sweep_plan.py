@@ -22,14 +22,26 @@ from theory.trajectory import Trajectory, read_csv, write_csv
 
 # --- the grid -------------------------------------------------------------------------------------------
 
+
 def test_grid_expands_to_the_product_with_a_shared_absolute_probe(tmp_path):
     grid = plan.parse_grid(["seed=0,1", "sep.color=0.3,0.8"])
     runs = plan.expand("smoke", grid, ["steps=20"], tmp_path / "sw")
-    assert [r.name for r in runs] == ["seed=0,sep.color=0.3", "seed=0,sep.color=0.8", "seed=1,sep.color=0.3",
-                                      "seed=1,sep.color=0.8"]
-    assert [(r.cfg.seed, r.cfg.sep["color"], r.cfg.steps) for r in runs] == [(0, 0.3, 20), (0, 0.8, 20), (1, 0.3, 20), (1, 0.8, 20)]
+    assert [r.name for r in runs] == [
+        "seed=0,sep.color=0.3",
+        "seed=0,sep.color=0.8",
+        "seed=1,sep.color=0.3",
+        "seed=1,sep.color=0.8",
+    ]
+    assert [(r.cfg.seed, r.cfg.sep["color"], r.cfg.steps) for r in runs] == [
+        (0, 0.3, 20),
+        (0, 0.8, 20),
+        (1, 0.3, 20),
+        (1, 0.8, 20),
+    ]
     probes = {r.cfg.probe_path(f"/elsewhere/{r.name}") for r in runs}
-    assert probes == {str((tmp_path / "sw").resolve() / "probe" / "color-size-8px")}  # one, not one per run ({out})
+    assert probes == {
+        str((tmp_path / "sw").resolve() / "probe" / "color-size-8px")
+    }  # one, not one per run ({out})
 
 
 def test_tuple_keys_take_semicolon_separated_values(tmp_path):
@@ -38,25 +50,31 @@ def test_tuple_keys_take_semicolon_separated_values(tmp_path):
     assert [r.name for r in runs] == ["channels=8-16", "channels=16-32"]
 
 
-@pytest.mark.parametrize("items, match", [
-    (["nonsense=1,2"], "unknown key 'nonsense'.*valid: sep.<concept>"),
-    (["seed=0,0"], "repeated"),
-    (["seed=0,,1"], "empty value"),
-    (["seed=0", "seed=1"], "already a grid key"),
-    (["seed"], "KEY=V1,V2"),
-])
+@pytest.mark.parametrize(
+    "items, match",
+    [
+        (["nonsense=1,2"], "unknown key 'nonsense'.*valid: sep.<concept>"),
+        (["seed=0,0"], "repeated"),
+        (["seed=0,,1"], "empty value"),
+        (["seed=0", "seed=1"], "already a grid key"),
+        (["seed"], "KEY=V1,V2"),
+    ],
+)
 def test_bad_grids_are_refused(items, match):
     with pytest.raises(ValueError, match=match):
         plan.parse_grid(items)
 
 
-@pytest.mark.parametrize("grid, sets, match", [
-    (["seed=0,1"], ["seed=3"], "also given by --set"),
-    (["probe=a,b"], [], "shares its probe"),
-    (["seed=0"], ["probe={out}/p"], "one probe across its runs"),
-    (["lr=0.001,2"], [], r"run lr=2: lr=2.0 is not valid"),
-    (["sep.color=0.3,0.30"], [], "same config"),
-])
+@pytest.mark.parametrize(
+    "grid, sets, match",
+    [
+        (["seed=0,1"], ["seed=3"], "also given by --set"),
+        (["probe=a,b"], [], "shares its probe"),
+        (["seed=0"], ["probe={out}/p"], "one probe across its runs"),
+        (["lr=0.001,2"], [], r"run lr=2: lr=2.0 is not valid"),
+        (["sep.color=0.3,0.30"], [], "same config"),
+    ],
+)
 def test_bad_expansions_are_refused_before_any_work(tmp_path, grid, sets, match):
     with pytest.raises(ValueError, match=match):
         plan.expand("smoke", plan.parse_grid(grid), sets, tmp_path)
@@ -65,9 +83,20 @@ def test_bad_expansions_are_refused_before_any_work(tmp_path, grid, sets, match)
 def test_steps_parse_into_commands_without_a_shell(tmp_path):
     step = plan.parse_step("elicit --every 3 --protocols 'cfg'")
     assert step.text == "elicit --every 3 --protocols cfg"
-    assert step.argv(tmp_path)[1:] == ["-m", "empirical.elicit", str(tmp_path), "--every", "3", "--protocols", "cfg"]
+    assert step.argv(tmp_path)[1:] == [
+        "-m",
+        "empirical.elicit",
+        str(tmp_path),
+        "--every",
+        "3",
+        "--protocols",
+        "cfg",
+    ]
     assert plan.parse_step("fit --class 11").argv(tmp_path)[3] == f"{tmp_path}/trajectories.csv"
-    assert plan.parse_step("turn --class '11; rm -rf /'").args == ("--class", "11; rm -rf /")  # never a shell: one argument
+    assert plan.parse_step("turn --class '11; rm -rf /'").args == (
+        "--class",
+        "11; rm -rf /",
+    )  # never a shell: one argument
     with pytest.raises(ValueError, match="unknown step 'turn;'"):
         plan.parse_step("turn; rm -rf /")
     with pytest.raises(ValueError, match="unknown step 'train'.*valid: elicit"):
@@ -76,12 +105,19 @@ def test_steps_parse_into_commands_without_a_shell(tmp_path):
         plan.parse_step("elicit '--every")
 
 
-@pytest.mark.parametrize("text, match", [
-    ("elicit --bogus 3", "unrecognized arguments: --bogus 3"), ("elicit --every 0", "--every 0: must be >= 1"),
-    ("elicit --protocols foo", "unknown protocol 'foo'; valid: overprompt"), ("fit --class", "--class: expected one argument"),
-    ("fit --boot 3", "--boot 3: need at least 10"), ("turn --min-angle 400", "--min-angle 400.0: give degrees in"),
-    ("capability --persist 0", "--persist 0: must be >= 1"), ("figure --out x.jpg", "--out x.jpg: must end in .png"),
-])
+@pytest.mark.parametrize(
+    "text, match",
+    [
+        ("elicit --bogus 3", "unrecognized arguments: --bogus 3"),
+        ("elicit --every 0", "--every 0: must be >= 1"),
+        ("elicit --protocols foo", "unknown protocol 'foo'; valid: overprompt"),
+        ("fit --class", "--class: expected one argument"),
+        ("fit --boot 3", "--boot 3: need at least 10"),
+        ("turn --min-angle 400", "--min-angle 400.0: give degrees in"),
+        ("capability --persist 0", "--persist 0: must be >= 1"),
+        ("figure --out x.jpg", "--out x.jpg: must end in .png"),
+    ],
+)
 def test_a_steps_flags_are_checked_before_its_run_exists(tmp_path, text, match):
     run = tmp_path / "sweep" / "runs" / "seed=0"
     with pytest.raises(ValueError, match=f"--then '{text}': .*{match}"):
@@ -89,8 +125,16 @@ def test_a_steps_flags_are_checked_before_its_run_exists(tmp_path, text, match):
     assert not (tmp_path / "sweep").exists()  # checked, nothing read or written
 
 
-@pytest.mark.parametrize("text", ["elicit --every 3 --protocols overprompt", "fit --class 11 --no-figures", "turn --class 11",
-                                  "capability --persist 3", "figure --out fig.pdf"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "elicit --every 3 --protocols overprompt",
+        "fit --class 11 --no-figures",
+        "turn --class 11",
+        "capability --persist 3",
+        "figure --out fig.pdf",
+    ],
+)
 def test_a_valid_step_passes_its_check_and_writes_nothing(tmp_path, text):
     run = tmp_path / "sweep" / "runs" / "seed=0"
     plan.parse_step(text).check(run)
@@ -103,10 +147,15 @@ def test_a_fit_step_is_refused_for_runs_that_log_too_few_checkpoints(tmp_path):
     assert plan.FIT_MIN_POINTS == MIN_POINTS
     fit = plan.parse_step("fit --class 11")
     smoke = plan.expand("smoke", plan.parse_grid(["seed=0,1"]), [], tmp_path / "sw")
-    with pytest.raises(ValueError, match=r"--then 'fit --class 11': a model fit needs at least 8 checkpoints .* run "
-                                         r"'seed=0' logs 4 \(smoke: evals=4\); give a preset that logs more \(tiny logs \d+\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"--then 'fit --class 11': a model fit needs at least 8 checkpoints .* run "
+        r"'seed=0' logs 4 \(smoke: evals=4\); give a preset that logs more \(tiny logs \d+\)",
+    ):
         fit.check_runs(smoke)
-    fit.check_runs(plan.expand("smoke", plan.parse_grid(["seed=0,1"]), ["evals=10"], tmp_path / "sw"))
+    fit.check_runs(
+        plan.expand("smoke", plan.parse_grid(["seed=0,1"]), ["evals=10"], tmp_path / "sw")
+    )
     fit.check_runs(plan.expand("tiny", [], [], tmp_path / "sw"))
     plan.parse_step("turn").check_runs(smoke)  # only fit has a minimum
 
@@ -117,7 +166,9 @@ def test_a_failed_steps_own_message_is_its_cause(capfd):
     code = "import sys; print('working', file=sys.stderr); sys.exit(print('python -m x: error: --every 0: must be >= 1', file=sys.stderr) or 2)"
     assert run_step([sys.executable, "-c", code]) == (2, "--every 0: must be >= 1")
     assert "working" in capfd.readouterr().err  # passed on to the job's log as it came
-    assert run_step([sys.executable, "-c", "import sys; sys.stderr.write('Killed\\n'); sys.exit(9)"]) == (9, "Killed")
+    assert run_step(
+        [sys.executable, "-c", "import sys; sys.stderr.write('Killed\\n'); sys.exit(9)"]
+    ) == (9, "Killed")
     assert run_step([sys.executable, "-c", "pass"]) == (0, None)
 
 
@@ -147,7 +198,9 @@ with lock.hold(sys.argv[1]):
 
 
 def test_a_lock_excludes_other_processes_and_dies_with_its_holder(tmp_path):
-    proc = subprocess.Popen([sys.executable, "-c", HOLDER, str(tmp_path)], stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(tmp_path)], stdout=subprocess.PIPE, text=True
+    )
     try:
         assert proc.stdout.readline().strip() == "held"
         assert lock.held(tmp_path)
@@ -164,7 +217,11 @@ def test_a_lock_excludes_other_processes_and_dies_with_its_holder(tmp_path):
 
 
 def test_waiting_for_a_lock_returns_once_it_is_free(tmp_path):
-    proc = subprocess.Popen([sys.executable, "-c", HOLDER.replace("60", "1.5"), str(tmp_path)], stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", HOLDER.replace("60", "1.5"), str(tmp_path)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     assert proc.stdout.readline().strip() == "held"
     t0 = time.perf_counter()
     with lock.hold(tmp_path, wait=True, poll=0.05):
@@ -175,20 +232,43 @@ def test_waiting_for_a_lock_returns_once_it_is_free(tmp_path):
 
 # --- runs as data ----------------------------------------------------------------------------------------
 
+
 def fake_run(folder: Path, overrides, *, steps_logged=(0, 10, 20), name=None) -> Path:
     """A run folder as training leaves it (config.json, trajectories.csv, metrics.jsonl), without training."""
     cfg = make_config("smoke", ["steps=20", *overrides])
     run = folder / (name or ",".join(overrides) or "run")
     run.mkdir(parents=True)
-    write_json(run / "config.json", {"train": cfg.to_json(), "probe": {"path": "p", "hash": "h"}, "stamps": [stamp()]})
+    write_json(
+        run / "config.json",
+        {"train": cfg.to_json(), "probe": {"path": "p", "hash": "h"}, "stamps": [stamp()]},
+    )
     steps = np.array(steps_logged)
     rng = np.random.default_rng(cfg.seed)
-    trajs = [Trajectory(steps, rng.uniform(size=(steps.size, 2)), cfg.concepts, label, "naive", cfg.seed, run.name,
-                        accuracy=np.linspace(0, 1, steps.size), extra={"samples": ("8",) * steps.size})
-             for label in cfg.data.classes]
+    trajs = [
+        Trajectory(
+            steps,
+            rng.uniform(size=(steps.size, 2)),
+            cfg.concepts,
+            label,
+            "naive",
+            cfg.seed,
+            run.name,
+            accuracy=np.linspace(0, 1, steps.size),
+            extra={"samples": ("8",) * steps.size},
+        )
+        for label in cfg.data.classes
+    ]
     write_csv(run / "trajectories.csv", trajs)
-    lines = [{"kind": "train", "step": s, "total": 5.0 - s / 10, "images_per_s": 100.0} for s in (10, 20)]
-    lines.append({"kind": "eval", "step": 20, "classes": {"01": {"z": [0.1, None], "accuracy": 0.5, "unreadable": 0.25}}})
+    lines = [
+        {"kind": "train", "step": s, "total": 5.0 - s / 10, "images_per_s": 100.0} for s in (10, 20)
+    ]
+    lines.append(
+        {
+            "kind": "eval",
+            "step": 20,
+            "classes": {"01": {"z": [0.1, None], "accuracy": 0.5, "unreadable": 0.25}},
+        }
+    )
     (run / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
     return run
 
@@ -196,18 +276,35 @@ def fake_run(folder: Path, overrides, *, steps_logged=(0, 10, 20), name=None) ->
 def test_covariates_hold_what_varies_separations_and_measured_signals(tmp_path):
     for seed in (0, 1):
         for sep in (0.3, 0.8):
-            fake_run(tmp_path / "runs", [f"seed={seed}", f"sep.color={sep}", f"lr={0.001 * (1 + seed)}"])
-    fake_run(tmp_path / "runs", ["seed=2", "sep.color=0.5", "lr=0.004"], steps_logged=(0, 10))  # unfinished
+            fake_run(
+                tmp_path / "runs", [f"seed={seed}", f"sep.color={sep}", f"lr={0.001 * (1 + seed)}"]
+            )
+    fake_run(
+        tmp_path / "runs", ["seed=2", "sep.color=0.5", "lr=0.004"], steps_logged=(0, 10)
+    )  # unfinished
     log, cov, runs = collect.collect(tmp_path)
     assert len(runs) == 4
     rows = list(csv.reader(cov.open()))
     header, body = rows[0], rows[1:]
-    assert header == ["run", "seed", "lr", "sep_color", "sep_size", "signal_color", "signal_size"]  # seed and lr vary
-    by_sep = {float(r[header.index("sep_color")]): float(r[header.index("signal_color")]) for r in body}
+    assert header == [
+        "run",
+        "seed",
+        "lr",
+        "sep_color",
+        "sep_size",
+        "signal_color",
+        "signal_size",
+    ]  # seed and lr vary
+    by_sep = {
+        float(r[header.index("sep_color")]): float(r[header.index("signal_color")]) for r in body
+    }
     assert by_sep[0.8] > 5 * by_sep[0.3] > 0  # the measured signal grows with the separation
     trajs = read_csv(log)
     assert len(trajs) == 16 and {t.run for t in trajs} == {r.name for r in runs}
-    assert all(t.extra["sep_color"][0] in ("0.3", "0.8") and t.extra["samples"] == ("8",) * 3 for t in trajs)
+    assert all(
+        t.extra["sep_color"][0] in ("0.3", "0.8") and t.extra["samples"] == ("8",) * 3
+        for t in trajs
+    )
     log, cov, runs = collect.collect(tmp_path, partial=True)
     assert len(runs) == 5
 
@@ -217,7 +314,15 @@ def test_masking_runs_get_mask_p_and_mixed_concepts_are_refused(tmp_path):
     fake_run(tmp_path / "a" / "runs", ["mask_p=0.5", "concepts=shape,color"], name="p0.5")
     _, cov, _ = collect.collect(tmp_path / "a")
     header = cov.read_text().splitlines()[0].split(",")
-    assert header == ["run", "seed", "mask_p", "sep_shape", "sep_color", "signal_shape", "signal_color"]
+    assert header == [
+        "run",
+        "seed",
+        "mask_p",
+        "sep_shape",
+        "sep_color",
+        "signal_shape",
+        "signal_color",
+    ]
     fake_run(tmp_path / "b" / "runs", ["seed=0"], name="x")
     runs = collect.read_runs([tmp_path / "a", tmp_path / "b" / "runs" / "x"])
     with pytest.raises(ValueError, match="different concepts"):
@@ -241,11 +346,17 @@ def test_load_runs_keeps_labels_as_strings_and_joins_covariates(tmp_path):
     train = collect.read_metrics(tmp_path / "runs" / "sep.color=0.3")
     assert list(train["step"]) == [10, 20] and train["total"].iloc[-1] == pytest.approx(3.0)
     evals = collect.read_metrics(tmp_path / "runs" / "sep.color=0.3", "eval")
-    assert evals.loc[0, "class"] == "01" and np.isnan(evals.loc[0, "z_size"]) and evals.loc[0, "unreadable"] == 0.25
+    assert (
+        evals.loc[0, "class"] == "01"
+        and np.isnan(evals.loc[0, "z_size"])
+        and evals.loc[0, "unreadable"] == 0.25
+    )
     with pytest.raises(ValueError, match="kind='loss': valid: train, eval"):
         collect.read_metrics(tmp_path / "runs" / "sep.color=0.3", "loss")
     both = collect.read_metrics(sorted((tmp_path / "runs").iterdir()))  # a list, as load_runs takes
-    assert list(both["run"]) == ["sep.color=0.3"] * 2 + ["sep.color=0.8"] * 2 and list(both["step"]) == [10, 20, 10, 20]
+    assert list(both["run"]) == ["sep.color=0.3"] * 2 + ["sep.color=0.8"] * 2 and list(
+        both["step"]
+    ) == [10, 20, 10, 20]
     with pytest.raises(TypeError, match="a run folder or a list of them, got int"):
         collect.read_metrics(3)
 
@@ -266,10 +377,19 @@ def test_a_users_thread_cap_is_respected():
     assert job_threads(local, {}) == cores()
     assert job_threads(local, {"OMP_NUM_THREADS": "1"}) == 1  # the user's cap wins over the cores
     assert job_threads(local, {"OMP_NUM_THREADS": "999"}) == cores()  # but never oversubscribes
-    assert job_threads(local, {"OMP_NUM_THREADS": "zero"}) == job_threads(local, {"OMP_NUM_THREADS": "0"}) == cores()
+    assert (
+        job_threads(local, {"OMP_NUM_THREADS": "zero"})
+        == job_threads(local, {"OMP_NUM_THREADS": "0"})
+        == cores()
+    )
     slurm = Namespace(cpus_per_job=None, executor="slurm", max_parallel=8)
     assert job_threads(slurm, {}) == 4 and job_threads(slurm, {"OMP_NUM_THREADS": "2"}) == 2
-    assert job_threads(Namespace(cpus_per_job=3, executor="local", max_parallel=2), {"OMP_NUM_THREADS": "1"}) == 3
+    assert (
+        job_threads(
+            Namespace(cpus_per_job=3, executor="local", max_parallel=2), {"OMP_NUM_THREADS": "1"}
+        )
+        == 3
+    )
 
 
 def test_status_counts_failures_in_its_exit_code(tmp_path, capsys):
@@ -282,27 +402,43 @@ def test_status_counts_failures_in_its_exit_code(tmp_path, capsys):
     plan.mark(ok, "train", {})
     assert sweep(["status", str(tmp_path)]) == 0
     bad = fake_run(tmp_path / "runs", ["seed=1"])
-    plan.mark(bad, "train", {"error": "diverged at step 12", "log": "logs/1_0_log.err"}, failed=True)
+    plan.mark(
+        bad, "train", {"error": "diverged at step 12", "log": "logs/1_0_log.err"}, failed=True
+    )
     assert sweep(["status", str(tmp_path)]) == 1
     out = capsys.readouterr().out
-    assert "seed=1: FAILED at train: diverged at step 12" in out and "2 runs: 1 done, 1 failed" in out
+    assert (
+        "seed=1: FAILED at train: diverged at step 12" in out and "2 runs: 1 done, 1 failed" in out
+    )
     (tmp_path / "sweep.json").write_text("[1, 2]")  # not the sweep's own file: named, no traceback
     assert sweep(["status", str(tmp_path)]) == 2
-    assert "sweep.json: not a sweep file written by python -m empirical.sweep" in capsys.readouterr().err
+    assert (
+        "sweep.json: not a sweep file written by python -m empirical.sweep"
+        in capsys.readouterr().err
+    )
 
 
 def test_a_job_that_died_in_its_own_code_is_reported_with_the_cause_from_its_log(tmp_path):
     from empirical.sweep import last_error, with_cause
 
     log = tmp_path / "job.err"
-    log.write_text("train: step 10\nTraceback (most recent call last):\n  File x\n"
-                   "torch.OutOfMemoryError: CUDA out of memory\nsubmitit ERROR: job failed\n")
+    log.write_text(
+        "train: step 10\nTraceback (most recent call last):\n  File x\n"
+        "torch.OutOfMemoryError: CUDA out of memory\nsubmitit ERROR: job failed\n"
+    )
     assert last_error(log) == "torch.OutOfMemoryError: CUDA out of memory"
-    assert with_cause("failed during processing with trace: -----", log) == \
-        "failed during processing: torch.OutOfMemoryError: CUDA out of memory"
-    assert with_cause("--then step 'fit' failed: too few points", log) == "--then step 'fit' failed: too few points"
-    assert with_cause("failed during processing with trace: -----", tmp_path / "none") == \
-        "failed during processing with trace: -----"  # no log: the message as it came
+    assert (
+        with_cause("failed during processing with trace: -----", log)
+        == "failed during processing: torch.OutOfMemoryError: CUDA out of memory"
+    )
+    assert (
+        with_cause("--then step 'fit' failed: too few points", log)
+        == "--then step 'fit' failed: too few points"
+    )
+    assert (
+        with_cause("failed during processing with trace: -----", tmp_path / "none")
+        == "failed during processing with trace: -----"
+    )  # no log: the message as it came
 
 
 def test_collect_names_the_runs_it_leaves_out(tmp_path, capsys):
@@ -321,15 +457,33 @@ def test_run_folder_names_fit_the_file_system_and_stay_distinct(tmp_path):
     a = plan.folder_name([("grid_overprompt", long), ("seed", "0")])
     b = plan.folder_name([("grid_overprompt", long), ("seed", "1")])
     assert len(a.encode()) <= 255 and len(b.encode()) <= 255 and a != b
-    assert a == plan.folder_name([("grid_overprompt", long), ("seed", "0")])  # stable: a rerun finds its folder
+    assert a == plan.folder_name(
+        [("grid_overprompt", long), ("seed", "0")]
+    )  # stable: a rerun finds its folder
     (tmp_path / a).mkdir()  # and the file system takes it
     assert plan.folder_name([("seed", "0")]) == "seed=0"  # short names are unchanged
 
 
-def test_slurm_where_there_is_none_is_refused_before_anything_is_written(tmp_path, monkeypatch, capsys):
+def test_slurm_where_there_is_none_is_refused_before_anything_is_written(
+    tmp_path, monkeypatch, capsys
+):
     from empirical.sweep import main as sweep
 
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
-    assert sweep(["--preset", "smoke", "--grid", "seed=0,1", "--executor", "slurm", "--out", str(tmp_path / "sw")]) == 2
+    assert (
+        sweep(
+            [
+                "--preset",
+                "smoke",
+                "--grid",
+                "seed=0,1",
+                "--executor",
+                "slurm",
+                "--out",
+                str(tmp_path / "sw"),
+            ]
+        )
+        == 2
+    )
     assert "--executor slurm: no SLURM here (sbatch is not on PATH)" in capsys.readouterr().err
     assert not (tmp_path / "sw").exists()

@@ -59,9 +59,20 @@ def test_presets_build_and_schedule_is_dense_early():
         assert gaps[0] <= gaps[-1]  # quadratic spacing: denser early
     paper = make_config("paper")
     s = paper.eval_schedule()
-    assert (paper.resolution, paper.channels, paper.steps, len(s), s[0]) == (32, (64, 128, 256), 20000, 60, 500)
+    assert (paper.resolution, paper.channels, paper.steps, len(s), s[0]) == (
+        32,
+        (64, 128, 256),
+        20000,
+        60,
+        500,
+    )
     assert s[1] == 594 and s[20] == 3933  # the official save steps
-    assert (paper.p_cfg, paper.ema, paper.clip, paper.clip_scope) == (0.0, 0.0, 0.01, "all")  # the official recipe
+    assert (paper.p_cfg, paper.ema, paper.clip, paper.clip_scope) == (
+        0.0,
+        0.0,
+        0.01,
+        "all",
+    )  # the official recipe
 
 
 def test_every_set_key_has_one_line_of_help_from_the_docstring(capsys):
@@ -84,20 +95,39 @@ def test_every_set_key_has_one_line_of_help_from_the_docstring(capsys):
 def test_small_is_the_composing_recipe_at_24px():
     small, tiny = make_config("small"), make_config("tiny")
     assert (small.resolution, small.channels, small.blocks) == (24, (32, 64, 128), 1)
-    assert (small.p_cfg, small.clip, small.clip_scope, small.ema, small.steps) == (0.0, 0.01, "all", 0.999, 10000)
-    assert (small.sep, small.per_class, small.lr) == (tiny.sep, tiny.per_class, tiny.lr)  # tiny's data and optimizer
+    assert (small.p_cfg, small.clip, small.clip_scope, small.ema, small.steps) == (
+        0.0,
+        0.01,
+        "all",
+        0.999,
+        10000,
+    )
+    assert (small.sep, small.per_class, small.lr) == (
+        tiny.sep,
+        tiny.per_class,
+        tiny.lr,
+    )  # tiny's data and optimizer
     s = small.eval_schedule()
-    assert len(s) == 41 and len([p for p in s if 2000 <= p <= 6000]) >= 20  # dense where class 11 turns
+    assert (
+        len(s) == 41 and len([p for p in s if 2000 <= p <= 6000]) >= 20
+    )  # dense where class 11 turns
 
 
 def test_dense_checkpoints_join_the_quadratic_schedule():
     tiny = make_config("tiny")
     dense = [1000, 1250, 1500, 1750, 2000, 2250, 2500, 2750, 3000, 3250, 3500]
     assert set(dense) <= set(tiny.eval_schedule()) and len(tiny.eval_schedule()) == 41
-    assert len([s for s in tiny.eval_schedule() if 1000 <= s <= 3500]) >= 15  # was 6-8 inside the turn's window
-    assert make_config("tiny", ["steps=2000"]).eval_schedule()[-1] == 2000  # dense points past the end are dropped
+    assert (
+        len([s for s in tiny.eval_schedule() if 1000 <= s <= 3500]) >= 15
+    )  # was 6-8 inside the turn's window
+    assert (
+        make_config("tiny", ["steps=2000"]).eval_schedule()[-1] == 2000
+    )  # dense points past the end are dropped
     plain = make_config("tiny", ["eval_dense=none"])
-    assert plain.eval_schedule() == sorted(set(plain.eval_schedule())) and len(plain.eval_schedule()) == 30
+    assert (
+        plain.eval_schedule() == sorted(set(plain.eval_schedule()))
+        and len(plain.eval_schedule()) == 30
+    )
 
 
 def test_held_out_classes_get_more_samples_and_the_grid_is_in_the_config():
@@ -110,30 +140,36 @@ def test_held_out_classes_get_more_samples_and_the_grid_is_in_the_config():
 
 
 def test_overrides_parse_types_and_separations():
-    cfg = make_config("tiny", ["steps=123", "channels=16,32", "sep.color=0.6", "keep_checkpoints=false", "ema=0.99"])
+    cfg = make_config(
+        "tiny",
+        ["steps=123", "channels=16,32", "sep.color=0.6", "keep_checkpoints=false", "ema=0.99"],
+    )
     assert cfg.steps == 123 and cfg.channels == (16, 32) and cfg.sep["color"] == 0.6
     assert cfg.keep_checkpoints is False and cfg.ema == 0.99
 
 
-@pytest.mark.parametrize("preset, overrides, match", [
-    ("huge", [], "unknown preset 'huge'; valid: smoke, tiny, small, paper"),
-    ("tiny", ["stepz=3"], "unknown key 'stepz'; valid: sep.<concept>"),
-    ("tiny", ["steps"], "expected KEY=VALUE"),
-    ("tiny", ["steps=many"], "steps=many"),
-    ("tiny", ["sep.color=9"], "separation color=9.0 is outside the valid range"),
-    ("tiny", ["sep.shape=0.2"], "not an active concept"),
-    ("tiny", ["ema=1"], r"ema=1.0 is not valid; valid: \[0, 1\)"),
-    ("tiny", ["channels=32,64,128", "resolution=10"], "divisible by 4"),
-    ("tiny", ["keep_checkpoints=maybe"], "true or false"),
-    ("tiny", ["device=tpu"], "valid: auto, cpu or cuda"),
-    ("tiny", ["eval_dense=1000,3500"], "give start,end,count"),
-    ("tiny", ["eval_dense=3000,1000,5"], "start < end"),
-    ("tiny", ["eval_dense=1000,2000,0"], "1 <= count"),
-    ("tiny", ["grid_overprompt=0.5,2"], r"reaches in \[0, 1\]"),
-    ("tiny", ["grid_intervention=1,0,2"], "an even number of values"),
-    ("tiny", ["grid_cfg=0"], r"guidance scales in \(0, 100\]"),
-    ("tiny", ["samples_held_out=0"], "samples_held_out must be >= 1"),
-])
+@pytest.mark.parametrize(
+    "preset, overrides, match",
+    [
+        ("huge", [], "unknown preset 'huge'; valid: smoke, tiny, small, paper"),
+        ("tiny", ["stepz=3"], "unknown key 'stepz'; valid: sep.<concept>"),
+        ("tiny", ["steps"], "expected KEY=VALUE"),
+        ("tiny", ["steps=many"], "steps=many"),
+        ("tiny", ["sep.color=9"], "separation color=9.0 is outside the valid range"),
+        ("tiny", ["sep.shape=0.2"], "not an active concept"),
+        ("tiny", ["ema=1"], r"ema=1.0 is not valid; valid: \[0, 1\)"),
+        ("tiny", ["channels=32,64,128", "resolution=10"], "divisible by 4"),
+        ("tiny", ["keep_checkpoints=maybe"], "true or false"),
+        ("tiny", ["device=tpu"], "valid: auto, cpu or cuda"),
+        ("tiny", ["eval_dense=1000,3500"], "give start,end,count"),
+        ("tiny", ["eval_dense=3000,1000,5"], "start < end"),
+        ("tiny", ["eval_dense=1000,2000,0"], "1 <= count"),
+        ("tiny", ["grid_overprompt=0.5,2"], r"reaches in \[0, 1\]"),
+        ("tiny", ["grid_intervention=1,0,2"], "an even number of values"),
+        ("tiny", ["grid_cfg=0"], r"guidance scales in \(0, 100\]"),
+        ("tiny", ["samples_held_out=0"], "samples_held_out must be >= 1"),
+    ],
+)
 def test_bad_config_names_key_and_valid_values(preset, overrides, match):
     with pytest.raises(ValueError, match=match):
         make_config(preset, overrides)
@@ -150,7 +186,9 @@ def test_cli_bad_input_exits_2(capsys, tmp_path):
 def test_batch_rows_are_epochs_of_permutations():
     n, b = 10, 4
     rows = torch.cat([batch_rows(s, n, b, seed=3) for s in range(5)])  # 20 rows = 2 epochs
-    assert sorted(rows[:10].tolist()) == list(range(10)) and sorted(rows[10:].tolist()) == list(range(10))
+    assert sorted(rows[:10].tolist()) == list(range(10)) and sorted(rows[10:].tolist()) == list(
+        range(10)
+    )
     assert torch.equal(batch_rows(2, n, b, 3), batch_rows(2, n, b, 3))
     assert not torch.equal(batch_rows(0, n, b, 3), batch_rows(0, n, b, 4))
 
@@ -170,38 +208,80 @@ def test_smoke_run_writes_a_valid_log(probe_dir, tmp_path, capsys):
         assert t.accuracy is not None and np.all((t.accuracy >= 0) & (t.accuracy <= 1))
     metrics = read_metrics(out)
     train_recs = [r for r in metrics if r["kind"] == "train"]
-    for key in ("total", "diffusion", "prior", "reconstruction", "gamma_0", "gamma_1", "grad_norm", "wall_s", "images_per_s"):
+    for key in (
+        "total",
+        "diffusion",
+        "prior",
+        "reconstruction",
+        "gamma_0",
+        "gamma_1",
+        "grad_norm",
+        "wall_s",
+        "images_per_s",
+    ):
         assert all(np.isfinite(r[key]) for r in train_recs), key
     assert [r["step"] for r in metrics if r["kind"] == "eval"] == cfg.eval_schedule()
     doc = json.loads((out / "config.json").read_text())
     assert doc["train"]["steps"] == cfg.steps and len(doc["probe"]["hash"]) == 16
-    assert len(doc["stamps"]) == 1 and doc["stamps"][0]["step"] == 0 and doc["stamps"][0]["device"].startswith("cpu")
+    assert (
+        len(doc["stamps"]) == 1
+        and doc["stamps"][0]["step"] == 0
+        and doc["stamps"][0]["device"].startswith("cpu")
+    )
     assert doc["stamps"][0]["torch"].startswith(torch.__version__.split("+")[0])
-    assert sorted(p.name for p in (out / "samples").glob("*.png")) == ["step_000000.png", "step_000040.png"]
+    assert sorted(p.name for p in (out / "samples").glob("*.png")) == [
+        "step_000000.png",
+        "step_000040.png",
+    ]
     assert len(list((out / "checkpoints").glob("step_*.pt"))) == len(cfg.eval_schedule())
     # rerunning a finished run changes nothing and duplicates nothing
     before = (out / "trajectories.csv").read_text()
     assert main(["--preset", "smoke", "--set", f"probe={probe_dir}", "--out", str(out)]) == 0
     assert (out / "trajectories.csv").read_text() == before
-    assert [s["step"] for s in json.loads((out / "config.json").read_text())["stamps"]] == [0, cfg.steps]  # one per start
+    assert [s["step"] for s in json.loads((out / "config.json").read_text())["stamps"]] == [
+        0,
+        cfg.steps,
+    ]  # one per start
     # the same folder with another config is refused
-    assert main(["--preset", "smoke", "--set", f"probe={probe_dir}", "--set", "lr=0.01", "--out", str(out)]) == 2
+    assert (
+        main(
+            [
+                "--preset",
+                "smoke",
+                "--set",
+                f"probe={probe_dir}",
+                "--set",
+                "lr=0.01",
+                "--out",
+                str(out),
+            ]
+        )
+        == 2
+    )
     assert "holds a run with another config (lr: 0.001 -> 0.01)" in capsys.readouterr().err
 
 
 def test_resume_equals_uninterrupted_run(probe_dir, tmp_path):
     cfg = smoke(probe_dir, "ema=0.9")  # EMA too: its state must be restored
     train(cfg, tmp_path / "whole", progress=False)
-    train(cfg, tmp_path / "cut", progress=False, stop_after=27)  # dies 7 updates after the step-20 checkpoint
+    train(
+        cfg, tmp_path / "cut", progress=False, stop_after=27
+    )  # dies 7 updates after the step-20 checkpoint
     partial = read_csv(tmp_path / "cut" / "trajectories.csv")
     assert partial[0].step.tolist() == [0, 4, 17]
     train(cfg, tmp_path / "cut", progress=False)
-    a, b = read_csv(tmp_path / "whole" / "trajectories.csv"), read_csv(tmp_path / "cut" / "trajectories.csv")
+    a, b = (
+        read_csv(tmp_path / "whole" / "trajectories.csv"),
+        read_csv(tmp_path / "cut" / "trajectories.csv"),
+    )
     for ta, tb in zip(a, b):
         assert ta.label == tb.label and ta.step.tolist() == tb.step.tolist()
         np.testing.assert_allclose(tb.z, ta.z, atol=1e-6)
         np.testing.assert_allclose(tb.accuracy, ta.accuracy, atol=1e-6)
-    ma, mb = comparable(read_metrics(tmp_path / "whole")), comparable(read_metrics(tmp_path / "cut"))
+    ma, mb = (
+        comparable(read_metrics(tmp_path / "whole")),
+        comparable(read_metrics(tmp_path / "cut")),
+    )
     assert [r["step"] for r in mb] == [r["step"] for r in ma]  # nothing lost, nothing duplicated
     for ra, rb in zip(ma, mb):
         if ra["kind"] == "train":
@@ -210,10 +290,14 @@ def test_resume_equals_uninterrupted_run(probe_dir, tmp_path):
 
 def test_ema_warmup_shortens_the_average_early_and_reaches_the_decay():
     assert ema_decay(0.999, 0, False) == ema_decay(0.999, 5000, False) == 0.999
-    assert ema_decay(0.999, 0, True) == pytest.approx(0.1) and ema_decay(0.999, 90, True) == pytest.approx(0.91)
+    assert ema_decay(0.999, 0, True) == pytest.approx(0.1) and ema_decay(
+        0.999, 90, True
+    ) == pytest.approx(0.91)
     warm = [ema_decay(0.999, n, True) for n in range(0, 12000, 7)]
     assert np.all(np.diff(warm) >= 0) and max(warm) == 0.999
-    assert ema_decay(0.999, 8989, True) < 0.999 == ema_decay(0.999, 8990, True)  # the full decay from 10 / (1 - d) - 1
+    assert (
+        ema_decay(0.999, 8989, True) < 0.999 == ema_decay(0.999, 8990, True)
+    )  # the full decay from 10 / (1 - d) - 1
 
 
 def test_ema_lag_is_the_closed_form_without_warmup_and_shorter_with_it():
@@ -222,9 +306,16 @@ def test_ema_lag_is_the_closed_form_without_warmup_and_shorter_with_it():
     for decay in (0.995, 0.999):
         for fraction in (0.5, 0.8):
             assert ema_lag(decay, fraction) == math.ceil(math.log(1 - fraction) / math.log(decay))
-    assert (ema_lag(0.995), ema_lag(0.995, 0.8), ema_lag(0.999), ema_lag(0.999, 0.8)) == (139, 322, 693, 1609)
+    assert (ema_lag(0.995), ema_lag(0.995, 0.8), ema_lag(0.999), ema_lag(0.999, 0.8)) == (
+        139,
+        322,
+        693,
+        1609,
+    )
     warm = [ema_lag(0.999, at=n, warmup=True) for n in (1000, 3000, 6000, 20000)]
-    assert warm == sorted(warm) and warm[0] < 150 and warm[-1] == 693  # capped at the constant decay from step 8,990
+    assert (
+        warm == sorted(warm) and warm[0] < 150 and warm[-1] == 693
+    )  # capped at the constant decay from step 8,990
     assert ema_lag(0.0) == 1
     with pytest.raises(ValueError, match="fraction=1"):
         ema_lag(0.999, 1)
@@ -239,18 +330,34 @@ def test_the_ema_update_uses_the_warmed_decay(probe_dir, tmp_path, warmup):
     decay = 0.1 if warmup else 0.9  # the first update: (1 + 0) / (10 + 0)
     for old, ema, new in zip(before, run.ema.parameters(), run.vdm.parameters()):
         torch.testing.assert_close(ema, decay * old + (1 - decay) * new.detach())
-    assert json.loads((tmp_path / "run" / "config.json").read_text())["train"]["ema_warmup"] is warmup
+    assert (
+        json.loads((tmp_path / "run" / "config.json").read_text())["train"]["ema_warmup"] is warmup
+    )
 
 
 def test_resume_after_kill_9(probe_dir, tmp_path):
     """A real SIGKILL at an arbitrary moment, then the same command: the log equals an uninterrupted run."""
-    args = ["--preset", "smoke", "--set", f"probe={probe_dir}", "--set", "steps=150", "--set", "save_every=10",
-            "--set", "evals=8"]
+    args = [
+        "--preset",
+        "smoke",
+        "--set",
+        f"probe={probe_dir}",
+        "--set",
+        "steps=150",
+        "--set",
+        "save_every=10",
+        "--set",
+        "evals=8",
+    ]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     cmd = [sys.executable, "-m", "empirical.train", *args]
-    subprocess.run([*cmd, "--out", str(tmp_path / "whole")], check=True, env=env, capture_output=True)
+    subprocess.run(
+        [*cmd, "--out", str(tmp_path / "whole")], check=True, env=env, capture_output=True
+    )
     out = tmp_path / "killed"
-    proc = subprocess.Popen([*cmd, "--out", str(out)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [*cmd, "--out", str(out)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     last = out / "checkpoints" / "last.pt"
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and proc.poll() is None:
@@ -307,7 +414,9 @@ def test_clip_scope_net_leaves_the_schedule_out(probe_dir, tmp_path):
     for scope in ("net", "all"):
         cfg = smoke(probe_dir, f"clip_scope={scope}", "steps=10", "evals=2", "grids=0")
         train(cfg, tmp_path / scope, progress=False)
-        norms[scope] = next(r["grad_norm"] for r in read_metrics(tmp_path / scope) if r["kind"] == "train")
+        norms[scope] = next(
+            r["grad_norm"] for r in read_metrics(tmp_path / scope) if r["kind"] == "train"
+        )
     assert norms["all"] > 1000 and norms["all"] > 100 * norms["net"]
     with pytest.raises(ValueError, match="clip_scope=some is not valid; valid: net or all"):
         make_config("smoke", ["clip_scope=some"])
@@ -344,7 +453,9 @@ def test_precision_is_checked_and_old_runs_read_as_fp32(probe_dir, tmp_path, cap
     from empirical.config import read_run_config
     from empirical.evaluate import resolve_precision
 
-    with pytest.raises(ValueError, match=r"precision=fp16 is not valid; valid: auto \(bf16 autocast"):
+    with pytest.raises(
+        ValueError, match=r"precision=fp16 is not valid; valid: auto \(bf16 autocast"
+    ):
         make_config("smoke", ["precision=fp16"])
     assert resolve_precision("fp32", torch.device("cpu")) == "fp32"
     assert resolve_precision("auto", torch.device("cpu")) in ("bf16", "fp32")
@@ -354,9 +465,23 @@ def test_precision_is_checked_and_old_runs_read_as_fp32(probe_dir, tmp_path, cap
     del doc["train"]["precision"]  # as written before the field existed
     (out / "config.json").write_text(json.dumps(doc))
     assert read_run_config(out / "config.json")["train"]["precision"] == "fp32"
-    args = ["--preset", "smoke", "--set", f"probe={probe_dir}", "--set", "steps=4", "--set", "evals=1", "--set", "grids=0",
-            "--out", str(out)]
-    if resolve_precision("auto", torch.device("cpu")) == "bf16":  # resuming it on the default path would mix precisions
+    args = [
+        "--preset",
+        "smoke",
+        "--set",
+        f"probe={probe_dir}",
+        "--set",
+        "steps=4",
+        "--set",
+        "evals=1",
+        "--set",
+        "grids=0",
+        "--out",
+        str(out),
+    ]
+    if (
+        resolve_precision("auto", torch.device("cpu")) == "bf16"
+    ):  # resuming it on the default path would mix precisions
         assert main(args) == 2
         assert "precision: 'fp32' -> 'auto'" in capsys.readouterr().err
     assert main([*args, "--set", "precision=fp32"]) == 0
@@ -369,7 +494,10 @@ def test_adamw_is_fused_where_torch_has_it_and_steps_like_the_loop():
     torch.manual_seed(0)
     a, b = torch.nn.Linear(5, 3), torch.nn.Linear(5, 3)
     b.load_state_dict(a.state_dict())
-    fused, loop = optimizer(a.parameters(), cfg), torch.optim.AdamW(b.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+    fused, loop = (
+        optimizer(a.parameters(), cfg),
+        torch.optim.AdamW(b.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay),
+    )
     if tuple(int(v) for v in torch.__version__.split(".")[:2]) >= (2, 4):
         assert fused.defaults["fused"] is True
     x = torch.randn(8, 5)

@@ -17,12 +17,18 @@ names = st.text("abcdefghijklmnopqrstuvwxyz_", min_size=1, max_size=8)
 
 def same(a: Trajectory, b: Trajectory) -> bool:
     acc_same = (a.accuracy is None and b.accuracy is None) or (
-        a.accuracy is not None and b.accuracy is not None
+        a.accuracy is not None
+        and b.accuracy is not None
         and np.array_equal(a.accuracy, b.accuracy, equal_nan=True)
     )
     return (
-        a.step.dtype == b.step.dtype and np.array_equal(a.step, b.step) and np.array_equal(a.z, b.z)
-        and a.concepts == b.concepts and a.key == b.key and acc_same and dict(a.extra) == dict(b.extra)
+        a.step.dtype == b.step.dtype
+        and np.array_equal(a.step, b.step)
+        and np.array_equal(a.z, b.z)
+        and a.concepts == b.concepts
+        and a.key == b.key
+        and acc_same
+        and dict(a.extra) == dict(b.extra)
     )
 
 
@@ -41,17 +47,44 @@ def logs(draw):
             step = np.cumsum(draw(st.lists(st.floats(1e-6, 1e3), min_size=n, max_size=n)))
             if np.any(np.diff(step) <= 0):
                 continue
-        key = (draw(st.sampled_from(["", "r1", "run b"])), draw(st.none() | st.integers(-5, 10**9)),
-               draw(st.sampled_from(["00", "01", "11", "011"])), draw(st.sampled_from(["naive", "sim", "cfg"])))
+        key = (
+            draw(st.sampled_from(["", "r1", "run b"])),
+            draw(st.none() | st.integers(-5, 10**9)),
+            draw(st.sampled_from(["00", "01", "11", "011"])),
+            draw(st.sampled_from(["naive", "sim", "cfg"])),
+        )
         if key in keys:
             continue
         keys.add(key)
-        z = np.array(draw(st.lists(st.lists(unit, min_size=len(concepts), max_size=len(concepts)), min_size=n, max_size=n)))
+        z = np.array(
+            draw(
+                st.lists(
+                    st.lists(unit, min_size=len(concepts), max_size=len(concepts)),
+                    min_size=n,
+                    max_size=n,
+                )
+            )
+        )
         acc = None
         if with_acc:
             acc = np.array(draw(st.lists(unit | st.just(math.nan), min_size=n, max_size=n)))
-        extra = {c: tuple(draw(st.lists(st.text("xyz0123 .-", max_size=5), min_size=n, max_size=n))) for c in extra_cols}
-        trajs.append(Trajectory(step, z.reshape(n, len(concepts)), concepts, key[2], key[3], key[1], key[0], acc, extra))
+        extra = {
+            c: tuple(draw(st.lists(st.text("xyz0123 .-", max_size=5), min_size=n, max_size=n)))
+            for c in extra_cols
+        }
+        trajs.append(
+            Trajectory(
+                step,
+                z.reshape(n, len(concepts)),
+                concepts,
+                key[2],
+                key[3],
+                key[1],
+                key[0],
+                acc,
+                extra,
+            )
+        )
     return trajs
 
 
@@ -83,7 +116,9 @@ def test_keeps_leading_zeros_default_protocol_and_extra_columns(tmp_path):
 
 def test_accuracy_only_log_and_float_steps(tmp_path):
     path = tmp_path / "acc.csv"
-    path.write_text("step,class,protocol,seed,accuracy\n0.5,11,naive,3,0.1\n1.5,11,naive,3,\n2,11,naive,3,0.9\n")
+    path.write_text(
+        "step,class,protocol,seed,accuracy\n0.5,11,naive,3,0.1\n1.5,11,naive,3,\n2,11,naive,3,0.9\n"
+    )
     (tr,) = read_csv(path)
     assert tr.z.shape == (3, 0) and tr.step.dtype == np.float64
     assert np.isnan(tr.accuracy[1]) and tr.accuracy[2] == 0.9 and tr.seed == 3
@@ -95,13 +130,19 @@ def test_groups_rows_into_trajectories_in_order(tmp_path):
         "step,class,protocol,seed,z_a\n0,11,naive,0,0.1\n0,11,naive,1,0.2\n5,11,naive,0,0.3\n0,00,cfg,0,0.4\n5,11,naive,1,0.5\n"
     )
     trajs = read_csv(path)
-    assert [t.key for t in trajs] == [("", 0, "11", "naive"), ("", 1, "11", "naive"), ("", 0, "00", "cfg")]
+    assert [t.key for t in trajs] == [
+        ("", 0, "11", "naive"),
+        ("", 1, "11", "naive"),
+        ("", 0, "00", "cfg"),
+    ]
     assert trajs[1].z[:, 0].tolist() == [0.2, 0.5]
 
 
 def test_meta_sidecar_round_trip(tmp_path):
     tr = Trajectory([0, 1], [[0.1], [0.2]], ("color",), "11")
-    write_csv(tmp_path / "trajectories.csv", [tr], meta={"model": "eq1", "lam": np.array([1.0, 2.0])})
+    write_csv(
+        tmp_path / "trajectories.csv", [tr], meta={"model": "eq1", "lam": np.array([1.0, 2.0])}
+    )
     assert meta_path(tmp_path / "trajectories.csv").name == "trajectories.meta.json"
     assert read_meta(tmp_path / "trajectories.csv") == {"lam": [1.0, 2.0], "model": "eq1"}
     assert read_meta(tmp_path / "none.csv") is None
@@ -132,13 +173,23 @@ BAD = [
     (HEADER + GOOD + "1,11,naive,0,abc,0.5,0.1\n", 2, "z_color", "not a number"),
     (HEADER + "-5,11,naive,0,0.5,0.5,0.1\n" + GOOD, 1, "step", "-5 is negative"),
     (HEADER + GOOD + "1,11,naive,0,nan,0.5,0.1\n", 2, "z_color", "not a finite number"),
-    (HEADER + GOOD + "1,11,naive,0,,0.5,0.1\n", 2, "z_color", "is empty while other z_ cells are not"),
+    (
+        HEADER + GOOD + "1,11,naive,0,,0.5,0.1\n",
+        2,
+        "z_color",
+        "is empty while other z_ cells are not",
+    ),
     (HEADER + GOOD + "1,11,naive,0,0.5,1.1,0.1\n", 2, "z_size", "outside \\[0, 1\\]"),
     (HEADER + GOOD + "1,11,naive,0,0.5,-0.01,0.1\n", 2, "z_size", "outside \\[0, 1\\]"),
     (HEADER + GOOD + "1,11,naive,0,0.5,0.5,1.5\n", 2, "accuracy", "outside \\[0, 1\\]"),
     (HEADER + GOOD + "1,11,naive,0,0.5,0.5,inf\n", 2, "accuracy", "not a finite number"),
     (HEADER + GOOD + "0,11,naive,0,0.5,0.5,0.1\n", 2, "step", "duplicate step"),
-    (HEADER + "5,11,naive,0,0.5,0.5,0.1\n" + "3,11,naive,0,0.5,0.5,0.1\n", 2, "step", "decreasing step"),
+    (
+        HEADER + "5,11,naive,0,0.5,0.5,0.1\n" + "3,11,naive,0,0.5,0.5,0.1\n",
+        2,
+        "step",
+        "decreasing step",
+    ),
     (HEADER + GOOD + "x,11,naive,0,0.5,0.5,0.1\n", 2, "step", "not a number"),
     (HEADER + GOOD + "nan,11,naive,0,0.5,0.5,0.1\n", 2, "step", "not a finite number"),
     (HEADER + GOOD + "1,,naive,0,0.5,0.5,0.1\n", 2, "class", "empty"),
@@ -207,21 +258,45 @@ def test_sidecar_json_is_valid(tmp_path):
 
 def test_a_missing_point_round_trips_and_is_dropped_on_request(tmp_path):
     """Nothing readable at a step: empty z cells in the CSV, NaN in memory; the accuracy and shares stay."""
-    shares = {"share_00": ("0.0", "0.5"), "share_11": ("0.0", "0.5"), "share_unreadable": ("1.0", "0.0")}
-    t = Trajectory([0, 10], [[np.nan, np.nan], [0.5, 0.5]], ("color", "size"), "11", accuracy=[0.0, 0.5], extra=shares)
+    shares = {
+        "share_00": ("0.0", "0.5"),
+        "share_11": ("0.0", "0.5"),
+        "share_unreadable": ("1.0", "0.0"),
+    }
+    t = Trajectory(
+        [0, 10],
+        [[np.nan, np.nan], [0.5, 0.5]],
+        ("color", "size"),
+        "11",
+        accuracy=[0.0, 0.5],
+        extra=shares,
+    )
     path = write_csv(tmp_path / "log.csv", [t])
     assert path.read_text().splitlines()[1].startswith("0,11,naive,,,,,0.0,")
     back = read_csv(path)[0]
     assert back.missing.tolist() == [True, False] and back.accuracy.tolist() == [0.0, 0.5]
-    assert back.shares()["unreadable"].tolist() == [1.0, 0.0] and set(back.shares()) == {"00", "11", "unreadable"}
+    assert back.shares()["unreadable"].tolist() == [1.0, 0.0] and set(back.shares()) == {
+        "00",
+        "11",
+        "unreadable",
+    }
     kept = back.with_points()
-    assert kept.step.tolist() == [10] and kept.extra["share_00"] == ("0.5",) and not kept.missing.any()
+    assert (
+        kept.step.tolist() == [10] and kept.extra["share_00"] == ("0.5",) and not kept.missing.any()
+    )
     with pytest.raises(ValueError, match="no step has a point"):
         Trajectory([0], [[np.nan, np.nan]], ("color", "size"), "11").with_points()
 
 
-@pytest.mark.parametrize("column,value,message", [("share_01", "1.5", "outside"), ("share_unreadable", "x", "not a number"),
-                                                  ("accuracy_lo", "-0.2", "outside"), ("samples", "3.5", "not a count")])
+@pytest.mark.parametrize(
+    "column,value,message",
+    [
+        ("share_01", "1.5", "outside"),
+        ("share_unreadable", "x", "not a number"),
+        ("accuracy_lo", "-0.2", "outside"),
+        ("samples", "3.5", "not a count"),
+    ],
+)
 def test_reading_columns_are_validated(tmp_path, column, value, message):
     path = tmp_path / "log.csv"
     path.write_text(f"step,class,z_color,{column}\n0,11,0.5,{value}\n")

@@ -93,9 +93,13 @@ def test_sampler_shape_finiteness_and_guidance(tiny):
     h = torch.rand(4, 11)
     a = tiny.sample(h, (3, 16, 16), steps=5, generator=torch.Generator().manual_seed(1))
     assert a.shape == (4, 3, 16, 16) and torch.isfinite(a).all()
-    b = tiny.sample(h, (3, 16, 16), steps=5, guidance=1.0, generator=torch.Generator().manual_seed(1))
+    b = tiny.sample(
+        h, (3, 16, 16), steps=5, guidance=1.0, generator=torch.Generator().manual_seed(1)
+    )
     torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-4)  # guidance 1 is plain conditioning
-    c = tiny.sample(h, (3, 16, 16), steps=5, guidance=3.0, generator=torch.Generator().manual_seed(1))
+    c = tiny.sample(
+        h, (3, 16, 16), steps=5, guidance=3.0, generator=torch.Generator().manual_seed(1)
+    )
     assert torch.isfinite(c).all()
     with pytest.raises(ValueError, match="steps"):
         tiny.sample(h, (3, 16, 16), steps=0)
@@ -104,9 +108,15 @@ def test_sampler_shape_finiteness_and_guidance(tiny):
 def test_unet_starts_as_identity_and_names_its_conditioning():
     net = UNet((16, 32, 64), blocks=2)
     z = torch.randn(2, 3, 16, 16)
-    torch.testing.assert_close(net(z, torch.rand(2), torch.rand(2, 11)), z)  # zero-initialized output conv
+    torch.testing.assert_close(
+        net(z, torch.rand(2), torch.rand(2, 11)), z
+    )  # zero-initialized output conv
     names = [n for n, _ in cond_modules(net)]
-    assert names[:2] == ["down.0.0.cond", "down.0.1.cond"] and "mid.0.cond" in names and names[-1] == "up.0.1.cond"
+    assert (
+        names[:2] == ["down.0.0.cond", "down.0.1.cond"]
+        and "mid.0.cond" in names
+        and names[-1] == "up.0.1.cond"
+    )
     assert len(names) == 3 * 2 * 2 + 2
     full = UNet()
     assert 10_000_000 < sum(p.numel() for p in full.parameters()) < 12_000_000  # the paper's ~10.9M
@@ -136,7 +146,10 @@ def test_a_model_overfits_a_fixed_batch():
         loss.backward()
         opt.step()
     after = evaluate()
-    assert after["total"] < before["total"] and after["diffusion"] < 0.7 * before["diffusion"], (before, after)
+    assert after["total"] < before["total"] and after["diffusion"] < 0.7 * before["diffusion"], (
+        before,
+        after,
+    )
     assert np.isfinite(list(after.values())).all()
 
 

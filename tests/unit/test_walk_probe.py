@@ -14,8 +14,12 @@ from empirical.walk import reading  # noqa: E402
 def test_the_walk_reads_a_batch_as_the_probe_does(pristine_smoke_run, label):
     reader = ProbeReader(pristine_smoke_run / "probe")
     assert reader.concepts == ("color", "size")
-    images = sample(DataConfig(resolution=8), {"00": 8, "01": 8, "10": 8, "11": 8}, 3).images  # every corner
-    images[::5] = np.random.default_rng(0).random(images[::5].shape)  # and noise the probe should refuse
+    images = sample(
+        DataConfig(resolution=8), {"00": 8, "01": 8, "10": 8, "11": 8}, 3
+    ).images  # every corner
+    images[::5] = np.random.default_rng(0).random(
+        images[::5].shape
+    )  # and noise the probe should refuse
     ours = reading(0, label, *reader.read(images), len(images), "test")
     theirs = coordinates(reader.model, images, [int(d) for d in label])
     np.testing.assert_allclose(ours.z, theirs["z"], rtol=1e-6, equal_nan=True)
@@ -29,10 +33,23 @@ def test_walking_a_runs_own_checkpoints_reproduces_its_naive_log(pristine_smoke_
     from theory.trajectory import read_csv
 
     sampler = RunSampler(pristine_smoke_run)
-    own = {t.label: t for t in read_csv(pristine_smoke_run / "trajectories.csv") if t.protocol == "naive"}
+    own = {
+        t.label: t
+        for t in read_csv(pristine_smoke_run / "trajectories.csv")
+        if t.protocol == "naive"
+    }
     assert [s for s, _ in sampler.checkpoints] == list(own["11"].step)
-    log = walk(sampler.checkpoints, sampler, ProbeReader(sampler.probe_path), tmp_path / "walked",
-               classes=sampler.classes, held_out=[], samples=sampler.cfg.samples, seeds=sampler.seeds, progress=False)
+    log = walk(
+        sampler.checkpoints,
+        sampler,
+        ProbeReader(sampler.probe_path),
+        tmp_path / "walked",
+        classes=sampler.classes,
+        held_out=[],
+        samples=sampler.cfg.samples,
+        seeds=sampler.seeds,
+        progress=False,
+    )
     for t in read_csv(log):
         mine = own[t.label]
         assert list(t.step) == list(mine.step)
@@ -48,7 +65,9 @@ def test_a_run_sampler_over_prompts_and_names_what_it_cannot_do(pristine_smoke_r
     sampler = RunSampler(pristine_smoke_run)
     step = sampler.checkpoints[-1][0]
     plain = sampler.sample(step, Prompt("11"), 4, 7)
-    assert plain.shape == (4, 3, 8, 8) and np.array_equal(plain, sampler.sample(step, Prompt("11"), 4, 7))
+    assert plain.shape == (4, 3, 8, 8) and np.array_equal(
+        plain, sampler.sample(step, Prompt("11"), 4, 7)
+    )
     assert not np.array_equal(plain, sampler.sample(step, Prompt("11", 3.0), 4, 7))
     with pytest.raises(ValueError, match="strengths >= 1"):
         sampler.sample(step, Prompt("11", 0.5), 4, 7)
