@@ -194,7 +194,7 @@ def follow(
                 submitted = [ex.submit(make_job(state.specs[n])) for n in names]
             state.running.update(zip(names, submitted))
             return
-        with children_ignore_sigint(args.executor):
+        with starting_local_jobs(args.executor):
             for n in names:
                 state.running[n] = ex.submit(make_job(state.specs[n]))
 
@@ -239,17 +239,32 @@ def follow(
 
 
 @contextlib.contextmanager
-def children_ignore_sigint(executor: str) -> Iterator[None]:
-    """Start local jobs with SIGINT ignored (they inherit it): Ctrl-C then reaches the sweep alone, which stops its
-    jobs with SIGTERM (:func:`stop`), instead of every submitit controller printing its own KeyboardInterrupt."""
+def starting_local_jobs(executor: str) -> Iterator[None]:
+    """While local jobs start. They inherit SIGINT blocked, so Ctrl-C reaches the sweep alone, which stops them
+    with SIGTERM (:func:`stop`), instead of every submitit controller printing its own KeyboardInterrupt. An
+    interrupt that arrives meanwhile (Ctrl-C, or SIGTERM) is held, not lost, and raised as KeyboardInterrupt
+    once the jobs have started, so the sweep knows every job it has to stop."""
     if executor != "local":
         yield
         return
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    held: list[int] = []
+    # the children inherit this thread's mask; another thread of the sweep (tqdm's monitor) may still take a
+    # Ctrl-C, so the sweep's own handlers record it instead of raising in the middle of a submission
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    handlers = {
+        sig: signal.signal(sig, lambda signum, frame: held.append(signum))
+        for sig in (signal.SIGINT, signal.SIGTERM)
+    }
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, previous)
+        signal.pthread_sigmask(
+            signal.SIG_SETMASK, mask
+        )  # a Ctrl-C held by the mask is recorded here
+        for sig, handler in handlers.items():
+            signal.signal(sig, handler)
+    if held:
+        raise KeyboardInterrupt
 
 
 def stop(job) -> None:
@@ -281,13 +296,14 @@ def run_probes(
     on. Returns (job ids, failures)."""
     if not need:
         return [], []
-    with children_ignore_sigint(args.executor):
-        submitted = {path: ex.submit(job) for path, job in need.items()}
-    if args.executor == "slurm":
-        return [job.job_id for job in submitted.values()], []
-    print(f"sweep: training {len(need)} shared probe(s): {', '.join(need)}", file=sys.stderr)
-    failures = []
+    submitted, failures = {}, []
     try:
+        with starting_local_jobs(args.executor):
+            for path, job in need.items():
+                submitted[path] = ex.submit(job)
+        if args.executor == "slurm":
+            return [job.job_id for job in submitted.values()], []
+        print(f"sweep: training {len(need)} shared probe(s): {', '.join(need)}", file=sys.stderr)
         for path, job in submitted.items():
             try:
                 result = job.result()

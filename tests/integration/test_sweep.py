@@ -406,3 +406,57 @@ def test_an_interrupted_sweep_stops_every_job_and_says_so_without_a_traceback(
             os.killpg(proc.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_an_interrupt_while_jobs_start_is_held_then_raised_and_every_started_job_is_stopped(signum):
+    """The window the end-to-end test above can only hit by chance: the interrupt arrives while a job is being
+    submitted. It must not be lost (the sweep would wait for its jobs) nor cut the submission short (a job would
+    train on unstopped): the started jobs are stopped, then the interrupt is raised."""
+    import argparse
+
+    from empirical.sweep import run_probes
+
+    class Process:
+        def __init__(self):
+            self.signals = []
+
+        def poll(self):
+            return None
+
+        def send_signal(self, sig):
+            self.signals.append(sig)
+
+    class Job:
+        def __init__(self):
+            self._process = Process()
+
+    class Executor:
+        def __init__(self):
+            self.jobs = []
+
+        def submit(self, job):
+            if not self.jobs:
+                os.kill(os.getpid(), signum)  # arrives while the first job starts
+            child = subprocess.run(
+                ["grep", "SigBlk", "/proc/self/status"], capture_output=True, text=True
+            )
+            self.blocked = int(child.stdout.split()[1], 16) & (1 << (signal.SIGINT - 1))
+            self.jobs.append(Job())
+            return self.jobs[-1]
+
+    previous = signal.signal(
+        signal.SIGTERM, signal.default_int_handler
+    )  # as the sweep's own handler does
+    try:
+        ex = Executor()
+        with pytest.raises(KeyboardInterrupt):
+            run_probes(ex, argparse.Namespace(executor="local"), {"a": object(), "b": object()})
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert len(ex.jobs) == 2  # both submitted: the interrupt waited for the submission to end
+    assert all(job._process.signals == [signal.SIGTERM] for job in ex.jobs)  # and both were stopped
+    assert ex.blocked  # the jobs' processes start with Ctrl-C blocked: it reaches the sweep alone
+    assert not signal.pthread_sigmask(signal.SIG_BLOCK, set()) & {
+        signal.SIGINT
+    }  # the sweep's mask restored
