@@ -17,8 +17,8 @@
   loaded is kept, so a walk loads each checkpoint once.
 - **condition**: ``condition(prompt, n)`` returns the U-Net's conditioning keywords for ``n`` samples.
   :func:`concept_condition` gives the package's concept vector (11 numbers, the conditioning the package's own
-  model is trained on) as one token of ``encoder_hidden_states`` (a ``UNet2DConditionModel`` with
-  ``cross_attention_dim=11``) and over-prompts as the package does; :func:`class_condition` gives integer
+  model is trained on) as ``class_labels`` of a ``UNet2DConditionModel`` with a projection class embedding (or
+  as one cross-attention token) and over-prompts as the package does; :func:`class_condition` gives integer
   ``class_labels`` (a ``UNet2DModel`` with ``num_class_embeds``), which have no over-prompting (run the walk
   without ``strengths``).
 - **images**: the scheduler's final sample, read as images in [-1, 1] (diffusers' convention) and returned in
@@ -44,12 +44,23 @@ from empirical.walk import Prompt
 Condition = Callable[[Prompt, int], Mapping[str, torch.Tensor]]
 
 
-def concept_condition(data: DataConfig, key: str = "encoder_hidden_states") -> Condition:
-    """The class's concept vector (over-prompted at strengths above 1) as one token: ``key`` of shape (n, 1, 11)."""
+def concept_condition(data: DataConfig, via: str = "projection") -> Condition:
+    """The class's concept vector (11 numbers; over-prompted at strengths above 1) as the U-Net's condition.
 
-    def condition(prompt: Prompt, n: int) -> dict[str, torch.Tensor]:
+    ``via="projection"``: ``class_labels`` of shape (n, 11) for a ``UNet2DConditionModel`` built with
+    ``class_embed_type="projection", projection_class_embeddings_input_dim=11`` (the vector is embedded and added
+    to the time embedding, as the package's own model does; no attention needed). ``via="token"``: one
+    cross-attention token, ``encoder_hidden_states`` of shape (n, 1, 11), for ``cross_attention_dim=11``."""
+    if via not in ("projection", "token"):
+        raise ValueError(
+            f"via={via!r}: valid: projection (class_labels), token (encoder_hidden_states)"
+        )
+
+    def condition(prompt: Prompt, n: int) -> dict[str, torch.Tensor | None]:
         h = torch.as_tensor(prompt_vector(data, prompt.label, prompt.strength), dtype=torch.float32)
-        return {key: h.expand(n, 1, -1)}
+        if via == "token":
+            return {"encoder_hidden_states": h.expand(n, 1, -1)}
+        return {"class_labels": h.expand(n, -1), "encoder_hidden_states": None}
 
     return condition
 
@@ -124,7 +135,10 @@ class DiffusersSampler:
     def sample(self, checkpoint: Any, prompt: Prompt, n: int, seed: int) -> np.ndarray:
         """``n`` images of ``prompt`` from ``checkpoint``, (n, C, H, W) in [0, 1]; the same for the same seed."""
         unet = self.model(checkpoint)
-        condition = {k: v.to(self.device) for k, v in self.condition(prompt, n).items()}
+        condition = {
+            k: None if v is None else v.to(self.device)
+            for k, v in self.condition(prompt, n).items()
+        }
         generator = torch.Generator().manual_seed(int(seed))
         out = []
         for start in range(0, n, self.batch):
@@ -132,7 +146,7 @@ class DiffusersSampler:
             out.append(
                 self._draw(
                     unet,
-                    {k: v[rows] for k, v in condition.items()},
+                    {k: None if v is None else v[rows] for k, v in condition.items()},
                     rows.stop - rows.start,
                     generator,
                 )

@@ -113,7 +113,9 @@ def draw(runs: Sequence[Path], out: Path, *, protocol: str = "naive") -> Path:
             "\n" + ", ".join(f"Δ{c} {v:g}" for c, v in sep.items()) if sep else ""
         )
         square(top, trajectories[0].concepts, title)
-        top.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=3)
+        top.legend(
+            fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.17), ncol=3
+        )  # below the label
         fig.colorbar(
             ScalarMappable(norm=norm, cmap="viridis"), ax=top, shrink=0.8, label="training step"
         )
@@ -149,9 +151,11 @@ def shares_strip(ax, held: Sequence) -> None:
     keys = sorted(k for k in shares if k != "unreadable") + ["unreadable"] * (
         "unreadable" in shares
     )
+    steps = np.maximum(t.step, 1)
+    steps = np.append(steps, steps[-1] * 1.15)  # the last checkpoint gets a step of its own to show
     ax.stackplot(
-        np.maximum(t.step, 1),
-        *[np.nan_to_num(shares[k]) for k in keys],
+        steps,
+        *[np.append(v, v[-1]) for v in (np.nan_to_num(shares[k]) for k in keys)],
         step="post",
         colors=[CLASS_COLORS.get(k, "0.75") if k != "unreadable" else "0.82" for k in keys],
         labels=[f"read as {k}" if k != "unreadable" else "unreadable" for k in keys],

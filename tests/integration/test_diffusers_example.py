@@ -62,4 +62,4 @@ def test_the_example_names_bad_step_counts(tmp_path, capsys):
     spec.loader.exec_module(example)
     with pytest.raises(SystemExit):
         example.main([str(tmp_path), "--probe", "x", "--steps", "0"])
-    assert "--steps 0, --every 250: both must be >= 1" in capsys.readouterr().err
+    assert "--steps 0, --every 200: both must be >= 1" in capsys.readouterr().err

@@ -17,30 +17,52 @@ from empirical.walk import Prompt  # noqa: E402
 DATA = DataConfig(resolution=8)
 
 
-def conditional_unet(seed: int) -> UNet2DConditionModel:
+def conditional_unet(seed: int, via: str = "projection") -> UNet2DConditionModel:
+    """A tiny random U-Net conditioned on the concept vector: a projection class embedding (the example's), or
+    one cross-attention token."""
     torch.manual_seed(seed)
-    return UNet2DConditionModel(
+    common = dict(
         sample_size=8,
         in_channels=3,
         out_channels=3,
         layers_per_block=1,
         block_out_channels=(8, 16),
         norm_num_groups=4,
-        cross_attention_dim=11,
-        attention_head_dim=4,
-        down_block_types=("CrossAttnDownBlock2D", "DownBlock2D"),
-        up_block_types=("UpBlock2D", "CrossAttnUpBlock2D"),
+    )
+    if via == "token":
+        return UNet2DConditionModel(
+            **common,
+            cross_attention_dim=11,
+            attention_head_dim=4,
+            down_block_types=("CrossAttnDownBlock2D", "DownBlock2D"),
+            up_block_types=("UpBlock2D", "CrossAttnUpBlock2D"),
+        )
+    return UNet2DConditionModel(
+        **common,
+        down_block_types=("DownBlock2D", "DownBlock2D"),
+        up_block_types=("UpBlock2D", "UpBlock2D"),
+        mid_block_type=None,
+        class_embed_type="projection",
+        projection_class_embeddings_input_dim=11,
     )
 
 
-def sampler(**kwargs) -> DiffusersSampler:
+def sampler(via: str = "projection", **kwargs) -> DiffusersSampler:
     return DiffusersSampler(
         DDIMScheduler(num_train_timesteps=100),
-        concept_condition(DATA),
+        concept_condition(DATA, via),
         shape=(3, 8, 8),
         steps=3,
         **kwargs,
     )
+
+
+@pytest.mark.parametrize("via", ["projection", "token"])
+def test_the_concept_vector_reaches_the_unet_either_way(via):
+    s, unet = sampler(via), conditional_unet(0, via)
+    plain = s.sample(unet, Prompt("11"), 3, seed=7)
+    assert not np.allclose(plain, s.sample(unet, Prompt("00"), 3, seed=7))
+    assert not np.allclose(plain, s.sample(unet, Prompt("11", 3.0), 3, seed=7))
 
 
 def test_images_are_in_the_probes_format_reproducible_and_follow_the_prompt():
@@ -142,6 +164,7 @@ def test_integer_class_labels_draw_the_plain_prompt_and_refuse_over_prompting():
             "integers >= 1",
         ),
         (lambda: sampler().sample(conditional_unet(0), Prompt("11", 0.5), 2, 0), "strengths >= 1"),
+        (lambda: concept_condition(DATA, "vector"), "valid: projection"),
     ],
 )
 def test_bad_input_is_named(make, match):
