@@ -251,9 +251,10 @@ def starting_local_jobs(executor: str) -> Iterator[None]:
     # the children inherit this thread's mask; another thread of the sweep (tqdm's monitor) may still take a
     # Ctrl-C, so the sweep's own handlers record it instead of raising in the middle of a submission
     mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-    handlers = {
+    handlers = {  # a sweep started in the background keeps ignoring Ctrl-C
         sig: signal.signal(sig, lambda signum, frame: held.append(signum))
         for sig in (signal.SIGINT, signal.SIGTERM)
+        if signal.getsignal(sig) is not signal.SIG_IGN
     }
     try:
         yield

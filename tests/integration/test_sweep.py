@@ -378,7 +378,13 @@ def test_an_interrupted_sweep_stops_every_job_and_says_so_without_a_traceback(
         str(out),
     ]
     proc = subprocess.Popen(
-        cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True
+        cmd,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+        # as a terminal's foreground command: Ctrl-C is not ignored, even when this test runs in the background
+        # (a script's `cmd &` starts it, and so this test's children, with SIGINT ignored)
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     try:
         deadline = time.monotonic() + 180
@@ -445,15 +451,19 @@ def test_an_interrupt_while_jobs_start_is_held_then_raised_and_every_started_job
             self.jobs.append(Job())
             return self.jobs[-1]
 
-    previous = signal.signal(
-        signal.SIGTERM, signal.default_int_handler
-    )  # as the sweep's own handler does
+    # as in a sweep run in a terminal (even when this test runs in the background, with SIGINT ignored): Ctrl-C
+    # raises KeyboardInterrupt, and so does SIGTERM (the sweep's own handler)
+    previous = {
+        sig: signal.signal(sig, signal.default_int_handler)
+        for sig in (signal.SIGINT, signal.SIGTERM)
+    }
     try:
         ex = Executor()
         with pytest.raises(KeyboardInterrupt):
             run_probes(ex, argparse.Namespace(executor="local"), {"a": object(), "b": object()})
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
     assert len(ex.jobs) == 2  # both submitted: the interrupt waited for the submission to end
     assert all(job._process.signals == [signal.SIGTERM] for job in ex.jobs)  # and both were stopped
     assert ex.blocked  # the jobs' processes start with Ctrl-C blocked: it reaches the sweep alone
