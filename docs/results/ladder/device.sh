@@ -7,9 +7,11 @@
 # `python -m empirical.train ARGS --out RUNS/FOLDER` (RUNS default runs/device), PARALLEL of them at a time with
 # one CPU thread each, in the file's order. Every run stops when SECONDS have passed since the start (training is
 # kill-safe); rerun the same command to resume: finished runs (marked RUNS/FOLDER/.finished) are skipped.
-# A run's output goes to RUNS/FOLDER.log.
+# A run's output goes to RUNS/FOLDER.log. With OUT set (the device tool's output folder), what the docs keep of
+# every run (config, logs, metrics, trajectories, the last sample grid; no checkpoints) is packed into
+# OUT/runs.tgz at the end: the tool does not bring back files whose names hold '=' or ','.
 set -euo pipefail
-[[ $# -ge 3 ]] || { sed -n '2,11p' "$0" >&2; exit 2; }
+[[ $# -ge 3 ]] || { sed -n '2,13p' "$0" >&2; exit 2; }
 JOBS=$1 SECONDS_LEFT=$2 PARALLEL=$3 RUNS=${4:-runs/device}
 export DEADLINE=$(( $(date +%s) + SECONDS_LEFT )) RUNS OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
 mkdir -p "$RUNS"
@@ -27,4 +29,14 @@ one() {
   fi
 }
 export -f one
-grep -v '^[[:space:]]*\(#\|$\)' "$JOBS" | xargs -P "$PARALLEL" -L 1 bash -c 'one "$@"' _ || true
+grep -v '^[[:space:]]*\(#\|$\)' "$JOBS" | xargs -r -P "$PARALLEL" -L 1 bash -c 'one "$@"' _ || true
+if [[ -n "${OUT:-}" ]]; then
+  keep=()
+  for run in "$RUNS"/*/*/ "$RUNS"/*/; do
+    [[ -f "$run/config.json" ]] || continue
+    keep+=("$run"config.json "$run"trajectories.csv "$run"trajectories.meta.json "$run"metrics.jsonl)
+    last=$(ls "$run"samples/step_*.png 2>/dev/null | tail -1); [[ -z "$last" ]] || keep+=("$last")
+  done
+  tar czf "$OUT/runs.tgz" --ignore-failed-read "${keep[@]}" $(find "$RUNS" -name '*.log') 2>/dev/null || true
+  echo "packed $(( ${#keep[@]} )) files into $OUT/runs.tgz"
+fi
