@@ -53,6 +53,7 @@ COMMANDS = (
     "empirical.train",
     "empirical.elicit",
     "empirical.sweep",
+    "empirical.convert",
 )
 TORCH = {"empirical.data", "empirical.probe", "empirical.train", "empirical.elicit"}
 
@@ -1060,7 +1061,7 @@ def _cases() -> list[Case]:
             check=no_file("learning.png"),
         ),
     ]
-    return cases + _pipeline_cases()
+    return cases + _pipeline_cases() + _convert_cases()
 
 
 def _pipeline_cases() -> list[Case]:
@@ -1482,6 +1483,154 @@ def _pipeline_cases() -> list[Case]:
         ),
     ]
     return cases
+
+
+def array_file(name: str, make: Callable[[], object]) -> Callable[[Path, Path], None]:
+    """Setup: ``{c}/name`` saved from what ``make`` returns (.npy: an array; .npz: a dict of arrays)."""
+
+    def setup(c: Path, w: Path) -> None:
+        import numpy as np
+
+        c.mkdir(parents=True, exist_ok=True)
+        value = make()
+        if name.endswith(".npz"):
+            np.savez(c / name, **value)
+        else:
+            np.save(c / name, value, allow_pickle=True)
+
+    return setup
+
+
+def malicious_points(c: Path, w: Path) -> None:
+    """Setup: a .pth whose entry, unpickled, would run a command (touch {c}/ran)."""
+    import torch
+
+    class Payload:
+        def __reduce__(self):
+            return (os.system, (f"touch {c / 'ran'}",))
+
+    c.mkdir(parents=True, exist_ok=True)
+    torch.save({"data": Payload()}, c / "points.pth")
+
+
+malicious_points.torch = True
+
+
+def _points():
+    import numpy as np
+
+    return np.random.default_rng(0).random((4, 5, 2))  # (classes, steps, concepts)
+
+
+def _convert_cases() -> list[Case]:
+    """python -m empirical.convert: arrays saved elsewhere, read into a log."""
+    CV = "empirical.convert"
+    axes = [
+        "--layout",
+        "class,step,concept",
+        "--concepts",
+        "color,size",
+        "--classes",
+        "00,01,10,11",
+    ]
+    out = ["--out", "{c}/t.csv"]
+    steps = ["--steps", "0,1,2,3,4"]
+    return [
+        Case("missing input", CV, ["{c}/none.npy", *axes, *steps, *out], "no such file"),
+        Case(
+            "bad name",
+            CV,
+            ["{c}/z.txt", *axes, *steps, *out],
+            "valid: .npy, .npz, .pth",
+            setup=write("z.txt", "1"),
+        ),
+        Case(
+            "injection",
+            CV,
+            ["{c}/z.npy", *axes, *steps, *out],
+            "holds Python objects",
+            setup=array_file("z.npy", lambda: __import__("numpy").array([{"a": 1}], dtype=object)),
+            check=no_file("t.csv"),
+        ),
+        Case(
+            "injection",
+            CV,
+            ["{c}/points.pth", "--key", "data", *axes, *steps, *out],
+            "without unpickling arbitrary objects",
+            setup=malicious_points,
+            check=lambda c, w: (
+                "the payload ran" if (c / "ran").exists() else no_file("t.csv")(c, w)
+            ),
+        ),
+        Case(
+            "bad flag",
+            CV,
+            ["{c}/z.npz", *axes, *steps, *out],
+            "name one with --key",
+            setup=array_file("z.npz", lambda: {"a": _points(), "b": _points()}),
+        ),
+        Case(
+            "bad flag",
+            CV,
+            ["{c}/z.npz", "--key", "data", *axes, *steps, *out],
+            "has no entry 'data'",
+            setup=array_file("z.npz", lambda: {"a": _points()}),
+        ),
+        Case(
+            "bad value",
+            CV,
+            ["{c}/z.npy", *axes, "--steps", "0,1,2,3", *out],
+            "steps: 4 given",
+            setup=array_file("z.npy", _points),
+        ),
+        Case(
+            "bad value",
+            CV,
+            ["{c}/z.npy", *axes, "--steps", "0,1,1,3,4", *out],
+            "increasing",
+            setup=array_file("z.npy", _points),
+        ),
+        Case(
+            "bad number",
+            CV,
+            ["{c}/z.npy", *axes, *steps, *out],
+            "lies outside [0, 1]",
+            setup=array_file("z.npy", lambda: _points() * 3),
+            check=no_file("t.csv"),
+        ),
+        Case(
+            "bad flag",
+            CV,
+            [
+                "{c}/z.npy",
+                "--layout",
+                "class,step",
+                "--concepts",
+                "color,size",
+                "--classes",
+                "00,01,10,11",
+                *steps,
+                *out,
+            ],
+            "name the axes of the array in order",
+            setup=array_file("z.npy", _points),
+        ),
+        Case(
+            "output path",
+            CV,
+            ["{c}/z.npy", *axes, *steps, "--out", "{c}/t.json"],
+            "must end in .csv",
+            setup=array_file("z.npy", _points),
+        ),
+        Case(
+            "smoke",
+            CV,
+            ["{c}/z.npy", *axes, *steps, *out],
+            expect="ok",
+            setup=array_file("z.npy", _points),
+            check=exists("t.csv"),
+        ),
+    ]
 
 
 def sweep_folder(rel: str, text: str) -> Callable[[Path, Path], None]:
