@@ -213,15 +213,21 @@ def own_probe(c: Path, w: Path) -> None:
     (c / "run" / "config.json").write_text(json.dumps(doc))
 
 
+class Payload:
+    """An object that, unpickled, runs a command: it touches ``{c}/ran`` (what the injection checks look for)."""
+
+    def __init__(self, c: Path):
+        self.c = c
+
+    def __reduce__(self):
+        return (os.system, (f"touch {self.c / 'ran'}",))
+
+
 def malicious_probe(c: Path, w: Path) -> None:
     import torch
 
-    class Payload:
-        def __reduce__(self):
-            return (os.system, (f"touch {c / 'ran'}",))
-
     torch.save(
-        {"config": {}, "state_dict": Payload(), "hash": "x"}, c / "run" / "probe" / "probe.pt"
+        {"config": {}, "state_dict": Payload(c), "hash": "x"}, c / "run" / "probe" / "probe.pt"
     )
 
 
@@ -1505,12 +1511,8 @@ def malicious_points(c: Path, w: Path) -> None:
     """Setup: a .pth whose entry, unpickled, would run a command (touch {c}/ran)."""
     import torch
 
-    class Payload:
-        def __reduce__(self):
-            return (os.system, (f"touch {c / 'ran'}",))
-
     c.mkdir(parents=True, exist_ok=True)
-    torch.save({"data": Payload()}, c / "points.pth")
+    torch.save({"data": Payload(c)}, c / "points.pth")
 
 
 malicious_points.torch = True

@@ -114,6 +114,14 @@ def _csv(text: str, flag: str) -> list[str]:
     return items
 
 
+def one_steps_source(steps, steps_key) -> None:
+    """The steps come from exactly one place: a list (--steps) or an entry of the file (--steps-key)."""
+    if (steps is None) == (steps_key is None):
+        raise ValueError(
+            "give the steps either with --steps (a list) or with --steps-key (an entry of the file)"
+        )
+
+
 def convert(
     file: str | Path,
     out: str | Path,
@@ -129,10 +137,7 @@ def convert(
 ) -> Path:
     """Read ``file``'s array (and steps), check it as a log is checked, write the trajectory log ``out``."""
     path = Path(file)
-    if (steps is None) == (steps_key is None):
-        raise ValueError(
-            "give the steps either with --steps (a list) or with --steps-key (an entry of the file)"
-        )
+    one_steps_source(steps, steps_key)
     content = load_entries(path)
     z = entry(content, key, path, "--key")
     if steps_key is not None:
@@ -192,10 +197,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise ValueError(
                 f"--steps {args.steps!r}: give numbers, comma-separated (e.g. 0,500,1000)"
             ) from None
-    if (steps is None) == (args.steps_key is None):
-        raise ValueError(
-            "give the steps either with --steps (a list) or with --steps-key (an entry of the file)"
-        )
+    one_steps_source(steps, args.steps_key)
     out = cli.output_file(args.out, suffix=".csv")
     cli.not_an_input([out], [args.file])
     if cli.checking(args):
