@@ -179,3 +179,30 @@ def test_chunks_give_the_same_paths(monkeypatch):
     np.testing.assert_allclose(
         integrate(eq1(), T25, values, method="exact").z, whole, rtol=0, atol=1e-14
     )
+
+
+def test_terms_free_of_t_in_closed_form_also_without_decay_and_with_growth():
+    """a = 0 (a constant push: z = z0 + b t) and a < 0 (a repelling well: the error bound grows with phi > 1)."""
+    land = from_expression("-3*z1 - lam*(z2 - 1)**2/2", {"lam": 0.1})
+    sol = integrate(land, T25, method="exact")
+    assert sol.success and sol.method == "exact"
+    np.testing.assert_allclose(sol.z[0, :, 0], 0.5 + 3 * T25, rtol=1e-13)
+    np.testing.assert_allclose(sol.z[0, :, 1], 1 - 0.5 * np.exp(0.1 * T25), rtol=1e-12)
+
+
+def test_constant_decay_on_irregular_output_times():
+    """Unequal output intervals take the general path (both subdivisions propagated), still exact."""
+    t = np.concatenate([[0.0], np.cumsum(np.random.default_rng(4).exponential(0.3, 80))])
+    values = {"lam": np.array([[0.3, 2.0], [4.0, 0.7]]), "k": (3.0, 1.0), "t_switch": (5.0, 9.0)}
+    err, sol = worst_error(eq1(), t, values)
+    assert err < 1e-9 and sol.z.shape == (2, t.size, 2)
+
+
+def test_the_paths_are_a_time_major_view_that_reads_as_n_t_d():
+    values = {"lam": np.random.default_rng(5).uniform(0.1, 3, (7, 2))}
+    sol = integrate(eq1(), T25, values, method="exact")
+    loop = integrate(eq1(), T25, values, method="stacked", rtol=1e-12, atol=1e-14)
+    assert sol.z.shape == (7, 200, 2) and sol.z.base is not None
+    np.testing.assert_allclose(np.ascontiguousarray(sol.z), loop.z, atol=1e-9)
+    first = sol.trajectories()[0]
+    np.testing.assert_array_equal(first.z, sol.z[0])
