@@ -153,7 +153,12 @@ def protocol_lags(records: list[dict]) -> list[dict]:
 def compare(record: dict, other: dict) -> dict:
     """Two models fitted to one trajectory, side by side: AIC (lower is better), RMSE, parameters counted."""
     models = {
-        r["model"]: {"aic": r["aic"], "rmse": r["rmse"], "n_params": r["n_params"]}
+        r["model"]: {
+            "aic": r["aic"],
+            "rmse": r["rmse"],
+            "n_params": r["n_params"],
+            "at_bounds": r.get("at_bounds"),
+        }
         for r in (record, other)
         if r["model"] is not None
     }

@@ -130,6 +130,19 @@ class ModelFit:
     problem: "Problem" = field(repr=False)
     switches: list[dict] = field(default_factory=list)
 
+    @property
+    def at_bounds(self) -> list[str]:
+        """The free parameters (name[concept]) that ended on a bound of the search; a Wald interval is
+        not valid there (a z level at 0 or 1 is a corner, not a failed search)."""
+        prob, names = self.problem, []
+        for b in prob.free:
+            names += [f"{b.name}[{c}]" for c in prob.concepts] if b.per_concept else [b.name]
+        span = prob.ub - prob.lb
+        edge = np.isclose(self.theta, prob.lb, atol=1e-6 * span) | np.isclose(
+            self.theta, prob.ub, atol=1e-6 * span
+        )
+        return [name for name, hit in zip(names, edge) if hit]
+
     def predict(self, steps: Sequence[float]) -> NDArray[np.float64]:
         """The fitted model's path at any steps (e.g. a dense grid for plots), shape (T', D)."""
         prob = self.problem
@@ -157,7 +170,7 @@ class Problem:
             raise ValueError(
                 f"a model fit needs at least {MIN_POINTS} logged points, this trajectory has {traj.step.size}"
             )
-        self.model, self.d = model, d
+        self.model, self.d, self.concepts = model, d, tuple(traj.concepts)
         self.land: Landscape = {"eq1": eq1, "eq2": eq2, "notebook": lambda n: notebook()}[model](d)
         self.s0 = float(traj.step[0])
         self.span = float(traj.step[-1] - traj.step[0])

@@ -85,6 +85,7 @@ def analyse(
         "params": params,
         "ci": intervals,
         "ci_method": (("wald" if model == "sim2" else ci) if fit is not None else None),
+        "at_bounds": None if fit is None else fit.at_bounds,
         "rmse": None if fit is None else fit.rmse,
         "aic": None if fit is None else aic(fit, located),
         "n_params": None if fit is None else int(fit.theta.size),

@@ -8,15 +8,22 @@ the first concept's (only ratios matter after the division). Free parameters, in
 ``mu_ratio``  m_p / m_1 for p >= 2 (how much concept p's cluster weighs in the other coordinates)
 ``w0``        the start W(0) = U(0) U(0)^T (U(0) lower triangular, so W(0) is any PSD matrix)
 
+A class is read by its label's bits: its input is sum_q bits_q m_q e_q (class 11: the probe x_hat; a
+training class 10: m_1 e_1), and coordinate p of the output there, divided by m_p, is the concept
+coordinate. Given several classes of one run, one W(t) is fitted to all of them: the joint fit, a test of
+the model that a per-class fit cannot be (fitting.sim_joint compares it with per-class fits).
+
 Training step 0 is model time 0 (the untrained network is the start). Least squares (soft L1) from
-screened starts, scipy's finite-difference Jacobian, Wald intervals on ``a``. Unlike eq1, the switch
-times are not parameters: they come out of the dynamics.
+screened starts, scipy's finite-difference Jacobian, Wald intervals on ``a`` (left out for a parameter
+that ended on a bound, and the bound named in ``at_bounds``). Unlike eq1, the switch times are not
+parameters: they come out of the dynamics.
 """
 
 from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field
+from typing import Sequence
 
 import numpy as np
 from numpy.typing import NDArray
@@ -29,7 +36,9 @@ from theory.trajectory import Trajectory
 
 @dataclass(frozen=True, eq=False)
 class SimFit:
-    """A fitted sim2 path (the attributes fitting.report reads from a ModelFit)."""
+    """A fitted sim2 path (the attributes fitting.report reads from a ModelFit). ``at_bounds`` names the
+    parameters that ended on a bound of the search (their Wald interval is left out: it is not valid
+    there); ``bits`` is the class read (1 where its concept is present)."""
 
     model: str
     params: dict
@@ -41,16 +50,18 @@ class SimFit:
     theta: NDArray[np.float64] = field(repr=False)
     span: float = field(repr=False)
     switches: list = field(default_factory=list)
+    at_bounds: list = field(default_factory=list)
+    bits: tuple = ()
 
     @property
     def identifiable(self) -> list[bool]:
         return []
 
-    def predict(self, steps) -> NDArray[np.float64]:
-        """The fitted path at any steps, (T', D)."""
-        return _simulate(
-            self.theta, np.asarray(steps, dtype=float) / self.span, len(self.params["a"])
-        )
+    def predict(self, steps, bits: Sequence[int] | None = None) -> NDArray[np.float64]:
+        """The fitted path of the class read (or of ``bits``) at any steps, (T', D)."""
+        d = len(self.params["a"])
+        u = np.asarray(steps, dtype=float) / self.span
+        return _read(_simulate(self.theta, u, d), self.theta, bits or self.bits or (1,) * d)
 
 
 def _unpack(theta: NDArray, d: int) -> tuple[NDArray, NDArray, NDArray]:
@@ -62,11 +73,16 @@ def _unpack(theta: NDArray, d: int) -> tuple[NDArray, NDArray, NDArray]:
 
 
 def _simulate(theta: NDArray, u: NDArray, d: int) -> NDArray:
-    a, m, u0 = _unpack(theta, d)
-    w = two_layer(
-        a, u, u0, rtol=1e-7, atol=1e-9
-    )  # U(0) is the state at time 0, whatever the grid's first time
-    return (w @ m) / m
+    """W(u) (T, d, d); U(0) is the state at time 0, whatever the grid's first time."""
+    a, _, u0 = _unpack(theta, d)
+    return two_layer(a, u, u0, rtol=1e-7, atol=1e-9)
+
+
+def _read(w: NDArray, theta: NDArray, bits: Sequence[int]) -> NDArray:
+    """A class's concept coordinates (T, d): the output at its input sum_q bits_q m_q e_q, coordinate p
+    divided by m_p (1 where the concept is trained on, 0 where it is absent)."""
+    m = _unpack(theta, w.shape[1])[1]
+    return (w @ (np.asarray(bits, dtype=float) * m)) / m
 
 
 def _bounds(d: int) -> tuple[NDArray, NDArray]:
@@ -76,20 +92,49 @@ def _bounds(d: int) -> tuple[NDArray, NDArray]:
     return lo, hi
 
 
-def fit_sim(traj: Trajectory) -> SimFit:
-    """Fit sim2 to a trajectory's located points (at least 8)."""
-    located = traj.with_points()
-    d = located.z.shape[1]
-    if located.step.size < 8:
-        raise ValueError(
-            f"a sim2 fit needs at least 8 located points, this trajectory has {located.step.size}"
-        )
+def parameter_names(concepts: Sequence[str]) -> list[str]:
+    """theta's entries by name: a[concept], mu_ratio[concept], U0[row,column] (lower triangle)."""
+    rows, cols = np.tril_indices(len(concepts))
+    return (
+        [f"a[{c}]" for c in concepts]
+        + [f"mu_ratio[{c}]" for c in concepts[1:]]
+        + [f"U0[{i},{j}]" for i, j in zip(rows, cols)]
+    )
+
+
+def bits_of(label: str, d: int) -> tuple[int, ...]:
+    """The class's concepts present: its label read as d binary digits ('10': the first), else all."""
+    if len(label) == d and set(label) <= {"0", "1"}:
+        return tuple(int(ch) for ch in label)
+    return (1,) * d
+
+
+def _observed(trajs: Sequence[Trajectory]) -> tuple[NDArray, list, float]:
+    """The union of the located steps (in units of the last), and per class (bits, indices, y)."""
+    located = [t.with_points() for t in trajs]
+    d = located[0].z.shape[1]
+    if any(t.z.shape[1] != d for t in located):
+        raise ValueError("a joint sim2 fit needs classes with the same concepts")
     if d > 4:
         raise ValueError(f"sim2 fits up to 4 concepts; this trajectory has {d}")
-    span = float(located.step[-1])
+    if sum(t.step.size for t in located) < 8:
+        raise ValueError(
+            f"a sim2 fit needs at least 8 located points, these have {sum(t.step.size for t in located)}"
+        )
+    span = float(max(t.step[-1] for t in located))
     if span <= 0:
         raise ValueError("a sim2 fit needs logged steps after step 0")
-    u, y = np.asarray(located.step, dtype=float) / span, located.z
+    u = np.unique(np.concatenate([t.step for t in located])) / span
+    parts = [
+        (bits_of(t.label, d), np.searchsorted(u, t.step / span), np.asarray(t.z, dtype=float))
+        for t in located
+    ]
+    if all(not any(b) for b, _, _ in parts):
+        raise ValueError("class 00 carries no information for sim2 (its input is 0)")
+    return u, parts, span
+
+
+def _search(residuals, d: int, f_scale: float):
     lo, hi = _bounds(d)
     diag = np.zeros(d * (d + 1) // 2)
     diag[[i * (i + 1) // 2 + i for i in range(d)]] = 1.0
@@ -98,48 +143,54 @@ def fit_sim(traj: Trajectory) -> SimFit:
         for w_start in (0.05, 0.3):
             starts.append(np.r_[np.log(rates), np.zeros(d - 1), w_start * diag])
     starts = [np.clip(s, lo + 1e-9, hi - 1e-9) for s in starts]
-    f_scale = 2 * noise_scale(y)
+    screen = [float(np.sum(residuals(s) ** 2)) for s in starts]
+    options = dict(bounds=(lo, hi), loss="soft_l1", f_scale=f_scale, x_scale="jac")
+    trials = [
+        least_squares(residuals, starts[i], max_nfev=40, **options) for i in np.argsort(screen)[:3]
+    ]
+    return least_squares(residuals, min(trials, key=lambda r: r.cost).x, max_nfev=200, **options)
+
+
+def fit_sim(traj: Trajectory | Sequence[Trajectory]) -> SimFit:
+    """Fit sim2 to a trajectory's located points (at least 8), each class read by its label's bits; given
+    several classes of one run, one W(t) is fitted to all of them (the fitted path is their rows stacked
+    in the order given)."""
+    trajs = [traj] if isinstance(traj, Trajectory) else list(traj)
+    u, parts, span = _observed(trajs)
+    d = parts[0][2].shape[1]
+    y = np.concatenate([z for _, _, z in parts])
+
+    def predicted(theta):
+        w = _simulate(theta, u, d)
+        return np.concatenate([_read(w, theta, bits)[idx] for bits, idx, _ in parts])
 
     def residuals(theta):
         try:
-            return (_simulate(theta, u, d) - y).ravel()
+            return (predicted(theta) - y).ravel()
         except ValueError:  # an integration that fails is a very bad fit, not an error
             return np.full(y.size, 10.0)
 
-    screen = [float(np.sum(residuals(s) ** 2)) for s in starts]
-    trials = [
-        least_squares(
-            residuals,
-            starts[i],
-            bounds=(lo, hi),
-            loss="soft_l1",
-            f_scale=f_scale,
-            max_nfev=40,
-            x_scale="jac",
+    best = _search(residuals, d, 2 * max(noise_scale(z) for _, _, z in parts))
+    return _result(best, residuals(best.x), predicted(best.x), y, trajs, parts, span)
+
+
+def _result(best, resid, fitted, y, trajs, parts, span) -> SimFit:
+    theta, d = best.x, y.shape[1]
+    n, k = resid.size, theta.size
+    se = np.sqrt(
+        np.maximum(
+            np.diag(float(resid @ resid) / max(n - k, 1) * np.linalg.pinv(best.jac.T @ best.jac)), 0
         )
-        for i in np.argsort(screen)[:3]
-    ]
-    best = least_squares(
-        residuals,
-        min(trials, key=lambda r: r.cost).x,
-        bounds=(lo, hi),
-        loss="soft_l1",
-        f_scale=f_scale,
-        max_nfev=200,
-        x_scale="jac",
     )
-    theta = best.x
-    resid = residuals(theta)
-    n, p = resid.size, theta.size
-    s2 = float(np.sum(resid**2)) / max(n - p, 1)
-    jtj = best.jac.T @ best.jac
-    se = np.sqrt(np.maximum(np.diag(s2 * np.linalg.pinv(jtj)), 0))
+    lo, hi = _bounds(d)
+    edge = np.isclose(theta, lo, atol=1e-6 * (hi - lo)) | np.isclose(
+        theta, hi, atol=1e-6 * (hi - lo)
+    )
     a, m, u0 = _unpack(theta, d)
     a_ci = [
-        [
-            float(np.exp(theta[i] - 1.96 * se[i]) / span),
-            float(np.exp(theta[i] + 1.96 * se[i]) / span),
-        ]
+        None
+        if edge[i]
+        else [float(np.exp(theta[i] + sign * 1.96 * se[i]) / span) for sign in (-1, 1)]
         for i in range(d)
     ]
     params = {
@@ -147,16 +198,17 @@ def fit_sim(traj: Trajectory) -> SimFit:
         "mu_ratio": [float(v) for v in m[1:]],
         "w0": (u0 @ u0.T).tolist(),
     }
-    ci = {"a": a_ci, "mu_ratio": None, "w0": None}
-    fitted = _simulate(theta, u, d)
+    names = parameter_names(trajs[0].concepts)
     return SimFit(
         "sim2",
         params,
-        ci,
+        {"a": a_ci, "mu_ratio": None, "w0": None},
         float(np.sqrt(np.mean((fitted - y) ** 2))),
         fitted,
         bool(best.success),
         str(best.message),
         theta,
         span,
+        at_bounds=[name for name, hit in zip(names, edge) if hit],
+        bits=parts[0][0] if len(parts) == 1 else (),
     )

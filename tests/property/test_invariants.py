@@ -1,10 +1,12 @@
 """Invariants of the toy dynamics (equations.md section 5), as hypothesis properties.
 
 Each test names the invariant it checks (numbers refer to the table in equations.md section 5).
-Paths come from the stacked solve_ivp path at tight tolerances (no numba compile needed here).
+Paths come from the stacked solve_ivp path at tight tolerances (no numba compile needed here) and, for
+the models whose flow is linear in z, from the exact path too: every invariant holds on both.
 """
 
 import numpy as np
+import pytest
 import sympy
 from scipy.integrate import cumulative_simpson, solve_ivp
 from hypothesis import assume, given
@@ -32,9 +34,12 @@ def eq1_params(draw):
     }
 
 
-def path(land, values, t_end=25.0, points=200):
+BOTH = pytest.mark.parametrize("method", ["stacked", "exact"])  # the linear models: both paths
+
+
+def path(land, values, t_end=25.0, points=200, method="stacked"):
     t = time_grid(t_end, points)
-    return t, integrate(land, t, values, method="stacked", **TOL).z[0]
+    return t, integrate(land, t, values, method=method, **TOL).z[0]
 
 
 def gate(v, t):
@@ -42,9 +47,10 @@ def gate(v, t):
 
 
 # 1. hull / box invariance and the speed limit |dz_i/dt| <= λ_i
+@BOTH
 @given(eq1_params())
-def test_hull_invariance_and_speed_limit(v):
-    t, z = path(eq1(), v)
+def test_hull_invariance_and_speed_limit(method, v):
+    t, z = path(eq1(), v, method=method)
     corners = np.stack([v["z0"], v["z_bias"], v["z_target"]])
     assert np.all(z >= corners.min(axis=0) - 1e-7) and np.all(z <= corners.max(axis=0) + 1e-7)
     rhs = eq1().gradient_flow(v)
@@ -76,10 +82,11 @@ def partial_t(land):
     return _dEdt[land.name]
 
 
+@BOTH
 @given(eq1_params())
-def test_energy_balance_identity(v):
+def test_energy_balance_identity(method, v):
     land = eq1()
-    t, z = path(land, v, points=2001)
+    t, z = path(land, v, points=2001, method=method)
     E = land.energy_at(t, z, v)
     rhs = land.gradient_flow(v)
     grad2 = np.array([np.sum(rhs(ti, zi) ** 2) for ti, zi in zip(t, z)])
@@ -90,60 +97,67 @@ def test_energy_balance_identity(v):
     np.testing.assert_allclose(E - E[0], balance, atol=1e-6 * scale)
 
 
-def test_energy_rises_when_a_gate_switches():
+@BOTH
+def test_energy_rises_when_a_gate_switches(method):
     """The counterexample to 'E decreases along the path': the default class-11 setting."""
     land = eq1()
-    t, z = path(land, {}, points=2001)
+    t, z = path(land, {}, points=2001, method=method)
     E = land.energy_at(t, z)
     assert np.diff(E).max() > 1e-3
 
 
 # 4. convergence to the true target (eq2: the shifted target)
+@BOTH
 @given(eq1_params(), st.floats(0, 1), st.floats(0, 1))
-def test_convergence_to_the_true_target(v, p, beta):
+def test_convergence_to_the_true_target(method, v, p, beta):
     t_end = v["t_switch"].max() + 40 / v["lam"].min() + 40 / v["k"].min()
-    _, z = path(eq2(), {**v, "p": p, "beta": beta}, t_end=t_end)
+    _, z = path(eq2(), {**v, "p": p, "beta": beta}, t_end=t_end, method=method)
     target = v["z_target"] * np.array([1 - beta * p, 1.0])
     np.testing.assert_allclose(z[-1], target, atol=1e-5)
 
 
 # 5. closed form of an unbiased coordinate (z̃_i = ẑ_i): exponential relaxation, gates irrelevant
+@BOTH
 @given(eq1_params())
-def test_unbiased_coordinates_relax_exponentially(v):
+def test_unbiased_coordinates_relax_exponentially(method, v):
     v = {**v, "z_bias": v["z_target"]}
-    t, z = path(eq1(), v)
+    t, z = path(eq1(), v, method=method)
     expected = v["z_target"] + (v["z0"] - v["z_target"]) * np.exp(-np.outer(t, v["lam"]))
     np.testing.assert_allclose(z, expected, atol=1e-8)
 
 
 # 6. swap symmetry: exchanging the concepts (with all their parameters) mirrors the path and the turn
+@BOTH
 @given(eq1_params())
-def test_swap_symmetry_reverses_the_turn(v):
-    _, z = path(eq1(), v)
-    _, zs = path(eq1(), {k: x[::-1] for k, x in v.items()})
+def test_swap_symmetry_reverses_the_turn(method, v):
+    _, z = path(eq1(), v, method=method)
+    _, zs = path(eq1(), {k: x[::-1] for k, x in v.items()}, method=method)
     np.testing.assert_allclose(zs, z[:, ::-1], atol=1e-8)
     assert abs(signed_area(zs) + signed_area(z)) < 1e-8
 
 
+@BOTH
 @given(st.floats(0.2, 5))
-def test_notebook_a_to_one_over_a_mirrors(a):
-    _, z = path(notebook(), {"a": a})
-    _, zm = path(notebook(), {"a": 1 / a})
+def test_notebook_a_to_one_over_a_mirrors(method, a):
+    _, z = path(notebook(), {"a": a}, method=method)
+    _, zm = path(notebook(), {"a": 1 / a}, method=method)
     np.testing.assert_allclose(zm, z[:, ::-1], atol=1e-8)
 
 
 # 7. turn direction: notebook z2 >= z1 iff a >= 1; class 11 biased toward 01 turns clockwise
+@BOTH
 @given(st.floats(0.2, 5).filter(lambda a: abs(a - 1) > 1e-3))
-def test_notebook_turn_direction(a):
-    _, z = path(notebook(), {"a": a})
+def test_notebook_turn_direction(method, a):
+    _, z = path(notebook(), {"a": a}, method=method)
     if a > 1:
         assert np.all(z[:, 1] >= z[:, 0] - 1e-9) and signed_area(z) < 0
     else:
         assert np.all(z[:, 1] <= z[:, 0] + 1e-9) and signed_area(z) > 0
 
 
+@BOTH
 @given(lam=pair(st.floats(0.3, 3)), t_weak=st.floats(4, 12), k=st.floats(1, 4))
-def test_class_11_memorizes_then_turns_clockwise(lam, t_weak, k):
+def test_class_11_memorizes_then_turns_clockwise(method, lam, t_weak, k):
     """z̃ = (0, 1) (size stronger): color first heads to 0 (toward class 01), then to 1; a right turn."""
     assume(
         t_weak * lam[0] >= 2
@@ -155,49 +169,52 @@ def test_class_11_memorizes_then_turns_clockwise(lam, t_weak, k):
         "z_bias": np.array([0.0, 1.0]),
         "z_target": np.ones(2),
     }
-    t, z = path(eq1(), v, t_end=t_weak + 40 / lam.min())
+    t, z = path(eq1(), v, t_end=t_weak + 40 / lam.min(), method=method)
     assert z[:, 0].min() < 0.5 - 1e-3 and z[-1, 0] > 0.99
     assert signed_area(z) < 0
     mirrored = {key: x[::-1] for key, x in v.items()}
-    assert signed_area(path(eq1(), mirrored, t_end=t[-1])[1]) > 0
+    assert signed_area(path(eq1(), mirrored, t_end=t[-1], method=method)[1]) > 0
 
 
 # 8. time rescaling: z(t; cλ, t_i/c, ck) = z(ct; λ, t_i, k)
+@BOTH
 @given(eq1_params(), st.floats(0.25, 4))
-def test_time_rescaling(v, c):
+def test_time_rescaling(method, v, c):
     t = time_grid(25 / c, 150)
     fast = integrate(
         eq1(),
         t,
         {**v, "lam": c * v["lam"], "t_switch": v["t_switch"] / c, "k": c * v["k"]},
-        method="stacked",
+        method=method,
         **TOL,
     ).z[0]
-    slow = integrate(eq1(), c * t, v, method="stacked", **TOL).z[0]
+    slow = integrate(eq1(), c * t, v, method=method, **TOL).z[0]
     np.testing.assert_allclose(fast, slow, atol=1e-7)
 
 
 # 9. eq2 is affine in p; p = 0 is eq1; the masked coordinate falls with p, the other ignores it
+@BOTH
 @given(eq1_params(), st.floats(0, 1), st.floats(0, 0.5))
-def test_eq2_affine_in_p(v, beta, p0):
+def test_eq2_affine_in_p(method, v, beta, p0):
     t = time_grid(25, 100)
     ps = np.array([p0, p0 + 0.25, p0 + 0.5])
-    z = integrate(eq2(), t, {**v, "p": ps, "beta": beta}, method="stacked", **TOL).z
+    z = integrate(eq2(), t, {**v, "p": ps, "beta": beta}, method=method, **TOL).z
     np.testing.assert_allclose(z[0] - 2 * z[1] + z[2], 0, atol=1e-8)
     assert np.all(np.diff(z[:, :, 0], axis=0) <= 1e-9)
     np.testing.assert_allclose(z[:, :, 1], np.broadcast_to(z[0, :, 1], z[:, :, 1].shape), atol=1e-9)
-    z_eq1 = integrate(eq1(), t, v, method="stacked", **TOL).z[0]
-    z_p0 = integrate(eq2(), t, {**v, "p": 0.0, "beta": beta}, method="stacked", **TOL).z[0]
+    z_eq1 = integrate(eq1(), t, v, method=method, **TOL).z[0]
+    z_p0 = integrate(eq2(), t, {**v, "p": 0.0, "beta": beta}, method=method, **TOL).z[0]
     np.testing.assert_allclose(z_p0, z_eq1, atol=1e-9)
 
 
 # 10. comparison principle: a later switch never helps, so time-to-threshold is non-decreasing in t_i
+@BOTH
 @given(eq1_params(), st.floats(0, 8), st.floats(0.05, 0.95))
-def test_time_to_threshold_non_decreasing_in_switch_time(v, delay, level):
+def test_time_to_threshold_non_decreasing_in_switch_time(method, v, delay, level):
     v = {**v, "z_bias": np.minimum(v["z_bias"], v["z_target"])}  # ẑ_i >= z̃_i
     later = {**v, "t_switch": v["t_switch"] + np.array([delay, 0.0])}
-    t, z = path(eq1(), v, points=1001)
-    _, z_late = path(eq1(), later, points=1001)
+    t, z = path(eq1(), v, points=1001, method=method)
+    _, z_late = path(eq1(), later, points=1001, method=method)
     assert np.all(z_late[:, 0] <= z[:, 0] + 1e-8)  # pointwise ordering
     early_time, late_time = (
         first_crossing(t, z[:, 0], level),
@@ -210,29 +227,31 @@ def test_time_to_threshold_non_decreasing_in_switch_time(v, delay, level):
 
 
 # 11. stronger signal => learned earlier (unbiased coordinate: T = ln(|z0 - ẑ| / |θ - ẑ|) / λ)
+@BOTH
 @given(st.floats(0.1, 3), st.floats(1.01, 3), st.floats(0.6, 0.95))
-def test_stronger_signal_is_learned_earlier(lam, ratio, level):
+def test_stronger_signal_is_learned_earlier(method, lam, ratio, level):
     v = {
         "lam": np.array([lam, lam * ratio]),
         "z_bias": np.ones(2),
         "z_target": np.ones(2),
         "z0": np.full(2, 0.5),
     }
-    t, z = path(eq1(), v, t_end=40 / lam, points=4001)
+    t, z = path(eq1(), v, t_end=40 / lam, points=4001, method=method)
     t_weak, t_strong = first_crossing(t, z[:, 0], level), first_crossing(t, z[:, 1], level)
     assert t_strong < t_weak
     np.testing.assert_allclose(t_weak, np.log(0.5 / (1 - level)) / lam, rtol=1e-3)
 
 
 # 12. superposition: z(t) is affine in (z(0), z̃, ẑ) jointly
+@BOTH
 @given(eq1_params(), eq1_params(), st.floats(0, 1))
-def test_affine_in_start_and_targets(v, w, s):
+def test_affine_in_start_and_targets(method, v, w, s):
     shared = {"lam": v["lam"], "t_switch": v["t_switch"], "k": v["k"]}
     keys = ("z0", "z_bias", "z_target")
     mix = {k: s * v[k] + (1 - s) * w[k] for k in keys}
-    _, za = path(eq1(), {**shared, **{k: v[k] for k in keys}})
-    _, zb = path(eq1(), {**shared, **{k: w[k] for k in keys}})
-    _, zm = path(eq1(), {**shared, **mix})
+    _, za = path(eq1(), {**shared, **{k: v[k] for k in keys}}, method=method)
+    _, zb = path(eq1(), {**shared, **{k: w[k] for k in keys}}, method=method)
+    _, zm = path(eq1(), {**shared, **mix}, method=method)
     np.testing.assert_allclose(zm, s * za + (1 - s) * zb, atol=1e-8)
 
 

@@ -64,6 +64,8 @@ def test_each_model_wins_the_comparison_on_its_own_data(tmp_path):
         assert record["model"] == "sim2" and set(record["params"]) == {"a", "mu_ratio", "w0"}
         assert record["comparison"]["better"] == winner, record["comparison"]
         assert record["comparison"]["models"]["eq1"]["n_params"] == 9 and record["n_params"] == 6
+        assert isinstance(record["at_bounds"], list)  # the parameters on a bound, named per model
+        assert record["comparison"]["models"]["eq1"]["at_bounds"] is not None
 
 
 def test_sim2_refuses_what_it_cannot_fit(tmp_path, capsys):

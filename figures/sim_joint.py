@@ -1,0 +1,116 @@
+"""The joint sim2 fit against per-class eq1, drawn from fitting.sim_joint's sim_joint.json.
+
+  python -m fitting.sim_joint LOG.csv --out DIR          # the analysis, once: DIR/sim_joint.json
+  python -m figures.sim_joint DIR/sim_joint.json [--out DIR]
+
+One figure per run (sim_joint-<run>-seed<seed>.png, default beside sim_joint.json): a column per class
+(01, 10, 11, ...), a row per concept; the logged coordinates as dots, sim2 with one W(t) for all classes
+as a solid line and Eq. 1 fitted to each class on its own as a dashed line. The title gives each
+model's AIC over all classes. Reads sim_joint.json only.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from theory import cli
+from theory.files import read_json
+from theory.plot import save, subplots
+
+NEEDED = ("run", "seed", "concepts", "classes", "models", "curves")
+
+
+def load(path: Path) -> list[dict]:
+    """The run records of a sim_joint.json, checked for what the figure needs."""
+    path = path / "sim_joint.json" if path.is_dir() else path
+    if not path.exists():
+        raise ValueError(
+            f"{path}: no such file; write it with python -m fitting.sim_joint LOG.csv --out {path.parent}"
+        )
+    doc = read_json(path, "sim_joint.json")
+    runs = doc.get("runs") if isinstance(doc, dict) else None
+    if not isinstance(runs, list) or not runs:
+        raise ValueError(f"{path}: no 'runs' list (not written by python -m fitting.sim_joint?)")
+    for i, run in enumerate(runs):
+        missing = [k for k in NEEDED if not isinstance(run, dict) or k not in run]
+        if missing:
+            raise ValueError(
+                f"{path}: run {i} lacks {missing} (written by an older fitting.sim_joint?)"
+            )
+    return runs
+
+
+def draw(run: dict, out: Path) -> Path:
+    """One run's figure: classes by concepts, data and both fits."""
+    concepts, classes, curves = run["concepts"], run["classes"], run["curves"]
+    fig, axes = subplots(
+        len(concepts),
+        len(classes),
+        figsize=(3.2 * len(classes), 2.4 * len(concepts)),
+        squeeze=False,
+    )
+    grid = np.asarray(curves["step"])
+    for j, label in enumerate(classes):
+        seen = curves["observed"][label]
+        for i, concept in enumerate(concepts):
+            ax = axes[i, j]
+            ax.plot(
+                seen["step"], np.asarray(seen["z"])[:, i], ".", color="0.35", ms=4, label="logged"
+            )
+            ax.plot(
+                grid,
+                np.asarray(curves["sim2 joint"][label])[:, i],
+                "-",
+                color="C0",
+                label="sim2, one W(t)",
+            )
+            ax.plot(
+                grid,
+                np.asarray(curves["eq1 per class"][label])[:, i],
+                "--",
+                color="C3",
+                label="eq1 per class",
+            )
+            ax.set_ylim(-0.1, 1.15)
+            ax.set_title(f"class {label}: {concept}", fontsize=9)
+            if i == len(concepts) - 1:
+                ax.set_xlabel("step")
+    axes[0, 0].legend(fontsize=7, loc="best")
+    scores = ", ".join(f"{m} {v['aic']:.0f} (k={v['n_params']})" for m, v in run["models"].items())
+    fig.suptitle(f"{run['run']} seed {run['seed']}: AIC {scores}", fontsize=9)
+    fig.tight_layout()
+    return save(fig, out)
+
+
+def _slug(text: str) -> str:
+    return "".join(c if c.isalnum() or c in "-." else "_" for c in text)
+
+
+@cli.command("figures.sim_joint")
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m figures.sim_joint``: see the module docstring."""
+    parser = cli.parser("figures.sim_joint", __doc__)
+    parser.add_argument(
+        "analysis",
+        type=Path,
+        help="sim_joint.json (or its folder), from python -m fitting.sim_joint",
+    )
+    parser.add_argument(
+        "--out", type=Path, default=None, help="folder for the figures (default: beside the json)"
+    )
+    args = parser.parse_args(argv)
+    folder = args.out or (args.analysis if args.analysis.is_dir() else args.analysis.parent)
+    out = cli.output_dir(folder, "--out")
+    if cli.checking(args):
+        return 0
+    for run in load(args.analysis):
+        path = draw(run, out / f"sim_joint-{_slug(str(run['run']))}-seed{run['seed']}.png")
+        print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
