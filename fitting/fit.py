@@ -168,20 +168,8 @@ def compare(record: dict, other: dict) -> dict:
     return {"models": models, "better": better, "aic_gap": gap}
 
 
-@cli.command("fitting.fit")
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m fitting.fit``: see the module docstring."""
-    args = build_parser().parse_args(argv)
-    if args.boot < 10:
-        raise UsageError(f"--boot {args.boot}: need at least 10 resamples")
-    if args.persist < 1:
-        raise UsageError(f"--persist {args.persist}: must be >= 1")
-    fix = _fixes(args.fix)
-    if args.compare == args.model:
-        raise UsageError(f"--compare {args.compare}: give another model than --model {args.model}")
-    out = cli.output_dir(args.out or args.log.parent / "fit", "--out")
-    if cli.checking(args):
-        return 0
+def _chosen(args) -> list:
+    """The log's trajectories that --class/--protocol/--run select (UsageError naming what it has)."""
     if not args.log.exists():
         raise UsageError(
             f"{args.log}: no such file (a log from python -m theory.simulate or empirical.train)"
@@ -204,33 +192,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise UsageError(
             f"--model notebook needs 2 concepts; {args.log} has {list(chosen[0].concepts)}"
         )
+    return chosen
 
-    start, stamped = time.perf_counter(), stamp()
+
+def _fit_each(chosen, args, fix) -> tuple[list, list[dict]]:
+    """(trajectory, record, fit, turn, accuracy fit) per trajectory that could be fitted, and the skipped
+    ones with why (too few points, a --fix that does not fit this model: the others still fit)."""
     results, skipped = [], []
     for traj in tqdm(chosen, desc="fitting", unit="trajectory", disable=None):
         try:
-            result = (
-                traj,
-                *analyse(
-                    traj, args.model, fix=fix, ci=args.ci, n_boot=args.boot, persist=args.persist
-                ),
-            )
+            kwargs = dict(fix=fix, ci=args.ci, n_boot=args.boot, persist=args.persist)
+            result = (traj, *analyse(traj, args.model, **kwargs))
             if args.compare:
                 other = analyse(traj, args.compare, ci="wald", persist=args.persist)[0]
                 result[1]["comparison"] = compare(result[1], other)
             results.append(result)
-        except (
-            ValueError
-        ) as err:  # e.g. too few points, a --fix that does not fit this model: the others still fit
-            skipped.append(
-                {
-                    "run": traj.run,
-                    "seed": traj.seed,
-                    "class": traj.label,
-                    "protocol": traj.protocol,
-                    "reason": cli.one_line(str(err)),
-                }
-            )
+        except ValueError as err:
+            where = {"run": traj.run, "seed": traj.seed, "class": traj.label}
+            skipped.append({**where, "protocol": traj.protocol, "reason": cli.one_line(str(err))})
     if not results:
         first = skipped[0]
         raise UsageError(
@@ -238,27 +217,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"run={first['run']!r} seed={first['seed']} class={first['class']!r} "
             f"protocol={first['protocol']!r}: {first['reason']}"
         )
-    records = [r[1] for r in results]  # written only once every fit has been tried
-    if not args.no_figures:
-        for traj, record, model_fit, turn, acc in tqdm(
-            results, desc="figures", unit="figure", disable=None
-        ):
-            path = out / f"{_slug(traj.run, traj.seed, traj.label, traj.protocol)}.png"
-            figure(traj, record, fitted_curves(traj, model_fit, acc), path)
-            record["figure"] = path.name
-    path = write_json(
-        out / "fit.json",
-        {
-            "log": str(args.log),
-            "model": args.model,
-            "fits": records,
-            "skipped": skipped,
-            "lags": protocol_lags(records),
-            "stamp": stamped,
-        },
-    )
-    elapsed = time.perf_counter() - start
-    print(f"fitted {len(records)} trajectories in {elapsed:.1f} s; wrote {path}")
+    return results, skipped
+
+
+def _say(records: list[dict], skipped: list[dict]) -> None:
+    """The skipped trajectories on stderr, a line per fitted one on stdout."""
     for s in skipped:
         print(
             f"python -m fitting.fit: skipped run={s['run']!r} seed={s['seed']} class={s['class']!r} "
@@ -276,6 +239,41 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"  {r['run'] or '-'} seed={r['seed']} class={r['class']} {r['protocol']}: {said}; "
             f"turn={turn} rmse={np.nan if r['rmse'] is None else r['rmse']:.3g}{versus}"
         )
+
+
+@cli.command("fitting.fit")
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m fitting.fit``: see the module docstring."""
+    args = build_parser().parse_args(argv)
+    if args.boot < 10:
+        raise UsageError(f"--boot {args.boot}: need at least 10 resamples")
+    if args.persist < 1:
+        raise UsageError(f"--persist {args.persist}: must be >= 1")
+    fix = _fixes(args.fix)
+    if args.compare == args.model:
+        raise UsageError(f"--compare {args.compare}: give another model than --model {args.model}")
+    out = cli.output_dir(args.out or args.log.parent / "fit", "--out")
+    if cli.checking(args):
+        return 0
+    chosen = _chosen(args)
+    start, stamped = time.perf_counter(), stamp()
+    results, skipped = _fit_each(chosen, args, fix)
+    records = [r[1] for r in results]  # written only once every fit has been tried
+    if not args.no_figures:
+        for traj, record, model_fit, turn, acc in tqdm(
+            results, desc="figures", unit="figure", disable=None
+        ):
+            path = out / f"{_slug(traj.run, traj.seed, traj.label, traj.protocol)}.png"
+            figure(traj, record, fitted_curves(traj, model_fit, acc), path)
+            record["figure"] = path.name
+    document = {"log": str(args.log), "model": args.model, "fits": records, "skipped": skipped}
+    path = write_json(
+        out / "fit.json", {**document, "lags": protocol_lags(records), "stamp": stamped}
+    )
+    print(
+        f"fitted {len(records)} trajectories in {time.perf_counter() - start:.1f} s; wrote {path}"
+    )
+    _say(records, skipped)
     return 0
 
 

@@ -54,7 +54,6 @@ OVER = {
     "figures/study.py:learning_figure": 62,
     "figures/training.py:draw": 86,
     "fitting/capability.py:figure": 90,
-    "fitting/fit.py:main": 108,
     "fitting/model_fit.py": 509,
     "fitting/pooled.py": 677,
     "fitting/pooled.py:fit_law": 117,
@@ -106,3 +105,10 @@ def test_no_file_or_function_grows_past_the_size_rule():
         f"over {FILE_LINES} lines a file or {FUNCTION_LINES} a function (now, allowed): {grown}; "
         "split it (small files that each own one idea)"
     )
+
+
+def test_the_list_of_what_is_over_is_kept_tight():
+    """A file or function that shrank is lowered in OVER (or dropped), so that it cannot grow back."""
+    now = sizes()
+    stale = {k: (now.get(k), v) for k, v in OVER.items() if now.get(k, 0) < v}
+    assert not stale, f"shrunk (now, listed): {stale}; lower or drop them in OVER"
