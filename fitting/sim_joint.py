@@ -40,7 +40,12 @@ from theory.stamp import stamp
 from theory.trajectory import Trajectory, read_csv
 
 MODELS = ("sim2 joint", "sim2 per class", "eq1 per class")
-CURVE_POINTS = 120
+CURVE_POINTS = 80
+
+
+def _rounded(a) -> list:
+    """A path for the figure, to 4 significant digits (the JSON stays small)."""
+    return np.vectorize(lambda v: float(f"{v:.4g}"))(np.asarray(a, dtype=float)).tolist()
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -116,15 +121,16 @@ def compare_run(trajs: Sequence[Trajectory]) -> dict:
         "aic_gaps": {m: models[m]["aic"] - models[best]["aic"] for m in MODELS},
         "joint": {"params": joint.params, "ci": joint.ci, "success": joint.success},
         "curves": {
-            "step": grid.tolist(),
+            "step": _rounded(grid),
             "sim2 joint": {
-                t.label: joint.predict(grid, bits_of(t.label, len(t.concepts))).tolist()
+                t.label: _rounded(joint.predict(grid, bits_of(t.label, len(t.concepts))))
                 for t in located
             },
             "eq1 per class": {
-                t.label: f.predict(grid).tolist() for t, f in zip(located, singles["eq1 per class"])
+                t.label: _rounded(f.predict(grid))
+                for t, f in zip(located, singles["eq1 per class"])
             },
-            "observed": {t.label: {"step": t.step.tolist(), "z": t.z.tolist()} for t in located},
+            "observed": {t.label: {"step": t.step.tolist(), "z": _rounded(t.z)} for t in located},
         },
     }
 
