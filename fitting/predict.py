@@ -1,69 +1,16 @@
 """Fit one toy model to many runs at once, each run's parameters a law of its covariates, and predict
 runs it has not seen from their covariates alone.
 
-  python -m fitting.predict LOG.csv [LOG.csv ..] --covariates COV.csv [COV.csv ..] (--holdout RUN,.. | --train RUN,..)
-         [--class 11] [--protocol naive] [--model eq1|memorize|coupled|eq2] [--onset] [--compete] [--discrepancy [mean|local]] [--covariate signal] [--ci wald|runs] [--out DIR]
+  python -m fitting.predict runs/sweep/sweep.csv --covariates runs/sweep/covariates.csv --holdout sep_color=0.5
+  python -m fitting.predict LOG.csv --covariates COV.csv --leave-out sep_color --law memorize+onset
 
-  --holdout sep_color=0.5      every run at Δcolor 0.5 (all its seeds): leave one level out
-  --holdout 'seed=0,sep.color=0.5'   one run of a sweep (its id holds a comma; the longest id wins)
-  --leave-out sep_color        one fit per level, each holding out that level's runs: DIR/leave_out.json
-                               (per level and overall, and the law minus each baseline paired per run
-                               at the points both predict, with a 95% t-interval clustered by level,
-                               the unit held out: none from one level) and DIR/leave_out.png
-  --leave-out sep_color --train-per-level 1 [--draws 5]
-                               the same with each fit trained on one run (seed) drawn from every
-                               other level, 5 draws: how the law and the baselines fare with scarce runs
-
-LOG.csv is a trajectory log holding many runs (a sweep's sweep.csv); COV.csv has a ``run`` column and
-numeric covariates, where ``<name>_<concept>`` belongs to that concept of the log's ``z_<concept>``
-columns (a sweep's covariates.csv: ``signal_color``, ``sep_size``, ...). --covariate NAME picks which
-(default ``signal``, the measured concept signal; ``sep`` for the separations). Several sweeps of one
-design are pooled by naming all their logs and tables (their run ids must differ, as distinct seeds
-make them; --out is then required):
-
-  python -m fitting.predict A/sweep.csv B/sweep.csv --covariates A/covariates.csv B/covariates.csv \
-         --leave-out sep_color --class 11 --model memorize --out pooled
-
-The law (documented in fitting/pooled.py) maps each concept's covariate to eq1's speed, switch time
-and bias, with shared coefficients fitted jointly, by least squares, to every training run's trajectory of the class.
---model memorize runs the switch the other way (the true target first, the bias after it): the order
-seen in the package's own Δcolor sweep, where class 11 first moves toward its corner and then settles
-on the training class 01. --onset adds one shared coefficient, the step at which the toy model's clock
-starts (a real run's concepts rise as sigmoids after a few hundred steps of unreadable samples).
---compete adds one shared exponent c_lam: a concept's speed also follows its signal's lead over the other
-concepts (in the Δcolor sweep size is learned later as color gets stronger, though size's own pixel
-signal grows). --model coupled is memorize with a switch no clock times (theory.models.coupled): a concept
-memorizes once the other concepts have been learned (their progress passes a shared threshold), so
-its switch comes later wherever they are slower (in the Δcolor sweep color falls back as size rises).
---discrepancy adds to every path the training runs' residuals (observed − law; fitting/discrepancy.py):
-``mean`` (the default) their mean at each step, what the toy model misses in every run alike, so the
-covariates act through the law only; ``local`` the residuals of the training runs nearest in covariate
-space, found as the baselines find their paths: inside the range, interpolation of the training runs
-corrected by the law's curvature between them; outside it, the nearest level moved by the law's predicted
-change. prediction.json names, per held-out run, which training runs its discrepancy came from.
-
-Outputs in --out (default: a 'predict' folder beside the log):
-
-  predicted.csv    the log format: protocol ``predicted`` for each held-out run, ``fitted`` for each
-                   training run, at its logged steps, with the same run, seed and class
-  prediction.json  the coefficients with 95% intervals; per held-out run the RMSE against the
-                   observed path, each concept's settled-0.8 step (the step from which the coordinate
-                   stays within 0.2 of its target; null: never within the logged range) and the turn
-                   step, predicted vs observed, and the same for two baselines: linear interpolation of
-                   the training runs' observed paths in covariate space (null outside their range) and
-                   the nearest training run, each with the law's RMSE at the points it predicts (law_rmse:
-                   a baseline has no value before its runs were first located; the leave-out's paired
-                   differences use these); for scale, the mean path of all training runs (no
-                   covariates: what the covariates add is the gap to it) and the seed floor: the
-                   RMSE against the mean of the other held-out runs at the same covariates (other
-                   seeds; null if none): how far seeds differ, not a prediction (it reads held-out
-                   runs); the ceiling: the same law fitted to the held-out runs themselves (in-sample,
-                   at least 3 held out; null otherwise), the best this law's family can draw them,
-                   so the gap law - ceiling is what the covariates fail to predict and ceiling -
-                   seed floor what the toy model's paths cannot draw; per training run its own eq1
-                   fit (fitting.fit's record)
-  prediction.png   observed vs predicted paths of the held-out runs; the law's covariate-to-parameter
-                   curves with the per-run fits over them
+LOG.csv: many runs (a sweep's sweep.csv; several logs are pooled). COV.csv: a run column and
+<name>_<concept> covariates. --leave-out COLUMN fits once per level, that level held out
+(DIR/leave_out.json, leave_out.png). The law (--law; --list-laws) maps each concept's covariate to the toy
+model's speed, switch and bias, its coefficients shared by every run. Writes predicted.csv (the log
+format), prediction.json (coefficients with 95% intervals; per held-out run the law against
+interpolation, the nearest run, the mean run, the seed floor and the ceiling) and prediction.png to --out;
+docs/fitting.md explains every number.
 """
 
 from __future__ import annotations
@@ -81,6 +28,7 @@ from fitting import baselines
 from fitting.covariates import constant_columns, read_covariates, read_shift, read_tables, select
 from fitting.curves import settled_step
 from fitting.discrepancy import KINDS, features
+from fitting.laws import PARTS, LawSpec, from_flags, listing, parse
 from fitting.leave_out import (
     KEYS,
     differences,
@@ -110,12 +58,27 @@ OUTPUTS = (
 )  # what --out receives
 
 
-MODELS = {
-    "eq1": ("bias-first", "time"),
-    "memorize": ("target-first", "time"),
-    "coupled": ("target-first", "state"),
-    "eq2": ("bias-first", "time"),
-}  # --model -> the law's order and gate
+class _ListLaws(argparse.Action):
+    """--list-laws: print the parts of a law and exit (no other argument needed)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(listing())
+        parser.exit()
+
+
+def law_of(args: argparse.Namespace) -> LawSpec:
+    """The law the command line names: --law, or the older flags that spelled it (not both)."""
+    older = args.model is not None or args.onset or args.compete or args.discrepancy is not None
+    try:
+        if older and args.law is not None:
+            raise ValueError(
+                f"--law {args.law}: give the law once (--law), not with --model/--onset/--compete/--discrepancy"
+            )
+        if older:
+            return from_flags(args.model or "eq1", args.onset, args.compete, args.discrepancy)
+        return parse(args.law or "eq1")
+    except ValueError as err:
+        raise UsageError(str(err)) from None
 
 
 def oriented(z: np.ndarray, target: np.ndarray) -> np.ndarray:
@@ -182,7 +145,7 @@ def build_parser() -> argparse.ArgumentParser:
         type=Path,
         nargs="+",
         metavar="LOG.csv",
-        help="a trajectory log with many runs (a sweep's sweep.csv); several are pooled (distinct run ids)",
+        help="a log of many runs (a sweep's sweep.csv); several are pooled",
     )
     parser.add_argument(
         "--covariates",
@@ -190,110 +153,88 @@ def build_parser() -> argparse.ArgumentParser:
         nargs="+",
         required=True,
         metavar="COV.csv",
-        help="run + <name>_<concept> columns; several tables are read as one (e.g. one per LOG)",
+        help="run + <name>_<concept> columns (one table per LOG)",
     )
     group = parser.add_mutually_exclusive_group(required=True)
     group.add_argument(
         "--holdout",
         metavar="RUN,..",
-        help="runs to predict (ids, or COLUMN=VALUE of COV.csv such as "
-        "sep_color=0.5: every run at that value); every other run trains the law",
+        help="runs to predict: ids, or COLUMN=VALUE (e.g. sep_color=0.5)",
     )
     group.add_argument(
         "--train",
         metavar="RUN,..",
-        help="runs that train the law (as --holdout); every other run is predicted",
+        help="runs that train the law (as --holdout); the others are predicted",
     )
     group.add_argument(
         "--leave-out",
         metavar="COLUMN",
-        help="one fit per value of this column of COV.csv, holding out "
-        "the runs with that value (e.g. sep_color: leave one level out); DIR/<COLUMN>=<value>/ each, and "
-        "DIR/leave_out.json",
+        help="one fit per value of COLUMN, holding its runs out (e.g. sep_color)",
     )
-    parser.add_argument(
-        "--class", dest="label", default="11", help="the class (default 11, the held-out class)"
-    )
+    parser.add_argument("--class", dest="label", default="11", help="the class (default 11)")
     parser.add_argument(
         "--protocol",
         default="naive",
-        help="the protocol whose trajectories are fitted (default naive)",
+        help="the protocol fitted (default naive)",
     )
     parser.add_argument(
-        "--model",
-        default="eq1",
-        choices=list(MODELS),
-        help="the toy model: eq1 (the bias first, then the true target); memorize (eq1 with the order "
-        "reversed: the true target first, then the bias, for runs that generalize early and "
-        "memorize their training classes later); coupled (as memorize, but a concept's switch "
-        "comes when the other concepts have been learned, not at a time of its own); eq2 for a "
-        "masking sweep (eq1 whose masked concept's target shifts with p)",
+        "--law",
+        default=None,
+        metavar="LAW",
+        help="the law, parts joined by '+' (default eq1; e.g. memorize+onset+mean)",
     )
-    parser.add_argument("--masked", metavar="CONCEPT", help="eq2: the masked concept (e.g. color)")
+    parser.add_argument(
+        "--list-laws", nargs=0, action=_ListLaws, help="print every part of a law, then exit"
+    )
+    # the flags that spelled a law before --law (kept so older commands run; not in --help)
+    parser.add_argument(
+        "--model", choices=[n for n, p in PARTS.items() if p.kind == "base"], help=argparse.SUPPRESS
+    )
+    parser.add_argument("--onset", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--compete", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--discrepancy", nargs="?", const="mean", choices=KINDS, help=argparse.SUPPRESS
+    )
+    parser.add_argument(
+        "--masked", metavar="CONCEPT", help="--law eq2: the masked concept (e.g. color)"
+    )
     parser.add_argument(
         "--shift",
         default="mask_p",
         metavar="COLUMN",
-        help="eq2: the column of COV.csv with each run's masking fraction p in [0, 1] (default mask_p)",
+        help="--law eq2: COV.csv's masking fraction column (default mask_p)",
     )
     parser.add_argument(
         "--covariate",
         default="signal",
         metavar="NAME",
-        help="use the columns NAME_<concept> (default signal: the measured concept signal; sep: separations)",
-    )
-    parser.add_argument(
-        "--onset",
-        action="store_true",
-        help="one more shared coefficient t_on: the toy model's clock starts at step t_on (the class "
-        "stays at z0 until then), for runs that draw nothing the probe can follow at first",
-    )
-    parser.add_argument(
-        "--compete",
-        action="store_true",
-        help="one more shared coefficient c_lam: a concept's speed also grows with its signal's lead "
-        "over the other concepts (lam ~ x^b_lam (x/x_other)^c_lam), for sweeps where a stronger "
-        "concept slows the others down",
-    )
-    parser.add_argument(
-        "--discrepancy",
-        nargs="?",
-        const="mean",
-        choices=KINDS,
-        metavar="mean|local",
-        help="add the training runs' residuals (observed - law) to the law's paths: 'mean' (the default "
-        "with the bare flag) their mean at each step, what the toy model cannot draw in any run (no "
-        "covariates), so the law predicts how a run differs from the average run; 'local' the "
-        "residuals of the training runs nearest in covariate space (interpolated inside the range, "
-        "the nearest level outside), so the law predicts how a run differs from its neighbours",
+        help="covariate columns NAME_<concept> (default signal; or sep)",
     )
     parser.add_argument(
         "--ci",
         choices=["wald", "runs"],
         default="wald",
-        help="coefficient intervals: wald (fast, narrow) or runs (bootstrap over training runs)",
+        help="intervals: wald, or runs (a bootstrap over training runs)",
     )
     parser.add_argument(
         "--boot",
         type=int,
         default=50,
         metavar="B",
-        help="bootstrap resamples for --ci runs (default 50)",
+        help="resamples for --ci runs (default 50)",
     )
     parser.add_argument(
         "--train-per-level",
         type=int,
         metavar="K",
-        help="with --leave-out: train each fit on only K runs drawn from every other level (e.g. K = 1: "
-        "one seed a level), --draws times; leave_out.json then holds each number's mean over the "
-        "draws (how the law and the baselines fare when runs are scarce; no per-split folders)",
+        help="with --leave-out: train on K runs drawn per level, --draws times",
     )
     parser.add_argument(
         "--draws",
         type=int,
         default=5,
         metavar="R",
-        help="random draws per level for --train-per-level (default 5)",
+        help="draws for --train-per-level (default 5)",
     )
     parser.add_argument("--seed", type=int, default=0, help="random seed of the draws (default 0)")
     parser.add_argument("--no-figure", action="store_true", help="write the CSV and JSON only")
@@ -302,7 +243,7 @@ def build_parser() -> argparse.ArgumentParser:
         type=Path,
         default=None,
         metavar="DIR",
-        help="output folder (default LOG's folder/predict)",
+        help="output folder (default: LOG's folder/predict)",
     )
     return parser
 
@@ -348,7 +289,7 @@ def load(
     args.masked_index, args.shift_values = None, None
     concepts = trajs[0].concepts
     mine = {r: table[r] for r in runs}
-    if args.model == "eq2":
+    if args.spec.masked:
         if args.masked not in concepts:
             given = "" if args.masked is None else f" {args.masked}"
             raise UsageError(
@@ -357,7 +298,7 @@ def load(
         args.masked_index = concepts.index(args.masked)
         args.shift_values = read_shift(mine, args.shift)
     elif args.masked:
-        raise UsageError("--masked: only with --model eq2")
+        raise UsageError(f"--masked: only with --law eq2 (the law is {args.spec.name})")
     cov = read_covariates(mine, args.covariate, concepts)
     for column in constant_columns(cov, concepts, args.covariate):
         print(
@@ -396,6 +337,7 @@ def splits(args: argparse.Namespace, runs: list[str], table: dict) -> list[tuple
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m fitting.predict``: see the module docstring."""
     args = build_parser().parse_args(argv)
+    args.spec = law_of(args)
     cli.nonnegative_seed(args.seed)
     if args.boot < 10:
         raise UsageError(f"--boot {args.boot}: need at least 10 resamples")
@@ -433,34 +375,44 @@ def main(argv: Sequence[str] | None = None) -> int:
             doc = predict_split(args, trajs, cov, train, held, out / name if name else out, stamped)
             summary_rows.append({"left_out": name, **split_summary(doc)})
     if args.leave_out:
-        summary = {
-            "column": args.leave_out,
-            "class": args.label,
-            "protocol": args.protocol,
-            "model": args.model,
-            "onset": args.onset,
-            "compete": args.compete,
-            "discrepancy": args.discrepancy,
-            "covariate": args.covariate,
-            "train_per_level": args.train_per_level,
-            "draws": args.draws if args.train_per_level else None,
-            "levels": summary_rows,
-            "means": means(summary_rows),
-            "differences": differences(summary_rows),
-            "stamp": stamped,
-        }
-        write_json(out / "leave_out.json", summary)
-        if not args.no_figure:
-            from fitting.predict_plot import leave_out_figure
-
-            leave_out_figure(summary, out / "leave_out.png")
-        print(
-            f"wrote {out / 'leave_out.json'}: "
-            + "; ".join(f"{k} {v:.3g}" for k, v in summary["means"].items() if v is not None)
-        )
-        for name, g in summary["differences"].items():
-            print(f"  {name}: {gap_text(g)}")
+        write_leave_out(args, summary_rows, out, stamped)
     return 0
+
+
+def law_keys(spec: LawSpec) -> dict:
+    """The law's name in a saved record, with the keys older readers know it by."""
+    return {"model": spec.base, "law_name": spec.name}
+
+
+def write_leave_out(args, summary_rows: list[dict], out: Path, stamped: dict) -> None:
+    """leave_out.json (and its figure) from the per-level rows; prints the means and the differences."""
+    summary = {
+        "column": args.leave_out,
+        "class": args.label,
+        "protocol": args.protocol,
+        **law_keys(args.spec),
+        "onset": args.spec.onset,
+        "compete": args.spec.compete,
+        "discrepancy": args.spec.discrepancy,
+        "covariate": args.covariate,
+        "train_per_level": args.train_per_level,
+        "draws": args.draws if args.train_per_level else None,
+        "levels": summary_rows,
+        "means": means(summary_rows),
+        "differences": differences(summary_rows),
+        "stamp": stamped,
+    }
+    write_json(out / "leave_out.json", summary)
+    if not args.no_figure:
+        from fitting.predict_plot import leave_out_figure
+
+        leave_out_figure(summary, out / "leave_out.png")
+    print(
+        f"wrote {out / 'leave_out.json'}: "
+        + "; ".join(f"{k} {v:.3g}" for k, v in summary["means"].items() if v is not None)
+    )
+    for name, g in summary["differences"].items():
+        print(f"  {name}: {gap_text(g)}")
 
 
 def scarce(
@@ -566,7 +518,7 @@ def predict_split(
             doc, {r: by_run[r] for r in held}, {t.run: t for t in predicted}, out / "prediction.png"
         )
     print(
-        f"pooled {args.model} fit of {len(train)} runs in {pooled_s:.1f} s (rmse {fit.rmse:.3f}); "
+        f"pooled {args.spec.name} fit of {len(train)} runs in {pooled_s:.1f} s (rmse {fit.rmse:.3f}); "
         f"law: {law_text(fit.coefficients)}"
     )
     for r in held:
@@ -590,7 +542,6 @@ def predict_split(
 def _fit(args, by_run: dict, x: dict, runs: list[str], ci: str = "wald") -> PooledFit:
     """The pooled law of the command line's options fitted to ``runs``."""
     shift = args.shift_values
-    order, gate = MODELS[args.model]
     return fit_law(
         [by_run[r] for r in runs],
         np.stack([x[r] for r in runs]),
@@ -598,11 +549,11 @@ def _fit(args, by_run: dict, x: dict, runs: list[str], ci: str = "wald") -> Pool
         n_boot=args.boot,
         masked=args.masked_index,
         p=None if shift is None else np.array([shift[r] for r in runs]),
-        order=order,
-        onset=args.onset,
-        compete=args.compete,
-        gate=gate,
-        discrepancy=args.discrepancy,
+        order=args.spec.order,
+        onset=args.spec.onset,
+        compete=args.spec.compete,
+        gate=args.spec.gate,
+        discrepancy=args.spec.discrepancy,
     )
 
 
@@ -713,7 +664,7 @@ def analyse(fit: PooledFit, by_run: dict, x: dict, train: list, held: list, conc
             "discrepancy": _source(fit, feature[r]),
         }
     return {
-        "model": args.model,
+        **law_keys(args.spec),
         "class": args.label,
         "protocol": args.protocol,
         "covariate": args.covariate,

@@ -366,11 +366,22 @@ def test_memorize_with_an_onset_fits_a_sweep_that_generalizes_first_and_says_so(
         np.geomspace(0.005, 0.08, 8), seed=4, law=law, order="target-first", onset=300.0
     )
     base = [*write_sweep(tmp_path, case), "--holdout", "run3,run7"]
-    assert main([*base, "--model", "memorize", "--onset", "--out", str(tmp_path / "m")]) == 0
+    assert main([*base, "--law", "memorize+onset", "--out", str(tmp_path / "m")]) == 0
     assert main([*base, "--no-figure", "--out", str(tmp_path / "e")]) == 0
     mem, eq1 = (json.loads((tmp_path / d / "prediction.json").read_text()) for d in ("m", "e"))
-    assert mem["model"] == "memorize" and mem["law"]["coefficients"]["b_t"] == pytest.approx(
+    assert mem["model"] == "memorize" and mem["law_name"] == "memorize+onset"
+    assert eq1["law_name"] == "eq1" and mem["law"]["coefficients"]["b_t"] == pytest.approx(
         0.6, rel=0.1
+    )
+    # the older flags spell the same law, and give the same fit
+    assert (
+        main([*base, "--model", "memorize", "--onset", "--no-figure", "--out", str(tmp_path / "o")])
+        == 0
+    )
+    old = json.loads((tmp_path / "o" / "prediction.json").read_text())
+    assert (
+        old["law_name"] == "memorize+onset"
+        and old["law"]["coefficients"] == mem["law"]["coefficients"]
     )
     assert (
         mem["law"]["coefficients"]["t_on"] == pytest.approx(300.0, rel=0.1)
@@ -718,3 +729,40 @@ def test_the_law_is_compared_with_a_baseline_at_the_points_the_baseline_predicts
     assert row["law_at_interpolation"] == h["baselines"]["interpolation"]["law_rmse"] != row["law"]
     gap = differences([{"per_run": [row]}])["law_minus_interpolation_inside"]
     assert gap["mean"] == pytest.approx(row["law_at_interpolation"] - row["interpolation"])
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (
+            ["--law", "memorize+gp"],
+            "--law memorize+gp: unknown part 'gp'; valid: eq1, memorize, coupled, eq2",
+        ),
+        (["--law", "onset+eq1"], "begin with exactly one base model (eq1, memorize, coupled, eq2)"),
+        (["--law", "eq1+mean+local"], "at most one discrepancy (mean or local)"),
+        (["--law", "memorize", "--onset"], "give the law once (--law), not with --model"),
+        (["--law", "eq1", "--masked", "color"], "--masked: only with --law eq2 (the law is eq1)"),
+    ],
+)
+def test_a_law_that_does_not_parse_exits_2_naming_what_is_valid(
+    sweep, tmp_path, capsys, argv, message
+):
+    folder, _ = sweep
+    base = [
+        str(folder / "sweep.csv"),
+        "--covariates",
+        str(folder / "covariates.csv"),
+        "--holdout",
+        "run1",
+    ]
+    assert main([*base, *argv, "--out", str(tmp_path / "o")]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_list_laws_names_every_part_without_other_arguments(capsys):
+    with pytest.raises(SystemExit) as stop:
+        main(["--list-laws"])
+    listing = capsys.readouterr().out
+    assert stop.value.code == 0 and listing.startswith("a law: BASE")
+    for part in ("eq1", "memorize", "coupled", "eq2", "onset", "compete", "mean", "local"):
+        assert f"\n  {part} " in listing
