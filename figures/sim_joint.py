@@ -21,6 +21,10 @@ from theory.files import read_json
 from theory.plot import save, subplots
 
 NEEDED = ("run", "seed", "concepts", "classes", "models", "curves")
+FITS = (  # the fitted paths drawn: key in curves, line style, colour, legend
+    ("sim2 joint", "-", "C0", "sim2, one W(t)"),
+    ("eq1 per class", "--", "C3", "eq1 per class"),
+)
 
 
 def load(path: Path) -> list[dict]:
@@ -60,20 +64,10 @@ def draw(run: dict, out: Path) -> Path:
             ax.plot(
                 seen["step"], np.asarray(seen["z"])[:, i], ".", color="0.35", ms=4, label="logged"
             )
-            ax.plot(
-                grid,
-                np.asarray(curves["sim2 joint"][label])[:, i],
-                "-",
-                color="C0",
-                label="sim2, one W(t)",
-            )
-            ax.plot(
-                grid,
-                np.asarray(curves["eq1 per class"][label])[:, i],
-                "--",
-                color="C3",
-                label="eq1 per class",
-            )
+            for model, style, color, name in FITS:
+                ax.plot(
+                    grid, np.asarray(curves[model][label])[:, i], style, color=color, label=name
+                )
             ax.set_ylim(-0.1, 1.15)
             ax.set_title(f"class {label}: {concept}", fontsize=9)
             if i == len(concepts) - 1:
