@@ -36,21 +36,7 @@ def analyse(
     located = (
         traj.with_points() if not traj.missing.all() else None
     )  # steps where something was readable
-    thresholds = {}
-    for level in LEVELS:
-        row = {
-            Z_PREFIX + c: None
-            if located is None
-            else threshold_step(located.step, located.z[:, i], level, persist=persist)
-            for i, c in enumerate(traj.concepts)
-        }
-        if traj.accuracy is not None:
-            ok = ~np.isnan(traj.accuracy)
-            row["accuracy"] = threshold_step(
-                traj.step[ok], traj.accuracy[ok], level, persist=persist
-            )
-        thresholds[f"{int(level * 100)}%"] = row
-
+    thresholds = _thresholds(traj, located, persist)
     turn = (
         find_turn(located.step, located.z)
         if located is not None and traj.z.shape[1] and located.step.size >= 5
@@ -59,23 +45,8 @@ def analyse(
     acc = None
     if traj.accuracy is not None and np.sum(~np.isnan(traj.accuracy)) >= 5:
         acc = fit_logistic(traj.step, traj.accuracy)
-    fit = None
-    if located is not None and traj.z.shape[1]:
-        if model == "sim2":
-            if fix:
-                raise ValueError(
-                    "--fix: sim2 has no fixed parameters (its switch times come out of the dynamics)"
-                )
-            fit = fit_sim(located)
-        else:
-            fit = fit_model(located, model, fix=fix, ci=ci, n_boot=n_boot)
-
-    keys = SIM_PARAMS if model == "sim2" else param_names(model)
-    params = {k: None for k in keys}
-    intervals = {k: None for k in keys}
-    if fit is not None:
-        params.update(fit.params)
-        intervals.update(fit.ci)
+    fit = _fit(located, model, fix, ci, n_boot) if located is not None and traj.z.shape[1] else None
+    params, intervals = _fitted(model, fit)
     record = {
         "run": traj.run,
         "seed": traj.seed,
@@ -107,6 +78,46 @@ def analyse(
         "n_points": int(traj.step.size),
     }
     return record, fit, turn, acc
+
+
+def _fit(located: Trajectory, model: str, fix, ci: str, n_boot: int):
+    """The toy model fitted to the located points (sim2 has nothing to fix)."""
+    if model != "sim2":
+        return fit_model(located, model, fix=fix, ci=ci, n_boot=n_boot)
+    if fix:
+        raise ValueError(
+            "--fix: sim2 has no fixed parameters (its switch times come out of the dynamics)"
+        )
+    return fit_sim(located)
+
+
+def _fitted(model: str, fit) -> tuple[dict, dict]:
+    """The record's params and ci: every key of the model, null where nothing was fitted."""
+    keys = SIM_PARAMS if model == "sim2" else param_names(model)
+    params, intervals = dict.fromkeys(keys), dict.fromkeys(keys)
+    if fit is not None:
+        params.update(fit.params)
+        intervals.update(fit.ci)
+    return params, intervals
+
+
+def _thresholds(traj: Trajectory, located: Trajectory | None, persist: int) -> dict:
+    """Per level, the first step each coordinate (and the accuracy) reaches it, held for ``persist``."""
+    thresholds = {}
+    for level in LEVELS:
+        row = {
+            Z_PREFIX + c: None
+            if located is None
+            else threshold_step(located.step, located.z[:, i], level, persist=persist)
+            for i, c in enumerate(traj.concepts)
+        }
+        if traj.accuracy is not None:
+            ok = ~np.isnan(traj.accuracy)
+            row["accuracy"] = threshold_step(
+                traj.step[ok], traj.accuracy[ok], level, persist=persist
+            )
+        thresholds[f"{int(level * 100)}%"] = row
+    return thresholds
 
 
 def aic(fit, located: Trajectory) -> float:
