@@ -31,6 +31,7 @@ from numpy.typing import NDArray
 from scipy.optimize import least_squares
 
 from fitting.curves import noise_scale
+from fitting.engine import on_bounds, wald
 from fitting.turn import find_turn
 from theory.integrate import integrate
 from theory.landscape import Landscape
@@ -137,11 +138,7 @@ class ModelFit:
         prob, names = self.problem, []
         for b in prob.free:
             names += [f"{b.name}[{c}]" for c in prob.concepts] if b.per_concept else [b.name]
-        span = prob.ub - prob.lb
-        edge = np.isclose(self.theta, prob.lb, atol=1e-6 * span) | np.isclose(
-            self.theta, prob.ub, atol=1e-6 * span
-        )
-        return [name for name, hit in zip(names, edge) if hit]
+        return [name for name, hit in zip(names, on_bounds(self.theta, prob.lb, prob.ub)) if hit]
 
     def predict(self, steps: Sequence[float]) -> NDArray[np.float64]:
         """The fitted model's path at any steps (e.g. a dense grid for plots), shape (T', D)."""
@@ -412,7 +409,7 @@ def fit_model(
     rmse = float(np.sqrt(np.mean(resid**2)))
 
     if ci == "wald":
-        lo_t, hi_t = _wald(prob, theta, best.jac, resid)
+        lo_t, hi_t, _ = wald(theta, best.jac, resid, prob.lb, prob.ub)
     else:
         lo_t, hi_t = _bootstrap(
             prob, theta, fitted, resid, f_scale, n_boot, np.random.default_rng(rng)
@@ -431,16 +428,6 @@ def fit_model(
         prob,
         switches,
     )
-
-
-def _wald(prob: Problem, theta, jac, resid):
-    n, p = resid.size, theta.size
-    s2 = float(np.sum(resid**2)) / max(n - p, 1)
-    jtj = jac.T @ jac
-    ridge = 1e-10 * max(float(np.trace(jtj)), 1e-300) / p
-    cov = s2 * np.linalg.inv(jtj + ridge * np.eye(p))
-    se = np.sqrt(np.maximum(np.diag(cov), 0))
-    return np.maximum(theta - 1.96 * se, prob.lb), np.minimum(theta + 1.96 * se, prob.ub)
 
 
 def _bootstrap(prob: Problem, theta, fitted, resid, f_scale, n_boot, gen):

@@ -56,6 +56,7 @@ from numpy.typing import NDArray
 from scipy.optimize import least_squares
 
 from fitting.curves import noise_scale
+from fitting.engine import wald
 from fitting.discrepancy import KINDS, Discrepancy, features, on_grid
 from theory.integrate import integrate
 from theory.models import coupled, eq1
@@ -607,7 +608,7 @@ def fit_law(
     theta = best.x
     resid = _residuals(theta, law, data, y)
     if ci == "wald":
-        lo, hi = _wald(theta, best.jac, resid, lb, ub)
+        lo, hi, _ = wald(theta, best.jac, resid, lb, ub)
     else:
         lo, hi = _run_bootstrap(law, data, theta, f_scale, n_boot, np.random.default_rng(rng))
     value, low, high = law.natural(theta), law.natural(lo), law.natural(hi)
@@ -648,15 +649,6 @@ def fit_law(
         str(best.message),
         delta,
     )
-
-
-def _wald(theta, jac, resid, lb, ub):
-    n, p = resid.size, theta.size
-    s2 = float(np.sum(resid**2)) / max(n - p, 1)
-    jtj = jac.T @ jac
-    ridge = 1e-10 * max(float(np.trace(jtj)), 1e-300) / p
-    se = np.sqrt(np.maximum(np.diag(s2 * np.linalg.inv(jtj + ridge * np.eye(p))), 0))
-    return np.maximum(theta - 1.96 * se, lb), np.minimum(theta + 1.96 * se, ub)
 
 
 def _run_bootstrap(law: Law, data: Data, theta, f_scale, n_boot, gen):

@@ -30,6 +30,7 @@ from numpy.typing import NDArray
 from scipy.optimize import least_squares
 
 from fitting.curves import noise_scale
+from fitting.engine import on_bounds, wald
 from theory.sim import two_layer
 from theory.trajectory import Trajectory
 
@@ -176,16 +177,8 @@ def fit_sim(traj: Trajectory | Sequence[Trajectory]) -> SimFit:
 
 def _result(best, resid, fitted, y, trajs, parts, span) -> SimFit:
     theta, d = best.x, y.shape[1]
-    n, k = resid.size, theta.size
-    se = np.sqrt(
-        np.maximum(
-            np.diag(float(resid @ resid) / max(n - k, 1) * np.linalg.pinv(best.jac.T @ best.jac)), 0
-        )
-    )
-    lo, hi = _bounds(d)
-    edge = np.isclose(theta, lo, atol=1e-6 * (hi - lo)) | np.isclose(
-        theta, hi, atol=1e-6 * (hi - lo)
-    )
+    se = wald(theta, best.jac, resid)[2]
+    edge = on_bounds(theta, *_bounds(d))
     a, m, u0 = _unpack(theta, d)
     a_ci = [
         None
