@@ -469,6 +469,7 @@ MASKING = {
 }
 TRAIN_PRESETS["tiny-mask"] = {**TRAIN_PRESETS["tiny"], **MASKING}
 TRAIN_PRESETS["paper-mask"] = {**TRAIN_PRESETS["paper"], **MASKING}
+TRAIN_PRESETS["small-mask"] = {**TRAIN_PRESETS["small"], **MASKING}  # issue #35's masking sweep
 
 
 def _convert(name: str, text: str) -> Any:

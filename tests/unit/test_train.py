@@ -401,6 +401,23 @@ def test_masking_rate_matches_p(p):
     assert np.all(h[masked][:, SLOTS["shape"]] == [0, 1])  # the shape word stays
 
 
+def test_small_mask_is_the_composing_net_with_tiny_masks_setup():
+    masked, small, tiny_mask = (make_config(n, []) for n in ("small-mask", "small", "tiny-mask"))
+    assert (masked.resolution, masked.channels, masked.p_cfg, masked.clip, masked.ema) == (
+        small.resolution,
+        small.channels,
+        small.p_cfg,
+        small.clip,
+        small.ema,
+    )
+    assert (masked.concepts, masked.mask_p, masked.mask_classes, masked.mask_concepts) == (
+        tiny_mask.concepts,
+        tiny_mask.mask_p,
+        tiny_mask.mask_classes,
+        tiny_mask.mask_concepts,
+    )
+
+
 def test_masking_config_errors():
     with pytest.raises(ValueError, match="'11' is not a training class; valid: 00, 01, 10"):
         make_config("tiny-mask", ["mask_classes=11"])
