@@ -16,9 +16,9 @@ three ways, over the same located points:
 and scored by AIC over the pooled coordinates, n log(RSS / n) + 2 k (lower is better). Each fit's
 parameters that ended on a bound of the search are named (``at_bounds``): their Wald intervals are not
 valid. Output in --out (default: a 'sim_joint' folder beside the log): sim_joint.json, one record per
-run with each model's AIC, RMSE per class, bounds hit and the joint fit's parameters and paths (for
-python -m figures.sim_joint). Class 00 is left out: its input is zero, so sim2 draws it at the origin
-whatever its parameters.
+run with each model's AIC, RMSE per class, bounds hit and the joint fit's parameters and paths (drawn by
+figures.sim_joint). Class 00 is left out: its input is zero, so sim2 draws it at the origin whatever its
+parameters.
 """
 
 from __future__ import annotations

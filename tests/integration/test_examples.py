@@ -25,6 +25,7 @@ COMMANDS = [
     "fitting.study",
     "fitting.masking",
     "fitting.ladder",
+    "fitting.sim_joint",
     "empirical.train",
     "empirical.elicit",
     "empirical.sweep",
@@ -34,6 +35,7 @@ COMMANDS = [
     "figures.training",
     "figures.masking",
     "figures.study",
+    "figures.sim_joint",
 ]
 SYNOPSIS = re.compile(r"[\[\]{}|]|\.\.")  # a usage line with placeholders, not an example
 
