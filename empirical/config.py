@@ -467,9 +467,8 @@ MASKING = {
     "mask_classes": ("10",),
     "mask_concepts": ("color",),
 }
-TRAIN_PRESETS["tiny-mask"] = {**TRAIN_PRESETS["tiny"], **MASKING}
-TRAIN_PRESETS["paper-mask"] = {**TRAIN_PRESETS["paper"], **MASKING}
-TRAIN_PRESETS["small-mask"] = {**TRAIN_PRESETS["small"], **MASKING}  # issue #35's masking sweep
+for _name in ("tiny", "paper", "small"):  # small-mask: issue #35's masking sweep
+    TRAIN_PRESETS[f"{_name}-mask"] = {**TRAIN_PRESETS[_name], **MASKING}
 
 
 def _convert(name: str, text: str) -> Any:

@@ -31,6 +31,7 @@ STATE = "stages.json"
 STEPS = {
     "elicit": ("empirical.elicit", "{run}"),
     "capability": ("fitting.capability", "{run}"),
+    "capability-figure": ("figures.capability", "{run}"),
     "turn": ("fitting.turn", "{run}"),
     "fit": ("fitting.fit", "{run}/trajectories.csv"),
     "figure": ("figures.training", "{run}"),

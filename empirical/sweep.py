@@ -14,7 +14,7 @@ checkpoints). Every run reads one shared probe, DIR/probe/<concepts>-<resolution
 a job the runs wait for. After training, each --then step runs on the run folder, in order:
 
   elicit ARGS      python -m empirical.elicit RUN ARGS          (e.g. --then 'elicit --every 3')
-  capability ARGS  python -m fitting.capability RUN ARGS
+  capability ARGS  python -m fitting.capability RUN ARGS   (capability-figure: figures.capability RUN)
   turn ARGS        python -m fitting.turn RUN ARGS
   fit ARGS         python -m fitting.fit RUN/trajectories.csv ARGS
   figure ARGS      python -m figures.training RUN ARGS

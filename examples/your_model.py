@@ -13,7 +13,7 @@ Three pieces are yours in real use; here each is a small stand-in you would repl
    it covers), calibrated on labelled images, and abstains on images without an object.
 
 Then the package takes over: empirical.walk writes the trajectory log, and the fitting and figure commands read
-it: the turn (fitting.turn), capability against behavior (fitting.capability), each concept's switch with its
+it: the turn (fitting.turn), capability against behavior (fitting.capability, drawn by figures.capability), each concept's switch with its
 interval (fitting.fit), the concept-space figure (figures.training).
 """
 
@@ -103,6 +103,7 @@ def main(out: str = "runs/your-model") -> Path:
         strengths=[1.5, 2, 3],
     )
     print(f"wrote {log}")
+    from figures.capability import main as capability_figure
     from figures.training import main as figure
     from fitting.capability import main as capability
     from fitting.fit import main as fit
@@ -111,6 +112,7 @@ def main(out: str = "runs/your-model") -> Path:
     for command, argv in (
         (turn, [out]),
         (capability, [out]),
+        (capability_figure, [out]),
         (fit, [str(log), "--class", "11"]),
         (figure, [out]),
     ):

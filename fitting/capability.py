@@ -12,8 +12,9 @@ protocol reach 50% and 80% (held for --persist checkpoints), and the lag behavio
 and the same for the settled step, from which the level holds to the end of training (an early
 excursion that is lost again, e.g. an intervention succeeding before the training classes are
 learned, moves the first step but not the settled one).
-Written to RUN_DIR/elicitation.json; with several runs (seeds) also a summary and the paper's Fig. 6
-(accuracy against step, one colour per protocol, each run a thin line, the mean thick) in --out.
+Written to RUN_DIR/elicitation.json, and a summary over the runs (seeds) to --out/elicitation_summary.json,
+from which python -m figures.capability draws the paper's Fig. 6 (accuracy against step, one colour per
+protocol, each run a thin line, the mean thick).
 """
 
 from __future__ import annotations
@@ -206,98 +207,6 @@ def mean_curves(results: Sequence[dict]) -> dict[str, dict[str, list]]:
     return out
 
 
-def figure(results: Sequence[dict], means: dict[str, dict[str, list]], path: Path) -> Path:
-    """Fig. 6: each run's accuracy per protocol (thin) and the mean over runs (thick); draws only."""
-    from theory.plot import PROTOCOL_COLORS as COLORS
-    from theory.plot import save, subplots
-
-    fig, ax = subplots(figsize=(6.4, 4.2))
-    protocols = sorted(
-        {p for r in results for p in r["curves"]},
-        key=lambda p: list(COLORS).index(p) if p in COLORS else 99,
-    )
-    for p in protocols:
-        runs = [r["curves"][p] for r in results if p in r["curves"]]
-        for cur in runs:
-            ax.plot(
-                np.maximum(cur["step"], 1),
-                cur["accuracy"],
-                color=COLORS.get(p, "0.5"),
-                lw=0.7,
-                alpha=0.45,
-            )
-        if p in means:
-            grid, mean = means[p]["step"], means[p]["accuracy"]
-            ax.plot(
-                np.maximum(grid, 1),
-                mean,
-                color=COLORS.get(p, "0.5"),
-                lw=2.4 if p in ("naive", "capability") else 1.4,
-                ls="--" if p == "capability" else "-",
-                zorder=5 if p == "capability" else 3,
-                label=f"{p} (mean of {len(runs)})" if len(runs) > 1 else p,
-            )
-    for r in (
-        results
-    ):  # 95% intervals of the held-out class's naive accuracy and of each protocol's score
-        for p, band in r.get("intervals", {}).items():
-            if p in ("naive", "capability") or len(results) == 1:
-                ax.fill_between(
-                    np.maximum(band["step"], 1),
-                    band["lo"],
-                    band["hi"],
-                    color=COLORS.get(p, "0.5"),
-                    alpha=0.12,
-                    lw=0,
-                )
-    for i, r in enumerate(
-        results
-    ):  # the control: the training classes under naive prompting and their capability
-        ctrl = r.get("control", {})
-        for label, v in ctrl.get("classes", {}).items():
-            for p, ls in (("naive", "-"), ("capability", "--")):
-                if p in v["curves"]:
-                    cur = v["curves"][p]
-                    ax.plot(
-                        np.maximum(cur["step"], 1),
-                        cur["accuracy"],
-                        color="0.55",
-                        lw=0.6,
-                        ls=ls,
-                        alpha=0.7,
-                        label="training classes (control): naive / capability"
-                        if (i, label, p) == (0, min(ctrl["classes"]), "naive")
-                        else None,
-                    )
-        if ctrl.get("learned_step"):
-            ax.axvline(
-                max(ctrl["learned_step"], 1),
-                color="0.4",
-                lw=0.8,
-                ls=":",
-                label="training classes at 80%" if i == 0 else None,
-            )
-    ax.set(
-        xscale="log",
-        xlabel="training step",
-        ylabel=f"joint accuracy of class {results[0]['class']}",
-        ylim=(-0.02, 1.02),
-    )
-    ax.axhline(0.5, color="0.6", lw=0.6, ls=":")
-    ax.axhline(0.8, color="0.6", lw=0.6, ls=":")
-    ax.grid(alpha=0.25)
-    ax.legend(fontsize=8, loc="upper left")
-    unbiased = all(r.get("capability_unbiased") for r in results)
-    ax.set_title(
-        "capability ("
-        + ("setting chosen on an independent draw" if unbiased else "best score: biased upward")
-        + ") vs behavior (naive)",
-        fontsize=9,
-    )
-    fig.tight_layout()
-    return save(fig, path)
-
-
 def summarize(results: Sequence[dict], *, rule: str = "first") -> dict:
     """Per level: the lags of the runs, their mean, and how many runs never got there.
 
@@ -381,9 +290,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         "settled": summarize(results, rule="settled"),
     }
     means = mean_curves(results)
-    write_json(out / "elicitation_summary.json", {**summary, "mean_curves": means})
-    path = figure(results, means, out / "capability.png")
-    print(f"wrote {out / 'elicitation_summary.json'} and {path}")
+    path = write_json(
+        out / "elicitation_summary.json", {**summary, "mean_curves": means, "per_run": results}
+    )
+    print(f"wrote {path}; Fig. 6: python -m figures.capability {path}")
     return 0
 
 

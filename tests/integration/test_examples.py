@@ -36,6 +36,7 @@ COMMANDS = [
     "figures.masking",
     "figures.study",
     "figures.sim_joint",
+    "figures.capability",
 ]
 SYNOPSIS = re.compile(r"[\[\]{}|]|\.\.")  # a usage line with placeholders, not an example
 

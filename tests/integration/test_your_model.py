@@ -34,3 +34,4 @@ def test_the_tutorial_runs_and_recovers_the_stand_ins_turn(tmp_path):
         size["switched"] and size["t_switch_ci"][0] <= 3000 <= size["t_switch_ci"][1]
     )  # the stand-in's turn
     assert (out / "concept_space.png").stat().st_size > 10_000 and (out / "turn.json").exists()
+    assert (out / "capability.png").stat().st_size > 10_000

@@ -5,6 +5,7 @@ import json
 import numpy as np
 import pytest
 
+from figures.capability import main as draw
 from fitting.capability import analyse_run, curves, main, summarize
 from theory.trajectory import Trajectory, read_csv, write_csv
 
@@ -81,7 +82,18 @@ def test_cli_writes_per_run_json_summary_and_figure(tmp_path, capsys):
     assert (
         summary["50%"]["lags"] == [400.0, 450.0, 500.0] and summary["50%"]["capability_first"] == 3
     )
+    assert not (tmp_path / "sum" / "capability.png").exists()  # analysis writes, figures draw
+    assert draw([str(tmp_path / "sum" / "elicitation_summary.json")]) == 0
     assert (tmp_path / "sum" / "capability.png").stat().st_size > 10_000
+    assert "Fig. 6: python -m figures.capability" in capsys.readouterr().out
+
+
+def test_the_figure_names_a_summary_it_cannot_draw(tmp_path, capsys):
+    assert draw([str(tmp_path / "none.json")]) == 2
+    assert "no such file; write it with python -m fitting.capability" in capsys.readouterr().err
+    (tmp_path / "old.json").write_text('{"summary": {}, "mean_curves": {}}')
+    assert draw([str(tmp_path / "old.json")]) == 2
+    assert "written by an older fitting.capability" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(

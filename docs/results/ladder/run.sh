@@ -27,12 +27,13 @@ declare -A RUNG=(
   [ema]="--grid ema=0,0.995"                          # tiny's decay, and none (the official runs)
   [ema-warmup]="--set ema_warmup=true"                # 0.999 with warm-up: a shorter lag early
   [cfg-dropout]="--grid p_cfg=0.2"                    # tiny's classifier-free dropout
+  [cfg-dropout-10k]="--grid p_cfg=0.2 --set steps=10000"  # the same to 10,000 steps: a delay, or a block?
   [clip]="--set clip=1.0 --set clip_scope=net"         # tiny's clipping: 1.0 over the network only
   [lr]="--grid lr=0.0003"                             # a smaller learning rate
   [images]="--grid per_class=512"                     # a quarter of the images per class
   [resolution-32]="--grid resolution=32"              # the paper's resolution (1.8x the cost)
 )
-ORDER=(base resolution depth ema cfg-dropout clip ema-warmup lr images resolution-32)
+ORDER=(base resolution depth ema cfg-dropout clip ema-warmup lr images resolution-32 cfg-dropout-10k)
 
 rungs=("$@")
 [[ ${#rungs[@]} -gt 0 ]] || rungs=("${ORDER[@]}")
