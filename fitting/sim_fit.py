@@ -30,7 +30,7 @@ from numpy.typing import NDArray
 from scipy.optimize import least_squares
 
 from fitting.curves import noise_scale
-from fitting.engine import on_bounds, wald
+from fitting.engine import Z95, on_bounds, wald
 from theory.sim import two_layer
 from theory.trajectory import Trajectory
 
@@ -183,7 +183,7 @@ def _result(best, resid, fitted, y, trajs, parts, span) -> SimFit:
     a_ci = [
         None
         if edge[i]
-        else [float(np.exp(theta[i] + sign * 1.96 * se[i]) / span) for sign in (-1, 1)]
+        else [float(np.exp(theta[i] + sign * Z95 * se[i]) / span) for sign in (-1, 1)]
         for i in range(d)
     ]
     params = {
