@@ -34,6 +34,7 @@ STEPS = {
     "capability-figure": ("figures.capability", "{run}"),
     "turn": ("fitting.turn", "{run}"),
     "fit": ("fitting.fit", "{run}/trajectories.csv"),
+    "fit-figure": ("figures.fit", "{run}/fit"),
     "figure": ("figures.training", "{run}"),
 }
 

@@ -16,7 +16,7 @@ a job the runs wait for. After training, each --then step runs on the run folder
   elicit ARGS      python -m empirical.elicit RUN ARGS          (e.g. --then 'elicit --every 3')
   capability ARGS  python -m fitting.capability RUN ARGS   (capability-figure: figures.capability RUN)
   turn ARGS        python -m fitting.turn RUN ARGS
-  fit ARGS         python -m fitting.fit RUN/trajectories.csv ARGS
+  fit ARGS         python -m fitting.fit RUN/trajectories.csv ARGS   (fit-figure: figures.fit RUN/fit)
   figure ARGS      python -m figures.training RUN ARGS
 
 so a whole study is one command. Every step's flags and values are checked by its own command

@@ -18,7 +18,8 @@ run, seed, class and protocol) gets:
               or a residual bootstrap); a switch the data cannot identify gets t_switch null.
 
 Output in --out (default: a 'fit' folder beside the log): fit.json ({"fits": [...], "skipped": [...],
-"lags": [...]}, written once all fits are done) and one figure per trajectory (data and fitted path). A
+"lags": [...]}, written once all fits are done), each record with the fitted curves that python -m
+figures.fit draws (one figure per trajectory: data and fitted path; --no-figures leaves them out). A
 trajectory that cannot be fitted (fewer than 8 points, say) is skipped and named, with why, in
 "skipped" and on stderr; the others are still fitted (exit 2 only when none can be). "lags" gives,
 per run, seed and class, how many steps each protocol's accuracy reached 0.5 before naive prompting.
@@ -37,7 +38,7 @@ import numpy as np
 from tqdm import tqdm
 
 from fitting.model_fit import FITTABLE
-from fitting.report import analyse, figure, fitted_curves
+from fitting.report import analyse, fitted_curves
 from theory import cli
 from theory.cli import UsageError
 from theory.files import write_json
@@ -93,7 +94,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="M",
         help="threshold steps must hold for M consecutive checkpoints (default 2; the official analysis used 3)",
     )
-    parser.add_argument("--no-figures", action="store_true", help="write fit.json only")
+    parser.add_argument("--no-figures", action="store_true", help="no curves for figures.fit")
     parser.add_argument(
         "--out",
         type=Path,
@@ -110,11 +111,6 @@ def _fixes(items: Sequence[str]) -> dict[str, list[float]]:
         name, text = cli.assignment(item, "--fix")
         fix[name] = cli.numbers(text, "--fix", name)
     return fix
-
-
-def _slug(*parts) -> str:
-    text = "_".join(str(p) for p in parts if p not in (None, ""))
-    return "".join(c if c.isalnum() or c in "-." else "_" for c in text) or "trajectory"
 
 
 def protocol_lags(records: list[dict]) -> list[dict]:
@@ -259,19 +255,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     start, stamped = time.perf_counter(), stamp()
     results, skipped = _fit_each(chosen, args, fix)
     records = [r[1] for r in results]  # written only once every fit has been tried
-    if not args.no_figures:
-        for traj, record, model_fit, turn, acc in tqdm(
-            results, desc="figures", unit="figure", disable=None
-        ):
-            path = out / f"{_slug(traj.run, traj.seed, traj.label, traj.protocol)}.png"
-            figure(traj, record, fitted_curves(traj, model_fit, acc), path)
-            record["figure"] = path.name
+    if not args.no_figures:  # what figures.fit draws
+        for traj, record, model_fit, _, acc in results:
+            record["curves"] = fitted_curves(traj, model_fit, acc)
     document = {"log": str(args.log), "model": args.model, "fits": records, "skipped": skipped}
     path = write_json(
         out / "fit.json", {**document, "lags": protocol_lags(records), "stamp": stamped}
     )
     print(
         f"fitted {len(records)} trajectories in {time.perf_counter() - start:.1f} s; wrote {path}"
+        + ("" if args.no_figures else f"; figures: python -m figures.fit {out}")
     )
     _say(records, skipped)
     return 0

@@ -1,4 +1,4 @@
-"""Everything known about one trajectory, as one JSON-ready record, and its figure.
+"""Everything known about one trajectory, as one JSON-ready record (figures.fit draws it).
 
 The record is one entry of ``fit.json`` (see :mod:`fitting.fit`): the model-free statistics
 (threshold steps, turn point, accuracy 50% time) and the toy-model fit, with intervals.
@@ -8,14 +8,12 @@ from __future__ import annotations
 
 from typing import Mapping
 
-import matplotlib
 import numpy as np
 
 from fitting.curves import LEVELS, LogisticFit, check_spacing, fit_logistic, threshold_step
 from fitting.model_fit import ModelFit, fit_model, param_names
 from fitting.sim_fit import fit_sim
 from fitting.turn import Turn, find_turn
-from theory import plot
 from theory.trajectory import Z_PREFIX, Trajectory
 
 
@@ -162,85 +160,18 @@ def _step(x: float) -> str:
 
 
 def fitted_curves(
-    traj: Trajectory, fit: ModelFit | None, acc: LogisticFit | None, points: int = 400
+    traj: Trajectory, fit: ModelFit | None, acc: LogisticFit | None, points: int = 200
 ) -> dict:
-    """The fitted model's path and the accuracy sigmoid on a dense grid over the logged steps (for the figure)."""
+    """The fitted model's path and the accuracy sigmoid on a dense grid over the logged steps, to 4 significant
+    digits: what figures.fit draws (a record's ``curves``)."""
     dense = np.linspace(traj.step[0], traj.step[-1], points)
+
+    def rounded(a):
+        return np.vectorize(lambda v: float(f"{v:.4g}"))(np.asarray(a, dtype=float)).tolist()
+
     return {
-        "step": dense,
+        "step": rounded(dense),
         "model": None if fit is None else fit.model,
-        "z": None if fit is None else fit.predict(dense),
-        "accuracy": None if acc is None else acc.predict(dense),
+        "z": None if fit is None else rounded(fit.predict(dense)),
+        "accuracy": None if acc is None else rounded(acc.predict(dense)),
     }
-
-
-def figure(traj: Trajectory, record: dict, curves: dict, path) -> None:
-    """Data and fitted curves: concept space (2 concepts), each coordinate and the accuracy vs step.
-
-    Draws only: ``record`` is the trajectory's fit.json entry (turn, t_switch, t50 and their intervals),
-    ``curves`` the output of :func:`fitted_curves`.
-    """
-    d = traj.z.shape[1]
-    panels = (d == 2) + (d > 0) + (traj.accuracy is not None)
-    fig, axes = plot.subplots(
-        1, panels, figsize=(5.2 * panels, 4.6), squeeze=False, layout="constrained"
-    )
-    axes = list(axes[0])
-    dense, model_path = curves["step"], curves["z"]
-    turn_point, turn_ci = record["memorization_point"], record["turn_ci"]
-    colors = matplotlib.rcParams["axes.prop_cycle"].by_key()["color"]
-    if d == 2:
-        ax = axes.pop(0)
-        ax.plot(traj.z[:, 0], traj.z[:, 1], "o", ms=3.5, color="0.35", label="logged")
-        if model_path is not None:
-            ax.plot(
-                model_path[:, 0],
-                model_path[:, 1],
-                "-",
-                color=colors[3],
-                lw=2,
-                label=f"fitted {curves['model']}",
-            )
-        if turn_point is not None:
-            ax.plot(*turn_point, "X", color="k", ms=10, label="turn (memorization point)")
-        plot.square(ax, traj.concepts, _title(traj))
-        ax.legend(loc="best", fontsize=7)
-    if d:
-        ax = axes.pop(0)
-        for i, c in enumerate(traj.concepts):
-            ax.plot(traj.step, traj.z[:, i], "o", ms=3, color=colors[i % 10], alpha=0.7)
-            if model_path is not None:
-                ax.plot(dense, model_path[:, i], "-", color=colors[i % 10], label=f"z_{c}")
-                ts = record["params"].get("t_switch")
-                if isinstance(ts, list) and ts[i] is not None:
-                    ax.axvline(ts[i], color=colors[i % 10], ls=":", lw=1)
-        if turn_ci is not None:
-            ax.axvspan(*turn_ci, color="0.85", zorder=0, label="turn 95% CI")
-        ax.set(
-            xlabel="step",
-            ylabel="concept coordinate",
-            ylim=(-0.02, 1.02),
-            title="coordinates (dotted: t_switch)",
-        )
-        ax.legend(fontsize=7)
-        ax.grid(alpha=0.25)
-    if traj.accuracy is not None:
-        ax = axes.pop(0)
-        ax.plot(traj.step, traj.accuracy, "o", ms=3, color="0.35", label="accuracy")
-        if curves["accuracy"] is not None:
-            ax.plot(dense, curves["accuracy"], "-", color=colors[2], label="sigmoid fit")
-            if record["accuracy_t50"] is not None:
-                ax.axvline(record["accuracy_t50"], color=colors[2], ls=":")
-            if record["accuracy_t50_ci"] is not None and None not in record["accuracy_t50_ci"]:
-                ax.axvspan(
-                    *record["accuracy_t50_ci"], color=colors[2], alpha=0.15, label="t50 95% CI"
-                )
-        ax.set(xlabel="step", ylabel="joint accuracy", ylim=(-0.02, 1.02), title="accuracy")
-        ax.legend(fontsize=7)
-        ax.grid(alpha=0.25)
-    plot.save(fig, path)
-
-
-def _title(traj: Trajectory) -> str:
-    seed = "" if traj.seed is None else f" seed {traj.seed}"
-    return f"class {traj.label}, {traj.protocol}{seed} {traj.run}".strip()

@@ -37,6 +37,7 @@ COMMANDS = [
     "figures.study",
     "figures.sim_joint",
     "figures.capability",
+    "figures.fit",
 ]
 SYNOPSIS = re.compile(r"[\[\]{}|]|\.\.")  # a usage line with placeholders, not an example
 

@@ -5,6 +5,7 @@ import json
 import numpy as np
 import pytest
 
+from figures.fit import main as draw
 from fitting.fit import main
 from fitting.synthetic import quadratic_steps
 from theory.simulate import main as simulate
@@ -58,8 +59,29 @@ def test_fit_recovers_a_simulated_log(simulated_log, tmp_path, capsys):
         assert (
             record["accuracy_t50"] is None and record["accuracy_t50_ci"] is None
         )  # no accuracy column
-        assert (tmp_path / record["figure"]).exists()
+        assert len(record["curves"]["step"]) == len(record["curves"]["z"]) == 200
     assert "fitted 2 trajectories" in capsys.readouterr().out
+    assert not list(tmp_path.glob("*.png"))  # analysis writes, figures draw
+    assert draw([str(tmp_path)]) == 0
+    assert len(list(tmp_path.glob("*.png"))) == 2 and all(
+        p.stat().st_size > 10_000 for p in tmp_path.glob("*.png")
+    )
+
+
+def test_the_figures_name_what_they_cannot_draw(simulated_log, tmp_path, capsys):
+    assert main([str(simulated_log), "--out", str(tmp_path / "bare"), "--no-figures"]) == 0
+    assert "curves" not in json.loads((tmp_path / "bare" / "fit.json").read_text())["fits"][0]
+    assert draw([str(tmp_path / "bare")]) == 0 and not list((tmp_path / "bare").glob("*.png"))
+    assert "no curves (fitted with --no-figures)" in capsys.readouterr().err
+    assert main([str(simulated_log), "--out", str(tmp_path / "moved")]) == 0
+    doc = json.loads((tmp_path / "moved" / "fit.json").read_text())
+    (tmp_path / "moved" / "fit.json").write_text(
+        json.dumps({**doc, "log": str(tmp_path / "gone.csv")})
+    )
+    assert draw([str(tmp_path / "moved")]) == 2
+    assert "which is not there; give it with --log LOG.csv" in capsys.readouterr().err
+    assert draw([str(tmp_path / "moved"), "--log", str(simulated_log)]) == 0
+    assert draw([str(tmp_path / "nothing")]) == 2
 
 
 def test_schema_keys(simulated_log, tmp_path):

@@ -62,7 +62,6 @@ OVER = {
     "fitting/predict.py:predict_split": 71,
     "fitting/predict_plot.py:figure": 98,
     "fitting/predict_plot.py:leave_out_figure": 70,
-    "fitting/report.py:figure": 65,
     "fitting/study.py": 548,
     "fitting/study.py:study": 122,
     "fitting/synthetic.py:sweep_case": 85,
