@@ -16,6 +16,7 @@ from typing import Sequence
 
 import numpy as np
 
+from figures.fit import slug
 from theory import cli
 from theory.files import read_json
 from theory.plot import save, subplots
@@ -79,10 +80,6 @@ def draw(run: dict, out: Path) -> Path:
     return save(fig, out)
 
 
-def _slug(text: str) -> str:
-    return "".join(c if c.isalnum() or c in "-." else "_" for c in text)
-
-
 @cli.command("figures.sim_joint")
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m figures.sim_joint``: see the module docstring."""
@@ -101,7 +98,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if cli.checking(args):
         return 0
     for run in load(args.analysis):
-        path = draw(run, out / f"sim_joint-{_slug(str(run['run']))}-seed{run['seed']}.png")
+        path = draw(run, out / f"sim_joint-{slug(run['run'])}-seed{run['seed']}.png")
         print(f"wrote {path}")
     return 0
 
