@@ -86,7 +86,7 @@ def parse(text: str) -> LawSpec:
     """'memorize+onset+mean' -> its LawSpec; ValueError naming the part and what is valid."""
     names = [p.strip() for p in str(text).split("+")]
     unknown = [n for n in names if n not in PARTS]
-    if unknown or not names:
+    if unknown:
         raise ValueError(
             f"--law {text}: unknown part {unknown[0]!r}; valid: {', '.join(PARTS)} (--list-laws)"
         )

@@ -159,16 +159,17 @@ def _step(x: float) -> str:
     return f"{x:,.0f}" if abs(x) >= 100 else f"{x:.3g}"
 
 
+def rounded(a) -> list:
+    """A path saved for a figure, to 4 significant digits (the JSON stays small)."""
+    return np.vectorize(lambda v: float(f"{v:.4g}"))(np.asarray(a, dtype=float)).tolist()
+
+
 def fitted_curves(
     traj: Trajectory, fit: ModelFit | None, acc: LogisticFit | None, points: int = 200
 ) -> dict:
     """The fitted model's path and the accuracy sigmoid on a dense grid over the logged steps, to 4 significant
     digits: what figures.fit draws (a record's ``curves``)."""
     dense = np.linspace(traj.step[0], traj.step[-1], points)
-
-    def rounded(a):
-        return np.vectorize(lambda v: float(f"{v:.4g}"))(np.asarray(a, dtype=float)).tolist()
-
     return {
         "step": rounded(dense),
         "model": None if fit is None else fit.model,

@@ -32,6 +32,7 @@ import numpy as np
 from tqdm import tqdm
 
 from fitting.model_fit import fit_model
+from fitting.report import rounded
 from fitting.sim_fit import bits_of, fit_sim
 from theory import cli
 from theory.cli import UsageError
@@ -41,11 +42,6 @@ from theory.trajectory import Trajectory, read_csv
 
 MODELS = ("sim2 joint", "sim2 per class", "eq1 per class")
 CURVE_POINTS = 80
-
-
-def _rounded(a) -> list:
-    """A path for the figure, to 4 significant digits (the JSON stays small)."""
-    return np.vectorize(lambda v: float(f"{v:.4g}"))(np.asarray(a, dtype=float)).tolist()
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -80,8 +76,10 @@ def compare_run(trajs: Sequence[Trajectory]) -> dict:
     located = [t.with_points() for t in trajs]
     joint = fit_sim(located)
     rows = np.cumsum([0] + [t.step.size for t in located])
-    singles = {"sim2 per class": [fit_sim(t) for t in located], "eq1 per class": []}
-    singles["eq1 per class"] = [fit_model(t, "eq1", ci="wald") for t in located]
+    singles = {
+        "sim2 per class": [fit_sim(t) for t in located],
+        "eq1 per class": [fit_model(t, "eq1", ci="wald") for t in located],
+    }
     fitted = {
         "sim2 joint": [joint.fitted[rows[i] : rows[i + 1]] for i in range(len(located))],
         **{name: [f.fitted for f in fits] for name, fits in singles.items()},
@@ -121,16 +119,15 @@ def compare_run(trajs: Sequence[Trajectory]) -> dict:
         "aic_gaps": {m: models[m]["aic"] - models[best]["aic"] for m in MODELS},
         "joint": {"params": joint.params, "ci": joint.ci, "success": joint.success},
         "curves": {
-            "step": _rounded(grid),
+            "step": rounded(grid),
             "sim2 joint": {
-                t.label: _rounded(joint.predict(grid, bits_of(t.label, len(t.concepts))))
+                t.label: rounded(joint.predict(grid, bits_of(t.label, len(t.concepts))))
                 for t in located
             },
             "eq1 per class": {
-                t.label: _rounded(f.predict(grid))
-                for t, f in zip(located, singles["eq1 per class"])
+                t.label: rounded(f.predict(grid)) for t, f in zip(located, singles["eq1 per class"])
             },
-            "observed": {t.label: {"step": t.step.tolist(), "z": _rounded(t.z)} for t in located},
+            "observed": {t.label: {"step": t.step.tolist(), "z": rounded(t.z)} for t in located},
         },
     }
 
