@@ -1,11 +1,19 @@
-"""The leave-one-level-out summaries of ``python -m fitting.predict``: per level, per held-out run, and over all
-held-out runs inside and outside the training range, with the law's paired differences to the baselines."""
+"""Leave one level out (``python -m fitting.predict --leave-out``): the summaries per level, per held-out run, and
+over all held-out runs inside and outside the training range, with the law's paired differences to the
+baselines; the variant trained on a few runs a level; leave_out.json."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
+from tqdm import tqdm
 
 from fitting.intervals import clustered_mean
+from fitting.prediction import Setup, analyse, law_keys, pooled_fit
+from theory.cli import UsageError
+from theory.files import write_json
+from theory.trajectory import Trajectory
 
 KEYS = (
     "law",
@@ -71,7 +79,7 @@ def differences(rows: list[dict]) -> dict:
     baseline predicts; negative: the law is better): against interpolation inside the training range, the
     nearest run outside it. The mean over runs with a 95% t-interval clustered by level (the unit held out: the
     runs of a level share their fit; :func:`fitting.intervals.clustered_mean`), None with one level; ``runs``,
-    ``levels`` and ``law_better`` (runs where the law is better)."""
+    ``levels``, ``law_better`` (runs where the law is better) and ``text`` (:func:`gap_text`)."""
     out = {}
     for name, inside, base in (
         ("law_minus_interpolation_inside", True, "interpolation"),
@@ -97,6 +105,7 @@ def differences(rows: list[dict]) -> dict:
                 "law_better": int(np.sum(np.array(d) < 0)),
                 "interval": "t, clustered by level",
             }
+            out[name]["text"] = gap_text(out[name])
     return out
 
 
@@ -111,3 +120,97 @@ def gap_text(gap: dict) -> str:
 def mean_or_none(values: list) -> float | None:
     values = [v for v in values if v is not None]
     return float(np.mean(values)) if values else None
+
+
+def write_leave_out(
+    setup: Setup,
+    column: str,
+    rows: list[dict],
+    out: Path,
+    stamped: dict,
+    train_per_level: int | None = None,
+    draws: int | None = None,
+) -> None:
+    """leave_out.json from the per-level rows; prints the means and the differences."""
+    spec = setup.spec
+    summary = {
+        "column": column,
+        "class": setup.label,
+        "protocol": setup.protocol,
+        **law_keys(spec),
+        "onset": spec.onset,
+        "compete": spec.compete,
+        "discrepancy": spec.discrepancy,
+        "covariate": setup.covariate,
+        "train_per_level": train_per_level,
+        "draws": draws,
+        "levels": rows,
+        "means": means(rows),
+        "differences": differences(rows),
+        "stamp": stamped,
+    }
+    write_json(out / "leave_out.json", summary)
+    print(
+        f"wrote {out / 'leave_out.json'}: "
+        + "; ".join(f"{k} {v:.3g}" for k, v in summary["means"].items() if v is not None)
+    )
+    for name, g in summary["differences"].items():
+        print(f"  {name}: {g['text']}")
+
+
+def scarce(
+    setup: Setup,
+    trajs: list[Trajectory],
+    cov: dict,
+    level: dict[str, str],
+    plans: list[tuple[str, list[str]]],
+    per_level: int,
+    draws: int,
+    seed: int = 0,
+) -> list[dict]:
+    """Leave one level out with only ``per_level`` runs of each other level (``level``: run -> its level)
+    training the law, drawn at random ``draws`` times: the law and the baselines when runs are scarce. Per
+    held-out run, each number is its mean over the draws; nothing is written per split."""
+    by_run, concepts = {t.run: t for t in trajs}, trajs[0].concepts
+    x = {r: np.array(cov[r]) for r in by_run}
+    gen = np.random.default_rng(seed)
+    splits_pools = []  # per split, the other levels' runs by level; every split checked before any fit
+    for name, held in plans:
+        pools: dict[str, list[str]] = {}
+        for r in by_run:
+            if r not in held:
+                pools.setdefault(level[r], []).append(r)
+        if per_level * len(pools) < 3:
+            raise UsageError(
+                f"--train-per-level {per_level}: {name} leaves {len(pools)} levels, "
+                f"{per_level * len(pools)} training runs; a pooled fit needs at least 3"
+            )
+        splits_pools.append(pools)
+    rows = []
+    for (name, held), pools in zip(plans, splits_pools):
+        got: dict[str, list[dict]] = {r: [] for r in held}
+        for _ in tqdm(
+            range(draws),
+            desc=f"{name}: draws of {per_level} run(s) a level",
+            leave=False,
+            disable=None,
+        ):
+            train = [
+                str(r)
+                for pool in pools.values()
+                for r in gen.choice(pool, size=min(per_level, len(pool)), replace=False)
+            ]
+            fitted = pooled_fit(setup, by_run, x, train)
+            doc = analyse(fitted, by_run, x, train, held, concepts, setup)
+            for row in split_summary(doc)["per_run"]:
+                got[row["run"]].append(row)
+        per_run = [
+            {"run": r, **{k: mean_or_none([d[k] for d in got[r]]) for k in KEYS}} for r in held
+        ]
+        rows.append({"left_out": name, **level_summary(per_run)})
+        print(
+            f"{name}: law {rows[-1]['law']:.3f}, "
+            + ", ".join(f"{k} {rows[-1][k]:.3f}" for k in KEYS[1:4] if rows[-1][k] is not None)
+            + f" (mean over {draws} draws of {per_level} training run(s) a level)"
+        )
+    return rows

@@ -38,6 +38,7 @@ COMMANDS = [
     "figures.sim_joint",
     "figures.capability",
     "figures.fit",
+    "figures.predict",
 ]
 SYNOPSIS = re.compile(r"[\[\]{}|]|\.\.")  # a usage line with placeholders, not an example
 

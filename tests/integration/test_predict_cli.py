@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from fitting.leave_out import differences, split_summary
+from figures.predict import main as draw_main
 from fitting.predict import main
-from fitting.predict_plot import leave_out_figure
 from fitting.synthetic import TRUE_LAW, sweep_case
 from theory.trajectory import Trajectory, read_csv, write_csv
 
@@ -96,7 +96,8 @@ def test_predict_writes_the_law_the_held_out_paths_and_the_baselines(sweep, tmp_
         for f in doc["per_run_fits"].values()
     )
     assert doc["stamp"]["command"] and doc["seconds"]["pooled_fit"] < 30
-    assert (out / "prediction.png").stat().st_size > 10_000
+    assert not (out / "prediction.png").exists()  # figures.predict draws it
+    assert draw_main([str(out)]) == 0 and (out / "prediction.png").stat().st_size > 10_000
 
 
 def test_runs_are_chosen_by_ids_holding_commas_or_by_a_covariate_value(tmp_path):
@@ -276,9 +277,11 @@ def test_leave_one_level_out_fits_once_per_level_and_summarises(sweep, tmp_path)
     )
     assert gap["ci95"][0] <= gap["mean"] <= gap["ci95"][1] < 0 and gap["law_better"] == 6
     assert doc["differences"]["law_minus_nearest_outside"]["runs"] == 2
-    assert doc["model"] == "eq1" and not (tmp_path / "leave_out.png").exists()  # --no-figure
-    leave_out_figure(doc, tmp_path / "leave_out.png")
+    assert doc["model"] == "eq1" and not (tmp_path / "leave_out.png").exists()
+    assert doc["differences"]["law_minus_nearest_outside"]["text"].endswith("(2 runs, 2 levels)")
+    assert draw_main([str(tmp_path)]) == 0  # leave_out.png, and each level's prediction.png
     assert (tmp_path / "leave_out.png").stat().st_size > 10_000
+    assert len(list(tmp_path.glob("*/prediction.png"))) == len(doc["levels"])
     assert (
         tmp_path / f"sep_color={doc['levels'][0]['left_out'].split('=')[1]}" / "prediction.json"
     ).exists()
@@ -390,6 +393,7 @@ def test_memorize_with_an_onset_fits_a_sweep_that_generalizes_first_and_says_so(
     assert all(p["parameters"]["order"] == "target-first" for p in mem["holdout"].values())
     for run in ("run3", "run7"):
         assert mem["holdout"][run]["rmse"] <= 1.5 * case.noise < eq1["holdout"][run]["rmse"]
+    assert draw_main([str(tmp_path / "m")]) == 0
     assert (tmp_path / "m" / "prediction.png").stat().st_size > 10_000
 
 
@@ -517,6 +521,7 @@ def test_compete_fits_a_lead_exponent_and_draws_one_speed_curve_per_concept(tmp_
         and "lead exponent c_lam = " in doc["law"]["text"]
     )
     assert all(h["rmse"] <= 1.5 * case.noise for h in doc["holdout"].values())
+    assert draw_main([str(tmp_path / "c")]) == 0
     assert (tmp_path / "c" / "prediction.png").stat().st_size > 10_000
     assert (
         main(
@@ -595,10 +600,9 @@ def test_coupled_fits_a_switch_thrown_by_the_other_concept_and_draws_it(tmp_path
         h["rmse"] <= 1.5 * case.noise and h["parameters"]["gate"] == "state"
         for h in doc["holdout"].values()
     )
-    assert (
-        doc["law"]["discrepancy"] is None
-        and (tmp_path / "c" / "prediction.png").stat().st_size > 10_000
-    )
+    assert doc["law"]["discrepancy"] is None and doc["law"]["curves"]["switch"]["gate"] == "state"
+    assert draw_main([str(tmp_path / "c")]) == 0
+    assert (tmp_path / "c" / "prediction.png").stat().st_size > 10_000
 
 
 def prediction(sweep, out, *args) -> dict:
@@ -703,6 +707,7 @@ def test_local_discrepancy_names_where_each_held_out_run_took_it_from(sweep, tmp
     )
     assert doc["law"]["coefficients"] == before["law"]["coefficients"]
     assert doc["holdout"]["run3"]["rmse"] != before["holdout"]["run3"]["rmse"]
+    assert draw_main([str(tmp_path / "d")]) == 0
     assert (tmp_path / "d" / "prediction.png").stat().st_size > 10_000
 
 

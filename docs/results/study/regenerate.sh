@@ -24,6 +24,7 @@ laws() {  # laws OUT SWEEP..: the pooled toy models on the sweeps' runs, one Δc
                         # local one (the residuals of the nearest training levels)
         python -m fitting.predict "${logs[@]}" --covariates "${covs[@]}" --leave-out sep_color --class 11 \
             --model "$1" "${@:3}" --out "$out/$2"
+        python -m figures.predict "$out/$2"              # leave_out.png (and each level's prediction.png)
     done
 }
 
@@ -61,6 +62,7 @@ for model in "coupled fresh-coupled-onset-local --onset --discrepancy local" \
     python -m fitting.predict "$D/sweep.csv" "$E/sweep.csv" "$S/sweep.csv" "$N/sweep.csv" "$F/sweep.csv" --class 11 \
         --covariates "$D/covariates.csv" "$E/covariates.csv" "$S/covariates.csv" "$N/covariates.csv" "$F/covariates.csv" \
         --holdout sep_color=0.2 --model "$1" "${@:3}" --out "$F/$2"
+    python -m figures.predict "$F/$2"
 done
 Q=docs/results/study/dcolor-pooled
 laws "$Q" "$D" "$E" "$S"                                  # all three sweeps pooled: 7 seeds a level
@@ -69,8 +71,10 @@ for k in 1 3; do                                          # the chosen laws when
         python -m fitting.predict "$D/sweep.csv" "$E/sweep.csv" "$S/sweep.csv" --leave-out sep_color --class 11 \
             --covariates "$D/covariates.csv" "$E/covariates.csv" "$S/covariates.csv" --model memorize --onset --compete \
             $extra --train-per-level "$k" --draws 10 --out "$Q/scarce-$k${extra:+-discrepancy}"
+        python -m figures.predict "$Q/scarce-$k${extra:+-discrepancy}"
     done
     python -m fitting.predict "$D/sweep.csv" "$E/sweep.csv" "$S/sweep.csv" --leave-out sep_color --class 11 \
         --covariates "$D/covariates.csv" "$E/covariates.csv" "$S/covariates.csv" --model coupled --onset \
         --discrepancy local --train-per-level "$k" --draws 10 --out "$Q/scarce-$k-coupled-local"
+    python -m figures.predict "$Q/scarce-$k-coupled-local"
 done
