@@ -28,10 +28,9 @@ from typing import Mapping, Sequence
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.optimize import least_squares
 
 from fitting.curves import noise_scale
-from fitting.engine import on_bounds, wald
+from fitting.engine import H, bootstrap, central_jacobian, multistart, on_bounds, solve, wald
 from fitting.turn import find_turn
 from theory.integrate import integrate
 from theory.landscape import Landscape
@@ -44,7 +43,6 @@ MIN_POINTS = (
 FITTABLE = ("eq1", "eq2", "notebook")
 TOL = (1e-10, 1e-12)  # (rtol, atol): final polish and reported fit
 SEARCH_TOL = (1e-8, 1e-10)  # multi-start search
-H = 1e-5  # finite-difference step in the normalized parameters
 SEARCHED = 3  # starts refined by least squares after screening
 BIAS_MIN = 0.1  # |z̃_i - ẑ_i| below this: concept i never switches, t_switch_i not identifiable
 
@@ -290,30 +288,19 @@ class Problem:
 
     def jacobian(self, theta: NDArray, y: NDArray, tol: tuple[float, float] = TOL) -> NDArray:
         """(T * D, P) central differences, every perturbed θ in one batched simulation."""
-        p = theta.size
-        up = np.minimum(theta + H, self.ub)
-        down = np.maximum(theta - H, self.lb)
-        batch = np.repeat(theta[None], 2 * p, axis=0)
-        batch[np.arange(p), np.arange(p)] = up
-        batch[p + np.arange(p), np.arange(p)] = down
-        z = self.simulate(batch, tol=tol).reshape(2 * p, -1)
-        return ((z[:p] - z[p:]) / (up - down)[:, None]).T
+
+        def paths(batch: NDArray) -> NDArray:
+            return self.simulate(batch, tol=tol).reshape(len(batch), -1)
+
+        return central_jacobian(paths, theta, self.lb, self.ub, H)
 
     def solve(
         self, x0: NDArray, y: NDArray, f_scale: float, max_nfev: int, tol: tuple[float, float] = TOL
     ):
         """Robust (soft L1) bounded least squares from ``x0``."""
-        x0 = np.clip(x0, self.lb + 1e-9, self.ub - 1e-9)
-        return least_squares(
-            self.residuals,
-            x0,
-            jac=self.jacobian,
-            bounds=(self.lb, self.ub),
-            args=(y, tol),
-            loss="soft_l1",
-            f_scale=f_scale,
-            max_nfev=max_nfev,
-            x_scale="jac",
+        bounds = (self.lb, self.ub)
+        return solve(
+            self.residuals, x0, bounds, f_scale, max_nfev, jac=self.jacobian, args=(y, tol)
         )
 
     # -- initial guesses ---------------------------------------------------------------------------
@@ -394,15 +381,18 @@ def fit_model(
     prob = Problem(model, traj, fix)
     y = prob.y
     f_scale = 2 * noise_scale(y)
-    starts = np.clip(np.array(prob.starts()), prob.lb + 1e-9, prob.ub - 1e-9)
-    screen = np.sum(
-        (prob.simulate(starts, tol=SEARCH_TOL) - y) ** 2, axis=(1, 2)
-    )  # every start in one batched simulation
-    trials = [
-        prob.solve(x0, y, f_scale, max_nfev=30, tol=SEARCH_TOL)
-        for x0 in starts[np.argsort(screen)[:SEARCHED]]
-    ]
-    best = prob.solve(min(trials, key=lambda s: s.cost).x, y, f_scale, max_nfev=200)
+    best = multistart(
+        prob.residuals,
+        prob.starts(),
+        (prob.lb, prob.ub),
+        f_scale,
+        search_nfev=30,
+        screen=lambda starts: np.sum((prob.simulate(starts, tol=SEARCH_TOL) - y) ** 2, axis=(1, 2)),
+        keep=SEARCHED,
+        jac=prob.jacobian,
+        search_args=(y, SEARCH_TOL),
+        args=(y, TOL),
+    )
     theta = best.x
     fitted = prob.simulate(theta[None])[0]
     resid = fitted - y
@@ -431,16 +421,16 @@ def fit_model(
 
 
 def _bootstrap(prob: Problem, theta, fitted, resid, f_scale, n_boot, gen):
-    t, d = resid.shape
+    t = resid.shape[0]
     inflate = np.sqrt(resid.size / max(resid.size - theta.size, 1))
-    draws = np.empty((n_boot, theta.size))
-    for b in range(n_boot):
-        rows = gen.integers(
-            0, t, t
-        )  # resample whole checkpoints: keeps the coordinates' correlation
-        yb = fitted + inflate * resid[rows]
-        draws[b] = prob.solve(theta, yb, f_scale, max_nfev=60).x
-    return np.quantile(draws, 0.025, axis=0), np.quantile(draws, 0.975, axis=0)
+
+    def refit(
+        gen: np.random.Generator,
+    ) -> NDArray:  # whole checkpoints resampled: the coordinates stay paired
+        yb = fitted + inflate * resid[gen.integers(0, t, t)]
+        return prob.solve(theta, yb, f_scale, max_nfev=60).x
+
+    return bootstrap(refit, n_boot, gen)
 
 
 def _report(prob: Problem, theta, lo_t, hi_t):

@@ -53,17 +53,16 @@ from typing import Sequence
 import numba
 import numpy as np
 from numpy.typing import NDArray
-from scipy.optimize import least_squares
 
 from fitting.curves import noise_scale
-from fitting.engine import wald
+from fitting import engine
+from fitting.engine import H, bootstrap, central_jacobian, multistart, wald
 from fitting.discrepancy import KINDS, Discrepancy, features, on_grid
 from theory.integrate import integrate
 from theory.models import coupled, eq1
 from theory.trajectory import Trajectory
 
 TOL = (1e-8, 1e-10)
-H = 1e-5
 ORDERS = ("bias-first", "target-first")
 
 
@@ -503,32 +502,16 @@ def _residuals(theta: NDArray, law: Law, data: Data, y: NDArray) -> NDArray:
     return data.at(simulate(law, data, theta)[0]) - y
 
 
-def _jacobian(
-    theta: NDArray, law: Law, data: Data, y: NDArray, lb: NDArray, ub: NDArray
-) -> NDArray:
-    p = theta.size
-    up, down = np.minimum(theta + H, ub), np.maximum(theta - H, lb)
-    batch = np.repeat(theta[None], 2 * p, axis=0)
-    batch[np.arange(p), np.arange(p)] = up
-    batch[p + np.arange(p), np.arange(p)] = down
-    z = simulate(law, data, batch)
-    cols = np.stack([data.at(z[j]) for j in range(2 * p)])
-    return ((cols[:p] - cols[p:]) / (up - down)[:, None]).T
+def _jacobian(theta: NDArray, law: Law, data: Data, y: NDArray) -> NDArray:
+    def paths(batch: NDArray) -> NDArray:
+        return np.stack([data.at(z) for z in simulate(law, data, batch)])
+
+    return central_jacobian(paths, theta, *law.bounds(), H)
 
 
 def _solve(law: Law, data: Data, x0: NDArray, y: NDArray, f_scale: float, max_nfev: int):
-    lb, ub = law.bounds()
-    x0 = np.clip(x0, lb + 1e-9, ub - 1e-9)
-    return least_squares(
-        _residuals,
-        x0,
-        jac=lambda th, *a: _jacobian(th, *a, lb, ub),
-        bounds=(lb, ub),
-        args=(law, data, y),
-        loss="soft_l1",
-        f_scale=f_scale,
-        max_nfev=max_nfev,
-        x_scale="jac",
+    return engine.solve(
+        _residuals, x0, law.bounds(), f_scale, max_nfev, jac=_jacobian, args=(law, data, y)
     )
 
 
@@ -563,6 +546,51 @@ def fit_law(
         discrepancy: ``mean`` or ``local``: also keep the training runs' residuals, which predictions then add
             (:mod:`fitting.discrepancy`); the coefficients are the same with or without it. None: the law alone.
     """
+    x = _checked(trajectories, x, ci=ci, masked=masked, p=p, discrepancy=discrepancy)
+    d = x.shape[1]
+    target = np.array([_corner(t.label, d) for t in trajectories])
+    data = Data.of(trajectories, x, target, p=p)
+    law = Law(d, data.scale, float(np.exp(np.mean(np.log(x)))), masked, order, onset, compete, gate)
+    y = data.observed()
+    f_scale = 2 * float(np.median([noise_scale(yr) for yr in data.y if len(yr) >= 3]))
+    lb, ub = law.bounds()
+
+    def screen(starts: NDArray) -> NDArray:  # every start's sum of squares, one batched simulation
+        return np.array([np.sum((data.at(z) - y) ** 2) for z in simulate(law, data, starts)])
+
+    problem = (law, data, y)
+    best = multistart(
+        _residuals,
+        _starts(law, data),
+        (lb, ub),
+        f_scale,
+        search_nfev=25,
+        screen=screen,
+        jac=_jacobian,
+        search_args=problem,
+        args=problem,
+    )
+    theta = best.x
+    resid = _residuals(theta, law, data, y)
+    if ci == "wald":
+        lo, hi, _ = wald(theta, best.jac, resid, lb, ub)
+    else:
+        lo, hi = _run_bootstrap(law, data, theta, f_scale, n_boot, np.random.default_rng(rng))
+    delta = None
+    if discrepancy is not None:
+        kept, r, located = run_residuals(data, -resid)  # resid: law - observed
+        runs = tuple(t.run for t, k in zip(trajectories, kept) if k)
+        delta = Discrepancy(discrepancy, data.steps, features(x, p)[kept], r, runs, located)
+    rmse = float(np.sqrt(np.mean(resid**2)))
+    per_run = _per_run_rmse(data, resid)
+    value, ranges = law.natural(theta), _intervals(law, lo, hi)
+    return PooledFit(
+        law, theta, value, ranges, ci, rmse, per_run, best.success, best.message, delta
+    )
+
+
+def _checked(trajectories, x, *, ci, masked, p, discrepancy) -> NDArray:
+    """The covariates as (runs, concepts) positive floats, every option checked."""
     if (masked is None) != (p is None):
         raise ValueError("eq2 needs both the masked concept and every run's masking fraction")
     if p is not None and (
@@ -584,77 +612,42 @@ def fit_law(
         )
     if len(trajectories) < 3:
         raise ValueError(f"a pooled fit needs at least 3 training runs, got {len(trajectories)}")
-    target = np.array(
-        [
-            [float(c) for c in t.label]
-            if len(t.label) == d and set(t.label) <= {"0", "1"}
-            else [1.0] * d
-            for t in trajectories
-        ]
-    )
-    data = Data.of(trajectories, x, target, p=p)
-    law = Law(d, data.scale, float(np.exp(np.mean(np.log(x)))), masked, order, onset, compete, gate)
-    y = data.observed()
-    f_scale = 2 * float(np.median([noise_scale(yr) for yr in data.y if len(yr) >= 3]))
-    starts = _starts(law, data)
-    lb, ub = law.bounds()
-    starts = np.clip(starts, lb + 1e-9, ub - 1e-9)
-    sims = simulate(law, data, starts)
-    screen = np.array([np.sum((data.at(z) - y) ** 2) for z in sims])
-    trials = [
-        _solve(law, data, x0, y, f_scale, max_nfev=25) for x0 in starts[np.argsort(screen)[:3]]
-    ]
-    best = _solve(law, data, min(trials, key=lambda s: s.cost).x, y, f_scale, max_nfev=200)
-    theta = best.x
-    resid = _residuals(theta, law, data, y)
-    if ci == "wald":
-        lo, hi, _ = wald(theta, best.jac, resid, lb, ub)
-    else:
-        lo, hi = _run_bootstrap(law, data, theta, f_scale, n_boot, np.random.default_rng(rng))
-    value, low, high = law.natural(theta), law.natural(lo), law.natural(hi)
-    intervals = {}
-    for name in value:
+    return x
+
+
+def _corner(label: str, d: int) -> list[float]:
+    """The class's corner ẑ from its label's bits (11 -> [1, 1]); a label that is not bits: all ones."""
+    return [float(c) for c in label] if len(label) == d and set(label) <= {"0", "1"} else [1.0] * d
+
+
+def _intervals(law: Law, lo: NDArray, hi: NDArray) -> dict:
+    """θ's intervals in the coefficients' units (ordered: a decreasing map swaps the ends)."""
+    low, high = law.natural(lo), law.natural(hi)
+    out = {}
+    for name in low:
         a, b = np.minimum(low[name], high[name]), np.maximum(low[name], high[name])
-        intervals[name] = (
+        out[name] = (
             [[float(u), float(v)] for u, v in zip(a, b)] if name == "z0" else [float(a), float(b)]
         )
-    per_run, start = [], 0
+    return out
+
+
+def _per_run_rmse(data: Data, resid: NDArray) -> list[float]:
+    """Each run's RMSE over its located points (nan for a run with none)."""
+    out, start = [], 0
     for yr in data.y:
-        per_run.append(
-            float(np.sqrt(np.mean(resid[start : start + yr.size] ** 2)))
-            if yr.size
-            else float("nan")
-        )
+        chunk = resid[start : start + yr.size]
+        out.append(float(np.sqrt(np.mean(chunk**2))) if yr.size else float("nan"))
         start += yr.size
-    delta = None
-    if discrepancy is not None:
-        kept, r, located = run_residuals(data, -resid)  # resid: law - observed
-        delta = Discrepancy(
-            discrepancy,
-            data.steps,
-            features(x, p)[kept],
-            r,
-            tuple(t.run for t, k in zip(trajectories, kept) if k),
-            located,
-        )
-    return PooledFit(
-        law,
-        theta,
-        value,
-        intervals,
-        ci,
-        float(np.sqrt(np.mean(resid**2))),
-        per_run,
-        bool(best.success),
-        str(best.message),
-        delta,
-    )
+    return out
 
 
 def _run_bootstrap(law: Law, data: Data, theta, f_scale, n_boot, gen):
     n = len(data.y)
-    draws = np.empty((n_boot, theta.size))
-    for b in range(n_boot):
+
+    def refit(
+        gen: np.random.Generator,
+    ) -> NDArray:  # the law refitted to runs drawn with replacement
         rows = gen.integers(0, n, n)
         sub = Data(
             data.steps,
@@ -665,5 +658,6 @@ def _run_bootstrap(law: Law, data: Data, theta, f_scale, n_boot, gen):
             data.scale,
             None if data.p is None else data.p[rows],
         )
-        draws[b] = _solve(law, sub, theta, sub.observed(), f_scale, max_nfev=60).x
-    return np.quantile(draws, 0.025, axis=0), np.quantile(draws, 0.975, axis=0)
+        return _solve(law, sub, theta, sub.observed(), f_scale, max_nfev=60).x
+
+    return bootstrap(refit, n_boot, gen)

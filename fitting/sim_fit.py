@@ -27,10 +27,9 @@ from typing import Sequence
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.optimize import least_squares
 
 from fitting.curves import noise_scale
-from fitting.engine import Z95, on_bounds, wald
+from fitting.engine import Z95, multistart, on_bounds, wald
 from theory.sim import two_layer
 from theory.trajectory import Trajectory
 
@@ -136,20 +135,14 @@ def _observed(trajs: Sequence[Trajectory]) -> tuple[NDArray, list, float]:
 
 
 def _search(residuals, d: int, f_scale: float):
-    lo, hi = _bounds(d)
     diag = np.zeros(d * (d + 1) // 2)
     diag[[i * (i + 1) // 2 + i for i in range(d)]] = 1.0
-    starts = []
-    for rates in itertools.product((3.0, 15.0, 60.0), repeat=d):
-        for w_start in (0.05, 0.3):
-            starts.append(np.r_[np.log(rates), np.zeros(d - 1), w_start * diag])
-    starts = [np.clip(s, lo + 1e-9, hi - 1e-9) for s in starts]
-    screen = [float(np.sum(residuals(s) ** 2)) for s in starts]
-    options = dict(bounds=(lo, hi), loss="soft_l1", f_scale=f_scale, x_scale="jac")
-    trials = [
-        least_squares(residuals, starts[i], max_nfev=40, **options) for i in np.argsort(screen)[:3]
+    starts = [
+        np.r_[np.log(rates), np.zeros(d - 1), w_start * diag]
+        for rates in itertools.product((3.0, 15.0, 60.0), repeat=d)
+        for w_start in (0.05, 0.3)
     ]
-    return least_squares(residuals, min(trials, key=lambda r: r.cost).x, max_nfev=200, **options)
+    return multistart(residuals, starts, _bounds(d), f_scale, search_nfev=40)
 
 
 def fit_sim(traj: Trajectory | Sequence[Trajectory]) -> SimFit:
