@@ -58,60 +58,40 @@ from fitting.curves import noise_scale
 from fitting import engine
 from fitting.engine import H, bootstrap, central_jacobian, multistart, wald
 from fitting.discrepancy import KINDS, Discrepancy, features, on_grid
+from fitting.laws import GATES, OPTION, ORDERS, PARTS, Runs, Term, base_terms, options_of
 from theory.integrate import integrate
 from theory.models import coupled, eq1
 from theory.trajectory import Trajectory
 
 TOL = (1e-8, 1e-10)
-ORDERS = ("bias-first", "target-first")
-
-
-# The law's coefficients, in the order of θ: name -> (low, high, unit) of θ's entries. unit: ``rate`` (θ = log of
-# a rate in normalized time: exp(θ) / scale per step), ``time`` (θ = log of a normalized time: exp(θ) · scale
-# steps), ``log`` (exp(θ)), ``""`` (θ itself). ``z0`` has one entry per concept.
-COEFFICIENTS = {
-    "lam_ref": (np.log(0.05), np.log(5e3), "rate"),
-    "b_lam": (-4.0, 4.0, ""),
-    "t_ref": (np.log(1e-3), np.log(20.0), "time"),
-    "b_t": (-4.0, 4.0, ""),
-    "m": (0.0, 1.0, ""),
-    "gamma": (np.log(0.05), np.log(100.0), "log"),
-    "k": (np.log(0.5), np.log(5e3), "rate"),
-    "kappa": (np.log(0.5), np.log(500.0), "log"),
-    "theta": (-0.5, 1.5, ""),
-    "z0": (0.0, 1.0, ""),
-    "beta": (0.0, 1.0, ""),
-    "t_on": (np.log(1e-4), np.log(0.5), "time"),
-    "c_lam": (-4.0, 4.0, ""),
-}
-GATES = ("time", "state")
 
 
 @dataclass(frozen=True)
 class Law:
-    """The covariate-to-parameter law, evaluated in normalized time (u = step / scale).
-
-    θ holds :attr:`names` in order (:data:`COEFFICIENTS` gives each one's range and unit): the speed
-    (``lam_ref``, ``b_lam``), the switch (``gate`` ``time``: eq1's clock-timed switch ``t_ref``, ``b_t``, ``k``;
-    ``state``: the coupled model's switch thrown by the other concepts' progress, ``kappa``, ``theta``), the bias
-    (``m``, ``gamma``), the start ``z0`` (per concept), then the options' ``beta``, ``t_on``, ``c_lam``.
-    With ``masked`` (eq2, Sec. 5), concept ``masked``'s target of each run shifts with its masking
-    fraction p: ẑ(p) = ẑ (1 − β p), β in [0, 1] (eq2's form U1, written as eq1 with that target)."""
+    """The covariate-to-parameter law, evaluated in normalized time (u = step / scale): its base's terms
+    (:func:`fitting.laws.base_terms`: the speed, eq1's clock-timed switch (``gate`` ``time``) or the coupled
+    model's switch thrown by the other concepts' progress (``state``), the bias, the start ``z0``, and with
+    ``masked`` (eq2, Sec. 5) concept ``masked``'s target shifted by each run's masking fraction p, ẑ(p) =
+    ẑ (1 − β p)), then its ``options``' terms (:data:`fitting.laws.PARTS`). θ holds :attr:`names` in order:
+    each term's coefficients."""
 
     d: int
     scale: float
     x_ref: float
     masked: int | None = None
     order: str = "bias-first"
-    onset: bool = False
-    compete: bool = False
     gate: str = "time"
+    options: tuple[str, ...] = ()
 
     def __post_init__(self):
         if self.order not in ORDERS:
             raise ValueError(f"unknown order {self.order!r}; valid: {', '.join(ORDERS)}")
         if self.gate not in GATES:
             raise ValueError(f"unknown gate {self.gate!r}; valid: {', '.join(GATES)}")
+        valid = [n for n, p in PARTS.items() if p.kind == OPTION]
+        unknown = [o for o in self.options if o not in valid]
+        if unknown:
+            raise ValueError(f"unknown option {unknown[0]!r}; valid: {', '.join(valid)}")
         if self.masked is not None and (self.order != "bias-first" or self.gate != "time"):
             raise ValueError(
                 "eq2's shifted target is the target after eq1's switch: it needs order 'bias-first' and "
@@ -128,18 +108,26 @@ class Law:
             )
 
     @property
+    def onset(self) -> bool:
+        return "onset" in self.options
+
+    @property
+    def compete(self) -> bool:
+        return "compete" in self.options
+
+    @cached_property
+    def terms(self) -> tuple[Term, ...]:
+        options = tuple(PARTS[o].term() for o in options_of(self.options))
+        return base_terms(self.gate, self.masked is not None) + options
+
+    @cached_property
+    def coefficients(self) -> dict[str, tuple[float, float, str]]:
+        """name -> (low, high, unit) of θ's entries, every term's, in θ's order."""
+        return {name: c for term in self.terms for name, c in term.coefficients.items()}
+
+    @property
     def names(self) -> tuple[str, ...]:
-        switch = (
-            ("t_ref", "b_t", "m", "gamma", "k")
-            if self.gate == "time"
-            else ("m", "gamma", "kappa", "theta")
-        )
-        return (
-            ("lam_ref", "b_lam", *switch, "z0")
-            + ("beta",) * (self.masked is not None)
-            + ("t_on",) * self.onset
-            + ("c_lam",) * self.compete
-        )
+        return tuple(self.coefficients)
 
     @cached_property
     def slots(self) -> dict[str, slice]:
@@ -162,7 +150,7 @@ class Law:
     def bounds(self) -> tuple[NDArray, NDArray]:
         lo, hi = np.empty(self.size), np.empty(self.size)
         for name, where in self.slots.items():
-            lo[where], hi[where] = COEFFICIENTS[name][:2]
+            lo[where], hi[where] = self.coefficients[name][:2]
         return lo, hi
 
     def pack(self, values: dict) -> NDArray:
@@ -180,36 +168,20 @@ class Law:
         theta = np.atleast_2d(theta)
         b, n = theta.shape[0], x.shape[0]
         ell = np.log(x / self.x_ref)[None]  # (1, N, D)
-        col = lambda name: theta[:, self.slots[name]][:, None]  # noqa: E731  (B, 1, 1), z0: (B, 1, D)
         others = (
             np.stack([np.delete(ell, i, axis=2).max(axis=2) for i in range(self.d)], axis=2)
             if self.d > 1
             else ell
         )
-        lead = ell - others
-        lam = np.exp(
-            col("lam_ref") + col("b_lam") * ell + (col("c_lam") * lead if self.compete else 0.0)
-        )
-        s = 1 / (1 + np.exp(-np.exp(col("gamma")) * lead))
-        z_bias = target[None] + (1 - 2 * target[None]) * col("m") * (1 - s)
-        z_target = np.repeat(target[None], b, axis=0)
-        if self.masked is not None:
-            z_target[:, :, self.masked] *= (
-                1 - col("beta")[:, :, 0] * np.asarray(p, dtype=float)[None]
-            )
+        runs = Runs(ell, ell - others, target, p)
+        col = lambda name: theta[:, self.slots[name]][:, None]  # noqa: E731  (B, 1, 1), z0: (B, 1, D)
+        out = {"z_target": np.repeat(target[None], b, axis=0)}
+        for term in self.terms:
+            term.apply(self, col, runs, out)
+        out["lam"] = np.exp(out.pop("log_lam"))
+        out["z_bias"] = np.clip(out["z_bias"], 0, 1)
         flat = lambda a: np.broadcast_to(a, (b, n, a.shape[2])).reshape(b * n, a.shape[2])  # noqa: E731
-        out = {
-            "lam": flat(lam),
-            "z_bias": flat(np.clip(z_bias, 0, 1)),
-            "z_target": flat(z_target),
-            "z0": flat(col("z0")),
-        }
-        if self.gate == "time":
-            return out | {
-                "t_switch": flat(np.exp(col("t_ref") + col("b_t") * ell)),
-                "k": flat(np.exp(col("k"))),
-            }
-        return out | {"kappa": flat(np.exp(col("kappa"))), "theta": flat(col("theta"))}
+        return {name: flat(value) for name, value in out.items()}
 
     def ordered(self, params: dict[str, NDArray]) -> dict[str, NDArray]:
         """:meth:`params` as the model's integrator takes them. eq1's: before the switch ``z_bias``, after it
@@ -223,7 +195,7 @@ class Law:
         """θ (P,) -> the coefficients in the log's units (steps)."""
         out = {}
         for name, where in self.slots.items():
-            value, unit = np.asarray(theta[where], dtype=float), COEFFICIENTS[name][2]
+            value, unit = np.asarray(theta[where], dtype=float), self.coefficients[name][2]
             value = {
                 "rate": lambda v: np.exp(v) / self.scale,
                 "time": lambda v: np.exp(v) * self.scale,
@@ -244,7 +216,7 @@ class Law:
         return self.pack(
             {
                 name: np.broadcast_to(
-                    inverse[COEFFICIENTS[name][2]](np.asarray(coefs[name], dtype=float)),
+                    inverse[self.coefficients[name][2]](np.asarray(coefs[name], dtype=float)),
                     (self.slots[name].stop - self.slots[name].start,),
                 )
                 for name in self.names
@@ -466,33 +438,8 @@ def run_residuals(data: "Data", resid: NDArray) -> tuple[NDArray, NDArray, NDArr
 
 
 def _starts(law: Law, data: Data) -> NDArray:
-    first = np.clip(np.nanmean([y[0] for y in data.y if len(y)], axis=0), 0.05, 0.95)
-    # the onset starts at half the median first located step (before it the probe reads nothing to follow)
-    on = max(
-        0.5 * float(np.median([data.steps[idx[0]] for idx in data.index if len(idx)])) / data.scale,
-        1e-3,
-    )
-    choices = {
-        "lam_ref": np.log([3.0, 15.0, 60.0]),
-        "b_lam": (0.5, 1.0),
-        "m": (0.5, 1.0),
-        "gamma": (np.log(5.0),),
-        "z0": (first,),
-    }
-    if law.gate == "time":
-        choices |= {
-            "t_ref": np.log([0.15, 0.4]),
-            "b_t": (-1.0, -0.3) if law.order == "bias-first" else (-0.5, 0.5),
-            "k": (np.log(30.0),),
-        }
-    else:
-        choices |= {"kappa": np.log([10.0, 40.0]), "theta": (0.6, 0.9)}
-    if law.masked is not None:
-        choices["beta"] = (0.3, 0.8)
-    if law.onset:
-        choices["t_on"] = (np.log(on),)
-    if law.compete:
-        choices["c_lam"] = (0.0, 1.0)
+    """Every combination of the terms' starting values, as θ (S, P)."""
+    choices = {name: c for term in law.terms for name, c in term.starts(law, data).items()}
     return np.array(
         [law.pack(dict(zip(choices, combo))) for combo in itertools.product(*choices.values())]
     )
@@ -529,28 +476,28 @@ def fit_law(
     compete: bool = False,
     gate: str = "time",
     discrepancy: str | None = None,
+    options: Sequence[str] = (),
 ) -> PooledFit:
     """Fit the law to training runs: one trajectory per run, ``x`` (N, D) their covariates (> 0).
 
     Args:
         trajectories: the runs' trajectories of one class (its label gives the corner ẑ).
         x: (N, D) covariates, e.g. each concept's measured signal.
-        ci: ``wald`` or ``runs`` (bootstrap over training runs, ``n_boot`` refits).
+        ci: ``wald`` or ``runs`` (bootstrap over training runs, ``n_boot`` refits); ``rng`` its seed.
         masked, p: eq2: the index of the masked concept, and each run's masking fraction in [0, 1].
         order: ``bias-first`` (eq1: the bias, then the true target) or ``target-first`` (the true target,
             then the bias: a run that generalizes early and memorizes its training classes later).
-        onset, compete: the law's options (module docstring): a shared start of eq1's clock; speeds that also
-            follow each concept's signal lead over the others.
+        options, onset, compete: the law's options by name (:data:`fitting.laws.PARTS`, module docstring),
+            or the two that exist as switches: a shared start of eq1's clock; speeds that follow the lead too.
         gate: ``time`` (eq1's clock-timed switch) or ``state`` (the coupled model's switch, thrown by the other
             concepts' progress; order ``target-first``).
         discrepancy: ``mean`` or ``local``: also keep the training runs' residuals, which predictions then add
             (:mod:`fitting.discrepancy`); the coefficients are the same with or without it. None: the law alone.
     """
     x = _checked(trajectories, x, ci=ci, masked=masked, p=p, discrepancy=discrepancy)
-    d = x.shape[1]
-    target = np.array([_corner(t.label, d) for t in trajectories])
-    data = Data.of(trajectories, x, target, p=p)
-    law = Law(d, data.scale, float(np.exp(np.mean(np.log(x)))), masked, order, onset, compete, gate)
+    data = Data.of(trajectories, x, [_corner(t.label, x.shape[1]) for t in trajectories], p=p)
+    options = (*options, *("onset",) * onset, *("compete",) * compete)
+    law = Law(x.shape[1], data.scale, np.exp(np.mean(np.log(x))), masked, order, gate, options)
     y = data.observed()
     f_scale = 2 * float(np.median([noise_scale(yr) for yr in data.y if len(yr) >= 3]))
     lb, ub = law.bounds()

@@ -112,8 +112,7 @@ def pooled_fit(setup: Setup, by_run: dict, x: dict, runs: list[str], ci: str = "
         masked=setup.masked,
         p=None if shift is None else np.array([shift[r] for r in runs]),
         order=setup.spec.order,
-        onset=setup.spec.onset,
-        compete=setup.spec.compete,
+        options=setup.spec.options,
         gate=setup.spec.gate,
         discrepancy=setup.spec.discrepancy,
     )

@@ -211,16 +211,8 @@ def sweep_case(
         law["t_on"] = onset
     if compete is not None:
         law["c_lam"] = compete
-    rule = Law(
-        2,
-        float(steps[-1]),
-        float(np.exp(np.mean(np.log(x)))),
-        masked,
-        order,
-        onset is not None,
-        compete is not None,
-        gate,
-    )
+    options = ("onset",) * (onset is not None) + ("compete",) * (compete is not None)
+    rule = Law(2, float(steps[-1]), float(np.exp(np.mean(np.log(x)))), masked, order, gate, options)
     target = np.ones_like(x)
     values = rule.params(rule.theta(law)[None], x, target, masking)
     rng = np.random.default_rng(seed)

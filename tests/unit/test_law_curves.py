@@ -23,7 +23,7 @@ X = np.array([[0.01, 0.02], [0.04, 0.03], [0.08, 0.05]])
 
 @pytest.mark.parametrize("onset", [False, True])
 def test_the_clock_timed_laws_curves_are_their_closed_forms(onset):
-    law = Law(d=2, scale=5000.0, x_ref=0.03, onset=onset)
+    law = Law(d=2, scale=5000.0, x_ref=0.03, options=("onset",) * onset)
     fit = fitted(law, TRUE_LAW | {"t_on": 300.0})
     c = fit.coefficients
     got = law_curves(fit, X)
@@ -39,7 +39,7 @@ def test_the_clock_timed_laws_curves_are_their_closed_forms(onset):
 
 
 def test_the_coupled_gate_is_drawn_against_progress_and_compete_has_no_shared_speed():
-    law = Law(d=2, scale=5000.0, x_ref=0.03, order="target-first", gate="state", compete=True)
+    law = Law(2, 5000.0, 0.03, order="target-first", gate="state", options=("compete",))
     fit = fitted(law, COUPLED_LAW | {"c_lam": 1.2})
     got = law_curves(fit, X)
     progress = np.array(got["switch"]["x"])

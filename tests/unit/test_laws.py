@@ -1,9 +1,12 @@
-"""The law registry (fitting/laws.py): names parse to the switches of fitting.pooled.fit_law, in one place."""
+"""The law registry (fitting/laws.py): names parse to the switches of fitting.pooled.fit_law, in one place;
+a new option is one Term and its line in PARTS."""
 
+import numpy as np
 import pytest
 
-from fitting.laws import PARTS, from_flags, listing, parse
-from fitting.pooled import Law
+from fitting.laws import OPTION, PARTS, Part, Term, from_flags, listing, parse
+from fitting.pooled import Law, fit_law
+from fitting.synthetic import TRUE_LAW, sweep_case
 
 
 def test_a_name_sets_the_switches_and_reads_back_canonical():
@@ -49,3 +52,33 @@ def test_what_does_not_combine_is_refused_naming_why(text, message):
 def test_the_listing_has_a_line_per_part():
     lines = listing().splitlines()
     assert all(any(line.startswith(f"  {name} ") for line in lines) for name in PARTS)
+
+
+class Boost(Term):
+    """A made-up option: every speed times exp(boost)."""
+
+    coefficients = {"boost": (-1.0, 1.0, "")}
+
+    def starts(self, law, data):
+        return {"boost": (0.0,)}
+
+    def apply(self, law, col, runs, out):
+        out["log_lam"] = out["log_lam"] + col("boost")
+
+
+def test_a_new_option_is_one_term_and_its_registry_line(monkeypatch):
+    monkeypatch.setitem(
+        PARTS, "boost", Part(OPTION, "+ boost: every speed x exp(boost)", term=Boost)
+    )
+    spec = parse("eq1+boost")
+    assert spec.name == "eq1+boost" and spec.options == ("boost",) and "  boost " in listing()
+    law, base = Law(2, 5000.0, 0.03, options=spec.options), Law(2, 5000.0, 0.03)
+    assert law.names == (*base.names, "boost") and law.bounds()[1][-1] == 1.0
+    x, target = np.array([[0.01, 0.04]]), np.ones((1, 2))
+    boosted = law.params(law.theta(TRUE_LAW | {"boost": 0.5}), x, target)
+    plain = base.params(base.theta(TRUE_LAW), x, target)
+    np.testing.assert_allclose(boosted["lam"], plain["lam"] * np.exp(0.5), rtol=1e-12)
+    np.testing.assert_array_equal(boosted["t_switch"], plain["t_switch"])
+    case = sweep_case(np.geomspace(0.005, 0.08, 6), seed=2)
+    fit = fit_law(case.trajectories, case.x, options=spec.options)
+    assert fit.success and set(fit.coefficients) == {*TRUE_LAW, "boost"}
