@@ -225,8 +225,22 @@ def options_of(names) -> tuple[str, ...]:
     return tuple(n for n, p in PARTS.items() if p.kind == OPTION and n in names)
 
 
+class Optioned:
+    """The two options older code reads as switches, from ``options``."""
+
+    options: tuple[str, ...]
+
+    @property
+    def onset(self) -> bool:
+        return "onset" in self.options
+
+    @property
+    def compete(self) -> bool:
+        return "compete" in self.options
+
+
 @dataclass(frozen=True)
-class LawSpec:
+class LawSpec(Optioned):
     """A parsed law: its canonical name and the settings of :func:`fitting.pooled.fit_law` it names."""
 
     name: str
@@ -236,14 +250,6 @@ class LawSpec:
     masked: bool = False
     options: tuple[str, ...] = ()
     discrepancy: str | None = None
-
-    @property
-    def onset(self) -> bool:
-        return "onset" in self.options
-
-    @property
-    def compete(self) -> bool:
-        return "compete" in self.options
 
 
 def parse(text: str) -> LawSpec:

@@ -58,7 +58,7 @@ from fitting.curves import noise_scale
 from fitting import engine
 from fitting.engine import H, bootstrap, central_jacobian, multistart, wald
 from fitting.discrepancy import KINDS, Discrepancy, features, on_grid
-from fitting.laws import GATES, OPTION, ORDERS, PARTS, Runs, Term, base_terms, options_of
+from fitting.laws import GATES, OPTION, ORDERS, PARTS, Optioned, Runs, Term, base_terms, options_of
 from theory.integrate import integrate
 from theory.models import coupled, eq1
 from theory.trajectory import Trajectory
@@ -67,7 +67,7 @@ TOL = (1e-8, 1e-10)
 
 
 @dataclass(frozen=True)
-class Law:
+class Law(Optioned):
     """The covariate-to-parameter law, evaluated in normalized time (u = step / scale): its base's terms
     (:func:`fitting.laws.base_terms`: the speed, eq1's clock-timed switch (``gate`` ``time``) or the coupled
     model's switch thrown by the other concepts' progress (``state``), the bias, the start ``z0``, and with
@@ -106,14 +106,6 @@ class Law:
             raise ValueError(
                 "the coupled model times each concept's switch by the others: it needs at least 2 concepts"
             )
-
-    @property
-    def onset(self) -> bool:
-        return "onset" in self.options
-
-    @property
-    def compete(self) -> bool:
-        return "compete" in self.options
 
     @cached_property
     def terms(self) -> tuple[Term, ...]:
