@@ -173,6 +173,8 @@ def _leave_out_title(doc: dict) -> str:
         for what, key in (
             ("interpolation inside", "law_minus_interpolation_inside"),
             ("nearest outside", "law_minus_nearest_outside"),
+            ("linear outside", "law_minus_linear_outside"),
+            ("trend outside", "law_minus_trend_outside"),
         )
         if (g := doc.get("differences", {}).get(key)) is not None and "text" in g
     ]
@@ -206,6 +208,8 @@ def leave_out_figure(doc: dict, path) -> Path:
         ("interpolation", "s--", "interpolation"),
         ("nearest", "^:", "nearest level"),
         ("mean", "v:", "mean of all training runs (no covariates)"),
+        ("linear", "P--", "line through the two nearest levels"),
+        ("trend", "*:", "nearest level + the levels' per-step trend"),
         ("seed_floor", "x-.", "seed floor (other seeds, same level)"),
         ("ceiling", "d-", "ceiling (the law fitted to the held-out runs)"),
     ):

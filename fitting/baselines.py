@@ -10,6 +10,14 @@ fraction for an eq2 sweep.
   along their principal directions (those with at least 25% of the largest spread); a run outside
   the training range, or off those directions, gets no interpolation: it is an extrapolation.
 - ``nearest``: the training run nearest in feature space (used everywhere, outside the range too).
+- ``linear``: the straight line through the two training points nearest along the one swept direction
+  (the first principal direction of the training features), read at the new run's position: interpolation
+  between them inside the range, extrapolation outside it.
+- ``trend``: the nearest training point's path plus, at each step, the least-squares slope of every training
+  point's path along the swept direction times the distance to the new run.
+
+``linear`` and ``trend`` need the training points to lie along one direction (a one-covariate sweep); both
+are clipped to [0, 1], where every coordinate lives.
 """
 
 from __future__ import annotations
@@ -128,3 +136,59 @@ def nearest(refs: Sequence[Reference], f_new: NDArray) -> tuple[NDArray, tuple[s
     ell = np.asarray(f_new, dtype=float)
     i = int(np.argmin([np.linalg.norm(r.ell - ell) for r in refs]))
     return refs[i].path, refs[i].runs
+
+
+def _along(refs: Sequence[Reference], f_new: NDArray) -> tuple[NDArray, float] | str:
+    """The training points' and the new run's coordinates along the first principal direction of the
+    training features, or why there is none (fewer than two points, or spread over more directions)."""
+    if len(refs) < 2:
+        return "fewer than two distinct training covariates"
+    ell = np.stack([r.ell for r in refs])
+    centre = ell.mean(axis=0)
+    _, sv, vt = np.linalg.svd(ell - centre, full_matrices=False)
+    if sv[0] <= 0:
+        return "the training runs share one covariate point"
+    if np.sum(sv > RANK_TOL * sv[0]) > 1:
+        return "the training covariates spread over more than one direction"
+    return (ell - centre) @ vt[0], float((np.asarray(f_new, dtype=float) - centre) @ vt[0])
+
+
+def linear(
+    refs: Sequence[Reference], f_new: NDArray
+) -> tuple[NDArray | None, tuple[str, ...], str | None]:
+    """(path, runs used, why not): the line through the two training points nearest along the swept
+    direction, at the new run's position (clipped to [0, 1])."""
+    got = _along(refs, f_new)
+    if isinstance(got, str):
+        return None, (), got
+    c, q = got
+    a, b = np.argsort(np.abs(c - q), kind="stable")[:2]
+    w = (q - c[a]) / (c[b] - c[a])
+    path = np.clip(refs[a].path + w * (refs[b].path - refs[a].path), 0.0, 1.0)
+    return path, refs[a].runs + refs[b].runs, None
+
+
+def trend(
+    refs: Sequence[Reference], f_new: NDArray
+) -> tuple[NDArray | None, tuple[str, ...], str | None]:
+    """(path, runs used, why not): the nearest training point's path plus, per step and concept, the
+    least-squares slope of the training points' paths along the swept direction (those with a value there,
+    at least two) times the new run's distance from it (clipped to [0, 1])."""
+    got = _along(refs, f_new)
+    if isinstance(got, str):
+        return None, (), got
+    c, q = got
+    paths = np.stack([r.path for r in refs])  # (K, T, D)
+    known = np.isfinite(paths)
+    n = known.sum(axis=0)
+    cc = np.where(known, c[:, None, None], 0.0)
+    mean_c = cc.sum(axis=0) / np.maximum(n, 1)
+    mean_p = np.where(known, paths, 0.0).sum(axis=0) / np.maximum(n, 1)
+    dc = np.where(known, c[:, None, None] - mean_c, 0.0)
+    dp = np.where(known, paths - mean_p, 0.0)
+    spread = (dc**2).sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        slope = np.where((n >= 2) & (spread > 0), (dc * dp).sum(axis=0) / spread, np.nan)
+    i = int(np.argmin(np.abs(c - q)))
+    path = np.clip(refs[i].path + (q - c[i]) * slope, 0.0, 1.0)
+    return path, tuple(run for r in refs for run in r.runs), None

@@ -24,15 +24,20 @@ KEYS = (
     "ceiling",
     "law_at_interpolation",
     "law_at_nearest",
+    "linear",
+    "trend",
+    "law_at_linear",
+    "law_at_trend",
 )
 
 
 def split_summary(doc: dict) -> dict:
     """A split's held-out runs: per run the RMSE of the law, of interpolation (None where it does not apply),
     of the nearest run, of the mean of every training run, the seed floor (None without another seed at the
-    run's covariates) and the law's ceiling (None with fewer than 3 held out), the law's RMSE at the points
-    each of the two baselines predicts (``law_at_interpolation``, ``law_at_nearest``: a baseline has no value
-    where none of its runs was located yet), and their means."""
+    run's covariates) and the law's ceiling (None with fewer than 3 held out), the line through the two nearest
+    levels and the nearest level plus the levels' per-step trend (``linear``, ``trend``: None where the
+    training points are not in a line), the law's RMSE at the points each baseline predicts
+    (``law_at_<baseline>``: a baseline has no value where none of its runs was located yet), and their means."""
     return level_summary(
         [
             {
@@ -45,6 +50,11 @@ def split_summary(doc: dict) -> dict:
                 "ceiling": h.get("ceiling"),
                 "law_at_interpolation": h["baselines"]["interpolation"].get("law_rmse"),
                 "law_at_nearest": h["baselines"]["nearest"]["law_rmse"],
+                **{
+                    key: h["baselines"][base]["rmse" if key == base else "law_rmse"]
+                    for base in ("linear", "trend")
+                    for key in (base, f"law_at_{base}")
+                },
             }
             for r, h in doc["holdout"].items()
         ]
@@ -76,14 +86,17 @@ def means(rows: list[dict]) -> dict:
 
 def differences(rows: list[dict]) -> dict:
     """The law's RMSE minus the baseline's, paired per held-out run and scored at the same points (those the
-    baseline predicts; negative: the law is better): against interpolation inside the training range, the
-    nearest run outside it. The mean over runs with a 95% t-interval clustered by level (the unit held out: the
+    baseline predicts; negative: the law is better): against interpolation inside the training range; the
+    nearest run, the line through the two nearest levels and the nearest level plus the levels' trend outside
+    it. The mean over runs with a 95% t-interval clustered by level (the unit held out: the
     runs of a level share their fit; :func:`fitting.intervals.clustered_mean`), None with one level; ``runs``,
     ``levels``, ``law_better`` (runs where the law is better) and ``text`` (:func:`gap_text`)."""
     out = {}
     for name, inside, base in (
         ("law_minus_interpolation_inside", True, "interpolation"),
         ("law_minus_nearest_outside", False, "nearest"),
+        ("law_minus_linear_outside", False, "linear"),
+        ("law_minus_trend_outside", False, "trend"),
     ):
         law = f"law_at_{base}"
         pairs = [

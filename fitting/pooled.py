@@ -58,7 +58,18 @@ from fitting.curves import noise_scale
 from fitting import engine
 from fitting.engine import H, bootstrap, central_jacobian, multistart, wald
 from fitting.discrepancy import KINDS, Discrepancy, features, on_grid
-from fitting.laws import GATES, OPTION, ORDERS, PARTS, Optioned, Runs, Term, base_terms, options_of
+from fitting.laws import (
+    GATES,
+    OPTION,
+    ORDERS,
+    PARTS,
+    THETA_ORDER,
+    Optioned,
+    Runs,
+    Term,
+    base_terms,
+    options_of,
+)
 from theory.integrate import integrate
 from theory.models import coupled, eq1
 from theory.trajectory import Trajectory
@@ -114,8 +125,10 @@ class Law(Optioned):
 
     @cached_property
     def coefficients(self) -> dict[str, tuple[float, float, str]]:
-        """name -> (low, high, unit) of θ's entries, every term's, in θ's order."""
-        return {name: c for term in self.terms for name, c in term.coefficients.items()}
+        """name -> (low, high, unit) of θ's entries, every term's, in θ's order (:data:`THETA_ORDER`)."""
+        owned = {name: c for term in self.terms for name, c in term.coefficients.items()}
+        rank = {name: i for i, name in enumerate(THETA_ORDER)}
+        return dict(sorted(owned.items(), key=lambda kv: rank.get(kv[0], len(rank))))
 
     @property
     def names(self) -> tuple[str, ...]:

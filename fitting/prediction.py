@@ -236,25 +236,29 @@ def _baselines(
     train: list[str],
 ) -> dict:
     """The baselines for one held-out run (``idx``: its steps' rows of the reference grid), scored as the law's
-    ``path`` is, with the law's RMSE at each baseline's points (``law_rmse``)."""
-    interp, used, why = baselines.interpolation(refs, feature)
+    ``path`` is, with the law's RMSE at each baseline's points (``law_rmse``); those that need the training
+    points in a line or around the run say whether they apply and why not."""
+
+    def scored(candidate: np.ndarray, used) -> dict:
+        return {
+            **_scored(candidate[idx], traj, concepts),
+            "runs": list(used),
+            "law_rmse": paired_rmse(path, candidate[idx], traj),
+        }
+
+    def optional(got: tuple) -> dict:
+        candidate, used, why = got
+        if candidate is None:
+            return {"applies": False, "why_not": why, "rmse": None, "law_rmse": None}
+        return {**scored(candidate, used), "applies": True, "why_not": None}
+
     near, near_runs = baselines.nearest(refs, feature)
     return {
-        "interpolation": {
-            **_scored(interp[idx], traj, concepts),
-            "applies": True,
-            "runs": list(used),
-            "why_not": None,
-            "law_rmse": paired_rmse(path, interp[idx], traj),
-        }
-        if interp is not None
-        else {"applies": False, "why_not": why, "rmse": None, "law_rmse": None},
-        "nearest": {
-            **_scored(near[idx], traj, concepts),
-            "runs": list(near_runs),
-            "law_rmse": paired_rmse(path, near[idx], traj),
-        },
+        "interpolation": optional(baselines.interpolation(refs, feature)),
+        "nearest": scored(near, near_runs),
         "mean": {**_scored(pooled_mean[idx], traj, concepts), "runs": list(train)},
+        "linear": optional(baselines.linear(refs, feature)),
+        "trend": optional(baselines.trend(refs, feature)),
     }
 
 

@@ -391,6 +391,36 @@ def test_seeds_at_one_covariate_point_are_averaged_and_curved_covariates_interpo
     assert why is None and path is not None
 
 
+def test_the_line_and_the_trend_extrapolate_paths_linear_in_the_covariate_exactly():
+    trajs = [line("a", 1), line("b", 3), line("c", 5)]
+    f = np.array([[1.0, 0.0], [3.0, 0.0], [5.0, 0.0]])
+    refs = baselines.references(trajs, f, np.arange(0, 100, 10).astype(float))
+    for at, expected in ((6.0, {"b", "c"}), (2.0, {"a", "b"}), (0.5, {"a", "b"})):
+        path, used, why = baselines.linear(refs, np.array([at, 0.0]))
+        np.testing.assert_allclose(path, line("x", at).z, atol=1e-12)
+        assert why is None and set(used) == expected
+        path, used, why = baselines.trend(refs, np.array([at, 0.0]))
+        np.testing.assert_allclose(path, line("x", at).z, atol=1e-12)
+        assert set(used) == {"a", "b", "c"}
+    assert baselines.linear(refs, np.array([12.0, 0.0]))[0].max() == 1.0  # clipped to [0, 1]
+
+
+def test_the_trend_is_a_least_squares_slope_and_needs_one_direction():
+    # the middle level lies off the line: the trend's slope is the fitted one, not the two nearest's
+    trajs = [line("a", 1), line("b", 4), line("c", 5)]
+    f = np.array([[1.0, 0.0], [3.0, 0.0], [5.0, 0.0]])
+    refs = baselines.references(trajs, f, np.arange(0, 100, 10).astype(float))
+    slope = np.polyfit([1.0, 3.0, 5.0], [0.1, 0.4, 0.5], 1)[0]
+    path, _, _ = baselines.trend(refs, np.array([6.0, 0.0]))
+    np.testing.assert_allclose(path[:, 0], 0.5 + slope, atol=1e-12)
+    two_ways = baselines.references(
+        trajs, np.array([[1.0, 0.0], [3.0, 2.0], [5.0, 0.0]]), np.arange(0, 100, 10).astype(float)
+    )
+    assert baselines.trend(two_ways, np.array([6.0, 0.0]))[2] == (
+        "the training covariates spread over more than one direction"
+    )
+
+
 # --- per-run fits that say what they know -----------------------------------------------------------
 
 
