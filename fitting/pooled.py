@@ -58,18 +58,8 @@ from fitting.curves import noise_scale
 from fitting import engine
 from fitting.engine import H, bootstrap, central_jacobian, multistart, wald
 from fitting.discrepancy import KINDS, Discrepancy, features, on_grid
-from fitting.laws import (
-    GATES,
-    OPTION,
-    ORDERS,
-    PARTS,
-    THETA_ORDER,
-    Optioned,
-    Runs,
-    Term,
-    base_terms,
-    options_of,
-)
+from fitting.laws import GATES, OPTION, ORDERS, PARTS, THETA_ORDER, Optioned, Runs, Term
+from fitting.laws import base_terms, options_of
 from theory.integrate import integrate
 from theory.models import coupled, eq1
 from theory.trajectory import Trajectory

@@ -54,7 +54,7 @@ OVER = {
     "figures/study.py:learning_figure": 62,
     "figures/training.py:draw": 86,
     "fitting/model_fit.py": 486,
-    "fitting/pooled.py": 609,
+    "fitting/pooled.py": 605,
     "fitting/pooled.py:fit_law": 72,
     "fitting/study.py": 548,
     "fitting/study.py:study": 122,
