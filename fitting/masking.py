@@ -39,7 +39,7 @@ import numpy as np
 
 from fitting.capability import analyse_run, runs_arguments
 from fitting.curves import settled_step
-from fitting.study import steps_text, summarise
+from fitting.study_levels import steps_text, summarise
 from fitting.turn import learned_from
 from theory import cli
 from theory.files import write_json

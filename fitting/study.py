@@ -45,6 +45,7 @@ import numpy as np
 from fitting.capability import capability
 from fitting.curves import fit_logistic, threshold_step
 from fitting.covariates import read_table
+from fitting.study_levels import level, relation, tables
 from fitting.turn import held_out_turn, learned_from
 from theory import cli
 from theory.files import write_json
@@ -240,91 +241,6 @@ def varying(covariates: dict[str, dict[str, str]]) -> list[str]:
     return [c for c in cols if len({r[c] for r in covariates.values()}) > 1]
 
 
-def summarise(values: list[float | None], censored_at: list[float | None]) -> dict:
-    """Median and range of the seeds' steps that were reached; how many were censored (and from when)."""
-    got = [v for v in values if v is not None]
-    return {
-        "n": len(values),
-        "n_censored": len(values) - len(got),
-        "median": float(np.median(got)) if got else None,
-        "range": [min(got), max(got)] if got else None,
-        "censored_from": min((c for c in censored_at if c is not None), default=None),
-    }
-
-
-def held_summary(group: Sequence[dict], label: str, key: str) -> dict:
-    """summarise() of one held-out time over a level's runs (a run without it is censored at its last step;
-    a run that was never elicited does not count for capability)."""
-    recs = [r["held_out"][label] for r in group if label in r["held_out"]]
-    if key == "capability_step":
-        recs = [h for h in recs if h["capability_unbiased"] is not None]
-    return summarise([h[key] for h in recs], [h["last_step"] for h in recs if h[key] is None])
-
-
-def relation(runs: Sequence[dict], label: str, x_key: str, y_key: str) -> dict:
-    """Two held-out times across the elicited runs: per run each observed or censored at the run's last step,
-    a line through the fully observed pairs (3 or more), and how many censored pairs contradict it (y never came
-    although the line puts it before the run's end)."""
-    pairs = []
-    for r in runs:
-        h = r["held_out"].get(label)
-        if h is None or h["capability_unbiased"] is None:
-            continue
-        x, y = h[x_key], h[y_key]
-        pairs.append(
-            {
-                "run": r["run"],
-                "x": h["last_step"] if x is None else x,
-                "x_censored": x is None,
-                "y": h["last_step"] if y is None else y,
-                "y_censored": y is None,
-            }
-        )
-    both = [(p["x"], p["y"]) for p in pairs if not (p["x_censored"] or p["y_censored"])]
-    line, against = None, None
-    if len(both) >= 3 and len({x for x, _ in both}) > 1:
-        xs, ys = map(np.array, zip(*both))
-        slope, intercept = np.polyfit(xs, ys, 1)
-        line = {
-            "slope": float(slope),
-            "intercept": float(intercept),
-            "r": float(np.corrcoef(xs, ys)[0, 1]),
-        }
-        against = sum(
-            1
-            for p in pairs
-            if p["y_censored"] and not p["x_censored"] and slope * p["x"] + intercept < p["y"]
-        )
-    turned = [r["held_out"][label]["turn_meets_capability"] for r in runs if label in r["held_out"]]
-    return {
-        "x": x_key,
-        "y": y_key,
-        "pairs": pairs,
-        "n_observed": len(both),
-        "line": line,
-        "censored_against_line": against,
-        **(
-            {"turn_meets_capability": {"yes": turned.count(True), "no": turned.count(False)}}
-            if "turn" in y_key
-            else {}
-        ),
-    }
-
-
-def reach_summary(group: Sequence[dict], label: str, concept: str) -> dict | None:
-    """Median and range over a level's runs of how far a held-out class's coordinate reached, and when."""
-    got = [r["held_out"][label]["reach"][concept] for r in group if label in r["held_out"]]
-    got = [g for g in got if g is not None]
-    if not got:
-        return None
-    values, steps = [g["value"] for g in got], [g["step"] for g in got]
-    return {
-        "median": float(np.median(values)),
-        "range": [min(values), max(values)],
-        "median_step": float(np.median(steps)),
-    }
-
-
 def study(sweep_dir: Path, by: str | None = None) -> dict:
     """study.json's content for a collected sweep folder."""
     sweep_dir = Path(sweep_dir)
@@ -335,20 +251,9 @@ def study(sweep_dir: Path, by: str | None = None) -> dict:
                 f"{path}: not found; run python -m empirical.sweep collect {sweep_dir} first"
             )
     covariates = read_covariates(cov_path)
-    columns = varying(covariates)
-    if by is None:
-        if len(columns) != 1:
-            raise ValueError(
-                f"--by: give the covariate to group by; the runs vary in {', '.join(columns) or 'nothing'}"
-            )
-        by = columns[0]
-    if by not in next(iter(covariates.values())):
-        raise ValueError(
-            f"--by {by}: not a column of {cov_path}; valid: {', '.join(c for c in next(iter(covariates.values())) if c != 'run')}"
-        )
+    by = _grouping(covariates, by, cov_path)
     trajectories = read_csv(log)
-    meta = read_meta(log) or {}
-    held_labels = meta.get("held_out") or ["11"]
+    held_labels = (read_meta(log) or {}).get("held_out") or ["11"]
     uncovered = sorted({t.run for t in trajectories} - set(covariates))
     if uncovered:
         raise ValueError(
@@ -361,75 +266,15 @@ def study(sweep_dir: Path, by: str | None = None) -> dict:
         mine = [t for t in trajectories if t.run == run_id]
         if not mine:
             raise ValueError(f"{cov_path}: run {run_id!r} has no rows in {log}")
-        labels = sorted({t.label for t in mine})
-        train_classes = [lab for lab in labels if lab not in held_labels]
-        runs.append(
-            {
-                "run": run_id,
-                "seed": int(cov["seed"]),
-                by: float(cov[by]),
-                "signal": {
-                    k[len("signal_") :]: float(v) for k, v in cov.items() if k.startswith("signal_")
-                },
-                "learning": learning(mine, train_classes),
-                "held_out": {lab: held_out(mine, lab) for lab in held_labels if lab in labels},
-            }
-        )
+        runs.append(_run(run_id, cov, mine, by, held_labels))
     if not any(r["held_out"] for r in runs):
         have = sorted({t.label for t in trajectories})
         raise ValueError(
             f"{log}: no run logs the held-out class {', '.join(held_labels)} (the log has {', '.join(have)}); "
             "the study reads the held-out class's turn, behavior and capability"
         )
-    levels = []
-    for value in sorted({r[by] for r in runs}):
-        group = [r for r in runs if r[by] == value]
-        concepts = list(group[0]["learning"])
-        levels.append(
-            {
-                by: value,
-                "runs": [r["run"] for r in group],
-                "signal": {c: float(np.mean([r["signal"][c] for r in group])) for c in concepts},
-                "learned_step": {
-                    c: summarise(
-                        [r["learning"][c]["learned_step"] for r in group],
-                        [r["learning"][c]["censored_at"] for r in group],
-                    )
-                    for c in concepts
-                },
-                "learned_fit": {
-                    c: summarise(
-                        [r["learning"][c]["learned_fit"] for r in group], [None] * len(group)
-                    )
-                    for c in concepts
-                },
-                **{
-                    key: {lab: held_summary(group, lab, key) for lab in held_labels}
-                    for key in ("turn_step", "behavior_step", "capability_step")
-                },
-                "reach": {
-                    lab: {c: reach_summary(group, lab, c) for c in concepts} for lab in held_labels
-                },
-                "held_learned_step": {
-                    lab: {
-                        c: summarise(
-                            [
-                                r["held_out"][lab]["learning"][c]["learned_step"]
-                                for r in group
-                                if lab in r["held_out"]
-                            ],
-                            [
-                                r["held_out"][lab]["learning"][c]["censored_at"]
-                                for r in group
-                                if lab in r["held_out"]
-                            ],
-                        )
-                        for c in concepts
-                    }
-                    for lab in held_labels
-                },
-            }
-        )
+    values = sorted({r[by] for r in runs})
+    levels = [level([r for r in runs if r[by] == v], by, v, held_labels) for v in values]
     relations = {
         lab: [
             relation(runs, lab, "capability_step", "behavior_step"),
@@ -449,75 +294,36 @@ def study(sweep_dir: Path, by: str | None = None) -> dict:
     }
 
 
-def steps_text(summary: dict) -> str:
-    """A level's seeds as text: median [range] of those reached, and how many never were."""
-    if summary["n"] == 0:
-        return "-"
-    text = "never" if summary["median"] is None else f"{summary['median']:,.0f}"
-    if summary["range"] and summary["range"][0] != summary["range"][1]:
-        text += " [{:,.0f}, {:,.0f}]".format(*summary["range"])
-    if summary["n_censored"] and summary["censored_from"] is not None:
-        text += f" ({summary['n_censored']}/{summary['n']} not by {summary['censored_from']:,.0f})"
-    elif summary["n_censored"]:
-        text += f" ({summary['n_censored']}/{summary['n']} never)"
-    return text
+def _grouping(covariates: dict, by: str | None, cov_path: Path) -> str:
+    """The covariate to group by: ``by`` (a column of the table) or the one that varies."""
+    columns = varying(covariates)
+    if by is None:
+        if len(columns) != 1:
+            raise ValueError(
+                f"--by: give the covariate to group by; the runs vary in {', '.join(columns) or 'nothing'}"
+            )
+        by = columns[0]
+    if by not in next(iter(covariates.values())):
+        raise ValueError(
+            f"--by {by}: not a column of {cov_path}; valid: {', '.join(c for c in next(iter(covariates.values())) if c != 'run')}"
+        )
+    return by
 
 
-def tables(doc: dict) -> str:
-    """The study's numbers as markdown tables (docs/study.md quotes them): per level, then the relations."""
-    by, label = doc["by"], doc["held_out"][0]
-    concepts = list(doc["levels"][0]["learned_step"])
-    head = [by] + [
-        f"{c}: signal; learned by the training classes (model-free; fitted); by class {label}"
-        for c in concepts
-    ]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for lev in doc["levels"]:
-        cells = [f"{lev[by]:g}"] + [
-            f"{lev['signal'][c]:.3f}; {steps_text(lev['learned_step'][c])}; {steps_text(lev['learned_fit'][c])}; "
-            f"{steps_text(lev['held_learned_step'][label][c])}"
-            for c in concepts
-        ]
-        lines.append("| " + " | ".join(cells) + " |")
-    head = (
-        [by]
-        + [f"class {label}: highest {c} (median [range], at step)" for c in concepts]
-        + ["turn", "behavior", "capability"]
-    )
-    lines += ["", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for lev in doc["levels"]:
-        cells = [f"{lev[by]:g}"]
-        for c in concepts:
-            r = lev["reach"][label][c]
-            cells.append(
-                "-"
-                if r is None
-                else f"{r['median']:.2f} [{r['range'][0]:.2f}, {r['range'][1]:.2f}], {r['median_step']:,.0f}"
-            )
-        cells += [
-            steps_text(lev[key][label]) for key in ("turn_step", "behavior_step", "capability_step")
-        ]
-        lines.append("| " + " | ".join(cells) + " |")
-    for rel in doc["relations"][label]:
-        line = rel["line"]
-        fit = (
-            "no line (fewer than 3 fully observed pairs)"
-            if line is None
-            else (
-                f"{rel['y']} = {line['slope']:.2f} x {rel['x']} {line['intercept']:+,.0f} (r = {line['r']:.2f}), "
-                f"{rel['censored_against_line']} censored pair(s) against it"
-            )
-        )
-        lines.append(
-            f"\n{rel['y']} vs {rel['x']}: {len(rel['pairs'])} elicited runs, {rel['n_observed']} with both observed; {fit}"
-            + (
-                f"; turn and capability intervals overlap in {rel['turn_meets_capability']['yes']} run(s), "
-                f"not in {rel['turn_meets_capability']['no']}"
-                if "turn_meets_capability" in rel
-                else ""
-            )
-        )
-    return "\n".join(lines)
+def _run(run_id: str, cov: dict, mine: list[Trajectory], by: str, held_labels: list[str]) -> dict:
+    """One run's record: its covariates, the training classes' learning and each held-out class."""
+    labels = sorted({t.label for t in mine})
+    train_classes = [lab for lab in labels if lab not in held_labels]
+    return {
+        "run": run_id,
+        "seed": int(cov["seed"]),
+        by: float(cov[by]),
+        "signal": {
+            k[len("signal_") :]: float(v) for k, v in cov.items() if k.startswith("signal_")
+        },
+        "learning": learning(mine, train_classes),
+        "held_out": {lab: held_out(mine, lab) for lab in held_labels if lab in labels},
+    }
 
 
 @cli.command("fitting.study")

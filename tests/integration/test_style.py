@@ -56,8 +56,6 @@ OVER = {
     "fitting/model_fit.py": 486,
     "fitting/pooled.py": 605,
     "fitting/pooled.py:fit_law": 72,
-    "fitting/study.py": 548,
-    "fitting/study.py:study": 122,
     "fitting/synthetic.py:sweep_case": 77,
     "theory/dopri.py:one": 105,
     "theory/frames.py:from_array": 67,
