@@ -65,6 +65,7 @@ from theory.models import coupled, eq1
 from theory.trajectory import Trajectory
 
 TOL = (1e-8, 1e-10)
+FAILED = 10.0  # the residual of a point the integrator could not reach (coordinates live in [0, 1])
 
 
 @dataclass(frozen=True)
@@ -308,8 +309,11 @@ class Data:
         return np.concatenate([y.ravel() for y in self.y])
 
 
-def simulate(law: Law, data: Data, theta: NDArray, *, u: NDArray | None = None) -> NDArray:
-    """(B, N, T', D) the law's paths for each θ (B, P) and run of ``data``, at ``u`` (default the data's grid)."""
+def simulate(
+    law: Law, data: Data, theta: NDArray, *, u: NDArray | None = None, strict: bool = True
+) -> NDArray:
+    """(B, N, T', D) the law's paths for each θ (B, P) and run of ``data``, at ``u`` (default the data's grid);
+    ``strict`` as in :func:`solve`."""
     theta = np.atleast_2d(theta)
     grid = data.u if u is None else u
     x = data.x
@@ -323,7 +327,11 @@ def simulate(law: Law, data: Data, theta: NDArray, *, u: NDArray | None = None) 
         rows = np.flatnonzero(u_on == value)
         pick = (rows[:, None] * n + np.arange(n)).ravel()
         out[rows] = solve(
-            {k: v[pick] for k, v in params.items()}, grid, value, land=law.landscape
+            {k: v[pick] for k, v in params.items()},
+            grid,
+            value,
+            land=law.landscape,
+            strict=strict,
         ).reshape(rows.size, n, grid.size, law.d)
     return out
 
@@ -348,10 +356,13 @@ def solve(
     *,
     tol: tuple[float, float] = TOL,
     land=None,
+    strict: bool = True,
 ) -> NDArray:
     """(N, T, D) paths of ``land`` (default eq1) for integrator parameters (batched over N) at times ``grid``
     (starting at 0); with an ``onset`` (same time unit) the model's clock starts there: z stays at z0 until
-    ``onset``, then follows the model in time - onset (t_switch counts from the onset)."""
+    ``onset``, then follows the model in time - onset (t_switch counts from the onset). A path the integrator
+    cannot finish (parameters so extreme the flow is too stiff for it) raises, or with ``strict`` False is
+    NaN (the search then scores it as a very bad fit)."""
     clock, back = np.unique(
         np.maximum(np.asarray(grid, dtype=float) - onset, 0.0), return_inverse=True
     )
@@ -361,7 +372,9 @@ def solve(
         land = eq1(params["z0"].shape[1]) if land is None else land
         sol = integrate(land, clock, params, method="dopri", rtol=tol[0], atol=tol[1])
     if not sol.success:
-        raise ValueError(f"the pooled {land.name} simulation failed ({sol.message})")
+        if strict:
+            raise ValueError(f"the pooled {land.name} simulation failed ({sol.message})")
+        sol.z[sol.status != 0] = np.nan
     return sol.z[:, back]
 
 
@@ -441,14 +454,19 @@ def _starts(law: Law, data: Data) -> NDArray:
 
 
 def _residuals(theta: NDArray, law: Law, data: Data, y: NDArray) -> NDArray:
-    return data.at(simulate(law, data, theta)[0]) - y
+    """Law minus observed; a path the integrator could not finish counts FAILED off at every point."""
+    r = data.at(simulate(law, data, theta, strict=False)[0]) - y
+    r[~np.isfinite(r)] = FAILED
+    return r
 
 
 def _jacobian(theta: NDArray, law: Law, data: Data, y: NDArray) -> NDArray:
     def paths(batch: NDArray) -> NDArray:
-        return np.stack([data.at(z) for z in simulate(law, data, batch)])
+        return np.stack([data.at(z) for z in simulate(law, data, batch, strict=False)])
 
-    return central_jacobian(paths, theta, *law.bounds(), H)
+    jac = central_jacobian(paths, theta, *law.bounds(), H)
+    jac[~np.isfinite(jac)] = 0.0  # a direction whose step the integrator could not follow: no slope
+    return jac
 
 
 def _solve(law: Law, data: Data, x0: NDArray, y: NDArray, f_scale: float, max_nfev: int):
@@ -498,7 +516,8 @@ def fit_law(
     lb, ub = law.bounds()
 
     def screen(starts: NDArray) -> NDArray:  # every start's sum of squares, one batched simulation
-        return np.array([np.sum((data.at(z) - y) ** 2) for z in simulate(law, data, starts)])
+        sims = simulate(law, data, starts, strict=False)
+        return np.nan_to_num([np.sum((data.at(z) - y) ** 2) for z in sims], nan=np.inf)
 
     problem = (law, data, y)
     best = multistart(

@@ -436,3 +436,20 @@ def test_a_concept_that_went_straight_to_its_target_is_reported_as_learned_direc
     text = summary(case.trajectory.concepts, fit.switches)
     names = case.trajectory.concepts
     assert f"{names[weak]} switched at step" in text and f"{names[strong]} learned directly" in text
+
+
+def test_a_search_step_the_integrator_cannot_finish_is_a_bad_fit_not_an_error():
+    # rates at the top of their ranges: too stiff for the explicit integrator on the run with the most signal
+    from fitting.pooled import FAILED, Law, _jacobian, _residuals, simulate
+
+    case = sweep_case(np.geomspace(0.005, 0.08, 4), seed=2)
+    data = Data.of(case.trajectories, case.x, np.ones_like(case.x))
+    law = Law(2, data.scale, float(np.exp(np.mean(np.log(case.x)))), options=("compete",))
+    extreme = {"lam_ref": law.bounds()[1][0], "b_lam": 4.0, "t_ref": np.log(1e-3), "b_t": -4.0}
+    extreme |= {"m": 1.0, "gamma": np.log(100.0), "k": np.log(5e3), "z0": [0.5, 0.5], "c_lam": 4.0}
+    theta = law.pack(extreme)
+    with pytest.raises(ValueError, match="simulation failed"):
+        simulate(law, data, theta)
+    r = _residuals(theta, law, data, data.observed())
+    assert np.isfinite(r).all() and (r == FAILED).any() and (r != FAILED).any()
+    assert np.isfinite(_jacobian(theta, law, data, data.observed())).all()
