@@ -105,3 +105,18 @@ class Discrepancy:
                 (delta, runs), how = baselines.nearest(self.references, feature), "nearest"
             delta = np.where(np.isnan(delta), self.mean, delta)
         return on_grid(np.asarray(steps, dtype=float), self.steps, delta), how, tuple(runs)
+
+
+def run_residuals(data, resid: NDArray) -> tuple[NDArray, NDArray, NDArray]:
+    """(kept (N,) bool, residuals (K, T, D), located (K, T) bool): each run's residuals at its located steps
+    (flattened as :meth:`fitting.pooled.Data.at` lays them out) on the union grid ``data.steps``, held constant beyond its
+    first and last, and where the grid lies between those; runs with no located point are not kept."""
+    kept, out, located, start = [], [], [], 0
+    for idx, yr in zip(data.index, data.y):
+        r = resid[start : start + yr.size].reshape(yr.shape)
+        start += yr.size
+        kept.append(len(idx) > 0)
+        if len(idx):
+            out.append(on_grid(data.steps, data.steps[idx], r))
+            located.append((data.steps >= data.steps[idx[0]]) & (data.steps <= data.steps[idx[-1]]))
+    return np.array(kept), np.stack(out), np.stack(located)
