@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Issue #35: the study on `small`, whose held-out class composes. Every number of docs/study.md's section on
+# composing runs, from the saved logs under docs/results/study-small/ (no training, no checkpoints).
+#
+#   bash docs/results/study-small/regenerate.sh        (from anywhere; about 10 minutes on 2 cores)
+set -euo pipefail
+cd "$(dirname "$0")/../../.."
+# The pooled laws tried on these runs, each with one Δcolor level left out at a time (8 specifications: the
+# paper's order, the order the tiny runs showed, each with the options and the coupled model that did best there).
+LAWS="eq1 eq1+onset eq1+compete+onset memorize memorize+onset memorize+compete+onset coupled+onset coupled+onset+local"
+laws() {  # laws SWEEP: every law of $LAWS, leave one Δcolor level out, and its figures
+    for law in $LAWS; do
+        python -m fitting.predict "$1/sweep.csv" --covariates "$1/covariates.csv" --leave-out sep_color \
+            --class 11 --law "$law" --out "$1/laws/$law"
+        python -m figures.predict "$1/laws/$law"
+    done
+}
+V=docs/results/study-small/validation    # small's validation runs (docs/ladder.md): Δcolor 0.2, 0.3, 0.5, 0.8 x
+python -m empirical.sweep collect "$V"   # seeds 0-2, naive prompting only; runs/ links to docs/results/ladder/small
+python -m fitting.study "$V"             # study.json: learning, turn, behavior per run and per level
+python -m figures.study "$V"             # learning.png (Fig. 3), held_out.png (Fig. 4)
+laws "$V"
