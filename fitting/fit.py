@@ -191,16 +191,16 @@ def _chosen(args) -> list:
     return chosen
 
 
-def _fit_each(chosen, args, fix) -> tuple[list, list[dict]]:
+def _fit_each(chosen, model, *, fix, ci, boot, persist, compare, log) -> tuple[list, list[dict]]:
     """(trajectory, record, fit, turn, accuracy fit) per trajectory that could be fitted, and the skipped
     ones with why (too few points, a --fix that does not fit this model: the others still fit)."""
     results, skipped = [], []
     for traj in tqdm(chosen, desc="fitting", unit="trajectory", disable=None):
         try:
-            kwargs = dict(fix=fix, ci=args.ci, n_boot=args.boot, persist=args.persist)
-            result = (traj, *analyse(traj, args.model, **kwargs))
-            if args.compare:
-                other = analyse(traj, args.compare, ci="wald", persist=args.persist)[0]
+            kwargs = dict(fix=fix, ci=ci, n_boot=boot, persist=persist)
+            result = (traj, *analyse(traj, model, **kwargs))
+            if compare:
+                other = analyse(traj, compare, ci="wald", persist=persist)[0]
                 result[1]["comparison"] = compare(result[1], other)
             results.append(result)
         except ValueError as err:
@@ -209,7 +209,7 @@ def _fit_each(chosen, args, fix) -> tuple[list, list[dict]]:
     if not results:
         first = skipped[0]
         raise UsageError(
-            f"{args.log}: none of the {len(skipped)} trajectories could be fitted; the first, "
+            f"{log}: none of the {len(skipped)} trajectories could be fitted; the first, "
             f"run={first['run']!r} seed={first['seed']} class={first['class']!r} "
             f"protocol={first['protocol']!r}: {first['reason']}"
         )
@@ -253,7 +253,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     chosen = _chosen(args)
     start, stamped = time.perf_counter(), stamp()
-    results, skipped = _fit_each(chosen, args, fix)
+    options = dict(ci=args.ci, boot=args.boot, persist=args.persist, compare=args.compare)
+    results, skipped = _fit_each(chosen, args.model, fix=fix, log=args.log, **options)
     records = [r[1] for r in results]  # written only once every fit has been tried
     if not args.no_figures:  # what figures.fit draws
         for traj, record, model_fit, _, acc in results:
