@@ -20,3 +20,8 @@ python -m empirical.sweep collect "$V"   # seeds 0-2, naive prompting only; runs
 python -m fitting.study "$V"             # study.json: learning, turn, behavior per run and per level
 python -m figures.study "$V"             # learning.png (Fig. 3), held_out.png (Fig. 4)
 laws "$V"
+# The runs trained with over-prompting at every checkpoint (device-jobs.txt; so far the lines a CPU trained):
+# one row per run (memorized as, turn, composed, capability, cost), python -m fitting.ladder
+shopt -s nullglob
+trained=(docs/results/study-small/{dcolor,dsize,mask}/runs/*)
+python -m fitting.ladder "${trained[@]}" --out docs/results/study-small/runs.json | grep '^|' > docs/results/study-small/runs.md
