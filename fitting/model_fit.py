@@ -31,6 +31,7 @@ from numpy.typing import NDArray
 
 from fitting.curves import noise_scale
 from fitting.engine import H, bootstrap, central_jacobian, multistart, on_bounds, solve, wald
+from fitting.model_params import Block, blocks, report
 from fitting.turn import find_turn
 from theory.integrate import integrate
 from theory.landscape import Landscape
@@ -44,59 +45,6 @@ FITTABLE = ("eq1", "eq2", "notebook")
 TOL = (1e-10, 1e-12)  # (rtol, atol): final polish and reported fit
 SEARCH_TOL = (1e-8, 1e-10)  # multi-start search
 SEARCHED = 3  # starts refined by least squares after screening
-BIAS_MIN = 0.1  # |z̃_i - ẑ_i| below this: concept i never switches, t_switch_i not identifiable
-
-
-@dataclass(frozen=True)
-class Block:
-    """A named block of the parameter vector θ: ``kind`` says how θ maps to the model's units.
-
-    time: θ is a normalized time (u); rate: θ = log of a rate per normalized time; log: θ = log of a
-    dimensionless value; unit: θ is the value itself, in [0, 1]. A ``per_concept`` block has one entry
-    per concept (reported as a list), any other block one value.
-    """
-
-    name: str
-    per_concept: bool
-    kind: str
-    lo: float
-    hi: float
-
-    def size(self, d: int) -> int:
-        """The block's length for ``d`` concepts."""
-        return d if self.per_concept else 1
-
-
-def _blocks(model: str) -> list[Block]:
-    """The fitted parameters of a model, with how each is normalized and its bounds (normalized units)."""
-    if model == "notebook":
-        return [
-            Block("a", False, "log", np.log(0.05), np.log(20)),
-            Block("s", False, "rate", np.log(0.05), np.log(1e4)),
-            Block("k", False, "rate", np.log(0.05), np.log(1e4)),
-            Block("t0", False, "time", -0.5, 1.5),
-            Block("z0", True, "unit", 0.0, 1.0),
-        ]
-    blocks = [
-        Block("t_switch", True, "time", -0.5, 1.5),
-        Block("k", False, "rate", np.log(2.0), np.log(2000.0)),
-        Block("lam", True, "rate", np.log(0.2), np.log(2000.0)),
-        Block("z_bias", True, "unit", 0.0, 1.0),
-        Block("z_target", True, "unit", 0.0, 1.0),
-        Block("z0", True, "unit", 0.0, 1.0),
-    ]
-    if model == "eq2":
-        blocks.append(Block("p_beta", False, "unit", 0.0, 1.0))
-    return blocks
-
-
-def param_names(model: str) -> tuple[str, ...]:
-    """The keys of a fit record's params: every eq1/eq2 parameter (so records of different models line up),
-    then the notebook model's own."""
-    names = [b.name for b in _blocks("eq2")] + (
-        [b.name for b in _blocks("notebook")] if model == "notebook" else []
-    )
-    return tuple(dict.fromkeys(names))
 
 
 @dataclass(frozen=True, eq=False)
@@ -171,7 +119,7 @@ class Problem:
         self.span = float(traj.step[-1] - traj.step[0])
         self.u = (np.asarray(traj.step, dtype=float) - self.s0) / self.span
         self.y = traj.z
-        blocks = _blocks(model)
+        every = blocks(model)
         fix = dict(fix or {})
         label = traj.label
         if (
@@ -185,14 +133,14 @@ class Problem:
             raise ValueError(
                 f"eq2 needs a fixed z_target (class {label!r} has no corner); pass fix={{'z_target': ...}}"
             )
-        names = {b.name for b in blocks}
+        names = {b.name for b in every}
         unknown = set(fix) - names
         if unknown:
             raise ValueError(
                 f"cannot fix {sorted(unknown)} for {model}; its parameters are {sorted(names)}"
             )
-        self.fixed = {b.name: self._to_theta(b, fix[b.name]) for b in blocks if b.name in fix}
-        self.free = [b for b in blocks if b.name not in fix]
+        self.fixed = {b.name: self._to_theta(b, fix[b.name]) for b in every if b.name in fix}
+        self.free = [b for b in every if b.name not in fix]
         self.lb = np.concatenate([np.full(b.size(d), b.lo) for b in self.free])
         self.ub = np.concatenate([np.full(b.size(d), b.hi) for b in self.free])
 
@@ -270,7 +218,7 @@ class Problem:
     def natural(self, theta: NDArray) -> dict[str, NDArray]:
         """Block name -> values in the log's units (steps), for one θ of shape (P,)."""
         out = {}
-        for b in [*self.free, *(b for b in _blocks(self.model) if b.name in self.fixed)]:
+        for b in [*self.free, *(b for b in blocks(self.model) if b.name in self.fixed)]:
             v = self.split(theta)[b.name][0]
             out[b.name] = {
                 "time": lambda x: self.s0 + self.span * x,
@@ -404,7 +352,7 @@ def fit_model(
         lo_t, hi_t = _bootstrap(
             prob, theta, fitted, resid, f_scale, n_boot, np.random.default_rng(rng)
         )
-    params, intervals, identifiable, switches = _report(prob, theta, lo_t, hi_t)
+    params, intervals, identifiable, switches = report(prob, theta, lo_t, hi_t)
     return ModelFit(
         model,
         params,
@@ -431,56 +379,3 @@ def _bootstrap(prob: Problem, theta, fitted, resid, f_scale, n_boot, gen):
         return prob.solve(theta, yb, f_scale, max_nfev=60).x
 
     return bootstrap(refit, n_boot, gen)
-
-
-def _report(prob: Problem, theta, lo_t, hi_t):
-    value, lo, hi = prob.natural(theta), prob.natural(lo_t), prob.natural(hi_t)
-    params, intervals = {}, {}
-    identifiable, reasons = [True] * prob.d, ["switched"] * prob.d
-    if prob.model != "notebook":
-        bias = np.abs(value["z_bias"] - value["z_target"])
-        b_lo, b_hi = np.minimum(lo["z_bias"], hi["z_bias"]), np.maximum(lo["z_bias"], hi["z_bias"])
-        direct = (bias < BIAS_MIN) | ((b_lo <= value["z_target"]) & (value["z_target"] <= b_hi))
-        width = (hi["t_switch"] - lo["t_switch"]) / prob.span
-        inside = (value["t_switch"] >= prob.s0) & (value["t_switch"] <= prob.s0 + prob.span)
-        reasons = [
-            "learned directly"
-            if direct[i]
-            else "outside"
-            if not inside[i]
-            else "not identified"
-            if width[i] > 0.5
-            else "switched"
-            for i in range(prob.d)
-        ]
-        identifiable = [r == "switched" for r in reasons]
-    for name, v in value.items():
-        pairs = [
-            [float(a), float(b)]
-            for a, b in zip(np.minimum(lo[name], hi[name]), np.maximum(lo[name], hi[name]))
-        ]
-        if name in prob.fixed:
-            pairs = [[float(x), float(x)] for x in v]
-        if name == "t_switch":
-            vals = [float(x) if ok else None for x, ok in zip(v, identifiable)]
-            pairs = [pr if ok else None for pr, ok in zip(pairs, identifiable)]
-        else:
-            vals = [float(x) for x in v]
-        scalar = not next(b for b in _blocks(prob.model) if b.name == name).per_concept
-        params[name] = vals[0] if scalar else vals
-        intervals[name] = pairs[0] if scalar else pairs
-    switches = []
-    if prob.model != "notebook":
-        for i, reason in enumerate(reasons):
-            switches.append(
-                {
-                    "switched": reason == "switched",
-                    "reason": reason,
-                    "t_switch": params["t_switch"][i],
-                    "t_switch_ci": intervals["t_switch"][i],
-                    "z_bias": params["z_bias"][i],
-                    "z_bias_ci": intervals["z_bias"][i],
-                    "z_target": params["z_target"][i],
-                }
-            )
-    return params, intervals, identifiable, switches

@@ -11,7 +11,8 @@ from typing import Mapping
 import numpy as np
 
 from fitting.curves import LEVELS, LogisticFit, check_spacing, fit_logistic, threshold_step
-from fitting.model_fit import ModelFit, fit_model, param_names
+from fitting.model_fit import ModelFit, fit_model
+from fitting.model_params import param_names
 from fitting.sim_fit import fit_sim
 from fitting.turn import Turn, find_turn
 from theory.trajectory import Z_PREFIX, Trajectory
