@@ -279,23 +279,7 @@ def fit_law(
     y = data.observed()
     f_scale = 2 * float(np.median([noise_scale(yr) for yr in data.y if len(yr) >= 3]))
     lb, ub = law.bounds()
-
-    def screen(starts: NDArray) -> NDArray:  # every start's sum of squares, one batched simulation
-        sims = simulate(law, data, starts, strict=False)
-        return np.nan_to_num([np.sum((data.at(z) - y) ** 2) for z in sims], nan=np.inf)
-
-    problem = (law, data, y)
-    best = multistart(
-        _residuals,
-        _starts(law, data),
-        (lb, ub),
-        f_scale,
-        search_nfev=25,
-        screen=screen,
-        jac=_jacobian,
-        search_args=problem,
-        args=problem,
-    )
+    best = _search(law, data, y, f_scale)
     theta = best.x
     resid = _residuals(theta, law, data, y)
     if ci == "wald":
@@ -311,6 +295,27 @@ def fit_law(
     value, ranges = law.natural(theta), _intervals(law, lo, hi)
     ok, why = bool(best.success), str(best.message)
     return PooledFit(law, theta, value, ranges, ci, rmse, per_run, ok, why, delta)
+
+
+def _search(law: Law, data: Data, y: NDArray, f_scale: float):
+    """The best θ of every combination of the terms' starts (screened in one batched simulation)."""
+
+    def screen(starts: NDArray) -> NDArray:  # every start's sum of squares
+        sims = simulate(law, data, starts, strict=False)
+        return np.nan_to_num([np.sum((data.at(z) - y) ** 2) for z in sims], nan=np.inf)
+
+    problem = (law, data, y)
+    return multistart(
+        _residuals,
+        _starts(law, data),
+        law.bounds(),
+        f_scale,
+        search_nfev=25,
+        screen=screen,
+        jac=_jacobian,
+        search_args=problem,
+        args=problem,
+    )
 
 
 def _checked(trajectories, x, *, ci, masked, p, discrepancy) -> NDArray:

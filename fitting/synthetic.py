@@ -205,12 +205,8 @@ def sweep_case(
     x = np.stack([xc, size_signal * (xc / np.exp(np.mean(np.log(xc)))) ** coupling], axis=1)
     steps = quadratic_steps(40, 50, 5000) if steps is None else np.asarray(steps)
     masked = None if masking is None else 0
-    if masked is not None:
-        law["beta"] = beta
-    if onset is not None:
-        law["t_on"] = onset
-    if compete is not None:
-        law["c_lam"] = compete
+    extra = {"beta": None if masked is None else beta, "t_on": onset, "c_lam": compete}
+    law |= {name: value for name, value in extra.items() if value is not None}
     options = ("onset",) * (onset is not None) + ("compete",) * (compete is not None)
     rule = Law(2, float(steps[-1]), float(np.exp(np.mean(np.log(x)))), masked, order, gate, options)
     target = np.ones_like(x)
@@ -230,22 +226,9 @@ def sweep_case(
         tol=(1e-10, 1e-12),
         land=rule.landscape,
     )[:, 1:]
+    noisy = np.clip(z + rng.normal(0, noise, z.shape), 0, 1)  # per run in turn, as drawn before
+    concepts, p = ("color", "size"), None if masking is None else np.asarray(masking, float)
     trajs = [
-        Trajectory(
-            steps,
-            np.clip(z[r] + rng.normal(0, noise, z[r].shape), 0, 1),
-            ("color", "size"),
-            "11",
-            "naive",
-            r,
-            f"run{r}",
-        )
-        for r in range(x.shape[0])
+        Trajectory(steps, zr, concepts, "11", "naive", r, f"run{r}") for r, zr in enumerate(noisy)
     ]
-    return SweepCase(
-        trajs,
-        x,
-        {**law, "x_ref": rule.x_ref},
-        noise,
-        None if masking is None else np.asarray(masking, float),
-    )
+    return SweepCase(trajs, x, {**law, "x_ref": rule.x_ref}, noise, p)

@@ -53,8 +53,6 @@ OVER = {
     "figures/study.py:held_out_figure": 67,
     "figures/study.py:learning_figure": 62,
     "figures/training.py:draw": 86,
-    "fitting/pooled.py:fit_law": 71,
-    "fitting/synthetic.py:sweep_case": 77,
     "theory/dopri.py:one": 105,
     "theory/frames.py:from_array": 67,
     "theory/models.py:coupled": 69,
