@@ -8,7 +8,7 @@ added to every predicted path). :data:`PARTS` lists them; :func:`parse` reads a 
 place, what does not combine. Each base is a set of :class:`Term` s (the speed, the clock or the state
 switch, the bias, the start, eq2's target shift) and each option one more: a term owns its coefficients
 (their ranges and units), their starting values, and what it does to every run's toy-model parameters.
-:class:`fitting.pooled.Law` puts a law's terms together. Adding an option is one :class:`Term` here and its
+:class:`fitting.pooled_law.Law` puts a law's terms together. Adding an option is one :class:`Term` here and its
 line in :data:`PARTS`.
 """
 
