@@ -61,7 +61,6 @@ OVER = {
     "theory/simulate.py:build_parser": 77,
     "theory/swingby.py": 473,
     "theory/swingby.py:figure": 73,
-    "theory/trajectory.py": 484,
 }
 
 
