@@ -7,7 +7,6 @@ named steps. Also the pieces that make resuming exact: the batch of a step is a 
 from __future__ import annotations
 
 import copy
-import json
 import math
 import sys
 import time
@@ -24,7 +23,7 @@ from empirical.data import mask, sample
 from empirical.grid import grid
 from theory import cli
 from theory.stamp import stamp
-from theory.files import atomic_write, write_json
+from theory.files import write_json
 
 
 def training_set(
@@ -192,33 +191,6 @@ class Diverged(ValueError):
         )
 
 
-class Logs:
-    """What a run has logged: evaluation points and metric records (saved inside last.pt)."""
-
-    def __init__(self, points: list | None = None, metrics: list | None = None):
-        self.points = [
-            runlog.Logged.from_list(p) for p in points or []
-        ]  # saved as lists in last.pt
-        self.metrics = metrics or []
-
-    def state(self) -> dict:
-        """The logs as saved inside last.pt."""
-        return {"points": [p.to_list() for p in self.points], "metrics": self.metrics}
-
-    def write(self, out: Path, cfg: TrainConfig, meta: dict) -> None:
-        """Rebuild trajectories.csv (with every elicited protocol) and metrics.jsonl, atomically."""
-        runlog.write(
-            out,
-            concepts=cfg.concepts,
-            classes=cfg.data.classes,
-            seed=cfg.seed,
-            naive=self.points,
-            meta=meta,
-        )
-        text = "".join(json.dumps(r) + "\n" for r in self.metrics)
-        atomic_write(out / "metrics.jsonl", lambda fh: fh.write(text))
-
-
 class Run:
     """One training run, opened from its folder: model, optimizer, EMA, data, probe and logs, with the steps
     of the loop named (``train_step``, ``evaluate``, ``save``). Opening refuses a folder that holds another
@@ -264,7 +236,7 @@ class Run:
         self.ema = copy.deepcopy(self.vdm).requires_grad_(False) if cfg.ema > 0 else None
         self.x, self.h, _ = training_set(cfg, self.device)
         self.clipped = list((self.vdm.net if cfg.clip_scope == "net" else self.vdm).parameters())
-        self.logs, self.step, self.wall, self.saved = Logs(), 0, 0.0, None
+        self.logs, self.step, self.wall, self.saved = runlog.Logs(), 0, 0.0, None
         self.evals = cfg.eval_schedule()
         self.grid_steps = (
             {self.evals[int(i)] for i in np.linspace(0, len(self.evals) - 1, cfg.grids)}
@@ -293,7 +265,7 @@ class Run:
         torch.set_rng_state(state["rng"]["cpu"])
         if self.device.type == "cuda" and state["rng"].get("cuda") is not None:
             torch.cuda.set_rng_state(state["rng"]["cuda"])
-        self.logs, self.step, self.wall = Logs(**state["logs"]), state["step"], state["wall"]
+        self.logs, self.step, self.wall = runlog.Logs(**state["logs"]), state["step"], state["wall"]
         self.saved = self.step
         self.logs.write(
             self.out, self.cfg, self.meta

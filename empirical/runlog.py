@@ -9,6 +9,7 @@ log never loses or duplicates rows whichever of them ran last or was interrupted
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,7 +17,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from theory.files import read_json, write_json
+from theory.files import atomic_write, read_json, write_json
 from theory.trajectory import Trajectory, write_csv
 
 UNREADABLE = (
@@ -273,3 +274,29 @@ def trajectories(
             if rows:
                 found.append(_trajectory(rows, concepts, protocol, seed, run))
     return found
+
+
+class Logs:
+    """What a run has logged: evaluation points and metric records (saved inside last.pt)."""
+
+    def __init__(self, points: list | None = None, metrics: list | None = None):
+        self.points = [Logged.from_list(p) for p in points or []]  # saved as lists in last.pt
+        self.metrics = metrics or []
+
+    def state(self) -> dict:
+        """The logs as saved inside last.pt."""
+        return {"points": [p.to_list() for p in self.points], "metrics": self.metrics}
+
+    def write(self, out: Path, cfg, meta: dict) -> None:
+        """Rebuild trajectories.csv (with every elicited protocol) and metrics.jsonl, atomically (``cfg``: the
+        run's TrainConfig)."""
+        write(
+            out,
+            concepts=cfg.concepts,
+            classes=cfg.data.classes,
+            seed=cfg.seed,
+            naive=self.points,
+            meta=meta,
+        )
+        text = "".join(json.dumps(r) + "\n" for r in self.metrics)
+        atomic_write(out / "metrics.jsonl", lambda fh: fh.write(text))

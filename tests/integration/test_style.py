@@ -40,7 +40,6 @@ OVER = {
     "empirical/elicit.py:main": 64,
     "empirical/elicit.py:run_protocols": 111,
     "empirical/probe.py": 496,
-    "empirical/run.py": 420,
     "empirical/sweep.py": 607,
     "empirical/sweep.py:follow": 65,
     "empirical/sweep.py:parse_args": 92,
