@@ -47,7 +47,7 @@ from theory.integrate import AUTO_DOPRI_FROM, choose_method, compiled, integrate
 from theory.landscape import Landscape
 from theory.models import MODELS, from_expression, get_model
 from theory.presets import PRESETS, Panel
-from theory import swingby
+from theory import swingby, swingby_plot
 from theory.swingby import SIM_MODELS, SIM_PRESETS
 from theory.files import write_json
 from theory.trajectory import write_csv
@@ -298,7 +298,7 @@ def _sim_written(
     return [
         write_csv(out / "trajectories.csv", trajectories),
         write_json(out / "config.json", cfg),
-        swingby.figure(sims, out / f"{name}.png", title),
+        swingby_plot.figure(sims, out / f"{name}.png", title),
     ]
 
 

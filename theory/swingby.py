@@ -23,12 +23,11 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 
-from theory import cli, plot
+from theory import cli
 from theory.cli import UsageError
 from theory.sim import (
     SIGNALS,
@@ -276,85 +275,6 @@ def trajectories(sim: SimRun) -> list[Trajectory]:
             )
         )
     return out
-
-
-def _rises(n: int) -> str:
-    return f"{n} rise" + ("" if n == 1 else "s")
-
-
-def figure(sims: Sequence[SimRun], path: Path, title: str) -> Path:
-    """Losses over time (OOD and training), the probe's concept coordinates, and the off-diagonal entries."""
-    fig, axes = plot.subplots(1, 3, figsize=(16.5, 4.6), layout="constrained")
-    one = len(sims) == 1
-    for k, sim in enumerate(sims):
-        tag = "" if one else f" {sim.run}"
-        axes[0].plot(
-            sim.t,
-            sim.ood,
-            "-",
-            color="tab:red" if one else f"C{k}",
-            lw=1.8,
-            label=f"OOD loss (x_hat){tag}",
-        )
-        axes[0].plot(
-            sim.t,
-            sim.train,
-            "--",
-            color="k" if one else f"C{k}",
-            lw=1.2,
-            label=f"training loss{tag}",
-        )
-    floor = 1e-10 * max(
-        float(np.max(sim.ood)) for sim in sims
-    )  # below it, round-off noise on a log axis
-    axes[0].set(
-        yscale="log",
-        xlabel="model time t",
-        ylabel="loss",
-        ylim=(floor, None),
-        title="OOD loss: " + ", ".join(_rises(s.summary()["ood_rises"]) for s in sims[:4]),
-    )
-    axes[0].legend(fontsize=7)
-    sim = sims[0]
-    task = sim.task
-    raw = coordinates(task, sim.w, task.x_hat)
-    for p in range(task.s):
-        axes[1].plot(
-            sim.t,
-            raw[:, p],
-            "-",
-            color=f"C{p}",
-            label=f"c{p + 1} at x_hat (signal {task.signal[p]:.2f})",
-        )
-        own = coordinates(task, sim.w, task.centre(p))[:, p]
-        axes[1].plot(sim.t, own, ":", color=f"C{p}", lw=1)
-    axes[1].axhline(1, color="0.6", lw=0.8)
-    axes[1].set(
-        xlabel="model time t",
-        ylabel="(W x)_p / mu_p",
-        title=f"concept coordinates{'' if one else ' of ' + sim.run}\n"
-        "(dotted: at the cluster's own centre)",
-    )
-    axes[1].legend(fontsize=7)
-    for i, j in itertools.permutations(range(task.s), 2):
-        if i < j:
-            axes[2].plot(sim.t, sim.w[:, i, j], "-", lw=1.2, label=f"w{i + 1}{j + 1}")
-    axes[2].set(
-        xlabel="model time t",
-        ylabel="off-diagonal entry",
-        title="the swing: off-diagonal entries\ngrow, then are suppressed",
-    )
-    axes[2].legend(fontsize=7, ncol=2)
-    for ax in axes:
-        ax.grid(alpha=0.25)
-        if (
-            sims[0].t[-1] >= 50
-        ):  # long runs (the figure presets, t = 100): the rises are early, as the authors drew them
-            ax.set_xscale("symlog", linthresh=1.0)
-            ax.set_xlim(0, sims[0].t[-1])
-            ax.set_xlabel("model time t (linear to 1, then log)")
-    fig.suptitle(title, fontsize=10)
-    return plot.save(fig, path)
 
 
 def preset_runs(

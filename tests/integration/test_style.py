@@ -58,8 +58,6 @@ OVER = {
     "theory/models.py:from_expression": 68,
     "theory/simulate.py": 510,
     "theory/simulate.py:build_parser": 77,
-    "theory/swingby.py": 473,
-    "theory/swingby.py:figure": 73,
 }
 
 
