@@ -191,7 +191,7 @@ def _chosen(args) -> list:
     return chosen
 
 
-def _fit_each(chosen, model, *, fix, ci, boot, persist, compare, log) -> tuple[list, list[dict]]:
+def _fit_each(chosen, model, *, fix, ci, boot, persist, versus, log) -> tuple[list, list[dict]]:
     """(trajectory, record, fit, turn, accuracy fit) per trajectory that could be fitted, and the skipped
     ones with why (too few points, a --fix that does not fit this model: the others still fit)."""
     results, skipped = [], []
@@ -199,8 +199,8 @@ def _fit_each(chosen, model, *, fix, ci, boot, persist, compare, log) -> tuple[l
         try:
             kwargs = dict(fix=fix, ci=ci, n_boot=boot, persist=persist)
             result = (traj, *analyse(traj, model, **kwargs))
-            if compare:
-                other = analyse(traj, compare, ci="wald", persist=persist)[0]
+            if versus:  # --compare: a second model on the same trajectory
+                other = analyse(traj, versus, ci="wald", persist=persist)[0]
                 result[1]["comparison"] = compare(result[1], other)
             results.append(result)
         except ValueError as err:
@@ -253,7 +253,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     chosen = _chosen(args)
     start, stamped = time.perf_counter(), stamp()
-    options = dict(ci=args.ci, boot=args.boot, persist=args.persist, compare=args.compare)
+    options = dict(ci=args.ci, boot=args.boot, persist=args.persist, versus=args.compare)
     results, skipped = _fit_each(chosen, args.model, fix=fix, log=args.log, **options)
     records = [r[1] for r in results]  # written only once every fit has been tried
     if not args.no_figures:  # what figures.fit draws
