@@ -70,3 +70,10 @@ def test_figures_predict_names_what_is_missing(tmp_path, capsys):
     (tmp_path / "prediction.json").write_text(json.dumps(doc | {"law": {}}))
     assert draw_main([str(tmp_path)]) == 0
     assert "no law curves" in capsys.readouterr().err
+
+
+def test_figures_predict_refuses_a_leave_out_record_it_cannot_read(tmp_path, capsys):
+    (tmp_path / "leave_out.json").write_text(json.dumps({"column": "sep_color"}))
+    assert draw_main([str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "leave_out.json: no 'levels' list" in err and "fitting.predict --leave-out" in err
