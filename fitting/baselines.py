@@ -88,19 +88,29 @@ def group(paths: NDArray, features: NDArray, runs: Sequence[str]) -> list[Refere
     return out
 
 
-def interpolation(
-    refs: Sequence[Reference], f_new: NDArray
-) -> tuple[NDArray | None, tuple[str, ...], str | None]:
-    """(path, runs used, why not): the linear interpolation at the features ``f_new``, or None with the reason."""
+def _directions(refs: Sequence[Reference]) -> tuple[NDArray, NDArray, NDArray] | str:
+    """The training points' features (K, F), their centre, and their principal directions (those with at
+    least RANK_TOL of the largest spread, (rank, F)); or why there are none."""
     if len(refs) < 2:
-        return None, (), "fewer than two distinct training covariates"
+        return "fewer than two distinct training covariates"
     ell = np.stack([r.ell for r in refs])
     centre = ell.mean(axis=0)
     _, sv, vt = np.linalg.svd(ell - centre, full_matrices=False)
     rank = int(np.sum(sv > RANK_TOL * sv[0])) if sv[0] > 0 else 0
     if rank == 0:
-        return None, (), "the training runs share one covariate point"
-    basis = vt[:rank]
+        return "the training runs share one covariate point"
+    return ell, centre, vt[:rank]
+
+
+def interpolation(
+    refs: Sequence[Reference], f_new: NDArray
+) -> tuple[NDArray | None, tuple[str, ...], str | None]:
+    """(path, runs used, why not): the linear interpolation at the features ``f_new``, or None with the reason."""
+    got = _directions(refs)
+    if isinstance(got, str):
+        return None, (), got
+    ell, centre, basis = got
+    rank = basis.shape[0]
     coords = (ell - centre) @ basis.T
     f_new = np.asarray(f_new, dtype=float)
     q = (f_new - centre) @ basis.T
@@ -141,16 +151,13 @@ def nearest(refs: Sequence[Reference], f_new: NDArray) -> tuple[NDArray, tuple[s
 def _along(refs: Sequence[Reference], f_new: NDArray) -> tuple[NDArray, float] | str:
     """The training points' and the new run's coordinates along the first principal direction of the
     training features, or why there is none (fewer than two points, or spread over more directions)."""
-    if len(refs) < 2:
-        return "fewer than two distinct training covariates"
-    ell = np.stack([r.ell for r in refs])
-    centre = ell.mean(axis=0)
-    _, sv, vt = np.linalg.svd(ell - centre, full_matrices=False)
-    if sv[0] <= 0:
-        return "the training runs share one covariate point"
-    if np.sum(sv > RANK_TOL * sv[0]) > 1:
+    got = _directions(refs)
+    if isinstance(got, str):
+        return got
+    ell, centre, basis = got
+    if basis.shape[0] > 1:
         return "the training covariates spread over more than one direction"
-    return (ell - centre) @ vt[0], float((np.asarray(f_new, dtype=float) - centre) @ vt[0])
+    return (ell - centre) @ basis[0], float((np.asarray(f_new, dtype=float) - centre) @ basis[0])
 
 
 def linear(

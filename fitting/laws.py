@@ -163,8 +163,21 @@ class Compete(Term):
 
 # θ's layout: the order the package's fits have always used (a fit is reproducible across versions only if
 # its θ is laid out the same); a coefficient not listed (a new term's) follows, in its term's order
-THETA_ORDER = ("lam_ref", "b_lam", "t_ref", "b_t", "m", "gamma", "k", "kappa", "theta", "z0")
-THETA_ORDER += ("beta", "t_on", "c_lam")
+THETA_ORDER = (
+    "lam_ref",
+    "b_lam",
+    "t_ref",
+    "b_t",
+    "m",
+    "gamma",
+    "k",
+    "kappa",
+    "theta",
+    "z0",
+    "beta",
+    "t_on",
+    "c_lam",
+)
 
 
 def base_terms(gate: str, masked: bool) -> tuple[Term, ...]:

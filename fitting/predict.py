@@ -74,50 +74,42 @@ SPLITS = (  # one of them: which runs are predicted
     ("--train", "RUN,..", "runs that train the law (as --holdout); the others are predicted"),
     ("--leave-out", "COLUMN", "one fit per value of COLUMN, holding its runs out (e.g. sep_color)"),
 )
-OPTIONS = (  # flag, default, type, metavar, help
-    ("--class", "11", str, "CLASS", "the class (default 11)"),
-    ("--protocol", "naive", str, "NAME", "the protocol fitted (default naive)"),
-    (
-        "--law",
-        None,
-        str,
-        "LAW",
-        "the law, parts joined by '+' (default eq1; e.g. memorize+onset+mean)",
+OPTIONS = {  # flag -> its argparse keywords
+    "--class": dict(dest="label", default="11", metavar="CLASS", help="the class (default 11)"),
+    "--protocol": dict(default="naive", metavar="NAME", help="the protocol fitted (default naive)"),
+    "--law": dict(
+        metavar="LAW", help="the law, parts joined by '+' (default eq1; e.g. memorize+onset+mean)"
     ),
-    ("--masked", None, str, "CONCEPT", "--law eq2: the masked concept (e.g. color)"),
-    (
-        "--shift",
-        "mask_p",
-        str,
-        "COLUMN",
-        "--law eq2: COV.csv's masking fraction column (default mask_p)",
+    "--masked": dict(metavar="CONCEPT", help="--law eq2: the masked concept (e.g. color)"),
+    "--shift": dict(
+        default="mask_p",
+        metavar="COLUMN",
+        help="--law eq2: COV.csv's masking fraction column (default mask_p)",
     ),
-    (
-        "--covariate",
-        "signal",
-        str,
-        "NAME",
-        "covariate columns NAME_<concept> (default signal; or sep)",
+    "--covariate": dict(
+        default="signal",
+        metavar="NAME",
+        help="covariate columns NAME_<concept> (default signal; or sep)",
     ),
-    (
-        "--ci",
-        "wald",
-        str,
-        "{wald,runs}",
-        "intervals: wald, or runs (a bootstrap over training runs)",
+    "--ci": dict(
+        choices=["wald", "runs"],
+        default="wald",
+        help="intervals: wald, or runs (a bootstrap over training runs)",
     ),
-    ("--boot", 50, int, "B", "resamples for --ci runs (default 50)"),
-    (
-        "--train-per-level",
-        None,
-        int,
-        "K",
-        "with --leave-out: train on K runs drawn per level, --draws times",
+    "--boot": dict(type=int, default=50, metavar="B", help="resamples for --ci runs (default 50)"),
+    "--train-per-level": dict(
+        type=int,
+        metavar="K",
+        help="with --leave-out: train on K runs drawn per level, --draws times",
     ),
-    ("--draws", 5, int, "R", "draws for --train-per-level (default 5)"),
-    ("--seed", 0, int, "SEED", "random seed of the draws (default 0)"),
-    ("--out", None, Path, "DIR", "output folder (default: LOG's folder/predict)"),
-)
+    "--draws": dict(
+        type=int, default=5, metavar="R", help="draws for --train-per-level (default 5)"
+    ),
+    "--seed": dict(
+        type=int, default=0, metavar="SEED", help="random seed of the draws (default 0)"
+    ),
+    "--out": dict(type=Path, metavar="DIR", help="output folder (default: LOG's folder/predict)"),
+}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -140,17 +132,8 @@ def build_parser() -> argparse.ArgumentParser:
     group = parser.add_mutually_exclusive_group(required=True)
     for flag, metavar, text in SPLITS:
         group.add_argument(flag, metavar=metavar, help=text)
-    for flag, default, kind, metavar, text in OPTIONS:
-        choices = metavar[1:-1].split(",") if metavar.startswith("{") else None
-        parser.add_argument(
-            flag,
-            default=default,
-            type=kind,
-            choices=choices,
-            help=text,
-            metavar=None if choices else metavar,
-            dest="label" if flag == "--class" else None,
-        )
+    for flag, keywords in OPTIONS.items():
+        parser.add_argument(flag, **keywords)
     parser.add_argument(
         "--list-laws", nargs=0, action=_ListLaws, help="print every part of a law, then exit"
     )

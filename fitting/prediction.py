@@ -188,12 +188,13 @@ def analyse(
         traj = by_run[r]
         idx = np.searchsorted(ref_steps, np.asarray(traj.step, dtype=float))
         path = law_path(fit, x[r], traj, shift)
+        obs = metrics(np.asarray(traj.step, dtype=float), traj.z, traj, concepts, corner(traj))
         holdout[r] = {
-            **_scored(path, traj, concepts),
+            **_scored(path, traj, concepts, obs),
             "covariates": dict(zip(concepts, x[r].tolist())),
             "parameters": run_parameters(fit, x[r], corner(traj), shift, r),
             "baselines": _baselines(
-                path, traj, concepts, idx, refs, feature[r], pooled_mean, train
+                path, traj, concepts, obs, idx, refs, feature[r], pooled_mean, train
             ),
             "seed_floor": seed_floor(by_run, feature, held, r, ref_steps, idx),
             "discrepancy": _source(fit, feature[r]),
@@ -218,17 +219,18 @@ def analyse(
     }
 
 
-def _scored(path: np.ndarray, traj: Trajectory, concepts: Sequence[str]) -> dict:
-    """A (T, D) path at the run's steps against the run: its RMSE, settled steps and turn, beside the run's."""
-    steps, target = np.asarray(traj.step, dtype=float), corner(traj)
-    obs = metrics(steps, traj.z, traj, concepts, target)
-    return compare(metrics(steps, path, traj, concepts, target), obs, concepts)
+def _scored(path: np.ndarray, traj: Trajectory, concepts: Sequence[str], obs: dict) -> dict:
+    """A (T, D) path at the run's steps against the run: its RMSE, settled steps and turn, beside the run's
+    own (``obs``: :func:`metrics` of the observed path)."""
+    steps = np.asarray(traj.step, dtype=float)
+    return compare(metrics(steps, path, traj, concepts, corner(traj)), obs, concepts)
 
 
 def _baselines(
     path: np.ndarray,
     traj: Trajectory,
     concepts: Sequence[str],
+    obs: dict,
     idx: np.ndarray,
     refs: list,
     feature: np.ndarray,
@@ -241,7 +243,7 @@ def _baselines(
 
     def scored(candidate: np.ndarray, used) -> dict:
         return {
-            **_scored(candidate[idx], traj, concepts),
+            **_scored(candidate[idx], traj, concepts, obs),
             "runs": list(used),
             "law_rmse": paired_rmse(path, candidate[idx], traj),
         }
@@ -256,7 +258,7 @@ def _baselines(
     return {
         "interpolation": optional(baselines.interpolation(refs, feature)),
         "nearest": scored(near, near_runs),
-        "mean": {**_scored(pooled_mean[idx], traj, concepts), "runs": list(train)},
+        "mean": {**_scored(pooled_mean[idx], traj, concepts, obs), "runs": list(train)},
         "linear": optional(baselines.linear(refs, feature)),
         "trend": optional(baselines.trend(refs, feature)),
     }
