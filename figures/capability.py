@@ -18,26 +18,20 @@ from typing import Sequence
 import numpy as np
 
 from theory import cli
-from theory.files import read_json
+from theory.records import ElicitationSummaryRecord
 from theory.plot import PROTOCOL_COLORS as COLORS
 from theory.plot import save, subplots
 
 
 def load(path: Path) -> tuple[list[dict], dict]:
     """(per-run results, mean curves) of an elicitation_summary.json, checked for what the figure needs."""
-    path = path / "elicitation_summary.json" if path.is_dir() else path
-    if not path.exists():
-        raise ValueError(
-            f"{path}: no such file; write it with python -m fitting.capability RUN_DIR ... --out {path.parent}"
-        )
-    doc = read_json(path, "elicitation_summary.json")
-    runs = doc.get("per_run") if isinstance(doc, dict) else None
-    if not isinstance(runs, list) or not runs or not all("curves" in r for r in runs):
+    rec = ElicitationSummaryRecord.read(path)
+    if rec.per_run is None:
         raise ValueError(
             f"{path}: no per-run curves ('per_run'); it was written by an older fitting.capability: "
             "run python -m fitting.capability again on its runs"
         )
-    return runs, doc.get("mean_curves", {})
+    return rec.per_run, rec.mean_curves
 
 
 def _protocols(ax, results: Sequence[dict], means: dict) -> None:

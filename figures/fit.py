@@ -20,27 +20,20 @@ import matplotlib
 import numpy as np
 
 from theory import cli, plot
-from theory.files import read_json
+from theory.records import FitRecord
 from theory.trajectory import Trajectory, read_csv
 
 
 def load(path: Path, log: Path | None) -> tuple[list[dict], dict[tuple, Trajectory]]:
     """fit.json's records, and the log's trajectories by (run, seed, class, protocol)."""
-    path = path / "fit.json" if path.is_dir() else path
-    if not path.exists():
-        raise ValueError(
-            f"{path}: no such file; write it with python -m fitting.fit LOG.csv --out {path.parent}"
-        )
-    doc = read_json(path, "fit.json")
-    if not isinstance(doc, dict) or not isinstance(doc.get("fits"), list):
-        raise ValueError(f"{path}: no 'fits' list (not written by python -m fitting.fit?)")
-    log = log or Path(doc.get("log", ""))
+    rec = FitRecord.read(path)
+    log = log or Path(rec.log)
     if not log.is_file():
         raise ValueError(
             f"{path} names the log {log}, which is not there; give it with --log LOG.csv"
         )
     trajs = {(t.run, t.seed, t.label, t.protocol): t for t in read_csv(log)}
-    return doc["fits"], trajs
+    return rec.fits, trajs
 
 
 def _title(traj: Trajectory) -> str:

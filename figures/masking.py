@@ -23,41 +23,15 @@ import numpy as np
 from matplotlib import colormaps
 
 from theory import cli
-from theory.files import read_json
+from theory.records import MaskingRecord
 from theory.plot import PROTOCOL_COLORS, save, square, subplots
-
-NEEDED = (
-    "p",
-    "class",
-    "concepts",
-    "path",
-    "curves",
-    "first_step",
-    "masked_class",
-    "steps_near_masked_class",
-    "left_masked_class",
-)
 
 
 def load(path: Path) -> list[dict]:
-    """The records of a masking.json written by python -m fitting.masking, checked for what the figure needs."""
-    path = path / "masking.json" if path.is_dir() else path
-    if not path.exists():
-        raise ValueError(
-            f"{path}: no such file; write it with python -m fitting.masking RUN_DIR ... --out {path.parent}"
-        )
-    doc = read_json(path, "masking.json")
-    runs = doc.get("runs") if isinstance(doc, dict) else None
-    if not isinstance(runs, list) or not runs or not all(isinstance(r, dict) for r in runs):
-        raise ValueError(
-            f"{path}: not a masking.json written by python -m fitting.masking (no 'runs' records)"
-        )
-    for i, r in enumerate(runs):
-        missing = [k for k in NEEDED if k not in r]
-        if missing:
-            raise ValueError(
-                f"{path}: runs[{i}] lacks {', '.join(missing)}; rewrite it with python -m fitting.masking"
-            )
+    """The run records of a masking.json written by python -m fitting.masking (checked on reading)."""
+    runs = MaskingRecord.read(path).runs
+    if not runs:
+        raise ValueError(f"{path}: holds no runs, so there is nothing to draw")
     return runs
 
 

@@ -22,22 +22,24 @@ import matplotlib
 import numpy as np
 
 from theory import cli, plot
-from theory.files import read_json
+from theory.records import LeaveOutRecord, PredictionRecord
 from theory.trajectory import Trajectory, read_csv
 
 COLORS = matplotlib.rcParams["axes.prop_cycle"].by_key()["color"]
 
 
-def observed_runs(doc: dict, logs: Sequence[Path] | None, where: Path) -> dict[str, Trajectory]:
+def observed_runs(
+    doc: PredictionRecord, logs: Sequence[Path] | None, where: Path
+) -> dict[str, Trajectory]:
     """The held-out runs' logged trajectories, from ``logs`` or the logs ``doc`` names."""
-    held, found = set(doc["holdout"]), {}
-    for log in logs or [Path(p) for p in doc.get("log", [])]:
+    held, found = set(doc.holdout), {}
+    for log in logs or [Path(p) for p in doc.log]:
         if not log.is_file():
             raise ValueError(
                 f"{where} names the log {log}, which is not there; give the logs with --log LOG.csv ..."
             )
         for t in read_csv(log):
-            if t.run in held and t.label == doc["class"] and t.protocol == doc["protocol"]:
+            if t.run in held and t.label == doc.label and t.protocol == doc.protocol:
                 found[t.run] = t
     if held - set(found):
         raise ValueError(
@@ -46,13 +48,13 @@ def observed_runs(doc: dict, logs: Sequence[Path] | None, where: Path) -> dict[s
     return found
 
 
-def _square(ax, doc: dict, observed: dict, predicted: dict) -> None:
+def _square(ax, doc: PredictionRecord, observed: dict, predicted: dict) -> None:
     for j, (run, obs) in enumerate(observed.items()):
         col = COLORS[j % 10]
         ax.plot(obs.z[:, 0], obs.z[:, 1], "o", ms=3, color=col, alpha=0.6)
         pred = predicted[run].z
         ax.plot(pred[:, 0], pred[:, 1], "-", lw=2, color=col, label=f"{run}: predicted")
-    plot.square(ax, doc["concepts"], f"held-out runs, class {doc['class']} (dots: observed)")
+    plot.square(ax, doc.concepts, f"held-out runs, class {doc.label} (dots: observed)")
     ax.legend(fontsize=6, loc="best")
 
 
@@ -68,11 +70,11 @@ def _points(ax, fits: dict, cov: dict, concepts, key: str, label: str) -> None:
             ax.plot(*zip(*pts), "o", color=COLORS[i % 10], label=f"{label}: {name}")
 
 
-def _speed(ax, doc: dict, curves: dict, fits: dict, cov: dict, label: str) -> None:
-    concepts, c = doc["concepts"], doc["law"]["coefficients"]
+def _speed(ax, doc: PredictionRecord, curves: dict, fits: dict, cov: dict, label: str) -> None:
+    concepts, c = doc.concepts, doc.law["coefficients"]
     if curves["speed"] is None:  # compete: the speed follows the lead too, so the runs' own
         for i, name in enumerate(concepts):
-            pts = sorted((cov[r][i], v["parameters"]["lam"][i]) for r, v in doc["train"].items())
+            pts = sorted((cov[r][i], v["parameters"]["lam"][i]) for r, v in doc.train.items())
             law = f"law: {name} (lead exponent {c['c_lam']:.2f})"
             ax.plot(*zip(*pts), "-", color=COLORS[i % 10], label=law)
     else:
@@ -82,13 +84,15 @@ def _speed(ax, doc: dict, curves: dict, fits: dict, cov: dict, label: str) -> No
     ax.set(xscale="log", yscale="log", xlabel=label, ylabel="speed λ (1/step)", title="speed")
 
 
-def _switch(ax, doc: dict, curves: dict, fits: dict, cov: dict, label: str, memorize: bool) -> None:
-    c, switch = doc["law"]["coefficients"], curves["switch"]
+def _switch(
+    ax, doc: PredictionRecord, curves: dict, fits: dict, cov: dict, label: str, memorize: bool
+) -> None:
+    c, switch = doc.law["coefficients"], curves["switch"]
     if switch["gate"] == "time":
         on = c.get("t_on", 0.0)
         text = f"law: exponent {c['b_t']:.2f}" + (f", from the onset {on:,.0f}" if on else "")
         ax.plot(switch["x"], switch["y"], "-", color="k", label=text)
-        _points(ax, fits, cov, doc["concepts"], "t_switch", "per-run switch")
+        _points(ax, fits, cov, doc.concepts, "t_switch", "per-run switch")
         title = "switch time (to memorizing)" if memorize else "switch time"
         ax.set(xscale="log", yscale="log", xlabel=label, ylabel="switch step", title=title)
         return
@@ -103,11 +107,11 @@ def _switch(ax, doc: dict, curves: dict, fits: dict, cov: dict, label: str, memo
     )
 
 
-def _bias(ax, doc: dict, curves: dict, fits: dict, cov: dict, memorize: bool) -> None:
-    c, bias = doc["law"]["coefficients"], curves["bias"]
+def _bias(ax, doc: PredictionRecord, curves: dict, fits: dict, cov: dict, memorize: bool) -> None:
+    c, bias = doc.law["coefficients"], curves["bias"]
     text = f"law: depth {c['m']:.2f}, sharpness {c['gamma']:.1f}"
     ax.plot(bias["x"], bias["y"], "-", color="k", label=text)
-    for i, name in enumerate(doc["concepts"]):
+    for i, name in enumerate(doc.concepts):
         pts = []
         for r, f in fits.items():
             if f and "z_bias" in f:
@@ -127,10 +131,10 @@ def _bias(ax, doc: dict, curves: dict, fits: dict, cov: dict, memorize: bool) ->
 
 
 def draw(
-    doc: dict, observed: dict[str, Trajectory], predicted: dict[str, Trajectory], path
+    doc: PredictionRecord, observed: dict[str, Trajectory], predicted: dict[str, Trajectory], path
 ) -> Path:
     """prediction.png from a prediction.json record (with its law curves) and the runs' paths."""
-    concepts, curves = doc["concepts"], doc["law"]["curves"]
+    concepts, curves = doc.concepts, doc.law["curves"]
     two = len(concepts) == 2
     fig, axes = plot.subplots(
         1, 3 + two, figsize=(4.8 * (3 + two), 4.4), squeeze=False, layout="constrained"
@@ -138,10 +142,10 @@ def draw(
     axes = list(axes[0])
     if two:
         _square(axes.pop(0), doc, observed, predicted)
-    cov = {r: np.array([v["covariates"][k] for k in concepts]) for r, v in doc["train"].items()}
-    memorize = doc["model"] in ("memorize", "coupled")
-    fits = {} if memorize else doc.get("per_run_fits") or {}
-    label = f"{doc['covariate']} (covariate)"
+    cov = {r: np.array([v["covariates"][k] for k in concepts]) for r, v in doc.train.items()}
+    memorize = doc.model in ("memorize", "coupled")
+    fits = {} if memorize else doc.per_run_fits or {}
+    label = f"{doc.covariate} (covariate)"
     _speed(axes[0], doc, curves, fits, cov, label)
     _switch(axes[1], doc, curves, fits, cov, label, memorize)
     _bias(axes[2], doc, curves, fits, cov, memorize)
@@ -149,14 +153,14 @@ def draw(
         ax.grid(alpha=0.25)
         if ax.get_legend() is None and ax.get_legend_handles_labels()[0]:
             ax.legend(fontsize=7)
-    delta = doc["law"].get("discrepancy")
+    delta = doc.law.get("discrepancy")
     extra = (
         f"; + the {'shared' if delta['kind'] == 'mean' else 'local'} discrepancy, mean rms "
         + ", ".join(f"{k} {v:.3f}" for k, v in delta["rms"].items())
         if delta
         else ""
     )
-    fig.suptitle(f"pooled {doc['model']} law: {doc['law']['text']}{extra}", fontsize=9)
+    fig.suptitle(f"pooled {doc.model} law: {doc.law['text']}{extra}", fontsize=9)
     return plot.save(fig, path)
 
 
@@ -167,7 +171,7 @@ def _paired(row: dict) -> float | None:
     return row.get(key, row["law"])
 
 
-def _leave_out_title(doc: dict) -> str:
+def _leave_out_title(doc: LeaveOutRecord) -> str:
     gaps = [
         f"\nlaw - {what} {g['text']}"
         for what, key in (
@@ -176,33 +180,32 @@ def _leave_out_title(doc: dict) -> str:
             ("linear outside", "law_minus_linear_outside"),
             ("trend outside", "law_minus_trend_outside"),
         )
-        if (g := doc.get("differences", {}).get(key)) is not None and "text" in g
+        if (g := doc.differences.get(key)) is not None and "text" in g
     ]
-    k = doc.get("train_per_level")
+    k = doc.train_per_level
     scarce = (
-        f"\ntrained on {k} run{'s' if k > 1 else ''} a level (mean of {doc['draws']} draws)"
+        f"\ntrained on {k} run{'s' if k > 1 else ''} a level (mean of {doc.draws} draws)"
         if k
         else ""
     )
-    return (
-        f"leave one {doc['column']} out (grey band: outside the training range){scarce}"
-        + "".join(gaps)
+    return f"leave one {doc.column} out (grey band: outside the training range){scarce}" + "".join(
+        gaps
     )
 
 
-def leave_out_figure(doc: dict, path) -> Path:
+def leave_out_figure(doc: LeaveOutRecord, path) -> Path:
     """leave_out.png: per left-out level, the RMSE of the law, of the baselines, the seed floor and the law's
     ceiling (lines: the level's mean; dots: the law on each held-out run); shaded: the levels outside the
     training range). The law is scored at the points of the baseline it is compared with: interpolation's
     inside the range, the nearest level's outside it."""
-    levels = doc["levels"]
+    levels = doc.levels
     fig, ax = plot.subplots(figsize=(8.6, 4.2), layout="constrained")
     x = np.arange(len(levels))
-    law = doc.get("law_name") or f"{doc.get('model', '')}" + "".join(
-        f"+{k}" for k in ("onset", "compete") if doc.get(k)
+    law = doc.law_name or doc.model + "".join(
+        f"+{k}" for k in ("onset", "compete") if getattr(doc, k)
     )
-    if doc.get("discrepancy") and "law_name" not in doc:
-        law += "+" + ("local" if doc["discrepancy"] == "local" else "mean")
+    if doc.discrepancy and doc.law_name is None:
+        law += "+" + ("local" if doc.discrepancy == "local" else "mean")
     for key, style, label in (
         ("law", "o-", f"law {law}"),
         ("interpolation", "s--", "interpolation"),
@@ -271,16 +274,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     found, leave = targets(args.analysis)
     if leave is not None:
-        doc = read_json(leave, "leave_out.json")
-        if not isinstance(doc, dict) or not isinstance(doc.get("levels"), list):
-            raise ValueError(
-                f"{leave}: no 'levels' list (not written by python -m fitting.predict --leave-out?)"
-            )
-        leave_out_figure(doc, leave.with_suffix(".png"))
+        leave_out_figure(LeaveOutRecord.read(leave), leave.with_suffix(".png"))
         print(f"wrote {leave.with_suffix('.png')}")
     for path in found:
-        doc = read_json(path, "prediction.json")
-        if "curves" not in doc.get("law", {}):
+        doc = PredictionRecord.read(path)
+        if "curves" not in doc.law:
             print(
                 f"python -m figures.predict: skipped {path}: no law curves (written before they were saved; "
                 "rerun fitting.predict)",

@@ -18,10 +18,9 @@ import numpy as np
 
 from figures.fit import slug
 from theory import cli
-from theory.files import read_json
+from theory.records import SimJointRecord
 from theory.plot import save, subplots
 
-NEEDED = ("run", "seed", "concepts", "classes", "models", "curves")
 FITS = (  # the fitted paths drawn: key in curves, line style, colour, legend
     ("sim2 joint", "-", "C0", "sim2, one W(t)"),
     ("eq1 per class", "--", "C3", "eq1 per class"),
@@ -29,22 +28,10 @@ FITS = (  # the fitted paths drawn: key in curves, line style, colour, legend
 
 
 def load(path: Path) -> list[dict]:
-    """The run records of a sim_joint.json, checked for what the figure needs."""
-    path = path / "sim_joint.json" if path.is_dir() else path
-    if not path.exists():
-        raise ValueError(
-            f"{path}: no such file; write it with python -m fitting.sim_joint LOG.csv --out {path.parent}"
-        )
-    doc = read_json(path, "sim_joint.json")
-    runs = doc.get("runs") if isinstance(doc, dict) else None
-    if not isinstance(runs, list) or not runs:
-        raise ValueError(f"{path}: no 'runs' list (not written by python -m fitting.sim_joint?)")
-    for i, run in enumerate(runs):
-        missing = [k for k in NEEDED if not isinstance(run, dict) or k not in run]
-        if missing:
-            raise ValueError(
-                f"{path}: run {i} lacks {missing} (written by an older fitting.sim_joint?)"
-            )
+    """The run records of a sim_joint.json written by python -m fitting.sim_joint (checked on reading)."""
+    runs = SimJointRecord.read(path).runs
+    if not runs:
+        raise ValueError(f"{path}: holds no runs, so there is nothing to draw")
     return runs
 
 

@@ -33,7 +33,7 @@ from matplotlib.cm import ScalarMappable
 from matplotlib.colors import Normalize
 
 from theory import cli
-from theory.files import read_json
+from theory.records import StudyRecord
 from theory.plot import save, square, subplots
 from theory.trajectory import read_csv
 
@@ -47,19 +47,11 @@ CORNER_COLORS = {
 }
 
 
-def read_study(path: Path) -> dict:
-    """study.json, checked for the keys the figures use."""
-    doc = read_json(path, "study.json")
-    if not isinstance(doc, dict) or not {"by", "runs", "levels", "held_out"} <= set(doc):
-        raise ValueError(f"{path}: not a study.json written by python -m fitting.study; rewrite it")
-    return doc
-
-
-def learning_figure(doc: dict, out: Path) -> Path:
+def learning_figure(doc: StudyRecord, out: Path) -> Path:
     """learning.png: learned step against concept signal, the training classes and the held-out class (see the module docstring)."""
-    label = doc["held_out"][0]
+    label = doc.held_out[0]
     fig, axes = subplots(1, 2, figsize=(12.4, 4.8), sharey=True)
-    concepts = list(doc["runs"][0]["learning"])
+    concepts = list(doc.runs[0]["learning"])
     panels = (
         (
             axes[0],
@@ -76,15 +68,13 @@ def learning_figure(doc: dict, out: Path) -> Path:
     )
     for ax, records, levels, title in panels:
         for color, concept in zip(CONCEPT_COLORS, concepts):
-            for r in doc["runs"]:
+            for r in doc.runs:
                 rec, x = records(r)[concept], r["signal"][concept]
                 if rec["learned_step"] is not None:
                     ax.plot(x, rec["learned_step"], "o", color=color, alpha=0.55, ms=6)
                 else:
                     ax.plot(x, rec["censored_at"], "^", mfc="none", color=color, ms=8)
-            med = [
-                (lev["signal"][concept], levels(lev, concept)["median"]) for lev in doc["levels"]
-            ]
+            med = [(lev["signal"][concept], levels(lev, concept)["median"]) for lev in doc.levels]
             med = [(x, y) for x, y in med if y is not None]
             if med:
                 ax.plot(
@@ -93,7 +83,7 @@ def learning_figure(doc: dict, out: Path) -> Path:
             if ax is axes[0]:
                 fit = [
                     (lev["signal"][concept], lev["learned_fit"][concept]["median"])
-                    for lev in doc["levels"]
+                    for lev in doc.levels
                 ]
                 fit = [(x, y) for x, y in fit if y is not None]
                 if fit:
@@ -110,7 +100,7 @@ def learning_figure(doc: dict, out: Path) -> Path:
         ax.set(
             xscale="log",
             xlabel="concept signal (pixel MSE between the classes that differ in the concept)",
-            title=f"{title}, swept: {doc['by']}",
+            title=f"{title}, swept: {doc.by}",
         )
         ax.grid(alpha=0.25, which="both")
         ax.legend(fontsize=7)
@@ -119,13 +109,11 @@ def learning_figure(doc: dict, out: Path) -> Path:
     return save(fig, out)
 
 
-def timing_figure(doc: dict, out: Path) -> Path:
+def timing_figure(doc: StudyRecord, out: Path) -> Path:
     """timing.png: capability step against behavior step per run, censored times as arrows (see the module docstring)."""
-    label, by = doc["held_out"][0], doc["by"]
+    label, by = doc.held_out[0], doc.by
     runs = [
-        r
-        for r in doc["runs"]
-        if r["held_out"].get(label, {}).get("capability_unbiased") is not None
+        r for r in doc.runs if r["held_out"].get(label, {}).get("capability_unbiased") is not None
     ]
     fig, ax = subplots(figsize=(5.6, 5.0))
     if not runs:
@@ -139,7 +127,7 @@ def timing_figure(doc: dict, out: Path) -> Path:
             transform=ax.transAxes,
         )
         return save(fig, out)
-    values = [r[by] for r in doc["runs"]]
+    values = [r[by] for r in doc.runs]
     mapper = ScalarMappable(
         norm=Normalize(min(values), max(values) if max(values) > min(values) else min(values) + 1),
         cmap="viridis",
@@ -180,12 +168,12 @@ def timing_figure(doc: dict, out: Path) -> Path:
     return save(fig, out)
 
 
-def held_out_figure(doc: dict, log: Path, out: Path) -> Path:
+def held_out_figure(doc: StudyRecord, log: Path, out: Path) -> Path:
     """held_out.png: the held-out class's paths per seed, coloured by the swept covariate, and its last readings."""
-    label, by = doc["held_out"][0], doc["by"]
+    label, by = doc.held_out[0], doc.by
     trajectories = {t.run: t for t in read_csv(log) if t.label == label and t.protocol == "naive"}
-    seeds = sorted({r["seed"] for r in doc["runs"]})
-    values = [r[by] for r in doc["runs"]]
+    seeds = sorted({r["seed"] for r in doc.runs})
+    values = [r[by] for r in doc.runs]
     norm = Normalize(min(values), max(values) if max(values) > min(values) else min(values) + 1)
     fig, axes = subplots(
         2,
@@ -196,7 +184,7 @@ def held_out_figure(doc: dict, log: Path, out: Path) -> Path:
     )
     for col, seed in enumerate(seeds):
         top, bottom = axes[0, col], axes[1, col]
-        runs = sorted((r for r in doc["runs"] if r["seed"] == seed), key=lambda r: r[by])
+        runs = sorted((r for r in doc.runs if r["seed"] == seed), key=lambda r: r[by])
         concepts = None
         for r in runs:
             t = trajectories.get(r["run"])
@@ -270,7 +258,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     path = args.study or args.sweep / "study.json"
     if not path.is_file():
         raise ValueError(f"{path}: not found; run python -m fitting.study {args.sweep} first")
-    doc = read_study(path)
+    doc = StudyRecord.read(path)
     out = cli.output_dir(args.out or args.sweep, "--out")
     written = [
         learning_figure(doc, out / "learning.png"),

@@ -23,7 +23,7 @@ from matplotlib.colors import LogNorm
 
 from theory import cli
 from theory.plot import save, square, subplots
-from theory.files import read_json
+from theory.records import TurnRecord
 from theory.trajectory import read_csv, read_meta, run_log
 
 CLASS_COLORS = {"00": "tab:red", "01": "tab:orange", "10": "tab:purple", "11": "tab:blue"}
@@ -31,17 +31,10 @@ CLASS_COLORS = {"00": "tab:red", "01": "tab:orange", "10": "tab:purple", "11": "
 
 def saved_turns(log: Path) -> dict[tuple[str, str], dict]:
     """(class, protocol) -> the turn record of the run's turn.json (written by python -m fitting.turn), if any."""
-    path = log.parent / "turn.json"
+    path = log.parent / TurnRecord.FILE
     if not path.exists():
         return {}
-    doc = read_json(path, "turn.json")
-    turns = doc.get("turns") if isinstance(doc, dict) else None
-    if not isinstance(turns, list) or not all(
-        isinstance(t, dict) and {"class", "protocol", "turn_step", "turn_point"} <= set(t)
-        for t in turns
-    ):
-        raise ValueError(f"{path}: not a turn.json written by python -m fitting.turn; rewrite it")
-    return {(t["class"], t["protocol"]): t for t in turns}
+    return {(t["class"], t["protocol"]): t for t in TurnRecord.read(path).turns}
 
 
 def draw(runs: Sequence[Path], out: Path, *, protocol: str = "naive") -> Path:

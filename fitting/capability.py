@@ -27,7 +27,7 @@ import numpy as np
 
 from fitting.curves import LEVELS, settled_step, threshold_step
 from theory import cli
-from theory.files import write_json
+from theory.records import ElicitationRecord, ElicitationSummaryRecord
 from theory.trajectory import Trajectory, read_csv, run_log
 
 
@@ -277,22 +277,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     results = [analyse_run(r, args.label, args.persist) for r in args.runs]
     for run, res in zip(args.runs, results):
         folder = run if run.is_dir() else run.parent
-        write_json(folder / "elicitation.json", res)
+        ElicitationRecord.from_json(res).write(folder / ElicitationRecord.FILE)
         for rule, fs in (("first", res["first_step"]), ("settled", res["settled_step"])):
             print(
                 f"{run}: {rule:7s} naive 50%/80% at {fs['naive']['50%']}/{fs['naive']['80%']}, "
                 f"capability {fs.get('capability', {}).get('50%')}/{fs.get('capability', {}).get('80%')}"
             )
-    summary = {
-        "runs": [str(r) for r in args.runs],
-        "class": args.label,
-        "summary": summarize(results),
-        "settled": summarize(results, rule="settled"),
-    }
-    means = mean_curves(results)
-    path = write_json(
-        out / "elicitation_summary.json", {**summary, "mean_curves": means, "per_run": results}
+    summary = ElicitationSummaryRecord(
+        runs=[str(r) for r in args.runs],
+        label=args.label,
+        summary=summarize(results),
+        settled=summarize(results, rule="settled"),
+        mean_curves=mean_curves(results),
+        per_run=results,
     )
+    path = summary.write(out / ElicitationSummaryRecord.FILE)
     print(f"wrote {path}; Fig. 6: python -m figures.capability {path}")
     return 0
 

@@ -41,7 +41,7 @@ from fitting.model_fit import FITTABLE
 from fitting.report import analyse, fitted_curves
 from theory import cli
 from theory.cli import UsageError
-from theory.files import write_json
+from theory.records import FitRecord
 from theory.stamp import stamp
 from theory.trajectory import read_csv
 
@@ -259,10 +259,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args.no_figures:  # what figures.fit draws
         for traj, record, model_fit, _, acc in results:
             record["curves"] = fitted_curves(traj, model_fit, acc)
-    document = {"log": str(args.log), "model": args.model, "fits": records, "skipped": skipped}
-    path = write_json(
-        out / "fit.json", {**document, "lags": protocol_lags(records), "stamp": stamped}
+    record = FitRecord(
+        log=str(args.log),
+        model=args.model,
+        fits=records,
+        skipped=skipped,
+        lags=protocol_lags(records),
+        stamp=stamped,
     )
+    path = record.write(out / FitRecord.FILE)
     print(
         f"fitted {len(records)} trajectories in {time.perf_counter() - start:.1f} s; wrote {path}"
         + ("" if args.no_figures else f"; figures: python -m figures.fit {out}")

@@ -35,7 +35,8 @@ import numpy as np
 from fitting.study import PERSIST, UNREADABLE, held_out
 from fitting.turn import learned_from
 from theory import cli
-from theory.files import read_json, write_json
+from theory.files import read_json
+from theory.records import LadderRecord
 from theory.trajectory import Trajectory, read_csv
 
 ALWAYS = ("seed", "sep")  # settings every row shows, varied or not
@@ -235,7 +236,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"--out {args.out}: is one of the inputs of {run}; choose another file"
             )
     rows = [row(run, args.label) for run in args.runs]
-    write_json(out, {"class": args.label, "persist": PERSIST, "rows": rows})
+    LadderRecord(label=args.label, persist=PERSIST, rows=rows).write(out)
     print(table(rows))
     print(f"wrote {out}")
     return 0

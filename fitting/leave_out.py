@@ -10,9 +10,9 @@ import numpy as np
 from tqdm import tqdm
 
 from fitting.intervals import clustered_mean
-from fitting.prediction import Setup, analyse, law_keys, pooled_fit
+from fitting.prediction import Setup, analyse, pooled_fit
 from theory.cli import UsageError
-from theory.files import write_json
+from theory.records import LeaveOutRecord
 from theory.trajectory import Trajectory
 
 KEYS = (
@@ -146,28 +146,29 @@ def write_leave_out(
 ) -> None:
     """leave_out.json from the per-level rows; prints the means and the differences."""
     spec = setup.spec
-    summary = {
-        "column": column,
-        "class": setup.label,
-        "protocol": setup.protocol,
-        **law_keys(spec),
-        "onset": spec.onset,
-        "compete": spec.compete,
-        "discrepancy": spec.discrepancy,
-        "covariate": setup.covariate,
-        "train_per_level": train_per_level,
-        "draws": draws,
-        "levels": rows,
-        "means": means(rows),
-        "differences": differences(rows),
-        "stamp": stamped,
-    }
-    write_json(out / "leave_out.json", summary)
-    print(
-        f"wrote {out / 'leave_out.json'}: "
-        + "; ".join(f"{k} {v:.3g}" for k, v in summary["means"].items() if v is not None)
+    summary = LeaveOutRecord(
+        column=column,
+        label=setup.label,
+        protocol=setup.protocol,
+        model=spec.base,
+        law_name=spec.name,
+        onset=spec.onset,
+        compete=spec.compete,
+        discrepancy=spec.discrepancy,
+        covariate=setup.covariate,
+        train_per_level=train_per_level,
+        draws=draws,
+        levels=rows,
+        means=means(rows),
+        differences=differences(rows),
+        stamp=stamped,
     )
-    for name, g in summary["differences"].items():
+    path = summary.write(out / LeaveOutRecord.FILE)
+    print(
+        f"wrote {path}: "
+        + "; ".join(f"{k} {v:.3g}" for k, v in summary.means.items() if v is not None)
+    )
+    for name, g in summary.differences.items():
         print(f"  {name}: {g['text']}")
 
 

@@ -42,7 +42,7 @@ from fitting.curves import settled_step
 from fitting.study_levels import steps_text, summarise
 from fitting.turn import learned_from
 from theory import cli
-from theory.files import write_json
+from theory.records import MaskingRecord
 from theory.trajectory import Trajectory, read_csv, read_meta, run_log
 
 NEAR = 0.15  # concept-space distance within which the held-out class counts as drawing the masked class
@@ -226,11 +226,11 @@ def _spread_text(v: dict | None, digits: int = 2) -> str:
     return text if lo == hi else text + f" [{lo:.{digits}f}, {hi:.{digits}f}]"
 
 
-def table(doc: dict) -> str:
+def table(doc: MaskingRecord) -> str:
     """masking.json's levels as a markdown table (docs/study.md quotes it): medians [range] over the seeds."""
-    lv = doc["levels"]
-    masked, label = doc["runs"][0]["masked_class"], doc["class"]
-    concepts = doc["runs"][0]["concepts"]
+    lv = doc.levels
+    masked, label = doc.runs[0]["masked_class"], doc.label
+    concepts = doc.runs[0]["concepts"]
     protocols = [
         k for k in ("naive", "overprompt", "capability") if any(k in x["first_step"] for x in lv)
     ]
@@ -287,8 +287,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if cli.checking(args):
         return 0
     results = sweep(args.runs, args.label, args.persist)
-    doc = {"class": args.label, "persist": args.persist, "runs": results, "levels": levels(results)}
-    path = write_json(out / "masking.json", doc)
+    doc = MaskingRecord(
+        label=args.label, persist=args.persist, runs=results, levels=levels(results)
+    )
+    path = doc.write(out / MaskingRecord.FILE)
     for r in results:
         fs = r["first_step"]
         seed = "" if r["seed"] is None else f", seed {r['seed']}"

@@ -39,7 +39,7 @@ from fitting.prediction import (
 )
 from theory import cli
 from theory.cli import UsageError
-from theory.files import write_json
+from theory.records import PredictionRecord
 from theory.stamp import stamp
 from theory.trajectory import Trajectory, read_csv, write_csv
 
@@ -332,7 +332,7 @@ def predict_split(
     write_csv(out / "predicted.csv", predicted)
     doc["per_run_fits"] = per_run_fits([by_run[r] for r in train])
     doc["seconds"]["total"] = round(time.perf_counter() - start, 2)
-    write_json(out / "prediction.json", doc)
+    PredictionRecord.from_json(doc).write(out / PredictionRecord.FILE)
     print(
         f"pooled {setup.spec.name} fit of {len(train)} runs in {pooled_s:.1f} s (rmse {fit.rmse:.3f}); "
         f"law: {law_text(fit.coefficients)}"

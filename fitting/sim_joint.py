@@ -36,7 +36,7 @@ from fitting.report import rounded
 from fitting.sim_fit import bits_of, fit_sim
 from theory import cli
 from theory.cli import UsageError
-from theory.files import write_json
+from theory.records import SimJointRecord
 from theory.stamp import stamp
 from theory.trajectory import Trajectory, read_csv
 
@@ -175,16 +175,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
     if not records:
         raise UsageError(f"{args.log}: no run could be fitted; the first: {skipped[0]['reason']}")
-    path = write_json(
-        out / "sim_joint.json",
-        {
-            "log": str(args.log),
-            "protocol": args.protocol,
-            "runs": records,
-            "skipped": skipped,
-            "stamp": stamped,
-        },
+    record = SimJointRecord(
+        log=str(args.log), protocol=args.protocol, runs=records, skipped=skipped, stamp=stamped
     )
+    path = record.write(out / SimJointRecord.FILE)
     print(f"wrote {path}")
     for s in skipped:
         print(

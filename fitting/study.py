@@ -48,7 +48,7 @@ from fitting.covariates import read_table
 from fitting.study_levels import level, relation, tables
 from fitting.turn import held_out_turn, learned_from
 from theory import cli
-from theory.files import write_json
+from theory.records import StudyRecord
 from theory.trajectory import Trajectory, read_csv, read_meta
 
 LEVEL, PERSIST = (
@@ -241,8 +241,8 @@ def varying(covariates: dict[str, dict[str, str]]) -> list[str]:
     return [c for c in cols if len({r[c] for r in covariates.values()}) > 1]
 
 
-def study(sweep_dir: Path, by: str | None = None) -> dict:
-    """study.json's content for a collected sweep folder."""
+def study(sweep_dir: Path, by: str | None = None) -> StudyRecord:
+    """study.json's record for a collected sweep folder."""
     sweep_dir = Path(sweep_dir)
     log, cov_path = sweep_dir / "sweep.csv", sweep_dir / "covariates.csv"
     for path in (log, cov_path):
@@ -282,16 +282,16 @@ def study(sweep_dir: Path, by: str | None = None) -> dict:
         ]
         for lab in held_labels
     }
-    return {
-        "sweep": str(sweep_dir),
-        "by": by,
-        "level": LEVEL,
-        "persist": PERSIST,
-        "held_out": held_labels,
-        "runs": runs,
-        "levels": levels,
-        "relations": relations,
-    }
+    return StudyRecord(
+        sweep=str(sweep_dir),
+        by=by,
+        level=LEVEL,
+        persist=PERSIST,
+        held_out=held_labels,
+        runs=runs,
+        levels=levels,
+        relations=relations,
+    )
 
 
 def _grouping(covariates: dict, by: str | None, cov_path: Path) -> str:
@@ -344,7 +344,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if cli.checking(args):
         return 0
     doc = study(args.sweep, args.by)
-    write_json(out, doc)
+    doc.write(out)
     print(tables(doc))
     print(f"wrote {out}")
     return 0

@@ -8,6 +8,8 @@ from typing import Sequence
 
 import numpy as np
 
+from theory.records import StudyRecord
+
 
 def summarise(values: list[float | None], censored_at: list[float | None]) -> dict:
     """Median and range of the seeds' steps that were reached; how many were censored (and from when)."""
@@ -144,16 +146,16 @@ def steps_text(summary: dict) -> str:
     return text
 
 
-def tables(doc: dict) -> str:
+def tables(doc: StudyRecord) -> str:
     """The study's numbers as markdown tables (docs/study.md quotes them): per level, then the relations."""
-    by, label = doc["by"], doc["held_out"][0]
-    concepts = list(doc["levels"][0]["learned_step"])
+    by, label = doc.by, doc.held_out[0]
+    concepts = list(doc.levels[0]["learned_step"])
     head = [by] + [
         f"{c}: signal; learned by the training classes (model-free; fitted); by class {label}"
         for c in concepts
     ]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for lev in doc["levels"]:
+    for lev in doc.levels:
         cells = [f"{lev[by]:g}"] + [
             f"{lev['signal'][c]:.3f}; {steps_text(lev['learned_step'][c])}; {steps_text(lev['learned_fit'][c])}; "
             f"{steps_text(lev['held_learned_step'][label][c])}"
@@ -166,7 +168,7 @@ def tables(doc: dict) -> str:
         + ["turn", "behavior", "capability"]
     )
     lines += ["", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for lev in doc["levels"]:
+    for lev in doc.levels:
         cells = [f"{lev[by]:g}"]
         for c in concepts:
             r = lev["reach"][label][c]
@@ -179,7 +181,7 @@ def tables(doc: dict) -> str:
             steps_text(lev[key][label]) for key in ("turn_step", "behavior_step", "capability_step")
         ]
         lines.append("| " + " | ".join(cells) + " |")
-    for rel in doc["relations"][label]:
+    for rel in doc.relations[label]:
         line = rel["line"]
         fit = (
             "no line (fewer than 3 fully observed pairs)"

@@ -28,7 +28,7 @@ from scipy.signal import savgol_filter
 
 from fitting.curves import noise_scale
 from theory import cli
-from theory.files import write_json
+from theory.records import TurnRecord
 from theory.trajectory import Trajectory, read_csv, read_meta, run_log
 
 
@@ -156,8 +156,8 @@ def run_turns(
     *,
     min_dev: float = 0.05,
     min_angle: float = 30.0,
-) -> dict:
-    """turn.json's content: per protocol and class (``labels``, default the log's held-out classes, else 11), the
+) -> TurnRecord:
+    """turn.json's record: per protocol and class (``labels``, default the log's held-out classes, else 11), the
     turn toward the class's corner, with the thresholds it was found with."""
     trajectories = read_csv(log)
     held = set(labels or (read_meta(log) or {}).get("held_out") or ["11"])
@@ -184,7 +184,7 @@ def run_turns(
                 "turn_point": None if turn is None else list(turn.point),
             }
         )
-    return {"log": str(log), "min_dev": min_dev, "min_angle": min_angle, "turns": turns}
+    return TurnRecord(log=str(log), min_dev=min_dev, min_angle=min_angle, turns=turns)
 
 
 @cli.command("fitting.turn")
@@ -237,8 +237,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         cli.output_file(run_log(run).parent / "turn.json", "RUN")
     for run in args.runs:
         doc = run_turns(run_log(run), labels, min_dev=args.min_dev, min_angle=args.min_angle)
-        path = write_json(run_log(run).parent / "turn.json", doc)
-        for t in doc["turns"]:
+        path = doc.write(run_log(run).parent / TurnRecord.FILE)
+        for t in doc.turns:
             where = "no turn" if t["turn_step"] is None else f"turn at step {t['turn_step']:.0f}"
             print(f"{run}: class {t['class']} {t['protocol']}: {where}")
         print(f"wrote {path}")

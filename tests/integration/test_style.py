@@ -49,7 +49,6 @@ OVER = {
     "figures/masking.py:_steps_panel": 76,
     "figures/masking.py:draw": 63,
     "figures/study.py:held_out_figure": 67,
-    "figures/study.py:learning_figure": 62,
     "figures/training.py:draw": 86,
     "theory/dopri.py:one": 105,
     "theory/frames.py:from_array": 67,

@@ -91,9 +91,13 @@ def test_cli_writes_per_run_json_summary_and_figure(tmp_path, capsys):
 def test_the_figure_names_a_summary_it_cannot_draw(tmp_path, capsys):
     assert draw([str(tmp_path / "none.json")]) == 2
     assert "no such file; write it with python -m fitting.capability" in capsys.readouterr().err
-    (tmp_path / "old.json").write_text('{"summary": {}, "mean_curves": {}}')
+    old = {"runs": ["a"], "class": "11", "summary": {}, "settled": {}}  # before per_run was saved
+    (tmp_path / "old.json").write_text(json.dumps(old))
     assert draw([str(tmp_path / "old.json")]) == 2
     assert "written by an older fitting.capability" in capsys.readouterr().err
+    (tmp_path / "other.json").write_text('{"summary": {}, "mean_curves": {}}')
+    assert draw([str(tmp_path / "other.json")]) == 2
+    assert "lacks 'runs', 'class', 'settled'" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(

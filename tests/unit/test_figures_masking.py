@@ -148,8 +148,17 @@ def test_cli_writes_json_and_figure(tmp_path, capsys):
     "text, message",
     [
         (None, "no such file"),
-        ("[]", "no 'runs' records"),
-        ('{"runs": [{"p": 0.5}]}', "runs[0] lacks class"),
+        ("[]", "not a JSON object, so not the masking.json that python -m fitting.masking writes"),
+        ('{"runs": [{"p": 0.5}]}', "lacks 'class', 'persist'"),
+        (
+            '{"class": "11", "persist": 3, "runs": [{"p": 0.5}]}',
+            "runs[0] lacks 'class', 'concepts'",
+        ),
+        ('{"class": "11", "persist": 3, "runs": []}', "holds no runs"),
+        (
+            '{"log": "x.csv", "turns": []}',
+            "(it looks like a turn.json, which python -m fitting.turn",
+        ),
     ],
 )
 def test_the_figure_reads_only_a_valid_masking_json(tmp_path, capsys, text, message):

@@ -155,8 +155,8 @@ def test_concept_accuracy_counts_the_corners_that_carry_the_concept():
 
 def test_learning_steps_are_recovered_and_never_is_censored(sweep):
     doc = study(sweep)
-    assert doc["by"] == "sep_color"
-    runs = {(r["sep_color"], r["seed"]): r for r in doc["runs"]}
+    assert doc.by == "sep_color"
+    runs = {(r["sep_color"], r["seed"]): r for r in doc.runs}
     for key, (color, size) in TRUTH.items():
         got = runs[key]["learning"]
         assert got["color"]["learned_step"] == color and got["size"]["learned_step"] == size
@@ -179,7 +179,7 @@ def test_learning_steps_are_recovered_and_never_is_censored(sweep):
             held["learning"]["size"]["learned_step"] == 0
             and held["learning"]["color"]["censored_at"] == STEPS[-1]
         )
-    low, high = doc["levels"]
+    low, high = doc.levels
     assert low["sep_color"] == 0.3 and low["signal"]["color"] == pytest.approx(0.01)
     assert low["learned_step"]["color"] == {
         "n": 2,
@@ -217,7 +217,7 @@ def test_a_falling_curve_has_no_fitted_learning_time():
 
 def test_capability_is_timed_and_censored_and_unelicited_runs_do_not_count(sweep):
     doc = study(sweep)
-    runs = {r["run"]: r["held_out"]["11"] for r in doc["runs"]}
+    runs = {r["run"]: r["held_out"]["11"] for r in doc.runs}
     got = runs["seed=0,sep.color=0.8"]
     assert (
         got["capability_step"] == 1200
@@ -228,7 +228,7 @@ def test_capability_is_timed_and_censored_and_unelicited_runs_do_not_count(sweep
     never = runs["seed=1,sep.color=0.8"]
     assert never["capability_step"] is None and never["capability_censored_at"] == 3000
     assert runs["seed=0,sep.color=0.3"]["capability_unbiased"] is None  # not elicited
-    low, high = doc["levels"]
+    low, high = doc.levels
     assert high["capability_step"]["11"] == {
         "n": 2,
         "n_censored": 1,
@@ -368,15 +368,15 @@ def test_figures_need_the_study(sweep, capsys):
     assert "study.json: not found; run python -m fitting.study" in capsys.readouterr().err
     (sweep / "study.json").write_text("[]")
     assert draw([str(sweep)]) == 2
-    assert "not a study.json written by python -m fitting.study" in capsys.readouterr().err
+    assert "not the study.json that python -m fitting.study writes" in capsys.readouterr().err
 
 
 def test_every_combination_of_missing_learning_draws(sweep):
     """A level where no seed learned a concept has no median; the figure still draws (only lower bounds)."""
     doc = study(sweep)
-    for r, concept in itertools.product(doc["runs"], ("color",)):
+    for r, concept in itertools.product(doc.runs, ("color",)):
         r["learning"][concept].update(learned_step=None, learned_fit=None, censored_at=3000.0)
-    for lev in doc["levels"]:
+    for lev in doc.levels:
         lev["learned_step"]["color"]["median"] = lev["learned_fit"]["color"]["median"] = None
-    (sweep / "study.json").write_text(json.dumps(doc))
+    (sweep / "study.json").write_text(json.dumps(doc.to_json()))
     assert draw([str(sweep)]) == 0

@@ -1,0 +1,129 @@
+"""theory.records: the saved JSON records that join fitting to figures."""
+
+from __future__ import annotations
+
+import ast
+import json
+from dataclasses import FrozenInstanceError, fields
+from pathlib import Path
+
+import pytest
+
+from theory.records import (
+    RECORDS,
+    FitRecord,
+    LeaveOutRecord,
+    MaskingRecord,
+    Record,
+    StudyRecord,
+    TurnRecord,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def minimal(cls: type[Record]) -> dict:
+    """A JSON object holding every required key of ``cls`` (rows with the keys their list needs)."""
+    example = {
+        "list": [],
+        "dict": {},
+        "str": "text",
+        "int": 3,
+        "float": 0.5,
+        "bool": True,
+        "Any": None,
+    }
+    doc = {}
+    for f in fields(cls):
+        key = f.metadata.get("key", f.name)
+        if key in cls.required():
+            needs = cls.ROWS.get(key)
+            first = str(f.type).split("|")[0].strip()
+            doc[key] = [{k: 0 for k in needs}] if needs is not None else example[first]
+    return doc
+
+
+@pytest.mark.parametrize("cls", RECORDS, ids=lambda c: c.FILE)
+def test_every_record_round_trips_through_its_file(cls, tmp_path):
+    doc = minimal(cls) | {"added later": [1, 2]}
+    rec = cls.from_json(doc)
+    path = rec.write(tmp_path / cls.FILE)
+    again = cls.read(tmp_path)  # a folder holding FILE reads as FILE
+    assert again == rec and again.extra == {"added later": [1, 2]}
+    written = json.loads(path.read_text())
+    assert {k: written[k] for k in doc} == doc
+    assert list(written)[-1] == "added later"  # unknown keys after the known ones
+    with pytest.raises(FrozenInstanceError):
+        rec.extra = {}
+
+
+def test_the_json_keys_keep_the_writers_order_and_class_is_label():
+    rec = MaskingRecord(label="11", persist=3, runs=[], levels=None)
+    assert list(rec.to_json()) == ["class", "persist", "runs", "levels"]
+    assert rec.label == "11"
+    assert MaskingRecord.required() == ["class", "persist", "runs"]
+
+
+def test_older_files_read_with_the_defaults_of_later_fields():
+    old = {"column": "sep_color", "class": "11", "protocol": "naive", "model": "eq1", "levels": []}
+    rec = LeaveOutRecord.from_json(old)
+    assert rec.law_name is None and rec.train_per_level is None and rec.differences == {}
+    turn = TurnRecord.from_json({"log": "a.csv", "turns": []})
+    assert turn.min_dev is None
+
+
+@pytest.mark.parametrize(
+    "doc, message",
+    [
+        ([], "not a JSON object, so not the study.json that python -m fitting.study writes"),
+        ({"by": "sep_color"}, "lacks 'sweep', 'level', 'persist'"),
+        (minimal(FitRecord), "(it looks like a fit.json, which python -m fitting.fit writes)"),
+        (minimal(StudyRecord) | {"runs": [{"seed": 0}]}, "runs[0] lacks 'learning', 'held_out'"),
+        (minimal(StudyRecord) | {"levels": {"a": 1}}, "'levels' is dict {'a': 1}, not list"),
+        (minimal(StudyRecord) | {"persist": True}, "'persist' is bool True, not int"),
+        (minimal(StudyRecord) | {"by": None}, "'by' is NoneType None, not str"),
+    ],
+)
+def test_a_file_that_is_not_the_record_says_what_it_lacks(doc, message, tmp_path):
+    path = tmp_path / "study.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(ValueError) as err:
+        StudyRecord.read(path)
+    assert message in str(err.value) and str(path) in str(err.value)
+
+
+def test_a_missing_file_names_the_command_that_writes_it(tmp_path):
+    with pytest.raises(ValueError, match="no such file; write it with python -m fitting.fit"):
+        FitRecord.read(tmp_path)
+
+
+def test_fitting_writes_its_json_only_through_the_records():
+    """No module of fitting writes JSON by hand: every saved record's layout is stated in theory.records."""
+    for path in sorted((ROOT / "fitting").glob("*.py")):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module == "theory.files":
+                assert "write_json" not in {a.name for a in node.names}, path.name
+            if isinstance(node, ast.Attribute) and node.attr == "dump":
+                raise AssertionError(f"{path.name}: json.dump")
+
+
+def test_figures_read_fitting_s_json_only_through_the_records():
+    """A figure never parses fitting's JSON itself (the checks live in one place)."""
+    for path in sorted((ROOT / "figures").glob("*.py")):
+        text = path.read_text()
+        assert "read_json" not in text, path.name
+
+
+def test_every_record_committed_under_docs_results_reads_and_writes_back_unchanged():
+    """The records the docs cite, old and new, read through their class; writing one back keeps its keys,
+    their order and their values (only fields added later appear, with their defaults)."""
+    read = 0
+    for cls in RECORDS:
+        for path in sorted((ROOT / "docs" / "results").rglob(cls.FILE)):
+            doc = json.loads(path.read_text())
+            again = cls.read(path).to_json()
+            assert [k for k in again if k in doc] == list(doc), path
+            assert {k: again[k] for k in doc} == doc, path
+            read += 1
+    assert read > 100
