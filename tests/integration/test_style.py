@@ -54,8 +54,6 @@ OVER = {
     "theory/frames.py:from_array": 67,
     "theory/models.py:coupled": 69,
     "theory/models.py:from_expression": 68,
-    "theory/simulate.py": 510,
-    "theory/simulate.py:build_parser": 77,
 }
 
 
