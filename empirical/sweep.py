@@ -40,290 +40,42 @@ Logs of every job are in DIR/logs/.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
 import shutil
 import signal
 import sys
-import time
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Sequence
 
 from empirical import collect as collect_mod
 from empirical import jobs, lock, plan
+from empirical.executor import (
+    follow,
+    interrupt,
+    job_threads,
+    make_executor,
+    probe_jobs,
+    run_probes,
+    submit_and_leave,
+)
 from empirical.config import TRAIN_PRESETS, check_folder
 from theory import cli
 from theory.files import read_json, write_json
 from theory.stamp import stamp
 
 EXECUTORS = ("local", "slurm", "debug")
-POLL_S = 1.0
-
-
-def cores() -> int:
-    """CPU cores this process may use."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # macOS
-        return os.cpu_count() or 1
-
-
-def job_threads(args: argparse.Namespace, env) -> int:
-    """Threads per job: --cpus-per-job, else the cores divided by --max-parallel (local) or 4 (slurm), never more
-    than a positive OMP_NUM_THREADS the user set (a user's thread cap is theirs to set)."""
-    if args.cpus_per_job:
-        return args.cpus_per_job
-    default = 4 if args.executor == "slurm" else max(1, cores() // args.max_parallel)
-    user = env.get("OMP_NUM_THREADS", "").strip()
-    return min(default, int(user)) if user.isdigit() and int(user) > 0 else default
-
-
-def make_executor(args: argparse.Namespace, folder: Path, threads: int):
-    """The submitit executor for --executor, with the job resources set."""
-    try:
-        import submitit
-    except ImportError:
-        raise cli.UsageError(
-            "python -m empirical.sweep needs submitit: pip install 'concept-dynamics[sweep]' "
-            "(or pip install submitit)"
-        ) from None
-    ex = submitit.AutoExecutor(folder=folder, cluster=args.executor)
-    params: dict[str, Any] = {
-        "name": f"sweep-{folder.parent.name}",
-        "timeout_min": args.timeout_min,
-        "cpus_per_task": threads,
-    }
-    if args.gpus_per_job:
-        params["gpus_per_node"] = args.gpus_per_job
-    if (
-        args.executor == "local"
-    ):  # local jobs inherit this environment (no setup shell, so a stop signal reaches them)
-        os.environ.update({name: str(threads) for name in jobs.THREAD_VARIABLES})
-    elif args.executor == "slurm":
-        params["slurm_setup"] = jobs.thread_exports(threads)
-        params["slurm_array_parallelism"] = args.max_parallel
-        if args.slurm_partition:
-            params["slurm_partition"] = args.slurm_partition
-    ex.update_parameters(**params)
-    return ex
-
-
-@dataclass
-class Follow:
-    """The jobs of a sweep as they run: queued, running, done, failed, and runs in use elsewhere (busy)."""
-
-    specs: dict[str, plan.RunSpec]
-    queued: list[str]
-    running: dict[str, Any] = field(default_factory=dict)
-    busy: list[str] = field(default_factory=list)
-    done: list[str] = field(default_factory=list)
-    failed: dict[str, str] = field(default_factory=dict)
-
-    def finish(self, name: str, job) -> str:
-        """Read a finished job's result; returns what happened to the run, in words."""
-        del self.running[name]
-        try:
-            result = job.result()
-        except (
-            Exception
-        ) as err:  # the job raised (its message is recorded in the run's stages.json too)
-            result = {
-                "status": "failed",
-                "message": cli.one_line(str(err)).split(" Traceback")[0][-400:],
-            }
-        status = result.get("status")
-        if status == "busy":
-            self.busy.append(name)
-            return f"waiting: {result.get('message')}"
-        if status == "done":
-            self.done.append(name)
-            return "finished"
-        log = getattr(getattr(job, "paths", None), "stderr", None)
-        message = with_cause(str(result.get("message")), log)
-        self.failed[name] = f"{message}; log: {log}"
-        return f"FAILED ({message})"
-
-
-def last_error(log: Path | str | None, lines: int = 200) -> str | None:
-    """The last error line of a job's log (``SomeError: what``), or its last non-empty line; None without a log."""
-    if log is None or not Path(log).is_file():
-        return None
-    tail = [
-        ln.strip()
-        for ln in Path(log).read_text(errors="replace").splitlines()[-lines:]
-        if ln.strip()
-    ]
-    errors = [
-        ln
-        for ln in tail
-        if ln.split(":", 1)[0].split(".")[-1].endswith(("Error", "Exception", "Interrupt"))
-    ]
-    return (errors or tail or [None])[-1]
-
-
-def with_cause(message: str, log: Path | str | None) -> str:
-    """A failed job's message with its cause from the job log when the message itself has none (submitit reports
-    a job that died in its own code as 'failed during processing with trace: -----')."""
-    if message.strip(" -:") and "with trace" not in message:
-        return message
-    cause = last_error(log)
-    return f"{message.split(' with trace')[0]}: {cause}" if cause else message
-
-
-def follow(
-    ex,
-    args: argparse.Namespace,
-    out: Path,
-    specs: Sequence[plan.RunSpec],
-    make_job,
-    *,
-    progress: bool = True,
-) -> Follow:
-    """Submit the runs' jobs and follow them to the end (local and debug: at most --max-parallel at once;
-    slurm: one array). Runs found in use by another process are resubmitted once their lock is free."""
-    from tqdm import tqdm
-
-    state = Follow({s.name: s for s in specs}, [s.name for s in specs])
-    bar = tqdm(total=len(specs), desc="sweep", unit="run", disable=None if progress else True)
-
-    def submit_all() -> None:
-        names, state.queued = state.queued, []
-        if args.executor == "slurm" and len(names) > 1:
-            with ex.batch():
-                submitted = [ex.submit(make_job(state.specs[n])) for n in names]
-            state.running.update(zip(names, submitted))
-            return
-        with starting_local_jobs(args.executor):
-            for n in names:
-                state.running[n] = ex.submit(make_job(state.specs[n]))
-
-    limit = (
-        args.max_parallel
-        if args.executor == "local"
-        else 1
-        if args.executor == "debug"
-        else len(specs)
-    )
-    try:
-        while state.queued or state.running or state.busy:
-            state.queued += [n for n in state.busy if not lock.held(out / "runs" / n)]
-            state.busy = [n for n in state.busy if n not in state.queued]
-            room = limit - len(state.running)
-            if room > 0 and state.queued:
-                later, state.queued = state.queued[room:], state.queued[:room]
-                submit_all()
-                state.queued = later
-            for name, job in list(state.running.items()):
-                if job.done():
-                    what = state.finish(name, job)
-                    bar.write(f"sweep: {name}: {what}", file=sys.stderr)
-                    bar.update(what in ("finished",) or what.startswith("FAILED"))
-            bar.set_postfix(
-                running=len(state.running),
-                failed=len(state.failed),
-                waiting=len(state.busy),
-                refresh=False,
-            )
-            bar.refresh()
-            if state.running or state.busy:
-                time.sleep(POLL_S)
-    except KeyboardInterrupt:
-        if args.executor == "local":
-            for job in state.running.values():
-                stop(job)
-        raise
-    finally:
-        bar.close()
-    return state
-
-
-@contextlib.contextmanager
-def starting_local_jobs(executor: str) -> Iterator[None]:
-    """While local jobs start. They inherit SIGINT blocked, so Ctrl-C reaches the sweep alone, which stops them
-    with SIGTERM (:func:`stop`), instead of every submitit controller printing its own KeyboardInterrupt. An
-    interrupt that arrives meanwhile (Ctrl-C, or SIGTERM) is held, not lost, and raised as KeyboardInterrupt
-    once the jobs have started, so the sweep knows every job it has to stop."""
-    if executor != "local":
-        yield
-        return
-    held: list[int] = []
-    # the children inherit this thread's mask; another thread of the sweep (tqdm's monitor) may still take a
-    # Ctrl-C, so the sweep's own handlers record it instead of raising in the middle of a submission
-    mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-    handlers = {  # a sweep started in the background keeps ignoring Ctrl-C
-        sig: signal.signal(sig, lambda signum, frame: held.append(signum))
-        for sig in (signal.SIGINT, signal.SIGTERM)
-        if signal.getsignal(sig) is not signal.SIG_IGN
-    }
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(
-            signal.SIG_SETMASK, mask
-        )  # a Ctrl-C held by the mask is recorded here
-        for sig, handler in handlers.items():
-            signal.signal(sig, handler)
-    if held:
-        raise KeyboardInterrupt
-
-
-def stop(job) -> None:
-    """Stop a local job: SIGTERM to its controller, which passes it on to the job (submitit's own cancel sends
-    SIGINT, which a sweep started in the background ignores)."""
-    process = getattr(job, "_process", None)
-    if process is not None and process.poll() is None:
-        process.send_signal(signal.SIGTERM)
-
-
-def probe_jobs(
-    specs: Sequence[plan.RunSpec], out: Path, threads: int, raise_errors: bool
-) -> dict[str, jobs.ProbeJob]:
-    """One job per shared probe the runs need that does not exist yet, keyed by its folder."""
-    need = {}
-    for spec in specs:
-        path = Path(spec.cfg.probe_path(str(out / "runs" / spec.name)))
-        if not (path / "probe.pt").exists() and not (path.suffix == ".pt" and path.exists()):
-            need.setdefault(
-                str(path), jobs.ProbeJob(spec.cfg.preset, spec.overrides, threads, raise_errors)
-            )
-    return need
-
-
-def run_probes(
-    ex, args: argparse.Namespace, need: dict[str, jobs.ProbeJob]
-) -> tuple[list[str], list[str]]:
-    """Train the missing probes: wait for them (local, debug), or return their SLURM job ids for the runs to depend
-    on. Returns (job ids, failures)."""
-    if not need:
-        return [], []
-    submitted, failures = {}, []
-    try:
-        with starting_local_jobs(args.executor):
-            for path, job in need.items():
-                submitted[path] = ex.submit(job)
-        if args.executor == "slurm":
-            return [job.job_id for job in submitted.values()], []
-        print(f"sweep: training {len(need)} shared probe(s): {', '.join(need)}", file=sys.stderr)
-        for path, job in submitted.items():
-            try:
-                result = job.result()
-            except Exception as err:
-                result = {"status": "failed", "message": cli.one_line(str(err))[-300:]}
-            if result.get("status") != "done":
-                failures.append(f"{path}: {result.get('message')}; log: {job.paths.stderr}")
-    except (
-        KeyboardInterrupt
-    ):  # no probe job may train on (two sweeps would then write one probe at once)
-        if args.executor == "local":
-            for job in submitted.values():
-                stop(job)
-        raise
-    return [], failures
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    """The sweep's flags, checked, with the executor's defaults filled in."""
     parser = cli.parser("empirical.sweep", __doc__)
+    _run_arguments(parser)
+    _job_arguments(parser)
+    return _checked(parser.parse_args(argv))
+
+
+def _run_arguments(parser: argparse.ArgumentParser) -> None:
+    """What to run: the preset, the grid, shared values, the steps after training, the folder."""
     parser.add_argument(
         "--preset", default="tiny", help=f"one of {', '.join(TRAIN_PRESETS)} (default tiny)"
     )
@@ -349,6 +101,17 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         metavar="'STEP [ARGS]'",
         help=f"a post-hoc step after training (repeatable, in order): {', '.join(plan.STEPS)}",
     )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        required=True,
+        metavar="DIR",
+        help="the sweep folder (rerun with the same DIR to resume)",
+    )
+
+
+def _job_arguments(parser: argparse.ArgumentParser) -> None:
+    """Where and how the jobs run: executor, parallelism, resources, waiting."""
     parser.add_argument(
         "--executor", choices=EXECUTORS, default="local", help="where jobs run (default local)"
     )
@@ -387,14 +150,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         action="store_true",
         help="submit and return (follow with: python -m empirical.sweep status DIR)",
     )
-    parser.add_argument(
-        "--out",
-        type=Path,
-        required=True,
-        metavar="DIR",
-        help="the sweep folder (rerun with the same DIR to resume)",
-    )
-    args = parser.parse_args(argv)
+
+
+def _checked(args: argparse.Namespace) -> argparse.Namespace:
+    """The flags that go together, in range, and the executor's defaults."""
     for flag, value, low in (
         ("--max-parallel", args.max_parallel, 1),
         ("--cpus-per-job", args.cpus_per_job, 1),
@@ -417,6 +176,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 
 def run_sweep(argv: Sequence[str] | None) -> int:
+    """Train the runs of the grid that are not done and run their steps (see the module docstring)."""
     args = parse_args(argv)
     if args.preset not in TRAIN_PRESETS:
         raise ValueError(f"--preset {args.preset!r}: valid: {', '.join(TRAIN_PRESETS)}")
@@ -443,20 +203,20 @@ def run_sweep(argv: Sequence[str] | None) -> int:
             f"(collect them: python -m empirical.sweep collect {out})"
         )
         return 0
+    return _launch(args, out, steps, specs, todo)
+
+
+def _launch(
+    args: argparse.Namespace,
+    out: Path,
+    steps: tuple,
+    specs: Sequence[plan.RunSpec],
+    todo: Sequence[plan.RunSpec],
+) -> int:
+    """Submit the runs still to do (after their shared probes) and follow them, or leave (--no-wait)."""
     threads = job_threads(args, os.environ)
     command = tuple(getattr(sys, "orig_argv", sys.argv))
-    write_json(
-        out / "sweep.json",
-        {
-            "preset": args.preset,
-            "grid": args.grid,
-            "set": args.overrides,
-            "then": args.then,
-            "executor": args.executor,
-            "runs": [s.name for s in specs],
-            "stamp": stamp(command=command),
-        },
-    )
+    _write_sweep_file(args, out, specs, command)
     ex = make_executor(args, out / "logs", threads)
     print(
         f"sweep: {len(todo)} of {len(specs)} runs to do in {out}/runs ({args.executor}, {args.max_parallel} at once, "
@@ -475,63 +235,74 @@ def run_sweep(argv: Sequence[str] | None) -> int:
             raise_errors=args.executor != "debug",
         )
 
-    previous = signal.signal(signal.SIGTERM, _interrupt) if args.executor == "local" else None
+    previous = signal.signal(signal.SIGTERM, interrupt) if args.executor == "local" else None
     try:
-        depend, failures = run_probes(
-            ex, args, probe_jobs(todo, out, threads, args.executor != "debug")
-        )
-        if failures:
-            print(
-                "the shared probe failed to train, so no run was started:\n  "
-                + "\n  ".join(failures)
-            )
+        depend = _probes_first(ex, args, out, todo, threads)
+        if depend is None:
             return 1
-        if depend:  # SLURM: the runs wait in the queue for the probe job
-            ex.update_parameters(slurm_dependency="afterok:" + ":".join(depend))
         if args.no_wait:
             return submit_and_leave(ex, out, todo, make_job, depend)
         state = follow(ex, args, out, todo, make_job)
     except KeyboardInterrupt:
+        jobs_left = (
+            "the local jobs were stopped"
+            if args.executor == "local"
+            else "the cluster jobs keep running"
+        )
         print(
-            "sweep: interrupted"
-            + (
-                "; the local jobs were stopped"
-                if args.executor == "local"
-                else "; the cluster jobs keep running"
-            )
-            + ". Run the same command again to resume (finished runs are skipped)",
+            f"sweep: interrupted; {jobs_left}. Run the same command again to resume (finished runs "
+            "are skipped)",
             file=sys.stderr,
         )
         return 130
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
-    finished = len(specs) - len(todo) + len(state.done)
-    print(f"{finished} of {len(specs)} runs finished in {out}/runs; {len(state.failed)} failed")
-    for name, why in state.failed.items():
-        print(f"  {name}: {why}")
-    if not state.failed:
-        print(f"collect them: python -m empirical.sweep collect {out}")
-    return 1 if state.failed else 0
+    return _report(out, len(specs) - len(todo) + len(state.done), len(specs), state.failed)
 
 
-def submit_and_leave(
-    ex, out: Path, todo: Sequence[plan.RunSpec], make_job, depend: list[str]
-) -> int:
-    """--no-wait (SLURM): submit the runs as one array (after the probe job, if any: `depend`) and return."""
-    with ex.batch():
-        submitted = [ex.submit(make_job(s)) for s in todo]
-    ids = sorted({j.job_id.split("_")[0] for j in submitted})
-    print(
-        f"submitted {len(todo)} runs as SLURM job {', '.join(ids)}"
-        + (f" (after the probe job {', '.join(depend)})" if depend else "")
-        + f"; follow with: python -m empirical.sweep status {out}"
+def _probes_first(
+    ex, args: argparse.Namespace, out: Path, todo: Sequence[plan.RunSpec], threads: int
+) -> list[str] | None:
+    """Train the shared probes the runs lack (SLURM: queue them, and the runs after them). Returns the probe
+    jobs the runs depend on, or None when a probe failed (then no run starts)."""
+    depend, failures = run_probes(
+        ex, args, probe_jobs(todo, out, threads, args.executor != "debug")
     )
-    return 0
+    if failures:
+        print(
+            "the shared probe failed to train, so no run was started:\n  " + "\n  ".join(failures)
+        )
+        return None
+    if depend:  # SLURM: the runs wait in the queue for the probe job
+        ex.update_parameters(slurm_dependency="afterok:" + ":".join(depend))
+    return depend
 
 
-def _interrupt(signum, frame):
-    raise KeyboardInterrupt
+def _write_sweep_file(
+    args: argparse.Namespace, out: Path, specs: Sequence[plan.RunSpec], command: tuple
+) -> None:
+    """DIR/sweep.json: the command's settings and every run's folder name (status lists runs not started)."""
+    doc = {
+        "preset": args.preset,
+        "grid": args.grid,
+        "set": args.overrides,
+        "then": args.then,
+        "executor": args.executor,
+        "runs": [s.name for s in specs],
+        "stamp": stamp(command=command),
+    }
+    write_json(out / "sweep.json", doc)
+
+
+def _report(out: Path, finished: int, total: int, failed: dict[str, str]) -> int:
+    """The sweep's end in words; exit code 1 when a run failed."""
+    print(f"{finished} of {total} runs finished in {out}/runs; {len(failed)} failed")
+    for name, why in failed.items():
+        print(f"  {name}: {why}")
+    if not failed:
+        print(f"collect them: python -m empirical.sweep collect {out}")
+    return 1 if failed else 0
 
 
 def status(argv: Sequence[str] | None) -> int:

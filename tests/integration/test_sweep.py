@@ -421,7 +421,7 @@ def test_an_interrupt_while_jobs_start_is_held_then_raised_and_every_started_job
     train on unstopped): the started jobs are stopped, then the interrupt is raised."""
     import argparse
 
-    from empirical.sweep import run_probes
+    from empirical.executor import run_probes
 
     class Process:
         def __init__(self):

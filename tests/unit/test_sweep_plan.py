@@ -371,7 +371,7 @@ def test_colliding_run_names_fall_back_to_their_paths(tmp_path):
 def test_a_users_thread_cap_is_respected():
     from argparse import Namespace
 
-    from empirical.sweep import cores, job_threads
+    from empirical.executor import cores, job_threads
 
     local = Namespace(cpus_per_job=None, executor="local", max_parallel=1)
     assert job_threads(local, {}) == cores()
@@ -419,7 +419,7 @@ def test_status_counts_failures_in_its_exit_code(tmp_path, capsys):
 
 
 def test_a_job_that_died_in_its_own_code_is_reported_with_the_cause_from_its_log(tmp_path):
-    from empirical.sweep import last_error, with_cause
+    from empirical.executor import last_error, with_cause
 
     log = tmp_path / "job.err"
     log.write_text(
