@@ -27,20 +27,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from empirical.config_checks import check, check_types
 from empirical.data import DataConfig
+from empirical.presets import TRAIN_PRESETS
 from theory import cli
 from theory.files import read_json
 
 
 PROBE_DIR = "runs/probe/{concepts}-{resolution}px"  # where training looks for (and trains) its probe by default
-PRECISIONS = (
-    "auto",
-    "bf16",
-    "fp32",
-)  # empirical.evaluate.resolve_precision says what auto becomes on a device
-MAX_DATA_BYTES = (
-    16 * 2**30
-)  # the training set lives in memory (and on the GPU); the paper preset needs 75 MiB
 
 
 @dataclass(frozen=True)
@@ -151,7 +145,7 @@ class TrainConfig:
     precision: str = "auto"
 
     def __post_init__(self) -> None:
-        _check_types(self)
+        check_types(self)
         object.__setattr__(self, "concepts", tuple(self.concepts))
         object.__setattr__(self, "sep", {k: float(v) for k, v in dict(self.sep).items()})
         object.__setattr__(self, "channels", tuple(int(c) for c in self.channels))
@@ -167,157 +161,7 @@ class TrainConfig:
             "grid_cfg",
         ):
             object.__setattr__(self, name, tuple(getattr(self, name)))
-        self._check_model()
-        self._check_ranges()
-        self._check_masking_and_protocols()
-        self._check_memory()
-
-    def _check_model(self) -> None:
-        if self.preset not in TRAIN_PRESETS:
-            raise ValueError(f"unknown preset {self.preset!r}; valid: {', '.join(TRAIN_PRESETS)}")
-        self.data  # validates concepts, separations, resolution
-        if not self.channels or min(self.channels) < 1:
-            raise ValueError(
-                f"channels={list(self.channels)} is not valid; give one width >= 1 per U-Net level, e.g. 32,64"
-            )
-        depth = 2 ** (len(self.channels) - 1)
-        if self.resolution % depth:
-            raise ValueError(
-                f"resolution {self.resolution} must be divisible by {depth} for {len(self.channels)} U-Net levels"
-            )
-
-    def _check_ranges(self) -> None:
-        positive = (
-            "per_class",
-            "blocks",
-            "steps",
-            "batch",
-            "evals",
-            "samples",
-            "samples_held_out",
-            "select_samples",
-            "sample_steps",
-            "log_every",
-            "save_every",
-            "probe_steps",
-        )
-        for name in positive:
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
-        for f in dataclasses.fields(
-            self
-        ):  # inf and nan pass every comparison below that they should fail
-            value = getattr(self, f.name)
-            if isinstance(value, float) and not math.isfinite(value):
-                raise ValueError(f"{f.name}={value} is not valid; it must be a finite number")
-        checks = {
-            "seed": (0 <= self.seed < 2**31, "[0, 2**31)"),
-            "dropout": (0 <= self.dropout < 1, "[0, 1)"),
-            "p_cfg": (0 <= self.p_cfg < 1, "[0, 1)"),
-            "lr": (0 < self.lr <= 1, "(0, 1] (AdamW; 1e-3 by default)"),
-            "weight_decay": (0 <= self.weight_decay < 1, "[0, 1)"),
-            "clip": (self.clip > 0, "> 0"),
-            "ema": (0 <= self.ema < 1, "[0, 1) (0 = off)"),
-            "eval_start": (0 <= self.eval_start <= self.steps, f"[0, steps={self.steps}]"),
-            "guidance": (0 <= self.guidance <= 100, "[0, 100] (0 = plain conditioning)"),
-            "grids": (self.grids >= 0, ">= 0"),
-            "clip_scope": (self.clip_scope in ("net", "all"), "net or all"),
-            "device": (self.device in ("auto", "cpu", "cuda"), "auto, cpu or cuda"),
-            "precision": (
-                self.precision in PRECISIONS,
-                "auto (bf16 autocast where the device computes bf16 natively, else fp32), bf16 or fp32",
-            ),
-            "gamma_min": (-30 <= self.gamma_min <= 30, "[-30, 30] (log SNR; the default is -5)"),
-            "gamma_max": (
-                self.gamma_min < self.gamma_max <= 30,
-                f"(gamma_min={self.gamma_min}, 30] (the default is 10)",
-            ),
-            "data_noise": (0 < self.data_noise < 1, "(0, 1)"),
-            "samples": (self.samples <= 4096, "[1, 4096]"),
-            "samples_held_out": (self.samples_held_out <= 4096, "[1, 4096]"),
-            "select_samples": (self.select_samples <= 4096, "[1, 4096]"),
-            "batch": (self.batch <= 65536, "[1, 65536]"),
-            "probe": (
-                bool(self.probe.strip()),
-                "a folder (or .pt file), e.g. runs/probe/{concepts}-{resolution}px",
-            ),
-        }
-        for name, (ok, valid) in checks.items():
-            if not ok:
-                raise ValueError(f"{name}={getattr(self, name)} is not valid; valid: {valid}")
-
-    def _check_grid(self) -> None:
-        if len(self.eval_dense) not in (0, 3) or (
-            self.eval_dense
-            and not (
-                0 <= self.eval_dense[0] < self.eval_dense[1] and 1 <= self.eval_dense[2] <= 10_000
-            )
-        ):
-            raise ValueError(
-                f"eval_dense={list(self.eval_dense)} is not valid; give start,end,count with "
-                "0 <= start < end and 1 <= count <= 10000 (points past steps are dropped), or none"
-            )
-        grids = {
-            "grid_overprompt": (
-                self.grid_overprompt,
-                lambda v: 0 <= v <= 1,
-                "reaches in [0, 1]: 0 is naive, 1 the renderable limit",
-            ),
-            "grid_intervention": (
-                self.grid_intervention,
-                lambda v: 0 <= v <= 100,
-                "α,β pairs with 0 <= α, β <= 100",
-            ),
-            "grid_cfg": (self.grid_cfg, lambda v: 0 < v <= 100, "guidance scales in (0, 100]"),
-        }
-        for name, (values, ok, valid) in grids.items():
-            if not values or not all(ok(v) and math.isfinite(v) for v in values):
-                raise ValueError(f"{name}={list(values)} is not valid; valid: one or more {valid}")
-        if len(self.grid_intervention) % 2:
-            raise ValueError(
-                f"grid_intervention={list(self.grid_intervention)} is not valid; it holds α,β pairs "
-                "(an even number of values), e.g. 1,0,2,0.5"
-            )
-
-    def _check_masking_and_protocols(self) -> None:
-        self._check_grid()
-        if not 0 <= self.mask_p <= 1:
-            raise ValueError(f"mask_p={self.mask_p} is not valid; valid: [0, 1]")
-        if self.mask_p > 0:
-            for label in self.mask_classes:
-                if label not in self.data.train_classes:
-                    raise ValueError(
-                        f"mask_classes: {label!r} is not a training class; valid: {', '.join(self.data.train_classes)}"
-                    )
-            for c in self.mask_concepts:
-                if c not in self.concepts:
-                    raise ValueError(
-                        f"mask_concepts: {c!r} is not an active concept; valid: {', '.join(self.concepts)}"
-                    )
-        for name in self.protocols:
-            if name not in ("overprompt", "intervention", "cfg"):
-                raise ValueError(
-                    f"protocols: {name!r} cannot run during training; valid: overprompt, intervention, cfg "
-                    "(patch runs post hoc: python -m empirical.elicit)"
-                )
-        if "cfg" in self.protocols and self.p_cfg == 0:
-            raise ValueError(
-                "protocols: cfg needs p_cfg > 0 (an unconditional model to guide with)"
-            )
-
-    def _check_memory(self) -> None:
-        image = 3 * self.resolution**2 * 4  # bytes of one float32 RGB image
-        data = len(self.data.train_classes) * self.per_class * image
-        if data > MAX_DATA_BYTES:
-            raise ValueError(
-                f"per_class={self.per_class} at {self.resolution} px is a training set of {data / 2**30:.1f} GiB "
-                f"(held in memory); at most {MAX_DATA_BYTES / 2**30:.0f} GiB: use a smaller per_class or resolution"
-            )
-        if self.samples * image > MAX_DATA_BYTES / 8:
-            raise ValueError(
-                f"samples={self.samples} at {self.resolution} px is {self.samples * image / 2**30:.1f} GiB of images "
-                f"per class and evaluation; at most {MAX_DATA_BYTES / 8 / 2**30:.0f} GiB"
-            )
+        check(self)
 
     @functools.cached_property
     def data(self) -> DataConfig:
@@ -374,101 +218,6 @@ class TrainConfig:
         ):
             doc[name] = list(doc[name])
         return doc
-
-
-def _check_types(cfg: TrainConfig) -> None:
-    """Each field has its annotated type (a config.json edited by hand, or a --set, can hold anything)."""
-    hints = typing.get_type_hints(TrainConfig)
-    for f in dataclasses.fields(cfg):
-        value, kind = getattr(cfg, f.name), hints[f.name]
-        origin = typing.get_origin(kind) or kind
-        if kind is bool:
-            ok = isinstance(value, bool)
-        elif kind is int:
-            ok = isinstance(value, int) and not isinstance(value, bool)
-        elif kind is float:
-            ok = isinstance(value, (int, float)) and not isinstance(value, bool)
-        elif kind is str:
-            ok = isinstance(value, str)
-        elif origin is tuple:
-            item = typing.get_args(kind)[0]
-            accepted = (int, float) if item is float else item
-            ok = isinstance(value, (tuple, list)) and all(
-                isinstance(v, accepted) and not isinstance(v, bool) for v in value
-            )
-        else:  # Mapping[str, float]
-            ok = isinstance(value, Mapping) and all(
-                isinstance(k, str) and isinstance(v, (int, float)) and not isinstance(v, bool)
-                for k, v in value.items()
-            )
-        if not ok:
-            name = getattr(kind, "__name__", str(kind).replace("typing.", ""))
-            raise ValueError(f"{f.name}={value!r} is not valid; expected {name}")
-
-
-TRAIN_PRESETS: dict[str, dict[str, Any]] = {
-    "smoke": dict(
-        resolution=8,
-        per_class=64,
-        channels=(16, 32),
-        blocks=1,
-        steps=40,
-        evals=4,
-        samples=8,
-        samples_held_out=8,
-        select_samples=4,
-        eval_dense=(),
-        sample_steps=10,
-        grids=2,
-        log_every=10,
-        save_every=20,
-        probe="{out}/probe",
-        probe_steps=30,
-        ema=0.0,
-    ),
-    "tiny": dict(),
-    # the first setting whose held-out class composes on a CPU (docs/ladder.md): tiny's data at 24 px, a 3-level net
-    # and the official recipe (no classifier-free dropout, clip 0.01 over all parameters) with EMA 0.999
-    "small": dict(
-        resolution=24,
-        channels=(32, 64, 128),
-        p_cfg=0.0,
-        clip=0.01,
-        clip_scope="all",
-        ema=0.999,
-        steps=10000,
-        eval_dense=(2000, 6000, 11),
-    ),
-    # the official runs: no EMA, clip 0.01 over all parameters, and no classifier-free dropout (their main Δcolor
-    # sweep trained without it); --set p_cfg=0.2 gives the guidance protocol an unconditional model
-    "paper": dict(
-        resolution=32,
-        per_class=2048,
-        channels=(64, 128, 256),
-        blocks=2,
-        steps=20000,
-        evals=60,
-        eval_start=500,
-        eval_dense=(),
-        samples=32,
-        clip=0.01,
-        clip_scope="all",
-        ema=0.0,
-        p_cfg=0.0,
-        log_every=100,
-        save_every=1000,
-        probe_steps=3000,
-    ),
-}
-MASKING = {
-    "concepts": ("shape", "color"),
-    "sep": {"color": 0.3},
-    "mask_p": 0.5,
-    "mask_classes": ("10",),
-    "mask_concepts": ("color",),
-}
-for _name in ("tiny", "paper", "small"):  # small-mask: issue #35's masking sweep
-    TRAIN_PRESETS[f"{_name}-mask"] = {**TRAIN_PRESETS[_name], **MASKING}
 
 
 def _convert(name: str, text: str) -> Any:
@@ -576,12 +325,3 @@ def describe_keys() -> str:
     return "\n".join(
         f"  {k:<{width}}  {meaning[k]} (tiny: {defaults[k]})" for k in defaults if k != "preset"
     )
-
-
-def describe() -> str:
-    """The presets and their differences from the defaults, for --help."""
-    lines = []
-    for name, over in TRAIN_PRESETS.items():
-        diff = ", ".join(f"{k}={v}" for k, v in over.items()) or "the defaults"
-        lines.append(f"  {name}: {diff}")
-    return "\n".join(lines)

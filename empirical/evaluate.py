@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from empirical.config import PRECISIONS
+from empirical.config_checks import PRECISIONS
 from empirical.data import DataConfig, conditioning, parse_label, sample_values
 from empirical.probe import coordinates
 from empirical.runlog import Logged

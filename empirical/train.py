@@ -28,7 +28,8 @@ from typing import Sequence
 import torch
 from torch import nn
 
-from empirical.config import TRAIN_PRESETS, TrainConfig, describe, describe_keys, make_config
+from empirical.config import TRAIN_PRESETS, TrainConfig, describe_keys, make_config
+from empirical.presets import describe
 from empirical.run import Run
 from theory import cli
 

@@ -35,7 +35,6 @@ OVER = {
     "benchmarks/bad_inputs.py:prepare": 65,
     "benchmarks/pooled_speed.py:main": 85,
     "benchmarks/theory_sweep.py:main": 86,
-    "empirical/config.py": 587,
     "empirical/elicit.py:main": 64,
     "empirical/elicit.py:run_protocols": 111,
     "empirical/probe.py": 496,
