@@ -37,7 +37,6 @@ OVER = {
     "benchmarks/theory_sweep.py:main": 86,
     "empirical/elicit.py:main": 64,
     "empirical/elicit.py:run_protocols": 111,
-    "empirical/probe.py": 496,
     "empirical/train.py:train": 61,
     "empirical/walk.py:walk": 62,
     "examples/diffusers_model.py:main": 61,

@@ -9,18 +9,9 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from empirical.data import DataConfig, sample  # noqa: E402
-from empirical.probe import (  # noqa: E402
-    ProbeConfig,
-    abstention,
-    content_hash,
-    coordinates,
-    ece,
-    evaluate,
-    load,
-    main,
-    save,
-    train,
-)
+from empirical.probe import coordinates, load, main  # noqa: E402
+from empirical.probe_net import ProbeConfig, content_hash  # noqa: E402
+from empirical.probe_train import abstention, ece, evaluate, save, train  # noqa: E402
 from empirical import unreadable  # noqa: E402
 
 FAST = ProbeConfig(

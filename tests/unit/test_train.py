@@ -24,12 +24,12 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.fixture(scope="module")
 def probe_dir(tmp_path_factory):
     """One smoke probe for the whole module (training it takes a few seconds)."""
-    from empirical import probe
+    from empirical import probe_train
 
     out = tmp_path_factory.mktemp("probe")
-    cfg = probe.ProbeConfig(resolution=8, steps=30)
-    model, report = probe.train(cfg, progress=False)
-    probe.save(model, cfg, report, out)
+    cfg = probe_train.ProbeConfig(resolution=8, steps=30)
+    model, report = probe_train.train(cfg, progress=False)
+    probe_train.save(model, cfg, report, out)
     return out
 
 

@@ -1,0 +1,195 @@
+"""Training and checking the probe: diverse training images over each setup's whole range of separations, the
+augmentation, the training loop (concept heads on readable images, the readability head on both kinds), the
+evaluation on a grid of separations (accuracy, calibration, the share read), abstention on every unreadable
+kind, and saving the weights with their content hash and the report (probe.pt, probe.json).
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from empirical import tensorfile
+from empirical.data import DataConfig, sample
+from empirical.probe_net import (
+    READABLE,
+    SETUPS,
+    THRESHOLD,
+    Probe,
+    ProbeConfig,
+    content_hash,
+    probabilities,
+)
+
+
+def diverse(cfg: ProbeConfig, per_class: int, rng: np.random.Generator, levels: int = 32):
+    """Images of every class with separations spread over the setup's range (maximal diversity).
+
+    Each of ``levels`` groups draws every concept's separation independently and uniformly from its
+    range, so hard combinations (a faint color on a tiny object) are covered.
+    """
+    ranges = SETUPS[cfg.setup]["sep_range"]
+    images, index = [], []
+    for _ in range(levels):
+        seps = {c: float(rng.uniform(lo, hi)) for c, (lo, hi) in ranges.items()}
+        data = DataConfig(cfg.concepts, seps, resolution=cfg.resolution)
+        counts = {label: max(1, per_class // levels) for label in data.classes}
+        batch = sample(data, counts, rng)
+        images.append(batch.images)
+        index.append(batch.index)
+    return np.concatenate(images), np.concatenate(index)
+
+
+def eval_grid(cfg: ProbeConfig) -> list[dict[str, float]]:
+    """The separations the probe is evaluated at: every combination of 4 values per concept over its range (or ``eval_seps``)."""
+    ranges = SETUPS[cfg.setup]["sep_range"]
+    seps = {
+        c: cfg.eval_seps.get(c, list(np.round(np.linspace(lo, hi, 4), 3)))
+        for c, (lo, hi) in ranges.items()
+    }
+    return [dict(zip(seps, combo)) for combo in itertools.product(*seps.values())]
+
+
+def augment(images: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Readable images as a sampler may draw them: half get pixel noise of sd up to 0.05."""
+    sd = rng.uniform(0, 0.05, (images.shape[0], 1, 1, 1)) * (
+        rng.random((images.shape[0], 1, 1, 1)) < 0.5
+    )
+    return np.clip(images + sd * rng.standard_normal(images.shape), 0, 1).astype(np.float32)
+
+
+def train(cfg: ProbeConfig, *, progress: bool = True) -> tuple[Probe, dict]:
+    """Train a probe (AdamW) on a fixed set of diverse renders and unreadable images; returns (model, training report).
+
+    Each batch is half readable renders (concept heads and the readable head learn from them) and half
+    unreadable images of every kind in :mod:`empirical.unreadable` (the readable head only).
+    """
+    from empirical import unreadable
+
+    torch.manual_seed(cfg.seed)
+    rng = np.random.default_rng(cfg.seed)
+    images, index = diverse(cfg, cfg.train_per_class, rng)
+    x_all, y_all = torch.from_numpy(augment(images, rng)), torch.from_numpy(index)
+    x_neg = torch.from_numpy(unreadable.negatives(x_all.shape[0], cfg.resolution, rng))
+    model = Probe(cfg.concepts, [2] * len(cfg.concepts), cfg.channels)
+    opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+    sched = torch.optim.lr_scheduler.OneCycleLR(
+        opt, max_lr=cfg.lr, total_steps=cfg.steps, pct_start=0.1
+    )
+    from tqdm import tqdm
+
+    start = time.perf_counter()
+    gen = torch.Generator().manual_seed(cfg.seed)
+    bar = tqdm(range(cfg.steps), desc="probe", unit="step", disable=None if progress else True)
+    half = cfg.batch // 2
+    target = torch.cat([torch.ones(cfg.batch - half), torch.zeros(half)])
+    model.train()
+    for _ in bar:
+        rows = torch.randint(0, x_all.shape[0], (cfg.batch - half,), generator=gen)
+        neg = torch.randint(0, x_neg.shape[0], (half,), generator=gen)
+        logits = model(torch.cat([x_all[rows], x_neg[neg]]))
+        loss = sum(
+            F.cross_entropy(logits[c][: cfg.batch - half], y_all[rows, i])
+            for i, c in enumerate(cfg.concepts)
+        )
+        loss = loss + F.binary_cross_entropy_with_logits(logits[READABLE], target)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        sched.step()
+        bar.set_postfix(loss=f"{loss.item():.4f}", refresh=False)
+    model.eval()
+    return model, {
+        "train_seconds": time.perf_counter() - start,
+        "train_images": int(x_all.shape[0]),
+        "train_unreadable_images": int(x_neg.shape[0]),
+        "final_loss": float(loss.detach()),
+    }
+
+
+def ece(prob: np.ndarray, target: np.ndarray, bins: int = 10) -> float:
+    """Expected calibration error of the predicted class's probability."""
+    conf = prob.max(-1)
+    correct = prob.argmax(-1) == target
+    edges = np.linspace(0, 1, bins + 1)
+    total = 0.0
+    for lo, hi in zip(edges[:-1], edges[1:]):
+        sel = (conf > lo) & (conf <= hi)
+        if sel.any():
+            total += sel.mean() * abs(correct[sel].mean() - conf[sel].mean())
+    return float(total)
+
+
+def evaluate(
+    model: Probe, cfg: ProbeConfig, *, per_class: int = 256, seed: int = 12345
+) -> list[dict]:
+    """Per separation setting, on fresh images of every class: per-concept accuracy (an abstention counts as
+    wrong), ECE, and the share of images the probe reads."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for seps in eval_grid(cfg):
+        data = DataConfig(cfg.concepts, seps, resolution=cfg.resolution)
+        batch = sample(data, {label: per_class for label in data.classes}, rng)
+        prob, p_read = probabilities(model, batch.images)
+        read = p_read >= THRESHOLD
+        row = {"sep": seps, "readable": float(read.mean())}
+        for i, c in enumerate(cfg.concepts):
+            row[c] = {
+                "accuracy": float(np.mean(read & (prob[:, i].argmax(-1) == batch.index[:, i]))),
+                "ece": ece(prob[:, i], batch.index[:, i]),
+            }
+        held = np.isin(batch.labels, data.held_out)
+        correct = read & np.all(prob.argmax(-1) == batch.index, axis=1)
+        row["held_out_class_joint_accuracy"] = float(np.mean(correct[held]))
+        rows.append(row)
+    return rows
+
+
+def abstention(
+    model: Probe, cfg: ProbeConfig, *, per_kind: int = 256, seed: int = 54321
+) -> dict[str, float]:
+    """kind -> the share of the validation suite's images of that kind the probe calls unreadable."""
+    from empirical import unreadable
+
+    return {
+        kind: float(np.mean(probabilities(model, images)[1] < THRESHOLD))
+        for kind, images in unreadable.suite(per_kind, cfg.resolution, seed).items()
+    }
+
+
+def save(model: Probe, cfg: ProbeConfig, report: dict, out: Path) -> dict:
+    """Write probe.pt (weights, config, hash; atomically) and probe.json (the report); returns the report."""
+    from theory.files import write_json
+
+    digest = content_hash(model)
+    tensorfile.save(
+        out / "probe.pt", {"config": asdict(cfg), "state_dict": model.state_dict(), "hash": digest}
+    )
+    doc = {"config": asdict(cfg), "hash": digest, **report}
+    write_json(out / "probe.json", doc)
+    return doc
+
+
+def train_evaluate_save(
+    cfg: ProbeConfig, out: Path, *, progress: bool = True
+) -> tuple[Probe, dict]:
+    """Train a probe, evaluate it on the separation grid and the unreadable suite, save it with the report."""
+    model, report = train(cfg, progress=progress)
+    rows = evaluate(model, cfg)
+    report.update(
+        evaluation=rows,
+        min_accuracy={c: min(r[c]["accuracy"] for r in rows) for c in cfg.concepts},
+        min_readable=min(r["readable"] for r in rows),
+        max_ece={c: max(r[c]["ece"] for r in rows) for c in cfg.concepts},
+        unreadable_threshold=THRESHOLD,
+        abstention=abstention(model, cfg),
+    )
+    return model, save(model, cfg, report, Path(out))
