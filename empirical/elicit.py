@@ -111,11 +111,67 @@ def run_protocols(
     """Elicit the saved checkpoints of a run (every ``every``-th) under each protocol; returns {protocol: results}.
 
     ``classes``: labels to elicit (default every class: held-out ones and the training-class control)."""
-    from empirical.probe import load as load_probe
     from tqdm import tqdm
 
     run = Path(run)
     cfg, doc = load_run(run)
+    labels = _checked(names, classes, cfg)
+    probe, digest = _training_probe(doc)
+    steps = chosen_steps(_saved(run), every)
+    pictured = (
+        set(steps[int(i)] for i in np.linspace(0, len(steps) - 1, min(cfg.grids, len(steps))))
+        if cfg.grids
+        else set()
+    )
+    dev = evaluate.select_device(device, "--device")
+    final = _final_model(run, cfg, steps, dev) if "patch" in names else None
+    log = dict(
+        concepts=cfg.concepts,
+        classes=cfg.data.classes,
+        seed=cfg.seed,
+        naive=naive_points(run),  # read once, before anything is rewritten
+        meta=runlog.run_meta(cfg, digest, source="empirical.train + empirical.elicit"),
+    )
+    todo = {
+        name: [s for s in steps if not set(labels) <= set(runlog.read_elicit(run, name).get(s, {}))]
+        for name in names
+    }
+    total = sum(map(len, todo.values()))
+    bar = tqdm(total=total, desc="elicit", unit="ckpt", disable=None if progress else True)
+    all_results = {}
+    for name in names:
+        results = runlog.read_elicit(run, name)
+        for step in todo[name]:
+            t0 = time.perf_counter()
+            model = checkpoint.load_model(run, step, cfg, dev)
+            found = protocols.elicit_step(model, probe, cfg, step, name, labels, final=final)
+            results.setdefault(step, {}).update(
+                {label: reading for label, (reading, _) in found.items()}
+            )
+            if step in pictured:
+                _picture(run, cfg, name, step, found)
+            info = _info(cfg, name, labels, time.perf_counter() - t0)
+            runlog.write_elicit(run, name, results, info)
+            runlog.write(run, **log)
+            bar.update(1)
+        all_results[name] = results
+    bar.close()
+    runlog.write(run, **log)
+    return all_results
+
+
+def _final_model(run: Path, cfg, steps: list[int], dev):
+    """The trained model at the run's last step (the patch protocol's donor)."""
+    if steps[-1] != cfg.steps:
+        raise ValueError(
+            f"--protocols patch needs the final checkpoint (step {cfg.steps}); the last saved is step "
+            f"{steps[-1]}: finish training first, or leave patch out"
+        )
+    return checkpoint.load_model(run, steps[-1], cfg, dev)
+
+
+def _checked(names: Sequence[str], classes: Sequence[str] | None, cfg) -> list[str]:
+    """The protocols and classes, checked against the run; returns the class labels to elicit."""
     if not names:
         raise ValueError(f"no protocol given; valid: {', '.join(protocols.PROTOCOLS)}")
     for name in names:
@@ -129,87 +185,71 @@ def run_protocols(
     for label in labels:
         if label not in cfg.data.classes:
             raise ValueError(f"unknown class {label!r}; valid: {', '.join(cfg.data.classes)}")
+    return labels
+
+
+def _training_probe(doc: dict):
+    """The probe the run trained with, (model, hash), refused if it changed since."""
+    from empirical.probe import load as load_probe
+
     probe, _, digest = load_probe(doc["probe"]["path"])
     if digest != doc["probe"]["hash"]:
         raise ValueError(
             f"{doc['probe']['path']}: the probe changed since training ({digest} != {doc['probe']['hash']})"
         )
+    return probe, digest
+
+
+def _saved(run: Path) -> list[int]:
+    """The steps whose weights the run kept."""
     saved = checkpoint.saved_steps(run)
     if not saved:
         raise ValueError(
             f"{run / 'checkpoints'}: no saved weights (train with keep_checkpoints=true)"
         )
-    steps = chosen_steps(saved, every)
-    pictured = (
-        set(steps[int(i)] for i in np.linspace(0, len(steps) - 1, min(cfg.grids, len(steps))))
-        if cfg.grids
-        else set()
+    return saved
+
+
+def _picture(run: Path, cfg, name: str, step: int, found: dict) -> None:
+    """A sample grid of each class's scored draw at the chosen setting (8 images a class)."""
+    images = np.concatenate([p.images[:8] for _, p in found.values()])
+    shown = np.repeat(list(found), [min(8, p.samples) for _, p in found.values()])
+    grid(
+        cfg.data,
+        images,
+        shown,
+        8,
+        run / "elicit" / "samples" / f"{name}_step_{step:06d}.png",
+        title=f"{run.name}: {name} at step {step}, scored draw of the chosen setting",
     )
-    dev = evaluate.select_device(device, "--device")
-    if "patch" in names and steps[-1] != cfg.steps:
-        raise ValueError(
-            f"--protocols patch needs the final checkpoint (step {cfg.steps}); the last saved is step "
-            f"{steps[-1]}: finish training first, or leave patch out"
-        )
-    final = checkpoint.load_model(run, steps[-1], cfg, dev) if "patch" in names else None
-    naive = naive_points(run)  # read once, before anything is rewritten
-    meta = runlog.run_meta(cfg, digest, source="empirical.train + empirical.elicit")
-    todo = {
-        name: [s for s in steps if not set(labels) <= set(runlog.read_elicit(run, name).get(s, {}))]
-        for name in names
+
+
+def _info(cfg, name: str, labels: list[str], seconds: float) -> dict:
+    """What the elicitation file records about how a checkpoint was elicited."""
+    return {
+        "classes": labels,
+        "settings": [
+            s.name for s in protocols.settings(name, cfg.data, labels[0], cfg.sweep(name))
+        ],
+        "select_samples": cfg.select_samples,
+        "score_samples": {c: cfg.samples_for(c) for c in labels},
+        "seconds_per_checkpoint": round(seconds, 2),
     }
-    bar = tqdm(
-        total=sum(map(len, todo.values())),
-        desc="elicit",
-        unit="ckpt",
-        disable=None if progress else True,
-    )
-    all_results = {}
-    for name in names:
-        results = runlog.read_elicit(run, name)
-        for step in todo[name]:
-            t0 = time.perf_counter()
-            model = checkpoint.load_model(run, step, cfg, dev)
-            found = protocols.elicit_step(model, probe, cfg, step, name, labels, final=final)
-            results.setdefault(step, {}).update(
-                {label: reading for label, (reading, _) in found.items()}
-            )
-            if step in pictured:
-                images = np.concatenate([p.images[:8] for _, p in found.values()])
-                shown = np.repeat(list(found), [min(8, p.samples) for _, p in found.values()])
-                grid(
-                    cfg.data,
-                    images,
-                    shown,
-                    8,
-                    run / "elicit" / "samples" / f"{name}_step_{step:06d}.png",
-                    title=f"{run.name}: {name} at step {step}, scored draw of the chosen setting",
-                )
-            info = {
-                "classes": labels,
-                "settings": [
-                    s.name for s in protocols.settings(name, cfg.data, labels[0], cfg.sweep(name))
-                ],
-                "select_samples": cfg.select_samples,
-                "score_samples": {c: cfg.samples_for(c) for c in labels},
-                "seconds_per_checkpoint": round(time.perf_counter() - t0, 2),
-            }
-            runlog.write_elicit(run, name, results, info)
-            runlog.write(
-                run,
-                concepts=cfg.concepts,
-                classes=cfg.data.classes,
-                seed=cfg.seed,
-                naive=naive,
-                meta=meta,
-            )
-            bar.update(1)
-        all_results[name] = results
-    bar.close()
-    runlog.write(
-        run, concepts=cfg.concepts, classes=cfg.data.classes, seed=cfg.seed, naive=naive, meta=meta
-    )
-    return all_results
+
+
+def _protocol_names(text: str | None) -> list[str]:
+    """--protocols as a list of known protocols (None: all of them)."""
+    given = text if text is not None else ",".join(protocols.PROTOCOLS)
+    names = [p.strip() for p in given.split(",") if p.strip()]
+    valid = ", ".join(protocols.PROTOCOLS)
+    if not names:
+        raise ValueError(f"--protocols {text!r}: give at least one of {valid}")
+    unknown = [n for n in names if n not in protocols.PROTOCOLS]
+    if unknown:
+        raise ValueError(
+            f"--protocols {text!r}: unknown protocol {', '.join(map(repr, unknown))}; valid: {valid}"
+        )
+    return names
 
 
 @cli.command("empirical.elicit")
@@ -236,17 +276,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
     args = parser.parse_args(argv)
-    given = args.protocols if args.protocols is not None else ",".join(protocols.PROTOCOLS)
-    names = [p.strip() for p in given.split(",") if p.strip()]
-    if not names:
-        raise ValueError(
-            f"--protocols {args.protocols!r}: give at least one of {', '.join(protocols.PROTOCOLS)}"
-        )
-    unknown = [n for n in names if n not in protocols.PROTOCOLS]
-    if unknown:
-        raise ValueError(
-            f"--protocols {args.protocols!r}: unknown protocol {', '.join(map(repr, unknown))}; valid: {', '.join(protocols.PROTOCOLS)}"
-        )
+    names = _protocol_names(args.protocols)
     chosen_steps([0], args.every)  # checks --every before any work
     if args.classes not in ("all", "held-out") and not [
         c for c in args.classes.split(",") if c.strip()

@@ -29,8 +29,6 @@ FILE_LINES, FUNCTION_LINES = 400, 60
 OVER = {
     "benchmarks/pooled_speed.py:main": 85,
     "benchmarks/theory_sweep.py:main": 86,
-    "empirical/elicit.py:main": 64,
-    "empirical/elicit.py:run_protocols": 111,
     "empirical/train.py:train": 61,
     "empirical/walk.py:walk": 62,
     "examples/diffusers_model.py:main": 61,
