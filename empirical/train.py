@@ -99,10 +99,8 @@ def train(
             meter.add(run.train_step())
             now = time.perf_counter()
             run.wall, tick = run.wall + now - tick, now
-            is_eval, is_save = (
-                run.step in evals,
-                run.step % cfg.save_every == 0 or run.step == cfg.steps,
-            )
+            is_eval = run.step in evals
+            is_save = run.step % cfg.save_every == 0 or run.step == cfg.steps
             if run.step % cfg.log_every == 0 or is_eval or is_save:
                 record = meter.flush(run.step, cfg.batch, run.wall, run.vdm.gamma)
                 run.logs.metrics.append(record)
@@ -122,6 +120,11 @@ def train(
                 stop_after -= 1
     finally:
         bar.close()
+    return summary(run)
+
+
+def summary(run: Run) -> dict:
+    """What train() returns: the step reached, training seconds, folder, probe hash and final points."""
     return {
         "step": run.step,
         "wall_s": run.wall,

@@ -271,21 +271,11 @@ def walk(
     }
     protocols = ["naive"] + ["overprompt"] * bool(strengths)
     done = _resume(out / "walk.json", settings, protocols)
-    doer = _Walk(
-        sampler,
-        reader,
-        samples,
-        seeds or (lambda step, label, stream: seed_for(seed, step, label, stream)),
-    )
+    seeds = seeds or (lambda step, label, stream: seed_for(seed, step, label, stream))
+    doer = _Walk(sampler, reader, samples, seeds)
     todo = [(s, c) for s, (_, c) in zip(steps, checkpoints) if s not in done["naive"]]
-    bar = tqdm(
-        todo,
-        desc="checkpoints",
-        unit="ckpt",
-        disable=None if progress is None else not progress,
-        leave=False,
-    )
-    for step, checkpoint in bar:
+    hide = None if progress is None else not progress
+    for step, checkpoint in tqdm(todo, desc="checkpoints", unit="ckpt", disable=hide, leave=False):
         done["naive"][step] = [
             doer.read(step, checkpoint, Prompt(label), SCORE) for label in classes
         ]

@@ -92,7 +92,8 @@ def train(
     return kept
 
 
-def main(argv=None) -> Path:
+def parser() -> argparse.ArgumentParser:
+    """The example's command line (the module docstring is its help)."""
     parser = argparse.ArgumentParser(
         prog="examples/diffusers_model.py",
         description=__doc__.split("\n\n")[0],
@@ -124,9 +125,14 @@ def main(argv=None) -> Path:
     parser.add_argument(
         "--sample-steps", type=int, default=25, help="DDIM steps per image (default %(default)s)"
     )
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv=None) -> Path:
+    """Train the diffusers U-Net, then walk its checkpoints with the package's probe; returns the log."""
+    args = parser().parse_args(argv)
     if args.steps < 1 or args.every < 1:
-        parser.error(f"--steps {args.steps}, --every {args.every}: both must be >= 1")
+        parser().error(f"--steps {args.steps}, --every {args.every}: both must be >= 1")
     reader = ProbeReader(args.probe)
     data = DataConfig(
         ("color", "size"), {"color": 0.8, "size": 0.4}, resolution=reader.config.resolution

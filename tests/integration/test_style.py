@@ -29,9 +29,6 @@ FILE_LINES, FUNCTION_LINES = 400, 60
 OVER = {
     "benchmarks/pooled_speed.py:main": 85,
     "benchmarks/theory_sweep.py:main": 86,
-    "empirical/train.py:train": 61,
-    "empirical/walk.py:walk": 62,
-    "examples/diffusers_model.py:main": 61,
     "figures/masking.py:_steps_panel": 76,
     "figures/masking.py:draw": 63,
     "figures/study.py:held_out_figure": 67,
