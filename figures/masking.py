@@ -51,57 +51,11 @@ def _steps_panel(ax, results: Sequence[dict]) -> None:
     ps = sorted({r["p"] for r in results})
     width = 0.012 * (max(ps) - min(ps) or 1)
     x = np.array([r["p"] + width * (index[r.get("seed")] - (len(index) - 1) / 2) for r in results])
-    px = np.array([r["p"] for r in results])
     horizon = max(max(r["path"]["step"]) for r in results)
     for key, marker in (("naive", "o"), ("capability", "s")):
         for level, ls in (("80%", "-"), ("50%", ":")):
-            y = np.array(
-                [
-                    np.nan
-                    if r["first_step"].get(key, {}).get(level) is None
-                    else r["first_step"][key][level]
-                    for r in results
-                ],
-                dtype=float,
-            )
-            mfc = "none" if level == "50%" else PROTOCOL_COLORS[key]
-            ax.plot(
-                x,
-                y,
-                marker=marker,
-                ls="none",
-                color=PROTOCOL_COLORS[key],
-                ms=6 if level == "80%" else 4,
-                mfc=mfc,
-            )
-            at = [y[(px == p) & np.isfinite(y)] for p in ps]
-            med = [np.median(v) if v.size else np.nan for v in at]
-            ax.plot(ps, med, ls, color=PROTOCOL_COLORS[key], lw=1.2, label=f"{key} {level}")
-            never = ~np.isfinite(y)
-            ax.plot(
-                x[never],
-                np.full(never.sum(), horizon * (1.1 if key == "naive" else 1.18)),
-                marker="^" if level == "80%" else "2",
-                ls="none",
-                color=PROTOCOL_COLORS[key],
-                ms=8,
-            )
-    left = np.array(
-        [np.nan if r["left_masked_class"] is None else r["left_masked_class"] for r in results],
-        dtype=float,
-    )
-    went = np.array([bool(r["steps_near_masked_class"]) for r in results])
-    ax.plot(
-        x[went],
-        left[went],
-        "D",
-        color="0.45",
-        ms=5,
-        ls="none",
-        label=f"left class {results[0]['masked_class']} for good",
-    )
-    stays = went & ~np.isfinite(left)
-    ax.plot(x[stays], np.full(stays.sum(), horizon * 1.02), "D", color="0.45", ms=5, mfc="none")
+            _first_steps(ax, results, x, ps, horizon, key, level, marker, ls)
+    _left_masked_class(ax, results, x, horizon)
     ax.axhline(horizon, color="0.5", lw=0.7, ls="--")
     ax.text(
         min(ps),
@@ -122,10 +76,47 @@ def _steps_panel(ax, results: Sequence[dict]) -> None:
     )
 
 
+def _first_steps(ax, results, x, ps, horizon, key: str, level: str, marker: str, ls: str) -> None:
+    """One protocol's first step at one accuracy level: per run, the median per p, and 'never' on top."""
+    px = np.array([r["p"] for r in results])
+    first = [r["first_step"].get(key, {}).get(level) for r in results]
+    y = np.array([np.nan if v is None else v for v in first], dtype=float)
+    color = PROTOCOL_COLORS[key]
+    mfc = "none" if level == "50%" else color
+    ms = 6 if level == "80%" else 4
+    ax.plot(x, y, marker=marker, ls="none", color=color, ms=ms, mfc=mfc)
+    at = [y[(px == p) & np.isfinite(y)] for p in ps]
+    med = [np.median(v) if v.size else np.nan for v in at]
+    ax.plot(ps, med, ls, color=color, lw=1.2, label=f"{key} {level}")
+    never = ~np.isfinite(y)
+    top = np.full(never.sum(), horizon * (1.1 if key == "naive" else 1.18))
+    ax.plot(x[never], top, marker="^" if level == "80%" else "2", ls="none", color=color, ms=8)
+
+
+def _left_masked_class(ax, results, x, horizon) -> None:
+    """The step from which each run stays away from the masked class it drew (open: never left)."""
+    left = [r["left_masked_class"] for r in results]
+    left = np.array([np.nan if v is None else v for v in left], dtype=float)
+    went = np.array([bool(r["steps_near_masked_class"]) for r in results])
+    label = f"left class {results[0]['masked_class']} for good"
+    ax.plot(x[went], left[went], "D", color="0.45", ms=5, ls="none", label=label)
+    stays = went & ~np.isfinite(left)
+    ax.plot(x[stays], np.full(stays.sum(), horizon * 1.02), "D", color="0.45", ms=5, mfc="none")
+
+
 def draw(results: Sequence[dict], out: Path, *, detail: float) -> Path:
     """masking.png from masking.json's records: panels (a), (b), (c) of the module docstring; one line style per
     seed where the sweep has several."""
     fig, axes = subplots(1, 3, figsize=(15.5, 4.8))
+    _paths_panel(axes[0], results)
+    _steps_panel(axes[1], results)
+    _detail_panel(axes[2], results, detail)
+    fig.tight_layout()
+    return save(fig, out)
+
+
+def _paths_panel(ax, results: Sequence[dict]) -> None:
+    """Fig. 9a: the held-out class's naive path per run, colored by p (dot: the last checkpoint)."""
     cmap = colormaps["viridis"]
     index = _seed_index(results)
     labelled = set()
@@ -133,58 +124,48 @@ def draw(results: Sequence[dict], out: Path, *, detail: float) -> Path:
         z = np.array(r["path"]["z"])
         color = cmap(0.9 * r["p"])
         ls = SEED_STYLES[index[r.get("seed")] % len(SEED_STYLES)]
-        axes[0].plot(
-            z[:, 0],
-            z[:, 1],
-            ls,
-            color=color,
-            lw=1.4,
-            label=None if r["p"] in labelled else f"p = {r['p']:g}",
-        )
-        axes[0].plot(*z[-1], "o", color=color, ms=6, mec="k")
+        label = None if r["p"] in labelled else f"p = {r['p']:g}"
+        ax.plot(z[:, 0], z[:, 1], ls, color=color, lw=1.4, label=label)
+        ax.plot(*z[-1], "o", color=color, ms=6, mec="k")
         labelled.add(r["p"])
-    seeds = (
-        ""
-        if len(index) < 2
-        else "; seeds "
-        + ", ".join(f"{s} {SEED_STYLES[i % len(SEED_STYLES)]}" for s, i in index.items())
-    )
-    square(
-        axes[0],
-        results[0]["concepts"],
-        f"(a) class {results[0]['class']}, naive prompting (Fig. 9a){seeds}",
-    )
-    axes[0].legend(fontsize=7, loc="upper right")
-    _steps_panel(axes[1], results)
+    styles = ", ".join(f"{s} {SEED_STYLES[i % len(SEED_STYLES)]}" for s, i in index.items())
+    seeds = "" if len(index) < 2 else "; seeds " + styles
+    title = f"(a) class {results[0]['class']}, naive prompting (Fig. 9a){seeds}"
+    square(ax, results[0]["concepts"], title)
+    ax.legend(fontsize=7, loc="upper right")
+
+
+def _detail_panel(ax, results: Sequence[dict], detail: float) -> None:
+    """Fig. 10: naive, overprompt and the best protocol's accuracy over training at the p nearest ``detail``."""
+    index = _seed_index(results)
     p_near = min({r["p"] for r in results}, key=lambda p: abs(p - detail))
     detail_runs = [r for r in results if r["p"] == p_near]  # sorted by seed (masking.json's order)
     for r in detail_runs:
         ls = SEED_STYLES[index[r.get("seed")] % len(SEED_STYLES)]
         for key in ("naive", "overprompt", "capability"):
             cur = r["curves"].get(key)
-            if cur is not None:
-                name = key if key != "capability" else "best protocol"
-                axes[2].plot(
-                    np.maximum(cur["step"], 1),
-                    cur["accuracy"],
-                    marker="o",
-                    ms=2.5,
-                    color=PROTOCOL_COLORS[key],
-                    ls=ls,
-                    lw=1.2 if key != "capability" else 0.9,
-                    label=name if r is detail_runs[0] else None,
-                )
-    axes[2].set(
+            if cur is None:
+                continue
+            name = key if key != "capability" else "best protocol"
+            ax.plot(
+                np.maximum(cur["step"], 1),
+                cur["accuracy"],
+                marker="o",
+                ms=2.5,
+                color=PROTOCOL_COLORS[key],
+                ls=ls,
+                lw=1.2 if key != "capability" else 0.9,
+                label=name if r is detail_runs[0] else None,
+            )
+    ax.set(
         xscale="log",
         xlabel="training step",
         ylabel=f"joint accuracy of class {results[0]['class']}",
         ylim=(-0.02, 1.02),
     )
-    axes[2].grid(alpha=0.25)
-    axes[2].legend(fontsize=8, loc="upper left")
-    axes[2].set_title(f"(c) naive vs overprompt at p = {p_near:g} (Fig. 10)", fontsize=10)
-    fig.tight_layout()
-    return save(fig, out)
+    ax.grid(alpha=0.25)
+    ax.legend(fontsize=8, loc="upper left")
+    ax.set_title(f"(c) naive vs overprompt at p = {p_near:g} (Fig. 10)", fontsize=10)
 
 
 @cli.command("figures.masking")
