@@ -183,58 +183,63 @@ def held_out_figure(doc: StudyRecord, log: Path, out: Path) -> Path:
         gridspec_kw={"height_ratios": [1.3, 0.7]},
     )
     for col, seed in enumerate(seeds):
-        top, bottom = axes[0, col], axes[1, col]
         runs = sorted((r for r in doc.runs if r["seed"] == seed), key=lambda r: r[by])
-        concepts = None
         for r in runs:
-            t = trajectories.get(r["run"])
-            if t is None:
+            if r["run"] not in trajectories:
                 raise ValueError(
                     f"{log}: run {r['run']!r} of study.json has no naive trajectory of class {label}"
                 )
-            concepts = t.concepts
-            color = "viridis"
-            path = t.with_points() if not t.missing.all() else None
-            if path is not None:
-                c = ScalarMappable(norm=norm, cmap=color).to_rgba(r[by])
-                top.plot(
-                    path.z[:, 0],
-                    path.z[:, 1],
-                    "-o",
-                    color=c,
-                    ms=2.5,
-                    lw=1.4,
-                    label=f"{by} {r[by]:g}",
-                )
-            turn = r["held_out"].get(label, {})
-            if turn.get("turn_step") is not None:
-                top.plot(*turn["turn_point"], "k*", ms=11, zorder=5)
-        square(top, concepts or ("", ""), f"seed {seed}: class {label} (naive)")
-        top.legend(fontsize=7, loc="lower right")
-        corners = sorted(
-            {k for r in runs for k in r["held_out"].get(label, {}).get("final_shares", {})},
-            key=lambda k: (k == "unreadable", k),
+        paths = [trajectories[r["run"]] for r in runs]
+        _paths(axes[0, col], runs, paths, label, by, norm)
+        square(
+            axes[0, col],
+            paths[-1].concepts if paths else ("", ""),
+            f"seed {seed}: class {label} (naive)",
         )
-        left = np.zeros(len(runs))
-        for corner in corners:
-            widths = np.array([r["held_out"][label]["final_shares"].get(corner, 0.0) for r in runs])
-            bottom.barh(
-                range(len(runs)),
-                widths,
-                left=left,
-                color=CORNER_COLORS.get(corner, "0.5"),
-                label=corner if corner == "unreadable" else f"read as {corner}",
-            )
-            left += widths
-        bottom.set(
-            yticks=range(len(runs)),
-            yticklabels=[f"{by} {r[by]:g}" for r in runs],
-            xlim=(0, 1),
-            xlabel=f"share of class {label}'s samples, last checkpoint",
-        )
-        bottom.legend(fontsize=6, ncol=3, loc="upper center", bbox_to_anchor=(0.5, -0.28))
+        axes[0, col].legend(fontsize=7, loc="lower right")
+        _final_shares(axes[1, col], runs, label, by)
     fig.tight_layout()
     return save(fig, out)
+
+
+def _paths(ax, runs: list[dict], paths: list, label: str, by: str, norm: Normalize) -> None:
+    """One seed's held-out paths, coloured by the covariate, with each run's turn (star)."""
+    for r, t in zip(runs, paths):
+        if not t.missing.all():
+            path = t.with_points()
+            c = ScalarMappable(norm=norm, cmap="viridis").to_rgba(r[by])
+            ax.plot(
+                path.z[:, 0], path.z[:, 1], "-o", color=c, ms=2.5, lw=1.4, label=f"{by} {r[by]:g}"
+            )
+        turn = r["held_out"].get(label, {})
+        if turn.get("turn_step") is not None:
+            ax.plot(*turn["turn_point"], "k*", ms=11, zorder=5)
+
+
+def _final_shares(ax, runs: list[dict], label: str, by: str) -> None:
+    """One seed's last readings of the held-out class: the share read as each corner, and unreadable."""
+    corners = sorted(
+        {k for r in runs for k in r["held_out"].get(label, {}).get("final_shares", {})},
+        key=lambda k: (k == "unreadable", k),
+    )
+    left = np.zeros(len(runs))
+    for corner in corners:
+        widths = np.array([r["held_out"][label]["final_shares"].get(corner, 0.0) for r in runs])
+        ax.barh(
+            range(len(runs)),
+            widths,
+            left=left,
+            color=CORNER_COLORS.get(corner, "0.5"),
+            label=corner if corner == "unreadable" else f"read as {corner}",
+        )
+        left += widths
+    ax.set(
+        yticks=range(len(runs)),
+        yticklabels=[f"{by} {r[by]:g}" for r in runs],
+        xlim=(0, 1),
+        xlabel=f"share of class {label}'s samples, last checkpoint",
+    )
+    ax.legend(fontsize=6, ncol=3, loc="upper center", bbox_to_anchor=(0.5, -0.28))
 
 
 @cli.command("figures.study")
