@@ -59,56 +59,11 @@ def draw(runs: Sequence[Path], out: Path, *, protocol: str = "naive") -> Path:
         steps = np.concatenate([t.step for t in trajectories]).astype(float)
         norm = LogNorm(max(steps[steps > 0].min(), 1), steps.max())
         for t in trajectories:
-            color = CLASS_COLORS.get(t.label, "k")
-            thick = t.label in held
-            path = (
-                t.with_points() if not t.missing.all() else None
-            )  # no point where nothing was readable
-            if path is not None:
-                top.plot(
-                    path.z[:, 0],
-                    path.z[:, 1],
-                    "-",
-                    color=color,
-                    lw=2.2 if thick else 1,
-                    alpha=1 if thick else 0.6,
-                    label=f"{t.label}{' (held out)' if thick else ''}",
-                )
-                top.scatter(
-                    path.z[:, 0],
-                    path.z[:, 1],
-                    c=np.maximum(path.step, 1),
-                    cmap="viridis",
-                    norm=norm,
-                    s=14 if thick else 6,
-                    zorder=3,
-                )
-            turn = turns.get((t.label, protocol)) if thick else None
-            if turn is not None and turn["turn_step"] is not None:
-                top.plot(
-                    *turn["turn_point"],
-                    "k*",
-                    ms=13,
-                    zorder=5,
-                    label=f"turn ≈ step {turn['turn_step']:.0f}",
-                )
-            if t.accuracy is not None:
-                bottom.plot(
-                    np.maximum(t.step, 1),
-                    t.accuracy,
-                    "-o",
-                    color=color,
-                    ms=2.5,
-                    lw=2 if thick else 1,
-                    label=t.label,
-                )
-        title = Path(run).name + (
-            "\n" + ", ".join(f"Δ{c} {v:g}" for c, v in sep.items()) if sep else ""
-        )
-        square(top, trajectories[0].concepts, title)
-        top.legend(
-            fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.17), ncol=3
-        )  # below the label
+            turn = turns.get((t.label, protocol)) if t.label in held else None
+            _class(top, bottom, t, t.label in held, norm, turn)
+        seps = ", ".join(f"Δ{c} {v:g}" for c, v in sep.items())
+        square(top, trajectories[0].concepts, Path(run).name + (f"\n{seps}" if sep else ""))
+        top.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.17), ncol=3)
         fig.colorbar(
             ScalarMappable(norm=norm, cmap="viridis"), ax=top, shrink=0.8, label="training step"
         )
@@ -123,6 +78,27 @@ def draw(runs: Sequence[Path], out: Path, *, protocol: str = "naive") -> Path:
         shares_strip(strip, [t for t in trajectories if t.label in held])
     fig.tight_layout()
     return save(fig, out)
+
+
+def _class(top, bottom, t, thick: bool, norm: LogNorm, turn: dict | None) -> None:
+    """One class of a run: its path coloured by step (none where nothing was readable), its turn, its accuracy;
+    a held-out class (``thick``) drawn heavier."""
+    color = CLASS_COLORS.get(t.label, "k")
+    if not t.missing.all():
+        path = t.with_points()
+        label = f"{t.label}{' (held out)' if thick else ''}"
+        lw, alpha, size = (2.2, 1, 14) if thick else (1, 0.6, 6)
+        top.plot(path.z[:, 0], path.z[:, 1], "-", color=color, lw=lw, alpha=alpha, label=label)
+        c = np.maximum(path.step, 1)
+        top.scatter(path.z[:, 0], path.z[:, 1], c=c, cmap="viridis", norm=norm, s=size, zorder=3)
+    if turn is not None and turn["turn_step"] is not None:
+        label = f"turn ≈ step {turn['turn_step']:.0f}"
+        top.plot(*turn["turn_point"], "k*", ms=13, zorder=5, label=label)
+    if t.accuracy is not None:
+        lw = 2 if thick else 1
+        bottom.plot(
+            np.maximum(t.step, 1), t.accuracy, "-o", color=color, ms=2.5, lw=lw, label=t.label
+        )
 
 
 def shares_strip(ax, held: Sequence) -> None:

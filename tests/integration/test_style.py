@@ -29,7 +29,6 @@ FILE_LINES, FUNCTION_LINES = 400, 60
 OVER = {
     "benchmarks/pooled_speed.py:main": 85,
     "benchmarks/theory_sweep.py:main": 86,
-    "figures/training.py:draw": 86,
     "theory/dopri.py:one": 105,
     "theory/frames.py:from_array": 67,
     "theory/models.py:coupled": 69,
