@@ -28,6 +28,45 @@ from fitting.pooled import fit_law  # noqa: E402
 from fitting.synthetic import TRUE_LAW, quadratic_steps, sweep_case  # noqa: E402
 
 
+def timed(fn):
+    """(what fn returns, seconds it took)."""
+    t0 = time.perf_counter()
+    out = fn()
+    return out, time.perf_counter() - t0
+
+
+def onset_fit(runs: int, steps, train: list[int]):
+    """The memorize law with an onset on a sweep that has one: (fit, seconds)."""
+    late = sweep_case(
+        np.geomspace(0.005, 0.08, runs + 1),
+        seed=0,
+        noise=0.03,
+        steps=steps,
+        order="target-first",
+        law=TRUE_LAW | {"b_t": 0.6, "t_ref": 1200.0},
+        onset=400.0,
+    )
+    trajs = [late.trajectories[r] for r in train]
+    return timed(lambda: fit_law(trajs, late.x[train], order="target-first", onset=True))
+
+
+def coupled_fit(runs: int, steps, train: list[int]) -> float:
+    """Seconds of the coupled law with an onset and a mean discrepancy (its kernel compiled first)."""
+    chain = sweep_case(
+        np.geomspace(0.005, 0.08, runs + 1),
+        seed=0,
+        noise=0.03,
+        steps=steps,
+        order="target-first",
+        gate="state",
+        onset=400.0,
+    )
+    fit_law(chain.trajectories[:3], chain.x[:3], order="target-first", gate="state")  # compile
+    trajs, x = [chain.trajectories[r] for r in train], chain.x[train]
+    options = dict(order="target-first", gate="state", onset=True, discrepancy="mean")
+    return timed(lambda: fit_law(trajs, x, **options))[1]
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -48,53 +87,11 @@ def main(argv=None) -> int:
     train = [r for r in range(args.runs + 1) if r != held]
     trajs, x = [case.trajectories[r] for r in train], case.x[train]
     fit_law(trajs[:3], x[:3])  # warm-up
-
-    t0 = time.perf_counter()
-    fit = fit_law(trajs, x)
-    wald = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    fit_law(trajs, x, ci="runs", n_boot=args.boot)
-    boot = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    for t in trajs:
-        fit_model(t)
-    per_run = time.perf_counter() - t0
-    late = sweep_case(
-        np.geomspace(0.005, 0.08, args.runs + 1),
-        seed=0,
-        noise=0.03,
-        steps=steps,
-        order="target-first",
-        law=TRUE_LAW | {"b_t": 0.6, "t_ref": 1200.0},
-        onset=400.0,
-    )
-    t0 = time.perf_counter()
-    onset = fit_law(
-        [late.trajectories[r] for r in train], late.x[train], order="target-first", onset=True
-    )
-    with_onset = time.perf_counter() - t0
-    chain = sweep_case(
-        np.geomspace(0.005, 0.08, args.runs + 1),
-        seed=0,
-        noise=0.03,
-        steps=steps,
-        order="target-first",
-        gate="state",
-        onset=400.0,
-    )
-    fit_law(
-        chain.trajectories[:3], chain.x[:3], order="target-first", gate="state"
-    )  # its kernel's compile
-    t0 = time.perf_counter()
-    fit_law(
-        [chain.trajectories[r] for r in train],
-        chain.x[train],
-        order="target-first",
-        gate="state",
-        onset=True,
-        discrepancy="mean",
-    )
-    coupled = time.perf_counter() - t0
+    fit, wald = timed(lambda: fit_law(trajs, x))
+    boot = timed(lambda: fit_law(trajs, x, ci="runs", n_boot=args.boot))[1]
+    per_run = timed(lambda: [fit_model(t) for t in trajs])[1]
+    onset, with_onset = onset_fit(args.runs, steps, train)
+    coupled = coupled_fit(args.runs, steps, train)
 
     pred = fit.predict(case.x[[held]], np.ones((1, 2)), steps)[0]
     rmse = float(np.sqrt(np.mean((pred - case.trajectories[held].z) ** 2)))

@@ -144,6 +144,77 @@ def calibrate(name, a_ref, z_ref):
     raise RuntimeError(f"{name}: no tolerance in the ladder reaches {TARGET}")
 
 
+def first_calls() -> dict:
+    """The cost of the first sweep: in a new process (cold and warm kernel cache), this process's first call,
+    and the first exact sweep of each model."""
+    cold, warm = first_sweep_in_new_processes()
+    print(
+        f"first sweep of a landscape in a new process (1,000 trajectories, compile included): "
+        f"{cold:.2f} s with an empty kernel cache, {warm:.2f} s in the next process (target < 1 s)"
+    )
+    start = time.perf_counter()
+    batched(np.array([1.0, 2.0]), "dopri", 1e-9)
+    compile_s = time.perf_counter() - start
+    print(
+        f"this process's first call (from the user cache once any process compiled it): {compile_s:.2f} s"
+    )
+    exact_first = {model: first_sweep_in_new_processes("exact", model)[0] for model in FIRST_VALUES}
+    print(
+        "first exact sweep in a new process (1,000 trajectories, sympy included; target < 1 s): "
+        + ", ".join(f"{model} {secs:.2f} s" for model, secs in exact_first.items())
+    )
+    return {
+        "compile_s": compile_s,
+        "first_sweep_cold_s": cold,
+        "first_sweep_warm_s": warm,
+        "first_exact_sweep_s": exact_first,
+    }
+
+
+def one_size(n: int, rng, repeats: int, loop_per_traj: dict) -> tuple[dict, float]:
+    """Every method on n trajectories at its calibrated tolerance: (rows by method, the output floor). The loops
+    are timed once, at the smallest n, and extrapolated (``loop_per_traj``) beyond it."""
+    a = np.exp(rng.uniform(np.log(0.2), np.log(5), n))
+    ref_idx = np.arange(n) if n <= 1000 else rng.choice(n, 1000, replace=False)
+    z_ref = loop(a[ref_idx], "DOP853", 1e-13)
+    print(f"\nN = {n} trajectories x {T_EVAL.size} points (reference on {ref_idx.size})")
+    print(f"  {'method':<24} {'rtol':>7} {'max err':>9} {'time':>10} {'speed-up vs loop':>17}")
+    rows = {}
+    for name in METHODS:
+        if name in LOOPS and name in loop_per_traj:
+            rtol, err, per = loop_per_traj[name]
+            rows[name] = {"rtol": rtol, "max_error": err, "seconds": per * n, "extrapolated": True}
+            continue
+        rtol, _ = calibrate(name, a[ref_idx], z_ref)
+        z = METHODS[name](a, rtol)
+        err = float(np.abs(z[ref_idx] - z_ref).max())
+        secs = best_time(lambda: METHODS[name](a, rtol), 1 if name in LOOPS else repeats)
+        rows[name] = {"rtol": rtol, "max_error": err, "seconds": secs, "extrapolated": False}
+        if name in LOOPS:
+            loop_per_traj[name] = (rtol, err, secs / n)
+    return rows, output_floor(n)
+
+
+def report(rows: dict, floor: float) -> None:
+    """One size's table: error, time and speed-ups against the fastest loop and the authors' loop."""
+    fastest_loop = min(rows[m]["seconds"] for m in LOOPS)
+    for name, r in rows.items():
+        r["speedup_vs_fastest_loop"] = fastest_loop / r["seconds"]
+        r["speedup_vs_authors_loop"] = rows[LOOPS[0]]["seconds"] / r["seconds"]
+        mark = "~" if r["extrapolated"] else " "
+        print(
+            f"  {name:<24} {r['rtol']:>7.0e} {r['max_error']:>9.1e} {mark}{r['seconds']:>8.4f} s "
+            f"{r['speedup_vs_fastest_loop']:>9.0f}x fastest, {r['speedup_vs_authors_loop']:.0f}x authors'"
+        )
+    print(f"  {'output floor (writing z)':<24} {'':>7} {'':>9} {floor:>9.4f} s")
+    exact_s = rows["exact (quadrature)"]["seconds"]
+    print(
+        f"  exact / output floor: {exact_s / floor:.1f}x (goal <= 2x at N = 10,000); exact vs the authors' "
+        f"loop: {rows[LOOPS[0]]['seconds'] / exact_s:.0f}x (goal >= 1000x at N = 1,000); "
+        f"dopri / exact: {rows['dopri (numba, batched)']['seconds'] / exact_s:.1f}x"
+    )
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -157,75 +228,12 @@ def main(argv=None) -> int:
     print(
         f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, python {platform.python_version()}"
     )
-
-    cold, warm = first_sweep_in_new_processes()
-    print(
-        f"first sweep of a landscape in a new process (1,000 trajectories, compile included): "
-        f"{cold:.2f} s with an empty kernel cache, {warm:.2f} s in the next process (target < 1 s)"
-    )
-    start = time.perf_counter()
-    batched(np.array([1.0, 2.0]), "dopri", 1e-9)
-    compile_s = time.perf_counter() - start
-    print(
-        f"this process's first call (from the user cache once any process compiled it): {compile_s:.2f} s"
-    )
-
-    exact_first = {model: first_sweep_in_new_processes("exact", model)[0] for model in FIRST_VALUES}
-    print(
-        "first exact sweep in a new process (1,000 trajectories, sympy included; target < 1 s): "
-        + ", ".join(f"{model} {secs:.2f} s" for model, secs in exact_first.items())
-    )
-    results = {
-        "compile_s": compile_s,
-        "first_sweep_cold_s": cold,
-        "first_sweep_warm_s": warm,
-        "first_exact_sweep_s": exact_first,
-        "target_max_error": TARGET,
-        "sizes": {},
-    }
+    results = {**first_calls(), "target_max_error": TARGET, "sizes": {}}
     loop_per_traj = {}
     for n in sorted(args.n):
-        a = np.exp(rng.uniform(np.log(0.2), np.log(5), n))
-        ref_idx = np.arange(n) if n <= 1000 else rng.choice(n, 1000, replace=False)
-        z_ref = loop(a[ref_idx], "DOP853", 1e-13)
-        print(f"\nN = {n} trajectories x {T_EVAL.size} points (reference on {ref_idx.size})")
-        print(f"  {'method':<24} {'rtol':>7} {'max err':>9} {'time':>10} {'speed-up vs loop':>17}")
-        rows = {}
-        for name in METHODS:
-            if name in LOOPS and name in loop_per_traj:
-                rtol, err, per = loop_per_traj[name]
-                rows[name] = {
-                    "rtol": rtol,
-                    "max_error": err,
-                    "seconds": per * n,
-                    "extrapolated": True,
-                }
-                continue
-            rtol, _ = calibrate(name, a[ref_idx], z_ref)
-            z = METHODS[name](a, rtol)
-            err = float(np.abs(z[ref_idx] - z_ref).max())
-            secs = best_time(lambda: METHODS[name](a, rtol), 1 if name in LOOPS else args.repeats)
-            rows[name] = {"rtol": rtol, "max_error": err, "seconds": secs, "extrapolated": False}
-            if name in LOOPS:
-                loop_per_traj[name] = (rtol, err, secs / n)
-        floor = output_floor(n)
+        rows, floor = one_size(n, rng, args.repeats, loop_per_traj)
         results.setdefault("output_floor_s", {})[n] = floor
-        fastest_loop = min(rows[m]["seconds"] for m in LOOPS)
-        for name, r in rows.items():
-            r["speedup_vs_fastest_loop"] = fastest_loop / r["seconds"]
-            r["speedup_vs_authors_loop"] = rows[LOOPS[0]]["seconds"] / r["seconds"]
-            mark = "~" if r["extrapolated"] else " "
-            print(
-                f"  {name:<24} {r['rtol']:>7.0e} {r['max_error']:>9.1e} {mark}{r['seconds']:>8.4f} s "
-                f"{r['speedup_vs_fastest_loop']:>9.0f}x fastest, {r['speedup_vs_authors_loop']:.0f}x authors'"
-            )
-        print(f"  {'output floor (writing z)':<24} {'':>7} {'':>9} {floor:>9.4f} s")
-        exact_s = rows["exact (quadrature)"]["seconds"]
-        print(
-            f"  exact / output floor: {exact_s / floor:.1f}x (goal <= 2x at N = 10,000); exact vs the authors' "
-            f"loop: {rows[LOOPS[0]]['seconds'] / exact_s:.0f}x (goal >= 1000x at N = 1,000); "
-            f"dopri / exact: {rows['dopri (numba, batched)']['seconds'] / exact_s:.1f}x"
-        )
+        report(rows, floor)
         results["sizes"][n] = rows
     if args.json:
         args.json.write_text(json.dumps(results, indent=2) + "\n")

@@ -62,23 +62,9 @@ def norm(err, y, y_new, rtol, atol):
     return np.sqrt(acc / err.size)
 
 
-def one(t_eval, y0, p, rtol, atol, max_steps, out):
-    d = y0.size
-    y = y0.copy()
-    y_new = np.empty(d)
-    ys = np.empty(d)
-    k1 = np.empty(d)
-    k2 = np.empty(d)
-    k3 = np.empty(d)
-    k4 = np.empty(d)
-    k5 = np.empty(d)
-    k6 = np.empty(d)
-    k7 = np.empty(d)
-    err = np.empty(d)
-    t = t_eval[0]
-    out[0, :] = y
-    flow(t, y, p, k1)
-    # initial step (Hairer, Norsett & Wanner, Sec. II.4), as in scipy
+def initial_step(t, y, p, k1, ys, k2, rtol, atol, t_end):
+    """The first step's length (Hairer, Norsett & Wanner, Sec. II.4), as in scipy; k1 = flow(t, y)."""
+    d = y.size
     d0 = 0.0
     d1 = 0.0
     for i in range(d):
@@ -102,11 +88,36 @@ def one(t_eval, y0, p, rtol, atol, max_steps, out):
         h1 = (0.01 / max(d1, d2)) ** (1 / 5)
     # floor: with |y0| tiny but above the heuristic's 1e-5 (in units of atol), h0 = 0.01 d0 / d1 can fall below
     # the underflow test's 1e-14 before the first step; the controller still shrinks a step that is too long
-    h = max(min(100 * h0, h1), H_FLOOR * (t_eval[-1] - t))
+    return max(min(100 * h0, h1), H_FLOOR * (t_end - t))
 
-    steps = 0
-    j = 1  # next output to fill
-    t_end = t_eval[-1]
+
+def dense(out, j, x, hs, y, k1, k3, k4, k5, k6, k7):
+    """The continuous extension at y(t + x hs), written into out[j]."""
+    x2 = x * x
+    x3 = x2 * x
+    x4 = x3 * x
+    for i in range(y.size):
+        out[j, i] = y[i] + hs * (
+            k1[i] * (P1[0] * x + P1[1] * x2 + P1[2] * x3 + P1[3] * x4)
+            + k3[i] * (P3[1] * x2 + P3[2] * x3 + P3[3] * x4)
+            + k4[i] * (P4[1] * x2 + P4[2] * x3 + P4[3] * x4)
+            + k5[i] * (P5[1] * x2 + P5[2] * x3 + P5[3] * x4)
+            + k6[i] * (P6[1] * x2 + P6[2] * x3 + P6[3] * x4)
+            + k7[i] * (P7[1] * x2 + P7[2] * x3 + P7[3] * x4)
+        )
+
+
+def one(t_eval, y0, p, rtol, atol, max_steps, out):
+    d = y0.size
+    y = y0.copy()
+    y_new, ys, err = np.empty(d), np.empty(d), np.empty(d)
+    k1, k2, k3, k4 = np.empty(d), np.empty(d), np.empty(d), np.empty(d)
+    k5, k6, k7 = np.empty(d), np.empty(d), np.empty(d)
+    t, t_end = t_eval[0], t_eval[-1]
+    out[0, :] = y
+    flow(t, y, p, k1)
+    h = initial_step(t, y, p, k1, ys, k2, rtol, atol, t_end)
+    steps, j = 0, 1  # j: the next output to fill
     while j < t_eval.size:
         steps += 1
         if steps > max_steps:
@@ -145,19 +156,7 @@ def one(t_eval, y0, p, rtol, atol, max_steps, out):
             continue
         t_new = t_end if clipped else t + hs
         while j < t_eval.size and t_eval[j] < t_new:  # outputs inside the step: dense output
-            x = (t_eval[j] - t) / hs
-            x2 = x * x
-            x3 = x2 * x
-            x4 = x3 * x
-            for i in range(d):
-                out[j, i] = y[i] + hs * (
-                    k1[i] * (P1[0] * x + P1[1] * x2 + P1[2] * x3 + P1[3] * x4)
-                    + k3[i] * (P3[1] * x2 + P3[2] * x3 + P3[3] * x4)
-                    + k4[i] * (P4[1] * x2 + P4[2] * x3 + P4[3] * x4)
-                    + k5[i] * (P5[1] * x2 + P5[2] * x3 + P5[3] * x4)
-                    + k6[i] * (P6[1] * x2 + P6[2] * x3 + P6[3] * x4)
-                    + k7[i] * (P7[1] * x2 + P7[2] * x3 + P7[3] * x4)
-                )
+            dense(out, j, (t_eval[j] - t) / hs, hs, y, k1, k3, k4, k5, k6, k7)
             j += 1
         if j < t_eval.size and t_eval[j] == t_new:  # an output on the step's end: exact
             out[j, :] = y_new
@@ -174,9 +173,11 @@ def run(t_eval, Z0, P, rtol, atol, max_steps, out, status):
         status[n] = one(t_eval, Z0[n], P[n], rtol, atol, max_steps, out[n])
 
 
-INTEGRATOR = (norm, one, run)
+INTEGRATOR = (norm, initial_step, dense, one, run)
 JIT = {
     "norm": "@numba.njit(cache={cache})",
+    "initial_step": "@numba.njit(cache={cache})",
+    "dense": "@numba.njit(inline='always', cache={cache})",
     "one": "@numba.njit(cache={cache})",
     "run": "@numba.njit(parallel=True, cache={cache})",
 }
