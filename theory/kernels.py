@@ -52,5 +52,9 @@ def load(flow_source: str) -> Callable:
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
-    spec.loader.exec_module(module)
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:  # a half-made module must not answer the next call (without its run)
+        del sys.modules[name]
+        raise
     return module.run

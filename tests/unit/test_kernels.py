@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 
 from theory import dopri, kernels
 from theory.integrate import time_grid
@@ -15,6 +16,7 @@ from theory.models import eq1, from_expression
 CHILD = """
 import json, sys
 import numpy as np
+import pytest
 from theory.integrate import integrate, kernel, time_grid
 from theory.models import eq1
 land = eq1()
@@ -80,3 +82,20 @@ def test_the_cache_folder_honours_the_environment(monkeypatch, tmp_path):
     assert kernels.cache_dir() == tmp_path / "concept-dynamics" / "kernels"
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "nb"))
     assert kernels.cache_dir() == tmp_path / "nb" / "concept-dynamics-kernels"
+
+
+def test_a_kernel_module_that_fails_to_load_is_not_kept(tmp_path, monkeypatch):
+    """A kernel module that raises as it runs (a compile error, say) leaves no half-made entry
+    behind: the next load fails the same way, never with 'has no attribute run'."""
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+    broken = (
+        "def f(t, z, p, out):\n    out[0] = 0.0\n\n\nraise RuntimeError('the flow module failed')\n"
+    )
+    for _ in range(2):
+        with pytest.raises(RuntimeError, match="the flow module failed"):
+            kernels.load(broken)
+    assert not [
+        m
+        for m in sys.modules
+        if m.startswith("concept_dynamics_kernel_") and not hasattr(sys.modules[m], "run")
+    ]
