@@ -112,6 +112,25 @@ def from_array(
     ):
         if given != axis_len:
             raise ValueError(f"{what}: {given} given, but the array's {axis} axis has {axis_len}")
+    _check_points(arr, names, classes, steps, concepts)
+    return [
+        Trajectory(
+            steps.copy(),
+            arr[r, c].copy(),
+            tuple(concepts),
+            str(classes[c]),
+            protocol,
+            seed,
+            names[r],
+        )
+        for r in range(n_runs)
+        for c in range(n_classes)
+    ]
+
+
+def _check_points(arr: np.ndarray, names, classes, steps, concepts) -> None:
+    """Every point (runs, classes, steps, concepts) is finite or wholly missing, and lies in [0, 1]; the first
+    that is not is named by run, class, step and concept."""
     whole = np.isfinite(arr).all(-1) | np.isnan(arr).all(-1)
     if not whole.all():
         r, c, s = np.argwhere(~whole)[0]
@@ -126,16 +145,3 @@ def from_array(
             f"run {names[r]}, class {classes[c]}, step {steps[s]}, concept {concepts[k]}: {arr[r, c, s, k]:g} "
             "lies outside [0, 1]; concept-space coordinates are probabilities or shares"
         )
-    return [
-        Trajectory(
-            steps.copy(),
-            arr[r, c].copy(),
-            tuple(concepts),
-            str(classes[c]),
-            protocol,
-            seed,
-            names[r],
-        )
-        for r in range(n_runs)
-        for c in range(n_classes)
-    ]

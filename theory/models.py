@@ -156,7 +156,37 @@ def coupled(n: int = 2, concepts: Sequence[str] | None = None) -> Landscape:
         )
     names = _concept_names(n, concepts)
     z = tuple(sympy.Symbol(f"z_{i + 1}", real=True) for i in range(n))
-    params = (
+    params = _coupled_params(n)
+    lam, zt, zb = (p.symbols for p in params[:3])
+    kappa, theta = params[3].symbols[0], params[4].symbols[0]
+    gates = tuple(sympy.Symbol(f"G_{i + 1}", real=True) for i in range(n))
+    progress = [1 - (z[j] - zt[j]) ** 2 for j in range(n)]
+    held = tuple(
+        (
+            gates[i],
+            sigmoid(kappa * (sum(progress[j] for j in range(n) if j != i) / (n - 1) - theta)),
+        )
+        for i in range(n)
+    )
+    energy = sum(
+        lam[i] / 2 * ((1 - gates[i]) * (z[i] - zt[i]) ** 2 + gates[i] * (z[i] - zb[i]) ** 2)
+        for i in range(n)
+    )
+    return Landscape(
+        "coupled",
+        energy,
+        z,
+        names,
+        params,
+        (0.2,) * n,
+        held=held,
+        doc=coupled.__doc__.split("\n")[0],
+    )
+
+
+def _coupled_params(n: int) -> tuple:
+    """The coupled model's parameters: per-concept stiffness, targets and biases, and the gate's κ, θ."""
+    return (
         _vector(
             "lam",
             n,
@@ -182,31 +212,6 @@ def coupled(n: int = 2, concepts: Sequence[str] | None = None) -> Landscape:
             0.75,
             "the others' mean progress 1 - (z_j - ẑ_j)² at which the switch is half done",
         ),
-    )
-    lam, zt, zb = (p.symbols for p in params[:3])
-    kappa, theta = params[3].symbols[0], params[4].symbols[0]
-    gates = tuple(sympy.Symbol(f"G_{i + 1}", real=True) for i in range(n))
-    progress = [1 - (z[j] - zt[j]) ** 2 for j in range(n)]
-    held = tuple(
-        (
-            gates[i],
-            sigmoid(kappa * (sum(progress[j] for j in range(n) if j != i) / (n - 1) - theta)),
-        )
-        for i in range(n)
-    )
-    energy = sum(
-        lam[i] / 2 * ((1 - gates[i]) * (z[i] - zt[i]) ** 2 + gates[i] * (z[i] - zb[i]) ** 2)
-        for i in range(n)
-    )
-    return Landscape(
-        "coupled",
-        energy,
-        z,
-        names,
-        params,
-        (0.2,) * n,
-        held=held,
-        doc=coupled.__doc__.split("\n")[0],
     )
 
 
@@ -330,14 +335,7 @@ def from_expression(
         >>> land = from_expression("lam/2*(z1 - sigmoid(t - 5))**2 + (z2 - 1)**2/2", {"lam": 2.0})
     """
     params = dict(params or {})
-    if isinstance(energy, str):
-        expr = expression.parse(energy, symbols={"t": T})  # a whitelist: the text is never run
-    elif isinstance(energy, sympy.Expr):
-        expr = energy
-    else:
-        raise TypeError(f"energy must be text or a sympy expression, got {type(energy).__name__}")
-    t_like = [s for s in expr.free_symbols if s.name == "t" and s != T]
-    expr = expr.xreplace({s: T for s in t_like})
+    expr = _energy(energy)
     free = {s.name: s for s in expr.free_symbols if s != T}
     if state is None:
         state = sorted(
@@ -364,14 +362,25 @@ def from_expression(
             f"params {sorted(extra)} do not appear in the energy; its symbols are {others}"
         )
     plist = tuple(Param(n, (free[n],), (float(params[n]),), "user parameter") for n in others)
-    d = len(syms)
     return Landscape(
         name,
         expr,
         tuple(syms),
-        _concept_names(d, concepts),
+        _concept_names(len(syms), concepts),
         plist,
-        tuple(z0) if z0 is not None else (0.5,) * d,
+        tuple(z0) if z0 is not None else (0.5,) * len(syms),
         state_bounds=None,
         doc=f"user energy: {expr}",
     )
+
+
+def _energy(energy: str | sympy.Expr) -> sympy.Expr:
+    """The energy as a sympy expression in the package's time symbol (text parsed by a whitelist, never run)."""
+    if isinstance(energy, str):
+        expr = expression.parse(energy, symbols={"t": T})
+    elif isinstance(energy, sympy.Expr):
+        expr = energy
+    else:
+        raise TypeError(f"energy must be text or a sympy expression, got {type(energy).__name__}")
+    t_like = [s for s in expr.free_symbols if s.name == "t" and s != T]
+    return expr.xreplace({s: T for s in t_like})
