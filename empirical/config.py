@@ -37,6 +37,19 @@ from theory.files import read_json
 PROBE_DIR = "runs/probe/{concepts}-{resolution}px"  # where training looks for (and trains) its probe by default
 
 
+TUPLES = (  # the fields held as tuples (lists in config.json)
+    "concepts",
+    "channels",
+    "protocols",
+    "mask_classes",
+    "mask_concepts",
+    "eval_dense",
+    "grid_overprompt",
+    "grid_intervention",
+    "grid_cfg",
+)
+
+
 @dataclass(frozen=True)
 class TrainConfig:
     """Everything that determines a training run (the run's ``config.json``); every field is a ``--set`` key.
@@ -146,21 +159,12 @@ class TrainConfig:
 
     def __post_init__(self) -> None:
         check_types(self)
-        object.__setattr__(self, "concepts", tuple(self.concepts))
+        for name in TUPLES:  # a config.json or a caller may give lists
+            object.__setattr__(self, name, tuple(getattr(self, name)))
         object.__setattr__(self, "sep", {k: float(v) for k, v in dict(self.sep).items()})
         object.__setattr__(self, "channels", tuple(int(c) for c in self.channels))
         for name in ("grid_overprompt", "grid_intervention", "grid_cfg"):
             object.__setattr__(self, name, tuple(float(v) for v in getattr(self, name)))
-        for name in (
-            "protocols",
-            "mask_classes",
-            "mask_concepts",
-            "eval_dense",
-            "grid_overprompt",
-            "grid_intervention",
-            "grid_cfg",
-        ):
-            object.__setattr__(self, name, tuple(getattr(self, name)))
         check(self)
 
     @functools.cached_property
@@ -205,17 +209,7 @@ class TrainConfig:
     def to_json(self) -> dict[str, Any]:
         """The config as JSON-ready values (tuples as lists): config.json's 'train' section."""
         doc = dataclasses.asdict(self)
-        for name in (
-            "concepts",
-            "channels",
-            "protocols",
-            "mask_classes",
-            "mask_concepts",
-            "eval_dense",
-            "grid_overprompt",
-            "grid_intervention",
-            "grid_cfg",
-        ):
+        for name in TUPLES:
             doc[name] = list(doc[name])
         return doc
 

@@ -525,3 +525,19 @@ def test_adamw_is_fused_where_torch_has_it_and_steps_like_the_loop():
             opt.step()
     for p, q in zip(a.parameters(), b.parameters()):
         torch.testing.assert_close(p, q, rtol=1e-5, atol=1e-6)
+
+
+def test_tuples_lists_every_tuple_field():
+    """TUPLES (normalized on construction, lists in config.json) names exactly the tuple-typed fields."""
+    import dataclasses
+    import typing
+
+    from empirical.config import TUPLES
+
+    hints = typing.get_type_hints(TrainConfig)
+    tuples = {
+        f.name for f in dataclasses.fields(TrainConfig) if typing.get_origin(hints[f.name]) is tuple
+    }
+    assert set(TUPLES) == tuples
+    cfg = TrainConfig(**{**TrainConfig().to_json(), "preset": "tiny"})  # lists in, tuples held
+    assert all(isinstance(getattr(cfg, name), tuple) for name in TUPLES)
