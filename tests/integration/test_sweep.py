@@ -287,27 +287,22 @@ def test_a_probe_that_cannot_be_trained_stops_the_sweep_before_any_run(tmp_path,
     assert not (out / "runs").exists()
 
 
+def long_local_sweep(out: Path) -> list[str]:
+    """A sweep of two smoke runs long enough (5,000 steps) to be stopped midway, two local jobs at once."""
+    return [
+        sys.executable,
+        "-m",
+        "empirical.sweep",
+        *("--preset", "smoke", "--grid", "seed=0,1", "--set", "steps=5000"),
+        *("--executor", "local", "--max-parallel", "2", "--out", str(out)),
+    ]
+
+
 def test_stopping_a_sweep_started_in_the_background_stops_its_jobs(tmp_path):
     from empirical import lock
 
     out = tmp_path / "sw"
-    cmd = [
-        sys.executable,
-        "-m",
-        "empirical.sweep",
-        "--preset",
-        "smoke",
-        "--grid",
-        "seed=0,1",
-        "--set",
-        "steps=5000",
-        "--executor",
-        "local",
-        "--max-parallel",
-        "2",
-        "--out",
-        str(out),
-    ]
+    cmd = long_local_sweep(out)
     ignore_sigint = lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)  # noqa: E731  (what `cmd &` in a script does)
     proc = subprocess.Popen(
         cmd,
@@ -360,23 +355,7 @@ def test_an_interrupted_sweep_stops_every_job_and_says_so_without_a_traceback(
     tmp_path, phase, stop_group
 ):
     out = tmp_path / "sw"
-    cmd = [
-        sys.executable,
-        "-m",
-        "empirical.sweep",
-        "--preset",
-        "smoke",
-        "--grid",
-        "seed=0,1",
-        "--set",
-        "steps=5000",
-        "--executor",
-        "local",
-        "--max-parallel",
-        "2",
-        "--out",
-        str(out),
-    ]
+    cmd = long_local_sweep(out)
     proc = subprocess.Popen(
         cmd,
         stdout=subprocess.DEVNULL,
