@@ -32,6 +32,25 @@ def held_summary(group: Sequence[dict], label: str, key: str) -> dict:
     return summarise([h[key] for h in recs], [h["last_step"] for h in recs if h[key] is None])
 
 
+def _ci_text(ci: list[float] | None, fmt: str, prefix: str = "") -> str:
+    """' [lo, hi]' for a resampled interval (with ``prefix`` before it), '' without one."""
+    return "" if ci is None else f"{prefix} [{ci[0]:{fmt}}, {ci[1]:{fmt}}]"
+
+
+def resampled(xs: np.ndarray, ys: np.ndarray, stat, draws: int = 2000) -> list[float] | None:
+    """95% percentile interval of ``stat(x, y)`` over the pairs resampled with replacement (the run is the unit;
+    resamples with a single x value are skipped); None when fewer than 3 pairs or distinct x values."""
+    if len(xs) < 3 or len(set(xs.tolist())) < 2:
+        return None
+    rng = np.random.default_rng(0)
+    values = []
+    for _ in range(draws):
+        idx = rng.integers(0, len(xs), len(xs))
+        if len(set(xs[idx].tolist())) > 1:
+            values.append(stat(xs[idx], ys[idx]))
+    return [float(v) for v in np.percentile(values, [2.5, 97.5])]
+
+
 def relation(runs: Sequence[dict], label: str, x_key: str, y_key: str) -> dict:
     """Two held-out times across the elicited runs: per run each observed or censored at the run's last step,
     a line through the fully observed pairs (3 or more), and how many censored pairs contradict it (y never came
@@ -60,6 +79,9 @@ def relation(runs: Sequence[dict], label: str, x_key: str, y_key: str) -> dict:
             "slope": float(slope),
             "intercept": float(intercept),
             "r": float(np.corrcoef(xs, ys)[0, 1]),
+            "slope_ci": resampled(xs, ys, lambda x, y: np.polyfit(x, y, 1)[0]),
+            "lag_median": float(np.median(ys - xs)),
+            "lag_median_ci": resampled(xs, ys, lambda x, y: np.median(y - x)),
         }
         against = sum(
             1
@@ -187,7 +209,9 @@ def tables(doc: StudyRecord) -> str:
             "no line (fewer than 3 fully observed pairs)"
             if line is None
             else (
-                f"{rel['y']} = {line['slope']:.2f} x {rel['x']} {line['intercept']:+,.0f} (r = {line['r']:.2f}), "
+                f"{rel['y']} = {line['slope']:.2f} x {rel['x']} {line['intercept']:+,.0f} (r = {line['r']:.2f}"
+                f"{_ci_text(line.get('slope_ci'), '.2f', ', slope')}); {rel['y']} - {rel['x']}: median "
+                f"{line['lag_median']:+,.0f}{_ci_text(line.get('lag_median_ci'), '+,.0f')}; "
                 f"{rel['censored_against_line']} censored pair(s) against it"
             )
         )

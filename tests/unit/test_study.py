@@ -380,3 +380,17 @@ def test_every_combination_of_missing_learning_draws(sweep):
         lev["learned_step"]["color"]["median"] = lev["learned_fit"]["color"]["median"] = None
     (sweep / "study.json").write_text(json.dumps(doc.to_json()))
     assert draw([str(sweep)]) == 0
+
+
+def test_the_relation_line_has_resampled_intervals():
+    """On pairs on an exact line every resample gives the same slope; the lag's interval covers its spread."""
+    import numpy as np
+
+    from fitting.study_levels import resampled
+
+    xs = np.array([1000.0, 2000.0, 3000.0, 4000.0])
+    assert resampled(xs, 2 * xs + 100, lambda x, y: np.polyfit(x, y, 1)[0]) == pytest.approx([2, 2])
+    lo, hi = resampled(xs, xs + np.array([0, 100, 200, 900]), lambda x, y: np.median(y - x))
+    assert 0 <= lo <= 150 <= hi <= 900
+    assert resampled(xs[:2], xs[:2], lambda x, y: 0.0) is None  # fewer than 3 pairs
+    assert resampled(np.full(4, 5.0), xs, lambda x, y: 0.0) is None  # one x value: no slope
