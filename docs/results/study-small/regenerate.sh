@@ -20,6 +20,13 @@ python -m empirical.sweep collect "$V"   # seeds 0-2, naive prompting only; runs
 python -m fitting.study "$V"             # study.json: learning, turn, behavior per run and per level
 python -m figures.study "$V"             # learning.png (Fig. 3), held_out.png (Fig. 4)
 laws "$V"
+# Capability against behavior across Δcolor (Fig. 6, workshop Fig. 3): every over-prompted run of the Δcolor
+# sweep at Δsize 0.4, with the ladder's base runs (the same preset over-prompted, 6,000 steps: Δcolor 0.5 and
+# 0.8, seeds 0 and 1); capability/runs/ links to them. Grouped by Δcolor (the steps differ, 6,000 or 10,000).
+C=docs/results/study-small/capability
+python -m empirical.sweep collect "$C"
+python -m fitting.study "$C" --by sep_color
+python -m figures.study "$C"
 # The runs trained with over-prompting at every checkpoint (device-jobs.txt; so far the lines a CPU trained):
 # one row per run (memorized as, turn, composed, capability, cost), python -m fitting.ladder
 shopt -s nullglob
