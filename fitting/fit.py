@@ -37,7 +37,7 @@ from typing import Sequence
 import numpy as np
 from tqdm import tqdm
 
-from fitting.model_fit import FITTABLE
+from fitting.estimators import ESTIMATORS
 from fitting.report import analyse, fitted_curves
 from theory import cli
 from theory.cli import UsageError
@@ -57,13 +57,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--model",
-        choices=[*FITTABLE, "sim2"],
+        choices=list(ESTIMATORS),
         default="eq1",
         help="toy model to fit (default eq1; sim2: the structured identity mapping's two-layer model)",
     )
     parser.add_argument(
         "--compare",
-        choices=[*FITTABLE, "sim2"],
+        choices=list(ESTIMATORS),
         default=None,
         metavar="MODEL",
         help="also fit MODEL to every trajectory and compare the two by AIC (record 'comparison')",

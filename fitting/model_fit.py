@@ -86,12 +86,22 @@ class ModelFit:
             names += [f"{b.name}[{c}]" for c in prob.concepts] if b.per_concept else [b.name]
         return [name for name, hit in zip(names, on_bounds(self.theta, prob.lb, prob.ub)) if hit]
 
-    def predict(self, steps: Sequence[float]) -> NDArray[np.float64]:
-        """The fitted model's path at any steps (e.g. a dense grid for plots), shape (T', D)."""
+    def predict(self, steps: Sequence[float], covariates: None = None) -> NDArray[np.float64]:
+        """The fitted model's path at any steps (e.g. a dense grid for plots), shape (T', D); a fit of one run
+        takes no covariates (the contract of fitting.estimators)."""
+        no_covariates(covariates)
         prob = self.problem
         return prob.simulate(
             self.theta[None], u=(np.asarray(steps, dtype=float) - prob.s0) / prob.span
         )[0]
+
+
+def no_covariates(covariates) -> None:
+    if covariates is not None:
+        raise ValueError(
+            "a fit of one run predicts that run and takes no covariates; a law pooled over runs "
+            "(fitting.estimators.fit('eq1+onset', runs, covariates=x)) predicts from covariates"
+        )
 
 
 class Problem:

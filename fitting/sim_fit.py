@@ -30,6 +30,7 @@ from numpy.typing import NDArray
 
 from fitting.curves import noise_scale
 from fitting.engine import Z95, multistart, on_bounds, wald
+from fitting.model_fit import no_covariates
 from theory.sim import two_layer
 from theory.trajectory import Trajectory
 
@@ -57,8 +58,12 @@ class SimFit:
     def identifiable(self) -> list[bool]:
         return []
 
-    def predict(self, steps, bits: Sequence[int] | None = None) -> NDArray[np.float64]:
-        """The fitted path of the class read (or of ``bits``) at any steps, (T', D)."""
+    def predict(
+        self, steps, covariates: None = None, *, bits: Sequence[int] | None = None
+    ) -> NDArray[np.float64]:
+        """The fitted path of the class read (or of ``bits``) at any steps, (T', D); no covariates (the
+        contract of fitting.estimators)."""
+        no_covariates(covariates)
         d = len(self.params["a"])
         u = np.asarray(steps, dtype=float) / self.span
         return _read(_simulate(self.theta, u, d), self.theta, bits or self.bits or (1,) * d)

@@ -121,7 +121,7 @@ def compare_run(trajs: Sequence[Trajectory]) -> dict:
         "curves": {
             "step": rounded(grid),
             "sim2 joint": {
-                t.label: rounded(joint.predict(grid, bits_of(t.label, len(t.concepts))))
+                t.label: rounded(joint.predict(grid, bits=bits_of(t.label, len(t.concepts))))
                 for t in located
             },
             "eq1 per class": {

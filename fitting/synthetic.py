@@ -232,3 +232,20 @@ def sweep_case(
         Trajectory(steps, zr, concepts, "11", "naive", r, f"run{r}") for r, zr in enumerate(noisy)
     ]
     return SweepCase(trajs, x, {**law, "x_ref": rule.x_ref}, noise, p)
+
+
+SIM2_A, SIM2_M = np.array([0.0008, 0.002]), np.array([1.0, 1.3])  # sim2_case's signals and read-out
+SIM2_U0 = np.array([[0.2, 0.0], [0.1, 0.15]])  # and its start
+
+
+def sim2_case(noise: float = 0.02, seed: int = 0) -> Trajectory:
+    """A class-11 path of the two-layer model (theory.sim.two_layer) at 40 quadratically spaced steps to 5,000,
+    with Gaussian noise on the coordinates (clipped to [0, 1])."""
+    from theory.sim import two_layer
+
+    steps = quadratic_steps(40, 50, 5000)
+    w = two_layer(SIM2_A, np.r_[0.0, steps], SIM2_U0)
+    z = (w @ SIM2_M / SIM2_M)[1:]
+    rng = np.random.default_rng(seed)
+    noisy = np.clip(z + rng.normal(0, noise, z.shape), 0, 1)
+    return Trajectory(steps, noisy, ("color", "size"), "11", "naive", seed, "sim2")

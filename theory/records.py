@@ -152,7 +152,7 @@ class FitRecord(Record):
     model: str
     fits: list
     skipped: list = field(default_factory=list)
-    lags: dict = field(default_factory=dict)
+    lags: list = field(default_factory=list)
     stamp: dict = field(default_factory=dict)
 
 

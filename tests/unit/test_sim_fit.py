@@ -8,27 +8,10 @@ import pytest
 
 from fitting.fit import main
 from fitting.sim_fit import fit_sim
-from fitting.synthetic import eq1_case, quadratic_steps
-from theory.sim import two_layer
+from fitting.synthetic import eq1_case
 from theory.trajectory import Trajectory, write_csv
 
-A, M, U0 = np.array([0.0008, 0.002]), np.array([1.0, 1.3]), np.array([[0.2, 0.0], [0.1, 0.15]])
-
-
-def sim2_case(noise=0.02, seed=0) -> Trajectory:
-    steps = quadratic_steps(40, 50, 5000)
-    w = two_layer(A, np.r_[0.0, steps], U0)
-    z = (w @ M / M)[1:]
-    rng = np.random.default_rng(seed)
-    return Trajectory(
-        steps,
-        np.clip(z + rng.normal(0, noise, z.shape), 0, 1),
-        ("color", "size"),
-        "11",
-        "naive",
-        seed,
-        "sim2",
-    )
+from fitting.synthetic import SIM2_A as A, SIM2_U0 as U0, sim2_case  # noqa: E402
 
 
 def test_sim2_fit_recovers_the_signals_and_the_start():

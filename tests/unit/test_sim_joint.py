@@ -62,7 +62,7 @@ def test_one_w_recovers_the_signals_from_every_class_and_wins_on_its_own_data():
     assert record["models"]["sim2 joint"]["n_params"] == 6
     assert record["models"]["eq1 per class"]["n_params"] == 27
     np.testing.assert_allclose(  # the path drawn for class 10 is W(t)'s first column, read at m_1 e_1
-        joint.predict(STEPS, (1, 0)), fit_sim(classes).predict(STEPS, (1, 0)), atol=1e-6
+        joint.predict(STEPS, bits=(1, 0)), fit_sim(classes).predict(STEPS, bits=(1, 0)), atol=1e-6
     )
 
 
