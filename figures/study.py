@@ -154,6 +154,7 @@ def timing_figure(doc: StudyRecord, out: Path) -> Path:
                 "", (x + 0.08 * top, y), (x, y), arrowprops={"arrowstyle": "->", "color": color}
             )
     ax.plot([0, top], [0, top], ":", color="0.5", label="behavior = capability")
+    _line(ax, doc, label)
     ax.set(
         xlim=(0, 1.12 * top),
         ylim=(0, 1.12 * top),
@@ -166,6 +167,22 @@ def timing_figure(doc: StudyRecord, out: Path) -> Path:
     ax.grid(alpha=0.25)
     fig.tight_layout()
     return save(fig, out)
+
+
+def _line(ax, doc: StudyRecord, label: str) -> None:
+    """The line fitted through the fully observed (capability, behavior) pairs, over their range, with its
+    resampled slope interval in the legend (none with fewer than 3 pairs)."""
+    rel = next((r for r in doc.relations.get(label, []) if r["y"] == "behavior_step"), None)
+    line = None if rel is None else rel.get("line")
+    if line is None:
+        return
+    xs = [p["x"] for p in rel["pairs"] if not (p["x_censored"] or p["y_censored"])]
+    x = np.array([min(xs), max(xs)])
+    ci = line.get("slope_ci")
+    slope = f"slope {line['slope']:.2f}" + ("" if ci is None else f" [{ci[0]:.2f}, {ci[1]:.2f}]")
+    ax.plot(
+        x, line["slope"] * x + line["intercept"], "-", color="0.3", lw=1.2, label=f"fit: {slope}"
+    )
 
 
 def held_out_figure(doc: StudyRecord, log: Path, out: Path) -> Path:

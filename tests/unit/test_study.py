@@ -394,3 +394,48 @@ def test_the_relation_line_has_resampled_intervals():
     assert 0 <= lo <= 150 <= hi <= 900
     assert resampled(xs[:2], xs[:2], lambda x, y: 0.0) is None  # fewer than 3 pairs
     assert resampled(np.full(4, 5.0), xs, lambda x, y: 0.0) is None  # one x value: no slope
+
+
+def test_the_timing_figure_draws_the_fitted_line_with_its_slope_interval(tmp_path, monkeypatch):
+    import figures.study as fs
+    from theory.records import StudyRecord
+
+    drawn = {}
+    monkeypatch.setattr(fs, "save", lambda fig, out: drawn.setdefault("fig", fig))
+    held = lambda cap, beh: {  # noqa: E731
+        "11": {
+            "capability_unbiased": True,
+            "capability_step": cap,
+            "behavior_step": beh,
+            "last_step": 6000,
+        }
+    }
+    runs = [
+        {
+            "run": f"r{i}",
+            "seed": 0,
+            "sep_color": 0.4 + i / 10,
+            "held_out": held(c, b),
+            "learning": {},
+        }
+        for i, (c, b) in enumerate([(1000, 1500), (2000, 2400), (3000, 3600)])
+    ]
+    pairs = [
+        {"x": c, "y": b, "x_censored": False, "y_censored": False}
+        for c, b in [(1000, 1500), (2000, 2400), (3000, 3600)]
+    ]
+    line = {"slope": 1.05, "intercept": 400.0, "r": 0.99, "slope_ci": [0.9, 1.2]}
+    rel = {"x": "capability_step", "y": "behavior_step", "pairs": pairs, "line": line}
+    doc = StudyRecord(
+        sweep="s",
+        by="sep_color",
+        level=0.8,
+        persist=2,
+        held_out=["11"],
+        runs=runs,
+        levels=[],
+        relations={"11": [rel]},
+    )
+    fs.timing_figure(doc, tmp_path / "timing.png")
+    labels = [ln.get_label() for ln in drawn["fig"].axes[0].get_lines()]
+    assert "fit: slope 1.05 [0.90, 1.20]" in labels
