@@ -206,11 +206,14 @@ def read_covariates(path: Path) -> dict[str, dict[str, str]]:
             f"{path}: not a sweep's covariates table (no run, or no 'seed' column); "
             "write it with python -m empirical.sweep collect"
         )
-    # a column empty in every row does not apply to this sweep (collect writes sep_shape empty: shape has no separation)
+    # a column empty in every row does not apply to this sweep (collect writes sep_shape empty: shape has no
+    # separation); a column with no number in any row is a list-valued setting that varies (protocols,
+    # channels as 32-64): neither is a covariate
     empty = {
         k
         for k in next(iter(table.values()))
-        if all(not cells.get(k, "").strip() for cells in table.values())
+        if not any(_number(cells.get(k)) for cells in table.values())
+        and (k != "run" and not k.startswith("_"))
     }
     for cells in table.values():
         for key, value in cells.items():

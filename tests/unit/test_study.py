@@ -363,6 +363,17 @@ def test_a_column_empty_in_every_row_does_not_apply_but_one_empty_cell_is_an_err
     assert "row 3, column sep_shape: '' is not a number" in capsys.readouterr().err
 
 
+def test_a_list_valued_setting_that_varies_is_not_a_covariate(sweep, capsys):
+    """collect writes a varying list setting as text (protocols '' or 'overprompt', channels 32-64): a column
+    with no number in any row is left out, so pooling runs trained with and without over-prompting works."""
+    lines = (sweep / "covariates.csv").read_text().splitlines()
+    texts = ["", "overprompt"] * len(lines)
+    mixed = [lines[0] + ",protocols"] + [line + "," + t for line, t in zip(lines[1:], texts)]
+    (sweep / "covariates.csv").write_text("\n".join(mixed) + "\n")
+    assert main([str(sweep)]) == 0
+    capsys.readouterr()
+
+
 def test_figures_need_the_study(sweep, capsys):
     assert draw([str(sweep)]) == 2
     assert "study.json: not found; run python -m fitting.study" in capsys.readouterr().err
