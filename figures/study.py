@@ -10,7 +10,9 @@ Writes into DIR (default SWEEP_DIR):
                  measure);
                  a run that never got there within its budget is an open triangle at its last step
                  (a lower bound), never a number. The solid line joins the medians of the seeds per
-                 level; the dashed one, the medians of where a sigmoid fitted to the same curve crosses 80%.
+                 level, a seed that never got there counted as later than any that did (a level where
+                 half or more never did has no median, and the line skips it); the dashed one, the
+                 same of where a sigmoid fitted to the same curve crosses 80%.
   timing.png     capability against behavior: for each run, the step the held-out class can be elicited
                  (capability, 50% accuracy held 2 checkpoints) against the step naive prompting shows it
                  (behavior), coloured by the swept covariate; a time never reached within the run is
@@ -53,20 +55,14 @@ def learning_figure(doc: StudyRecord, out: Path) -> Path:
     fig, axes = subplots(1, 2, figsize=(12.4, 4.8), sharey=True)
     concepts = list(doc.runs[0]["learning"])
     panels = (
-        (
-            axes[0],
-            lambda r: r["learning"],
-            lambda lev, c: lev["learned_step"][c],
-            "the training classes",
-        ),
+        (axes[0], lambda r: r["learning"], "the training classes"),
         (
             axes[1],
             lambda r: r["held_out"][label]["learning"],
-            lambda lev, c: lev["held_learned_step"][label][c],
             f"class {label}, held out (the paper's measure)",
         ),
     )
-    for ax, records, levels, title in panels:
+    for ax, records, title in panels:
         for color, concept in zip(CONCEPT_COLORS, concepts):
             for r in doc.runs:
                 rec, x = records(r)[concept], r["signal"][concept]
@@ -74,18 +70,13 @@ def learning_figure(doc: StudyRecord, out: Path) -> Path:
                     ax.plot(x, rec["learned_step"], "o", color=color, alpha=0.55, ms=6)
                 else:
                     ax.plot(x, rec["censored_at"], "^", mfc="none", color=color, ms=8)
-            med = [(lev["signal"][concept], levels(lev, concept)["median"]) for lev in doc.levels]
-            med = [(x, y) for x, y in med if y is not None]
+            med = _medians(doc, lambda r: records(r)[concept], "learned_step", concept)
             if med:
                 ax.plot(
                     *zip(*med), "-", color=color, lw=1.5, label=f"{concept}: median of the seeds"
                 )
             if ax is axes[0]:
-                fit = [
-                    (lev["signal"][concept], lev["learned_fit"][concept]["median"])
-                    for lev in doc.levels
-                ]
-                fit = [(x, y) for x, y in fit if y is not None]
+                fit = _medians(doc, lambda r: records(r)[concept], "learned_fit", concept)
                 if fit:
                     ax.plot(
                         *zip(*fit),
@@ -107,6 +98,19 @@ def learning_figure(doc: StudyRecord, out: Path) -> Path:
     axes[0].set_ylabel("step the concept is learned (80% of readable samples)")
     fig.tight_layout()
     return save(fig, out)
+
+
+def _medians(doc: StudyRecord, record, key: str, concept: str) -> list[tuple[float, float]]:
+    """Per level, (signal, the median over all its seeds) with a seed that never got there counted as later
+    than any that did; a level where half or more never got there has no median (the line skips it)."""
+    out = []
+    for lev in doc.levels:
+        group = [r for r in doc.runs if r[doc.by] == lev[doc.by]]
+        values = [np.inf if record(r)[key] is None else record(r)[key] for r in group]
+        median = float(np.median(values)) if values else np.inf
+        if np.isfinite(median):
+            out.append((lev["signal"][concept], median))
+    return out
 
 
 def timing_figure(doc: StudyRecord, out: Path) -> Path:

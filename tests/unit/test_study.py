@@ -450,3 +450,21 @@ def test_the_timing_figure_draws_the_fitted_line_with_its_slope_interval(tmp_pat
     fs.timing_figure(doc, tmp_path / "timing.png")
     labels = [ln.get_label() for ln in drawn["fig"].axes[0].get_lines()]
     assert "fit: slope 1.05 [0.90, 1.20]" in labels
+
+
+def test_a_level_s_median_counts_the_seeds_that_never_got_there_as_later():
+    from figures.study import _medians
+    from theory.records import StudyRecord
+
+    def run(level, step):
+        return {"sep_color": level, "learning": {"color": {"learned_step": step}}}
+
+    runs = [run(0.2, 8000.0), run(0.2, None), run(0.2, None), run(0.5, 2000.0), run(0.5, 3000.0)]
+    runs += [run(0.5, None), run(0.8, 1000.0), run(0.8, 1200.0), run(0.8, 1400.0)]
+    levels = [{"sep_color": v, "signal": {"color": v / 10}} for v in (0.2, 0.5, 0.8)]
+    doc = StudyRecord(
+        sweep="s", by="sep_color", level=0.8, persist=2, held_out=["11"], runs=runs, levels=levels
+    )
+    medians = _medians(doc, lambda r: r["learning"]["color"], "learned_step", "color")
+    # 0.2: two of three never got there, no median; 0.5: one never did, the median is the later of the two
+    assert medians == [(0.05, 3000.0), (0.08, 1200.0)]
