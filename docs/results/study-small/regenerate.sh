@@ -2,7 +2,7 @@
 # Issue #35: the study on `small`, whose held-out class composes. Every number of docs/study.md's section on
 # composing runs, from the saved logs under docs/results/study-small/ (no training, no checkpoints).
 #
-#   bash docs/results/study-small/regenerate.sh        (from anywhere; about 10 minutes on 2 cores)
+#   bash docs/results/study-small/regenerate.sh        (from anywhere; about 30 minutes on 2 cores)
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 # The pooled laws tried on these runs, each with one Δcolor level left out at a time (8 specifications: the
@@ -20,6 +20,19 @@ python -m empirical.sweep collect "$V"   # seeds 0-2, naive prompting only; runs
 python -m fitting.study "$V"             # study.json: learning, turn, behavior per run and per level
 python -m figures.study "$V"             # learning.png (Fig. 3), held_out.png (Fig. 4)
 laws "$V"
+# The five Δcolor levels (0.2, 0.3, 0.4, 0.5, 0.8 x 3 seeds): the validation runs and the over-prompted 0.4
+# runs as one study (five-levels/runs/ links to them), and the same 8 laws, one level left out at a time, fitted
+# to the two logs (0.4's runs from dcolor/).
+F=docs/results/study-small/five-levels D=docs/results/study-small/dcolor
+python -m empirical.sweep collect "$D"
+python -m empirical.sweep collect "$F"
+python -m fitting.study "$F" --by sep_color
+python -m figures.study "$F"
+for law in $LAWS; do
+    python -m fitting.predict "$V/sweep.csv" "$D/sweep.csv" --covariates "$V/covariates.csv" "$D/covariates.csv" \
+        --leave-out sep_color --class 11 --law "$law" --out "$F/laws/$law"
+    python -m figures.predict "$F/laws/$law"
+done
 # Capability against behavior across Δcolor (Fig. 6, workshop Fig. 3): every over-prompted run of the Δcolor
 # sweep at Δsize 0.4, with the ladder's base runs (the same preset over-prompted, 6,000 steps: Δcolor 0.5 and
 # 0.8, seeds 0 and 1); capability/runs/ links to them. Grouped by Δcolor (the steps differ, 6,000 or 10,000).
