@@ -72,8 +72,13 @@ def learning_figure(doc: StudyRecord, out: Path) -> Path:
                     ax.plot(x, rec["censored_at"], "^", mfc="none", color=color, ms=8)
             med = _medians(doc, lambda r: records(r)[concept], "learned_step", concept)
             if med:
-                ax.plot(
-                    *zip(*med), "-", color=color, lw=1.5, label=f"{concept}: median of the seeds"
+                ax.plot(  # a marker too: a median at one level only is still drawn
+                    *zip(*med),
+                    "-s",
+                    ms=4,
+                    color=color,
+                    lw=1.5,
+                    label=f"{concept}: median of the seeds",
                 )
             if ax is axes[0]:
                 fit = _medians(doc, lambda r: records(r)[concept], "learned_fit", concept)
