@@ -62,7 +62,7 @@ def test_cli_draws_and_reports_bad_input(tmp_path, capsys):
     assert "no trajectories with protocol='cfg'" in capsys.readouterr().err
     (run / "turn.json").write_text("[]")
     assert main([str(run)]) == 2
-    assert "not a turn.json" in capsys.readouterr().err
+    assert "not the turn.json that python -m fitting.turn writes" in capsys.readouterr().err
 
 
 def test_turn_thresholds_and_classes_are_flags(tmp_path, capsys):

@@ -60,7 +60,14 @@ def test_eq2s_curves_need_no_masking_fraction():
 def test_figures_predict_names_what_is_missing(tmp_path, capsys):
     assert draw_main([str(tmp_path)]) == 2
     assert "no prediction.json or leave_out.json" in capsys.readouterr().err
-    doc = {"class": "11", "protocol": "naive", "holdout": {"r1": {}}, "law": {"curves": {}}}
+    doc = {
+        "model": "eq1",
+        "class": "11",
+        "protocol": "naive",
+        "covariate": "signal",
+        "concepts": [],
+    }
+    doc |= {"law": {"curves": {}}, "train": {}, "rmse_train": 0.1, "holdout": {"r1": {}}}
     doc["log"] = [str(tmp_path / "moved.csv")]
     (tmp_path / "prediction.json").write_text(json.dumps(doc))
     (tmp_path / "predicted.csv").write_text("")
@@ -76,4 +83,5 @@ def test_figures_predict_refuses_a_leave_out_record_it_cannot_read(tmp_path, cap
     (tmp_path / "leave_out.json").write_text(json.dumps({"column": "sep_color"}))
     assert draw_main([str(tmp_path)]) == 2
     err = capsys.readouterr().err
-    assert "leave_out.json: no 'levels' list" in err and "fitting.predict --leave-out" in err
+    assert "leave_out.json: lacks 'class', 'protocol', 'levels'" in err
+    assert "fitting.predict --leave-out" in err
