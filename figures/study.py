@@ -22,7 +22,9 @@ Writes into DIR (default SWEEP_DIR):
                  panel per seed, coloured by the swept covariate, its turn marked (a star) where
                  fitting.turn finds one; below, what its samples were read as at the last checkpoint.
 
-Reads only saved outputs (sweep.csv, study.json); computes nothing.
+Reads only saved outputs (sweep.csv, study.json); computes nothing but the per-level medians drawn in
+learning.png, from the per-run steps study.json holds (its level summaries give the median of the seeds
+that got there).
 """
 
 from __future__ import annotations
