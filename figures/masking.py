@@ -132,7 +132,7 @@ def _paths_panel(ax, results: Sequence[dict]) -> None:
     seeds = "" if len(index) < 2 else "; seeds " + styles
     title = f"(a) class {results[0]['class']}, naive prompting (Fig. 9a){seeds}"
     square(ax, results[0]["concepts"], title)
-    ax.legend(fontsize=7, loc="upper right")
+    ax.legend(fontsize=7, loc="center right")
 
 
 def _detail_panel(ax, results: Sequence[dict], detail: float) -> None:

@@ -22,9 +22,8 @@ Writes into DIR (default SWEEP_DIR):
                  panel per seed, coloured by the swept covariate, its turn marked (a star) where
                  fitting.turn finds one; below, what its samples were read as at the last checkpoint.
 
-Reads only saved outputs (sweep.csv, study.json); computes nothing but the per-level medians drawn in
-learning.png, from the per-run steps study.json holds (its level summaries give the median of the seeds
-that got there).
+Reads only saved outputs (sweep.csv, study.json) and computes nothing: the medians are study.json's level
+summaries (``median_all``).
 """
 
 from __future__ import annotations
@@ -56,15 +55,16 @@ def learning_figure(doc: StudyRecord, out: Path) -> Path:
     label = doc.held_out[0]
     fig, axes = subplots(1, 2, figsize=(12.4, 4.8), sharey=True)
     concepts = list(doc.runs[0]["learning"])
-    panels = (
-        (axes[0], lambda r: r["learning"], "the training classes"),
+    panels = (  # (axes, a run's per-concept records, a level's summaries of them, title)
+        (axes[0], lambda r: r["learning"], lambda lev: lev["learned_step"], "the training classes"),
         (
             axes[1],
             lambda r: r["held_out"][label]["learning"],
+            lambda lev: lev["held_learned_step"][label],
             f"class {label}, held out (the paper's measure)",
         ),
     )
-    for ax, records, title in panels:
+    for ax, records, summaries, title in panels:
         for color, concept in zip(CONCEPT_COLORS, concepts):
             for r in doc.runs:
                 rec, x = records(r)[concept], r["signal"][concept]
@@ -72,7 +72,7 @@ def learning_figure(doc: StudyRecord, out: Path) -> Path:
                     ax.plot(x, rec["learned_step"], "o", color=color, alpha=0.55, ms=6)
                 else:
                     ax.plot(x, rec["censored_at"], "^", mfc="none", color=color, ms=8)
-            med = _medians(doc, lambda r: records(r)[concept], "learned_step", concept)
+            med = _medians(doc, lambda lev: summaries(lev)[concept], concept)
             if med:
                 ax.plot(  # a marker too: a median at one level only is still drawn
                     *zip(*med),
@@ -83,7 +83,7 @@ def learning_figure(doc: StudyRecord, out: Path) -> Path:
                     label=f"{concept}: median of the seeds",
                 )
             if ax is axes[0]:
-                fit = _medians(doc, lambda r: records(r)[concept], "learned_fit", concept)
+                fit = _medians(doc, lambda lev: lev["learned_fit"][concept], concept)
                 if fit:
                     ax.plot(
                         *zip(*fit),
@@ -107,17 +107,11 @@ def learning_figure(doc: StudyRecord, out: Path) -> Path:
     return save(fig, out)
 
 
-def _medians(doc: StudyRecord, record, key: str, concept: str) -> list[tuple[float, float]]:
-    """Per level, (signal, the median over all its seeds) with a seed that never got there counted as later
-    than any that did; a level where half or more never got there has no median (the line skips it)."""
-    out = []
-    for lev in doc.levels:
-        group = [r for r in doc.runs if r[doc.by] == lev[doc.by]]
-        values = [np.inf if record(r)[key] is None else record(r)[key] for r in group]
-        median = float(np.median(values)) if values else np.inf
-        if np.isfinite(median):
-            out.append((lev["signal"][concept], median))
-    return out
+def _medians(doc: StudyRecord, summary, concept: str) -> list[tuple[float, float]]:
+    """Per level, (signal, the median over all its seeds), a seed that never got there counted as later than
+    any that did (fitting.study's ``median_all``); a level where half or more never got there has none."""
+    medians = [(lev["signal"][concept], summary(lev)["median_all"]) for lev in doc.levels]
+    return [(x, m) for x, m in medians if m is not None]
 
 
 def timing_figure(doc: StudyRecord, out: Path) -> Path:

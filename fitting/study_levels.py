@@ -12,12 +12,16 @@ from theory.records import StudyRecord
 
 
 def summarise(values: list[float | None], censored_at: list[float | None]) -> dict:
-    """Median and range of the seeds' steps that were reached; how many were censored (and from when)."""
+    """Median and range of the seeds' steps that were reached; how many were censored (and from when); and
+    ``median_all``, the median over every seed with a censored one counted as later than any reached (None
+    where that median falls on a censored seed: half or more never got there)."""
     got = [v for v in values if v is not None]
+    every = np.median([np.inf if v is None else v for v in values]) if values else np.inf
     return {
         "n": len(values),
         "n_censored": len(values) - len(got),
         "median": float(np.median(got)) if got else None,
+        "median_all": float(every) if np.isfinite(every) else None,
         "range": [min(got), max(got)] if got else None,
         "censored_from": min((c for c in censored_at if c is not None), default=None),
     }

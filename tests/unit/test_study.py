@@ -185,6 +185,7 @@ def test_learning_steps_are_recovered_and_never_is_censored(sweep):
         "n": 2,
         "n_censored": 1,
         "median": 1500.0,
+        "median_all": None,
         "range": [1500.0, 1500.0],
         "censored_from": 3000.0,
     }
@@ -233,6 +234,7 @@ def test_capability_is_timed_and_censored_and_unelicited_runs_do_not_count(sweep
         "n": 2,
         "n_censored": 1,
         "median": 1200.0,
+        "median_all": None,
         "range": [1200.0, 1200.0],
         "censored_from": 3000.0,
     }
@@ -388,7 +390,8 @@ def test_every_combination_of_missing_learning_draws(sweep):
     for r, concept in itertools.product(doc.runs, ("color",)):
         r["learning"][concept].update(learned_step=None, learned_fit=None, censored_at=3000.0)
     for lev in doc.levels:
-        lev["learned_step"]["color"]["median"] = lev["learned_fit"]["color"]["median"] = None
+        for summary in (lev["learned_step"]["color"], lev["learned_fit"]["color"]):
+            summary["median"] = summary["median_all"] = None
     (sweep / "study.json").write_text(json.dumps(doc.to_json()))
     assert draw([str(sweep)]) == 0
 
@@ -453,18 +456,27 @@ def test_the_timing_figure_draws_the_fitted_line_with_its_slope_interval(tmp_pat
 
 
 def test_a_level_s_median_counts_the_seeds_that_never_got_there_as_later():
+    from fitting.study_levels import summarise
+
+    def median_all(steps):
+        return summarise(steps, [3000.0 if v is None else None for v in steps])["median_all"]
+
+    # two of three never got there: no median; one of three: the later of the two that did; none: the median
+    assert median_all([800.0, None, None]) is None and median_all([None, 900.0]) is None
+    assert median_all([2000.0, 3000.0, None]) == 3000.0
+    assert median_all([1000.0, 1400.0, 1200.0]) == 1200.0 and median_all([]) is None
+
+
+def test_the_figure_draws_the_level_summaries_medians():
     from figures.study import _medians
     from theory.records import StudyRecord
 
-    def run(level, step):
-        return {"sep_color": level, "learning": {"color": {"learned_step": step}}}
-
-    runs = [run(0.2, 8000.0), run(0.2, None), run(0.2, None), run(0.5, 2000.0), run(0.5, 3000.0)]
-    runs += [run(0.5, None), run(0.8, 1000.0), run(0.8, 1200.0), run(0.8, 1400.0)]
-    levels = [{"sep_color": v, "signal": {"color": v / 10}} for v in (0.2, 0.5, 0.8)]
+    levels = [
+        {"sep_color": v, "signal": {"color": v / 10}, "learned_step": {"color": {"median_all": m}}}
+        for v, m in ((0.2, None), (0.5, 3000.0), (0.8, 1200.0))
+    ]
     doc = StudyRecord(
-        sweep="s", by="sep_color", level=0.8, persist=2, held_out=["11"], runs=runs, levels=levels
+        sweep="s", by="sep_color", level=0.8, persist=2, held_out=["11"], runs=[], levels=levels
     )
-    medians = _medians(doc, lambda r: r["learning"]["color"], "learned_step", "color")
-    # 0.2: two of three never got there, no median; 0.5: one never did, the median is the later of the two
+    medians = _medians(doc, lambda lev: lev["learned_step"]["color"], "color")
     assert medians == [(0.05, 3000.0), (0.08, 1200.0)]

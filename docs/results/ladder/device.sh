@@ -5,7 +5,7 @@
 #
 # JOBS: one run per line, "FOLDER --preset ... --set ...", blank lines and # comments skipped; each becomes
 # `python -m empirical.train ARGS --out RUNS/FOLDER` (RUNS default runs/device), PARALLEL of them at a time with
-# one CPU thread each, in the file's order. Every run stops when SECONDS have passed since the start (training is
+# THREADS CPU threads each (environment variable, default 1), in the file's order. Every run stops when SECONDS have passed since the start (training is
 # kill-safe); rerun the same command to resume: finished runs (marked RUNS/FOLDER/.finished) are skipped.
 # A run's output goes to RUNS/FOLDER.log. With OUT set (the device tool's output folder), what the docs keep of
 # every run (config, logs, metrics, trajectories, the last sample grid; no checkpoints) is packed into
@@ -13,7 +13,8 @@
 set -euo pipefail
 [[ $# -ge 3 ]] || { sed -n '2,13p' "$0" >&2; exit 2; }
 JOBS=$1 SECONDS_LEFT=$2 PARALLEL=$3 RUNS=${4:-runs/device}
-export DEADLINE=$(( $(date +%s) + SECONDS_LEFT )) RUNS OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
+export DEADLINE=$(( $(date +%s) + SECONDS_LEFT )) RUNS THREADS=${THREADS:-1}
+export OMP_NUM_THREADS=$THREADS MKL_NUM_THREADS=$THREADS OPENBLAS_NUM_THREADS=$THREADS
 mkdir -p "$RUNS"
 
 one() {
