@@ -3,15 +3,17 @@
 #
 #   bash docs/results/ladder/device.sh JOBS SECONDS PARALLEL [RUNS]
 #
-# JOBS: one run per line, "FOLDER --preset ... --set ...", blank lines and # comments skipped; each becomes
+# JOBS: one run per line, "FOLDER --preset ... --set ...", # starts a comment. Every line is checked first
+# (python -m empirical.job_file: a bad line stops the batch before anything trains); each becomes
 # `python -m empirical.train ARGS --out RUNS/FOLDER` (RUNS default runs/device), PARALLEL of them at a time with
-# THREADS CPU threads each (environment variable, default 1), in the file's order. Every run stops when SECONDS have passed since the start (training is
-# kill-safe); rerun the same command to resume: finished runs (marked RUNS/FOLDER/.finished) are skipped.
-# A run's output goes to RUNS/FOLDER.log. With OUT set (the device tool's output folder), what the docs keep of
-# every run (config, logs, metrics, trajectories, the last sample grid; no checkpoints) is packed into
-# OUT/runs.tgz at the end: the tool does not bring back files whose names hold '=' or ','.
+# THREADS CPU threads each (environment variable, default 1), in the file's order. Every run stops when SECONDS
+# have passed since the start (training is kill-safe); rerun the same command to resume: finished runs (marked
+# RUNS/FOLDER/.finished) are skipped. A run's output goes to RUNS/FOLDER.log. With OUT set (the device tool's
+# output folder), what the docs keep of every run (config, logs, metrics, trajectories, the last sample grid; no
+# checkpoints) is packed into OUT/runs.tgz at the end: the tool does not bring back files whose names hold '='
+# or ','.
 set -euo pipefail
-[[ $# -ge 3 ]] || { sed -n '2,13p' "$0" >&2; exit 2; }
+[[ $# -ge 3 ]] || { sed -n '2,14p' "$0" >&2; exit 2; }
 JOBS=$1 SECONDS_LEFT=$2 PARALLEL=$3 RUNS=${4:-runs/device}
 export DEADLINE=$(( $(date +%s) + SECONDS_LEFT )) RUNS THREADS=${THREADS:-1}
 export OMP_NUM_THREADS=$THREADS MKL_NUM_THREADS=$THREADS OPENBLAS_NUM_THREADS=$THREADS
@@ -30,7 +32,8 @@ one() {
   fi
 }
 export -f one
-grep -v '^[[:space:]]*\(#\|$\)' "$JOBS" | xargs -r -P "$PARALLEL" -L 1 bash -c 'one "$@"' _ || true
+python -m empirical.job_file "$JOBS" --runs "$RUNS" || exit 2  # every line checked before anything trains
+sed -e 's/\(^\|[[:space:]]\)#.*$//' "$JOBS" | grep -v '^[[:space:]]*$' | xargs -r -P "$PARALLEL" -L 1 bash -c 'one "$@"' _ || true
 if [[ -n "${OUT:-}" ]]; then
   keep=()
   for run in "$RUNS"/*/*/ "$RUNS"/*/; do

@@ -44,8 +44,16 @@ C=docs/results/study-small/capability
 python -m empirical.sweep collect "$C"
 python -m fitting.study "$C" --by sep_color
 python -m figures.study "$C"
+# The Δsize sweep at Δcolor 0.5 (the other concept's Fig. 3 panel): Δsize 0.1, 0.2, 0.3 x 2 seeds trained
+# over-prompted (dsize/runs/), and Δsize 0.4, the validation runs at Δcolor 0.5 (links named by their Δsize;
+# 0.4 is the largest separation of size the data allow).
+S=docs/results/study-small/dsize
+python -m empirical.sweep collect "$S" --partial
+python -m fitting.study "$S" --by sep_size
+python -m figures.study "$S"
 # The runs trained with over-prompting at every checkpoint (device-jobs.txt; so far the lines a CPU trained):
 # one row per run (memorized as, turn, composed, capability, cost), python -m fitting.ladder
 shopt -s nullglob
-trained=(docs/results/study-small/{dcolor,dsize,mask}/runs/*)
+trained=()  # not the links (dsize/runs/sep.size=0.4,* are validation runs, trained elsewhere and naive only)
+for run in docs/results/study-small/{dcolor,dsize,mask}/runs/*; do [[ -L "$run" ]] || trained+=("$run"); done
 python -m fitting.ladder "${trained[@]}" --out docs/results/study-small/runs.json | grep '^|' > docs/results/study-small/runs.md

@@ -1,0 +1,100 @@
+"""A file of training runs, one per line, as ``docs/results/ladder/device.sh`` trains them:
+
+  FOLDER --preset NAME --set KEY=VALUE ...      (# starts a comment, to the end of the line)
+
+  python -m empirical.job_file JOBS [JOBS ...] [--runs DIR]
+
+checks every line as ``python -m empirical.train ARGS --out DIR/FOLDER`` would take it (its flags, the
+preset, every --set value, the run folder), reading and training nothing, and exits 2 naming each bad line
+(file, line number, folder, what is wrong): a folder named twice, a line that names its own --out, or
+arguments python -m empirical.train refuses. device.sh runs it before a batch starts, so a bad line costs
+seconds instead of a GPU session's minutes. Exit 0 when every line is good.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import shlex
+import sys
+from pathlib import Path
+from typing import Sequence
+
+from theory import cli
+
+
+def lines(path: Path) -> list[tuple[int, str, list[str]]]:
+    """(line number, folder, train arguments) of every run line of a job file."""
+    out = []
+    for number, text in enumerate(Path(path).read_text().splitlines(), 1):
+        try:
+            words = shlex.split(text, comments=True)
+        except ValueError as err:  # an unclosed quote
+            raise cli.UsageError(f"{path}:{number}: {err}") from None
+        if words:
+            out.append((number, words[0], words[1:]))
+    return out
+
+
+def _train_refuses(args: list[str], out: Path) -> str | None:
+    """What python -m empirical.train says about these arguments with --check-args (None: nothing)."""
+    from empirical import train
+
+    said = io.StringIO()
+    with contextlib.redirect_stderr(said), contextlib.redirect_stdout(io.StringIO()):
+        try:
+            code = train.main([*args, "--out", str(out), cli.CHECK_ARGS])
+        except SystemExit as stop:  # argparse: an unknown flag or a missing value
+            code = stop.code
+    if code == 0:
+        return None
+    text = said.getvalue().strip().splitlines()
+    return cli.one_line(text[-1] if text else f"exit {code}").removeprefix(
+        "python -m empirical.train: error: "
+    )
+
+
+def problems(path: Path, runs: Path) -> list[str]:
+    """Every bad line of one job file, as 'FILE:LINE (FOLDER): what is wrong'."""
+    found, seen = [], {}
+    for number, folder, args in lines(path):
+        where = f"{path}:{number} ({folder})"
+        if folder in seen:
+            found.append(
+                f"{where}: the folder is also line {seen[folder]}'s; two runs would share it"
+            )
+            continue
+        seen[folder] = number
+        if any(a == "--out" or a.startswith("--out=") for a in args):
+            found.append(
+                f"{where}: names --out; the line's first word is its folder under the runs"
+            )
+        elif (why := _train_refuses(args, runs / folder)) is not None:
+            found.append(f"{where}: {why}")
+    return found
+
+
+@cli.command("empirical.job_file")
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m empirical.job_file``: see the module docstring."""
+    parser = cli.parser("empirical.job_file", __doc__)
+    parser.add_argument("jobs", nargs="+", type=Path, help="job files, one run per line")
+    parser.add_argument(
+        "--runs",
+        type=Path,
+        default=Path("runs/device"),
+        help="the folder the runs go under (device.sh's RUNS; default runs/device)",
+    )
+    args = parser.parse_args(argv)
+    found = [p for path in args.jobs for p in problems(path, args.runs)]
+    for line in found:
+        print(line, file=sys.stderr)
+    if found:
+        return cli.report("empirical.job_file", f"{len(found)} bad line(s); nothing was started")
+    count = sum(len(lines(p)) for p in args.jobs)
+    print(f"{count} run line(s) checked in {len(args.jobs)} file(s): all good")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
