@@ -37,9 +37,10 @@ for law in eq1+compete+onset coupled+onset+local; do
         --class 11 --holdout sep_color=0.65 --law "$law" --out "$D/fresh-$law"
     python -m figures.predict "$D/fresh-$law"
 done
-# Capability against behavior across Δcolor (Fig. 6, workshop Fig. 3): every over-prompted run of the Δcolor
-# sweep at Δsize 0.4, with the ladder's base runs (the same preset over-prompted, 6,000 steps: Δcolor 0.5 and
-# 0.8, seeds 0 and 1); capability/runs/ links to them. Grouped by Δcolor (the steps differ, 6,000 or 10,000).
+# Capability against behavior across separations (Fig. 6, workshop Fig. 3): every over-prompted color x size run
+# of `small`: the Δcolor sweep at Δsize 0.4 (0.4, 0.65), the ladder's base runs (the same preset over-prompted,
+# 6,000 steps: Δcolor 0.5 and 0.8, seeds 0 and 1) and the Δsize sweep at Δcolor 0.5 (dsize/runs/, grouped with
+# Δcolor 0.5); capability/runs/ links to them. Grouped by Δcolor (the steps differ, 6,000 or 10,000).
 C=docs/results/study-small/capability
 python -m empirical.sweep collect "$C"
 python -m fitting.study "$C" --by sep_color
