@@ -52,6 +52,12 @@ S=docs/results/study-small/dsize
 python -m empirical.sweep collect "$S" --partial
 python -m fitting.study "$S" --by sep_size
 python -m figures.study "$S"
+# The masking sweep on shape x color (`small-mask`, Δcolor 0.3; Fig. 8-10): p x seed under mask/runs/, so far
+# the pilot p = 0 seed 0 (the rest are device-jobs.txt's batch 3)
+M=docs/results/study-small/mask
+python -m empirical.sweep collect "$M" --partial
+python -m fitting.masking "$M"/runs/* --out "$M"          # masking.json and its table
+python -m figures.masking "$M/masking.json" --detail 0.5  # masking.png (panel (c): the run nearest p = 0.5)
 # The runs trained with over-prompting at every checkpoint (device-jobs.txt; so far the lines a CPU trained):
 # one row per run (memorized as, turn, composed, capability, cost), python -m fitting.ladder
 shopt -s nullglob
