@@ -32,12 +32,12 @@ from typing import Sequence
 
 import numpy as np
 
-from fitting.study import PERSIST, UNREADABLE, held_out
-from fitting.turn import learned_from
+from fitting.study import PERSIST, held_out
+from fitting.turn import memorized
 from theory import cli
 from theory.files import read_json
 from theory.records import LadderRecord
-from theory.trajectory import Trajectory, read_csv
+from theory.trajectory import read_csv
 
 ALWAYS = ("seed", "sep")  # settings every row shows, varied or not
 
@@ -73,22 +73,6 @@ def cost(run: Path, doc: dict) -> dict:
         "eval_minutes": evaluation / 60,
         "device": stamps[-1].get("device"),
         "precision": stamps[-1].get("precision"),
-    }
-
-
-def memorized(held: Trajectory, naive: Sequence[Trajectory]) -> dict | None:
-    """Of the corners other than the class's own, the one with the highest share of its samples once the
-    training classes are drawn: {corner, share, step}; None when nothing was drawn."""
-    start = learned_from(held, naive)
-    shares = {c: s[start:] for c, s in held.shares().items() if c not in (held.label, UNREADABLE)}
-    if not shares or held.step.size <= start:
-        return None
-    corner = max(shares, key=lambda c: np.nanmax(shares[c]))
-    i = int(np.nanargmax(shares[corner]))
-    return {
-        "corner": corner,
-        "share": float(shares[corner][i]),
-        "step": float(held.step[start + i]),
     }
 
 

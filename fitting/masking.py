@@ -38,14 +38,11 @@ from typing import Sequence
 import numpy as np
 
 from fitting.capability import analyse_run, runs_arguments
-from fitting.curves import settled_step
 from fitting.study_levels import steps_text, summarise
-from fitting.turn import learned_from
+from fitting.turn import NEAR, distance, learned_from, left_corner
 from theory import cli
 from theory.records import MaskingRecord
 from theory.trajectory import Trajectory, read_csv, read_meta, run_log
-
-NEAR = 0.15  # concept-space distance within which the held-out class counts as drawing the masked class
 
 
 def mask_rate(run: Path) -> tuple[float, str, int | None]:
@@ -66,22 +63,6 @@ def mask_rate(run: Path) -> tuple[float, str, int | None]:
     if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):
         raise ValueError(f"{run_log(run)}: its meta's config.seed {seed!r} is not an integer")
     return float(p), masked, seed
-
-
-def distance(z: np.ndarray, corner: str) -> np.ndarray:
-    """Distance of each point of a path from a class's corner of concept space ("10" -> (1, 0))."""
-    return np.linalg.norm(z - np.array([float(c) for c in corner]), axis=1)
-
-
-def left_corner(step: np.ndarray, z: np.ndarray, corner: str) -> float | None:
-    """The step from which the path stays farther than NEAR from ``corner`` (it went there first), or None.
-
-    None also when the path never came near the corner. A path still there at the end has not left.
-    """
-    dist = distance(z, corner)
-    if not np.any(dist < NEAR):
-        return None
-    return settled_step(step, dist, NEAR)
 
 
 def final_shares(traj: Trajectory) -> dict[str, float]:

@@ -25,7 +25,12 @@ FILE (default SWEEP_DIR/study.json); ``python -m figures.study`` draws it. Per r
               sigmoid crosses 0.5, with a 95% interval): behavior (naive prompting) and, when the
               run was elicited, capability (fitting.capability: the protocol chosen on its own draw,
               scored on another). ``turn_meets_capability``: whether the turn's interval and the
-              capability t50's interval overlap (null when either is missing).
+              capability t50's interval overlap (null when either is missing). ``memorized``: the
+              other corner most of its samples were read as once the training classes are drawn
+              ({corner, share, step}, fitting.ladder's "memorized as"); ``left_memorized_step``: the
+              step from which its path stays farther than 0.15 from that corner (null: never near it,
+              or still there at the end). A path already at its memorized corner when first drawn
+              has its turn at its start, where fitting.turn cannot see it; leaving the corner still can.
 
 Per level of --by (default: the one covariate that varies, e.g. sep_color): each concept's mean
 signal, the seeds' learned steps (median, range, how many censored) and the held-out class's turn,
@@ -46,7 +51,7 @@ from fitting.capability import capability
 from fitting.curves import fit_logistic, threshold_step
 from fitting.covariates import read_table
 from fitting.study_levels import level, relation, tables
-from fitting.turn import held_out_turn, learned_from
+from fitting.turn import UNREADABLE, held_out_turn, learned_from, left_corner, memorized
 from theory import cli
 from theory.records import StudyRecord
 from theory.trajectory import Trajectory, read_csv, read_meta
@@ -58,7 +63,6 @@ LEVEL, PERSIST = (
 MIN_READABLE = (
     0.25  # below this share of readable samples a class's concept accuracy is not defined
 )
-UNREADABLE = "unreadable"
 
 
 def concept_accuracy(traj: Trajectory, index: int) -> np.ndarray:
@@ -189,6 +193,12 @@ def held_out(trajectories: Sequence[Trajectory], label: str) -> dict:
         )
     )
     out["capability_unbiased"] = None if cap is None else cap[3]
+    out["memorized"] = memorized(held, naive)
+    out["left_memorized_step"] = (
+        None
+        if out["memorized"] is None
+        else left_corner(held.step[start:], held.z[start:], out["memorized"]["corner"])
+    )
     out["turn_meets_capability"] = overlap(out["turn_ci"], out["capability_t50_ci"])
     out |= {
         "last_step": float(held.step[-1]),

@@ -26,7 +26,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.signal import savgol_filter
 
-from fitting.curves import noise_scale
+from fitting.curves import noise_scale, settled_step
 from theory import cli
 from theory.records import TurnRecord
 from theory.trajectory import Trajectory, read_csv, read_meta, run_log
@@ -117,6 +117,44 @@ def learned_from(held: Trajectory, trajectories: Sequence[Trajectory]) -> int:
         return 0
     ok = np.flatnonzero(np.mean([t.accuracy for t in train], axis=0) >= 0.5)
     return int(ok[0]) if ok.size else held.step.size
+
+
+NEAR = 0.15  # concept-space distance within which a path counts as drawing a corner's class
+UNREADABLE = "unreadable"  # the share of the samples the probe refuses to read
+
+
+def memorized(held: Trajectory, naive: Sequence[Trajectory]) -> dict | None:
+    """Of the corners other than the class's own, the one with the highest share of its samples once the
+    training classes are drawn: {corner, share, step}; None when nothing was drawn."""
+    start = learned_from(held, naive)
+    shares = {c: s[start:] for c, s in held.shares().items() if c not in (held.label, UNREADABLE)}
+    if not shares or held.step.size <= start:
+        return None
+    corner = max(shares, key=lambda c: np.nanmax(shares[c]))
+    i = int(np.nanargmax(shares[corner]))
+    return {
+        "corner": corner,
+        "share": float(shares[corner][i]),
+        "step": float(held.step[start + i]),
+    }
+
+
+def distance(z: np.ndarray, corner: str) -> np.ndarray:
+    """Distance of each point of a path from a class's corner of concept space ("10" -> (1, 0))."""
+    return np.linalg.norm(z - np.array([float(c) for c in corner]), axis=1)
+
+
+def left_corner(step: np.ndarray, z: np.ndarray, corner: str) -> float | None:
+    """The step from which the path stays farther than NEAR from ``corner`` (it went there first), or None.
+
+    None also when the path never came near the corner. A path still there at the end has not left. Where a
+    path is at its memorized corner from its first readable checkpoint, its turn is at its start and
+    :func:`find_turn` cannot see it; leaving the corner still can.
+    """
+    dist = distance(z, corner)
+    if not np.any(dist < NEAR):
+        return None
+    return settled_step(step, dist, NEAR)
 
 
 def held_out_turn(

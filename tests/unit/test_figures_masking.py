@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from figures.masking import main as draw
-from fitting.masking import left_corner, levels, main, peak_share, sweep
+from fitting.masking import levels, main, peak_share, sweep
+from fitting.turn import left_corner
 from theory.trajectory import Trajectory, write_csv
 
 STEPS = np.arange(0, 2001, 100)

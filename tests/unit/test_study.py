@@ -480,3 +480,35 @@ def test_the_figure_draws_the_level_summaries_medians():
     )
     medians = _medians(doc, lambda lev: lev["learned_step"]["color"], "color")
     assert medians == [(0.05, 3000.0), (0.08, 1200.0)]
+
+
+def test_a_path_at_its_memorized_corner_from_the_start_has_no_turn_but_leaves_the_corner():
+    """The Δsize 0.2 run's shape: class 11 is drawn as 10 from the first checkpoint at which the training classes
+    are, then climbs to 11. The chord from the path's start to its end runs through the corner, so fitting.turn
+    sees no bend; the step it leaves the memorized corner is that turn."""
+    from fitting.study import held_out
+
+    train = run_trajectories("r", 0, (200, 200))[:3]  # the training classes are drawn from step 200
+    at_10 = STEPS < 2000
+    z = np.where(at_10[:, None], [1.0, 0.0], [1.0, 1.0])
+    shares = {
+        f"share_{k}": tuple(
+            "1" if (k == "10" and a) or (k == "11" and not a) else "0" for a in at_10
+        )
+        for k in CORNERS
+    }
+    shares["share_unreadable"] = tuple("0" for _ in STEPS)
+    held = Trajectory(
+        STEPS,
+        z,
+        ("color", "size"),
+        "11",
+        seed=0,
+        run="r",
+        accuracy=(~at_10).astype(float),
+        extra=shares,
+    )
+    out = held_out([*train, held], "11")
+    assert out["turn_step"] is None and out["behavior_step"] == 2000
+    assert out["memorized"] == {"corner": "10", "share": 1.0, "step": 200.0}
+    assert out["left_memorized_step"] == 2000.0
