@@ -9,9 +9,9 @@
 # THREADS CPU threads each (environment variable, default 1), in the file's order. Every run stops when SECONDS
 # have passed since the start (training is kill-safe); rerun the same command to resume: finished runs (marked
 # RUNS/FOLDER/.finished) are skipped. A run's output goes to RUNS/FOLDER.log. With OUT set (the device tool's
-# output folder), what the docs keep of every run (config, logs, metrics, trajectories, the last sample grid; no
-# checkpoints) is packed into OUT/runs.tgz at the end: the tool does not bring back files whose names hold '='
-# or ','.
+# output folder), what the docs keep of every run (keep.sh: config, logs, metrics, trajectories, the
+# over-prompting record, the last sample grid; no checkpoints) is packed into OUT/runs.tgz at the end: the tool
+# does not bring back files whose names hold '=' or ','.
 set -euo pipefail
 [[ $# -ge 3 ]] || { sed -n '2,14p' "$0" >&2; exit 2; }
 JOBS=$1 SECONDS_LEFT=$2 PARALLEL=$3 RUNS=${4:-runs/device}
@@ -36,10 +36,10 @@ python -m empirical.job_file "$JOBS" --runs "$RUNS" || exit 2  # every line chec
 sed -e 's/\(^\|[[:space:]]\)#.*$//' "$JOBS" | grep -v '^[[:space:]]*$' | xargs -r -P "$PARALLEL" -L 1 bash -c 'one "$@"' _ || true
 if [[ -n "${OUT:-}" ]]; then
   keep=()
+  source "$(dirname "$0")/keep.sh"  # kept_files: what the docs keep of a run
   for run in "$RUNS"/*/*/ "$RUNS"/*/; do
     [[ -f "$run/config.json" ]] || continue
-    keep+=("$run"config.json "$run"trajectories.csv "$run"trajectories.meta.json "$run"metrics.jsonl)
-    last=$(ls "$run"samples/step_*.png 2>/dev/null | tail -1); [[ -z "$last" ]] || keep+=("$last")
+    while read -r f; do keep+=("$f"); done < <(kept_files "$run")
   done
   tar czf "$OUT/runs.tgz" --ignore-failed-read "${keep[@]}" $(find "$RUNS" -name '*.log') 2>/dev/null || true
   echo "packed $(( ${#keep[@]} )) files into $OUT/runs.tgz"
