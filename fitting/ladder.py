@@ -33,7 +33,6 @@ from typing import Sequence
 import numpy as np
 
 from fitting.study import PERSIST, held_out
-from fitting.turn import memorized
 from theory import cli
 from theory.files import read_json
 from theory.records import LadderRecord
@@ -96,7 +95,7 @@ def row(run: Path, label: str) -> dict:
         "config": doc["train"],
         "parameters": doc.get("parameters"),
         "cost": cost(run, doc),
-        "memorized": memorized(held, naive),
+        "memorized": reading["memorized"],  # fitting.study's reading of the held-out class has it
         "turn": {"step": reading["turn_step"], "ci": reading["turn_ci"]},
         "best": {"accuracy": float(held.accuracy[best]), "step": float(held.step[best])},
         "composed_step": reading["behavior_step"],
