@@ -54,57 +54,58 @@ def learning_figure(doc: StudyRecord, out: Path) -> Path:
     """learning.png: learned step against concept signal, the training classes and the held-out class (see the module docstring)."""
     label = doc.held_out[0]
     fig, axes = subplots(1, 2, figsize=(12.4, 4.8), sharey=True)
-    concepts = list(doc.runs[0]["learning"])
-    panels = (  # (axes, a run's per-concept records, a level's summaries of them, title)
-        (axes[0], lambda r: r["learning"], lambda lev: lev["learned_step"], "the training classes"),
-        (
-            axes[1],
-            lambda r: r["held_out"][label]["learning"],
-            lambda lev: lev["held_learned_step"][label],
-            f"class {label}, held out (the paper's measure)",
-        ),
+    _learning_panel(
+        axes[0],
+        doc,
+        lambda r: r["learning"],
+        lambda lev: (lev["learned_step"], lev["learned_fit"]),
+        "the training classes",
     )
-    for ax, records, summaries, title in panels:
-        for color, concept in zip(CONCEPT_COLORS, concepts):
-            for r in doc.runs:
-                rec, x = records(r)[concept], r["signal"][concept]
-                if rec["learned_step"] is not None:
-                    ax.plot(x, rec["learned_step"], "o", color=color, alpha=0.55, ms=6)
-                else:
-                    ax.plot(x, rec["censored_at"], "^", mfc="none", color=color, ms=8)
-            med = _medians(doc, lambda lev: summaries(lev)[concept], concept)
-            if med:
-                ax.plot(  # a marker too: a median at one level only is still drawn
-                    *zip(*med),
-                    "-s",
-                    ms=4,
-                    color=color,
-                    lw=1.5,
-                    label=f"{concept}: median of the seeds",
-                )
-            if ax is axes[0]:
-                fit = _medians(doc, lambda lev: lev["learned_fit"][concept], concept)
-                if fit:
-                    ax.plot(
-                        *zip(*fit),
-                        "--",
-                        color=color,
-                        lw=1.2,
-                        label=f"{concept}: fitted sigmoid, median",
-                    )
-        ax.plot(
-            [], [], "^", mfc="none", color="k", label="not learned within the run (lower bound)"
-        )
-        ax.set(
-            xscale="log",
-            xlabel="concept signal (pixel MSE between the classes that differ in the concept)",
-            title=f"{title}, swept: {doc.by}",
-        )
-        ax.grid(alpha=0.25, which="both")
-        ax.legend(fontsize=7)
+    _learning_panel(  # a study written before the held-out class's fits has none: no dashed line
+        axes[1],
+        doc,
+        lambda r: r["held_out"][label]["learning"],
+        lambda lev: (lev["held_learned_step"][label], lev.get("held_learned_fit", {}).get(label)),
+        f"class {label}, held out (the paper's measure)",
+    )
     axes[0].set_ylabel("step the concept is learned (80% of readable samples)")
     fig.tight_layout()
     return save(fig, out)
+
+
+def _learning_panel(ax, doc: StudyRecord, records, summaries, title: str) -> None:
+    """One panel of learning.png: records(run) are a run's per-concept records, summaries(level) the level's
+    summaries of their model-free and fitted steps."""
+    for color, concept in zip(CONCEPT_COLORS, doc.runs[0]["learning"]):
+        for r in doc.runs:
+            rec, x = records(r)[concept], r["signal"][concept]
+            if rec["learned_step"] is not None:
+                ax.plot(x, rec["learned_step"], "o", color=color, alpha=0.55, ms=6)
+            else:
+                ax.plot(x, rec["censored_at"], "^", mfc="none", color=color, ms=8)
+        med = _medians(doc, lambda lev: summaries(lev)[0][concept], concept)
+        if med:  # a marker too: a median at one level only is still drawn
+            ax.plot(
+                *zip(*med), "-s", ms=4, color=color, lw=1.5, label=f"{concept}: median of the seeds"
+            )
+        if all(summaries(lev)[1] for lev in doc.levels):
+            fit = _medians(doc, lambda lev: summaries(lev)[1][concept], concept)
+            if fit:
+                ax.plot(
+                    *zip(*fit),
+                    "--",
+                    color=color,
+                    lw=1.2,
+                    label=f"{concept}: fitted sigmoid, median",
+                )
+    ax.plot([], [], "^", mfc="none", color="k", label="not learned within the run (lower bound)")
+    ax.set(
+        xscale="log",
+        xlabel="concept signal (pixel MSE between the classes that differ in the concept)",
+        title=f"{title}, swept: {doc.by}",
+    )
+    ax.grid(alpha=0.25, which="both")
+    ax.legend(fontsize=7)
 
 
 def _medians(doc: StudyRecord, summary, concept: str) -> list[tuple[float, float]]:

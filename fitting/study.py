@@ -33,8 +33,8 @@ FILE (default SWEEP_DIR/study.json); ``python -m figures.study`` draws it. Per r
               has its turn at its start, where fitting.turn cannot see it; leaving the corner still can.
 
 Per level of --by (default: the one covariate that varies, e.g. sep_color): each concept's mean
-signal, the seeds' learned steps (median, range, how many censored) and the held-out class's turn,
-behavior and capability steps. Across the elicited runs (``relations``): behavior step against
+signal, the seeds' learned steps, model-free and fitted (median, range, how many censored), by the
+training classes and by each held-out class, and the held-out class's turn, behavior and capability steps. Across the elicited runs (``relations``): behavior step against
 capability step, and turn step against capability t50, each pair observed or censored, with a line
 through the observed pairs and the count of censored pairs that contradict it.
 """

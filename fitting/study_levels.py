@@ -148,12 +148,18 @@ def level(group: Sequence[dict], by: str, value: float, held_labels: Sequence[st
             for key in ("turn_step", "behavior_step", "capability_step")
         },
         "reach": {lab: {c: reach_summary(group, lab, c) for c in concepts} for lab in held_labels},
-        "held_learned_step": {
-            lab: learned(
-                "learned_step",
-                lambda r, lab=lab: r["held_out"][lab]["learning"] if lab in r["held_out"] else None,
-            )
-            for lab in held_labels
+        **{
+            f"held_{key}": {
+                lab: learned(
+                    key,
+                    lambda r, lab=lab: (
+                        r["held_out"][lab]["learning"] if lab in r["held_out"] else None
+                    ),
+                    censored=key == "learned_step",
+                )
+                for lab in held_labels
+            }
+            for key in ("learned_step", "learned_fit")
         },
     }
 
@@ -177,14 +183,14 @@ def tables(doc: StudyRecord) -> str:
     by, label = doc.by, doc.held_out[0]
     concepts = list(doc.levels[0]["learned_step"])
     head = [by] + [
-        f"{c}: signal; learned by the training classes (model-free; fitted); by class {label}"
+        f"{c}: signal; learned by the training classes (model-free; fitted); by class {label} (model-free; fitted)"
         for c in concepts
     ]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for lev in doc.levels:
         cells = [f"{lev[by]:g}"] + [
             f"{lev['signal'][c]:.3f}; {steps_text(lev['learned_step'][c])}; {steps_text(lev['learned_fit'][c])}; "
-            f"{steps_text(lev['held_learned_step'][label][c])}"
+            f"{steps_text(lev['held_learned_step'][label][c])}; {steps_text(lev['held_learned_fit'][label][c])}"
             for c in concepts
         ]
         lines.append("| " + " | ".join(cells) + " |")

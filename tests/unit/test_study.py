@@ -512,3 +512,49 @@ def test_a_path_at_its_memorized_corner_from_the_start_has_no_turn_but_leaves_th
     assert out["turn_step"] is None and out["behavior_step"] == 2000
     assert out["memorized"] == {"corner": "10", "share": 1.0, "step": 200.0}
     assert out["left_memorized_step"] == 2000.0
+
+
+def test_the_held_out_class_s_fitted_learning_time_is_summarised_per_level(tmp_path):
+    """Class 11 keeps its size and learns its color along a sigmoid crossing 80% at a known step per seed: each
+    run's fitted time lands near it, and the level's `held_learned_fit` is their median, drawn and tabled."""
+    from figures.study import learning_figure
+    from fitting.study_levels import tables
+
+    truth = {
+        0: 1200.0,
+        1: 1800.0,
+    }  # seed -> step at which 80% of class 11's samples carry its color
+    trajectories, rows = [], []
+    for seed, t80 in truth.items():
+        run = f"seed={seed},sep.color=0.5"
+        color = 1 / (1 + np.exp(-(STEPS - (t80 - 150 * np.log(4))) / 150))  # 0.8 at t80
+        trajectories += run_trajectories(run, seed, (300, 300))[:3]
+        trajectories.append(
+            Trajectory(
+                STEPS,
+                np.stack([color, np.ones(STEPS.size)], axis=1),
+                ("color", "size"),
+                "11",
+                seed=seed,
+                run=run,
+                accuracy=color,
+                extra=carrying("11", [color, np.ones(STEPS.size)]),
+            )
+        )
+        rows.append(
+            {"run": run, "seed": seed, "sep_color": 0.5, "signal_color": 0.03, "signal_size": 0.07}
+        )
+    write_csv(tmp_path / "sweep.csv", trajectories, meta={"held_out": ["11"]})
+    with open(tmp_path / "covariates.csv", "w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    doc = study(tmp_path, by="sep_color")
+    fits = [r["held_out"]["11"]["learning"]["color"]["learned_fit"] for r in doc.runs]
+    assert fits == pytest.approx(list(truth.values()), abs=5)
+    (lev,) = doc.levels
+    summary = lev["held_learned_fit"]["11"]["color"]
+    assert summary["n"] == 2 and summary["median"] == pytest.approx(np.median(fits))
+    assert f"{summary['median']:,.0f}" in tables(doc).splitlines()[2].split("|")[2]
+    learning_figure(doc, tmp_path / "learning.png")  # the dashed line on the held-out panel too
+    assert (tmp_path / "learning.png").stat().st_size > 0
