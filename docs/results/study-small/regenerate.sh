@@ -52,8 +52,8 @@ S=docs/results/study-small/dsize
 python -m empirical.sweep collect "$S" --partial
 python -m fitting.study "$S" --by sep_size
 python -m figures.study "$S"
-# The masking sweep on shape x color (`small-mask`, Δcolor 0.3; Fig. 8-10): p x seed under mask/runs/, so far
-# the pilot p = 0 seed 0 (the rest are device-jobs.txt's batch 3)
+# The masking sweep on shape x color (`small-mask`, Δcolor 0.3; Fig. 8-10): p x seed under mask/runs/ (the pilot
+# is p = 0 seed 0; the runs trained so far are those of cpu-jobs-2026-11-26.txt, the rest device-jobs.txt's batch 3)
 M=docs/results/study-small/mask
 python -m empirical.sweep collect "$M" --partial
 python -m fitting.masking "$M"/runs/* --out "$M"          # masking.json and its table
