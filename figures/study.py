@@ -58,14 +58,16 @@ def learning_figure(doc: StudyRecord, out: Path) -> Path:
         axes[0],
         doc,
         lambda r: r["learning"],
-        lambda lev: (lev["learned_step"], lev["learned_fit"]),
+        lambda lev: lev["learned_step"],
+        lambda lev: lev["learned_fit"],
         "the training classes",
     )
     _learning_panel(  # a study written before the held-out class's fits has none: no dashed line
         axes[1],
         doc,
         lambda r: r["held_out"][label]["learning"],
-        lambda lev: (lev["held_learned_step"][label], lev.get("held_learned_fit", {}).get(label)),
+        lambda lev: lev["held_learned_step"][label],
+        lambda lev: lev.get("held_learned_fit", {}).get(label),
         f"class {label}, held out (the paper's measure)",
     )
     axes[0].set_ylabel("step the concept is learned (80% of readable samples)")
@@ -73,9 +75,9 @@ def learning_figure(doc: StudyRecord, out: Path) -> Path:
     return save(fig, out)
 
 
-def _learning_panel(ax, doc: StudyRecord, records, summaries, title: str) -> None:
-    """One panel of learning.png: records(run) are a run's per-concept records, summaries(level) the level's
-    summaries of their model-free and fitted steps."""
+def _learning_panel(ax, doc: StudyRecord, records, steps, fits, title: str) -> None:
+    """One panel of learning.png: records(run) are a run's per-concept records, steps(level) and fits(level)
+    the level's summaries of their model-free and fitted steps (fits None: no dashed line)."""
     for color, concept in zip(CONCEPT_COLORS, doc.runs[0]["learning"]):
         for r in doc.runs:
             rec, x = records(r)[concept], r["signal"][concept]
@@ -83,13 +85,13 @@ def _learning_panel(ax, doc: StudyRecord, records, summaries, title: str) -> Non
                 ax.plot(x, rec["learned_step"], "o", color=color, alpha=0.55, ms=6)
             else:
                 ax.plot(x, rec["censored_at"], "^", mfc="none", color=color, ms=8)
-        med = _medians(doc, lambda lev: summaries(lev)[0][concept], concept)
+        med = _medians(doc, lambda lev: steps(lev)[concept], concept)
         if med:  # a marker too: a median at one level only is still drawn
             ax.plot(
                 *zip(*med), "-s", ms=4, color=color, lw=1.5, label=f"{concept}: median of the seeds"
             )
-        if all(summaries(lev)[1] for lev in doc.levels):
-            fit = _medians(doc, lambda lev: summaries(lev)[1][concept], concept)
+        if all(fits(lev) for lev in doc.levels):
+            fit = _medians(doc, lambda lev: fits(lev)[concept], concept)
             if fit:
                 ax.plot(
                     *zip(*fit),

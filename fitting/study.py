@@ -34,9 +34,10 @@ FILE (default SWEEP_DIR/study.json); ``python -m figures.study`` draws it. Per r
 
 Per level of --by (default: the one covariate that varies, e.g. sep_color): each concept's mean
 signal, the seeds' learned steps, model-free and fitted (median, range, how many censored), by the
-training classes and by each held-out class, and the held-out class's turn, behavior and capability steps. Across the elicited runs (``relations``): behavior step against
-capability step, and turn step against capability t50, each pair observed or censored, with a line
-through the observed pairs and the count of censored pairs that contradict it.
+training classes and by each held-out class, and the held-out class's turn, behavior and capability
+steps. Across the elicited runs (``relations``): behavior step against capability step, and turn step
+against capability t50, each pair observed or censored, with a line through the observed pairs and the
+count of censored pairs that contradict it.
 """
 
 from __future__ import annotations
