@@ -93,6 +93,7 @@ def train(
         disable=None if progress else True,
     )
     run.vdm.train()
+    plain, start = progress and not sys.stderr.isatty(), (run.step, run.wall)
     tick = time.perf_counter()
     try:
         while run.step < cfg.steps and (stop_after is None or stop_after > 0):
@@ -112,6 +113,8 @@ def train(
                     **{f"z{held}": ",".join(f"{v:.2f}" for v in run.point(held))},
                     refresh=False,
                 )
+                if plain:  # tqdm draws no bar into a log file: one line per checkpoint instead
+                    print(checkpoint_line(run, held, start), file=sys.stderr, flush=True)
             if is_eval or is_save:
                 run.save(evaluated=is_eval)
                 tick = time.perf_counter()  # evaluation and saving are not training time
@@ -121,6 +124,21 @@ def train(
     finally:
         bar.close()
     return summary(run)
+
+
+def checkpoint_line(run: Run, held: str, start: tuple[int, float]) -> str:
+    """A checkpoint in one line of a log: step, training speed since ``start`` (step, training seconds), loss,
+    the held-out class's point and accuracy, and the training time left at that speed."""
+    cfg, metrics = run.cfg, run.logs.metrics
+    loss = next(m["total"] for m in reversed(metrics) if m["kind"] == "train")
+    reading = next(m for m in reversed(metrics) if m["kind"] == "eval")["classes"][held]
+    z = ", ".join("nan" if v is None else f"{v:.2f}" for v in reading["z"])
+    rate = (run.step - start[0]) / max(run.wall - start[1], 1e-9)
+    left = f"{(cfg.steps - run.step) / rate / 60:.0f} min" if rate > 0 else "unknown"
+    return (
+        f"train {cfg.preset}: step {run.step:,}/{cfg.steps:,}, {rate:.2f} steps/s, loss {loss:.3f}; "
+        f"class {held} at ({z}), accuracy {reading['accuracy']:.2f}; training left {left}"
+    )
 
 
 def summary(run: Run) -> dict:

@@ -261,6 +261,27 @@ def test_smoke_run_writes_a_valid_log(probe_dir, tmp_path, capsys):
     assert "holds a run with another config (lr: 0.001 -> 0.01)" in capsys.readouterr().err
 
 
+def test_a_log_file_gets_one_line_per_checkpoint(probe_dir, tmp_path, capsys):
+    """Where stderr is not a terminal (a background run's log) tqdm draws nothing; each checkpoint is a line."""
+    cfg = smoke(probe_dir)
+    train(cfg, tmp_path / "quiet", progress=False)
+    assert "train smoke: step" not in capsys.readouterr().err
+    train(cfg, tmp_path / "run", progress=True)
+    lines = [
+        line
+        for line in capsys.readouterr().err.splitlines()
+        if line.startswith("train smoke: step")
+    ]
+    evals = [s for s in cfg.eval_schedule() if s > 0]  # step 0 is evaluated before training starts
+    assert [int(line.split()[3].split("/")[0].replace(",", "")) for line in lines] == evals
+    assert all(f"/{cfg.steps:,}, " in line and "steps/s, loss " in line for line in lines)
+    held = cfg.data.held_out[0]
+    last = json.loads((tmp_path / "run" / "metrics.jsonl").read_text().splitlines()[-1])
+    z = ", ".join("nan" if v is None else f"{v:.2f}" for v in last["classes"][held]["z"])
+    assert f"class {held} at ({z}), accuracy {last['classes'][held]['accuracy']:.2f}" in lines[-1]
+    assert lines[-1].endswith("training left 0 min")
+
+
 def test_resume_equals_uninterrupted_run(probe_dir, tmp_path):
     cfg = smoke(probe_dir, "ema=0.9")  # EMA too: its state must be restored
     train(cfg, tmp_path / "whole", progress=False)
