@@ -53,7 +53,7 @@ python -m empirical.sweep collect "$S" --partial
 python -m fitting.study "$S" --by sep_size
 python -m figures.study "$S"
 # The masking sweep on shape x color (`small-mask`, Δcolor 0.3; Fig. 8-10): p x seed under mask/runs/ (the pilot
-# is p = 0 seed 0; the runs trained so far are those of cpu-jobs-2026-11-26.txt, the rest device-jobs.txt's batch 3)
+# is p = 0 seed 0; all 8 runs, p = 0, 0.25, 0.5, 0.75 x seeds 0 and 1, trained on the CPU by cpu-jobs-2026-11-26.txt)
 M=docs/results/study-small/mask
 python -m empirical.sweep collect "$M" --partial
 python -m fitting.masking "$M"/runs/* --out "$M"          # masking.json and its table
