@@ -30,19 +30,22 @@ python -m fitting.study "$F" --by sep_color
 python -m figures.study "$F"
 laws "$F"
 # The fresh level Δcolor 0.65, as fresh-level-test.md wrote it down before its runs: two laws fitted to the other
-# 15 runs predict its three seeds (verdict in docs/study.md)
+# 15 runs predict its three seeds (verdict in docs/study.md). fresh-level/runs/ links to the test's input, the
+# over-prompted 0.4 and 0.65 runs of dcolor/ (which since holds the weak levels' over-prompted runs too).
+R=docs/results/study-small/fresh-level
+python -m empirical.sweep collect "$R" --partial
 python -m empirical.sweep collect "$D" --partial
 for law in eq1+compete+onset coupled+onset+local; do
-    python -m fitting.predict "$V/sweep.csv" "$D/sweep.csv" --covariates "$V/covariates.csv" "$D/covariates.csv" \
+    python -m fitting.predict "$V/sweep.csv" "$R/sweep.csv" --covariates "$V/covariates.csv" "$R/covariates.csv" \
         --class 11 --holdout sep_color=0.65 --law "$law" --out "$D/fresh-$law"
     python -m figures.predict "$D/fresh-$law"
 done
 # Capability against behavior across separations (Fig. 6, workshop Fig. 3): every over-prompted color x size run
-# of `small`: the Δcolor sweep at Δsize 0.4 (0.4, 0.65), the ladder's base runs (the same preset over-prompted,
+# of `small`: the Δcolor sweep at Δsize 0.4 (0.2 and 0.3, 15,000 steps cut at 8,632 on a lent H100; 0.4, 0.65), the ladder's base runs (the same preset over-prompted,
 # 6,000 steps: Δcolor 0.5 and 0.8, seeds 0 and 1) and the Δsize sweep at Δcolor 0.5 (dsize/runs/, grouped with
-# Δcolor 0.5); capability/runs/ links to them. Grouped by Δcolor (the steps differ, 6,000 or 10,000).
+# Δcolor 0.5); capability/runs/ links to them. Grouped by Δcolor (the steps differ: 6,000, 8,632 or 10,000).
 C=docs/results/study-small/capability
-python -m empirical.sweep collect "$C"
+python -m empirical.sweep collect "$C" --partial  # the weak levels were cut at 8,632 of 15,000
 python -m fitting.study "$C" --by sep_color
 python -m figures.study "$C"
 # The Δsize sweep at Δcolor 0.5 (the other concept's Fig. 3 panel): Δsize 0.1, 0.2, 0.3 x 2 seeds trained
