@@ -2,6 +2,7 @@
 what the held-out class does, per run and per level of the swept covariate.
 
   python -m fitting.study SWEEP_DIR [--by sep_color] [--out FILE]
+  python -m fitting.study SWEEP_DIR --by sep_color --only sep_size=0.4     # a slice: SWEEP_DIR/study-sep_size=0.4.json
 
 SWEEP_DIR holds sweep.csv and covariates.csv (``python -m empirical.sweep collect``). Writes
 FILE (default SWEEP_DIR/study.json); ``python -m figures.study`` draws it. Per run:
@@ -38,6 +39,9 @@ training classes and by each held-out class, and the held-out class's turn, beha
 steps. Across the elicited runs (``relations``): behavior step against capability step, and turn step
 against capability t50, each pair observed or censored, with a line through the observed pairs and the
 count of censored pairs that contradict it.
+
+--only RUN,.. or COLUMN=VALUE (as fitting.predict's --holdout) studies those runs alone, e.g. one Δcolor sweep
+inside a pool that also varies Δsize; the record says which (``only``).
 """
 
 from __future__ import annotations
@@ -50,7 +54,7 @@ import numpy as np
 
 from fitting.capability import capability
 from fitting.curves import fit_logistic, threshold_step
-from fitting.covariates import read_table
+from fitting.covariates import read_table, select
 from fitting.study_levels import level, relation, tables
 from fitting.turn import UNREADABLE, held_out_turn, learned_from, left_corner, memorized
 from theory import cli
@@ -255,8 +259,8 @@ def varying(covariates: dict[str, dict[str, str]]) -> list[str]:
     return [c for c in cols if len({r[c] for r in covariates.values()}) > 1]
 
 
-def study(sweep_dir: Path, by: str | None = None) -> StudyRecord:
-    """study.json's record for a collected sweep folder."""
+def study(sweep_dir: Path, by: str | None = None, only: str | None = None) -> StudyRecord:
+    """study.json's record for a collected sweep folder; ``only`` (``RUN,..`` or ``COLUMN=VALUE``) keeps those runs."""
     sweep_dir = Path(sweep_dir)
     log, cov_path = sweep_dir / "sweep.csv", sweep_dir / "covariates.csv"
     for path in (log, cov_path):
@@ -265,11 +269,16 @@ def study(sweep_dir: Path, by: str | None = None) -> StudyRecord:
                 f"{path}: not found; run python -m empirical.sweep collect {sweep_dir} first"
             )
     covariates = read_covariates(cov_path)
-    by = _grouping(covariates, by, cov_path)
+    by = _grouping(
+        covariates, by, cov_path
+    )  # by default the covariate that varies in the whole sweep
+    if only is not None:
+        kept = select(only, "--only", list(covariates), covariates, str(cov_path))
+        covariates = {run: covariates[run] for run in kept}
     trajectories = read_csv(log)
     held_labels = (read_meta(log) or {}).get("held_out") or ["11"]
     uncovered = sorted({t.run for t in trajectories} - set(covariates))
-    if uncovered:
+    if uncovered and only is None:
         raise ValueError(
             f"{log}: {len(uncovered)} run(s) have no row in {cov_path} ({', '.join(map(repr, uncovered[:5]))}"
             f"{', ...' if len(uncovered) > 5 else ''}), so every statistic would leave them out; collect the "
@@ -305,6 +314,7 @@ def study(sweep_dir: Path, by: str | None = None) -> StudyRecord:
         runs=runs,
         levels=levels,
         relations=relations,
+        only=only or "",
     )
 
 
@@ -340,6 +350,11 @@ def _run(run_id: str, cov: dict, mine: list[Trajectory], by: str, held_labels: l
     }
 
 
+def _file_part(text: str) -> str:
+    """--only's text as part of a file name (ids and COLUMN=VALUE kept readable; path separators and spaces out)."""
+    return "".join(c if c.isalnum() or c in "=.,_-" else "_" for c in text.strip())
+
+
 @cli.command("fitting.study")
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m fitting.study``: see the module docstring."""
@@ -350,14 +365,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--by", help="the covariate column to group runs by (default: the one that varies)"
     )
-    parser.add_argument("--out", type=Path, help="output JSON (default SWEEP/study.json)")
+    parser.add_argument(
+        "--only",
+        metavar="RUN,..",
+        help="study these runs alone: ids, or COLUMN=VALUE of covariates.csv (e.g. sep_size=0.4)",
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        help="output JSON (default SWEEP/study.json; with --only SWEEP/study-ONLY.json)",
+    )
     args = parser.parse_args(argv)
-    out = args.out or args.sweep / "study.json"
+    default = "study.json" if args.only is None else f"study-{_file_part(args.only)}.json"
+    out = args.out or args.sweep / default
     cli.not_an_input([out], [args.sweep / "sweep.csv", args.sweep / "covariates.csv"])
     cli.output_file(out, "--out", suffix=".json")
     if cli.checking(args):
         return 0
-    doc = study(args.sweep, args.by)
+    doc = study(args.sweep, args.by, args.only)
     doc.write(out)
     print(tables(doc))
     print(f"wrote {out}")

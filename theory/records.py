@@ -201,6 +201,7 @@ class StudyRecord(Record):
     runs: list
     levels: list
     relations: dict = field(default_factory=dict)
+    only: str = ""  # fitting.study --only: the runs studied, when not the whole sweep
 
 
 @dataclass(frozen=True, kw_only=True)

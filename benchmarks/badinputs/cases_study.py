@@ -218,6 +218,17 @@ CASES = [
         ),
     ),
     Case(
+        "bad flag",
+        ST,
+        ["{c}", "--only", "sep_color=0.9"],
+        "--only 'sep_color=0.9': no run of",
+        setup=then(
+            copy_file("sweep.csv"),
+            write("covariates.csv", "run,seed,sep_color\nr0,0,0.3\nr1,0,0.4\n"),
+        ),
+        check=no_file("study-sep_color=0.9.json"),
+    ),
+    Case(
         "unreadable log",
         ST,
         ["{c}"],

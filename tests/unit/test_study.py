@@ -558,3 +558,31 @@ def test_the_held_out_class_s_fitted_learning_time_is_summarised_per_level(tmp_p
     assert f"{summary['median']:,.0f}" in tables(doc).splitlines()[2].split("|")[2]
     learning_figure(doc, tmp_path / "learning.png")  # the dashed line on the held-out panel too
     assert (tmp_path / "learning.png").stat().st_size > 0
+
+
+def test_only_studies_a_slice_and_says_so(sweep, capsys):
+    doc = study(sweep, only="sep_color=0.8")
+    assert {r["run"] for r in doc.runs} == {"seed=0,sep.color=0.8", "seed=1,sep.color=0.8"}
+    assert [lev["sep_color"] for lev in doc.levels] == [0.8] and doc.only == "sep_color=0.8"
+    assert study(sweep).only == ""  # the whole sweep
+    assert len(study(sweep).relations["11"][0]["pairs"]) == 2  # the elicited runs are at 0.8
+    assert (
+        study(sweep, only="sep_color=0.3").relations["11"][0]["pairs"] == []
+    )  # none in this slice
+    assert main([str(sweep), "--by", "sep_color", "--only", "seed=1,sep.color=0.3"]) == 0
+    out = sweep / "study-seed=1,sep.color=0.3.json"
+    assert json.loads(out.read_text())["only"] == "seed=1,sep.color=0.3"
+    assert not (sweep / "study.json").exists()  # the whole sweep's record is not overwritten
+    assert "wrote" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "only, message",
+    [
+        ("sep_color=0.5", "no run of .*covariates.csv has sep_color = 0.5"),
+        ("bogus-run", "not a run of .*covariates.csv"),
+    ],
+)
+def test_only_names_what_is_wrong(sweep, only, message):
+    with pytest.raises(Exception, match=message):
+        study(sweep, only=only)

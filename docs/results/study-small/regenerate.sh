@@ -47,6 +47,7 @@ done
 C=docs/results/study-small/capability
 python -m empirical.sweep collect "$C" --partial  # the weak levels were cut at 8,632 of 15,000
 python -m fitting.study "$C" --by sep_color
+python -m fitting.study "$C" --by sep_color --only sep_size=0.4  # study-sep_size=0.4.json: across Δcolor alone
 python -m figures.study "$C"
 # The Δsize sweep at Δcolor 0.5 (the other concept's Fig. 3 panel): Δsize 0.1, 0.2, 0.3 x 2 seeds trained
 # over-prompted (dsize/runs/), and Δsize 0.4, the validation runs at Δcolor 0.5 (links named by their Δsize;
