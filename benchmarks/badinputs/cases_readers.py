@@ -11,6 +11,7 @@ from badinputs.fixtures import (
     no_file,
     then_files,
     same_file,
+    two_levels,
 )
 
 ST = "fitting.study"
@@ -184,10 +185,7 @@ CASES = [
         ST,
         ["{c}", "--by", ""],
         "--by : not a column of",
-        setup=then(
-            copy_file("sweep.csv"),
-            write("covariates.csv", "run,seed,sep_color\nr0,0,0.3\nr1,0,0.4\n"),
-        ),
+        setup=two_levels,
     ),
     Case(
         "output path",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from badinputs.fixtures import Case, then, write, copy_file, no_file
+from badinputs.fixtures import Case, then, write, copy_file, no_file, two_levels
 
 PD = "fitting.predict"
 ST = "fitting.study"
@@ -212,20 +212,14 @@ CASES = [
         ST,
         ["{c}", "--by", "lr"],
         "--by lr: not a column of",
-        setup=then(
-            copy_file("sweep.csv"),
-            write("covariates.csv", "run,seed,sep_color\nr0,0,0.3\nr1,0,0.4\n"),
-        ),
+        setup=two_levels,
     ),
     Case(
         "bad flag",
         ST,
         ["{c}", "--only", "sep_color=0.9"],
         "--only 'sep_color=0.9': no run of",
-        setup=then(
-            copy_file("sweep.csv"),
-            write("covariates.csv", "run,seed,sep_color\nr0,0,0.3\nr1,0,0.4\n"),
-        ),
+        setup=two_levels,
         check=no_file("study-sep_color=0.9.json"),
     ),
     Case(

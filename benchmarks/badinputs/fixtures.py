@@ -162,6 +162,12 @@ def copy_file(name: str) -> Callable[[Path, Path], None]:
     return setup
 
 
+def two_levels(c: Path, w: Path) -> None:
+    """Setup: a collected sweep, the workspace's sweep.csv with a covariates table of two runs at two Δcolor levels."""
+    copy_file("sweep.csv")(c, w)
+    write("covariates.csv", "run,seed,sep_color\nr0,0,0.3\nr1,0,0.4\n")(c, w)
+
+
 def own_probe(c: Path, w: Path) -> None:
     """Point the copied run's config at its own probe (the smoke probe lives inside the run)."""
     doc = json.loads((c / "run" / "config.json").read_text())
