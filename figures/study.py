@@ -215,33 +215,41 @@ def held_out_figure(doc: StudyRecord, log: Path, out: Path) -> Path:
                     f"{log}: run {r['run']!r} of study.json has no naive trajectory of class {label}"
                 )
         paths = [trajectories[r["run"]] for r in runs]
-        _paths(axes[0, col], runs, paths, label, by, norm)
+        names = run_names(runs, by)
+        _paths(axes[0, col], runs, paths, names, label, by, norm)
         square(
             axes[0, col],
             paths[-1].concepts if paths else ("", ""),
             f"seed {seed}: class {label} (naive)",
         )
         axes[0, col].legend(fontsize=7, loc="lower right")
-        _final_shares(axes[1, col], runs, label, by)
+        _final_shares(axes[1, col], runs, names, label)
     fig.tight_layout()
     return save(fig, out)
 
 
-def _paths(ax, runs: list[dict], paths: list, label: str, by: str, norm: Normalize) -> None:
+def run_names(runs: list[dict], by: str) -> list[str]:
+    """Each run's name in a seed's panel: its value of the covariate, or its run id where another run of the
+    panel shares that value (a pool that varies another covariate too, e.g. Δsize within Δcolor 0.5)."""
+    values = [r[by] for r in runs]
+    return [r["run"] if values.count(r[by]) > 1 else f"{by} {r[by]:g}" for r in runs]
+
+
+def _paths(
+    ax, runs: list[dict], paths: list, names: list[str], label: str, by: str, norm: Normalize
+) -> None:
     """One seed's held-out paths, coloured by the covariate, with each run's turn (star)."""
-    for r, t in zip(runs, paths):
+    for r, t, name in zip(runs, paths, names):
         if not t.missing.all():
             path = t.with_points()
             c = ScalarMappable(norm=norm, cmap="viridis").to_rgba(r[by])
-            ax.plot(
-                path.z[:, 0], path.z[:, 1], "-o", color=c, ms=2.5, lw=1.4, label=f"{by} {r[by]:g}"
-            )
+            ax.plot(path.z[:, 0], path.z[:, 1], "-o", color=c, ms=2.5, lw=1.4, label=name)
         turn = r["held_out"].get(label, {})
         if turn.get("turn_step") is not None:
             ax.plot(*turn["turn_point"], "k*", ms=11, zorder=5)
 
 
-def _final_shares(ax, runs: list[dict], label: str, by: str) -> None:
+def _final_shares(ax, runs: list[dict], names: list[str], label: str) -> None:
     """One seed's last readings of the held-out class: the share read as each corner, and unreadable."""
     corners = sorted(
         {k for r in runs for k in r["held_out"].get(label, {}).get("final_shares", {})},
@@ -260,7 +268,7 @@ def _final_shares(ax, runs: list[dict], label: str, by: str) -> None:
         left += widths
     ax.set(
         yticks=range(len(runs)),
-        yticklabels=[f"{by} {r[by]:g}" for r in runs],
+        yticklabels=names,
         xlim=(0, 1),
         xlabel=f"share of class {label}'s samples, last checkpoint",
     )

@@ -586,3 +586,18 @@ def test_only_studies_a_slice_and_says_so(sweep, capsys):
 def test_only_names_what_is_wrong(sweep, only, message):
     with pytest.raises(Exception, match=message):
         study(sweep, only=only)
+
+
+def test_runs_sharing_a_level_in_a_panel_are_named_by_their_ids():
+    from figures.study import run_names
+
+    runs = [
+        {"run": "seed=0,sep.color=0.3", "sep_color": 0.3},
+        {"run": "seed=0,sep.color=0.5", "sep_color": 0.5},
+        {"run": "sep.size=0.2,seed=0", "sep_color": 0.5},
+    ]
+    assert run_names(runs, "sep_color") == [
+        "sep_color 0.3",
+        "seed=0,sep.color=0.5",
+        "sep.size=0.2,seed=0",
+    ]
