@@ -62,9 +62,10 @@ M=docs/results/study-small/mask
 python -m empirical.sweep collect "$M" --partial
 python -m fitting.masking "$M"/runs/* --out "$M"          # masking.json and its table
 python -m figures.masking "$M/masking.json" --detail 0.5  # masking.png (panel (c): the run nearest p = 0.5)
-# The runs trained with over-prompting at every checkpoint (device-jobs.txt; so far the lines a CPU trained):
+# The runs trained with over-prompting at every checkpoint (device-jobs.txt, device-jobs-weak.txt; weak-cpu/: the
+# weak color seeds trained again on the CPU to 15,000 steps, cpu-jobs-2026-11-26.txt):
 # one row per run (memorized as, turn, composed, capability, cost), python -m fitting.ladder
 shopt -s nullglob
 trained=()  # not the links (dsize/runs/sep.size=0.4,* are validation runs, trained elsewhere and naive only)
-for run in docs/results/study-small/{dcolor,dsize,mask}/runs/*; do [[ -L "$run" ]] || trained+=("$run"); done
+for run in docs/results/study-small/{dcolor,dsize,mask,weak-cpu}/runs/*; do [[ -L "$run" ]] || trained+=("$run"); done
 python -m fitting.ladder "${trained[@]}" --out docs/results/study-small/runs.json | grep '^|' > docs/results/study-small/runs.md
