@@ -62,6 +62,11 @@ M=docs/results/study-small/mask
 python -m empirical.sweep collect "$M" --partial
 python -m fitting.masking "$M"/runs/* --out "$M"          # masking.json and its table
 python -m figures.masking "$M/masking.json" --detail 0.5  # masking.png (panel (c): the run nearest p = 0.5)
+# Δcolor 0.2 seed 2 trained again on the CPU to 15,000 steps (weak-cpu/): its capability against its behavior
+for run in docs/results/study-small/weak-cpu/runs/*/; do
+    python -m fitting.capability "$run"   # elicitation.json, elicitation_summary.json
+    python -m figures.capability "$run"   # capability.png (Fig. 6 for one run)
+done
 # The runs trained with over-prompting at every checkpoint (device-jobs.txt, device-jobs-weak.txt; weak-cpu/: the
 # weak color seeds trained again on the CPU to 15,000 steps, cpu-jobs-2026-11-26.txt):
 # one row per run (memorized as, turn, composed, capability, cost), python -m fitting.ladder
