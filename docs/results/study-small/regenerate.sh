@@ -62,8 +62,12 @@ M=docs/results/study-small/mask
 python -m empirical.sweep collect "$M" --partial
 python -m fitting.masking "$M"/runs/* --out "$M"          # masking.json and its table
 python -m figures.masking "$M/masking.json" --detail 0.5  # masking.png (panel (c): the run nearest p = 0.5)
-# Δcolor 0.2 seed 2 trained again on the CPU to 15,000 steps (weak-cpu/): its capability against its behavior
-for run in docs/results/study-small/weak-cpu/runs/*/; do
+# The weak color seeds trained again on the CPU to 15,000 steps (weak-cpu/: Δcolor 0.2 seed 2, 0.3 seed 0): the
+# held-out color's learning step past 10,000 (Fig. 3's weak end), and each run's capability against its behavior
+W=docs/results/study-small/weak-cpu
+python -m empirical.sweep collect "$W" --partial
+python -m fitting.study "$W" --by sep_color
+for run in "$W"/runs/*/; do
     python -m fitting.capability "$run"   # elicitation.json, elicitation_summary.json
     python -m figures.capability "$run"   # capability.png (Fig. 6 for one run)
 done
