@@ -269,9 +269,8 @@ def study(sweep_dir: Path, by: str | None = None, only: str | None = None) -> St
                 f"{path}: not found; run python -m empirical.sweep collect {sweep_dir} first"
             )
     covariates = read_covariates(cov_path)
-    by = _grouping(
-        covariates, by, cov_path
-    )  # by default the covariate that varies in the whole sweep
+    # by default the covariate that varies in the whole sweep, not only in the --only slice
+    by = _grouping(covariates, by, cov_path)
     if only is not None:
         kept = select(only, "--only", list(covariates), covariates, str(cov_path))
         covariates = {run: covariates[run] for run in kept}
