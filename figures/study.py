@@ -112,7 +112,8 @@ def _learning_panel(ax, doc: StudyRecord, records, steps, fits, title: str) -> N
 
 def _medians(doc: StudyRecord, summary, concept: str) -> list[tuple[float, float]]:
     """Per level, (signal, the median over all its seeds), a seed that never got there counted as later than
-    any that did (fitting.study's ``median_all``); a level where half or more never got there has none."""
+    any that did (fitting.study's ``median_all``); a level where half or more never got there, or where a run
+    stopped short of the median without getting there, has none."""
     medians = [(lev["signal"][concept], summary(lev)["median_all"]) for lev in doc.levels]
     return [(x, m) for x, m in medians if m is not None]
 

@@ -14,9 +14,12 @@ from theory.records import StudyRecord
 def summarise(values: list[float | None], censored_at: list[float | None]) -> dict:
     """Median and range of the seeds' steps that were reached; how many were censored (and from when); and
     ``median_all``, the median over every seed with a censored one counted as later than any reached (None
-    where that median falls on a censored seed: half or more never got there)."""
+    where that median falls on a censored seed, half or more never got there, or where a censored seed stopped
+    before it: runs of unequal length, one too short to say it would have come later)."""
     got = [v for v in values if v is not None]
     every = np.median([np.inf if v is None else v for v in values]) if values else np.inf
+    if any(c is not None and c < every for c in censored_at):
+        every = np.inf
     return {
         "n": len(values),
         "n_censored": len(values) - len(got),

@@ -467,6 +467,19 @@ def test_a_level_s_median_counts_the_seeds_that_never_got_there_as_later():
     assert median_all([1000.0, 1400.0, 1200.0]) == 1200.0 and median_all([]) is None
 
 
+def test_a_level_s_median_is_not_claimed_when_a_shorter_run_stopped_before_it():
+    from fitting.study_levels import summarise
+
+    # runs of unequal length: the seed that stopped at 2,500 might have got there before 3,000, or not
+    assert summarise([2000.0, 3000.0, None], [None, None, 2500.0])["median_all"] is None
+    # stopped at or after the median: later than it, whatever it would have done
+    assert summarise([2000.0, 3000.0, None], [None, None, 3000.0])["median_all"] == 3000.0
+    assert summarise([2000.0, 3000.0, None], [None, None, 6000.0])["median_all"] == 3000.0
+    # a short run censored before the median of two that got there does not move the reached median itself
+    short = summarise([2000.0, 3000.0, 3500.0, None], [None, None, None, 1000.0])
+    assert short["median"] == 3000.0 and short["median_all"] is None and short["n_censored"] == 1
+
+
 def test_the_figure_draws_the_level_summaries_medians():
     from figures.study import _medians
     from theory.records import StudyRecord
