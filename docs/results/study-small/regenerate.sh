@@ -2,13 +2,18 @@
 # Issue #35: the study on `small`, whose held-out class composes. Every number of docs/study.md's section on
 # composing runs, from the saved logs under docs/results/study-small/ (no training, no checkpoints).
 #
-#   bash docs/results/study-small/regenerate.sh        (from anywhere; about 30 minutes on 2 cores)
+#   bash docs/results/study-small/regenerate.sh               (from anywhere; about 30 minutes on 2 cores)
+#   bash docs/results/study-small/regenerate.sh --skip-laws   (all but the pooled laws' fits and the fresh-level
+#                                                              predictions: after a run joins a sweep, a few minutes)
 set -euo pipefail
+[[ $# -eq 0 || ( $# -eq 1 && $1 == --skip-laws ) ]] || { sed -n '2,7p' "$0" >&2; exit 2; }
+SKIP_LAWS=${1:-}
 cd "$(dirname "$0")/../../.."
 # The pooled laws tried on these runs, each with one Δcolor level left out at a time (8 specifications: the
 # paper's order, the order the tiny runs showed, each with the options and the coupled model that did best there).
 LAWS="eq1 eq1+onset eq1+compete+onset memorize memorize+onset memorize+compete+onset coupled+onset coupled+onset+local"
 laws() {  # laws SWEEP: every law of $LAWS, leave one Δcolor level out, and its figures
+    [[ -z $SKIP_LAWS ]] || return 0
     for law in $LAWS; do
         python -m fitting.predict "$1/sweep.csv" --covariates "$1/covariates.csv" --leave-out sep_color \
             --class 11 --law "$law" --out "$1/laws/$law"
@@ -35,7 +40,7 @@ laws "$F"
 R=docs/results/study-small/fresh-level
 python -m empirical.sweep collect "$R" --partial
 python -m empirical.sweep collect "$D" --partial
-for law in eq1+compete+onset coupled+onset+local; do
+for law in $([[ -n $SKIP_LAWS ]] || echo eq1+compete+onset coupled+onset+local); do
     python -m fitting.predict "$V/sweep.csv" "$R/sweep.csv" --covariates "$V/covariates.csv" "$R/covariates.csv" \
         --class 11 --holdout sep_color=0.65 --law "$law" --out "$D/fresh-$law"
     python -m figures.predict "$D/fresh-$law"
