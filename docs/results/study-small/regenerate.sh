@@ -46,7 +46,7 @@ for law in $([[ -n $SKIP_LAWS ]] || echo eq1+compete+onset coupled+onset+local);
     python -m figures.predict "$D/fresh-$law"
 done
 # Capability against behavior across separations (Fig. 6, workshop Fig. 3): every over-prompted color x size run
-# of `small`: the Δcolor sweep at Δsize 0.4 (0.2 and 0.3, 15,000 steps cut at 8,632 on a lent H100; 0.4, 0.65; 0.8
+# of `small`: the Δcolor sweep at Δsize 0.4 (0.2 and 0.3, 15,000 steps cut at 8,632 on a lent H100; 0.4, 0.65; 0.5 and 0.8
 # seed 2 on the CPU), the ladder's base runs (the same preset over-prompted,
 # 6,000 steps: Δcolor 0.5 and 0.8, seeds 0 and 1) and the Δsize sweep at Δcolor 0.5 (dsize/runs/, grouped with
 # Δcolor 0.5); capability/runs/ links to them. Grouped by Δcolor (the steps differ: 6,000, 8,632 or 10,000).
