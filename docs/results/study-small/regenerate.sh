@@ -40,7 +40,7 @@ laws "$F"
 R=docs/results/study-small/fresh-level
 python -m empirical.sweep collect "$R" --partial
 python -m empirical.sweep collect "$D" --partial
-for law in $([[ -n $SKIP_LAWS ]] || echo eq1+compete+onset coupled+onset+local); do
+[[ -n $SKIP_LAWS ]] || for law in eq1+compete+onset coupled+onset+local; do
     python -m fitting.predict "$V/sweep.csv" "$R/sweep.csv" --covariates "$V/covariates.csv" "$R/covariates.csv" \
         --class 11 --holdout sep_color=0.65 --law "$law" --out "$D/fresh-$law"
     python -m figures.predict "$D/fresh-$law"
