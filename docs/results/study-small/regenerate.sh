@@ -40,11 +40,13 @@ laws "$F"
 R=docs/results/study-small/fresh-level
 python -m empirical.sweep collect "$R" --partial
 python -m empirical.sweep collect "$D" --partial
-[[ -n $SKIP_LAWS ]] || for law in eq1+compete+onset coupled+onset+local; do
-    python -m fitting.predict "$V/sweep.csv" "$R/sweep.csv" --covariates "$V/covariates.csv" "$R/covariates.csv" \
-        --class 11 --holdout sep_color=0.65 --law "$law" --out "$D/fresh-$law"
-    python -m figures.predict "$D/fresh-$law"
-done
+if [[ -z $SKIP_LAWS ]]; then  # (not `cond || for ...`: set -e does not reach inside an || list)
+    for law in eq1+compete+onset coupled+onset+local; do
+        python -m fitting.predict "$V/sweep.csv" "$R/sweep.csv" --covariates "$V/covariates.csv" "$R/covariates.csv" \
+            --class 11 --holdout sep_color=0.65 --law "$law" --out "$D/fresh-$law"
+        python -m figures.predict "$D/fresh-$law"
+    done
+fi
 # Capability against behavior across separations (Fig. 6, workshop Fig. 3): every over-prompted color x size run
 # of `small`: the Δcolor sweep at Δsize 0.4 (0.2 and 0.3, 15,000 steps cut at 8,632 on a lent H100; 0.4, 0.65; 0.5 and 0.8
 # seed 2 on the CPU), the ladder's base runs (the same preset over-prompted,
