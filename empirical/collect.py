@@ -35,7 +35,7 @@ from typing import Any, Sequence
 from empirical.config import TrainConfig, read_run_config
 from empirical.data import DataConfig, concept_signal
 from theory import cli
-from theory.files import atomic_write, read_text
+from theory.files import atomic_write, plain_or_gz, read_text
 from theory.trajectory import Trajectory, read_csv, write_csv
 
 NOT_COVARIATES = (
@@ -75,7 +75,7 @@ def expand(paths: Sequence[str | Path]) -> list[Path]:
 
 def last_step(run: Path) -> int | None:
     """The last step a run's metrics.jsonl records (None before the first record)."""
-    path = Path(run) / "metrics.jsonl"
+    path = plain_or_gz(Path(run) / "metrics.jsonl")
     if not path.exists():
         return None
     for line in reversed(read_text(path, "metrics log").splitlines()):
@@ -262,7 +262,7 @@ def read_metrics(run: str | Path | Sequence[str | Path], kind: str = "train"):
         return pd.concat(
             [read_metrics(r, kind).assign(run=Path(r).name) for r in runs], ignore_index=True
         )
-    path = Path(run) / "metrics.jsonl"
+    path = plain_or_gz(Path(run) / "metrics.jsonl")
     records = []
     for i, line in enumerate(read_text(path, "metrics log").splitlines(), 1):
         if not line.strip():

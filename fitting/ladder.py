@@ -3,8 +3,8 @@
   python -m fitting.ladder RUN_DIR [RUN_DIR ...] [--class 11] [--out FILE.json]
 
 Each RUN_DIR is a folder written by ``python -m empirical.train`` (config.json, trajectories.csv,
-metrics.jsonl). Printed as a markdown table, one row per run, and written to FILE.json (default
-``ladder.json`` in the current folder) with:
+metrics.jsonl, or metrics.jsonl.gz as docs/results keeps it). Printed as a markdown table, one row per run,
+and written to FILE.json (default ``ladder.json`` in the current folder) with:
 
   settings    the training settings that differ between the runs given (all of seed and sep always)
   cost        training steps, steps/s of training alone, minutes of training and evaluation, the
@@ -34,20 +34,21 @@ import numpy as np
 
 from fitting.study import PERSIST, held_out
 from theory import cli
-from theory.files import read_json
+from theory.files import plain_or_gz, read_json, read_text
 from theory.records import LadderRecord
 from theory.trajectory import read_csv
 
 ALWAYS = ("seed", "sep")  # settings every row shows, varied or not
 
 
-def _metrics(path: Path) -> list[dict]:
+def _metrics(run: Path) -> list[dict]:
+    path = plain_or_gz(run / "metrics.jsonl")
     if not path.exists():
         raise ValueError(
-            f"{path.parent}: no metrics.jsonl (is it a folder written by python -m empirical.train?)"
+            f"{run}: no metrics.jsonl (nor .gz; is it a folder written by python -m empirical.train?)"
         )
     records = []
-    for row, line in enumerate(path.read_text().splitlines(), start=1):
+    for row, line in enumerate(read_text(path, "metrics log").splitlines(), start=1):
         try:
             records.append(json.loads(line))
         except json.JSONDecodeError:
@@ -58,7 +59,7 @@ def _metrics(path: Path) -> list[dict]:
 def cost(run: Path, doc: dict) -> dict:
     """Training steps, steps/s of training, minutes of training plus evaluation, and where it ran (``doc``: the
     run's config.json)."""
-    records = _metrics(run / "metrics.jsonl")
+    records = _metrics(run)
     train = [r for r in records if r.get("kind") == "train" and "wall_s" in r]
     wall = train[-1]["wall_s"] if train else math.nan
     evaluation = sum(r.get("eval_s", 0.0) for r in records if r.get("kind") == "eval")

@@ -1,5 +1,5 @@
-"""Files every part reads and writes: UTF-8 text and JSON read with errors that name the file, and the one
-atomic writer behind every output (logs, JSON, checkpoints, figures), so an interrupted write never
+"""Files every part reads and writes: UTF-8 text (plain or gzip-compressed) and JSON read with errors that name
+the file, and the one atomic writer behind every output (logs, JSON, checkpoints, figures), so an interrupted write never
 leaves half a file.
 
 Only the standard library and numpy (to write its arrays and scalars as JSON).
@@ -7,8 +7,10 @@ Only the standard library and numpy (to write its arrays and scalars as JSON).
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
+import zlib
 import tempfile
 from pathlib import Path
 from typing import IO, Any, Callable, Mapping
@@ -16,12 +18,28 @@ from typing import IO, Any, Callable, Mapping
 import numpy as np
 
 
+def plain_or_gz(path: str | os.PathLike) -> Path:
+    """``path``, or ``path`` + ``.gz`` where only that gzip-compressed copy exists (docs/results keeps the
+    training logs compressed)."""
+    path = Path(path)
+    gz = path.with_name(path.name + ".gz")
+    return gz if not path.exists() and gz.exists() else path
+
+
 def read_text(path: str | os.PathLike, what: str = "file") -> str:
-    """A UTF-8 text file, or a ValueError naming the file and why it is not one (folder, binary, encoding)."""
+    """A UTF-8 text file (decompressed first where its name ends in .gz), or a ValueError naming the file and why
+    it is not one (folder, binary, encoding, broken gzip)."""
     try:
         raw = Path(path).read_bytes()
     except IsADirectoryError:
         raise ValueError(f"{path}: is a folder, not a {what}") from None
+    if Path(path).suffix == ".gz":
+        try:
+            raw = gzip.decompress(raw)
+        except (OSError, EOFError, zlib.error) as err:
+            raise ValueError(
+                f"{path}: not a whole gzip file ({err}); compress the {what} again with gzip"
+            ) from None
     if b"\x00" in raw:
         hint = (
             " (UTF-16? save it as UTF-8)"

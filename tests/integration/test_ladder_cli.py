@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from fitting.ladder import main, row, varying
+from theory.files import plain_or_gz
 
 EVIDENCE = Path(__file__).resolve().parents[2] / "docs" / "results" / "ladder" / "evidence"
 COMPOSED = (
@@ -98,6 +99,11 @@ def test_bad_input_exits_2_naming_it(tmp_path, capsys):
     before = (run / "config.json").read_text()
     assert main([str(run), "--out", str(run / "config.json")]) == 2  # an input is never overwritten
     assert (run / "config.json").read_text() == before
-    (run / "metrics.jsonl").unlink()
+    metrics = plain_or_gz(run / "metrics.jsonl")
+    metrics.write_bytes(metrics.read_bytes()[:-40])  # a copy cut short
+    assert main([str(run), "--out", str(tmp_path / "l.json")]) == 2
+    err = capsys.readouterr().err
+    assert "metrics.jsonl" in err and ("not a whole gzip file" in err or "not JSON" in err)
+    metrics.unlink()
     assert main([str(run), "--out", str(tmp_path / "l.json")]) == 2
     assert "no metrics.jsonl" in capsys.readouterr().err

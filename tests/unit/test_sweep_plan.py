@@ -2,6 +2,7 @@
 (covariates.csv, sweep.csv, load_runs, read_metrics) on hand-made run folders: no training here."""
 
 import csv
+import gzip
 import json
 import os
 import signal
@@ -359,6 +360,18 @@ def test_load_runs_keeps_labels_as_strings_and_joins_covariates(tmp_path):
     ) == [10, 20, 10, 20]
     with pytest.raises(TypeError, match="a run folder or a list of them, got int"):
         collect.read_metrics(3)
+
+
+def test_a_gzip_compressed_metrics_log_reads_as_the_plain_one(tmp_path):
+    """docs/results keeps metrics.jsonl gzip-compressed: read_metrics and last_step read it the same."""
+    pytest.importorskip("pandas")
+    run = fake_run(tmp_path / "runs", ["sep.color=0.3"])
+    plain = run / "metrics.jsonl"
+    before = collect.read_metrics(run), collect.read_metrics(run, "eval"), collect.last_step(run)
+    (run / "metrics.jsonl.gz").write_bytes(gzip.compress(plain.read_bytes()))
+    plain.unlink()
+    after = collect.read_metrics(run), collect.read_metrics(run, "eval"), collect.last_step(run)
+    assert before[0].equals(after[0]) and before[1].equals(after[1]) and before[2] == after[2] == 20
 
 
 def test_colliding_run_names_fall_back_to_their_paths(tmp_path):

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# What the docs keep of a training run, no checkpoints: its config, metrics, trajectories and their meta, the
-# over-prompting record and the last sample grid (and RUN_DIR.log, device.sh's log of it, as train.log).
+# What the docs keep of a training run, no checkpoints: its config, metrics (gzip-compressed: the package's
+# readers take metrics.jsonl.gz as they take metrics.jsonl), trajectories and their meta, the over-prompting
+# record and the last sample grid (and RUN_DIR.log, device.sh's log of it, as train.log).
 #
 #   bash docs/results/ladder/keep.sh RUN_DIR DEST_DIR      copy them into DEST_DIR
 #
@@ -25,6 +26,7 @@ if [[ "${BASH_SOURCE[0]}" == "$0" ]]; then
             *) cp "$f" "$dest/" ;;
         esac
     done < <(kept_files "$run")
+    [[ ! -f "$dest/metrics.jsonl" ]] || gzip -n -9 -f "$dest/metrics.jsonl"
     [[ ! -f "$run.log" ]] || cp "$run.log" "$dest/train.log"
     echo "kept $run in $dest: $(ls "$dest" | tr '\n' ' ')"
 fi

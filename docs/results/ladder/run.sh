@@ -45,6 +45,7 @@ for rung in "${rungs[@]}"; do
     dest="$DOCS/$rung/$(basename "$run")"
     mkdir -p "$dest"
     cp "$run"/config.json "$run"/trajectories.csv "$run"/trajectories.meta.json "$run"/metrics.jsonl "$dest"/
+    gzip -n -9 -f "$dest"/metrics.jsonl  # the package reads metrics.jsonl.gz as it reads metrics.jsonl
     last=$(ls "$run"/samples/step_*.png 2>/dev/null | tail -1)  # the last grid only (docs/results stays small)
     [[ -z "$last" ]] || { mkdir -p "$dest/samples" && cp "$last" "$dest/samples/"; }
     cp "$run"/stages.json "$run"/elicit/*.json "$dest"/ 2>/dev/null || true
