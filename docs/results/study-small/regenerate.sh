@@ -70,8 +70,9 @@ M=docs/results/study-small/mask
 python -m empirical.sweep collect "$M" --partial
 python -m fitting.masking "$M"/runs/* --out "$M"          # masking.json and its table
 python -m figures.masking "$M/masking.json" --detail 0.5  # masking.png (panel (c): the run nearest p = 0.5)
-# The weak color seeds trained again on the CPU to 15,000 steps (weak-cpu/: Δcolor 0.2 seed 2, 0.3 seed 0): the
-# held-out color's learning step past 10,000 (Fig. 3's weak end), and each run's capability against its behavior
+# The weak color seeds trained again on the CPU to 15,000 steps (weak-cpu/: Δcolor 0.2 seed 2, 0.3 seeds 0 and 2;
+# the rest of cpu-jobs-2026-11-26.txt as it finishes): the held-out color's learning step past 10,000 (Fig. 3's
+# weak end), and each run's capability against its behavior
 W=docs/results/study-small/weak-cpu
 python -m empirical.sweep collect "$W" --partial
 python -m fitting.study "$W" --by sep_color
