@@ -80,6 +80,12 @@ for run in "$W"/runs/*/; do
     python -m fitting.capability "$run"   # elicitation.json, elicitation_summary.json
     python -m figures.capability "$run"   # capability.png (Fig. 6 for one run)
 done
+# Fig. 3 on each (Δcolor, seed)'s longest run: fig3/runs/ links to the validation runs (10,000 steps), the
+# over-prompted 0.4 and 0.65 runs (10,000) and, where they went further, the weak seeds' CPU runs (weak-cpu/, 15,000)
+G=docs/results/study-small/fig3
+python -m empirical.sweep collect "$G"
+python -m fitting.study "$G" --by sep_color   # study.json (its capability rows: see capability/, the pool for those)
+python -m figures.study "$G"                  # learning.png (Fig. 3 with six levels), held_out.png
 # The runs trained with over-prompting at every checkpoint (device-jobs.txt, device-jobs-weak.txt; weak-cpu/: the
 # weak color seeds trained again on the CPU to 15,000 steps, cpu-jobs-2026-11-26.txt):
 # one row per run (memorized as, turn, composed, capability, cost), python -m fitting.ladder
