@@ -1,6 +1,6 @@
 """Files every part reads and writes: UTF-8 text (plain or gzip-compressed) and JSON read with errors that name
-the file, and the one atomic writer behind every output (logs, JSON, checkpoints, figures), so an interrupted write never
-leaves half a file.
+the file, and the one atomic writer behind every output (logs, JSON, checkpoints, figures), so an interrupted
+write never leaves half a file.
 
 Only the standard library and numpy (to write its arrays and scalars as JSON).
 """
@@ -10,8 +10,8 @@ from __future__ import annotations
 import gzip
 import json
 import os
-import zlib
 import tempfile
+import zlib
 from pathlib import Path
 from typing import IO, Any, Callable, Mapping
 

@@ -17,9 +17,8 @@ def test_a_gzip_file_reads_as_its_text(tmp_path):
 
 def test_the_plain_file_is_read_first_and_the_gz_copy_only_without_it(tmp_path):
     plain, gz = tmp_path / "metrics.jsonl", tmp_path / "metrics.jsonl.gz"
-    assert (
-        plain_or_gz(plain) == plain
-    )  # neither: the plain name, for the caller's "no such file" error
+    # neither exists: the plain name, for the caller's "no such file" error
+    assert plain_or_gz(plain) == plain
     gz.write_bytes(gzip.compress(b"compressed\n"))
     assert plain_or_gz(plain) == gz and plain_or_gz(str(plain)) == gz
     plain.write_text("plain\n")
@@ -31,10 +30,7 @@ def test_the_plain_file_is_read_first_and_the_gz_copy_only_without_it(tmp_path):
     [
         (lambda: gzip.compress(b"step 10\n" * 100)[:-6], "not a whole gzip file"),  # cut short
         (lambda: b"plain text, named .gz\n", "not a whole gzip file"),
-        (
-            lambda: gzip.compress(b"\xff\xfe\x00a"),
-            "NUL bytes",
-        ),  # decompressed, then checked as text
+        (lambda: gzip.compress(b"\xff\xfe\x00a"), "NUL bytes"),  # decompressed, then read as text
     ],
 )
 def test_a_broken_gz_file_is_a_value_error_naming_it(tmp_path, make, words):
