@@ -9,6 +9,8 @@ Presets (``python -m empirical.train --preset NAME``):
 - ``small``: 24x24, a 3-level net (32, 64, 128) with the official recipe (no classifier-free dropout,
   clip 0.01 over all parameters) and EMA 0.999, 10,000 steps: the held-out class composes at Δcolor
   0.8 to 0.3 in every seed tried (40 minutes alone on 2 CPU cores; docs/ladder.md says what composition needs).
+  It reads the probe the package ships (empirical/probes/color-size-24px, hash 16e18d564fed732e), so every
+  machine reads its runs with one instrument.
 - ``paper``: the paper's setup (32x32, 2048 images per training class, channels 64/128/256, 20k
   steps, 60 checkpoints quadratically spaced from step 500, no classifier-free dropout, as the
   official Δcolor sweep); needs a GPU to finish in minutes.
@@ -35,6 +37,9 @@ from theory.files import read_json
 
 
 PROBE_DIR = "runs/probe/{concepts}-{resolution}px"  # where training looks for (and trains) its probe by default
+# the probes the package ships (empirical/probes/): one instrument on every machine; `small` reads it by default
+COMMITTED_PROBE = "{package}/probes/{concepts}-{resolution}px"
+PACKAGE_DIR = Path(__file__).resolve().parent
 
 
 TUPLES = (  # the fields held as tuples (lists in config.json)
@@ -95,7 +100,8 @@ class TrainConfig:
     - protocols: elicitation protocols run at every checkpoint: overprompt, intervention, cfg
     - log_every: steps between training records in metrics.jsonl
     - save_every: steps between resumable checkpoints (last.pt)
-    - probe: the probe folder ({concepts}, {resolution}, {out} filled in); trained there when missing
+    - probe: the probe folder ({concepts}, {resolution}, {out}, {package} filled in); trained there when missing,
+      except a probe the package ships ({package}/probes/..., `small`'s default), which is never trained
     - probe_steps: training steps of a missing probe
     - device: auto, cpu or cuda
     - precision: auto (bf16 autocast where the device computes bf16 natively), bf16 or fp32 (the reference)
@@ -201,9 +207,13 @@ class TrainConfig:
         }[protocol]
 
     def probe_path(self, out: str) -> str:
-        """The probe folder of the run, with {concepts}, {resolution}, {out} and {seed} filled in."""
+        """The probe folder of the run, with {concepts}, {resolution}, {out}, {seed} and {package} filled in."""
         return self.probe.format(
-            resolution=self.resolution, out=out, seed=self.seed, concepts="-".join(self.concepts)
+            resolution=self.resolution,
+            out=out,
+            seed=self.seed,
+            concepts="-".join(self.concepts),
+            package=PACKAGE_DIR,
         )
 
     def to_json(self) -> dict[str, Any]:

@@ -39,6 +39,7 @@ TRAIN_PRESETS: dict[str, dict[str, Any]] = {
         ema=0.999,
         steps=10000,
         eval_dense=(2000, 6000, 11),
+        probe="{package}/probes/{concepts}-{resolution}px",  # the committed probe (issue #57): one instrument
     ),
     # the official runs: no EMA, clip 0.01 over all parameters, and no classifier-free dropout (their main Δcolor
     # sweep trained without it); --set p_cfg=0.2 gives the guidance protocol an unconditional model
@@ -69,7 +70,9 @@ MASKING = {
     "mask_concepts": ("color",),
 }
 for _name in ("tiny", "paper", "small"):  # small-mask: issue #35's masking sweep
-    TRAIN_PRESETS[f"{_name}-mask"] = {**TRAIN_PRESETS[_name], **MASKING}
+    # (no committed probe reads shape x color: a masking run trains its own, as the defaults do)
+    base = {k: v for k, v in TRAIN_PRESETS[_name].items() if k != "probe"}
+    TRAIN_PRESETS[f"{_name}-mask"] = {**base, **MASKING}
 
 
 def describe() -> str:

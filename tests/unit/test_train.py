@@ -113,6 +113,21 @@ def test_small_is_the_composing_recipe_at_24px():
     )  # dense where class 11 turns
 
 
+def test_small_reads_the_committed_probe_and_never_trains_into_the_package(tmp_path):
+    from empirical.probe import load
+    from empirical.run import load_probe
+
+    small = make_config("small")
+    _, path, digest = load_probe(small, tmp_path, progress=False)
+    assert digest == "16e18d564fed732e" and Path(path).parent.name == "probes"
+    assert load(path)[2] == digest  # the committed weights match their recorded hash
+    wide = make_config("small", ["resolution=32"])
+    with pytest.raises(ValueError, match="ships no probe for color-size at 32 px.*color-size-24px"):
+        load_probe(wide, tmp_path, progress=False)
+    assert not (Path(path).parent / "color-size-32px").exists()
+    assert make_config("small-mask").probe == make_config("tiny").probe  # no shipped shape x color probe
+
+
 def test_dense_checkpoints_join_the_quadratic_schedule():
     tiny = make_config("tiny")
     dense = [1000, 1250, 1500, 1750, 2000, 2250, 2500, 2750, 3000, 3250, 3500]

@@ -1,0 +1,196 @@
+"""The scoring rule of the registered outside-range test (fitting.outside), fixed before the runs train.
+
+Per setting and time event, the *observed median* of its seeds (censored values sort last; when the upper middle
+one is censored the median is a lower bound, fitting.censored.median), in log steps. A method's *error* there is
+|log predicted median - log observed median|; against a lower bound B it is max(0, log B - log predicted).
+
+The *margin* of an event, δ = 2 · 1.2533 · s / √n: twice the standard error of the median of n seeds, s the pool's
+pooled within-setting SD of the event's log step (settings with 2 or more observed runs). A law **passes** an event
+when its error is at most δ at every setting *and* its mean error over the settings is below every baseline's;
+otherwise it **fails**. Coverage (reported beside, its own pass/fail): the share of the test's runs inside the law's
+80% interval for a new seed (a run censored at T is inside when the interval reaches past T); it passes when the count
+is inside the central 95% range of Binomial(n_runs, 0.8). The memorized corner passes when at least 6 of 8 seeds
+(75%) memorize the predicted corner at every setting and the law's mean share beats the covariate-blind corner's.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections import defaultdict
+
+import numpy as np
+from scipy import stats
+
+from fitting import censored
+from fitting import event_laws as el
+
+MEDIAN_SE = 1.2533  # the SE of a normal sample's median is 1.2533 sd / sqrt(n)
+CORNER_SHARE = 0.75
+
+
+def margin(pool: list[dict], event: str, n: int) -> dict:
+    """δ of an event from the pool's seed spread (module docstring)."""
+    groups = defaultdict(list)
+    for e in pool:
+        if e[event] is not None and e[event].step is not None:
+            groups[(e["sep"]["color"], e["sep"]["size"])].append(np.log(e[event].step))
+    ss = df = 0.0
+    for values in groups.values():
+        if len(values) > 1:
+            ss += float(np.sum((np.asarray(values) - np.mean(values)) ** 2))
+            df += len(values) - 1
+    if df == 0:
+        raise ValueError(
+            f"{event}: no setting of the pool has two observed runs; no seed spread to set a margin from"
+        )
+    s = float(np.sqrt(ss / df))
+    return {"seed_sd_log": s, "df": int(df), "n": n, "delta_log": 2 * MEDIAN_SE * s / np.sqrt(n)}
+
+
+def observed(events: list[dict], name: str) -> dict:
+    """The observed median (log steps, or a lower bound) of one setting's runs."""
+    have = [e[name] for e in events if e.get(name) is not None]
+    if not have:
+        return {"n": 0, "median": None, "lower_bound": None}
+    y = np.log([ev.step if ev.step is not None else ev.censored_at for ev in have])
+    c = np.array([ev.step is None for ev in have])
+    med, bound = censored.median(y, c)
+    return {
+        "n": len(have),
+        "n_censored": int(c.sum()),
+        "median": float(np.exp(med)),
+        "lower_bound": bound,
+    }
+
+
+def error(pred: float, obs: dict) -> float | None:
+    if obs["median"] is None:
+        return None
+    gap = np.log(obs["median"]) - np.log(pred)
+    return float(max(0.0, gap) if obs["lower_bound"] else abs(gap))
+
+
+def covered(interval, events: list[dict], name: str) -> tuple[int, int]:
+    lo, hi = interval
+    inside = n = 0
+    for e in events:
+        ev = e.get(name)
+        if ev is None:
+            continue
+        n += 1
+        inside += (hi > ev.censored_at) if ev.step is None else (lo <= ev.step <= hi)
+    return inside, n
+
+
+def _group(reg: dict, runs: list[dict]) -> list[list[dict]]:
+    out = [[] for _ in reg["settings"]]
+    for e in runs:
+        match = [
+            i
+            for i, s in enumerate(reg["settings"])
+            if all(np.isclose(e["sep"][c], s["sep"][c]) for c in el.CONCEPTS)
+        ]
+        if not match:
+            raise ValueError(f"{e['run']}: setting {e['sep']} is not one the registration predicts")
+        out[match[0]].append(e)
+    return out
+
+
+def score(reg: dict, runs: list[dict]) -> dict:
+    groups = _group(reg, runs)
+    laws = [m for m in el.LAWS if m in reg["settings"][0]["corner"]]
+    verdict = {
+        "runs": [
+            {"run": e["run"], "seed": e["seed"], "sep": e["sep"], "probe_hash": e["probe_hash"]}
+            for e in runs
+        ],
+        "runs_per_setting": [len(g) for g in groups],
+        "probes": sorted({str(e["probe_hash"]) for e in runs}),
+        "events": {},
+        "corner": {},
+    }
+    for name in reg["margins"]:
+        delta = reg["margins"][name]["delta_log"]
+        obs = [observed(g, name) for g in groups]
+        methods = reg["settings"][0]["events"][name]
+        per = {}
+        for m in methods:
+            errs = [error(s["events"][name][m]["median"], o) for s, o in zip(reg["settings"], obs)]
+            inside = total = 0
+            for s, g in zip(reg["settings"], groups):
+                a, b = covered(s["events"][name][m]["interval80"], g, name)
+                inside, total = inside + a, total + b
+            known = [x for x in errs if x is not None]
+            per[m] = {
+                "errors_log": errs,
+                "mean_error_log": float(np.mean(known)) if known else None,
+                "coverage": [inside, total],
+            }
+        for m in laws:
+            p = per[m]
+            base = [
+                per[b]["mean_error_log"]
+                for b in el.BASELINES
+                if b in per and per[b]["mean_error_log"] is not None
+            ]
+            if p["mean_error_log"] is None or any(x is None for x in p["errors_log"]):
+                p["verdict"] = "undecided"
+                continue
+            within = all(x <= delta for x in p["errors_log"])
+            beats = all(p["mean_error_log"] < b for b in base)
+            p["verdict"] = "pass" if within and beats else "fail"
+            p["within_margin"], p["beats_every_baseline"] = within, beats
+            inside, total = p["coverage"]
+            lo, hi = stats.binom.interval(0.95, total, 0.8) if total else (0, 0)
+            p["coverage_verdict"] = "pass" if total and lo <= inside <= hi else "fail"
+        verdict["events"][name] = {"delta_log": delta, "observed": obs, "methods": per}
+    verdict["corner"] = _corners(reg, groups, laws)
+    verdict["summary"] = _summary(verdict, laws)
+    return verdict
+
+
+def _corners(reg, groups, laws) -> dict:
+    out = {}
+    for m in [*laws, "blind", "nearest"]:
+        shares = []
+        for s, g in zip(reg["settings"], groups):
+            shares.append(float(np.mean([e["corner"] == s["corner"][m] for e in g])) if g else None)
+        out[m] = {"shares": shares}
+    blind = np.mean([x for x in out["blind"]["shares"] if x is not None] or [0])
+    for m in laws:
+        sh = out[m]["shares"]
+        ok = all(x is not None and x >= CORNER_SHARE for x in sh) and np.mean(sh) > blind
+        out[m]["verdict"] = "pass" if ok else "fail"
+    return out
+
+
+def _summary(verdict, laws) -> str:
+    lines = [f"runs per setting: {verdict['runs_per_setting']}; probes {verdict['probes']}"]
+    for name, ev in verdict["events"].items():
+        cells = [f"{m} {ev['methods'][m].get('verdict', '?')}" for m in laws]
+        lines.append(f"{name} (δ {ev['delta_log']:.3f}): " + ", ".join(cells))
+    lines.append("corner: " + ", ".join(f"{m} {verdict['corner'][m]['verdict']}" for m in laws))
+    return "\n".join(lines)
+
+
+def registered_before(registration_path: str, commits: list[str]) -> dict:
+    """Is the commit that added the registration an ancestor of every run's first stamp? (git; None without it)"""
+    try:
+        added = subprocess.run(
+            ["git", "log", "--diff-filter=A", "--format=%H", "--", registration_path],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.split()
+    except (OSError, subprocess.CalledProcessError):
+        return {"registration_commit": None, "all_after": None}
+    if not added:
+        return {"registration_commit": None, "all_after": None}
+    reg = added[-1]
+    ok = []
+    for c in commits:
+        r = subprocess.run(
+            ["git", "merge-base", "--is-ancestor", reg, c or "-"], capture_output=True
+        )
+        ok.append(c is not None and r.returncode == 0)
+    return {"registration_commit": reg, "all_after": all(ok), "after": ok}

@@ -1,0 +1,297 @@
+"""The registered outside-range test: censored fits, concept clocks, the event laws' recovery of a known truth, and a
+scoring rule that passes a right law, fails a wrong one and fails the covariate-blind mean."""
+
+import json
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from fitting import censored
+from fitting import event_laws as el
+from fitting import outside, outside_pool
+from fitting.events import Event, concept_steps
+from fitting.outside_score import error, margin, observed, score
+from theory.trajectory import Trajectory
+
+
+def test_censored_fit_recovers_a_line_that_plain_least_squares_gets_wrong():
+    rng = np.random.default_rng(0)
+    x = rng.uniform(0, 2, 400)
+    y = 1.0 + 0.8 * x + rng.normal(0, 0.3, x.size)
+    bound = 1.9
+    cens = y > bound
+    y_seen = np.where(cens, bound, y)
+    mean = lambda th, cov: th[0] + th[1] * cov["x"]  # noqa: E731
+    fit = censored.fit(mean, np.zeros(2), y_seen, cens, {"x": x})
+    assert cens.mean() > 0.25
+    np.testing.assert_allclose(fit.theta, [1.0, 0.8], atol=0.08)
+    assert abs(fit.sigma - 0.3) < 0.04
+    naive = np.polyfit(x, y_seen, 1)
+    assert (
+        naive[0] < 0.7
+    )  # ignoring the censoring flattens the slope: the test would notice a fit that ignores it
+
+
+def test_censored_fit_refuses_when_nothing_was_observed():
+    with pytest.raises(ValueError, match="every run is censored"):
+        censored.fit(
+            lambda th, cov: th[0] + 0 * cov["x"],
+            np.zeros(1),
+            np.ones(3),
+            np.ones(3, bool),
+            {"x": np.ones(3)},
+        )
+
+
+@pytest.mark.parametrize(
+    "values, cens, expected",
+    [
+        ([1, 2, 3, 4], [0, 0, 0, 0], (2.5, False)),
+        ([1, 2, 3, 9], [0, 0, 0, 1], (2.5, False)),
+        ([1, 2, 9, 9], [0, 0, 1, 1], (5.5, True)),  # the upper middle censored: a lower bound
+        ([1, 9, 9, 9], [0, 1, 1, 1], (9.0, True)),
+        ([5, 1, 3], [0, 0, 0], (3.0, False)),
+    ],
+)
+def test_censored_median(values, cens, expected):
+    assert censored.median(np.array(values, float), np.array(cens, bool)) == expected
+
+
+@given(st.lists(st.floats(0, 10), min_size=1, max_size=9))
+def test_censored_median_without_censoring_is_the_median(values):
+    med, bound = censored.median(np.array(values), np.zeros(len(values), bool))
+    assert not bound
+    assert med == pytest.approx(float(np.median(values)))
+
+
+def _traj(label, steps, z):
+    return Trajectory(
+        step=np.array(steps), z=np.array(z, float), concepts=("color", "size"), label=label
+    )
+
+
+def test_concept_steps_find_the_first_held_checkpoint_and_count_unreadable_as_wrong():
+    steps = [0, 100, 200, 300, 400, 500]
+    nan = np.nan
+    # color right from 100 on; size right at 200 only, then from 400 on (200 alone is not held)
+    t00 = _traj(
+        "00", steps, [[nan, nan], [0.05, 0.5], [0.1, 0.1], [0.0, 0.5], [0.0, 0.1], [0.0, 0.0]]
+    )
+    t01 = _traj(
+        "01", steps, [[nan, nan], [0.1, 0.6], [0.0, 0.9], [0.0, 0.9], [0.0, 0.9], [0.0, 1.0]]
+    )
+    t10 = _traj(
+        "10", steps, [[nan, nan], [0.9, 0.5], [0.95, 0.1], [1.0, 0.0], [nan, nan], [1.0, 0.0]]
+    )
+    t11 = _traj("11", steps, [[0.5, 0.5]] * 6)  # the held-out class is not a training class
+    got = concept_steps([t00, t01, t10, t11])
+    assert got == {
+        "color": 100.0,
+        "size": None,
+    }  # 10 is unreadable at 400, so size never holds 2 checkpoints
+    t10b = _traj(
+        "10", steps, [[nan, nan], [0.9, 0.5], [0.95, 0.1], [1.0, 0.0], [1.0, 0.1], [1.0, 0.0]]
+    )
+    assert concept_steps([t00, t01, t10b]) == {"color": 100.0, "size": 400.0}
+
+
+def _pool(truth_k=1.5, n_seeds=4, noise=0.1, seed=0):
+    """Runs whose events follow the clock law exactly (up to lognormal noise): the truth is known."""
+    rng = np.random.default_rng(seed)
+    pool = []
+    for dc, ds in [
+        (0.2, 0.4),
+        (0.3, 0.4),
+        (0.4, 0.4),
+        (0.6, 0.4),
+        (0.8, 0.4),
+        (0.5, 0.2),
+        (0.5, 0.3),
+        (0.5, 0.25),
+    ]:
+        tc, ts = 900 * dc**-1.0, 1400 * ds**-0.9
+        for s in range(n_seeds):
+            jitter = lambda: float(np.exp(rng.normal(0, noise)))  # noqa: E731
+            end = 15000.0
+            beh = truth_k * max(tc, ts) * jitter()
+            pool.append(
+                {
+                    "run": f"r{dc}-{ds}-{s}",
+                    "seed": s,
+                    "sep": {"color": dc, "size": ds},
+                    "probe_hash": "p",
+                    "corner": "10" if tc < ts else "01",
+                    "turn": Event(0.8 * max(tc, ts) * jitter(), end),
+                    "capability": Event(0.9 * max(tc, ts) * jitter(), end),
+                    "behavior": Event(beh, end) if beh < end else Event(None, end),
+                    "concept_steps": {
+                        "color": Event(tc * jitter(), end),
+                        "size": Event(ts * jitter(), end),
+                    },
+                }
+            )
+    return pool
+
+
+def test_the_clock_law_recovers_its_truth_outside_the_pool():
+    pool = _pool()
+    new = np.array([[0.15, 0.4], [0.8, 0.15]])
+    coef, cov_new, fits = outside_pool.fit_all(pool, new, list(el.LAWS + el.BASELINES))
+    np.testing.assert_allclose(coef[:, 1], [-1.0, -0.9], atol=0.1)
+    truth = 1.5 * np.maximum(900 * new[:, 0] ** -1.0, 1400 * new[:, 1] ** -0.9)
+    med = fits["behavior"]["clock"][0]
+    np.testing.assert_allclose(np.log(med), np.log(truth), atol=0.1)
+    assert fits["behavior"]["power"][2][1] == pytest.approx(
+        1.0, abs=0.15
+    )  # the exponent: the theory's 1
+    blind = fits["behavior"]["blind"][0]
+    assert (
+        np.max(np.abs(np.log(blind) - np.log(truth))) > 0.3
+    )  # the blind mean misses where the truth is far
+
+
+def _fake_registration(pred, blind, delta=0.15, interval=(0.8, 1.25)):
+    """A registration with one event and one law, the baselines all at ``blind``."""
+    settings = []
+    for p, b in zip(pred, blind):
+        events = {"behavior": {}}
+        for m, v in [("clock", p)] + [(name, b) for name in el.BASELINES]:
+            events["behavior"][m] = {"median": v, "interval80": [v * interval[0], v * interval[1]]}
+        settings.append(
+            {
+                "sep": {"color": 0.8, "size": 0.15}
+                if not settings
+                else {"color": 0.15, "size": 0.4},
+                "corner": {"clock": "10" if not settings else "01", "blind": "10", "nearest": "10"},
+                "events": events,
+            }
+        )
+    return {"settings": settings, "margins": {"behavior": {"delta_log": delta}}}
+
+
+def _runs(medians, n=8, spread=0.05, corner=None):
+    runs = []
+    for i, (m, sep) in enumerate(
+        zip(medians, [{"color": 0.8, "size": 0.15}, {"color": 0.15, "size": 0.4}])
+    ):
+        for s in range(n):
+            step = m * float(np.exp(spread * (s - (n - 1) / 2) / n))
+            ev = Event(step, 15000.0) if step < 15000 else Event(None, 15000.0)
+            runs.append(
+                {
+                    "run": f"t{i}{s}",
+                    "seed": 10 + s,
+                    "sep": sep,
+                    "probe_hash": "p",
+                    "corner": (corner or ["10", "01"])[i],
+                    "behavior": ev,
+                }
+            )
+    return runs
+
+
+def test_score_passes_a_right_law_and_the_blind_mean_would_fail():
+    truth = [11000.0, 8000.0]
+    reg = _fake_registration(pred=truth, blind=[5800.0, 5800.0])
+    v = score(reg, _runs(truth))
+    law = v["events"]["behavior"]["methods"]["clock"]
+    assert law["verdict"] == "pass" and law["coverage_verdict"] == "pass"
+    blind_errors = v["events"]["behavior"]["methods"]["blind"]["errors_log"]
+    assert (
+        max(blind_errors) > reg["margins"]["behavior"]["delta_log"]
+    )  # scored as a law, the blind mean fails
+    assert v["corner"]["clock"]["verdict"] == "pass"
+
+
+def test_score_fails_a_law_off_by_more_than_the_margin_even_when_it_beats_the_baselines():
+    truth = [11000.0, 8000.0]
+    reg = _fake_registration(pred=[11000.0 * np.exp(0.3), 8000.0], blind=[4000.0, 4000.0])
+    v = score(reg, _runs(truth))
+    law = v["events"]["behavior"]["methods"]["clock"]
+    assert law["beats_every_baseline"] and not law["within_margin"]
+    assert law["verdict"] == "fail"
+
+
+def test_score_fails_a_law_within_the_margin_that_a_baseline_beats():
+    truth = [11000.0, 8000.0]
+    reg = _fake_registration(pred=[11000.0 * np.exp(0.1), 8000.0 * np.exp(-0.1)], blind=truth)
+    law = score(reg, _runs(truth))["events"]["behavior"]["methods"]["clock"]
+    assert law["within_margin"] and not law["beats_every_baseline"]
+    assert law["verdict"] == "fail"
+
+
+def test_a_censored_median_is_a_lower_bound():
+    runs = _runs([20000.0, 20000.0])  # every run censored at 15,000
+    obs = observed([r for r in runs if r["sep"]["color"] == 0.8], "behavior")
+    assert obs["lower_bound"] and obs["median"] == pytest.approx(15000.0)
+    assert error(16000.0, obs) == 0.0  # predicted past the bound: no error
+    assert error(7500.0, obs) == pytest.approx(np.log(2))
+
+
+def test_margin_is_the_spread_of_a_median_of_n_seeds():
+    pool = [
+        {"sep": {"color": 0.2, "size": 0.4}, "behavior": Event(v, 1e5)}
+        for v in np.exp([8.0, 8.2, 8.4])
+    ] + [
+        {"sep": {"color": 0.3, "size": 0.4}, "behavior": Event(v, 1e5)} for v in np.exp([7.0, 7.2])
+    ]
+    m = margin(pool, "behavior", 8)
+    ss = 0.08 + 0.02
+    assert m["df"] == 3
+    assert m["seed_sd_log"] == pytest.approx(np.sqrt(ss / 3))
+    assert m["delta_log"] == pytest.approx(2 * 1.2533 * np.sqrt(ss / 3) / np.sqrt(8))
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (
+            ["register", "x", "--setting", "color=abc,size=0.1", "--steps", "1", "--out", "o.json"],
+            "color",
+        ),
+        (
+            ["register", "x", "--setting", "color=0.8", "--steps", "1", "--out", "o.json"],
+            "each of color, size",
+        ),
+        (
+            ["register", "x", "--setting", "shape=1,size=0.1", "--steps", "1", "--out", "o.json"],
+            "not a concept",
+        ),
+        (
+            ["register", "x", "--setting", "color=0.8,size=0.1", "--steps", "0", "--out", "o.json"],
+            "--steps",
+        ),
+    ],
+)
+def test_bad_settings_are_refused_in_one_line(argv, message, capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as exit_:
+        code = outside.main(argv)
+        raise SystemExit(code)
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+
+
+def test_score_refuses_a_run_of_a_setting_it_did_not_register():
+    reg = _fake_registration(pred=[1.0, 1.0], blind=[1.0, 1.0])
+    runs = _runs([1000.0, 1000.0])
+    runs[0]["sep"] = {"color": 0.5, "size": 0.4}
+    with pytest.raises(ValueError, match="not one the registration predicts"):
+        score(reg, runs)
+
+
+def test_register_then_score_end_to_end_on_a_known_truth():
+    pool = _pool(n_seeds=8, noise=0.2)  # the real pool's seed spread (0.15-0.22 in log steps)
+    settings = [{"color": 0.8, "size": 0.15}, {"color": 0.15, "size": 0.4}]
+    doc = outside.register_pool(pool, {"probe_hash": "p"}, settings, [15000, 15000], n_boot=20)
+    doc = json.loads(json.dumps(doc))  # what is committed is plain JSON
+    assert all(v["blind_would_fail"] for law in doc["can_fail"]["behavior"].values() for v in [law])
+    truth = [1.5 * max(900 / s["color"], 1400 * s["size"] ** -0.9) for s in settings]
+    v = score(doc, _runs(truth, corner=["10", "01"]))
+    assert v["events"]["behavior"]["methods"]["clock"]["verdict"] == "pass"
+    assert v["corner"]["clock"]["verdict"] == "pass"
+    wrong = score(doc, _runs([t * 2.5 for t in truth]))
+    assert wrong["events"]["behavior"]["methods"]["clock"]["verdict"] == "fail"
