@@ -84,6 +84,7 @@ def run_events(run: str | Path, label: str = "11") -> dict:
         "seed": cfg.get("seed"),
         "sep": dict(cfg.get("sep", {})),
         "steps": cfg.get("steps"),
+        "finished": cfg.get("steps") is not None and end >= cfg["steps"],
         "probe_hash": _probe_hash(run),
         "first_commit": ((doc_stamps(run) or [{}])[0]).get("commit"),
         "corner": (r["memorized"] or {}).get("corner"),

@@ -31,6 +31,7 @@ from scipy import special
 from fitting import event_laws as el
 from fitting.events import TIME_EVENTS, run_events
 from fitting.outside_pool import arrays, bootstrap, fit_all, pool_events
+from fitting import outside_score
 from fitting.outside_score import margin, registered_before, score
 from theory import cli
 from theory.files import read_json, write_json
@@ -80,6 +81,7 @@ def register_pool(
         "n_boot": n_boot,
         "n_boot_used": len(draws),
         "seeds_per_setting": SEEDS_PER_SETTING,
+        "rule": " ".join(outside_score.__doc__.split()),
     }
     for ev in fits:
         doc["margins"][ev] = margin(pool, ev, SEEDS_PER_SETTING)
@@ -113,11 +115,22 @@ def register_pool(
     return doc
 
 
+def robust_sd(values) -> float:
+    """The spread of bootstrap predictions as the interquartile range / 1.349 (a normal's sd): a few resamples
+    whose fit extrapolates wildly (a free exponent on 5 settings) must not set the interval alone."""
+    values = np.asarray(values, float)
+    values = values[np.isfinite(values)]
+    if values.size < 3:
+        return np.nan
+    q25, q75 = np.percentile(values, [25, 75])
+    return float((q75 - q25) / 1.349)
+
+
 def _prediction(method: str, median: float, sd: float, boot: list, steps: int) -> dict:
     """One method's registered prediction at one setting: its median, 80% interval, P(within the run)."""
     boot = np.asarray(boot, float)
     log = el.is_log(method)
-    boot_sd = float(np.std(np.log(boot) if log else boot, ddof=1)) if boot.size > 2 else np.nan
+    boot_sd = robust_sd(np.log(boot) if log else boot)
     lo, hi = el.interval(np.array([median]), np.array([sd]), np.array([boot_sd]), log)[0]
     total = float(np.hypot(np.nan_to_num(sd), np.nan_to_num(boot_sd)))
     x = (np.log(steps) - np.log(median)) if log else (steps - median)

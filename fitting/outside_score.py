@@ -145,6 +145,9 @@ def score(reg: dict, runs: list[dict]) -> dict:
             p["coverage_verdict"] = "pass" if total and lo <= inside <= hi else "fail"
         verdict["events"][name] = {"delta_log": delta, "observed": obs, "methods": per}
     verdict["corner"] = _corners(reg, groups, laws)
+    need = reg.get("seeds_per_setting", 8)
+    finished = all(e.get("finished", True) for e in runs)
+    verdict["complete"] = bool(finished and min(verdict["runs_per_setting"]) >= need)
     verdict["summary"] = _summary(verdict, laws)
     return verdict
 
@@ -165,7 +168,10 @@ def _corners(reg, groups, laws) -> dict:
 
 
 def _summary(verdict, laws) -> str:
-    lines = [f"runs per setting: {verdict['runs_per_setting']}; probes {verdict['probes']}"]
+    lines = [
+        f"runs per setting: {verdict['runs_per_setting']}; probes {verdict['probes']}"
+        + ("" if verdict["complete"] else " (INTERIM: not every setting has its seeds, finished)")
+    ]
     for name, ev in verdict["events"].items():
         cells = [f"{m} {ev['methods'][m].get('verdict', '?')}" for m in laws]
         lines.append(f"{name} (δ {ev['delta_log']:.3f}): " + ", ".join(cells))
