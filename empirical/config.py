@@ -253,6 +253,15 @@ def _convert(name: str, text: str) -> Any:
     raise ValueError(f"{name} cannot be set from the command line")
 
 
+def no_shipped_probe(cfg: TrainConfig) -> str:
+    """The error for a run whose probe is one the package ships ({package}/probes/...) but does not have."""
+    shipped = ", ".join(sorted(p.parent.name for p in (PACKAGE_DIR / "probes").glob("*/probe.pt")))
+    return (
+        f"probe={cfg.probe}: the package ships no probe for {'-'.join(cfg.concepts)} at {cfg.resolution} px "
+        f"(it ships: {shipped or 'none'}); set probe=runs/probe/{{concepts}}-{{resolution}}px to train one"
+    )
+
+
 def make_config(preset: str, overrides: Sequence[str] = ()) -> TrainConfig:
     """A preset with ``KEY=VALUE`` overrides applied; every error names the key and what is valid."""
     if preset not in TRAIN_PRESETS:

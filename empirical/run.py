@@ -18,7 +18,7 @@ import torch
 from torch import nn
 
 from empirical import checkpoint, evaluate, lock, protocols, runlog
-from empirical.config import PACKAGE_DIR, TrainConfig, check_folder, read_run_config
+from empirical.config import TrainConfig, check_folder, no_shipped_probe, read_run_config
 from empirical.data import mask, sample
 from empirical.grid import grid
 from theory import cli
@@ -105,15 +105,8 @@ def load_probe(cfg: TrainConfig, out: Path, *, progress: bool):
             "trained there if it has none)"
         )
     if not (path / "probe.pt").exists() and not (path.suffix == ".pt" and path.exists()):
-        if "{package}" in cfg.probe:
-            shipped = ", ".join(
-                sorted(p.parent.name for p in (PACKAGE_DIR / "probes").glob("*/probe.pt"))
-            )
-            raise ValueError(
-                f"probe={cfg.probe}: the package ships no probe for {'-'.join(cfg.concepts)} at "
-                f"{cfg.resolution} px (it ships: {shipped or 'none'}); set probe=runs/probe/{{concepts}}-"
-                "{resolution}px to train one"
-            )
+        if "{package}" in cfg.probe:  # a shipped probe is never trained into the package
+            raise ValueError(no_shipped_probe(cfg))
         cli.output_dir(path, f"probe={cfg.probe}:")
         setups = [name for name, s in probe_mod.SETUPS.items() if s["concepts"] == cfg.concepts]
         if not setups:
