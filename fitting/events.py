@@ -87,6 +87,9 @@ def run_events(run: str | Path, label: str = "11") -> dict:
         "finished": cfg.get("steps") is not None and end >= cfg["steps"],
         "probe_hash": _probe_hash(run),
         "first_commit": ((doc_stamps(run) or [{}])[0]).get("commit"),
+        "device": sorted(
+            {f"{st.get('device')} {st.get('precision', 'fp32')}" for st in doc_stamps(run)}
+        ),
         "corner": (r["memorized"] or {}).get("corner"),
         # no turn found: censored where the run never composed, else missing (it went straight, or the turn was not
         # resolved), never read as "later"

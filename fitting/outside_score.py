@@ -101,9 +101,10 @@ def score(reg: dict, runs: list[dict]) -> dict:
     laws = [m for m in el.LAWS if m in reg["settings"][0]["corner"]]
     verdict = {
         "runs": [
-            {"run": e["run"], "seed": e["seed"], "sep": e["sep"], "probe_hash": e["probe_hash"]}
+            {k: e.get(k) for k in ("run", "seed", "sep", "probe_hash", "device", "finished")}
             for e in runs
         ],
+        "devices": sorted({d for e in runs for d in e.get("device") or []}),
         "runs_per_setting": [len(g) for g in groups],
         "probes": sorted({str(e["probe_hash"]) for e in runs}),
         "events": {},
@@ -169,7 +170,8 @@ def _corners(reg, groups, laws) -> dict:
 
 def _summary(verdict, laws) -> str:
     lines = [
-        f"runs per setting: {verdict['runs_per_setting']}; probes {verdict['probes']}"
+        f"runs per setting: {verdict['runs_per_setting']}; probes {verdict['probes']}; "
+        f"devices {verdict['devices']}"
         + ("" if verdict["complete"] else " (INTERIM: not every setting has its seeds, finished)")
     ]
     for name, ev in verdict["events"].items():

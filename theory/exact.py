@@ -45,6 +45,15 @@ __all__ = ["ExactStats", "LinearForm", "linear_form", "solve", "why_not_linear"]
 
 GAUSS_NODES = 4
 MAX_SUBDIVISIONS = 2**12  # subintervals per output interval; unconverged there, a trajectory fails
+RESOLVE = 0.5  # the first subdivision puts subintervals no longer than RESOLVE / (the fastest rate of the form)
+NOT_CONVERGED, UNRESOLVED = 1, 3  # status codes (dopri's are 1 and 2; 3 is exact's own)
+MESSAGES = {
+    NOT_CONVERGED: f"the quadrature did not converge within {MAX_SUBDIVISIONS} subintervals an output interval",
+    UNRESOLVED: (
+        f"the flow changes faster (a narrow switch or a stiff rate) than {MAX_SUBDIVISIONS // 2} subintervals of "
+        "an output interval resolve: more output points, or method dopri"
+    ),
+}
 CHUNK_ELEMENTS = 2**22  # floats held at once besides the output (about 32 MiB)
 
 _X, _W = np.polynomial.legendre.leggauss(GAUSS_NODES)
@@ -240,8 +249,31 @@ def _pointwise(form: LinearForm, t, r: int, z0, p, out):
     return np.abs(np.subtract(out, coarse, out=coarse), out=coarse)
 
 
+def first_subdivision(
+    form: LinearForm, t: NDArray[np.float64], p: NDArray[np.float64]
+) -> NDArray[np.int64]:
+    """Per trajectory (N,), the subdivision the refinement starts from: a power of 2 that makes every
+    subinterval at most RESOLVE / rate long, the rate the fastest of the form's (:class:`LinearForm`: its decay
+    rates and its switches' rates) over the output times. Without it the r and 2r rules can agree by missing a
+    switch narrower than both (and a stiff decay kernel narrower than the nodes) and a wrong path is accepted."""
+    n = p.shape[0]
+    if not form.rates:
+        return np.ones(n, dtype=np.int64)
+    mid = (t[:-1] + t[1:]) / 2
+    values = _at(form.eval_rates, np.concatenate([t, mid]), _columns(p), len(form.rates))
+    fastest = np.zeros(n)
+    for v in values:  # (M, 1) for a rate shared by every trajectory, (M, N) for one of each's own
+        fastest = np.maximum(fastest, np.nan_to_num(np.abs(v), nan=np.inf).max(axis=0))
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        need = np.max(np.diff(t)) * fastest / RESOLVE
+        r = 2.0 ** np.ceil(np.log2(np.maximum(need, 1.0)))
+    return np.where(
+        np.isfinite(r), np.minimum(r, 2 * MAX_SUBDIVISIONS), 2 * MAX_SUBDIVISIONS
+    ).astype(np.int64)
+
+
 def _refine(
-    form: LinearForm, t, z0, p, rtol: float, atol: float, out
+    form: LinearForm, t, z0, p, rtol: float, atol: float, out, r: int = 1
 ) -> tuple[NDArray, int, float]:
     """Solve one chunk into ``out`` (T, D, N): r doubled per trajectory until the r and 2r paths agree.
 
@@ -249,15 +281,15 @@ def _refine(
     difference must be <= atol + rtol min_t |z| for every concept; elsewhere the difference itself must be
     <= atol + rtol |z| at every output time. The 2r path is kept.
 
-    Returns status (N,) (1 where MAX_SUBDIVISIONS did not converge: those columns are NaN), the largest
-    subdivision reached and the largest accepted difference.
+    Returns status (N,) (NOT_CONVERGED where MAX_SUBDIVISIONS did not converge: those columns are NaN), the
+    largest subdivision reached and the largest accepted difference.
     """
     n = z0.shape[0]
     span = np.diff(t)
     uniform = form.constant_a and np.ptp(span) <= 1e-12 * span[0]
-    rows, r = np.arange(n), 1
+    rows = np.arange(n)
     status = np.zeros(n, dtype=np.int64)
-    worst_r, worst_diff = 1, 0.0
+    worst_r, worst_diff = r, 0.0
     while rows.size:
         whole = rows.size == n
         direct = whole and out.flags.c_contiguous  # else solved apart and copied in
@@ -277,7 +309,7 @@ def _refine(
             worst_r, worst_diff = max(worst_r, 2 * r), max(worst_diff, float(diff[:, ok].max()))
         rows, r = rows[~ok], 2 * r
         if rows.size and 2 * r > MAX_SUBDIVISIONS:
-            status[rows], out[:, :, rows] = 1, np.nan
+            status[rows], out[:, :, rows] = NOT_CONVERGED, np.nan
             break
     return status, worst_r, worst_diff
 
@@ -309,7 +341,8 @@ def solve(
 
     Returns:
         z (N, T, D), a view of time-major storage (``np.ascontiguousarray`` where a copy per trajectory is
-        wanted); status (N,) (0, or 1 where MAX_SUBDIVISIONS did not converge: those rows are NaN); stats.
+        wanted); status (N,) (0; NOT_CONVERGED where MAX_SUBDIVISIONS did not converge; UNRESOLVED where the
+        form changes faster than MAX_SUBDIVISIONS / 2 subintervals resolve: those rows are NaN); stats.
     """
     form = linear_form(land)
     if form is None:
@@ -322,10 +355,19 @@ def solve(
     status = np.zeros(n, dtype=np.int64)
     per_chunk = max(1, CHUNK_ELEMENTS // _elements_per_trajectory(form, t, p, d))
     worst_r, worst_diff = 1, 0.0
-    for start in range(0, n, per_chunk):
-        rows = slice(start, min(n, start + per_chunk))
-        status[rows], chunk_r, chunk_diff = _refine(
-            form, t, z0[rows], p[rows], rtol, atol, path[:, :, rows]
-        )
-        worst_r, worst_diff = max(worst_r, chunk_r), max(worst_diff, chunk_diff)
+    first = first_subdivision(form, t, p)
+    unresolved = first > MAX_SUBDIVISIONS // 2
+    status[unresolved], path[:, :, unresolved] = UNRESOLVED, np.nan
+    for r in np.unique(first[~unresolved]):
+        group = np.flatnonzero(first == r)
+        for start in range(0, group.size, max(1, per_chunk // int(r))):
+            rows = group[start : start + max(1, per_chunk // int(r))]
+            whole = rows.size == n
+            out = path if whole else np.empty((t.size, d, rows.size))
+            status[rows], chunk_r, chunk_diff = _refine(
+                form, t, z0[rows], p[rows], rtol, atol, out, int(r)
+            )
+            if not whole:
+                path[:, :, rows] = out
+            worst_r, worst_diff = max(worst_r, chunk_r), max(worst_diff, chunk_diff)
     return path.transpose(2, 0, 1), status, ExactStats(worst_r, worst_diff)

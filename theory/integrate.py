@@ -218,8 +218,11 @@ def integrate(
         values: parameter overrides (defaults fill the rest), each optionally batched:
             a scalar parameter (N,), a vector parameter or ``z0`` (N, D).
         method: ``dopri`` (numba, batched), ``stacked`` (one solve_ivp), ``loop`` (solve_ivp each), ``exact``
-            (flows linear in z; ValueError naming why for any other) or ``auto`` (exact where it applies, else
-            stacked below AUTO_DOPRI_FROM trajectories, where compiling the kernel would cost more, else dopri).
+            (flows linear in z; ValueError naming why for any other; a trajectory whose switches or decay are
+            too fast for the output spacing fails, never silently wrong) or ``auto`` (exact where it applies,
+            with dopri for the trajectories exact cannot resolve, method ``exact+dopri`` and a note in the
+            message; else stacked below AUTO_DOPRI_FROM trajectories, where compiling the kernel would cost
+            more, else dopri).
         rtol, atol: error tolerances of the adaptive solver (for ``exact``: of the quadrature's refinement).
 
     Returns:
@@ -232,16 +235,29 @@ def integrate(
     t = _check_t_eval(t_eval)
     arrays = landscape.resolve(values)
     z0, p = arrays["z0"], landscape.pack(arrays)
-    method = choose_method(method, z0.shape[0], landscape)
-    stats = None
+    requested, method = method, choose_method(method, z0.shape[0], landscape)
+    stats, note = None, ""
     if method == "exact":
         z, status, stats = exact.solve(landscape, t, z0, p, rtol, atol)
+        unresolved = np.flatnonzero(status == exact.UNRESOLVED)
+        if (
+            requested == "auto" and unresolved.size
+        ):  # auto: what the quadrature cannot resolve, dopri solves
+            z[unresolved], status[unresolved] = _dopri(
+                landscape, t, z0[unresolved], p[unresolved], rtol, atol
+            )
+            method = "exact+dopri"
+            note = (
+                f"; {unresolved.size} of {status.size} trajectories solved with dopri (auto): "
+                f"{exact.MESSAGES[exact.UNRESOLVED].split(':')[0]}"
+            )
     else:
         z, status = METHODS[method](landscape, t, z0, p, rtol, atol)
     bad = np.flatnonzero(status)
-    message = "ok"
+    message = "ok" + note
     if bad.size:
-        why = dopri.MESSAGES.get(int(status[bad[0]]), "solver failed")
+        messages = exact.MESSAGES if method == "exact" else dopri.MESSAGES
+        why = messages.get(int(status[bad[0]]), "solver failed")
         message = f"{bad.size} of {status.size} trajectories failed ({why}); first: index {bad[0]}"
     return Solution(
         t, z, arrays, landscape, method, rtol, atol, status, not bad.size, message, stats

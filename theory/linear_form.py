@@ -10,6 +10,7 @@ functions of time, so that a gate shared by every trajectory is evaluated once p
 
 from __future__ import annotations
 
+import math
 import weakref
 from dataclasses import dataclass
 from typing import Callable
@@ -34,6 +35,9 @@ class LinearForm:
     Attributes:
         a: (D,) the decay rates; ``constant_a``: every a_i is free of t (the decay is then exact in closed form).
         coefs, times: the C and G expressions (G = 1 for terms free of t); ``terms[i]``: (C index, G index) pairs.
+        rates: the time scales the quadrature must resolve, as rates (1 / time): every a_i (the decay kernel's
+            width is 1/a_i) and, for every function of time inside a or G (a gate's tanh, an exp, a sin), the
+            rate of its argument, ∂arg/∂t (a sigmoid k (t - t_s) switches within a few 1/k).
     """
 
     a: tuple[sympy.Expr, ...]
@@ -44,20 +48,48 @@ class LinearForm:
     eval_a: Callable
     eval_coefs: Callable
     eval_times: Callable
+    rates: tuple[sympy.Expr, ...] = ()
+    eval_rates: Callable | None = None
 
 
 def _is_zero(expr: sympy.Expr) -> bool:
     return expr == 0 or sympy.simplify(expr) == 0
 
 
+MAX_EXPANDED_TERMS = (
+    2000  # above this many terms (estimated) b is split as written, not expanded first
+)
+
+
+def expanded_terms(expr: sympy.Expr) -> int:
+    """An upper estimate of how many terms ``sympy.expand(expr)`` has: sums add, products multiply, a power
+    (sum of m terms)**n is a multinomial with C(n + m - 1, m - 1) terms; capped so that it never grows
+    without bound itself."""
+    cap = 10 * MAX_EXPANDED_TERMS
+    if expr.is_Add:
+        return min(cap, sum(expanded_terms(a) for a in expr.args))
+    if expr.is_Mul:
+        out = 1
+        for a in expr.args:
+            out = min(cap, out * expanded_terms(a))
+        return out
+    if expr.is_Pow and expr.exp.is_Integer and expr.exp > 1:
+        m = expanded_terms(expr.base)
+        return cap if m > cap else min(cap, math.comb(int(expr.exp) + m - 1, m - 1))
+    return 1
+
+
 def _separate(b: list[sympy.Expr]):
-    """b_i = Σ_q C_iq G_q: every term of the expanded b split by ``as_independent(t)``, grouped by its G."""
+    """b_i = Σ_q C_iq G_q: every term of the expanded b split by ``as_independent(t)``, grouped by its G. A b
+    whose expansion would exceed MAX_EXPANDED_TERMS (``(t + a + b + c + d + e)**30`` has 324,632 terms) is split
+    as written: fewer, larger G, the same sum."""
     times: list[sympy.Expr] = []
     coefs: list[sympy.Expr] = []
     terms = []
     for expr in b:
         groups: dict[sympy.Expr, sympy.Expr] = {}
-        for term in sympy.Add.make_args(sympy.expand(expr)):
+        small = expanded_terms(sympy.sympify(expr)) <= MAX_EXPANDED_TERMS
+        for term in sympy.Add.make_args(sympy.expand(expr) if small else expr):
             coef, g = term.as_independent(T, as_Add=False)
             groups[g] = groups.get(g, 0) + coef
         pairs = []
@@ -68,6 +100,20 @@ def _separate(b: list[sympy.Expr]):
             pairs.append((len(coefs) - 1, times.index(g)))
         terms.append(tuple(pairs))
     return coefs, times, tuple(terms)
+
+
+def _rates(exprs: list[sympy.Expr]) -> list[sympy.Expr]:
+    """The rates of :class:`LinearForm`: the expressions themselves (a) and ∂arg/∂t of every function of time in
+    them; duplicates dropped."""
+    out: list[sympy.Expr] = []
+    for expr in exprs:
+        for f in sympy.sympify(expr).atoms(sympy.Function):
+            for arg in f.args:
+                if T in arg.free_symbols:
+                    rate = sympy.diff(arg, T)
+                    if rate != 0 and rate not in out:
+                        out.append(rate)
+    return out
 
 
 def _derive(land: Landscape) -> LinearForm | str:
@@ -87,8 +133,18 @@ def _derive(land: Landscape) -> LinearForm | str:
         b.append(f.xreplace({z: 0 for z in land.state}))
     coefs, times, terms = _separate(b)
     constant_a = all(T not in e.free_symbols for e in a)
-    compiled = [_compile(land, exprs, NumPyPrinter, "numpy") for exprs in (a, coefs, times)]
-    return LinearForm(tuple(a), tuple(coefs), tuple(times), terms, constant_a, *compiled)
+    rates = [e for e in a if e != 0] + _rates(a + times)
+    compiled = [_compile(land, exprs, NumPyPrinter, "numpy") for exprs in (a, coefs, times, rates)]
+    return LinearForm(
+        tuple(a),
+        tuple(coefs),
+        tuple(times),
+        terms,
+        constant_a,
+        *compiled[:3],
+        tuple(rates),
+        compiled[3],
+    )
 
 
 def linear_form(land: Landscape) -> LinearForm | None:

@@ -70,7 +70,11 @@ def _solve(land: Landscape, t: np.ndarray, values: dict, n: int, args) -> np.nda
             f"compiling the numba kernel for {land.name} (first use, a few seconds)...",
             file=sys.stderr,
         )
-    sol = integrate(land, t, values, method=method, rtol=args.rtol, atol=args.atol)
+    sol = integrate(land, t, values, method=args.method, rtol=args.rtol, atol=args.atol)
+    if (
+        sol.success and sol.method != method
+    ):  # auto: dopri took what the exact quadrature cannot resolve
+        print(f"{land.name}: {sol.message.removeprefix('ok; ')}", file=sys.stderr)
     if not sol.success:
         raise UsageError(
             f"{land.name}: integration failed: {sol.message}; try a shorter --t-end, a looser --rtol/--atol, "

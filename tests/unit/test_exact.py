@@ -1,6 +1,7 @@
 """The exact path for flows linear in z: detection from the expression, and DOP853 as the independent check."""
 
 import numpy as np
+import sympy
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -166,7 +167,7 @@ def test_a_gate_too_steep_for_the_cap_fails_visibly(monkeypatch):
     sol = integrate(eq1(), T25, values, method="exact", rtol=1e-12, atol=1e-14)
     assert (
         not sol.success
-        and sol.status.tolist() == [1, 0]
+        and sol.status.tolist() == [exact.UNRESOLVED, 0]  # refused before refining (issue #51)
         and "1 of 2 trajectories failed" in sol.message
     )
     assert np.isnan(sol.z[0]).all() and np.isfinite(sol.z[1]).all()
@@ -206,3 +207,21 @@ def test_the_paths_are_a_time_major_view_that_reads_as_n_t_d():
     np.testing.assert_allclose(np.ascontiguousarray(sol.z), loop.z, atol=1e-9)
     first = sol.trajectories()[0]
     np.testing.assert_array_equal(first.z, sol.z[0])
+
+
+def test_a_power_too_large_to_expand_is_split_as_written():
+    """(t/50 + a + b + c + d + e)**30 has 324,632 terms expanded: sympy.expand hung the default path (issue #51);
+    the form is split as written and the exact path still agrees with dopri."""
+    from theory.linear_form import MAX_EXPANDED_TERMS, expanded_terms, linear_form
+
+    land = from_expression(
+        "(z1 - (t/50 + a + b + c + d + e)**30)**2/2 + (z2 - 1)**2/2", {n: 0.01 for n in "abcde"}
+    )
+    power = (sympy.Symbol("t") / 50 + sum(sympy.symbols("a b c d e"))) ** 30
+    assert expanded_terms(power) > MAX_EXPANDED_TERMS
+    assert linear_form(land) is not None
+    t = np.linspace(0.0, 25.0, 26)
+    fast = integrate(land, t, method="exact")
+    ref = integrate(land, t, method="dopri")
+    assert fast.success and ref.success
+    np.testing.assert_allclose(fast.z, ref.z, atol=1e-7)

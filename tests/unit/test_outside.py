@@ -2,6 +2,7 @@
 scoring rule that passes a right law, fails a wrong one and fails the covariate-blind mean."""
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -11,7 +12,7 @@ from hypothesis import strategies as st
 from fitting import censored
 from fitting import event_laws as el
 from fitting import outside, outside_pool
-from fitting.events import Event, concept_steps
+from fitting.events import Event, concept_steps, run_events
 from fitting.outside_score import error, margin, observed, score
 from theory.trajectory import Trajectory
 
@@ -295,3 +296,12 @@ def test_register_then_score_end_to_end_on_a_known_truth():
     assert v["corner"]["clock"]["verdict"] == "pass"
     wrong = score(doc, _runs([t * 2.5 for t in truth]))
     assert wrong["events"]["behavior"]["methods"]["clock"]["verdict"] == "fail"
+
+
+def test_the_events_of_a_committed_run_are_the_ladders_reading():
+    run = Path(__file__).parents[2] / "docs/results/study-small/weak-cpu/runs/sep.color=0.2,seed=1"
+    e = run_events(run)
+    assert e["corner"] == "01" and e["finished"] and e["sep"] == {"color": 0.2, "size": 0.4}
+    assert (e["behavior"].step, e["capability"].step) == (7134.0, 4400.0)
+    assert {c: v.step for c, v in e["concept_steps"].items()} == {"color": 5154.0, "size": 4400.0}
+    assert e["probe_hash"] == "93e98c6f35e88932" and e["device"] == ["cpu (2 threads) bf16"]
