@@ -7,6 +7,7 @@ metrics.jsonl, or metrics.jsonl.gz as docs/results keeps it). Printed as a markd
 and written to FILE.json (default ``ladder.json`` in the current folder) with:
 
   settings    the training settings that differ between the runs given (all of seed and sep always)
+  probe       the hash of the probe that read the run
   cost        training steps, steps/s of training alone, minutes of training and evaluation, the
               device and threads of the last start (from the run's reproducibility stamp)
   memorized   the training class the held-out class is drawn as first: of the other corners, the one
@@ -94,6 +95,7 @@ def row(run: Path, label: str) -> dict:
     return {
         "run": str(run),
         "config": doc["train"],
+        "probe": (doc.get("probe") or {}).get("hash"),  # which instrument read the run (issue #57)
         "parameters": doc.get("parameters"),
         "cost": cost(run, doc),
         "memorized": reading["memorized"],  # fitting.study's reading of the held-out class has it
