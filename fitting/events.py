@@ -91,6 +91,7 @@ def run_events(run: str | Path, label: str = "11") -> dict:
             {f"{st.get('device')} {st.get('precision', 'fp32')}" for st in doc_stamps(run)}
         ),
         "corner": (r["memorized"] or {}).get("corner"),
+        "memorized_step": (r["memorized"] or {}).get("step"),
         # no turn found: censored where the run never composed, else missing (it went straight, or the turn was not
         # resolved), never read as "later"
         "turn": Event(r["turn"]["step"], end)

@@ -247,6 +247,7 @@ def _setting(text: str, flag: str) -> dict:
     return out
 
 
+@cli.command("fitting.outside")
 def main(argv: Sequence[str] | None = None) -> int:
     parser = cli.parser("fitting.outside", __doc__)
     sub = parser.add_subparsers(dest="what", required=True)
@@ -274,35 +275,32 @@ def main(argv: Sequence[str] | None = None) -> int:
     sc.add_argument("runs", nargs="+", type=Path, help="the test's run folders")
     sc.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
-    try:
-        if args.what == "register":
-            settings = [_setting(s, "--setting") for s in args.setting]
-            steps = args.steps * len(settings) if len(args.steps) == 1 else args.steps
-            if len(steps) != len(settings) or min(steps) <= 0:
-                raise cli.UsageError(
-                    f"--steps: give one positive length, or one per --setting ({len(settings)})"
-                )
-            if args.boot < 20:
-                raise cli.UsageError(f"--boot {args.boot}: give at least 20 resamples")
-            out = cli.output_file(args.out, "--out")
-            doc = register(args.runs, settings, steps, probe=args.probe, n_boot=args.boot)
-            doc["stamp"] = stamp(
-                command=sys.argv if argv is None else ["python", "-m", "fitting.outside", *argv]
+    if args.what == "register":
+        settings = [_setting(s, "--setting") for s in args.setting]
+        steps = args.steps * len(settings) if len(args.steps) == 1 else args.steps
+        if len(steps) != len(settings) or min(steps) <= 0:
+            raise cli.UsageError(
+                f"--steps: give one positive length, or one per --setting ({len(settings)})"
             )
-            write_json(out, doc)
-            print(summary(doc))
-        else:
-            out = cli.output_file(args.out, "--out")
-            reg_doc = read_json(args.registration, "registration")
-            events = [run_events(r) for r in args.runs]
-            verdict = score(reg_doc, events)
-            verdict["registered_before"] = registered_before(
-                str(args.registration), [e["first_commit"] for e in events]
-            )
-            write_json(out, verdict)
-            print(verdict["summary"])
-    except (ValueError, OSError) as err:
-        return cli.report("fitting.outside", str(err))
+        if args.boot < 20:
+            raise cli.UsageError(f"--boot {args.boot}: give at least 20 resamples")
+        out = cli.output_file(args.out, "--out")
+        doc = register(args.runs, settings, steps, probe=args.probe, n_boot=args.boot)
+        doc["stamp"] = stamp(
+            command=sys.argv if argv is None else ["python", "-m", "fitting.outside", *argv]
+        )
+        write_json(out, doc)
+        print(summary(doc))
+    else:
+        out = cli.output_file(args.out, "--out")
+        reg_doc = read_json(args.registration, "registration")
+        events = [run_events(r) for r in args.runs]
+        verdict = score(reg_doc, events)
+        verdict["registered_before"] = registered_before(
+            str(args.registration), [e["first_commit"] for e in events]
+        )
+        write_json(out, verdict)
+        print(verdict["summary"])
     print(f"wrote {out}")
     return 0
 

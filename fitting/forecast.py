@@ -1,0 +1,140 @@
+"""Forecast, from a run in progress, when plain prompting will show its held-out class.
+
+  python -m fitting.forecast RUN [--at STEP] [--horizon STEPS] [--pool RUN ...] [--json FILE]
+
+RUN: a folder with a trajectory log (trajectories.csv: a training run of python -m empirical.train, or a user's
+model walked with python -m empirical.walk), and its config.json where there is one (the separations and the
+configured steps). The logs are read only up to --at (default: the last checkpoint). Printed: one line per method
+and a summary line; --json writes
+
+  behavior_step           the forecast step at which naive prompting shows the class (joint accuracy >= 0.5 held 2
+                          checkpoints), by the first method that gives one (clock, then logistic, lag, setting);
+                          null when already observed or not expected by the horizon
+  interval                its 80% interval [low, high]
+  p_compose               the probability that it comes by the horizon (default: the run's configured steps)
+  observed_behavior_step  when it is already seen by the cut
+  method, at, horizon     which method, the cut, the horizon
+  methods                 every method's forecast (fitting.forecast_methods explains each)
+
+The pooled methods (clock, lag, setting) learn from --pool's run folders (never the run forecast; the run itself is
+dropped from the pool if given); without --pool only the logistic extrapolation runs.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Sequence
+
+from fitting import forecast_methods as fm
+from fitting.events import run_events
+from theory import cli
+from theory.files import read_json, write_json
+from theory.trajectory import read_csv
+
+
+def forecast(
+    run: Path, at: float | None, horizon: float | None, pool: fm.Pool | None, label: str = "11"
+) -> dict:
+    trajectories = read_csv(run / "trajectories.csv")
+    cfg = _config(run)
+    last = max(float(t.step[-1]) for t in trajectories)
+    at = last if at is None else at
+    if at <= 0:
+        raise cli.UsageError(
+            f"--at {at:g}: give a step > 0 (the run's checkpoints reach {last:,.0f})"
+        )
+    horizon = float(horizon or cfg.get("steps") or last)
+    if horizon < at:
+        raise cli.UsageError(f"--horizon {horizon:,.0f} is before --at {at:,.0f}")
+    r = fm.reading(trajectories, at, label, cfg.get("sep"))
+    methods = [fm.logistic(r, horizon)]
+    if pool is not None:
+        methods = [
+            fm.clock(r, pool, horizon),
+            *methods,
+            fm.lag(r, pool, horizon),
+            fm.setting(r, pool, horizon),
+        ]
+    first = next((m for m in methods if m.step is not None or m.p_compose is not None), methods[0])
+    return {
+        "run": str(run),
+        "at": at,
+        "horizon": horizon,
+        "observed_behavior_step": r.behavior,
+        "behavior_step": None if r.behavior is not None else first.step,
+        "interval": None
+        if r.behavior is not None or first.interval is None
+        else list(first.interval),
+        "p_compose": 1.0 if r.behavior is not None else first.p_compose,
+        "method": "observed" if r.behavior is not None else first.method,
+        "methods": [m.to_json() for m in methods],
+    }
+
+
+def _config(run: Path) -> dict:
+    path = run / "config.json"
+    if not path.exists():
+        return {}
+    doc = read_json(path, "config")
+    return doc.get("train", {}) if isinstance(doc, dict) else {}
+
+
+def summary(doc: dict) -> str:
+    if doc["observed_behavior_step"] is not None:
+        return f"{doc['run']}: naive prompting already shows the class at {doc['observed_behavior_step']:,.0f}"
+    if doc["behavior_step"] is None:
+        p = doc["p_compose"]
+        chance = "unknown" if p is None else f"{p:.0%}"
+        return f"{doc['run']}: not expected by {doc['horizon']:,.0f} ({doc['method']}: P(by then) {chance})"
+    lo, hi = doc["interval"] or (float("nan"), float("nan"))
+    high = "unbounded" if hi is None else f"{hi:,.0f}"
+    return (
+        f"{doc['run']}: naive prompting shows the class at about {doc['behavior_step']:,.0f} "
+        f"(80%: {lo:,.0f}-{high}; P(by {doc['horizon']:,.0f}) {doc['p_compose']:.0%}; {doc['method']}, at {doc['at']:,.0f})"
+    )
+
+
+@cli.command("fitting.forecast")
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = cli.parser("fitting.forecast", __doc__)
+    parser.add_argument("run", type=Path, help="the run folder (trajectories.csv)")
+    parser.add_argument(
+        "--at", type=float, help="read the logs up to this step (default: the last checkpoint)"
+    )
+    parser.add_argument(
+        "--horizon",
+        type=float,
+        help="the step a forecast is for (default: the run's configured steps)",
+    )
+    parser.add_argument(
+        "--pool", type=Path, nargs="+", help="other runs' folders, for the pooled methods"
+    )
+    parser.add_argument(
+        "--class", dest="label", default="11", help="the held-out class (default 11)"
+    )
+    parser.add_argument("--json", type=Path, help="write the forecast here")
+    args = parser.parse_args(argv)
+    if not (args.run / "trajectories.csv").exists():
+        raise cli.UsageError(
+            f"{args.run}: no trajectories.csv (a run folder of empirical.train or empirical.walk)"
+        )
+    out = cli.output_file(args.json, "--json") if args.json else None
+    pool = None
+    if args.pool:
+        others = [p for p in args.pool if p.resolve() != args.run.resolve()]
+        pool = fm.Pool([run_events(p, args.label) for p in others])
+    doc = forecast(args.run, args.at, args.horizon, pool, args.label)
+    for m in doc["methods"]:
+        step = "none" if m["behavior_step"] is None else f"{m['behavior_step']:,.0f}"
+        p = "?" if m["p_compose"] is None else f"{m['p_compose']:.2f}"
+        print(f"  {m['method']:<9} {step:>8}  P(by horizon) {p}  {m['note']}", file=sys.stderr)
+    print(summary(doc))
+    if out:
+        write_json(out, doc)
+        print(f"wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,168 @@
+"""How well fitting.forecast's methods forecast, leave one run out, at cut points fixed before scoring.
+
+  python -m fitting.forecast_calibration RUN [RUN ...] --out DIR
+
+For every run and cut, the pooled methods learn from the other runs (leaving out every run of the same setting and
+seed too: a repeat of a seed on another device is not another run), read the run only up to the cut, and forecast
+its behavior step (fitting.forecast_methods) for the horizon of the run's own length. The cuts, fixed before any
+score was seen: steps 2,000, 3,000 and 4,000; the run's memorization plateau (where its memorized corner peaks,
+fitting.ladder); its capability step (where over-prompting is logged and shows the class). A run whose behavior is
+already seen by a cut is not forecast there (counted as ``already``).
+
+Scored per method and cut:
+  mae          the median absolute error of the behavior step. A forecast of "not by the horizon" counts as the
+               horizon; a run that never composed counts as composing at its last step, and its error as the lower
+               bound max(0, last step - forecast) (0 where the forecast lies past the end).
+  coverage     the share of runs inside the 80% interval (a censored run is inside when the interval reaches past
+               its last step); a method that gave no interval counts as not covering.
+  brier        the Brier score of P(composes by the horizon) against whether it did (runs with a probability).
+  n, censored, missing   runs forecast, of them never composed, of them with no forecast from the method.
+
+Writes DIR/calibration.json (every forecast and the scores) and DIR/calibration.md (the table).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+from tqdm import tqdm
+
+from fitting import forecast_methods as fm
+from fitting.events import run_events
+from theory import cli
+from theory.files import write_json
+from theory.trajectory import read_csv
+
+FIXED_CUTS = (2000.0, 3000.0, 4000.0)
+CUTS = ("2000", "3000", "4000", "memorized", "capability")
+
+
+def cut_steps(e: dict) -> dict[str, float | None]:
+    out = {str(int(c)): c for c in FIXED_CUTS}
+    out["memorized"] = e.get("memorized_step")
+    out["capability"] = e["capability"].step if e.get("capability") else None
+    return out
+
+
+def _same(a: dict, b: dict) -> bool:
+    return a["seed"] == b["seed"] and a["sep"] == b["sep"]
+
+
+def forecasts(runs: Sequence[Path], label: str = "11") -> list[dict]:
+    events = [run_events(r, label) for r in runs]
+    rows = []
+    for run, e in tqdm(list(zip(runs, events)), desc="leave one out", unit="run", disable=None):
+        pool = fm.Pool([o for o in events if o is not e and not _same(o, e)])
+        trajectories = read_csv(Path(run) / "trajectories.csv")
+        end = e["behavior"].censored_at
+        truth = e["behavior"].step
+        for name, at in cut_steps(e).items():
+            if at is None or at >= end:
+                continue
+            if truth is not None and truth <= at:
+                rows.append({"run": str(run), "cut": name, "at": at, "already": True})
+                continue
+            r = fm.reading(trajectories, at, label, e["sep"])
+            made = [
+                fm.clock(r, pool, end),
+                fm.logistic(r, end),
+                fm.lag(r, pool, end),
+                fm.setting(r, pool, end),
+            ]
+            rows.append(
+                {
+                    "run": str(run),
+                    "cut": name,
+                    "at": at,
+                    "already": False,
+                    "truth": truth,
+                    "end": end,
+                    "forecasts": [m.to_json() for m in made],
+                }
+            )
+    return rows
+
+
+def _score(rows: list[dict], method: str) -> dict:
+    errors, covered, brier, missing, censored = [], [], [], 0, 0
+    for row in rows:
+        m = next(f for f in row["forecasts"] if f["method"] == method)
+        truth, end = row["truth"], row["end"]
+        censored += truth is None
+        if m["behavior_step"] is None and m["p_compose"] is None:
+            missing += 1
+            continue
+        guess = m["behavior_step"] if m["behavior_step"] is not None else end
+        errors.append(max(0.0, end - guess) if truth is None else abs(guess - truth))
+        lo, hi = m["interval"] or (np.nan, np.nan)
+        hi = np.inf if hi is None else hi  # an unbounded upper end
+        covered.append(bool(hi >= end) if truth is None else bool(lo <= truth <= hi))
+        if m["p_compose"] is not None:
+            brier.append((m["p_compose"] - (truth is not None)) ** 2)
+    return {
+        "n": len(rows),
+        "censored": censored,
+        "missing": missing,
+        "mae": float(np.median(errors)) if errors else None,
+        "coverage": float(np.mean(covered)) if covered else None,
+        "brier": float(np.mean(brier)) if brier else None,
+    }
+
+
+def scores(rows: list[dict]) -> dict:
+    out = {}
+    for cut in CUTS:
+        mine = [r for r in rows if r["cut"] == cut and not r["already"]]
+        out[cut] = {"already": sum(r["cut"] == cut and r["already"] for r in rows)}
+        for method in fm.METHODS:
+            out[cut][method] = _score(mine, method) if mine else None
+    return out
+
+
+def table(s: dict) -> str:
+    lines = [
+        "| cut | method | runs (censored) | median abs. error | 80% coverage | Brier | no forecast |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for cut, by in s.items():
+        for method in fm.METHODS:
+            v = by.get(method)
+            if not v:
+                continue
+            fmt = lambda x, f: "-" if x is None else format(x, f)  # noqa: E731
+            lines.append(
+                f"| {cut} | {method} | {v['n']} ({v['censored']}) | {fmt(v['mae'], ',.0f')} | "
+                f"{fmt(v['coverage'], '.2f')} | {fmt(v['brier'], '.3f')} | {v['missing']} |"
+            )
+    return "\n".join(lines)
+
+
+@cli.command("fitting.forecast_calibration")
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = cli.parser("fitting.forecast_calibration", __doc__)
+    parser.add_argument(
+        "runs", type=Path, nargs="+", help="run folders (config.json, trajectories.csv, metrics)"
+    )
+    parser.add_argument("--class", dest="label", default="11")
+    parser.add_argument(
+        "--out", type=Path, required=True, help="the folder for calibration.json and .md"
+    )
+    args = parser.parse_args(argv)
+    if len(args.runs) < 4:
+        raise cli.UsageError(
+            f"give at least 4 runs (got {len(args.runs)}): each is forecast from the others"
+        )
+    out = cli.output_dir(args.out, "--out")
+    rows = forecasts(args.runs, args.label)
+    s = scores(rows)
+    write_json(out / "calibration.json", {"cuts": list(CUTS), "scores": s, "forecasts": rows})
+    (out / "calibration.md").write_text(table(s) + "\n")
+    print(table(s))
+    print(f"wrote {out / 'calibration.json'} and {out / 'calibration.md'}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,274 @@
+"""The forecasts of fitting.forecast: when will plain prompting show the held-out class, from a run's logs so far.
+
+Every method reads the run only up to the cut ``at`` (:func:`reading`) and returns a :class:`Forecast`: the
+behavior step (naive joint accuracy >= 0.5 held 2 checkpoints, fitting.study's reading), an 80% interval for it and
+the probability that it comes by the horizon. The pooled methods read other runs (the pool, never the run being
+forecast) through :class:`Pool`.
+
+  clock     the toy theory: Eq. 1's held-out class composes on its slower concept's clock. T_slow, the step at
+            which the run's own training classes have learned both concepts (fitting.events), times a factor
+            fitted to the pool with censoring (log behavior = a + log T_slow + ε). Before both concepts are
+            learned, T_slow is only known to exceed the cut: the forecast is conditioned on that.
+  logistic  the baseline of learning-curve extrapolation: a sigmoid fitted to the held-out class's naive accuracy
+            so far, extended to where it crosses 0.5 (residual bootstrap for the interval).
+  lag       the capability step (over-prompting, if logged and already seen) plus the pool's lag of behavior
+            behind capability.
+  setting   the pool's runs at the same separations: their behavior steps (censored ones sort last).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy import optimize, special
+
+from fitting import censored
+from fitting.capability import capability
+from fitting.curves import threshold_step
+from fitting.events import concept_steps
+from fitting.study import PERSIST
+from theory.trajectory import Trajectory
+
+Z80 = float(special.ndtri(0.9))
+METHODS = ("clock", "logistic", "lag", "setting")
+
+
+@dataclass(frozen=True)
+class Forecast:
+    method: str
+    step: (
+        float | None
+    )  # the forecast behavior step (median), None where not expected by the horizon
+    interval: tuple[float, float] | None
+    p_compose: float | None  # P(behavior by the horizon)
+    note: str = ""
+
+    def to_json(self) -> dict:
+        return {
+            "method": self.method,
+            "behavior_step": self.step,
+            "interval": None
+            if self.interval is None
+            else [None if x is None else float(x) for x in self.interval],
+            "p_compose": self.p_compose,
+            "note": self.note,
+        }
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What a run shows up to the cut: the held-out class's naive curve, its capability curve, its concept clocks."""
+
+    at: float
+    step: NDArray
+    accuracy: NDArray
+    behavior: float | None  # already observed by the cut
+    capability: float | None
+    clocks: dict  # concept -> step or None (not yet learned by the cut)
+    sep: dict = field(default_factory=dict)
+
+
+def truncate(trajectories: list[Trajectory], at: float) -> list[Trajectory]:
+    out = []
+    for t in trajectories:
+        keep = t.step <= at
+        if keep.any():
+            extra = {k: tuple(np.asarray(v)[keep]) for k, v in t.extra.items()}
+            acc = None if t.accuracy is None else t.accuracy[keep]
+            out.append(
+                Trajectory(
+                    t.step[keep],
+                    t.z[keep],
+                    t.concepts,
+                    t.label,
+                    t.protocol,
+                    t.seed,
+                    t.run,
+                    acc,
+                    extra,
+                )
+            )
+    return out
+
+
+def reading(
+    trajectories: list[Trajectory], at: float, label: str = "11", sep: dict | None = None
+) -> Reading:
+    """The run's logs up to ``at`` (module docstring)."""
+    cut = truncate(trajectories, at)
+    held = next((t for t in cut if t.protocol == "naive" and t.label == label), None)
+    if held is None or held.accuracy is None:
+        raise ValueError(f"no naive accuracy of class {label} logged by step {at:g}")
+    ok = ~np.isnan(held.accuracy)
+    step, acc = held.step[ok].astype(float), held.accuracy[ok]
+    cap = capability(cut, label)
+    cap_step = None if cap is None else threshold_step(cap[0], cap[1], 0.5, persist=PERSIST)
+    return Reading(
+        at=float(at),
+        step=step,
+        accuracy=acc,
+        behavior=threshold_step(step, acc, 0.5, persist=PERSIST),
+        capability=cap_step,
+        clocks=concept_steps(cut),
+        sep=dict(sep or {}),
+    )
+
+
+def _lognormal(
+    method: str, mu: float, sd: float, horizon: float, floor: float, note: str = ""
+) -> Forecast:
+    """A forecast from log behavior ~ N(mu, sd), conditioned on behavior > floor (the cut, not yet seen)."""
+    lo_q = special.ndtr((np.log(floor) - mu) / sd) if floor > 0 else 0.0
+    if lo_q > 1 - 1e-9:
+        return Forecast(method, None, None, 0.0, note + "; the pool puts it before the cut")
+    q = lambda p: float(np.exp(mu + sd * special.ndtri(lo_q + p * (1 - lo_q))))  # noqa: E731
+    p = (special.ndtr((np.log(horizon) - mu) / sd) - lo_q) / (1 - lo_q)
+    med = q(0.5)
+    return Forecast(
+        method, med if med <= horizon else None, (q(0.1), q(0.9)), float(max(0.0, p)), note
+    )
+
+
+@dataclass(frozen=True)
+class Pool:
+    """The other runs' events (fitting.events.run_events), from which the pooled methods learn."""
+
+    events: list[dict]
+
+    def clock_fit(self) -> tuple[float, float]:
+        """(a, σ) of log behavior = a + log T_slow, censored, over the pool's runs with both clocks."""
+        y, c = [], []
+        for e in self.events:
+            t = [e["concept_steps"][k].step for k in e["concept_steps"]]
+            if None in t:
+                continue
+            b = e["behavior"]
+            y.append(np.log(b.step or b.censored_at) - np.log(max(t)))
+            c.append(b.step is None)
+        if len(y) < 3:
+            raise ValueError("the pool has fewer than 3 runs with both concept clocks")
+        fit = censored.fit(
+            lambda th, cov: th[0] + 0 * cov["x"],
+            np.zeros(1),
+            np.array(y),
+            np.array(c),
+            {"x": np.zeros(len(y))},
+        )
+        return float(fit.theta[0]), fit.sigma
+
+    def lags(self) -> NDArray:
+        out = [
+            e["behavior"].step - e["capability"].step
+            for e in self.events
+            if e.get("capability")
+            and e["capability"].step is not None
+            and e["behavior"].step is not None
+        ]
+        return np.asarray(out, float)
+
+    def same_setting(self, sep: dict) -> list[dict]:
+        return [
+            e
+            for e in self.events
+            if e["sep"] and all(np.isclose(e["sep"].get(k, np.nan), v) for k, v in sep.items())
+        ]
+
+
+def clock(r: Reading, pool: Pool, horizon: float) -> Forecast:
+    a, sd = pool.clock_fit()
+    t = list(r.clocks.values())
+    if None in t:  # the slower concept is not learned by the cut: T_slow > at
+        return _lognormal(
+            "clock",
+            a + np.log(r.at),
+            sd,
+            horizon,
+            r.at,
+            "slower concept not yet learned: a lower bound",
+        )
+    return _lognormal("clock", a + np.log(max(t)), sd, horizon, r.at, f"T_slow {max(t):,.0f}")
+
+
+def logistic(r: Reading, horizon: float, n_boot: int = 100, seed: int = 0) -> Forecast:
+    if r.step.size < 5:
+        return Forecast("logistic", None, None, None, "fewer than 5 checkpoints")
+    t0, span = r.step[0], max(r.step[-1] - r.step[0], 1.0)
+    u = (r.step - t0) / span
+    hz = (horizon - t0) / span
+
+    def model(x, uu):
+        h, a, c, w = x
+        return h + (a - h) * special.expit((uu - c) / w)
+
+    def fit(y):
+        best = None
+        for c0 in (0.5, 1.0, 2.0):
+            res = optimize.least_squares(
+                lambda x: model(x, u) - y,
+                [0.05, 0.9, c0, 0.1],
+                bounds=([0, 0, 0, 0.005], [0.5, 1, 4 * max(hz, 1), 2]),
+            )
+            best = res if best is None or res.cost < best.cost else best
+        return best.x
+
+    def crossing(x):
+        h, a, c, w = x
+        if a <= 0.5 + 1e-6:
+            return np.inf
+        return t0 + span * (c + w * np.log((0.5 - h) / (a - 0.5))) if h < 0.5 else t0
+
+    x = fit(r.accuracy)
+    rng = np.random.default_rng(seed)
+    res = r.accuracy - model(x, u)
+    boots = np.array(
+        [
+            crossing(fit(np.clip(model(x, u) + rng.choice(res, res.size), 0, 1)))
+            for _ in range(n_boot)
+        ]
+    )
+    boots = np.maximum(boots, r.at)
+    p = float(np.mean(boots <= horizon))
+    med = float(np.percentile(boots, 50, method="nearest"))
+    lo, hi = np.percentile(
+        boots, [10, 90], method="nearest"
+    )  # inf where fewer than 10% / 90% of the fits ever cross 0.5
+    interval = (float(lo), float(hi) if np.isfinite(hi) else None) if np.isfinite(lo) else None
+    return Forecast("logistic", med if np.isfinite(med) and med <= horizon else None, interval, p)
+
+
+def lag(r: Reading, pool: Pool, horizon: float) -> Forecast:
+    lags = pool.lags()
+    if r.capability is None:
+        return Forecast(
+            "lag", None, None, None, "no capability step by the cut (or no over-prompting logged)"
+        )
+    if lags.size < 3:
+        return Forecast("lag", None, None, None, "the pool has fewer than 3 runs with both steps")
+    steps = np.maximum(r.capability + lags, r.at)
+    med = float(np.median(steps))
+    return Forecast(
+        "lag",
+        med if med <= horizon else None,
+        tuple(np.percentile(steps, [10, 90])),
+        float(np.mean(steps <= horizon)),
+        f"capability {r.capability:,.0f}",
+    )
+
+
+def setting(r: Reading, pool: Pool, horizon: float) -> Forecast:
+    same = pool.same_setting(r.sep)
+    if len(same) < 2:
+        return Forecast("setting", None, None, None, f"fewer than 2 pool runs at {r.sep}")
+    y = np.array([e["behavior"].step or e["behavior"].censored_at for e in same], float)
+    c = np.array([e["behavior"].step is None for e in same])
+    later = (y > r.at) | c  # the run has not composed by the cut: only the runs that had not either
+    y, c = (y[later], c[later]) if later.any() else (y, c)
+    med, bound = censored.median(y, c)
+    inside = y[~c]
+    p = float(np.mean(~c & (y <= horizon)))
+    interval = tuple(np.percentile(inside, [10, 90])) if inside.size >= 2 else None
+    return Forecast(
+        "setting", None if bound or med > horizon else med, interval, p, f"{len(same)} runs"
+    )

@@ -1,0 +1,102 @@
+"""fitting.forecast: each method on runs whose behavior step is known, the cut respected, bad input refused."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from fitting import forecast, forecast_methods as fm
+from fitting.events import Event
+from theory.trajectory import Trajectory
+
+RUN = Path(__file__).parents[2] / "docs/results/study-small/weak-cpu/runs/sep.color=0.2,seed=1"
+
+
+def _run(cross=6000.0, width=400.0, learned=(1500.0, 3000.0), end=10000.0):
+    """Naive trajectories: class 11's accuracy a logistic crossing 0.5 at ``cross``; the training classes learn
+    color at learned[0] and size at learned[1]."""
+    steps = np.arange(0.0, end + 1, 250.0)
+    noise = np.random.default_rng(1).normal(0, 0.03, steps.size)  # a probe reads 32 samples: never exact
+    acc = np.clip(1 / (1 + np.exp(-(steps - cross) / width)) + noise, 0, 1)
+    out = [Trajectory(steps, np.full((steps.size, 2), 0.5), ("color", "size"), "11", accuracy=acc)]
+    for label in ("00", "01", "10"):
+        target = np.array([float(label[0]), float(label[1])])
+        z = np.where((steps[:, None] >= np.array(learned)), target, 0.5)
+        out.append(Trajectory(steps, z, ("color", "size"), label, accuracy=np.ones(steps.size)))
+    return out
+
+
+def test_the_reading_sees_nothing_past_the_cut():
+    r = fm.reading(_run(), 4000.0)
+    assert r.step.max() <= 4000 and r.behavior is None
+    assert r.clocks == {"color": 1500.0, "size": 3000.0}
+    assert fm.reading(_run(), 9000.0).behavior in (6000.0, 6250.0)  # 0.5 at 6000, read with noise
+
+
+def test_logistic_extrapolation_brackets_a_crossing_near_its_data():
+    f = fm.logistic(fm.reading(_run(), 5750.0), horizon=10000.0)
+    assert f.step == pytest.approx(6125.0, rel=0.05) and f.p_compose > 0.5
+    lo, hi = f.interval
+    assert lo <= 6250.0 and (hi is None or hi >= 6000.0)
+    early = fm.logistic(fm.reading(_run(), 4000.0), horizon=10000.0)
+    assert early.step is None  # before the rise the curve says nothing of a crossing: the baseline's weakness
+
+
+def _pool(factor=2.0, n=12, seed=0):
+    rng = np.random.default_rng(seed)
+    events = []
+    for i in range(n):
+        t_slow = float(rng.uniform(2000, 5000))
+        b = factor * t_slow * float(np.exp(rng.normal(0, 0.05)))
+        events.append(
+            {
+                "seed": i,
+                "sep": {"color": 0.5, "size": 0.4},
+                "concept_steps": {"color": Event(1000.0, 1e4), "size": Event(t_slow, 1e4)},
+                "behavior": Event(b, 1e4),
+                "capability": Event(b - 500.0, 1e4),
+            }
+        )
+    return fm.Pool(events)
+
+
+def test_the_clock_method_learns_the_factor_and_conditions_on_the_cut():
+    pool = _pool(factor=2.0)
+    a, sd = pool.clock_fit()
+    assert np.exp(a) == pytest.approx(2.0, rel=0.05) and sd < 0.1
+    r = fm.reading(_run(cross=6000.0, learned=(1500.0, 3000.0)), 4000.0)
+    f = fm.clock(r, pool, horizon=10000.0)
+    assert f.step == pytest.approx(6000.0, rel=0.05) and f.interval[0] <= 6000 <= f.interval[1]
+    early = fm.clock(fm.reading(_run(learned=(1500.0, 3000.0)), 2500.0), pool, horizon=10000.0)
+    assert "not yet learned" in early.note and early.interval[0] >= 2500.0
+
+
+def test_lag_and_setting_use_the_pool():
+    pool = _pool()
+    r = fm.reading(_run(), 4000.0, sep={"color": 0.5, "size": 0.4})
+    assert fm.lag(r, pool, 10000.0).step is None  # no capability logged in this run
+    s = fm.setting(r, pool, 10000.0)
+    assert s.step is not None and s.note == "12 runs"
+
+
+def test_a_committed_run_already_composed_says_so(capsys):
+    assert forecast.main([str(RUN)]) == 0
+    out = capsys.readouterr().out
+    assert "already shows the class at 7,134" in out
+    doc = forecast.forecast(RUN, 6000.0, None, None)
+    assert doc["observed_behavior_step"] is None and doc["horizon"] == 15000.0
+    assert doc["method"] == "logistic" and doc["at"] == 6000.0
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["nowhere"], "no trajectories.csv"),
+        ([str(RUN), "--at", "-5"], "--at -5"),
+        ([str(RUN), "--at", "6000", "--horizon", "100"], "--horizon 100 is before --at 6,000"),
+    ],
+)
+def test_bad_input_is_one_line(argv, message, capsys):
+    assert forecast.main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
