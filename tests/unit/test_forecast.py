@@ -16,7 +16,9 @@ def _run(cross=6000.0, width=400.0, learned=(1500.0, 3000.0), end=10000.0):
     """Naive trajectories: class 11's accuracy a logistic crossing 0.5 at ``cross``; the training classes learn
     color at learned[0] and size at learned[1]."""
     steps = np.arange(0.0, end + 1, 250.0)
-    noise = np.random.default_rng(1).normal(0, 0.03, steps.size)  # a probe reads 32 samples: never exact
+    noise = np.random.default_rng(1).normal(
+        0, 0.03, steps.size
+    )  # a probe reads 32 samples: never exact
     acc = np.clip(1 / (1 + np.exp(-(steps - cross) / width)) + noise, 0, 1)
     out = [Trajectory(steps, np.full((steps.size, 2), 0.5), ("color", "size"), "11", accuracy=acc)]
     for label in ("00", "01", "10"):
@@ -39,7 +41,9 @@ def test_logistic_extrapolation_brackets_a_crossing_near_its_data():
     lo, hi = f.interval
     assert lo <= 6250.0 and (hi is None or hi >= 6000.0)
     early = fm.logistic(fm.reading(_run(), 4000.0), horizon=10000.0)
-    assert early.step is None  # before the rise the curve says nothing of a crossing: the baseline's weakness
+    assert (
+        early.step is None
+    )  # before the rise the curve says nothing of a crossing: the baseline's weakness
 
 
 def _pool(factor=2.0, n=12, seed=0):
