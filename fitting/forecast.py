@@ -27,9 +27,10 @@ from pathlib import Path
 from typing import Sequence
 
 from fitting import forecast_methods as fm
+from fitting.event_records import ForecastRecord
 from fitting.events import run_events
 from theory import cli
-from theory.files import read_json, write_json
+from theory.files import read_json
 from theory.trajectory import read_csv
 
 
@@ -131,7 +132,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"  {m['method']:<9} {step:>8}  P(by horizon) {p}  {m['note']}", file=sys.stderr)
     print(summary(doc))
     if out:
-        write_json(out, doc)
+        ForecastRecord.from_json(doc).write(out)
         print(f"wrote {out}")
     return 0
 

@@ -30,9 +30,9 @@ import numpy as np
 from tqdm import tqdm
 
 from fitting import forecast_methods as fm
+from fitting.event_records import CalibrationRecord
 from fitting.events import run_events
 from theory import cli
-from theory.files import write_json
 from theory.trajectory import read_csv
 
 FIXED_CUTS = (2000.0, 3000.0, 4000.0)
@@ -157,7 +157,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     out = cli.output_dir(args.out, "--out")
     rows = forecasts(args.runs, args.label)
     s = scores(rows)
-    write_json(out / "calibration.json", {"cuts": list(CUTS), "scores": s, "forecasts": rows})
+    CalibrationRecord(cuts=list(CUTS), scores=s, forecasts=rows).write(out / CalibrationRecord.FILE)
     (out / "calibration.md").write_text(table(s) + "\n")
     print(table(s))
     print(f"wrote {out / 'calibration.json'} and {out / 'calibration.md'}")

@@ -32,9 +32,9 @@ from fitting import event_laws as el
 from fitting.events import TIME_EVENTS, run_events
 from fitting.outside_pool import arrays, bootstrap, fit_all, pool_events
 from fitting import outside_score
+from fitting.event_records import RegistrationRecord, VerdictRecord
 from fitting.outside_score import margin, registered_before, score
 from theory import cli
-from theory.files import read_json, write_json
 from theory.stamp import stamp
 
 SEEDS_PER_SETTING = (
@@ -289,17 +289,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         doc["stamp"] = stamp(
             command=sys.argv if argv is None else ["python", "-m", "fitting.outside", *argv]
         )
-        write_json(out, doc)
+        RegistrationRecord.from_json(doc).write(out)
         print(summary(doc))
     else:
         out = cli.output_file(args.out, "--out")
-        reg_doc = read_json(args.registration, "registration")
+        reg_doc = RegistrationRecord.read(args.registration).to_json()
         events = [run_events(r) for r in args.runs]
         verdict = score(reg_doc, events)
         verdict["registered_before"] = registered_before(
             str(args.registration), [e["first_commit"] for e in events]
         )
-        write_json(out, verdict)
+        VerdictRecord.from_json(verdict).write(out)
         print(verdict["summary"])
     print(f"wrote {out}")
     return 0

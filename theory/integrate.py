@@ -201,6 +201,20 @@ METHODS: dict[str, Callable] = {
 }
 
 
+def _exact_or_dopri(land, t, z0, p, rtol, atol, z, status) -> tuple[str, str]:
+    """auto: the trajectories the exact quadrature cannot resolve are solved with dopri, in place in z and
+    status; returns the method and the note for the message."""
+    unresolved = np.flatnonzero(status == exact.UNRESOLVED)
+    if not unresolved.size:
+        return "exact", ""
+    z[unresolved], status[unresolved] = _dopri(land, t, z0[unresolved], p[unresolved], rtol, atol)
+    why = exact.MESSAGES[exact.UNRESOLVED].split(":")[0]
+    return (
+        "exact+dopri",
+        f"; {unresolved.size} of {status.size} trajectories solved with dopri (auto): {why}",
+    )
+
+
 def integrate(
     landscape: Landscape,
     t_eval: Sequence[float],
@@ -239,18 +253,8 @@ def integrate(
     stats, note = None, ""
     if method == "exact":
         z, status, stats = exact.solve(landscape, t, z0, p, rtol, atol)
-        unresolved = np.flatnonzero(status == exact.UNRESOLVED)
-        if (
-            requested == "auto" and unresolved.size
-        ):  # auto: what the quadrature cannot resolve, dopri solves
-            z[unresolved], status[unresolved] = _dopri(
-                landscape, t, z0[unresolved], p[unresolved], rtol, atol
-            )
-            method = "exact+dopri"
-            note = (
-                f"; {unresolved.size} of {status.size} trajectories solved with dopri (auto): "
-                f"{exact.MESSAGES[exact.UNRESOLVED].split(':')[0]}"
-            )
+        if requested == "auto":  # what the quadrature cannot resolve, dopri solves
+            method, note = _exact_or_dopri(landscape, t, z0, p, rtol, atol, z, status)
     else:
         z, status = METHODS[method](landscape, t, z0, p, rtol, atol)
     bad = np.flatnonzero(status)

@@ -15,14 +15,20 @@ T25 = time_grid(25, 200)
 TIGHT = dict(
     method="loop", rtol=1e-13, atol=1e-15
 )  # DOP853, the reference of the issue's error bound
+DOPRI_TIGHT = dict(method="dopri", rtol=1e-12, atol=1e-14)
 unit = st.floats(0, 1)
 
 
 def worst_error(land, t, values):
+    """The exact path's largest difference from the closer of two tight references: DOP853 at rtol 1e-13 can
+    itself be off by 1e-9 (eq1 lam=(3, 0.0625), z_target=(1, 0), z0=(0, 1): it overshoots z_color = 1 by 5e-10,
+    which no true path of that flow does), so the numba Dormand-Prince at rtol 1e-12 is asked too."""
     got = integrate(land, t, values, method="exact")
-    ref = integrate(land, t, values, **TIGHT)
     assert got.success and got.method == "exact", got.message
-    return float(np.abs(got.z - ref.z).max()), got
+    errors = []
+    for ref in (integrate(land, t, values, **TIGHT), integrate(land, t, values, **DOPRI_TIGHT)):
+        errors.append(float(np.abs(got.z - ref.z).max()) if ref.success else np.inf)
+    return min(errors), got
 
 
 @pytest.mark.parametrize("name", ["notebook", "eq1", "eq2", "eq2-split"])
