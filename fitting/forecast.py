@@ -82,6 +82,15 @@ def _config(run: Path) -> dict:
 
 
 def summary(doc: dict) -> str:
+    line = _summary(doc)
+    if len(doc["methods"]) == 1:
+        line += (
+            " [only the learning-curve extrapolation ran; give --pool for the toy theory's clock]"
+        )
+    return line
+
+
+def _summary(doc: dict) -> str:
     if doc["observed_behavior_step"] is not None:
         return f"{doc['run']}: naive prompting already shows the class at {doc['observed_behavior_step']:,.0f}"
     if doc["behavior_step"] is None:

@@ -90,6 +90,7 @@ def test_a_committed_run_already_composed_says_so(capsys):
     doc = forecast.forecast(RUN, 6000.0, None, None)
     assert doc["observed_behavior_step"] is None and doc["horizon"] == 15000.0
     assert doc["method"] == "logistic" and doc["at"] == 6000.0
+    assert "give --pool for the toy theory's clock" in forecast.summary(doc)
 
 
 @pytest.mark.parametrize(
