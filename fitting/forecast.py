@@ -125,11 +125,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--json", type=Path, help="write the forecast here")
     args = parser.parse_args(argv)
+    out = cli.output_file(args.json, "--json") if args.json else None
+    if cli.checking(args):
+        return 0
     if not (args.run / "trajectories.csv").exists():
         raise cli.UsageError(
             f"{args.run}: no trajectories.csv (a run folder of empirical.train or empirical.walk)"
         )
-    out = cli.output_file(args.json, "--json") if args.json else None
     pool = None
     if args.pool:
         others = [p for p in args.pool if p.resolve() != args.run.resolve()]

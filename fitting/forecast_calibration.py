@@ -155,6 +155,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"give at least 4 runs (got {len(args.runs)}): each is forecast from the others"
         )
     out = cli.output_dir(args.out, "--out")
+    if cli.checking(args):
+        return 0
     rows = forecasts(args.runs, args.label)
     s = scores(rows)
     CalibrationRecord(cuts=list(CUTS), scores=s, forecasts=rows).write(out / CalibrationRecord.FILE)

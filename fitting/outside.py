@@ -285,6 +285,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.boot < 20:
             raise cli.UsageError(f"--boot {args.boot}: give at least 20 resamples")
         out = cli.output_file(args.out, "--out")
+        if cli.checking(args):
+            return 0
         doc = register(args.runs, settings, steps, probe=args.probe, n_boot=args.boot)
         doc["stamp"] = stamp(
             command=sys.argv if argv is None else ["python", "-m", "fitting.outside", *argv]
@@ -293,6 +295,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(summary(doc))
     else:
         out = cli.output_file(args.out, "--out")
+        if cli.checking(args):
+            return 0
         reg_doc = RegistrationRecord.read(args.registration).to_json()
         events = [run_events(r) for r in args.runs]
         verdict = score(reg_doc, events)
