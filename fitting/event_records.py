@@ -48,6 +48,8 @@ class VerdictRecord(Record):
     complete: bool
     summary: str
     registered_before: dict | None = None
+    valid: bool = False
+    invalid_because: list | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

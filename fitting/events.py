@@ -33,6 +33,11 @@ class Event:
     step: float | None
     censored_at: float
 
+    @property
+    def value(self) -> float:
+        """The step, or the bound it is known to exceed (a step of 0 is a step, not a missing one)."""
+        return self.step if self.step is not None else self.censored_at
+
     def to_json(self) -> dict:
         return {
             "step": self.step,

@@ -145,7 +145,7 @@ class Pool:
             if None in t:
                 continue
             b = e["behavior"]
-            y.append(np.log(b.step or b.censored_at) - np.log(max(t)))
+            y.append(np.log(b.value) - np.log(max(t)))
             c.append(b.step is None)
         if len(y) < 3:
             raise ValueError("the pool has fewer than 3 runs with both concept clocks")
@@ -261,7 +261,7 @@ def setting(r: Reading, pool: Pool, horizon: float) -> Forecast:
     same = pool.same_setting(r.sep)
     if len(same) < 2:
         return Forecast("setting", None, None, None, f"fewer than 2 pool runs at {r.sep}")
-    y = np.array([e["behavior"].step or e["behavior"].censored_at for e in same], float)
+    y = np.array([e["behavior"].value for e in same], float)
     c = np.array([e["behavior"].step is None for e in same])
     later = (y > r.at) | c  # the run has not composed by the cut: only the runs that had not either
     y, c = (y[later], c[later]) if later.any() else (y, c)

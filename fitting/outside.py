@@ -33,7 +33,7 @@ from fitting.events import TIME_EVENTS, run_events
 from fitting.outside_pool import arrays, bootstrap, fit_all, pool_events
 from fitting import outside_score
 from fitting.event_records import RegistrationRecord, VerdictRecord
-from fitting.outside_score import margin, registered_before, score
+from fitting.outside_score import margin, registered_before, score, with_validity
 from theory import cli
 from theory.stamp import stamp
 
@@ -203,9 +203,7 @@ def _covariate_check(pool, cov_pool) -> dict:
         if e["corner"] not in ("01", "10"):
             continue
         n += 1
-        t = {
-            c: e["concept_steps"][c].step or e["concept_steps"][c].censored_at for c in el.CONCEPTS
-        }
+        t = {c: e["concept_steps"][c].value for c in el.CONCEPTS}
         agree_run += ("10" if t["color"] < t["size"] else "01") == e["corner"]
         agree_setting += el.corner(cov_pool, i) == e["corner"]
     return {"runs": n, "run_clock_agrees": agree_run, "setting_clock_agrees": agree_setting}
@@ -303,6 +301,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         verdict["registered_before"] = registered_before(
             str(args.registration), [e["first_commit"] for e in events]
         )
+        verdict = with_validity(verdict, reg_doc)
         VerdictRecord.from_json(verdict).write(out)
         print(verdict["summary"])
     print(f"wrote {out}")

@@ -51,10 +51,7 @@ def arrays(pool: list[dict]):
     seps = np.array([[e["sep"][c] for c in el.CONCEPTS] for e in pool], float)
     ends = np.array([e["behavior"].censored_at for e in pool], float)
     steps = np.array(
-        [
-            [e["concept_steps"][c].step or e["concept_steps"][c].censored_at for c in el.CONCEPTS]
-            for e in pool
-        ],
+        [[e["concept_steps"][c].value for c in el.CONCEPTS] for e in pool],
         float,
     )
     cens = np.array([[e["concept_steps"][c].step is None for c in el.CONCEPTS] for e in pool], bool)
@@ -64,9 +61,7 @@ def arrays(pool: list[dict]):
 def event_steps(pool: list[dict], name: str):
     """(mask of runs with the event defined, steps, censored)."""
     have = np.array([e[name] is not None for e in pool])
-    y = np.array(
-        [(e[name].step or e[name].censored_at) if e[name] else np.nan for e in pool], float
-    )
+    y = np.array([e[name].value if e[name] else np.nan for e in pool], float)
     c = np.array([bool(e[name] and e[name].step is None) for e in pool])
     return have, y, c
 

@@ -181,6 +181,24 @@ def _summary(verdict, laws) -> str:
     return "\n".join(lines)
 
 
+def with_validity(verdict: dict, reg: dict) -> dict:
+    """The verdict with ``valid`` (and why not): every setting has its seeds, finished, all read by one probe, and every
+    run began after the registration's commit; otherwise its passes and fails are interim, not the verdict."""
+    why = []
+    if not verdict["complete"]:
+        why.append(
+            f"runs per setting {verdict['runs_per_setting']}, {reg.get('seeds_per_setting', 8)} finished needed"
+        )
+    if len(verdict["probes"]) != 1:
+        why.append(f"read by {len(verdict['probes'])} probes {verdict['probes']}")
+    if not (verdict.get("registered_before") or {}).get("all_after"):
+        why.append("not every run is shown to have begun after the registration's commit")
+    verdict = {**verdict, "valid": not why, "invalid_because": why}
+    if why:
+        verdict["summary"] = "NOT THE VERDICT (" + "; ".join(why) + ")\n" + verdict["summary"]
+    return verdict
+
+
 def registered_before(registration_path: str, commits: list[str]) -> dict:
     """Is the commit that added the registration an ancestor of every run's first stamp? (git; None without it)"""
     try:

@@ -305,3 +305,25 @@ def test_the_events_of_a_committed_run_are_the_ladders_reading():
     assert (e["behavior"].step, e["capability"].step) == (7134.0, 4400.0)
     assert {c: v.step for c, v in e["concept_steps"].items()} == {"color": 5154.0, "size": 4400.0}
     assert e["probe_hash"] == "93e98c6f35e88932" and e["device"] == ["cpu (2 threads) bf16"]
+
+
+def test_a_verdict_is_valid_only_complete_one_probe_and_after_the_registration():
+    from fitting.outside_score import with_validity
+
+    truth = [11000.0, 8000.0]
+    v = score(_fake_registration(pred=truth, blind=[5800.0, 5800.0]), _runs(truth))
+    ok = with_validity({**v, "registered_before": {"all_after": True}}, {"seeds_per_setting": 8})
+    assert ok["valid"] and ok["invalid_because"] == []
+    early = with_validity(
+        {**v, "registered_before": {"all_after": False}}, {"seeds_per_setting": 8}
+    )
+    assert not early["valid"] and early["summary"].startswith("NOT THE VERDICT")
+    few = score(_fake_registration(pred=truth, blind=[5800.0, 5800.0]), _runs(truth, n=5))
+    short = with_validity(
+        {**few, "registered_before": {"all_after": True}}, {"seeds_per_setting": 8}
+    )
+    assert not short["valid"] and "runs per setting [5, 5]" in short["invalid_because"][0]
+
+
+def test_an_event_at_step_0_is_a_step_not_a_censored_one():
+    assert Event(0.0, 100.0).value == 0.0 and Event(None, 100.0).value == 100.0
