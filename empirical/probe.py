@@ -1,6 +1,6 @@
 """The frozen classifier probe: turns any generated image into a point in concept space, or refuses to.
 
-  python -m empirical.probe [--setup 2x2] [--steps 1500] [--out DIR]
+  python -m empirical.probe [--setup 2x2] [--res 32] [--steps 3000] [--out DIR]
 
 A small U-Net-style network with no time or h input, followed by a global max-pool and one head
 per concept (paper App. A.2), plus a readability head: P(readable), from the max- and mean-pooled
@@ -148,7 +148,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--res", type=int, default=32, help="resolution in pixels (default 32)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
-        "--out", type=Path, default=None, help="output folder (default runs/probe/<setup>)"
+        "--out",
+        type=Path,
+        default=None,
+        help="output folder (default runs/probe/<concepts>-<res>px, where training looks for it)",
     )
     args = parser.parse_args(argv)
     cli.nonnegative_seed(args.seed)
