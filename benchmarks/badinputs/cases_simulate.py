@@ -140,10 +140,10 @@ CASES = [
         "bounded work",
         S,
         ["--model", "eq1", "--t-end", "1e7", *out],
-        expect="ok",
+        "too many steps",
         slow=True,
-        check=exists("out/trajectories.csv"),
-    ),  # auto takes the exact path: solved in bounded work
+    ),  # auto: the exact path cannot resolve eq1's switch in a 50,000-wide output interval (it used to return the
+    # wrong path, class 11 at z_color 0.5: issue #51) and hands it to dopri, whose step cap ends it
     Case(
         "bounded work",
         S,
