@@ -42,10 +42,7 @@ def main() -> None:
                     ("color", "size"), {"color": key[0], "size": key[1]}, resolution=24
                 )
                 signals[key] = {c: v["mse"] for c, v in concept_signal(cfg).items()}
-            t = {
-                c: e["concept_steps"][c].step or e["concept_steps"][c].censored_at
-                for c in ("color", "size")
-            }
+            t = {c: e["concept_steps"][c].value for c in ("color", "size")}
             clock = "10" if t["color"] < t["size"] else "01"
             pixel = "10" if signals[key]["color"] > signals[key]["size"] else "01"
             rows.append(
