@@ -1,4 +1,4 @@
-"""A file of training runs, one per line, as ``docs/results/ladder/device.sh`` trains them:
+"""A file of training runs, one per line, as ``python -m empirical.batch`` trains them:
 
   FOLDER --preset NAME --set KEY=VALUE ...      (# starts a comment, to the end of the line)
 
@@ -6,9 +6,10 @@
 
 checks every line as ``python -m empirical.train ARGS --out DIR/FOLDER`` would take it (its flags, the
 preset, every --set value, the run folder), reading and training nothing, and exits 2 naming each bad line
-(file, line number, folder, what is wrong): a folder named twice, a line that names its own --out, or
-arguments python -m empirical.train refuses. device.sh runs it before a batch starts, so a bad line costs
-seconds instead of a GPU session's minutes. Exit 0 when every line is good.
+(file, line number, folder, what is wrong): a folder named twice (in any spelling: 'a', './a' and 'a/' are
+one folder), a folder outside the runs folder (absolute, or through '..'), a line that names its own --out,
+or arguments python -m empirical.train refuses. empirical.batch runs it before a batch starts, so a bad line
+costs seconds instead of a GPU session's minutes. Exit 0 when every line is good.
 """
 
 from __future__ import annotations
@@ -17,22 +18,36 @@ import contextlib
 import io
 import shlex
 import sys
-from pathlib import Path
+from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Sequence
 
 from theory import cli
+from theory.files import read_text
+
+
+def folder_name(path: Path, number: int, written: str) -> str:
+    """A line's folder in one spelling ('./a/' and 'a//' are 'a'), refused where it would leave the runs folder."""
+    where = f"{path}:{number} ({written})"
+    if written.startswith(("/", "~")) or PureWindowsPath(written).drive:
+        raise cli.UsageError(f"{where}: the folder must be relative, under the runs folder")
+    parts = [part for part in PurePosixPath(written).parts if part != "."]
+    if ".." in parts or not parts:
+        raise cli.UsageError(
+            f"{where}: the folder must name a folder under the runs folder (no '..')"
+        )
+    return "/".join(parts)
 
 
 def lines(path: Path) -> list[tuple[int, str, list[str]]]:
-    """(line number, folder, train arguments) of every run line of a job file."""
+    """(line number, folder, train arguments) of every run line of a job file (the one parser of job lines)."""
     out = []
-    for number, text in enumerate(Path(path).read_text().splitlines(), 1):
+    for number, text in enumerate(read_text(path, "job file").splitlines(), 1):
         try:
             words = shlex.split(text, comments=True)
         except ValueError as err:  # an unclosed quote
             raise cli.UsageError(f"{path}:{number}: {err}") from None
         if words:
-            out.append((number, words[0], words[1:]))
+            out.append((number, folder_name(path, number, words[0]), words[1:]))
     return out
 
 
@@ -83,7 +98,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--runs",
         type=Path,
         default=Path("runs/device"),
-        help="the folder the runs go under (device.sh's RUNS; default runs/device)",
+        help="the folder the runs go under (empirical.batch --runs; default runs/device)",
     )
     args = parser.parse_args(argv)
     found = [p for path in args.jobs for p in problems(path, args.runs)]

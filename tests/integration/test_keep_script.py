@@ -50,6 +50,6 @@ def test_keep_copies_the_logs_compresses_the_metrics_and_leaves_the_checkpoints(
 
 def test_keep_without_a_run_folder_prints_its_usage_and_exits_2(tmp_path):
     done = keep(tmp_path / "nothing", tmp_path / "dest")
-    assert done.returncode == 2 and "keep.sh RUN_DIR DEST_DIR" in done.stderr
+    assert done.returncode == 2 and "holds no config.json" in done.stderr
     assert not (tmp_path / "dest").exists()
     assert keep().returncode == 2

@@ -1,0 +1,169 @@
+"""Many training runs from a job file, PARALLEL at a time, stopped at a deadline and resumed by a rerun.
+
+  python -m empirical.batch JOBS --runs DIR [--parallel N] [--threads T] [--seconds S] [--pack FILE.tgz]
+
+JOBS holds one run per line, "FOLDER --preset NAME --set KEY=VALUE ..." (# starts a comment), read by
+empirical.job_file, the one parser of job lines: quotes as the shell takes them, CRLF endings and blank lines
+are fine. Every line is checked first; a bad line stops the batch before anything trains. Each line becomes
+``python -m empirical.train ARGS --out DIR/FOLDER`` (its output appended to DIR/FOLDER.log), in the file's order,
+N at a time with T CPU threads each. A run still training when S seconds have passed since the start is stopped
+(training is kill-safe) and resumes on a rerun of the same command; a finished run is marked DIR/FOLDER/.finished
+and skipped. A run that fails is named and the others go on.
+
+--pack writes what the docs keep of every run (python -m empirical.keep: no checkpoints) and every run's log
+into one .tgz, e.g. the device tool's $OUT/runs.tgz.
+
+Exit status: 0 when every run finished or was stopped by the deadline (rerun to resume), 1 when a run failed,
+2 on bad input (nothing started).
+
+Example (a GPU machine, seven runs at a time, 9 minutes):
+
+  python -m empirical.batch docs/results/ladder/device-jobs.txt --runs runs/device --parallel 7 --seconds 540
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tarfile
+import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from pathlib import Path
+from typing import Sequence
+
+from empirical import job_file, keep
+from theory import cli
+from theory.files import atomic_write
+
+THREAD_VARIABLES = (
+    "OMP_NUM_THREADS",
+    "MKL_NUM_THREADS",
+    "OPENBLAS_NUM_THREADS",
+    "NUMBA_NUM_THREADS",
+)
+GRACE = 15  # seconds a stopped run gets to save before it is killed
+MIN_LEFT = 20  # a run is not started with fewer seconds left
+TRAIN = ("-m", "empirical.train")  # what runs a line: python TRAIN ARGS --out DIR/FOLDER
+
+
+def thread_env(threads: int) -> dict[str, str]:
+    """This process's environment with every thread pool capped at ``threads``."""
+    return os.environ | {name: str(threads) for name in THREAD_VARIABLES}
+
+
+def train_one(folder: str, args: list[str], runs: Path, deadline: float, threads: int) -> str:
+    """Train one run (resuming it) until it finishes or the deadline; returns what happened, one line."""
+    out = runs / folder
+    if (out / ".finished").exists():
+        return f"{folder}: already finished"
+    left = deadline - time.monotonic()
+    if left < MIN_LEFT:
+        return f"{folder}: not started (no time left)"
+    out.mkdir(parents=True, exist_ok=True)
+    command = [sys.executable, *TRAIN, *args, "--out", str(out)]
+    with open(f"{out}.log", "a") as log:
+        proc = subprocess.Popen(
+            command, stdout=log, stderr=subprocess.STDOUT, env=thread_env(threads)
+        )
+        try:
+            code = proc.wait(timeout=None if left == float("inf") else left)
+        except subprocess.TimeoutExpired:
+            proc.terminate()
+            try:
+                proc.wait(timeout=GRACE)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+            return f"{folder}: stopped at the deadline; rerun to resume"
+        except BaseException:  # Ctrl-C: leave no run training behind
+            proc.kill()
+            raise
+    if code != 0:
+        return f"{folder}: FAILED (exit {code}; see {out}.log)"
+    (out / ".finished").touch()
+    return f"{folder}: finished"
+
+
+def pack(runs: Path, folders: list[str], path: Path) -> int:
+    """Pack the kept files of every run (and its log) into ``path``; returns the number of files."""
+    count = 0
+
+    def add(tar: tarfile.TarFile) -> None:
+        nonlocal count
+        for folder in folders:
+            run = runs / folder
+            files = keep.kept_files(run) if (run / "config.json").is_file() else []
+            log = run.with_name(run.name + ".log")
+            for file in files + ([log] if log.is_file() and log not in files else []):
+                tar.add(file, arcname=file.relative_to(runs.parent).as_posix())
+                count += 1
+
+    def write(fh) -> None:
+        with tarfile.open(fileobj=fh, mode="w:gz") as tar:
+            add(tar)
+
+    atomic_write(path, write, binary=True)
+    return count
+
+
+def _parser():
+    parser = cli.parser("empirical.batch", __doc__)
+    parser.add_argument("jobs", type=Path, help="the job file, one run per line")
+    parser.add_argument("--runs", type=Path, required=True, help="the folder the runs go under")
+    parser.add_argument("--parallel", type=int, default=1, help="runs training at once (default 1)")
+    parser.add_argument(
+        "--threads", type=int, default=1, help="CPU threads of each run (default 1)"
+    )
+    parser.add_argument(
+        "--seconds",
+        type=float,
+        default=float("inf"),
+        help="stop every run this many seconds after the start (default: no deadline)",
+    )
+    parser.add_argument("--pack", type=Path, help="a .tgz to pack the kept files and logs into")
+    return parser
+
+
+@cli.command("empirical.batch")
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m empirical.batch``: see the module docstring."""
+    args = _parser().parse_args(argv)
+    for flag, value in (("--parallel", args.parallel), ("--threads", args.threads)):
+        if value < 1:
+            raise cli.UsageError(f"{flag} {value}: must be a whole number >= 1")
+    if not args.seconds > 0:
+        raise cli.UsageError(f"--seconds {args.seconds}: must be > 0")
+    cli.output_dir(args.runs, "--runs")
+    if args.pack is not None:
+        cli.output_file(args.pack, "--pack", suffix=(".tgz", ".gz"))
+    found = job_file.problems(args.jobs, args.runs)
+    if found:
+        print("\n".join(found), file=sys.stderr)
+        raise cli.UsageError(f"{args.jobs}: {len(found)} bad line(s); nothing was started")
+    if cli.checking(args):
+        return 0
+    runs = job_file.lines(args.jobs)
+    deadline = time.monotonic() + args.seconds
+    args.runs.mkdir(parents=True, exist_ok=True)
+    print(
+        f"{len(runs)} run(s) from {args.jobs} into {args.runs}, {args.parallel} at a time",
+        flush=True,
+    )
+    with ThreadPoolExecutor(args.parallel) as pool:
+        todo = [
+            pool.submit(train_one, folder, train, args.runs, deadline, args.threads)
+            for _, folder, train in runs
+        ]
+        said = []
+        for job in as_completed(todo):
+            said.append(job.result())
+            print(said[-1], flush=True)
+    if args.pack is not None:
+        count = pack(args.runs, [folder for _, folder, _ in runs], args.pack)
+        print(f"packed {count} file(s) into {args.pack}")
+    return 1 if any("FAILED" in line for line in said) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

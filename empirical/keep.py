@@ -1,0 +1,87 @@
+"""What the docs keep of a training run, no checkpoints: its config, metrics (gzip-compressed: every reader takes
+metrics.jsonl.gz as it takes metrics.jsonl), trajectories and their meta, the over-prompting record, the last
+sample grid, and RUN_DIR.log (the batch runner's log of the run) as train.log.
+
+  python -m empirical.keep RUN_DIR DEST_DIR      copy them into DEST_DIR (made if missing)
+
+``empirical.batch --pack`` packs the same files (:func:`kept_files`); ``docs/results/ladder/keep.sh`` calls this.
+"""
+
+from __future__ import annotations
+
+import gzip
+import re
+import shutil
+import sys
+from pathlib import Path
+from typing import Sequence
+
+from theory import cli
+from theory.files import atomic_write
+
+KEPT = ("config.json", "trajectories.csv", "trajectories.meta.json", "metrics.jsonl")
+OVERPROMPT = "elicit/overprompt.json"
+
+
+def _step(grid: Path) -> int:
+    found = re.search(r"(\d+)", grid.stem)
+    return int(found.group(1)) if found else -1
+
+
+def kept_files(run: Path) -> list[Path]:
+    """The files of ``run`` the docs keep, in a fixed order (the last sample grid by step number, not by name)."""
+    run = Path(run)
+    files = [run / name for name in (*KEPT, OVERPROMPT) if (run / name).is_file()]
+    grids = sorted((run / "samples").glob("step_*.png"), key=_step)
+    log = run.with_name(run.name + ".log")
+    return files + grids[-1:] + ([log] if log.is_file() else [])
+
+
+def kept_name(run: Path, path: Path) -> str:
+    """Where a kept file goes under DEST_DIR."""
+    if path.name == run.name + ".log":
+        return "train.log"
+    if path.parent.name == "samples":
+        return f"samples/{path.name}"
+    return path.name
+
+
+def keep(run: Path, dest: Path) -> list[str]:
+    """Copy what the docs keep of ``run`` into ``dest`` (metrics compressed, the newer log replacing an older
+    copy); returns the names written."""
+    written = []
+    for path in kept_files(run):
+        name = kept_name(run, path)
+        if name == "metrics.jsonl":
+            data = gzip.compress(path.read_bytes(), compresslevel=9, mtime=0)
+            atomic_write(dest / "metrics.jsonl.gz", lambda fh: fh.write(data), binary=True)
+            (dest / "metrics.jsonl").unlink(
+                missing_ok=True
+            )  # a stale plain copy would be read first
+            name += ".gz"
+        else:
+            (dest / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, dest / name)
+        written.append(name)
+    return written
+
+
+@cli.command("empirical.keep")
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m empirical.keep``: see the module docstring."""
+    parser = cli.parser("empirical.keep", __doc__)
+    parser.add_argument("run", type=Path, help="a training run's folder (holding config.json)")
+    parser.add_argument("dest", type=Path, help="the folder to copy into")
+    args = parser.parse_args(argv)
+    if not (args.run / "config.json").is_file():
+        raise cli.UsageError(f"RUN_DIR {args.run}: holds no config.json, so it is not a run folder")
+    cli.output_dir(args.dest, "DEST_DIR")
+    if cli.checking(args):
+        return 0
+    written = keep(args.run, args.dest)
+    print(f"kept {args.run} in {args.dest}: {' '.join(written)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
