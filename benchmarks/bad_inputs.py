@@ -52,6 +52,8 @@ COMMANDS = (
     "empirical.elicit",
     "empirical.sweep",
     "empirical.convert",
+    "empirical.batch",
+    "fitting.ladder",
 )
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the case tables in benchmarks/badinputs/

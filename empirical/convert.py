@@ -26,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
+import zipfile
 
 import numpy as np
 
@@ -34,6 +35,26 @@ from theory.frames import from_array
 from theory.trajectory import write_csv
 
 SUFFIXES = (".npy", ".npz", ".pth", ".pt")
+
+
+class NpzEntries(Mapping):
+    """The arrays of a .npz file by name, each read when asked for (issue #51: every entry was loaded, also
+    those --key did not select)."""
+
+    def __init__(self, path: Path, names: tuple[str, ...]):
+        self.path, self.names = path, names
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        if name not in self.names:
+            raise KeyError(name)
+        with np.load(self.path, allow_pickle=False) as npz:
+            return npz[name]
+
+    def __iter__(self):
+        return iter(self.names)
+
+    def __len__(self) -> int:
+        return len(self.names)
 
 
 def load_entries(path: Path) -> Any:
@@ -46,13 +67,17 @@ def load_entries(path: Path) -> Any:
     if suffix == ".npy":
         try:
             return np.load(path, allow_pickle=False)
-        except ValueError as err:  # object arrays need pickle
+        except ValueError as err:
+            if "allow_pickle" in str(err):  # object arrays need pickle
+                raise ValueError(
+                    f"{path}: holds Python objects, not numbers ({err}); save a numeric array"
+                ) from None
             raise ValueError(
-                f"{path}: holds Python objects, not numbers ({err}); save a numeric array"
+                f"{path}: not a whole .npy file ({err}); save the array again"
             ) from None
     if suffix == ".npz":
         with np.load(path, allow_pickle=False) as npz:
-            return {k: npz[k] for k in npz.files}
+            return NpzEntries(path, tuple(npz.files))
     try:
         import torch
     except ImportError:
@@ -60,7 +85,9 @@ def load_entries(path: Path) -> Any:
             f"{path}: reading .pth needs torch (pip install torch); or save the array as .npy"
         ) from None
     try:
-        return torch.load(path, map_location="cpu", weights_only=True)
+        # mmap: a tensor is read from disk only when --key selects it (the zip format; not the legacy one)
+        lazy = zipfile.is_zipfile(path)
+        return torch.load(path, map_location="cpu", weights_only=True, mmap=lazy)
     except Exception as err:  # the weights-only unpickler refuses arbitrary objects
         first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         raise ValueError(
@@ -198,7 +225,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"--steps {args.steps!r}: give numbers, comma-separated (e.g. 0,500,1000)"
             ) from None
     one_steps_source(steps, args.steps_key)
-    out = cli.output_file(args.out, suffix=".csv")
+    out = cli.output_file(args.out, suffix=".csv", owns=("trajectories.csv",))
     cli.not_an_input([out], [args.file])
     if cli.checking(args):
         return 0

@@ -131,6 +131,17 @@ def reading(step: int, label: str, probabilities: Any, readable: Any, n: int, wh
     return Logged(step, label, z, float(np.mean(ok & (read_as == label))), shares=shares, samples=n)
 
 
+def _not_finite(images: Any) -> int:
+    """How many images of a numeric batch hold a NaN or infinite pixel (0 for a batch numpy cannot read)."""
+    try:
+        batch = np.asarray(images)
+    except Exception:  # PIL images, tensors on a GPU, ...: the reader sees them as they are
+        return 0
+    if batch.dtype.kind not in "fc" or batch.ndim == 0 or not len(batch):
+        return 0
+    return int((~np.isfinite(batch.reshape(len(batch), -1))).any(axis=1).sum())
+
+
 @dataclass
 class _Walk:
     sampler: Sampler
@@ -152,6 +163,12 @@ class _Walk:
         if count != self.samples:
             raise ValueError(
                 f"{where}: the sampler returned {count} images; {self.samples} were asked for"
+            )
+        broken = _not_finite(images)
+        if broken:
+            raise ValueError(
+                f"{where}: the sampler returned {broken} of {count} images holding NaN or infinite pixels "
+                "(the model's output, before any reader); check the checkpoint (a diverged model?)"
             )
         return reading(step, prompt.label, *self.reader.read(images), self.samples, where)
 

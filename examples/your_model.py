@@ -19,6 +19,7 @@ interval (fitting.fit), the concept-space figure (figures.training).
 
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
 
@@ -121,5 +122,22 @@ def main(out: str = "runs/your-model") -> Path:
     return log
 
 
+def cli(argv=None) -> int:
+    """The script's command line: OUT, or --help (issue #51: '--help' was taken as a folder to write)."""
+    parser = argparse.ArgumentParser(
+        prog="python examples/your_model.py",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "out",
+        nargs="?",
+        default="runs/your-model",
+        help="the folder to write (default runs/your-model)",
+    )
+    main(parser.parse_args(argv).out)
+    return 0
+
+
 if __name__ == "__main__":
-    main(*sys.argv[1:2])
+    sys.exit(cli())

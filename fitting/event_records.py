@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from theory.records import Record
+from theory.record import Record
 
 
 @dataclass(frozen=True, kw_only=True)

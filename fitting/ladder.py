@@ -209,7 +209,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--out", default="ladder.json", help="JSON file to write (default ladder.json)"
     )
     args = parser.parse_args(argv)
-    out = cli.output_file(args.out, "--out", suffix=".json")
+    out = cli.output_file(args.out, "--out", suffix=".json", owns=("ladder.json",))
     if cli.checking(args):
         return 0
     for run in args.runs:

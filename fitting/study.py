@@ -378,7 +378,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     default = "study.json" if args.only is None else f"study-{_file_part(args.only)}.json"
     out = args.out or args.sweep / default
     cli.not_an_input([out], [args.sweep / "sweep.csv", args.sweep / "covariates.csv"])
-    cli.output_file(out, "--out", suffix=".json")
+    cli.output_file(out, "--out", suffix=".json", owns=("study.json",))
     if cli.checking(args):
         return 0
     doc = study(args.sweep, args.by, args.only)

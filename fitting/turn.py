@@ -272,7 +272,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise ValueError(
                 f"{run_log(run)}: no trajectory log here (train with python -m empirical.train)"
             )
-        cli.output_file(run_log(run).parent / "turn.json", "RUN")
+        cli.output_file(run_log(run).parent / "turn.json", "RUN", owns=("turn.json",))
     for run in args.runs:
         doc = run_turns(run_log(run), labels, min_dev=args.min_dev, min_angle=args.min_angle)
         path = doc.write(run_log(run).parent / TurnRecord.FILE)

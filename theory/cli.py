@@ -119,13 +119,51 @@ def output_dir(path: str | os.PathLike, flag: str = "--out") -> Path:
     return path
 
 
+# The files the package reads by their names (in run, sweep, probe and result folders) and what writes each: an
+# output of another command under one of these names would later be read as the wrong thing (or overwrite it).
+PACKAGE_FILES = {
+    "config.json": "python -m empirical.train",
+    "trajectories.csv": "python -m empirical.train (or theory.simulate, empirical.convert)",
+    "trajectories.meta.json": "python -m empirical.train",
+    "metrics.jsonl": "python -m empirical.train",
+    "metrics.jsonl.gz": "python -m empirical.keep",
+    "overprompt.json": "python -m empirical.elicit",
+    "sweep.json": "python -m empirical.sweep",
+    "sweep.csv": "python -m empirical.sweep",
+    "covariates.csv": "python -m empirical.sweep",
+    "stages.json": "python -m empirical.sweep",
+    "probe.json": "python -m empirical.probe",
+    "probe.pt": "python -m empirical.probe",
+    "fit.json": "python -m fitting.fit",
+    "sim_joint.json": "python -m fitting.sim_joint",
+    "turn.json": "python -m fitting.turn",
+    "study.json": "python -m fitting.study",
+    "masking.json": "python -m fitting.masking",
+    "elicitation.json": "python -m fitting.capability",
+    "elicitation_summary.json": "python -m fitting.capability",
+    "prediction.json": "python -m fitting.predict",
+    "leave_out.json": "python -m fitting.predict --leave-out",
+    "ladder.json": "python -m fitting.ladder",
+}
+
+
 def output_file(
-    path: str | os.PathLike, flag: str = "--out", *, suffix: str | tuple[str, ...] | None = None
+    path: str | os.PathLike,
+    flag: str = "--out",
+    *,
+    suffix: str | tuple[str, ...] | None = None,
+    owns: tuple[str, ...] = (),
 ) -> Path:
     """Check that ``path`` can be written as a file (its folder can be made and written in); ``suffix``: the
-    file name ending (or endings) accepted."""
+    file name ending (or endings) accepted; ``owns``: the names of :data:`PACKAGE_FILES` this command writes (any
+    other such name is refused: another command writes it and the package reads it)."""
     path = Path(path)
     what = f"{flag} {path}"
+    if path.name in PACKAGE_FILES and path.name not in owns:
+        raise UsageError(
+            f"{what}: {path.name} is the name of what {PACKAGE_FILES[path.name]} writes, which other "
+            "commands read; give the output another name"
+        )
     endings = (suffix,) if isinstance(suffix, str) else suffix
     valid = None if endings is None else " or ".join(endings)
     if path.is_dir():

@@ -7,23 +7,56 @@ Only the standard library and numpy (to write its arrays and scalars as JSON).
 
 from __future__ import annotations
 
+import contextlib
+import glob
 import gzip
+import io
 import json
 import os
+import sys
 import tempfile
+import time
 import zlib
 from pathlib import Path
-from typing import IO, Any, Callable, Mapping
+from typing import IO, Any, Callable, Iterator, Mapping
 
 import numpy as np
 
 
+MAX_DECOMPRESSED = (
+    1 << 30
+)  # bytes a .gz may expand to (1 GiB): a small file must not fill the memory
+
+
 def plain_or_gz(path: str | os.PathLike) -> Path:
     """``path``, or ``path`` + ``.gz`` where only that gzip-compressed copy exists (docs/results keeps the
-    training logs compressed)."""
+    training logs compressed); both present is refused, since one of them is stale."""
     path = Path(path)
     gz = path.with_name(path.name + ".gz")
-    return gz if not path.exists() and gz.exists() else path
+    if path.exists() and gz.exists():
+        raise ValueError(
+            f"{path}: there is also {gz.name} beside it, and one of the two is stale; remove the older one"
+        )
+    return gz if gz.exists() else path
+
+
+def _gunzip(path: Path, raw: bytes, what: str) -> bytes:
+    """The decompressed bytes of a .gz file, bounded by MAX_DECOMPRESSED."""
+    try:
+        if not raw:
+            raise EOFError("the file is empty")
+        with gzip.GzipFile(fileobj=io.BytesIO(raw)) as fh:
+            data = fh.read(MAX_DECOMPRESSED + 1)
+    except (OSError, EOFError, zlib.error) as err:
+        raise ValueError(
+            f"{path}: not a whole gzip file ({err}); compress the {what} again with gzip"
+        ) from None
+    if len(data) > MAX_DECOMPRESSED:
+        raise ValueError(
+            f"{path}: expands to more than {MAX_DECOMPRESSED >> 20} MiB (the limit on a compressed {what}); "
+            "decompress it yourself if it is really that large"
+        )
+    return data
 
 
 def read_text(path: str | os.PathLike, what: str = "file") -> str:
@@ -34,12 +67,7 @@ def read_text(path: str | os.PathLike, what: str = "file") -> str:
     except IsADirectoryError:
         raise ValueError(f"{path}: is a folder, not a {what}") from None
     if Path(path).suffix == ".gz":
-        try:
-            raw = gzip.decompress(raw)
-        except (OSError, EOFError, zlib.error) as err:
-            raise ValueError(
-                f"{path}: not a whole gzip file ({err}); compress the {what} again with gzip"
-            ) from None
+        raw = _gunzip(Path(path), raw, what)
     if b"\x00" in raw:
         hint = (
             " (UTF-16? save it as UTF-8)"
@@ -63,19 +91,34 @@ def read_json(path: str | os.PathLike, what: str = "JSON file", fix: str = "") -
         return json.loads(read_text(Path(path), what))
     except json.JSONDecodeError as err:
         raise ValueError(f"{path}: not valid JSON ({err})" + (f"; {fix}" if fix else "")) from None
+    except RecursionError:
+        raise ValueError(
+            f"{path}: nested deeper than a JSON reader takes (lists or objects inside one another "
+            f"over {sys.getrecursionlimit()} times); no file of this package is"
+        ) from None
 
 
 def write_json(path: str | os.PathLike, obj: Mapping[str, Any], *, sort_keys: bool = False) -> Path:
-    """Write a JSON document atomically (numpy arrays and scalars allowed)."""
-    text = json.dumps(dict(obj), indent=2, sort_keys=sort_keys, default=_jsonable)
+    """Write a JSON document atomically (numpy arrays and scalars allowed). JSON has no NaN or infinity: a number
+    that is not finite is written as null (a value not measured), so every reader of JSON can read the file."""
+    text = json.dumps(_jsonable(dict(obj)), indent=2, sort_keys=sort_keys, allow_nan=False)
     return atomic_write(path, lambda fh: fh.write(text + "\n"))
 
 
 def _jsonable(obj: Any) -> Any:
+    """``obj`` as plain JSON values: numpy arrays and scalars as lists and numbers, non-finite floats as None."""
     if isinstance(obj, np.ndarray):
-        return obj.tolist()
-    if isinstance(obj, np.generic):
-        return obj.item()
+        obj = obj.tolist()
+    elif isinstance(obj, np.generic):
+        obj = obj.item()
+    if isinstance(obj, float):
+        return obj if np.isfinite(obj) else None
+    if isinstance(obj, Mapping):
+        return {k: _jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_jsonable(v) for v in obj]
+    if obj is None or isinstance(obj, (str, int)):
+        return obj
     raise TypeError(f"cannot write {type(obj).__name__} to JSON")
 
 
@@ -90,6 +133,9 @@ def atomic_write(
 ) -> Path:
     """Write a file so that a reader (or a kill -9) never sees half of it: a temp file in the same folder, then rename.
 
+    The temp file's name holds this process's id: a later write of the same file removes the temp files that a
+    killed writer left (its process gone, or the file untouched for a day).
+
     Args:
         path: the file to write; its folder is created.
         write: called with the open temp file (text, UTF-8, or bytes when ``binary``).
@@ -99,7 +145,9 @@ def atomic_write(
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, tmp = tempfile.mkstemp(
+        prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp", dir=path.parent
+    )
     try:
         with (
             os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", newline="", encoding="utf-8")
@@ -110,4 +158,47 @@ def atomic_write(
     except BaseException:
         os.unlink(tmp)
         raise
+    _remove_stale_temps(path)
     return path
+
+
+def _remove_stale_temps(path: Path) -> None:
+    """Remove the temp files of ``path`` whose writer was killed (see :func:`atomic_write`)."""
+    for tmp in path.parent.glob(f".{glob.escape(path.name)}.*.tmp"):
+        pid = tmp.name[len(path.name) + 2 :].split(".", 1)[0]
+        try:
+            old = time.time() - tmp.stat().st_mtime > 86400
+            if old or (pid.isdigit() and not _alive(int(pid))):
+                tmp.unlink()
+        except OSError:  # gone already, or not ours to remove
+            pass
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
+
+
+@contextlib.contextmanager
+def folder_lock(folder: str | os.PathLike) -> Iterator[None]:
+    """Hold an exclusive lock on ``folder`` (made if missing) for the ``with`` block, waiting for another holder:
+    two writers of files that belong together (a log and its sidecar) then never mix them. The lock is the
+    kernel's on the folder itself (flock), released when its holder exits, kill -9 included; no lock file is
+    left behind. Where flock is missing (Windows) it does nothing."""
+    Path(folder).mkdir(parents=True, exist_ok=True)
+    try:
+        import fcntl
+    except ImportError:
+        yield
+        return
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock

@@ -165,16 +165,30 @@ def _apply(land: Landscape, values: dict, name: str, numbers: list[float], flag:
     values[group] = current
 
 
+def _once(given: dict[str, str], name: str, flag: str) -> None:
+    """Refuse a parameter named twice (issue #51: --sweep k=... dropped --param k=1 silently)."""
+    if name in given:
+        swept = " (a swept parameter takes its values from --sweep alone)"
+        raise UsageError(
+            f"{flag} {name}: {name} is also set by {given[name]}; give each parameter once"
+            + (swept if "--sweep" in (flag, given[name]) else "")
+        )
+    given[name] = flag
+
+
 def settings(land: Landscape, args) -> tuple[list, list, dict[str, np.ndarray], list[str]]:
     """--param and --sweep, checked against the landscape's valid ranges: (sweeps as (name, values), the value
     combinations, the parameters batched over runs (N, size), each run's name)."""
     values = {k: np.atleast_1d(np.asarray(v, dtype=float)) for k, v in land.defaults().items()}
+    given: dict[str, str] = {}
     for item in args.param:
         name, text = cli.assignment(item, "--param")
+        _once(given, name, "--param")
         _apply(land, values, name, cli.numbers(text, "--param", name), "--param")
     sweeps = []
     for item in args.sweep:
         name, text = cli.assignment(item, "--sweep")
+        _once(given, name, "--sweep")
         _target(land, name, "--sweep")
         sweeps.append((name, cli.numbers(text, "--sweep", name)))
     combos = list(itertools.product(*(vals for _, vals in sweeps))) or [()]

@@ -45,7 +45,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from theory.files import atomic_write, read_json, write_json
+from theory.files import atomic_write, folder_lock, read_json, write_json
 from theory.log_cells import (  # noqa: F401  (the column names are part of the format's API)
     BOUND_TOL,
     SHARE_PREFIX,
@@ -291,9 +291,10 @@ def write_csv(
     """
     path = Path(path)
     table = table_rows(trajectories, path)
-    atomic_write(path, lambda fh: csv.writer(fh, lineterminator="\n").writerows(table))
-    if meta is not None:
-        write_json(meta_path(path), meta, sort_keys=True)
+    with folder_lock(path.parent):  # two writers of one log never mix their rows and sidecars
+        atomic_write(path, lambda fh: csv.writer(fh, lineterminator="\n").writerows(table))
+        if meta is not None:
+            write_json(meta_path(path), meta, sort_keys=True)
     return path
 
 

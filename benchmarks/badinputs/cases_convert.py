@@ -5,6 +5,19 @@ from __future__ import annotations
 from badinputs.fixtures import Case, write, no_file, exists, array_file, malicious_points, points
 
 CV = "empirical.convert"
+
+
+def _npy_bytes() -> bytes:
+    """A .npy file of a (4, 5, 2) array, as bytes."""
+    import io
+
+    import numpy as np
+
+    buf = io.BytesIO()
+    np.save(buf, np.full((4, 5, 2), 0.5))
+    return buf.getvalue()
+
+
 axes = [
     "--layout",
     "class,step,concept",
@@ -108,5 +121,13 @@ CASES = [
         expect="ok",
         setup=array_file("z.npy", points),
         check=exists("t.csv"),
+    ),
+    Case(  # issue #51: reported as "holds Python objects"
+        "unreadable log",
+        CV,
+        ["{c}/cut.npy", *axes, *steps, *out],
+        "not a whole .npy file",
+        setup=write("cut.npy", _npy_bytes()[:200]),
+        check=no_file("t.csv"),
     ),
 ]

@@ -15,6 +15,14 @@ from badinputs.fixtures import (
     unchanged,
 )
 
+
+def _torch_setup(c, w) -> None:
+    """A setup step that marks its case as needing torch."""
+
+
+_torch_setup.torch = True
+
+
 TR = "empirical.train"
 EL = "empirical.elicit"
 DA = "empirical.data"
@@ -270,5 +278,36 @@ CASES = [
         check=same_naive_rows,
         label="RUN after trajectories.csv was deleted (naive rows come back from last.pt)",
         slow=True,
+    ),
+    # the job-file runner (issue #51: the shell runner dropped or mixed runs silently)
+    Case(
+        "bad flag",
+        "empirical.batch",
+        ["{c}/jobs.txt", "--runs", "{c}/runs", "--parallel", "two"],
+        "argument --parallel: invalid int value: 'two'",
+        setup=write("jobs.txt", "a --preset smoke\n"),
+        check=no_file("runs"),
+    ),
+    *(
+        Case(
+            "bad run folder",
+            "empirical.batch",
+            ["{c}/jobs.txt", "--runs", "{c}/runs"],
+            words,
+            setup=write("jobs.txt", text),
+            check=no_file("runs"),
+        )
+        for text, words in (
+            ("../../outside --preset smoke\n", "the folder must name a folder under the runs"),
+            ("/abs --preset smoke\n", "the folder must be relative"),
+        )
+    ),
+    Case(  # line 1 is checked as empirical.train takes it: torch
+        "bad run folder",
+        "empirical.batch",
+        ["{c}/jobs.txt", "--runs", "{c}/runs"],
+        "the folder is also line 1's",
+        setup=then(write("jobs.txt", "a --preset smoke\n./a/ --preset smoke\n"), _torch_setup),
+        check=no_file("runs"),
     ),
 ]

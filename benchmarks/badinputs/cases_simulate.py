@@ -189,4 +189,16 @@ CASES = [
     Case("bad name", S, ["--model", "eq1", "--label", " 11", *out], "--label"),
     Case("output path", S, ["--model", "eq1", "--out", "{w}/file"], "is a file"),
     Case("output path", S, ["--model", "eq1", "--out", "{w}/file/sub"], "which is a file"),
+    Case(
+        "bad flag",
+        S,
+        ["--model", "eq1", "--sweep", "k=0.5,1", "--param", "k=1", *out],
+        "k is also set by --sweep",
+    ),
+    Case(
+        "bad flag",
+        S,
+        ["--model", "eq1", "--param", "lam=1", "--param", "lam=2", *out],
+        "lam is also set by --param",
+    ),
 ]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from badinputs.fixtures import Case, then, write, copy_file, no_file, two_levels
+from badinputs.fixtures import Case, then, write, copy_file, no_file, two_levels, unchanged
 
 PD = "fitting.predict"
 ST = "fitting.study"
@@ -248,5 +248,25 @@ CASES = [
         "not the study.json that python -m fitting.study writes",
         setup=write("study.json", json.dumps({"runs": []})),
         check=no_file("learning.png"),
+    ),
+    # an output named as a file other commands read (issue #51: these overwrote them)
+    Case(
+        "lost data",
+        ST,
+        ["{c}", "--out", "{c}/sweep.json"],
+        "sweep.json is the name of what python -m empirical.sweep writes",
+        setup=write("sweep.json", '{"grid": 1}'),
+        check=unchanged("sweep.json", '{"grid": 1}'),
+    ),
+    *(
+        Case(
+            "lost data",
+            "fitting.ladder",
+            ["{w}/naive-run", "--out", "{c}/" + name],
+            f"{name.split('/')[-1]} is the name of what python -m empirical",
+            setup=write(name, "{}"),
+            check=unchanged(name, "{}"),
+        )
+        for name in ("trajectories.meta.json", "elicit/overprompt.json")
     ),
 ]

@@ -35,3 +35,17 @@ def test_the_tutorial_runs_and_recovers_the_stand_ins_turn(tmp_path):
     )  # the stand-in's turn
     assert (out / "concept_space.png").stat().st_size > 10_000 and (out / "turn.json").exists()
     assert (out / "capability.png").stat().st_size > 10_000
+
+
+def test_help_prints_the_usage_and_writes_nothing(tmp_path, monkeypatch, capsys):
+    """Issue #51: '--help' was taken as the folder to write."""
+    import pytest
+
+    spec = importlib.util.spec_from_file_location("your_model", ROOT / "examples" / "your_model.py")
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as stop:
+        example.cli(["--help"])
+    assert stop.value.code == 0 and "usage: python examples/your_model.py" in capsys.readouterr().out
+    assert list(tmp_path.iterdir()) == []

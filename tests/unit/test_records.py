@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 from dataclasses import FrozenInstanceError, fields
 from pathlib import Path
 
@@ -39,7 +40,11 @@ def minimal(cls: type[Record]) -> dict:
         if key in cls.required():
             needs = cls.ROWS.get(key)
             first = str(f.type).split("|")[0].strip()
-            doc[key] = [{k: 0 for k in needs}] if needs is not None else example[first]
+            types = cls.ROW_TYPES.get(key, {})
+            row = {
+                k: example[types[k].split("|")[0].strip()] if k in types else 0 for k in needs or ()
+            }
+            doc[key] = [row] if needs is not None else example[first]
     return doc
 
 
@@ -82,6 +87,24 @@ def test_older_files_read_with_the_defaults_of_later_fields():
         (minimal(StudyRecord) | {"levels": {"a": 1}}, "'levels' is dict {'a': 1}, not list"),
         (minimal(StudyRecord) | {"persist": True}, "'persist' is bool True, not int"),
         (minimal(StudyRecord) | {"by": None}, "'by' is NoneType None, not str"),
+        # issue #51: a string where the figures read a number was drawn as a category, or crashed them
+        (
+            minimal(StudyRecord) | {"runs": [{"seed": "0", "learning": {}, "held_out": {}}]},
+            "runs[0].seed is str '0', not int | None",
+        ),
+        (
+            minimal(StudyRecord)
+            | {
+                "by": "sep_color",
+                "runs": [{"seed": 0, "sep_color": "abc", "learning": {}, "held_out": {}}],
+            },
+            "runs[0].sep_color is str 'abc', not a number",
+        ),
+        (
+            minimal(StudyRecord)
+            | {"runs": [{"seed": 0, "signal": {"color": "0.1"}, "learning": {}, "held_out": {}}]},
+            "runs[0].signal.color is str '0.1', not a number",
+        ),
     ],
 )
 def test_a_file_that_is_not_the_record_says_what_it_lacks(doc, message, tmp_path):
@@ -127,3 +150,19 @@ def test_every_record_committed_under_docs_results_reads_and_writes_back_unchang
             assert {k: again[k] for k in doc} == doc, path
             read += 1
     assert read > 100
+
+
+@pytest.mark.parametrize(
+    "cls, key, row, message",
+    [
+        (MaskingRecord, "runs", {"p": "abc"}, "runs[0].p is str 'abc', not float"),
+        (TurnRecord, "turns", {"turn_step": "900"}, "turns[0].turn_step is str '900', not float"),
+        (LeaveOutRecord, "levels", {"law": [0.1]}, "levels[0].law is list [0.1], not float"),
+    ],
+)
+def test_a_row_value_of_the_wrong_type_is_named(cls, key, row, message):
+    """Issue #51: 'abc' where masking.json has a number was plotted as three category ticks."""
+    doc = minimal(cls)
+    doc[key] = [doc[key][0] | row]
+    with pytest.raises(ValueError, match=re.escape(message)):
+        cls.from_json(doc, "x.json")

@@ -199,7 +199,11 @@ class Broken:
         self.how = how
 
     def sample(self, checkpoint, prompt, n, seed):
-        return {"count": np.zeros((n - 1, 2)), "object": 3}.get(self.how, np.zeros((n, 2)))
+        nan_images = np.zeros((n, 3, 4, 4))
+        nan_images[1:3, 0, 0, 0] = np.nan  # a diverged model: issue #51 blamed these on the reader
+        return {"count": np.zeros((n - 1, 2)), "object": 3, "nan-images": nan_images}.get(
+            self.how, np.zeros((n, 2))
+        )
 
     def read(self, images):
         n = len(images)
@@ -216,6 +220,7 @@ class Broken:
     [
         ("count", "the sampler returned 3 images; 4 were asked for"),
         ("object", "returned int, not a batch of images"),
+        ("nan-images", "the sampler returned 2 of 4 images holding NaN or infinite pixels"),
         ("range", r"a probability 1\.5; each must lie in \[0, 1\]"),
         ("shape", r"shape \(4, 3\); expected \(4, 2\)"),
         ("nan", "a probability nan"),
