@@ -47,5 +47,7 @@ def test_help_prints_the_usage_and_writes_nothing(tmp_path, monkeypatch, capsys)
     monkeypatch.chdir(tmp_path)
     with pytest.raises(SystemExit) as stop:
         example.cli(["--help"])
-    assert stop.value.code == 0 and "usage: python examples/your_model.py" in capsys.readouterr().out
+    assert (
+        stop.value.code == 0 and "usage: python examples/your_model.py" in capsys.readouterr().out
+    )
     assert list(tmp_path.iterdir()) == []

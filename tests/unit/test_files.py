@@ -46,7 +46,10 @@ def test_a_gz_file_is_decompressed_within_a_limit(tmp_path, monkeypatch):
         (lambda: gzip.compress(b"step 10\n" * 100)[:-6], "not a whole gzip file"),  # cut short
         (lambda: b"plain text, named .gz\n", "not a whole gzip file"),
         (lambda: gzip.compress(b"\xff\xfe\x00a"), "NUL bytes"),  # decompressed, then read as text
-        (lambda: b"", "not a whole gzip file \\(the file is empty\\)"),  # read as an empty log before
+        (
+            lambda: b"",
+            "not a whole gzip file \\(the file is empty\\)",
+        ),  # read as an empty log before
     ],
 )
 def test_a_broken_gz_file_is_a_value_error_naming_it(tmp_path, make, words):
