@@ -133,7 +133,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     folder = args.analysis if args.analysis.is_dir() else args.analysis.parent
-    out = cli.figure_path(args.out or folder, "capability.png")
+    out = cli.figure_path(args.out or cli.default_out(folder), "capability.png")
     if cli.checking(args):
         return 0
     path = draw(*load(args.analysis), out)

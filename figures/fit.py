@@ -130,7 +130,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--out", type=Path, default=None, help="folder for the figures (default: beside fit.json)"
     )
     args = parser.parse_args(argv)
-    folder = args.out or (args.analysis if args.analysis.is_dir() else args.analysis.parent)
+    folder = args.out or cli.default_out(
+        args.analysis if args.analysis.is_dir() else args.analysis.parent
+    )
     out = cli.output_dir(folder, "--out")
     if cli.checking(args):
         return 0

@@ -190,7 +190,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not 0 <= args.detail <= 1:
         raise ValueError(f"--detail {args.detail}: a masking rate in [0, 1]")
     folder = args.analysis if args.analysis.is_dir() else args.analysis.parent
-    out = cli.figure_path(args.out or folder, "masking.png")
+    out = cli.figure_path(args.out or cli.default_out(folder), "masking.png")
     if cli.checking(args):
         return 0
     path = draw(load(args.analysis), out, detail=args.detail)

@@ -298,7 +298,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not path.is_file():
         raise ValueError(f"{path}: not found; run python -m fitting.study {args.sweep} first")
     doc = StudyRecord.read(path)
-    out = cli.output_dir(args.out or args.sweep, "--out")
+    out = cli.output_dir(args.out or cli.default_out(args.sweep), "--out")
     written = [
         learning_figure(doc, out / "learning.png"),
         timing_figure(doc, out / "timing.png"),

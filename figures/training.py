@@ -152,7 +152,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--protocol", default="naive", help="which protocol's rows to draw (default naive)"
     )
     args = parser.parse_args(argv)
-    out = cli.figure_path(args.out or run_log(args.runs[0]).parent, "concept_space.png")
+    out = cli.figure_path(
+        args.out or cli.default_out(run_log(args.runs[0]).parent), "concept_space.png"
+    )
     if cli.checking(args):
         return 0
     for run in args.runs:

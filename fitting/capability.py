@@ -269,15 +269,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         out_help="summary folder (default: the first run)",
     )
     folders = [run if run.is_dir() else run.parent for run in args.runs]
-    out = cli.output_dir(args.out or folders[0], "--out")
-    for folder in folders:
-        cli.output_dir(folder, "RUN")
+    homes = [cli.default_out(folder) for folder in folders]  # each run's elicitation.json
+    out = cli.output_dir(args.out or homes[0], "--out")
+    for home in homes:
+        cli.output_dir(home, "RUN")
     if cli.checking(args):
         return 0
     results = [analyse_run(r, args.label, args.persist) for r in args.runs]
-    for run, res in zip(args.runs, results):
-        folder = run if run.is_dir() else run.parent
-        ElicitationRecord.from_json(res).write(folder / ElicitationRecord.FILE)
+    for run, res, home in zip(args.runs, results, homes):
+        ElicitationRecord.from_json(res).write(home / ElicitationRecord.FILE)
         for rule, fs in (("first", res["first_step"]), ("settled", res["settled_step"])):
             print(
                 f"{run}: {rule:7s} naive 50%/80% at {fs['naive']['50%']}/{fs['naive']['80%']}, "

@@ -248,7 +248,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     fix = _fixes(args.fix)
     if args.compare == args.model:
         raise UsageError(f"--compare {args.compare}: give another model than --model {args.model}")
-    out = cli.output_dir(args.out or args.log.parent / "fit", "--out")
+    out = cli.output_dir(args.out or cli.default_out(args.log.parent / "fit"), "--out")
     if cli.checking(args):
         return 0
     chosen = _chosen(args)

@@ -264,7 +264,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         runs_help="run folders of the sweep, one per (masking rate, seed)",
         out_help="folder for masking.json (default: the first run's parent)",
     )
-    out = cli.output_dir(args.out or run_log(args.runs[0]).parent.parent, "--out")
+    out = cli.output_dir(args.out or cli.default_out(run_log(args.runs[0]).parent.parent), "--out")
     if cli.checking(args):
         return 0
     results = sweep(args.runs, args.label, args.persist)

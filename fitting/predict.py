@@ -254,7 +254,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise UsageError(
             f"--out: {len(args.logs)} logs are pooled; say where the outputs go (--out DIR)"
         )
-    out = cli.output_dir(args.out or args.logs[0].parent / "predict", "--out")
+    out = cli.output_dir(args.out or cli.default_out(args.logs[0].parent / "predict"), "--out")
     cli.not_an_input([out / name for name in OUTPUTS], [*args.logs, *args.covariates])
     if cli.checking(args):
         return 0

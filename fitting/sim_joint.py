@@ -150,7 +150,7 @@ def groups(trajs: Sequence[Trajectory], args) -> list[list[Trajectory]]:
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m fitting.sim_joint``: see the module docstring."""
     args = build_parser().parse_args(argv)
-    out = cli.output_dir(args.out or args.log.parent / "sim_joint", "--out")
+    out = cli.output_dir(args.out or cli.default_out(args.log.parent / "sim_joint"), "--out")
     if cli.checking(args):
         return 0
     if not args.log.exists():

@@ -376,7 +376,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     default = "study.json" if args.only is None else f"study-{_file_part(args.only)}.json"
-    out = args.out or args.sweep / default
+    out = args.out or cli.default_out(args.sweep / default)
     cli.not_an_input([out], [args.sweep / "sweep.csv", args.sweep / "covariates.csv"])
     cli.output_file(out, "--out", suffix=".json", owns=("study.json",))
     if cli.checking(args):

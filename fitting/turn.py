@@ -1,7 +1,9 @@
 """The turn of a trajectory in concept space: where it stops heading for the memorized class and turns.
 
-  python -m fitting.turn RUN_DIR [RUN_DIR ...] [--class 11] [--min-dev 0.05] [--min-angle 30]
-                                                    # writes RUN_DIR/turn.json (figures.training marks it)
+  python -m fitting.turn RUN_DIR [RUN_DIR ...] [--class 11] [--min-dev 0.05] [--min-angle 30] [--out DIR]
+
+writes RUN_DIR/turn.json (figures.training marks it), or DIR/turn.json (several runs: DIR/<run folder>/turn.json);
+a run among the committed results (docs/results) is left as committed: its turn.json goes under runs/results/.
 
 Model-free. The path is smoothed lightly (Savitzky-Golay, window 7, in checkpoint order). The
 turn is the checkpoint where the smoothed path lies farthest from the chord joining its start
@@ -240,6 +242,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="the classes to look at (default: the log's held-out classes, else 11)",
     )
     parser.add_argument(
+        "--out",
+        type=Path,
+        help="folder for turn.json (default: the run's folder; several runs: one subfolder each)",
+    )
+    parser.add_argument(
         "--min-dev",
         type=float,
         default=0.05,
@@ -267,15 +274,29 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise ValueError(f"--class {args.labels!r}: give one or more class labels, e.g. 11")
     if cli.checking(args):
         return 0
+    outs = {}
     for run in args.runs:
         if not run_log(run).exists():
             raise ValueError(
                 f"{run_log(run)}: no trajectory log here (train with python -m empirical.train)"
             )
-        cli.output_file(run_log(run).parent / "turn.json", "RUN", owns=("turn.json",))
+        folder = run_log(run).parent
+        home = (
+            cli.default_out(folder)
+            if args.out is None
+            else args.out / folder.name
+            if len(args.runs) > 1
+            else args.out
+        )
+        outs[run] = cli.output_file(home / TurnRecord.FILE, "--out", owns=("turn.json",))
+    if len(set(outs.values())) < len(outs):
+        raise cli.UsageError(
+            f"--out {args.out}: two runs share a folder name, so their turn.json would collide; "
+            "turn them one at a time"
+        )
     for run in args.runs:
         doc = run_turns(run_log(run), labels, min_dev=args.min_dev, min_angle=args.min_angle)
-        path = doc.write(run_log(run).parent / TurnRecord.FILE)
+        path = doc.write(outs[run])
         for t in doc.turns:
             where = "no turn" if t["turn_step"] is None else f"turn at step {t['turn_step']:.0f}"
             print(f"{run}: class {t['class']} {t['protocol']}: {where}")

@@ -14,6 +14,7 @@
 # takes about 55 s alone on 2 threads, and one run alone took 120 min to step 4,800 (docs/ladder.md, `ema`), so a
 # rung of 4 runs does not fit a 3-hour session; run one cell at a time, or on a GPU (device.sh).
 set -euo pipefail
+export CONCEPT_DYNAMICS_RESULTS=write  # remake the committed files (analyses leave them alone otherwise)
 cd "$(dirname "$0")/../../.."
 RUNS=${RUNS:-runs/ladder}
 DOCS=docs/results/ladder

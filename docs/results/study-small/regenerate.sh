@@ -6,6 +6,7 @@
 #   bash docs/results/study-small/regenerate.sh --skip-laws   (all but the pooled laws' fits and the fresh-level
 #                                                              predictions: after a run joins a sweep, a few minutes)
 set -euo pipefail
+export CONCEPT_DYNAMICS_RESULTS=write  # remake the committed files (analyses leave them alone otherwise)
 [[ $# -eq 0 || ( $# -eq 1 && $1 == --skip-laws ) ]] || { sed -n '2,7p' "$0" >&2; exit 2; }
 SKIP_LAWS=${1:-}
 cd "$(dirname "$0")/../../.."

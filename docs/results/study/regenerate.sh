@@ -4,6 +4,7 @@
 #
 #   bash docs/results/study/regenerate.sh        (from the repository root; about 30 minutes on 2 cores)
 set -euo pipefail
+export CONCEPT_DYNAMICS_RESULTS=write  # remake the committed files (analyses leave them alone otherwise)
 cd "$(dirname "$0")/../../.."
 laws() {  # laws OUT SWEEP..: the pooled toy models on the sweeps' runs, one Δcolor level left out at a time
     local out=$1 logs=() covs=() model

@@ -6,6 +6,7 @@
 #
 #   bash docs/results/sim2_vs_eq1/joint/regenerate.sh      # about 40 s per run on one core
 set -euo pipefail
+export CONCEPT_DYNAMICS_RESULTS=write  # remake the committed files (analyses leave them alone otherwise)
 cd "$(dirname "$0")/../../../.."
 OUT=docs/results/sim2_vs_eq1/joint
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
