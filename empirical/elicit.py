@@ -28,6 +28,7 @@ import numpy as np
 from empirical import checkpoint, evaluate, protocols, runlog
 from empirical.grid import grid
 from empirical.config import TrainConfig, read_run_config
+from theory.progress import bar as progress_bar
 from theory import cli
 from theory.trajectory import read_csv
 
@@ -111,8 +112,6 @@ def run_protocols(
     """Elicit the saved checkpoints of a run (every ``every``-th) under each protocol; returns {protocol: results}.
 
     ``classes``: labels to elicit (default every class: held-out ones and the training-class control)."""
-    from tqdm import tqdm
-
     run = Path(run)
     cfg, doc = load_run(run)
     labels = _checked(names, classes, cfg)
@@ -137,7 +136,7 @@ def run_protocols(
         for name in names
     }
     total = sum(map(len, todo.values()))
-    bar = tqdm(total=total, desc="elicit", unit="ckpt", disable=None if progress else True)
+    bar = progress_bar(total=total, desc="elicit", unit="ckpt", enabled=progress)
     all_results = {}
     for name in names:
         results = runlog.read_elicit(run, name)

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Iterator, Sequence
 
 from empirical import jobs, lock, plan
+from theory.progress import bar as progress_bar
 from theory import cli
 
 POLL_S = 1.0
@@ -154,10 +155,8 @@ def follow(
 ) -> Follow:
     """Submit the runs' jobs and follow them to the end (local and debug: at most --max-parallel at once;
     slurm: one array). Runs found in use by another process are resubmitted once their lock is free."""
-    from tqdm import tqdm
-
     state = Follow({s.name: s for s in specs}, [s.name for s in specs])
-    bar = tqdm(total=len(specs), desc="sweep", unit="run", disable=None if progress else True)
+    bar = progress_bar(total=len(specs), desc="sweep", unit="run", enabled=progress)
     limit = {"local": args.max_parallel, "debug": 1}.get(args.executor, len(specs))
     try:
         while state.queued or state.running or state.busy:

@@ -27,6 +27,7 @@ from empirical.probe_net import (
     content_hash,
     probabilities,
 )
+from theory.progress import bar as progress_bar
 
 
 def diverse(cfg: ProbeConfig, per_class: int, rng: np.random.Generator, levels: int = 32):
@@ -83,11 +84,9 @@ def train(cfg: ProbeConfig, *, progress: bool = True) -> tuple[Probe, dict]:
     sched = torch.optim.lr_scheduler.OneCycleLR(
         opt, max_lr=cfg.lr, total_steps=cfg.steps, pct_start=0.1
     )
-    from tqdm import tqdm
-
     start = time.perf_counter()
     gen = torch.Generator().manual_seed(cfg.seed)
-    bar = tqdm(range(cfg.steps), desc="probe", unit="step", disable=None if progress else True)
+    bar = progress_bar(range(cfg.steps), desc="probe", unit="step", enabled=progress)
     half = cfg.batch // 2
     target = torch.cat([torch.ones(cfg.batch - half), torch.zeros(half)])
     model.train()

@@ -53,10 +53,10 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
-from tqdm import tqdm
 
 from empirical import runlog
 from empirical.runlog import UNREADABLE, Logged
+from theory.progress import bar as progress_bar
 from theory.files import read_json, write_json
 from theory.trajectory import write_csv
 
@@ -292,7 +292,9 @@ def walk(
     doer = _Walk(sampler, reader, samples, seeds)
     todo = [(s, c) for s, (_, c) in zip(steps, checkpoints) if s not in done["naive"]]
     hide = None if progress is None else not progress
-    for step, checkpoint in tqdm(todo, desc="checkpoints", unit="ckpt", disable=hide, leave=False):
+    for step, checkpoint in progress_bar(
+        todo, desc="checkpoints", unit="ckpt", enabled=not hide, leave=False
+    ):
         done["naive"][step] = [
             doer.read(step, checkpoint, Prompt(label), SCORE) for label in classes
         ]

@@ -142,7 +142,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if "curves" not in r or key not in trajs:
             why = "no curves (fitted with --no-figures)" if "curves" not in r else "not in the log"
             print(
-                f"python -m figures.fit: skipped run={key[0]!r} seed={key[1]} class={key[2]!r}: {why}",
+                f"python -m figures.fit: skipped run={key[0]!r} seed={cli.shown(key[1])} class={key[2]!r}: {why}",
                 file=sys.stderr,
             )
             continue

@@ -280,8 +280,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         ElicitationRecord.from_json(res).write(home / ElicitationRecord.FILE)
         for rule, fs in (("first", res["first_step"]), ("settled", res["settled_step"])):
             print(
-                f"{run}: {rule:7s} naive 50%/80% at {fs['naive']['50%']}/{fs['naive']['80%']}, "
-                f"capability {fs.get('capability', {}).get('50%')}/{fs.get('capability', {}).get('80%')}"
+                f"{run}: {rule:7s} naive 50%/80% at "
+                f"{cli.shown(fs['naive']['50%'])}/{cli.shown(fs['naive']['80%'])}, capability "
+                f"{cli.shown(fs.get('capability', {}).get('50%'))}/"
+                f"{cli.shown(fs.get('capability', {}).get('80%'))} (-: not reached)"
             )
     summary = ElicitationSummaryRecord(
         runs=[str(r) for r in args.runs],

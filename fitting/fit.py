@@ -35,10 +35,10 @@ from pathlib import Path
 from typing import Sequence
 
 import numpy as np
-from tqdm import tqdm
 
 from fitting.estimators import ESTIMATORS
 from fitting.report import analyse, fitted_curves
+from theory.progress import bar as progress_bar
 from theory import cli
 from theory.cli import UsageError
 from theory.records import FitRecord
@@ -181,8 +181,9 @@ def _chosen(args) -> list:
     if not chosen:
         have = sorted({(t.label, t.protocol) for t in trajs})
         raise UsageError(
-            f"{args.log}: no trajectory matches --class {args.label} --protocol {args.protocol} "
-            f"--run {args.run}; the log has (class, protocol): {have}"
+            f"{args.log}: no trajectory matches "
+            f"{cli.selection(**{'class': args.label}, protocol=args.protocol, run=args.run)}; "
+            f"the log has (class, protocol): {have}"
         )
     if args.model == "notebook" and len(chosen[0].concepts) != 2:
         raise UsageError(
@@ -195,7 +196,7 @@ def _fit_each(chosen, model, *, fix, ci, boot, persist, versus, log) -> tuple[li
     """(trajectory, record, fit, turn, accuracy fit) per trajectory that could be fitted, and the skipped
     ones with why (too few points, a --fix that does not fit this model: the others still fit)."""
     results, skipped = [], []
-    for traj in tqdm(chosen, desc="fitting", unit="trajectory", disable=None):
+    for traj in progress_bar(chosen, desc="fitting", unit="trajectory"):
         try:
             kwargs = dict(fix=fix, ci=ci, n_boot=boot, persist=persist)
             result = (traj, *analyse(traj, model, **kwargs))
@@ -210,7 +211,7 @@ def _fit_each(chosen, model, *, fix, ci, boot, persist, versus, log) -> tuple[li
         first = skipped[0]
         raise UsageError(
             f"{log}: none of the {len(skipped)} trajectories could be fitted; the first, "
-            f"run={first['run']!r} seed={first['seed']} class={first['class']!r} "
+            f"run={first['run']!r} seed={cli.shown(first['seed'])} class={first['class']!r} "
             f"protocol={first['protocol']!r}: {first['reason']}"
         )
     return results, skipped
@@ -220,7 +221,7 @@ def _say(records: list[dict], skipped: list[dict]) -> None:
     """The skipped trajectories on stderr, a line per fitted one on stdout."""
     for s in skipped:
         print(
-            f"python -m fitting.fit: skipped run={s['run']!r} seed={s['seed']} class={s['class']!r} "
+            f"python -m fitting.fit: skipped run={s['run']!r} seed={cli.shown(s['seed'])} class={s['class']!r} "
             f"protocol={s['protocol']!r}: {s['reason']}",
             file=sys.stderr,
         )
@@ -232,7 +233,7 @@ def _say(records: list[dict], skipped: list[dict]) -> None:
             c = r["comparison"]
             versus = f"; AIC prefers {c['better']} by {c['aic_gap']:.1f}"
         print(
-            f"  {r['run'] or '-'} seed={r['seed']} class={r['class']} {r['protocol']}: {said}; "
+            f"  {r['run'] or '-'} seed={cli.shown(r['seed'])} class={r['class']} {r['protocol']}: {said}; "
             f"turn={turn} rmse={np.nan if r['rmse'] is None else r['rmse']:.3g}{versus}"
         )
 

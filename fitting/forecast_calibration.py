@@ -27,11 +27,11 @@ from pathlib import Path
 from typing import Sequence
 
 import numpy as np
-from tqdm import tqdm
 
 from fitting import forecast_methods as fm
 from fitting.event_records import CalibrationRecord
 from fitting.events import run_events
+from theory.progress import bar as progress_bar
 from theory import cli
 from theory.trajectory import read_csv
 
@@ -53,7 +53,7 @@ def _same(a: dict, b: dict) -> bool:
 def forecasts(runs: Sequence[Path], label: str = "11") -> list[dict]:
     events = [run_events(r, label) for r in runs]
     rows = []
-    for run, e in tqdm(list(zip(runs, events)), desc="leave one out", unit="run", disable=None):
+    for run, e in progress_bar(list(zip(runs, events)), desc="leave one out", unit="run"):
         pool = fm.Pool([o for o in events if o is not e and not _same(o, e)])
         trajectories = read_csv(Path(run) / "trajectories.csv")
         end = e["behavior"].censored_at

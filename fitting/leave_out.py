@@ -7,10 +7,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-from tqdm import tqdm
 
 from fitting.intervals import clustered_mean
 from fitting.prediction import Setup, analyse, pooled_fit
+from theory.progress import bar as progress_bar
 from theory.cli import UsageError
 from theory.records import LeaveOutRecord
 from theory.trajectory import Trajectory
@@ -203,11 +203,8 @@ def scarce(
     rows = []
     for (name, held), pools in zip(plans, splits_pools):
         got: dict[str, list[dict]] = {r: [] for r in held}
-        for _ in tqdm(
-            range(draws),
-            desc=f"{name}: draws of {per_level} run(s) a level",
-            leave=False,
-            disable=None,
+        for _ in progress_bar(
+            range(draws), desc=f"{name}: draws of {per_level} run(s) a level", leave=False
         ):
             train = [
                 str(r)

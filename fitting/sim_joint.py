@@ -29,11 +29,11 @@ from pathlib import Path
 from typing import Sequence
 
 import numpy as np
-from tqdm import tqdm
 
 from fitting.model_fit import fit_model
 from fitting.report import rounded
 from fitting.sim_fit import bits_of, fit_sim
+from theory.progress import bar as progress_bar
 from theory import cli
 from theory.cli import UsageError
 from theory.records import SimJointRecord
@@ -162,11 +162,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not runs:
         have = sorted({(t.run, t.seed, t.protocol) for t in trajs})
         raise UsageError(
-            f"{args.log}: no class with a concept present matches --protocol {args.protocol} "
-            f"--run {args.run} --seed {args.seed}; the log has (run, seed, protocol): {have}"
+            f"{args.log}: no class with a concept present matches "
+            f"{cli.selection(protocol=args.protocol, run=args.run, seed=args.seed)}; "
+            f"the log has (run, seed, protocol): {have}"
         )
     stamped, records, skipped = stamp(), [], []
-    for group in tqdm(runs, desc="joint fits", unit="run", disable=None):
+    for group in progress_bar(runs, desc="joint fits", unit="run"):
         try:
             records.append(compare_run(group))
         except ValueError as err:  # too few points, say: the other runs are still fitted
@@ -182,13 +183,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"wrote {path}")
     for s in skipped:
         print(
-            f"python -m fitting.sim_joint: skipped run={s['run']!r} seed={s['seed']}: {s['reason']}",
+            f"python -m fitting.sim_joint: skipped run={s['run']!r} seed={cli.shown(s['seed'])}: {s['reason']}",
             file=sys.stderr,
         )
     for r in records:
         scores = ", ".join(f"{m} {r['models'][m]['aic']:.1f}" for m in MODELS)
         print(
-            f"  {r['run'] or '-'} seed={r['seed']} classes {'/'.join(r['classes'])}: AIC {scores}; preferred {r['preferred']}"
+            f"  {r['run'] or '-'} seed={cli.shown(r['seed'])} classes {'/'.join(r['classes'])}: AIC {scores}; preferred {r['preferred']}"
         )
     return 0
 

@@ -36,6 +36,19 @@ class UsageError(ValueError):
     """A bad flag, value or file: exit code 2 with a one-line message."""
 
 
+def shown(value: object) -> str:
+    """A value as a user reads it: None (or NaN) is '-', never Python's 'None'."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "-"
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def selection(**flags: object) -> str:
+    """'--class 11 --run a' from the selecting flags that were given (None: not given, left out)."""
+    given = [f"--{name.replace('_', '-')} {v}" for name, v in flags.items() if v is not None]
+    return " ".join(given) or "no selection"
+
+
 def one_line(text: str) -> str:
     """Text with every run of white space (newlines included) folded to one space."""
     return " ".join(str(text).split())
