@@ -35,7 +35,9 @@ def test_a_default_output_inside_the_results_moves_under_runs(checkout, capsys, 
     assert moved == cli.ROOT / "runs/results/sweep/run/fit"
     assert "holds committed results, left as they are" in capsys.readouterr().err
     assert cli.default_out(cli.ROOT / "elsewhere") == cli.ROOT / "elsewhere"
-    monkeypatch.setenv(cli.RESULTS_ENV, "write")  # the regenerate scripts remake the committed files
+    monkeypatch.setenv(
+        cli.RESULTS_ENV, "write"
+    )  # the regenerate scripts remake the committed files
     assert cli.default_out(checkout / "fit") == checkout / "fit"
 
 
@@ -70,4 +72,6 @@ def test_turn_writes_where_out_says_one_folder_per_run(checkout, tmp_path):
     assert turn([str(checkout), "--out", str(tmp_path / "one")]) == 0
     assert (tmp_path / "one/turn.json").exists()
     assert turn([str(checkout), str(second), "--out", str(tmp_path / "two")]) == 0
-    assert (tmp_path / "two/run/turn.json").exists() and (tmp_path / "two/second/turn.json").exists()
+    assert (tmp_path / "two/run/turn.json").exists() and (
+        tmp_path / "two/second/turn.json"
+    ).exists()
