@@ -137,12 +137,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     cli.output_dir(args.runs, "--runs")
     if args.pack is not None:
         cli.output_file(args.pack, "--pack", suffix=(".tgz", ".gz"))
+    if cli.checking(args):
+        return 0
     found = job_file.problems(args.jobs, args.runs)
     if found:
         print("\n".join(found), file=sys.stderr)
         raise cli.UsageError(f"{args.jobs}: {len(found)} bad line(s); nothing was started")
-    if cli.checking(args):
-        return 0
     runs = job_file.lines(args.jobs)
     deadline = time.monotonic() + args.seconds
     args.runs.mkdir(parents=True, exist_ok=True)

@@ -53,25 +53,6 @@ class VerdictRecord(Record):
 
 
 @dataclass(frozen=True, kw_only=True)
-class ForecastRecord(Record):
-    """A run's forecast: the behavior step, its interval, P(by the horizon), and every method's."""
-
-    FILE = "forecast.json"
-    WRITER = "python -m fitting.forecast"
-    ROWS = {"methods": ("method", "behavior_step", "interval", "p_compose")}
-
-    run: str
-    at: float
-    horizon: float
-    observed_behavior_step: float | None
-    behavior_step: float | None
-    interval: list | None
-    p_compose: float | None
-    method: str
-    methods: list
-
-
-@dataclass(frozen=True, kw_only=True)
 class CalibrationRecord(Record):
     """calibration.json: every leave-one-out forecast and the scores per cut and method."""
 

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Sequence
 
 from fitting import forecast_methods as fm
-from fitting.event_records import ForecastRecord
+from theory.records import ForecastRecord
 from fitting.events import run_events
 from theory import cli
 from theory.files import read_json

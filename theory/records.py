@@ -290,6 +290,25 @@ class LadderRecord(Record):
     rows: list = field()
 
 
+@dataclass(frozen=True, kw_only=True)
+class ForecastRecord(Record):
+    """A run's forecast: the behavior step, its interval, P(by the horizon), and every method's."""
+
+    FILE = "forecast.json"
+    WRITER = "python -m fitting.forecast"
+    ROWS = {"methods": ("method", "behavior_step", "interval", "p_compose")}
+
+    run: str
+    at: float
+    horizon: float
+    observed_behavior_step: float | None
+    behavior_step: float | None
+    interval: list | None
+    p_compose: float | None
+    method: str
+    methods: list
+
+
 RECORDS: tuple[type[Record], ...] = (
     FitRecord,
     SimJointRecord,
@@ -301,4 +320,5 @@ RECORDS: tuple[type[Record], ...] = (
     PredictionRecord,
     LeaveOutRecord,
     LadderRecord,
+    ForecastRecord,
 )

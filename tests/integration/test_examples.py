@@ -42,6 +42,9 @@ COMMANDS = [
     "figures.capability",
     "figures.fit",
     "figures.predict",
+    "figures.forecast",
+    "empirical.batch",
+    "empirical.keep",
 ]
 SYNOPSIS = re.compile(r"[\[\]{}|]|\.\.")  # a usage line with placeholders, not an example
 

@@ -105,3 +105,47 @@ def test_bad_input_is_one_line(argv, message, capsys):
     assert forecast.main(argv) == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
+
+
+def test_the_forecast_figure_draws_the_path_and_every_methods_row(tmp_path):
+    """figures.forecast: the path read up to the cut, the later path faded, one row per method."""
+    import numpy as np
+
+    from figures.forecast import main as figure
+    from theory.records import ForecastRecord
+    from theory.trajectory import Trajectory, write_csv
+
+    run = tmp_path / "run"
+    steps = np.arange(0, 5001, 250)
+    acc = 1 / (1 + np.exp(-(steps - 3500) / 300))
+    z = np.stack([acc, acc], axis=1)
+    write_csv(
+        run / "trajectories.csv", [Trajectory(steps, z, ("color", "size"), "11", accuracy=acc)]
+    )
+    methods = [
+        {"method": "clock", "behavior_step": 3400.0, "interval": [3000.0, None], "p_compose": 0.8},
+        {
+            "method": "lag",
+            "behavior_step": None,
+            "interval": None,
+            "p_compose": None,
+            "note": "no capability",
+        },
+    ]
+    doc = dict(
+        run=str(run),
+        at=2000.0,
+        horizon=5000.0,
+        observed_behavior_step=None,
+        behavior_step=3400.0,
+        interval=[3000.0, None],
+        p_compose=0.8,
+        method="clock",
+        methods=methods,
+    )
+    ForecastRecord.from_json(doc).write(run / "forecast.json")
+    assert figure([str(run / "forecast.json")]) == 0
+    assert (run / "forecast.png").stat().st_size > 10_000
+    doc["run"] = str(tmp_path / "moved")
+    ForecastRecord.from_json(doc).write(tmp_path / "moved.json")
+    assert figure([str(tmp_path / "moved.json"), "--out", str(tmp_path / "x.png")]) == 2

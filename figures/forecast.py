@@ -1,0 +1,126 @@
+"""A run's forecast drawn on its path so far: when plain prompting will show the held-out class.
+
+  python -m fitting.forecast RUN --pool OTHER_RUN ... --json RUN/forecast.json     # the forecast
+  python -m figures.forecast RUN/forecast.json [--out PNG]
+
+forecast.png (default: beside the forecast): the held-out class's joint accuracy under naive prompting (black)
+and over-prompting (red, where logged) against the training step, solid up to the cut the forecast read and
+faded after it (what was logged later, if anything: the forecast did not see it); the 0.5 line that counts as
+"shows the class"; below, one row per method: its forecast step (a dot) and 80% interval (a bar), an arrow where
+the interval runs past the horizon, and why where a method gave no step. Reads forecast.json and the run's
+trajectories.csv; every number drawn was computed by fitting.forecast.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from theory.records import ForecastRecord
+from theory import cli
+from theory.plot import PROTOCOL_COLORS, save, subplots
+from theory.trajectory import read_csv
+
+THRESHOLD = 0.5
+
+
+def _paths(ax, run: Path, label: str, at: float) -> None:
+    """The class's accuracy per protocol, solid up to the cut and faded after it."""
+    for traj in read_csv(run / "trajectories.csv"):
+        if traj.label != label or traj.protocol not in ("naive", "overprompt"):
+            continue
+        if traj.accuracy is None:
+            continue
+        step, acc = np.asarray(traj.step, float), np.asarray(traj.accuracy, float)
+        color = PROTOCOL_COLORS.get(traj.protocol, "0.5")
+        seen = step <= at
+        name = "naive prompting" if traj.protocol == "naive" else "over-prompting"
+        ax.plot(step[seen], acc[seen], color=color, lw=2, label=f"{name} (read)")
+        if (~seen).any():
+            later = np.r_[step[seen][-1:], step[~seen]], np.r_[acc[seen][-1:], acc[~seen]]
+            ax.plot(*later, color=color, lw=1, alpha=0.35, label=f"{name} (after the cut)")
+    ax.axhline(THRESHOLD, color="0.6", lw=0.8, ls=":")
+    ax.set_ylabel(f"class {label}: joint accuracy")
+    ax.set_ylim(-0.03, 1.03)
+
+
+def _methods(ax, rec: ForecastRecord) -> None:
+    """One row per method: the forecast step and its 80% interval."""
+    rows = rec.methods
+    for i, m in enumerate(rows):
+        y = len(rows) - 1 - i
+        low, high = m["interval"] or (None, None)
+        if m["behavior_step"] is None:
+            said = (
+                f"does not apply: {m.get('note') or 'nothing to go on'}"
+                if m["p_compose"] is None
+                else f"none by the horizon (P {m['p_compose']:.2f})"
+            )
+            ax.text(rec.at, y, f"  {said}", va="center", fontsize=7, color="0.4")
+            continue
+        right = rec.horizon if high is None else high
+        ax.plot([low if low is not None else m["behavior_step"], right], [y, y], color="k", lw=3)
+        if high is None:
+            ax.annotate("", (right * 1.02, y), (right, y), arrowprops=dict(arrowstyle="->"))
+        ax.plot(m["behavior_step"], y, "o", color="C1", ms=7, zorder=5)
+    ax.set_yticks(range(len(rows)), [m["method"] for m in reversed(rows)])
+    ax.set_ylim(-0.7, len(rows) - 0.3)
+    ax.set_xlabel("training step")
+
+
+def draw(rec: ForecastRecord, label: str, path: Path) -> Path:
+    fig, (top, bottom) = subplots(
+        2, 1, figsize=(7, 5.2), sharex=True, gridspec_kw={"height_ratios": [2.2, 1]}
+    )
+    _paths(top, Path(rec.run), label, rec.at)
+    _methods(bottom, rec)
+    for ax in (top, bottom):
+        ax.axvline(rec.at, color="0.3", lw=1, ls="--")
+        ax.axvline(rec.horizon, color="0.7", lw=1)
+    top.text(rec.at, 1.0, " cut", fontsize=8, va="top")
+    top.text(rec.horizon, 1.0, " horizon", fontsize=8, va="top")
+    top.set_title(_title(rec), fontsize=9)
+    top.legend(fontsize=7, loc="center left", frameon=False)
+    return save(fig, path)
+
+
+def _title(rec: ForecastRecord) -> str:
+    if rec.observed_behavior_step is not None:
+        return f"{Path(rec.run).name}: shown at {rec.observed_behavior_step:,.0f} (read to {rec.at:,.0f})"
+    if rec.behavior_step is None:
+        return f"{Path(rec.run).name}: not expected by {rec.horizon:,.0f} ({rec.method})"
+    return (
+        f"{Path(rec.run).name}: forecast {rec.behavior_step:,.0f} ({rec.method}), "
+        f"read to {rec.at:,.0f}"
+    )
+
+
+@cli.command("figures.forecast")
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m figures.forecast``: see the module docstring."""
+    parser = cli.parser("figures.forecast", __doc__)
+    parser.add_argument(
+        "forecast", type=Path, help="forecast.json (python -m fitting.forecast --json)"
+    )
+    parser.add_argument("--class", dest="label", default="11", help="the class (default 11)")
+    parser.add_argument(
+        "--out", type=Path, help="a .png, or a folder (default: beside the forecast)"
+    )
+    args = parser.parse_args(argv)
+    folder = args.forecast if args.forecast.is_dir() else args.forecast.parent
+    out = cli.figure_path(args.out or cli.default_out(folder), "forecast.png")
+    if cli.checking(args):
+        return 0
+    rec = ForecastRecord.read(args.forecast)
+    if not (Path(rec.run) / "trajectories.csv").exists():
+        raise cli.UsageError(
+            f"{args.forecast}: its run {rec.run} has no trajectories.csv here (moved?)"
+        )
+    print(f"wrote {draw(rec, args.label, out)}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
