@@ -18,11 +18,16 @@ and a summary line; --json writes
 
 The pooled methods (clock, lag, setting) learn from --pool's run folders (never the run forecast; the run itself is
 dropped from the pool if given); without --pool only the logistic extrapolation runs.
+
+--watch SECONDS follows a run that is training: every SECONDS it looks for a new checkpoint in the log and, when
+there is one, forecasts again from it (one summary line each, --json rewritten), until naive prompting shows the
+class or the log reaches the horizon (Ctrl-C stops it).
 """
 
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 from typing import Sequence
 
@@ -105,6 +110,36 @@ def _summary(doc: dict) -> str:
     )
 
 
+def watch(
+    run: Path,
+    every: float,
+    horizon: float | None,
+    pool: fm.Pool | None,
+    label: str,
+    out: Path | None,
+    sleep=time.sleep,
+    looks: int | None = None,
+) -> int:
+    """Forecast at each new checkpoint of a run in training (``looks``: stop after that many, for tests)."""
+    log, seen = run / "trajectories.csv", None
+    try:
+        while looks is None or looks > 0:
+            stamp = log.stat().st_mtime_ns if log.exists() else None
+            if stamp is not None and stamp != seen:
+                seen = stamp
+                doc = forecast(run, None, horizon, pool, label)
+                print(f"{time.strftime('%H:%M:%S')} {summary(doc)}", flush=True)
+                if out:
+                    ForecastRecord.from_json(doc).write(out)
+                if doc["observed_behavior_step"] is not None or doc["at"] >= doc["horizon"]:
+                    return 0
+            looks = None if looks is None else looks - 1
+            sleep(every)
+    except KeyboardInterrupt:
+        print("stopped watching", file=sys.stderr)
+    return 0
+
+
 @cli.command("fitting.forecast")
 def main(argv: Sequence[str] | None = None) -> int:
     parser = cli.parser("fitting.forecast", __doc__)
@@ -124,8 +159,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--class", dest="label", default="11", help="the held-out class (default 11)"
     )
     parser.add_argument("--json", type=Path, help="write the forecast here")
+    parser.add_argument(
+        "--watch",
+        type=float,
+        metavar="SECONDS",
+        help="follow a training run: forecast again at each new checkpoint, looking every SECONDS",
+    )
     args = parser.parse_args(argv)
     out = cli.output_file(args.json, "--json") if args.json else None
+    if args.watch is not None and not args.watch > 0:
+        raise cli.UsageError(f"--watch {args.watch:g}: give the seconds between looks (> 0)")
+    if args.watch is not None and args.at is not None:
+        raise cli.UsageError("--watch follows the last checkpoint; leave --at out")
     if cli.checking(args):
         return 0
     if not (args.run / "trajectories.csv").exists():
@@ -136,6 +181,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.pool:
         others = [p for p in args.pool if p.resolve() != args.run.resolve()]
         pool = fm.Pool([run_events(p, args.label) for p in others])
+    if args.watch is not None:
+        return watch(args.run, args.watch, args.horizon, pool, args.label, out)
     doc = forecast(args.run, args.at, args.horizon, pool, args.label)
     for m in doc["methods"]:
         step = "none" if m["behavior_step"] is None else f"{m['behavior_step']:,.0f}"

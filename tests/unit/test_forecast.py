@@ -149,3 +149,41 @@ def test_the_forecast_figure_draws_the_path_and_every_methods_row(tmp_path):
     doc["run"] = str(tmp_path / "moved")
     ForecastRecord.from_json(doc).write(tmp_path / "moved.json")
     assert figure([str(tmp_path / "moved.json"), "--out", str(tmp_path / "x.png")]) == 2
+
+
+def test_watch_forecasts_at_each_new_checkpoint_until_the_class_shows(tmp_path, capsys):
+    """--watch: a run in training gains checkpoints between looks; one line per new checkpoint, none for a look
+    that finds nothing new, and it stops once naive prompting shows the class."""
+    from theory.trajectory import write_csv
+
+    run, full = tmp_path / "run", _run(cross=3000.0, end=6000.0)
+    cuts = iter([1500.0, 1500.0, 2500.0, 4500.0, 6000.0])
+
+    def write_to(cut):
+        write_csv(run / "trajectories.csv", [_cut(t, cut) for t in full])
+
+    write_to(next(cuts))
+
+    def sleep(_):
+        cut = next(cuts)
+        if cut != 1500.0:  # the second look finds the same log
+            write_to(cut)
+
+    assert (
+        forecast.watch(run, 1.0, 6000.0, None, "11", tmp_path / "f.json", sleep=sleep, looks=9) == 0
+    )
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 3 and "already shows the class" in lines[-1]
+    assert (tmp_path / "f.json").exists()
+
+
+def _cut(t, at):
+    keep = t.step <= at
+    return Trajectory(t.step[keep], t.z[keep], t.concepts, t.label, accuracy=t.accuracy[keep])
+
+
+def test_watch_refuses_a_bad_interval_and_a_cut(capsys):
+    assert forecast.main([str(RUN), "--watch", "0"]) == 2
+    assert forecast.main([str(RUN), "--watch", "5", "--at", "300"]) == 2
+    err = capsys.readouterr().err
+    assert "--watch 0: give the seconds" in err and "leave --at out" in err
