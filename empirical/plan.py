@@ -36,7 +36,10 @@ STEPS = {
     "fit": ("fitting.fit", "{run}/trajectories.csv"),
     "fit-figure": ("figures.fit", "{run}/fit"),
     "figure": ("figures.training", "{run}"),
+    "forecast": ("fitting.forecast", "{run}"),
 }
+# what a step writes into the run folder unless its arguments name it (empirical.sweep status reads it)
+STEP_OUTPUTS = {"forecast": ("--json", "{run}/forecast.json")}
 
 
 @dataclass(frozen=True)
@@ -51,6 +54,8 @@ class Step:
         """The command line that runs this step on a run folder (no shell: arguments are never interpreted);
         ``check``: the same line with ``--check-args``, which checks the step's flags and values and reads nothing."""
         module, target = STEPS[self.name]
+        flag, default = STEP_OUTPUTS.get(self.name, (None, None))
+        named = flag is None or any(a == flag or a.startswith(f"{flag}=") for a in self.args)
         return [
             sys.executable,
             "-m",
@@ -58,6 +63,7 @@ class Step:
             *(["--check-args"] if check else []),
             target.format(run=run),
             *self.args,
+            *([] if named else [flag, default.format(run=run)]),
         ]
 
     def check(self, run: Path) -> None:

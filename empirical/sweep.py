@@ -60,6 +60,7 @@ from empirical.executor import (
 )
 from empirical.config import TRAIN_PRESETS, check_folder
 from theory import cli
+from theory.records import ForecastRecord
 from theory.files import read_json, write_json
 from theory.stamp import stamp
 
@@ -305,6 +306,18 @@ def _report(out: Path, finished: int, total: int, failed: dict[str, str]) -> int
     return 1 if failed else 0
 
 
+def _forecast(run: Path) -> str:
+    """'; class 11 composes ~ step 6,400 [5,200, 8,100], p 0.86 by 10,000 (...)' where a forecast step (or
+    fitting.forecast --watch --json RUN/forecast.json) wrote one; '' otherwise."""
+    path = run / ForecastRecord.FILE
+    if not path.exists():
+        return ""
+    try:
+        return "; " + ForecastRecord.read(path).line()
+    except ValueError as err:
+        return f"; forecast unreadable ({cli.one_line(str(err))})"
+
+
 def status(argv: Sequence[str] | None) -> int:
     parser = cli.parser(
         "empirical.sweep status",
@@ -358,7 +371,7 @@ def status(argv: Sequence[str] | None) -> int:
         else:
             key, what = "not started", "not started"
         counts[key] = counts.get(key, 0) + 1
-        print(f"{run.name}: {what}")
+        print(f"{run.name}: {what}{_forecast(run)}")
     print(f"{len(rows)} runs: " + ", ".join(f"{v} {k}" for k, v in counts.items()))
     return 1 if counts.get("failed") else 0
 

@@ -65,6 +65,7 @@ def forecast(
     first = next((m for m in methods if m.step is not None or m.p_compose is not None), methods[0])
     return {
         "run": str(run),
+        "class": label,
         "at": at,
         "horizon": horizon,
         "observed_behavior_step": r.behavior,
@@ -87,27 +88,12 @@ def _config(run: Path) -> dict:
 
 
 def summary(doc: dict) -> str:
-    line = _summary(doc)
+    line = f"{doc['run']}: {ForecastRecord.from_json(doc).line()}"
     if len(doc["methods"]) == 1:
         line += (
             " [only the learning-curve extrapolation ran; give --pool for the toy theory's clock]"
         )
     return line
-
-
-def _summary(doc: dict) -> str:
-    if doc["observed_behavior_step"] is not None:
-        return f"{doc['run']}: naive prompting already shows the class at {doc['observed_behavior_step']:,.0f}"
-    if doc["behavior_step"] is None:
-        p = doc["p_compose"]
-        chance = "unknown" if p is None else f"{p:.0%}"
-        return f"{doc['run']}: not expected by {doc['horizon']:,.0f} ({doc['method']}: P(by then) {chance})"
-    lo, hi = doc["interval"] or (float("nan"), float("nan"))
-    high = "unbounded" if hi is None else f"{hi:,.0f}"
-    return (
-        f"{doc['run']}: naive prompting shows the class at about {doc['behavior_step']:,.0f} "
-        f"(80%: {lo:,.0f}-{high}; P(by {doc['horizon']:,.0f}) {doc['p_compose']:.0%}; {doc['method']}, at {doc['at']:,.0f})"
-    )
 
 
 def watch(

@@ -307,6 +307,26 @@ class ForecastRecord(Record):
     p_compose: float | None
     method: str
     methods: list
+    label: str = field(default="11", metadata={"key": "class"})
+
+    def line(self) -> str:
+        """The forecast in one line, as fitting.forecast prints it and empirical.sweep status shows it."""
+        c, read = f"class {self.label}", f"read to {self.at:,.0f}"
+        if self.observed_behavior_step is not None:
+            return f"{c} shown by naive prompting at {self.observed_behavior_step:,.0f} ({read})"
+        chance = "?" if self.p_compose is None else f"{self.p_compose:.2f}"
+        if self.behavior_step is None:
+            return f"{c} not expected by {self.horizon:,.0f} (p {chance}; {self.method}, {read})"
+        low, high = self.interval or (None, None)
+        span = f"[{_step(low)}, {'beyond' if high is None else _step(high)}]"
+        return (
+            f"{c} composes ~ step {self.behavior_step:,.0f} {span}, p {chance} by "
+            f"{self.horizon:,.0f} ({self.method}, {read})"
+        )
+
+
+def _step(value: float | None) -> str:
+    return "?" if value is None else f"{value:,.0f}"
 
 
 RECORDS: tuple[type[Record], ...] = (

@@ -86,7 +86,7 @@ def test_lag_and_setting_use_the_pool():
 def test_a_committed_run_already_composed_says_so(capsys):
     assert forecast.main([str(RUN)]) == 0
     out = capsys.readouterr().out
-    assert "already shows the class at 7,134" in out
+    assert "class 11 shown by naive prompting at 7,134" in out
     doc = forecast.forecast(RUN, 6000.0, None, None)
     assert doc["observed_behavior_step"] is None and doc["horizon"] == 15000.0
     assert doc["method"] == "logistic" and doc["at"] == 6000.0
@@ -173,7 +173,7 @@ def test_watch_forecasts_at_each_new_checkpoint_until_the_class_shows(tmp_path, 
         forecast.watch(run, 1.0, 6000.0, None, "11", tmp_path / "f.json", sleep=sleep, looks=9) == 0
     )
     lines = capsys.readouterr().out.splitlines()
-    assert len(lines) == 3 and "already shows the class" in lines[-1]
+    assert len(lines) == 3 and "shown by naive prompting" in lines[-1]
     assert (tmp_path / "f.json").exists()
 
 

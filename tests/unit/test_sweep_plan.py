@@ -500,3 +500,40 @@ def test_slurm_where_there_is_none_is_refused_before_anything_is_written(
     )
     assert "--executor slurm: no SLURM here (sbatch is not on PATH)" in capsys.readouterr().err
     assert not (tmp_path / "sw").exists()
+
+
+def test_status_shows_each_runs_latest_forecast(tmp_path, capsys):
+    """Issue #56: the forecast a step (or fitting.forecast --watch --json RUN/forecast.json) wrote, one line."""
+    from empirical.sweep import main as sweep
+    from theory.records import ForecastRecord
+
+    run = fake_run(tmp_path / "runs", ["seed=0"])
+    plan.mark(run, "train", {})
+    ForecastRecord.from_json(
+        dict(
+            run=str(run),
+            at=4000.0,
+            horizon=10000.0,
+            observed_behavior_step=None,
+            behavior_step=6400.0,
+            interval=[5200.0, 8100.0],
+            p_compose=0.86,
+            method="clock",
+            methods=[],
+        )
+    ).write(run / "forecast.json")
+    other = fake_run(tmp_path / "runs", ["seed=1"])
+    (other / "forecast.json").write_text("{}")
+    assert sweep(["status", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert (
+        "seed=0: done: train; class 11 composes ~ step 6,400 [5,200, 8,100], p 0.86 by 10,000"
+        in out
+    )
+    assert "seed=1:" in out and "forecast unreadable" in out
+
+
+def test_a_forecast_step_writes_into_the_run_unless_told_where():
+    step = plan.parse_step("forecast --pool a b")
+    assert step.argv(Path("r"))[-2:] == ["--json", "r/forecast.json"]
+    assert plan.parse_step("forecast --json x.json").argv(Path("r"))[-1] == "x.json"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Issue #35: the study on `small`, whose held-out class composes. Every number of docs/study.md's section on
-# composing runs, from the saved logs under docs/results/study-small/ (no training, no checkpoints).
+# Issue #35: the study on `small`, whose held-out class composes. Every `small` number of docs/study.md and its
+# notebook (docs/results/study-notebook.md), from the saved logs in docs/results/study-small/ (no training, no checkpoints).
 #
 #   bash docs/results/study-small/regenerate.sh               (from anywhere; about 30 minutes on 2 cores)
 #   bash docs/results/study-small/regenerate.sh --skip-laws   (all but the pooled laws' fits and the fresh-level
@@ -36,8 +36,9 @@ python -m fitting.study "$F" --by sep_color
 python -m figures.study "$F"
 laws "$F"
 # The fresh level Δcolor 0.65, as fresh-level-test.md wrote it down before its runs: two laws fitted to the other
-# 15 runs predict its three seeds (verdict in docs/study.md). fresh-level/runs/ links to the test's input, the
-# over-prompted 0.4 and 0.65 runs of dcolor/ (which since holds the weak levels' over-prompted runs too).
+# 15 runs predict its three seeds (verdict in docs/results/study-notebook.md, "`small`: the pooled toy model").
+# fresh-level/runs/ links to the test's input, the over-prompted 0.4 and 0.65 runs of dcolor/ (which since holds the
+# weak levels' over-prompted runs too).
 R=docs/results/study-small/fresh-level
 python -m empirical.sweep collect "$R" --partial
 python -m empirical.sweep collect "$D" --partial

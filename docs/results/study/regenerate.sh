@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Every number and figure of docs/study.md, from the saved outputs under docs/results/study/ (no training,
-# no checkpoints): the runs' logs are collected into tables, then measured, drawn and predicted.
+# Every `tiny` number and figure of docs/study.md and docs/results/study-notebook.md, from the saved outputs under
+# docs/results/study/ (no training, no checkpoints): the runs' logs are collected into tables, then measured, drawn
+# and predicted.
 #
 #   bash docs/results/study/regenerate.sh        (from the repository root; about 30 minutes on 2 cores)
 set -euo pipefail
