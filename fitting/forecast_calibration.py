@@ -6,8 +6,9 @@ For every run and cut, the pooled methods learn from the other runs (leaving out
 seed too: a repeat of a seed on another device is not another run), read the run only up to the cut, and forecast
 its behavior step (fitting.forecast_methods) for the horizon of the run's own length. The cuts, fixed before any
 score was seen: steps 2,000, 3,000 and 4,000; the run's memorization plateau (where its memorized corner peaks,
-fitting.ladder); its capability step (where over-prompting is logged and shows the class). A run whose behavior is
-already seen by a cut is not forecast there (counted as ``already``).
+fitting.ladder); the checkpoint after its capability step (where over-prompting is logged and has shown the class
+for the 2 checkpoints that confirm it). A run whose behavior is already seen by a cut is not forecast there
+(counted as ``already``).
 
 Scored per method and cut:
   mae          the median absolute error of the behavior step. A forecast of "not by the horizon" counts as the
@@ -39,10 +40,14 @@ FIXED_CUTS = (2000.0, 3000.0, 4000.0)
 CUTS = ("2000", "3000", "4000", "memorized", "capability")
 
 
-def cut_steps(e: dict) -> dict[str, float | None]:
+def cut_steps(e: dict, logged: Sequence[float] = ()) -> dict[str, float | None]:
+    """Each cut's step for a run; ``logged``: its checkpoint steps. The capability cut is the checkpoint after the
+    capability step: the step is the first of the 2 checkpoints that hold it, so a log cut at the step itself
+    cannot show it yet (the first table, 2026-11-27, cut there and its lag method never forecast)."""
     out = {str(int(c)): c for c in FIXED_CUTS}
     out["memorized"] = e.get("memorized_step")
-    out["capability"] = e["capability"].step if e.get("capability") else None
+    cap = e["capability"].step if e.get("capability") else None
+    out["capability"] = None if cap is None else next((s for s in sorted(logged) if s > cap), None)
     return out
 
 
@@ -58,7 +63,8 @@ def forecasts(runs: Sequence[Path], label: str = "11") -> list[dict]:
         trajectories = read_csv(Path(run) / "trajectories.csv")
         end = e["behavior"].censored_at
         truth = e["behavior"].step
-        for name, at in cut_steps(e).items():
+        logged = {float(s) for t in trajectories if t.label == label for s in t.step}
+        for name, at in cut_steps(e, logged).items():
             if at is None or at >= end:
                 continue
             if truth is not None and truth <= at:

@@ -187,3 +187,13 @@ def test_watch_refuses_a_bad_interval_and_a_cut(capsys):
     assert forecast.main([str(RUN), "--watch", "5", "--at", "300"]) == 2
     err = capsys.readouterr().err
     assert "--watch 0: give the seconds" in err and "leave --at out" in err
+
+
+def test_the_capability_cut_is_the_checkpoint_that_confirms_the_capability():
+    """The capability step is the first of the 2 checkpoints that hold it: a log cut there cannot show it yet."""
+    from fitting.forecast_calibration import cut_steps
+
+    e = {"memorized_step": 2000.0, "capability": Event(3000.0, 1e4)}
+    assert cut_steps(e, [2500.0, 3000.0, 3200.0, 4000.0])["capability"] == 3200.0
+    assert cut_steps(e, [2500.0, 3000.0])["capability"] is None  # not confirmed within the log
+    assert cut_steps({"capability": None})["capability"] is None
