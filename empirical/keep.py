@@ -2,7 +2,7 @@
 metrics.jsonl.gz as it takes metrics.jsonl), trajectories and their meta, the over-prompting record, the last
 sample grid, and RUN_DIR.log (the batch runner's log of the run) as train.log.
 
-  python -m empirical.keep RUN_DIR DEST_DIR      copy them into DEST_DIR (made if missing)
+  python -m empirical.keep RUN_DIR DEST_DIR      # copy them into DEST_DIR (made if missing)
 
 ``empirical.batch --pack`` packs the same files (:func:`kept_files`); ``docs/results/ladder/keep.sh`` calls this.
 """
@@ -73,11 +73,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("run", type=Path, help="a training run's folder (holding config.json)")
     parser.add_argument("dest", type=Path, help="the folder to copy into")
     args = parser.parse_args(argv)
-    if not (args.run / "config.json").is_file():
-        raise cli.UsageError(f"RUN_DIR {args.run}: holds no config.json, so it is not a run folder")
     cli.output_dir(args.dest, "DEST_DIR")
     if cli.checking(args):
         return 0
+    if not (args.run / "config.json").is_file():
+        raise cli.UsageError(f"RUN_DIR {args.run}: holds no config.json, so it is not a run folder")
     written = keep(args.run, args.dest)
     print(f"kept {args.run} in {args.dest}: {' '.join(written)}")
     return 0
