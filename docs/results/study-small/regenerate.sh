@@ -5,10 +5,13 @@
 #   bash docs/results/study-small/regenerate.sh               (from anywhere; about 30 minutes on 2 cores)
 #   bash docs/results/study-small/regenerate.sh --skip-laws   (all but the pooled laws' fits and the fresh-level
 #                                                              predictions: after a run joins a sweep, a few minutes)
+#   ... --check   (then compare with the committed numbers, docs/results/matches.py, and put back what matches)
 set -euo pipefail
 export CONCEPT_DYNAMICS_RESULTS=write  # remake the committed files (analyses leave them alone otherwise)
-[[ $# -eq 0 || ( $# -eq 1 && $1 == --skip-laws ) ]] || { sed -n '2,7p' "$0" >&2; exit 2; }
-SKIP_LAWS=${1:-}
+SKIP_LAWS='' CHECK=''
+for arg in "$@"; do
+    case $arg in --skip-laws) SKIP_LAWS=1 ;; --check) CHECK=1 ;; *) sed -n '2,8p' "$0" >&2; exit 2 ;; esac
+done
 cd "$(dirname "$0")/../../.."
 # The pooled laws tried on these runs, each with one Δcolor level left out at a time (8 specifications: the
 # paper's order, the order the tiny runs showed, each with the options and the coupled model that did best there).
@@ -95,3 +98,4 @@ shopt -s nullglob
 trained=()  # not the links (dsize/runs/sep.size=0.4,* are validation runs, trained elsewhere and naive only)
 for run in docs/results/study-small/{dcolor,dsize,mask,weak-cpu}/runs/*; do [[ -L "$run" ]] || trained+=("$run"); done
 python -m fitting.ladder "${trained[@]}" --out docs/results/study-small/runs.json | grep '^|' > docs/results/study-small/runs.md
+[[ -z $CHECK ]] || python docs/results/matches.py --restore  # --check: compare, and put back what matches

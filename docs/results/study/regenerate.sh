@@ -4,9 +4,12 @@
 # and predicted.
 #
 #   bash docs/results/study/regenerate.sh        (from the repository root; about 30 minutes on 2 cores)
+#   ... --check   (then compare with the committed numbers, docs/results/matches.py, and put back what matches)
 set -euo pipefail
 export CONCEPT_DYNAMICS_RESULTS=write  # remake the committed files (analyses leave them alone otherwise)
+[[ $# -eq 0 || ( $# -eq 1 && $1 == --check ) ]] || { sed -n '2,7p' "$0" >&2; exit 2; }
 cd "$(dirname "$0")/../../.."
+CHECK=${1:-}
 laws() {  # laws OUT SWEEP..: the pooled toy models on the sweeps' runs, one Δcolor level left out at a time
     local out=$1 logs=() covs=() model
     shift
@@ -80,3 +83,4 @@ for k in 1 3; do                                          # the chosen laws when
         --discrepancy local --train-per-level "$k" --draws 10 --out "$Q/scarce-$k-coupled-local"
     python -m figures.predict "$Q/scarce-$k-coupled-local"
 done
+[[ -z $CHECK ]] || python docs/results/matches.py --restore  # --check: compare, and put back what matches
