@@ -227,6 +227,28 @@ def run_turns(
     return TurnRecord(log=str(log), min_dev=min_dev, min_angle=min_angle, turns=turns)
 
 
+def _outputs(runs: Sequence[Path], out: Path | None) -> dict[Path, Path]:
+    """Each run's turn.json: in the run's folder (committed results: under runs/results/), or under --out (one
+    subfolder per run when there are several); checked before any work."""
+    outs = {}
+    for run in runs:
+        if not run_log(run).exists():
+            raise ValueError(
+                f"{run_log(run)}: no trajectory log here (train with python -m empirical.train)"
+            )
+        folder = run_log(run).parent
+        home = (
+            cli.default_out(folder) if out is None else out / folder.name if len(runs) > 1 else out
+        )
+        outs[run] = cli.output_file(home / TurnRecord.FILE, "--out", owns=("turn.json",))
+    if len(set(outs.values())) < len(outs):
+        raise cli.UsageError(
+            f"--out {out}: two runs share a folder name, so their turn.json would collide; "
+            "turn them one at a time"
+        )
+    return outs
+
+
 @cli.command("fitting.turn")
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m fitting.turn``: see the module docstring."""
@@ -274,26 +296,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise ValueError(f"--class {args.labels!r}: give one or more class labels, e.g. 11")
     if cli.checking(args):
         return 0
-    outs = {}
-    for run in args.runs:
-        if not run_log(run).exists():
-            raise ValueError(
-                f"{run_log(run)}: no trajectory log here (train with python -m empirical.train)"
-            )
-        folder = run_log(run).parent
-        home = (
-            cli.default_out(folder)
-            if args.out is None
-            else args.out / folder.name
-            if len(args.runs) > 1
-            else args.out
-        )
-        outs[run] = cli.output_file(home / TurnRecord.FILE, "--out", owns=("turn.json",))
-    if len(set(outs.values())) < len(outs):
-        raise cli.UsageError(
-            f"--out {args.out}: two runs share a folder name, so their turn.json would collide; "
-            "turn them one at a time"
-        )
+    outs = _outputs(args.runs, args.out)
     for run in args.runs:
         doc = run_turns(run_log(run), labels, min_dev=args.min_dev, min_angle=args.min_angle)
         path = doc.write(outs[run])
