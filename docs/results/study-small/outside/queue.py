@@ -6,7 +6,8 @@ Refuses to start unless preregistration.json is committed and its commit is an a
 start before the registration). Each line of jobs.txt is trained as empirical.batch trains a line
 (``python -m empirical.train ARGS --out RUNS/FOLDER``, its output in RUNS/FOLDER.log); a finished run is marked
 RUNS/FOLDER/.finished and skipped on a rerun, an unfinished one resumes from its last checkpoint. What the docs keep
-of each finished run (python -m empirical.keep: no checkpoints) is copied to runs/FOLDER here.
+of each finished run (python -m empirical.keep: no checkpoints) is copied to runs/FOLDER here. Refuses a machine
+that trains in fp32 (errata.md, item 7: the pool trained in bf16).
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[3]
-sys.path.insert(0, str(ROOT))
+# this file's folder leaves the path: its name would shadow the standard library's queue (torch imports it)
+sys.path = [str(ROOT)] + [p for p in sys.path if p and Path(p).resolve() != HERE]
 
 from empirical import batch, job_file, keep  # noqa: E402
 
@@ -44,12 +46,27 @@ def registered() -> str:
     return added[-1]
 
 
+def precision() -> str:
+    """The arithmetic this machine trains `small` in (precision=auto): the pool's 20 runs all trained in bf16."""
+    import torch
+
+    from empirical.evaluate import resolve_precision
+
+    return resolve_precision("auto", torch.device("cpu"))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", default="runs/study-small/outside")
     parser.add_argument("--threads", type=int, default=2)
     args = parser.parse_args()
     commit = registered()
+    if precision() != "bf16":
+        raise SystemExit(
+            "queue.py: this CPU trains in fp32 (no AVX512-BF16 or AMX: lscpu shows neither avx512_bf16 nor amx); "
+            "the pool's 20 runs trained in bf16, and every test run must too (errata.md, item 7): run the queue "
+            "on a bf16 CPU"
+        )
     runs = ROOT / args.runs
     jobs = HERE / "jobs.txt"
     if job_file.main([str(jobs), "--runs", str(runs)]) != 0:
