@@ -231,6 +231,17 @@ class PredictionRecord(Record):
     seconds: dict = field(default_factory=dict)
     per_run_fits: dict = field(default_factory=dict)
 
+    @classmethod
+    def _check_values(cls, doc: dict, where: str) -> None:
+        """The law's coefficients and each run's covariates and rmse are numbers (or lists of them):
+        figures.predict draws them."""
+        _numbers(doc["law"].get("coefficients"), f"{where}: law.coefficients", cls)
+        for part in ("train", "holdout"):
+            for run, row in doc[part].items():
+                for key in ("covariates", "rmse"):
+                    if isinstance(row, dict):
+                        _numbers(row.get(key), f"{where}: {part}[{run!r}].{key}", cls)
+
 
 @dataclass(frozen=True, kw_only=True)
 class LeaveOutRecord(Record):
@@ -323,6 +334,20 @@ class ForecastRecord(Record):
             f"{c} composes ~ step {self.behavior_step:,.0f} {span}, p {chance} by "
             f"{self.horizon:,.0f} ({self.method}, {read})"
         )
+
+
+def _numbers(value: Any, where: str, cls: type[Record]) -> None:
+    """``value`` is a number, null, or a list or object of them (nested); ValueError naming the first that is not."""
+    if value is None or _is(value, "float"):
+        return
+    if isinstance(value, (list, dict)):
+        items = value.items() if isinstance(value, dict) else enumerate(value)
+        for key, item in items:
+            _numbers(item, f"{where}[{key!r}]", cls)
+        return
+    raise ValueError(
+        f"{where} is {type(value).__name__} {value!r:.40}, not a number; write it again with {cls.WRITER}"
+    )
 
 
 def _step(value: float | None) -> str:

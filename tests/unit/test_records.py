@@ -166,3 +166,17 @@ def test_a_row_value_of_the_wrong_type_is_named(cls, key, row, message):
     doc[key] = [doc[key][0] | row]
     with pytest.raises(ValueError, match=re.escape(message)):
         cls.from_json(doc, "x.json")
+
+
+def test_a_prediction_whose_numbers_are_text_is_named():
+    """figures.predict draws the law's coefficients and each run's rmse and covariates."""
+    from theory.records import PredictionRecord
+
+    doc = minimal(PredictionRecord) | {
+        "law": {"coefficients": {"b_lam": "-0.6"}},
+        "holdout": {"r": {"rmse": 0.2, "covariates": {"color": 0.05}}},
+    }
+    with pytest.raises(ValueError, match=re.escape("law.coefficients['b_lam'] is str '-0.6'")):
+        PredictionRecord.from_json(doc, "p.json")
+    doc["law"] = {"coefficients": {"b_lam": -0.6}}
+    assert PredictionRecord.from_json(doc, "p.json").holdout["r"]["rmse"] == 0.2
