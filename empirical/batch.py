@@ -140,9 +140,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if cli.checking(args):
         return 0
     found = job_file.problems(args.jobs, args.runs)
-    if found:
-        print("\n".join(found), file=sys.stderr)
-        raise cli.UsageError(f"{args.jobs}: {len(found)} bad line(s); nothing was started")
+    if found:  # the first bad line in the error line, any others above it
+        if len(found) > 1:
+            print("\n".join(found[1:]), file=sys.stderr)
+        more = f" (and {len(found) - 1} more bad line(s) above)" if len(found) > 1 else ""
+        raise cli.UsageError(f"{found[0]}{more}; nothing was started")
     runs = job_file.lines(args.jobs)
     deadline = time.monotonic() + args.seconds
     args.runs.mkdir(parents=True, exist_ok=True)

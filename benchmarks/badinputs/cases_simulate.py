@@ -193,7 +193,7 @@ CASES = [
         "bad flag",
         S,
         ["--model", "eq1", "--sweep", "k=0.5,1", "--param", "k=1", *out],
-        "k is also set by --sweep",
+        "--sweep k: k is also set by --param",
     ),
     Case(
         "bad flag",
