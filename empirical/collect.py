@@ -36,7 +36,7 @@ from empirical.config import TrainConfig, read_run_config
 from empirical.data import DataConfig, concept_signal
 from theory import cli
 from theory.files import atomic_write, plain_or_gz, read_text
-from theory.trajectory import Trajectory, read_csv, write_csv
+from theory.trajectory import UNREADABLE, Trajectory, read_csv, write_csv
 
 NOT_COVARIATES = (
     "seed",
@@ -285,7 +285,7 @@ def read_metrics(run: str | Path | Sequence[str | Path], kind: str = "train"):
                     "class": label,
                     **{f"z_{n}": v for n, v in zip(concepts, z)},
                     "accuracy": c.get("accuracy"),
-                    "unreadable": c.get("unreadable"),
+                    UNREADABLE: c.get(UNREADABLE),
                     "eval_s": rec.get("eval_s"),
                 }
             )

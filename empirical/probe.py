@@ -35,6 +35,7 @@ from empirical.config import PROBE_DIR
 from empirical.probe_net import SETUPS, THRESHOLD, Probe, ProbeConfig, content_hash, probabilities
 from empirical.probe_train import train_evaluate_save
 from theory import cli
+from theory.trajectory import UNREADABLE
 
 
 def load(path: str | Path) -> tuple[Probe, ProbeConfig, str]:
@@ -66,9 +67,6 @@ def load(path: str | Path) -> tuple[Probe, ProbeConfig, str]:
             f"{path}: the weights do not match the recorded hash ({digest} != {blob['hash']})"
         )
     return model, cfg, digest
-
-
-UNREADABLE = "unreadable"  # the share key of the samples the probe refuses to read
 
 
 class ProbeReader:

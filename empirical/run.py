@@ -24,6 +24,7 @@ from empirical.grid import grid
 from theory import cli
 from theory.stamp import stamp
 from theory.files import write_json
+from theory.trajectory import UNREADABLE
 
 
 def training_set(
@@ -330,7 +331,7 @@ class Run:
                 p.label: {
                     "z": [None if math.isnan(v) else round(float(v), 6) for v in p.z],
                     "accuracy": p.accuracy,
-                    "unreadable": p.shares.get(runlog.UNREADABLE),
+                    UNREADABLE: p.shares.get(UNREADABLE),
                 }
                 for p in points
             },

@@ -18,11 +18,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from theory.files import atomic_write, read_json, write_json
-from theory.trajectory import Trajectory, write_csv
-
-UNREADABLE = (
-    "unreadable"  # the share key of the samples the probe refused (empirical.probe.UNREADABLE)
-)
+from theory.trajectory import UNREADABLE, Trajectory, write_csv
 
 
 def run_meta(cfg, probe_hash: str, *, source: str) -> dict[str, Any]:

@@ -55,10 +55,10 @@ from typing import Any, Protocol
 import numpy as np
 
 from empirical import runlog
-from empirical.runlog import UNREADABLE, Logged
+from empirical.runlog import Logged
 from theory.progress import bar as progress_bar
 from theory.files import read_json, write_json
-from theory.trajectory import write_csv
+from theory.trajectory import UNREADABLE, write_csv
 
 SCORE, SELECT = (
     0,

@@ -38,7 +38,7 @@ from matplotlib.colors import Normalize
 from theory import cli
 from theory.records import StudyRecord
 from theory.plot import save, square, subplots
-from theory.trajectory import read_csv
+from theory.trajectory import UNREADABLE, read_csv
 
 CONCEPT_COLORS = ("tab:red", "tab:green", "tab:blue")
 CORNER_COLORS = {
@@ -46,7 +46,7 @@ CORNER_COLORS = {
     "01": "tab:orange",
     "10": "tab:purple",
     "11": "tab:blue",
-    "unreadable": "0.82",
+    UNREADABLE: "0.82",
 }
 
 
@@ -254,7 +254,7 @@ def _final_shares(ax, runs: list[dict], names: list[str], label: str) -> None:
     """One seed's last readings of the held-out class: the share read as each corner, and unreadable."""
     corners = sorted(
         {k for r in runs for k in r["held_out"].get(label, {}).get("final_shares", {})},
-        key=lambda k: (k == "unreadable", k),
+        key=lambda k: (k == UNREADABLE, k),
     )
     left = np.zeros(len(runs))
     for corner in corners:
@@ -264,7 +264,7 @@ def _final_shares(ax, runs: list[dict], names: list[str], label: str) -> None:
             widths,
             left=left,
             color=CORNER_COLORS.get(corner, "0.5"),
-            label=corner if corner == "unreadable" else f"read as {corner}",
+            label=corner if corner == UNREADABLE else f"read as {corner}",
         )
         left += widths
     ax.set(

@@ -24,7 +24,7 @@ from matplotlib.colors import LogNorm
 from theory import cli
 from theory.plot import save, square, subplots
 from theory.records import TurnRecord
-from theory.trajectory import read_csv, read_meta, run_log
+from theory.trajectory import UNREADABLE, read_csv, read_meta, run_log
 
 CLASS_COLORS = {"00": "tab:red", "01": "tab:orange", "10": "tab:purple", "11": "tab:blue"}
 
@@ -117,17 +117,15 @@ def shares_strip(ax, held: Sequence) -> None:
         )
         return
     t = held[0]
-    keys = sorted(k for k in shares if k != "unreadable") + ["unreadable"] * (
-        "unreadable" in shares
-    )
+    keys = sorted(k for k in shares if k != UNREADABLE) + [UNREADABLE] * (UNREADABLE in shares)
     steps = np.maximum(t.step, 1)
     steps = np.append(steps, steps[-1] * 1.15)  # the last checkpoint gets a step of its own to show
     ax.stackplot(
         steps,
         *[np.append(v, v[-1]) for v in (np.nan_to_num(shares[k]) for k in keys)],
         step="post",
-        colors=[CLASS_COLORS.get(k, "0.75") if k != "unreadable" else "0.82" for k in keys],
-        labels=[f"read as {k}" if k != "unreadable" else "unreadable" for k in keys],
+        colors=[CLASS_COLORS.get(k, "0.75") if k != UNREADABLE else "0.82" for k in keys],
+        labels=[f"read as {k}" if k != UNREADABLE else UNREADABLE for k in keys],
     )
     ax.set(
         xscale="log", xlabel="training step", ylabel=f"class {t.label}:\nshare read as", ylim=(0, 1)

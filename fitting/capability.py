@@ -28,7 +28,7 @@ import numpy as np
 from fitting.curves import LEVELS, settled_step, threshold_step
 from theory import cli
 from theory.records import ElicitationRecord, ElicitationSummaryRecord
-from theory.trajectory import Trajectory, read_csv, run_log
+from theory.trajectory import UNREADABLE, Trajectory, read_csv, run_log
 
 
 def _column(t: Trajectory, name: str, ok: np.ndarray) -> np.ndarray | None:
@@ -116,7 +116,7 @@ def control(trajectories: Sequence[Trajectory], held_out: str, persist: int) -> 
         if "naive" not in c:
             continue
         naive = next(t for t in trajectories if t.label == label and t.protocol == "naive")
-        unread = naive.shares().get("unreadable")
+        unread = naive.shares().get(UNREADABLE)
         readable = None
         if unread is not None and not np.isnan(unread).all():
             readable = threshold_step(

@@ -31,7 +31,7 @@ from scipy.signal import savgol_filter
 from fitting.curves import noise_scale, settled_step
 from theory import cli
 from theory.records import TurnRecord
-from theory.trajectory import Trajectory, read_csv, read_meta, run_log
+from theory.trajectory import UNREADABLE, Trajectory, read_csv, read_meta, run_log
 
 
 @dataclass(frozen=True)
@@ -122,7 +122,6 @@ def learned_from(held: Trajectory, trajectories: Sequence[Trajectory]) -> int:
 
 
 NEAR = 0.15  # concept-space distance within which a path counts as drawing a corner's class
-UNREADABLE = "unreadable"  # the share of the samples the probe refuses to read
 
 
 def memorized(held: Trajectory, naive: Sequence[Trajectory]) -> dict | None:

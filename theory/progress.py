@@ -22,7 +22,8 @@ EVERY = 30.0  # seconds between two plain lines
 
 
 class _Lines:
-    """tqdm's small interface (update, set_postfix, close, iteration), as occasional lines on stderr."""
+    """tqdm's small interface (update, set_postfix, refresh, write, close, iteration), as occasional lines on
+    stderr."""
 
     def __init__(
         self,
@@ -52,6 +53,15 @@ class _Lines:
 
     def set_postfix(self, refresh: bool = False, **values: Any) -> None:
         self.postfix = ", ".join(f"{k} {v}" for k, v in values.items())
+
+    def refresh(self) -> None:
+        """A line now if ``every`` seconds have passed since the last (tqdm redraws its bar here)."""
+        if time.monotonic() - self.last >= self.every:
+            self._say()
+
+    def write(self, text: str, file: Any = None) -> None:
+        """A message on its own line (tqdm.write)."""
+        print(text, file=file or sys.stderr, flush=True)
 
     def close(self) -> None:
         if not self.closed and (self.n > self.first or self.total == 0):

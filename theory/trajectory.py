@@ -59,6 +59,9 @@ from theory.log_cells import (  # noqa: F401  (the column names are part of the 
 )
 
 KNOWN = ("step", "class", "protocol", "seed", "run", "accuracy")
+UNREADABLE = (
+    "unreadable"  # the share key (share_unreadable) of the samples the probe refused to read
+)
 
 
 @dataclass(frozen=True, eq=False)

@@ -65,3 +65,17 @@ def test_fit_names_only_the_selection_that_was_given(tmp_path, capsys):
     assert main([str(log), "--run", "nope", "--out", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err
     assert "no trajectory matches --run nope;" in err and "None" not in err
+
+
+def test_the_plain_lines_take_every_call_a_tqdm_bar_takes(monkeypatch):
+    """empirical.sweep's follow loop calls write, set_postfix and refresh (a sweep crashed on refresh)."""
+    log = _Log()
+    monkeypatch.setattr(sys, "stderr", log)
+    shown = progress.bar(total=2, desc="sweep", unit="run", every=0)
+    shown.write("sweep: a: finished", file=sys.stderr)
+    shown.update(True)
+    shown.set_postfix(running=1, failed=0, refresh=False)
+    shown.refresh()
+    shown.close()
+    said = log.getvalue().splitlines()
+    assert said[0] == "sweep: a: finished" and said[-1].startswith("sweep: 1/2 run (50%)")
