@@ -75,3 +75,18 @@ def test_turn_writes_where_out_says_one_folder_per_run(checkout, tmp_path):
     assert (tmp_path / "two/run/turn.json").exists() and (
         tmp_path / "two/second/turn.json"
     ).exists()
+
+
+def test_a_study_of_a_committed_sweep_leaves_it_as_committed(tmp_path, monkeypatch):
+    from fitting.study import main as study
+
+    monkeypatch.setattr(cli, "ROOT", tmp_path)
+    monkeypatch.delenv(cli.RESULTS_ENV, raising=False)
+    sweep = tmp_path / "docs/results/sweep"
+    sweep.mkdir(parents=True)
+    for name in ("sweep.csv", "covariates.csv", "study.json"):
+        shutil.copy(ROOT / "docs/results/study-small/validation" / name, sweep / name)
+    before = snapshot(sweep)
+    assert study([str(sweep)]) == 0
+    assert snapshot(sweep) == before
+    assert (tmp_path / "runs/results/sweep/study.json").exists()
