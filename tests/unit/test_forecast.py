@@ -197,3 +197,16 @@ def test_the_capability_cut_is_the_checkpoint_that_confirms_the_capability():
     assert cut_steps(e, [2500.0, 3000.0, 3200.0, 4000.0])["capability"] == 3200.0
     assert cut_steps(e, [2500.0, 3000.0])["capability"] is None  # not confirmed within the log
     assert cut_steps({"capability": None})["capability"] is None
+
+
+def test_a_run_that_never_composes_is_not_expected_by_the_horizon(tmp_path):
+    """Class 11 stays unread to the end: the logistic curve gives no step and a low probability, and the summary
+    says "not expected by" the horizon instead of a step."""
+    from theory.trajectory import write_csv
+
+    run = tmp_path / "run"
+    write_csv(run / "trajectories.csv", _run(cross=50000.0, end=9000.0))
+    doc = forecast.forecast(run, None, 10000.0, None)
+    assert doc["observed_behavior_step"] is None and doc["behavior_step"] is None
+    assert doc["p_compose"] is not None and doc["p_compose"] < 0.5
+    assert "class 11 not expected by 10,000" in forecast.summary(doc)
