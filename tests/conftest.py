@@ -62,24 +62,3 @@ def smoke_run(pristine_smoke_run, tmp_path_factory):
     out = tmp_path_factory.mktemp("run") / "run"
     shutil.copytree(pristine_smoke_run, out)
     return out
-
-
-ROOT_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-@pytest.fixture(autouse=True)
-def _working_directory_survives(request):
-    """Every test starts and ends with a working directory that exists. Twice on a clean clone (2026-11-27) the
-    full suite lost it partway (every later os.getcwd() failed: numba's relpath, subprocesses), although no test
-    changes it except through monkeypatch; until the cause is found the test after which it vanished is named in a
-    warning and the directory is restored to the repository root, so one lost folder cannot fail 20 other tests."""
-    yield
-    try:
-        os.getcwd()
-    except FileNotFoundError:
-        os.chdir(ROOT_DIR)
-        import warnings
-
-        warnings.warn(
-            f"the working directory vanished during {request.node.nodeid}; restored to {ROOT_DIR}"
-        )
