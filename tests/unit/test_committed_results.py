@@ -14,16 +14,22 @@ ROOT = Path(__file__).resolve().parents[2]
 RUN = ROOT / "docs/results/study-small/capability/runs/seed=0,sep.color=0.5"  # over-prompted
 
 
+def committed(tmp_path, monkeypatch, folder: str, source: Path, names: tuple[str, ...]) -> Path:
+    """A stand-in checkout at tmp_path whose docs/results/FOLDER holds copies of ``source``'s ``names``."""
+    monkeypatch.setattr(cli, "ROOT", tmp_path)
+    monkeypatch.delenv(cli.RESULTS_ENV, raising=False)
+    dest = tmp_path / "docs/results" / folder
+    dest.mkdir(parents=True)
+    for name in names:
+        shutil.copy(source / name, dest / name)
+    return dest
+
+
 @pytest.fixture
 def checkout(tmp_path, monkeypatch):
     """A stand-in checkout: tmp/docs/results/sweep/run holding a committed run's log."""
-    monkeypatch.setattr(cli, "ROOT", tmp_path)
-    monkeypatch.delenv(cli.RESULTS_ENV, raising=False)
-    run = tmp_path / "docs/results/sweep/run"
-    run.mkdir(parents=True)
-    for name in ("trajectories.csv", "trajectories.meta.json", "config.json"):
-        shutil.copy(RUN / name, run / name)
-    return run
+    names = ("trajectories.csv", "trajectories.meta.json", "config.json")
+    return committed(tmp_path, monkeypatch, "sweep/run", RUN, names)
 
 
 def snapshot(folder: Path) -> dict:
@@ -80,12 +86,8 @@ def test_turn_writes_where_out_says_one_folder_per_run(checkout, tmp_path):
 def test_a_study_of_a_committed_sweep_leaves_it_as_committed(tmp_path, monkeypatch):
     from fitting.study import main as study
 
-    monkeypatch.setattr(cli, "ROOT", tmp_path)
-    monkeypatch.delenv(cli.RESULTS_ENV, raising=False)
-    sweep = tmp_path / "docs/results/sweep"
-    sweep.mkdir(parents=True)
-    for name in ("sweep.csv", "covariates.csv", "study.json"):
-        shutil.copy(ROOT / "docs/results/study-small/validation" / name, sweep / name)
+    source, names = ROOT / "docs/results/study-small/validation", ("sweep.csv", "covariates.csv")
+    sweep = committed(tmp_path, monkeypatch, "sweep", source, (*names, "study.json"))
     before = snapshot(sweep)
     assert study([str(sweep)]) == 0
     assert snapshot(sweep) == before
