@@ -33,15 +33,10 @@ from pathlib import Path
 from typing import Sequence
 
 from empirical import job_file, keep
+from empirical.jobs import THREAD_VARIABLES
 from theory import cli
 from theory.files import atomic_write
 
-THREAD_VARIABLES = (
-    "OMP_NUM_THREADS",
-    "MKL_NUM_THREADS",
-    "OPENBLAS_NUM_THREADS",
-    "NUMBA_NUM_THREADS",
-)
 GRACE = 15  # seconds a stopped run gets to save before it is killed
 MIN_LEFT = 20  # a run is not started with fewer seconds left
 TRAIN = ("-m", "empirical.train")  # what runs a line: python TRAIN ARGS --out DIR/FOLDER
@@ -92,10 +87,7 @@ def pack(runs: Path, folders: list[str], path: Path) -> int:
     def add(tar: tarfile.TarFile) -> None:
         nonlocal count
         for folder in folders:
-            run = runs / folder
-            files = keep.kept_files(run) if (run / "config.json").is_file() else []
-            log = run.with_name(run.name + ".log")
-            for file in files + ([log] if log.is_file() and log not in files else []):
+            for file in keep.kept_files(runs / folder):  # its log included
                 tar.add(file, arcname=file.relative_to(runs.parent).as_posix())
                 count += 1
 
