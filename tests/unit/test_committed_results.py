@@ -86,8 +86,8 @@ def test_turn_writes_where_out_says_one_folder_per_run(checkout, tmp_path):
 def test_a_study_of_a_committed_sweep_leaves_it_as_committed(tmp_path, monkeypatch):
     from fitting.study import main as study
 
-    source, names = ROOT / "docs/results/study-small/validation", ("sweep.csv", "covariates.csv")
-    sweep = committed(tmp_path, monkeypatch, "sweep", source, (*names, "study.json"))
+    source, names = ROOT / "docs/results/study-small/dsize", ("sweep.csv", "covariates.csv")
+    sweep = committed(tmp_path, monkeypatch, "sweep", source, (*names, "study.json"))  # all three tracked
     before = snapshot(sweep)
     assert study([str(sweep)]) == 0
     assert snapshot(sweep) == before
