@@ -25,6 +25,11 @@ from theory import cli, plot
 from theory.records import LeaveOutRecord, PredictionRecord
 from theory.trajectory import Trajectory, read_csv
 
+COVARIATE_AXES = {  # each concept's own covariate, on one axis for all concepts
+    "signal": "concept signal (pixel MSE between the classes differing in it)",
+    "sep": "concept separation Δ (Δcolor, Δsize, ...)",
+}
+
 COLORS = matplotlib.rcParams["axes.prop_cycle"].by_key()["color"]
 
 
@@ -145,7 +150,7 @@ def draw(
     cov = {r: np.array([v["covariates"][k] for k in concepts]) for r, v in doc.train.items()}
     memorize = doc.model in ("memorize", "coupled")
     fits = {} if memorize else doc.per_run_fits or {}
-    label = f"{doc.covariate} (covariate)"
+    label = COVARIATE_AXES.get(doc.covariate, f"{doc.covariate} (covariate)")
     _speed(axes[0], doc, curves, fits, cov, label)
     _switch(axes[1], doc, curves, fits, cov, label, memorize)
     _bias(axes[2], doc, curves, fits, cov, memorize)
@@ -188,9 +193,8 @@ def _leave_out_title(doc: LeaveOutRecord) -> str:
         if k
         else ""
     )
-    return f"leave one {doc.column} out (grey band: outside the training range){scarce}" + "".join(
-        gaps
-    )
+    column = plot.covariate_label(doc.column)
+    return f"leave one {column} out (grey band: outside the training range){scarce}" + "".join(gaps)
 
 
 def leave_out_figure(doc: LeaveOutRecord, path) -> Path:
@@ -227,7 +231,7 @@ def leave_out_figure(doc: LeaveOutRecord, path) -> Path:
             ax.axvspan(i - 0.4, i + 0.4, color="0.92", zorder=-1)
     ax.set(
         xticks=x,
-        xticklabels=[lv["left_out"] for lv in levels],
+        xticklabels=[plot.covariate_label(lv["left_out"]) for lv in levels],
         ylabel="RMSE of the held-out path\n(the law's at its baseline's points)",
         title=_leave_out_title(doc),
     )

@@ -34,10 +34,11 @@ from typing import Sequence
 import numpy as np
 from matplotlib.cm import ScalarMappable
 from matplotlib.colors import Normalize
+from matplotlib.ticker import NullLocator
 
 from theory import cli
 from theory.records import StudyRecord
-from theory.plot import save, square, subplots
+from theory.plot import covariate_label, save, square, subplots
 from theory.trajectory import UNREADABLE, read_csv
 
 CONCEPT_COLORS = ("tab:red", "tab:green", "tab:blue")
@@ -104,10 +105,26 @@ def _learning_panel(ax, doc: StudyRecord, records, steps, fits, title: str) -> N
     ax.set(
         xscale="log",
         xlabel="concept signal (pixel MSE between the classes that differ in the concept)",
-        title=f"{title}, swept: {doc.by}",
+        title=title,
     )
+    _swept_axis(ax, doc)
     ax.grid(alpha=0.25, which="both")
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=7, ncol=2, loc="upper center", bbox_to_anchor=(0.5, -0.14))
+
+
+def _swept_axis(ax, doc: StudyRecord) -> None:
+    """A top axis naming the swept setting (Δcolor, say) at its levels' measured signals, where the sweep
+    varies one concept's separation: the bottom axis is the signal it gives, the top one the setting."""
+    concept = doc.by.removeprefix("sep_")
+    if concept == doc.by or any(concept not in lev["signal"] for lev in doc.levels):
+        return
+    top = ax.secondary_xaxis("top")
+    ticks = sorted({(lev["signal"][concept], lev[doc.by]) for lev in doc.levels})
+    top.set_xticks([x for x, _ in ticks], labels=[f"{v:g}" for _, v in ticks], fontsize=7)
+    top.xaxis.set_minor_locator(NullLocator())
+    top.set_xlabel(
+        f"swept: {covariate_label(doc.by)} (at its levels' {concept} signal)", fontsize=8
+    )
 
 
 def _medians(doc: StudyRecord, summary, concept: str) -> list[tuple[float, float]]:
@@ -171,8 +188,8 @@ def timing_figure(doc: StudyRecord, out: Path) -> Path:
         ylabel=f"behavior step (class {label} under naive prompting, 50%)",
         title="Capability vs behavior (arrows: not within the run)",
     )
-    fig.colorbar(mapper, ax=ax, label=by)
-    ax.legend(fontsize=8, loc="upper left")
+    fig.colorbar(mapper, ax=ax, label=covariate_label(by))
+    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=2)
     ax.grid(alpha=0.25)
     fig.tight_layout()
     return save(fig, out)
@@ -204,9 +221,10 @@ def held_out_figure(doc: StudyRecord, log: Path, out: Path) -> Path:
     fig, axes = subplots(
         2,
         len(seeds),
-        figsize=(4.4 * len(seeds), 7.6),
+        figsize=(4.4 * len(seeds) + 1.0, 7.6),
         squeeze=False,
         gridspec_kw={"height_ratios": [1.3, 0.7]},
+        layout="constrained",
     )
     for col, seed in enumerate(seeds):
         runs = sorted((r for r in doc.runs if r["seed"] == seed), key=lambda r: r[by])
@@ -223,9 +241,9 @@ def held_out_figure(doc: StudyRecord, log: Path, out: Path) -> Path:
             paths[-1].concepts if paths else ("", ""),
             f"seed {seed}: class {label} (naive)",
         )
-        axes[0, col].legend(fontsize=7, loc="lower right")
         _final_shares(axes[1, col], runs, names, label)
-    fig.tight_layout()
+    mapper = ScalarMappable(norm=norm, cmap="viridis")
+    fig.colorbar(mapper, ax=axes[0, :].tolist(), label=covariate_label(by), shrink=0.9)
     return save(fig, out)
 
 
@@ -233,7 +251,8 @@ def run_names(runs: list[dict], by: str) -> list[str]:
     """Each run's name in a seed's panel: its value of the covariate, or its run id where another run of the
     panel shares that value (a pool that varies another covariate too, e.g. Δsize within Δcolor 0.5)."""
     values = [r[by] for r in runs]
-    return [r["run"] if values.count(r[by]) > 1 else f"{by} {r[by]:g}" for r in runs]
+    name = covariate_label(by)
+    return [r["run"] if values.count(r[by]) > 1 else f"{name} {r[by]:g}" for r in runs]
 
 
 def _paths(

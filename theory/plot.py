@@ -30,6 +30,18 @@ PROTOCOL_COLORS = {
 }
 
 
+def covariate_label(name: str) -> str:
+    """A covariate or setting as the text names it: ``sep_color`` (or ``sep.color``) is Δcolor, ``signal_size``
+    the size signal, ``sep_color=0.2`` Δcolor 0.2; any other name as given."""
+    if "=" in name:
+        key, value = name.split("=", 1)
+        return f"{covariate_label(key)} {value}"
+    for prefix, form in (("sep_", "Δ{}"), ("sep.", "Δ{}"), ("signal_", "{} signal (pixel MSE)")):
+        if name.startswith(prefix) and len(name) > len(prefix):
+            return form.format(name[len(prefix) :])
+    return name
+
+
 def concept_space(
     ax,
     paths: np.ndarray,

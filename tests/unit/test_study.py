@@ -4,6 +4,7 @@ import csv
 import itertools
 import json
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -451,8 +452,22 @@ def test_the_timing_figure_draws_the_fitted_line_with_its_slope_interval(tmp_pat
         relations={"11": [rel]},
     )
     fs.timing_figure(doc, tmp_path / "timing.png")
-    labels = [ln.get_label() for ln in drawn["fig"].axes[0].get_lines()]
+    fig = drawn["fig"]
+    labels = [ln.get_label() for ln in fig.axes[0].get_lines()]
     assert "fit: slope 1.05 [0.90, 1.20]" in labels
+    assert fig.axes[1].get_ylabel() == "Δcolor"  # the colorbar names the covariate as the text does
+    fig.draw_without_rendering()  # the legend below the axes, never over a censored arrow
+    assert fig.axes[0].get_legend().get_window_extent().y1 < fig.axes[0].get_window_extent().y0
+
+
+def test_figures_name_covariates_as_the_text_does():
+    from theory.plot import covariate_label
+
+    assert covariate_label("sep_color") == covariate_label("sep.color") == "Δcolor"
+    assert covariate_label("sep_color=0.2") == "Δcolor 0.2"
+    assert covariate_label("signal_size") == "size signal (pixel MSE)"
+    assert covariate_label("mask_p") == covariate_label("mask_p") == "mask_p"
+    assert covariate_label("sep_") == "sep_"
 
 
 def test_a_level_s_median_counts_the_seeds_that_never_got_there_as_later():
@@ -527,7 +542,7 @@ def test_a_path_at_its_memorized_corner_from_the_start_has_no_turn_but_leaves_th
     assert out["left_memorized_step"] == 2000.0
 
 
-def test_the_held_out_class_s_fitted_learning_time_is_summarised_per_level(tmp_path):
+def test_the_held_out_class_s_fitted_learning_time_is_summarised_per_level(tmp_path, monkeypatch):
     """Class 11 keeps its size and learns its color along a sigmoid crossing 80% at a known step per seed: each
     run's fitted time lands near it, and the level's `held_learned_fit` is their median, drawn and tabled."""
     from figures.study import learning_figure
@@ -571,6 +586,14 @@ def test_the_held_out_class_s_fitted_learning_time_is_summarised_per_level(tmp_p
     assert f"{summary['median']:,.0f}" in tables(doc).splitlines()[2].split("|")[2]
     learning_figure(doc, tmp_path / "learning.png")  # the dashed line on the held-out panel too
     assert (tmp_path / "learning.png").stat().st_size > 0
+    import figures.study as fs
+
+    drawn = {}
+    monkeypatch.setattr(fs, "save", lambda fig, out: drawn.setdefault("fig", fig))
+    fs.learning_figure(doc, tmp_path / "learning.png")
+    top = [t for ax in drawn["fig"].axes for t in ax.child_axes]  # the secondary axes
+    assert all(t.get_xlabel().startswith("swept: Δcolor") for t in top)
+    assert len(top) == 2 and [t.get_text() for t in top[0].get_xticklabels()] == ["0.5"]
 
 
 def test_only_studies_a_slice_and_says_so(sweep, capsys):
@@ -610,7 +633,16 @@ def test_runs_sharing_a_level_in_a_panel_are_named_by_their_ids():
         {"run": "sep.size=0.2,seed=0", "sep_color": 0.5},
     ]
     assert run_names(runs, "sep_color") == [
-        "sep_color 0.3",
+        "Δcolor 0.3",
         "seed=0,sep.color=0.5",
         "sep.size=0.2,seed=0",
     ]
+
+
+def test_the_leave_out_figure_names_the_left_out_setting_as_the_text_does():
+    from figures.predict import _leave_out_title
+    from theory.records import LeaveOutRecord
+
+    root = Path(__file__).resolve().parents[2]
+    doc = LeaveOutRecord.read(root / "docs/results/study-small/validation/laws/eq1/leave_out.json")
+    assert _leave_out_title(doc).startswith("leave one Δcolor out")
