@@ -34,8 +34,8 @@ from typing import Sequence
 
 from empirical import job_file, keep
 from empirical.jobs import THREAD_VARIABLES
-from theory import cli
-from theory.files import atomic_write
+from core import cli
+from core.files import atomic_write
 
 GRACE = 15  # seconds a stopped run gets to save before it is killed
 MIN_LEFT = 20  # a run is not started with fewer seconds left

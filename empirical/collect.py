@@ -2,7 +2,7 @@
 
   python -m empirical.sweep collect DIR [--partial]
 
-writes DIR/sweep.csv, a trajectory log (docs: theory/trajectory.py) with one row per run x class x
+writes DIR/sweep.csv, a trajectory log (docs: core/trajectory.py) with one row per run x class x
 protocol x checkpoint and the run's covariates as extra columns, and DIR/covariates.csv, one row per
 run: ``run``, ``seed``, every config value that varies across the runs, each concept's separation
 ``sep_<concept>`` and measured concept signal ``signal_<concept>`` (the pixel MSE between the classes
@@ -34,9 +34,9 @@ from typing import Any, Sequence
 
 from empirical.config import TrainConfig, read_run_config
 from empirical.data import DataConfig, concept_signal
-from theory import cli
-from theory.files import atomic_write, plain_or_gz, read_text
-from theory.trajectory import UNREADABLE, Trajectory, read_csv, write_csv
+from core import cli
+from core.files import atomic_write, plain_or_gz, read_text
+from core.trajectory import UNREADABLE, Trajectory, read_csv, write_csv
 
 NOT_COVARIATES = (
     "seed",

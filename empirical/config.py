@@ -32,8 +32,8 @@ from typing import Any, Mapping, Sequence
 from empirical.config_checks import check, check_types
 from empirical.data import DataConfig
 from empirical.presets import TRAIN_PRESETS
-from theory import cli
-from theory.files import read_json
+from core import cli
+from core.files import read_json
 
 
 PROBE_DIR = "runs/probe/{concepts}-{resolution}px"  # where training looks for (and trains) its probe by default

@@ -12,7 +12,7 @@ FILE is one array of points in [0, 1] (an all-NaN point is a missing one), in an
 --layout names the axes in order: class, step and concept, and run when the file holds several runs (conditions),
 e.g. run,class,step,concept for the official (conditions, classes, checkpoints, concepts) exports. The steps come
 from --steps (one per checkpoint) or from another entry of the same .npz/.pth (--steps-key). Every fitting and
-figure command reads the output (theory/trajectory.py's format).
+figure command reads the output (core/trajectory.py's format).
 
 Examples:
   python -m empirical.convert data.pth --key data --layout run,class,step,concept --concepts color,size \\
@@ -30,9 +30,9 @@ import zipfile
 
 import numpy as np
 
-from theory import cli
-from theory.frames import from_array
-from theory.trajectory import write_csv
+from core import cli
+from core.frames import from_array
+from core.trajectory import write_csv
 
 SUFFIXES = (".npy", ".npz", ".pth", ".pt")
 

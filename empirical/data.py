@@ -45,7 +45,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from empirical.render import render
-from theory import cli
+from core import cli
 
 from empirical.data_config import (  # noqa: F401  (empirical.data's API: the configuration lives there)
     CONCEPTS,
@@ -300,7 +300,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if cli.checking(args):
         return 0
     from empirical.grid import grid
-    from theory.files import write_json
+    from core.files import write_json
 
     batch = sample(config, {label: args.n for label in config.classes}, args.seed)
     args.out.mkdir(parents=True, exist_ok=True)

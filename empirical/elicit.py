@@ -28,9 +28,9 @@ import numpy as np
 from empirical import checkpoint, evaluate, protocols, runlog
 from empirical.grid import grid
 from empirical.config import TrainConfig, read_run_config
-from theory.progress import bar as progress_bar
-from theory import cli
-from theory.trajectory import read_csv
+from core.progress import bar as progress_bar
+from core import cli
+from core.trajectory import read_csv
 
 
 def load_run(run: Path) -> tuple[TrainConfig, dict]:

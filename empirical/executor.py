@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any, Iterator, Sequence
 
 from empirical import jobs, lock, plan
-from theory.progress import bar as progress_bar
-from theory import cli
+from core.progress import bar as progress_bar
+from core import cli
 
 POLL_S = 1.0
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
-from theory import plot
+from core import plot
 
 
 def grid(

@@ -21,8 +21,8 @@ import sys
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Sequence
 
-from theory import cli
-from theory.files import read_text
+from core import cli
+from core.files import read_text
 
 
 def folder_name(path: Path, number: int, written: str) -> str:

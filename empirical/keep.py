@@ -16,8 +16,8 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
-from theory import cli
-from theory.files import atomic_write
+from core import cli
+from core.files import atomic_write
 
 KEPT = ("config.json", "trajectories.csv", "trajectories.meta.json", "metrics.jsonl")
 OVERPROMPT = "elicit/overprompt.json"

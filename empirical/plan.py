@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Sequence
 
 from empirical.config import TrainConfig, make_config
-from theory import cli
-from theory.files import read_json, write_json
+from core import cli
+from core.files import read_json, write_json
 
 MAX_NAME = 240  # bytes of a run folder's name (most file systems allow 255)
 PROBE = "probe/{concepts}-{resolution}px"  # inside the sweep folder

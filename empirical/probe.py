@@ -34,8 +34,8 @@ from empirical import tensorfile
 from empirical.config import PROBE_DIR
 from empirical.probe_net import SETUPS, THRESHOLD, Probe, ProbeConfig, content_hash, probabilities
 from empirical.probe_train import train_evaluate_save
-from theory import cli
-from theory.trajectory import UNREADABLE
+from core import cli
+from core.trajectory import UNREADABLE
 
 
 def load(path: str | Path) -> tuple[Probe, ProbeConfig, str]:

@@ -27,7 +27,7 @@ from empirical.probe_net import (
     content_hash,
     probabilities,
 )
-from theory.progress import bar as progress_bar
+from core.progress import bar as progress_bar
 
 
 def diverse(cfg: ProbeConfig, per_class: int, rng: np.random.Generator, levels: int = 32):
@@ -166,7 +166,7 @@ def abstention(
 
 def save(model: Probe, cfg: ProbeConfig, report: dict, out: Path) -> dict:
     """Write probe.pt (weights, config, hash; atomically) and probe.json (the report); returns the report."""
-    from theory.files import write_json
+    from core.files import write_json
 
     digest = content_hash(model)
     tensorfile.save(

@@ -21,10 +21,10 @@ from empirical import checkpoint, evaluate, lock, protocols, runlog
 from empirical.config import TrainConfig, check_folder, no_shipped_probe, read_run_config
 from empirical.data import mask, sample
 from empirical.grid import grid
-from theory import cli
-from theory.stamp import stamp
-from theory.files import write_json
-from theory.trajectory import UNREADABLE
+from core import cli
+from core.stamp import stamp
+from core.files import write_json
+from core.trajectory import UNREADABLE
 
 
 def training_set(

@@ -17,8 +17,8 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from theory.files import atomic_write, read_json, write_json
-from theory.trajectory import UNREADABLE, Trajectory, write_csv
+from core.files import atomic_write, read_json, write_json
+from core.trajectory import UNREADABLE, Trajectory, write_csv
 
 
 def run_meta(cfg, probe_hash: str, *, source: str) -> dict[str, Any]:

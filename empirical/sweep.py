@@ -59,10 +59,10 @@ from empirical.executor import (
     submit_and_leave,
 )
 from empirical.config import TRAIN_PRESETS, check_folder
-from theory import cli
-from theory.records import ForecastRecord
-from theory.files import read_json, write_json
-from theory.stamp import stamp
+from core import cli
+from core.records import ForecastRecord
+from core.files import read_json, write_json
+from core.stamp import stamp
 
 EXECUTORS = ("local", "slurm", "debug")
 

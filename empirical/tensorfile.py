@@ -13,7 +13,7 @@ from typing import Any
 
 import torch
 
-from theory.files import atomic_write
+from core.files import atomic_write
 
 
 def save(path: Path, obj: dict[str, Any]) -> None:

@@ -31,7 +31,7 @@ from torch import nn
 from empirical.config import TRAIN_PRESETS, TrainConfig, describe_keys, make_config
 from empirical.presets import describe
 from empirical.run import Run
-from theory import cli
+from core import cli
 
 
 class Meter:

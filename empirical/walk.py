@@ -1,7 +1,7 @@
 """Concept space for your own model: walk its checkpoints with a sampler and a reader, write the trajectory log.
 
 Bring two objects and a list of checkpoints; get the log every fitting command reads (``trajectories.csv`` with
-its sidecar, the format of theory/trajectory.py):
+its sidecar, the format of core/trajectory.py):
 
     from empirical.walk import Prompt, walk
 
@@ -56,9 +56,9 @@ import numpy as np
 
 from empirical import runlog
 from empirical.runlog import Logged
-from theory.progress import bar as progress_bar
-from theory.files import read_json, write_json
-from theory.trajectory import UNREADABLE, write_csv
+from core.progress import bar as progress_bar
+from core.files import read_json, write_json
+from core.trajectory import UNREADABLE, write_csv
 
 SCORE, SELECT = (
     0,

@@ -17,10 +17,10 @@ from typing import Sequence
 
 import numpy as np
 
-from theory import cli
-from theory.records import ElicitationSummaryRecord
-from theory.plot import PROTOCOL_COLORS as COLORS
-from theory.plot import save, subplots
+from core import cli
+from core.records import ElicitationSummaryRecord
+from core.plot import PROTOCOL_COLORS as COLORS
+from core.plot import save, subplots
 
 
 def load(path: Path) -> tuple[list[dict], dict]:

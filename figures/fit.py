@@ -19,9 +19,9 @@ from typing import Sequence
 import matplotlib
 import numpy as np
 
-from theory import cli, plot
-from theory.records import FitRecord
-from theory.trajectory import Trajectory, read_csv
+from core import cli, plot
+from core.records import FitRecord
+from core.trajectory import Trajectory, read_csv
 
 
 def load(path: Path, log: Path | None) -> tuple[list[dict], dict[tuple, Trajectory]]:

@@ -18,10 +18,10 @@ from typing import Sequence
 
 import numpy as np
 
-from theory.records import ForecastRecord
-from theory import cli
-from theory.plot import PROTOCOL_COLORS, save, subplots
-from theory.trajectory import read_csv
+from core.records import ForecastRecord
+from core import cli
+from core.plot import PROTOCOL_COLORS, save, subplots
+from core.trajectory import read_csv
 
 THRESHOLD = 0.5
 

@@ -22,9 +22,9 @@ from typing import Sequence
 import numpy as np
 from matplotlib import colormaps
 
-from theory import cli
-from theory.records import MaskingRecord
-from theory.plot import PROTOCOL_COLORS, save, square, subplots
+from core import cli
+from core.records import MaskingRecord
+from core.plot import PROTOCOL_COLORS, save, square, subplots
 
 
 def load(path: Path) -> list[dict]:

@@ -21,9 +21,9 @@ from typing import Sequence
 import matplotlib
 import numpy as np
 
-from theory import cli, plot
-from theory.records import LeaveOutRecord, PredictionRecord
-from theory.trajectory import Trajectory, read_csv
+from core import cli, plot
+from core.records import LeaveOutRecord, PredictionRecord
+from core.trajectory import Trajectory, read_csv
 
 COVARIATE_AXES = {  # each concept's own covariate, on one axis for all concepts
     "signal": "concept signal (pixel MSE between the classes differing in it)",

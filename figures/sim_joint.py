@@ -17,9 +17,9 @@ from typing import Sequence
 import numpy as np
 
 from figures.fit import slug
-from theory import cli
-from theory.records import SimJointRecord
-from theory.plot import save, subplots
+from core import cli
+from core.records import SimJointRecord
+from core.plot import save, subplots
 
 FITS = (  # the fitted paths drawn: key in curves, line style, colour, legend
     ("sim2 joint", "-", "C0", "sim2, one W(t)"),

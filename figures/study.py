@@ -36,10 +36,10 @@ from matplotlib.cm import ScalarMappable
 from matplotlib.colors import Normalize
 from matplotlib.ticker import NullLocator
 
-from theory import cli
-from theory.records import StudyRecord
-from theory.plot import covariate_label, save, square, subplots
-from theory.trajectory import UNREADABLE, read_csv
+from core import cli
+from core.records import StudyRecord
+from core.plot import covariate_label, save, square, subplots
+from core.trajectory import UNREADABLE, read_csv
 
 CONCEPT_COLORS = ("tab:red", "tab:green", "tab:blue")
 CORNER_COLORS = {

@@ -21,10 +21,10 @@ import numpy as np
 from matplotlib.cm import ScalarMappable
 from matplotlib.colors import LogNorm
 
-from theory import cli
-from theory.plot import save, square, subplots
-from theory.records import TurnRecord
-from theory.trajectory import UNREADABLE, read_csv, read_meta, run_log
+from core import cli
+from core.plot import save, square, subplots
+from core.records import TurnRecord
+from core.trajectory import UNREADABLE, read_csv, read_meta, run_log
 
 CLASS_COLORS = {"00": "tab:red", "01": "tab:orange", "10": "tab:purple", "11": "tab:blue"}
 

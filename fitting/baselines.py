@@ -29,7 +29,7 @@ from typing import Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from theory.trajectory import Trajectory
+from core.trajectory import Trajectory
 
 RANK_TOL = (
     0.25  # principal directions with less spread than this fraction of the largest are ignored

@@ -26,9 +26,9 @@ from typing import Sequence
 import numpy as np
 
 from fitting.curves import LEVELS, settled_step, threshold_step
-from theory import cli
-from theory.records import ElicitationRecord, ElicitationSummaryRecord
-from theory.trajectory import UNREADABLE, Trajectory, read_csv, run_log
+from core import cli
+from core.records import ElicitationRecord, ElicitationSummaryRecord
+from core.trajectory import UNREADABLE, Trajectory, read_csv, run_log
 
 
 def _column(t: Trajectory, name: str, ok: np.ndarray) -> np.ndarray | None:

@@ -10,8 +10,8 @@ import math
 from pathlib import Path
 from typing import Sequence
 
-from theory.cli import UsageError
-from theory.files import read_text
+from core.cli import UsageError
+from core.files import read_text
 
 
 def read_table(path: Path) -> dict[str, dict[str, str]]:

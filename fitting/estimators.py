@@ -32,7 +32,7 @@ from fitting.model_fit import FITTABLE, fit_model
 from fitting.pooled import PooledFit, fit_law
 from fitting.prediction import corner
 from fitting.sim_fit import fit_sim
-from theory.trajectory import Trajectory
+from core.trajectory import Trajectory
 
 
 @dataclass(frozen=True)

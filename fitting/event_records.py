@@ -1,4 +1,4 @@
-"""The records of the event-time analyses (theory.records explains a record): the registered outside-range test's
+"""The records of the event-time analyses (core.records explains a record): the registered outside-range test's
 registration and verdict (fitting.outside), a run's forecast (fitting.forecast) and the forecasts' calibration
 (fitting.forecast_calibration)."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from theory.record import Record
+from core.record import Record
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from theory.trajectory import Trajectory, read_csv
+from core.trajectory import Trajectory, read_csv
 
 THRESHOLD = 0.15  # a training class has learned concept c when |z_c - its value| <= THRESHOLD ...
 HOLD = 2  # ... at this many checkpoints in a row
@@ -114,14 +114,14 @@ def run_events(run: str | Path, label: str = "11") -> dict:
 
 def doc_stamps(run: Path) -> list[dict]:
     """The run's reproducibility stamps (config.json), one per start: the first says which code began it."""
-    from theory.files import read_json
+    from core.files import read_json
 
     stamps = read_json(run / "config.json", "config").get("stamps")
     return stamps if isinstance(stamps, list) else []
 
 
 def _probe_hash(run: Path) -> str | None:
-    from theory.files import read_json
+    from core.files import read_json
 
     meta = run / "trajectories.meta.json"
     if not meta.exists():

@@ -38,12 +38,12 @@ import numpy as np
 
 from fitting.estimators import ESTIMATORS
 from fitting.report import analyse, fitted_curves
-from theory.progress import bar as progress_bar
-from theory import cli
-from theory.cli import UsageError
-from theory.records import FitRecord
-from theory.stamp import stamp
-from theory.trajectory import read_csv
+from core.progress import bar as progress_bar
+from core import cli
+from core.cli import UsageError
+from core.records import FitRecord
+from core.stamp import stamp
+from core.trajectory import read_csv
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -32,11 +32,11 @@ from pathlib import Path
 from typing import Sequence
 
 from fitting import forecast_methods as fm
-from theory.records import ForecastRecord
+from core.records import ForecastRecord
 from fitting.events import run_events
-from theory import cli
-from theory.files import read_json
-from theory.trajectory import read_csv
+from core import cli
+from core.files import read_json
+from core.trajectory import read_csv
 
 
 def forecast(

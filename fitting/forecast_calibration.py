@@ -32,9 +32,9 @@ import numpy as np
 from fitting import forecast_methods as fm
 from fitting.event_records import CalibrationRecord
 from fitting.events import run_events
-from theory.progress import bar as progress_bar
-from theory import cli
-from theory.trajectory import read_csv
+from core.progress import bar as progress_bar
+from core import cli
+from core.trajectory import read_csv
 
 FIXED_CUTS = (2000.0, 3000.0, 4000.0)
 CUTS = ("2000", "3000", "4000", "memorized", "capability")

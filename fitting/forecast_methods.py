@@ -29,7 +29,7 @@ from fitting.capability import capability
 from fitting.curves import threshold_step
 from fitting.events import concept_steps
 from fitting.study import PERSIST
-from theory.trajectory import Trajectory
+from core.trajectory import Trajectory
 
 Z80 = float(special.ndtri(0.9))
 METHODS = ("clock", "logistic", "lag", "setting")

@@ -34,10 +34,10 @@ from typing import Sequence
 import numpy as np
 
 from fitting.study import PERSIST, held_out
-from theory import cli
-from theory.files import plain_or_gz, read_json, read_text
-from theory.records import LadderRecord
-from theory.trajectory import read_csv
+from core import cli
+from core.files import plain_or_gz, read_json, read_text
+from core.records import LadderRecord
+from core.trajectory import read_csv
 
 ALWAYS = ("seed", "sep")  # settings every row shows, varied or not
 

@@ -10,10 +10,10 @@ import numpy as np
 
 from fitting.intervals import clustered_mean
 from fitting.prediction import Setup, analyse, pooled_fit
-from theory.progress import bar as progress_bar
-from theory.cli import UsageError
-from theory.records import LeaveOutRecord
-from theory.trajectory import Trajectory
+from core.progress import bar as progress_bar
+from core.cli import UsageError
+from core.records import LeaveOutRecord
+from core.trajectory import Trajectory
 
 KEYS = (
     "law",

@@ -40,9 +40,9 @@ import numpy as np
 from fitting.capability import analyse_run, runs_arguments
 from fitting.study_levels import steps_text, summarise
 from fitting.turn import NEAR, distance, learned_from, left_corner
-from theory import cli
-from theory.records import MaskingRecord
-from theory.trajectory import Trajectory, read_csv, read_meta, run_log
+from core import cli
+from core.records import MaskingRecord
+from core.trajectory import Trajectory, read_csv, read_meta, run_log
 
 
 def mask_rate(run: Path) -> tuple[float, str, int | None]:

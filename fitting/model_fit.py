@@ -36,7 +36,7 @@ from fitting.turn import find_turn
 from theory.integrate import integrate
 from theory.landscape import Landscape
 from theory.models import eq1, eq2, notebook
-from theory.trajectory import Trajectory
+from core.trajectory import Trajectory
 
 MIN_POINTS = (
     8  # located points a model fit needs (empirical.plan.FIT_MIN_POINTS refuses a sweep step early)

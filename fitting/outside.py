@@ -34,8 +34,8 @@ from fitting.outside_pool import arrays, bootstrap, fit_all, pool_events
 from fitting import outside_score
 from fitting.event_records import RegistrationRecord, VerdictRecord
 from fitting.outside_score import margin, registered_before, score, with_validity
-from theory import cli
-from theory.stamp import stamp
+from core import cli
+from core.stamp import stamp
 
 SEEDS_PER_SETTING = (
     8  # the test's seeds per setting (the margin is the spread of a median of this many)

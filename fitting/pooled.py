@@ -30,7 +30,7 @@ from fitting.discrepancy import KINDS, Discrepancy, features, run_residuals
 from fitting.pooled_law import Law
 from theory.integrate import integrate
 from theory.models import eq1
-from theory.trajectory import Trajectory
+from core.trajectory import Trajectory
 
 TOL = (1e-8, 1e-10)
 FAILED = 10.0  # the residual of a point the integrator could not reach (coordinates live in [0, 1])

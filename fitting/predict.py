@@ -37,11 +37,11 @@ from fitting.prediction import (
     per_run_fits,
     pooled_fit,
 )
-from theory import cli
-from theory.cli import UsageError
-from theory.records import PredictionRecord
-from theory.stamp import stamp
-from theory.trajectory import Trajectory, read_csv, write_csv
+from core import cli
+from core.cli import UsageError
+from core.records import PredictionRecord
+from core.stamp import stamp
+from core.trajectory import Trajectory, read_csv, write_csv
 
 OUTPUTS = ("predicted.csv", "prediction.json", "leave_out.json")  # what --out receives
 

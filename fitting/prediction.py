@@ -19,7 +19,7 @@ from fitting.model_fit import fit_model
 from fitting.pooled import PooledFit, fit_law
 from fitting.report import summary
 from fitting.turn import find_turn
-from theory.trajectory import Trajectory
+from core.trajectory import Trajectory
 
 LEVEL = 0.8  # a concept has settled when its coordinate stays past this, toward its target
 

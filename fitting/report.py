@@ -15,7 +15,7 @@ from fitting.model_fit import ModelFit, fit_model
 from fitting.model_params import param_names
 from fitting.sim_fit import fit_sim
 from fitting.turn import Turn, find_turn
-from theory.trajectory import Z_PREFIX, Trajectory
+from core.trajectory import Z_PREFIX, Trajectory
 
 
 SIM_PARAMS = ("a", "mu_ratio", "w0")  # sim2's record keys (fitting.sim_fit)

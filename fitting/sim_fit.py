@@ -32,7 +32,7 @@ from fitting.curves import noise_scale
 from fitting.engine import Z95, multistart, on_bounds, wald
 from fitting.model_fit import no_covariates
 from theory.sim import two_layer
-from theory.trajectory import Trajectory
+from core.trajectory import Trajectory
 
 
 @dataclass(frozen=True, eq=False)

@@ -33,12 +33,12 @@ import numpy as np
 from fitting.model_fit import fit_model
 from fitting.report import rounded
 from fitting.sim_fit import bits_of, fit_sim
-from theory.progress import bar as progress_bar
-from theory import cli
-from theory.cli import UsageError
-from theory.records import SimJointRecord
-from theory.stamp import stamp
-from theory.trajectory import Trajectory, read_csv
+from core.progress import bar as progress_bar
+from core import cli
+from core.cli import UsageError
+from core.records import SimJointRecord
+from core.stamp import stamp
+from core.trajectory import Trajectory, read_csv
 
 MODELS = ("sim2 joint", "sim2 per class", "eq1 per class")
 CURVE_POINTS = 80

@@ -57,9 +57,9 @@ from fitting.curves import fit_logistic, threshold_step
 from fitting.covariates import read_table, select
 from fitting.study_levels import level, relation, tables
 from fitting.turn import held_out_turn, learned_from, left_corner, memorized
-from theory import cli
-from theory.records import StudyRecord
-from theory.trajectory import UNREADABLE, Trajectory, read_csv, read_meta
+from core import cli
+from core.records import StudyRecord
+from core.trajectory import UNREADABLE, Trajectory, read_csv, read_meta
 
 LEVEL, PERSIST = (
     0.8,

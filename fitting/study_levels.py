@@ -8,7 +8,7 @@ from typing import Sequence
 
 import numpy as np
 
-from theory.records import StudyRecord
+from core.records import StudyRecord
 
 
 def summarise(values: list[float | None], censored_at: list[float | None]) -> dict:

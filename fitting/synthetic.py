@@ -15,7 +15,7 @@ from numpy.typing import NDArray
 
 from theory.integrate import integrate
 from theory.models import eq1
-from theory.trajectory import Trajectory
+from core.trajectory import Trajectory
 
 
 def quadratic_steps(n: int = 60, first: int = 500, last: int = 20_000) -> NDArray[np.int64]:

@@ -29,9 +29,9 @@ from numpy.typing import NDArray
 from scipy.signal import savgol_filter
 
 from fitting.curves import noise_scale, settled_step
-from theory import cli
-from theory.records import TurnRecord
-from theory.trajectory import UNREADABLE, Trajectory, read_csv, read_meta, run_log
+from core import cli
+from core.records import TurnRecord
+from core.trajectory import UNREADABLE, Trajectory, read_csv, read_meta, run_log
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
-"""The toy theory: energy landscapes in concept space, their gradient flows, and the trajectory log.
+"""The toy theory: energy landscapes in concept space and their gradient flows (the log they write: ``core``).
 
-Import from the modules (``theory.models``, ``theory.integrate``, ``theory.trajectory``); this file
-stays empty so that reading a log never pulls in sympy or numba.
+Import from the modules (``theory.models``, ``theory.integrate``); this file stays empty so that importing
+one model never pulls in the others' sympy or numba.
 """

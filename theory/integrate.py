@@ -35,7 +35,7 @@ from scipy.integrate import solve_ivp
 
 from theory import dopri, exact, kernels
 from theory.landscape import Landscape
-from theory.trajectory import Trajectory
+from core.trajectory import Trajectory
 
 RTOL, ATOL = 1e-9, 1e-11
 AUTO_DOPRI_FROM = (

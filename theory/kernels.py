@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Callable
 
 from theory import dopri
-from theory.files import atomic_write
+from core.files import atomic_write
 
 
 def cache_dir() -> Path:

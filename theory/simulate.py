@@ -37,16 +37,18 @@ from typing import Sequence
 
 import numpy as np
 
-from theory import cli, exact, plot
-from theory.stamp import stamp
-from theory.cli import UsageError
+from core import cli, plot
+
+from theory import exact
+from core.stamp import stamp
+from core.cli import UsageError
 from theory.integrate import choose_method, compiled, integrate, time_grid
 from theory.landscape import Landscape
 from theory.presets import PRESETS, Panel
 from theory import swingby, swingby_plot
 from theory.swingby import SIM_MODELS, SIM_PRESETS
-from theory.files import write_json
-from theory.trajectory import write_csv
+from core.files import write_json
+from core.trajectory import write_csv
 from theory.simulate_args import MAX_ROWS, build_parser, check_args, landscape, settings
 
 # ---------------------------------------------------------------------------------------------

@@ -11,8 +11,10 @@ from pathlib import Path
 
 import numpy as np
 
-from theory import cli, swingby
-from theory.cli import UsageError
+from core import cli
+
+from theory import swingby
+from core.cli import UsageError
 from theory.expression import FUNCTIONS
 from theory.integrate import AUTO_DOPRI_FROM
 from theory.landscape import Landscape

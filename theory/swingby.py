@@ -27,8 +27,8 @@ from typing import Sequence
 
 import numpy as np
 
-from theory import cli
-from theory.cli import UsageError
+from core import cli
+from core.cli import UsageError
 from theory.sim import (
     SIGNALS,
     STARTS,
@@ -42,7 +42,7 @@ from theory.sim import (
     sim2,
     train_loss,
 )
-from theory.trajectory import Trajectory
+from core.trajectory import Trajectory
 
 SIM_MODELS = ("sim1", "sim2")
 # --param names of the SIM models: default, meaning

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
-from theory import plot
+from core import plot
 from theory.sim import coordinates
 
 if TYPE_CHECKING:

@@ -57,7 +57,7 @@ def prepare(w: Path, *, torch: bool) -> None:
 
     from theory.integrate import integrate, time_grid
     from theory.models import eq1
-    from theory.trajectory import Trajectory, write_csv
+    from core.trajectory import Trajectory, write_csv
 
     sol = integrate(eq1(), time_grid(25, 30), {"t_switch": [[8.0, 0.0]]}, method="stacked")
     z = sol.z[0]
@@ -201,7 +201,7 @@ def no_file(name: str) -> Callable[[Path, Path], str | None]:
 
 
 def same_naive_rows(c: Path, w: Path) -> str | None:
-    from theory.trajectory import read_csv
+    from core.trajectory import read_csv
 
     def rows(path):
         return {(t.label, int(s)) for t in read_csv(path) if t.protocol == "naive" for s in t.step}

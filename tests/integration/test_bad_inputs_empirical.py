@@ -16,7 +16,7 @@ from empirical.run import Diverged  # noqa: E402
 from empirical.train import train  # noqa: E402
 from empirical.train import main as train_main  # noqa: E402
 from empirical.vdm import VDM  # noqa: E402
-from theory.trajectory import read_csv  # noqa: E402
+from core.trajectory import read_csv  # noqa: E402
 
 
 @pytest.fixture(scope="module")

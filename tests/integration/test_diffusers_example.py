@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_the_diffusers_example_trains_saves_and_walks(pristine_smoke_run, tmp_path, capsys):
     from fitting.turn import main as turn_main
-    from theory.trajectory import read_csv
+    from core.trajectory import read_csv
 
     spec = importlib.util.spec_from_file_location(
         "diffusers_model", ROOT / "examples" / "diffusers_model.py"

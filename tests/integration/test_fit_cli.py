@@ -9,7 +9,7 @@ from figures.fit import main as draw
 from fitting.fit import main
 from fitting.synthetic import quadratic_steps
 from theory.simulate import main as simulate
-from theory.trajectory import Trajectory, write_csv
+from core.trajectory import Trajectory, write_csv
 
 
 @pytest.fixture(scope="module")
@@ -177,7 +177,7 @@ def test_missing_log_exits_2(tmp_path, capsys):
 def test_a_short_trajectory_is_skipped_with_why_and_the_others_are_fitted(
     simulated_log, tmp_path, capsys
 ):
-    from theory.trajectory import read_csv
+    from core.trajectory import read_csv
 
     trajs = read_csv(simulated_log)
     short = Trajectory(

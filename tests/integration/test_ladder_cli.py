@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from fitting.ladder import main, row, varying
-from theory.files import plain_or_gz
+from core.files import plain_or_gz
 
 EVIDENCE = Path(__file__).resolve().parents[2] / "docs" / "results" / "ladder" / "evidence"
 COMPOSED = (

@@ -1,7 +1,8 @@
 """The layering of the package, checked statically and at run time.
 
-Statically (every import of every file, function-level ones included, read with ``ast``): theory imports
-none of empirical, fitting and figures; empirical never imports fitting or figures; figures never imports
+Statically (every import of every file, function-level ones included, read with ``ast``): core (the ground
+floor: log format, records, files, CLI conventions) imports nothing else of ours, nor sympy, numba or torch;
+theory imports none of empirical, fitting and figures; empirical never imports fitting or figures; figures never imports
 fitting or empirical (it reads files); torch only in empirical; no import cycle between files. The
 checker is tested on planted violations. At run time: the torch-free parts import and run without torch.
 """
@@ -16,8 +17,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
-PACKAGES = ("theory", "empirical", "fitting", "figures")
+PACKAGES = ("core", "theory", "empirical", "fitting", "figures")
 FORBIDDEN = {  # package -> packages (and third-party roots) it must never import
+    "core": {"theory", "empirical", "fitting", "figures", "torch", "sympy", "numba"},
     "theory": {"empirical", "fitting", "figures", "torch"},
     "fitting": {"empirical", "figures", "torch"},
     "figures": {"empirical", "fitting", "torch"},
@@ -104,6 +106,8 @@ def test_the_package_keeps_its_layers_and_has_no_import_cycle():
     "file, line, found",
     [
         ("theory/landscape.py", "import fitting.curves", "theory.landscape imports fitting.curves"),
+        ("core/plot.py", "from theory import models", "core.plot imports theory.models"),
+        ("core/cli.py", "    import sympy", "core.cli imports sympy"),
         (
             "figures/training.py",
             "from fitting.turn import find_turn",
@@ -121,9 +125,9 @@ def test_the_package_keeps_its_layers_and_has_no_import_cycle():
             "empirical.render imports fitting.curves",
         ),
         (
-            "theory/files.py",
-            "from theory import trajectory",
-            "theory.files -> theory.log_cells -> theory.trajectory -> theory.files",
+            "core/files.py",
+            "from core import trajectory",
+            "core.files -> core.log_cells -> core.trajectory -> core.files",
         ),
     ],
 )

@@ -11,7 +11,7 @@ from fitting.leave_out import differences, split_summary
 from figures.predict import main as draw_main
 from fitting.predict import main
 from fitting.synthetic import TRUE_LAW, sweep_case
-from theory.trajectory import Trajectory, read_csv, write_csv
+from core.trajectory import Trajectory, read_csv, write_csv
 
 
 @pytest.fixture(scope="module")

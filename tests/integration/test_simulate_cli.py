@@ -10,7 +10,7 @@ import pytest
 import reference
 from reference import signed_area
 from theory.simulate import main
-from theory.trajectory import read_csv
+from core.trajectory import read_csv
 
 
 @pytest.fixture(scope="module")
@@ -432,7 +432,7 @@ def test_bad_sim_parameters_exit_2(tmp_path, capsys, argv, match):
 
 def test_the_main_jobs_figures_have_no_text_over_text_or_past_the_edge(tmp_path, monkeypatch):
     """Corner labels, ticks, titles, legends and colorbars: no two text boxes intersect, none leaves the figure."""
-    from theory import plot
+    from core import plot
 
     drawn, save = [], plot.save
 
@@ -455,7 +455,7 @@ def test_the_main_jobs_figures_have_no_text_over_text_or_past_the_edge(tmp_path,
 
 
 def test_the_overlap_check_finds_overlaps():
-    from theory import plot
+    from core import plot
 
     fig, ax = plot.subplots(figsize=(3, 3))
     ax.text(0.5, 0.5, "one label", transform=ax.transAxes)

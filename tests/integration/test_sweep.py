@@ -14,8 +14,8 @@ import pytest
 
 from empirical import plan
 from empirical.sweep import main
-from theory.files import read_json
-from theory.trajectory import read_csv
+from core.files import read_json
+from core.trajectory import read_csv
 
 GRID = ["--preset", "smoke", "--grid", "seed=0,1", "--grid", "sep.color=0.3,0.8"]
 RUNS = [

@@ -5,7 +5,7 @@ import importlib.util
 import json
 from pathlib import Path
 
-from theory.trajectory import read_csv
+from core.trajectory import read_csv
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -26,7 +26,7 @@ from fitting import capability
 from fitting import fit as fit_cli
 from theory.integrate import integrate, time_grid
 from theory.models import eq1
-from theory.trajectory import Trajectory, read_csv, read_meta, write_csv
+from core.trajectory import Trajectory, read_csv, read_meta, write_csv
 
 SHORT = settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
 LONG = settings(max_examples=600, deadline=None, suppress_health_check=list(HealthCheck))

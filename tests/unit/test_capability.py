@@ -7,7 +7,7 @@ import pytest
 
 from figures.capability import main as draw
 from fitting.capability import analyse_run, curves, main, summarize
-from theory.trajectory import Trajectory, read_csv, write_csv
+from core.trajectory import Trajectory, read_csv, write_csv
 
 STEPS = np.arange(0, 1001, 50)
 

@@ -1,11 +1,11 @@
-"""The error convention (theory.cli): one line, exit 2, output locations checked before any work."""
+"""The error convention (core.cli): one line, exit 2, output locations checked before any work."""
 
 import errno
 import tempfile
 
 import pytest
 
-from theory import cli
+from core import cli
 
 
 @cli.command("demo")
@@ -79,7 +79,7 @@ def test_seeds_are_refused_outside_numpy_range(seed):
 
 
 def test_a_closed_pipe_ends_a_command_quietly(capsys):
-    from theory import cli
+    from core import cli
 
     @cli.command("demo")
     def main(argv=None):

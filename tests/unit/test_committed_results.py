@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from theory import cli
+from core import cli
 
 ROOT = Path(__file__).resolve().parents[2]
 RUN = ROOT / "docs/results/study-small/capability/runs/seed=0,sep.color=0.5"  # over-prompted

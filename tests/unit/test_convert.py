@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from empirical.convert import main
-from theory.trajectory import read_csv
+from core.trajectory import read_csv
 
 CLASSES, CONCEPTS = "00,01,10,11", "color,size"
 

@@ -175,7 +175,7 @@ def test_bad_input_is_named(make, match):
 def test_a_walk_of_diffusers_checkpoints_writes_the_standard_log(pristine_smoke_run, tmp_path):
     from empirical.probe import ProbeReader
     from empirical.walk import walk
-    from theory.trajectory import read_csv
+    from core.trajectory import read_csv
 
     checkpoints = [(0, conditional_unet(0)), (100, conditional_unet(1))]
     log = walk(

@@ -4,7 +4,7 @@ import pytest
 from fitting.discrepancy import Discrepancy, features, on_grid
 from fitting.pooled import fit_law
 from fitting.synthetic import sweep_case
-from theory.trajectory import Trajectory
+from core.trajectory import Trajectory
 
 STEPS = np.array([0.0, 10.0, 20.0])
 

@@ -19,7 +19,7 @@ from empirical.elicit import chosen_steps, load_run, main, run_protocols  # noqa
 from empirical.protocols import elicit_step  # noqa: E402
 from empirical.probe import load as load_probe  # noqa: E402
 from empirical.train import train  # noqa: E402
-from theory.trajectory import read_csv  # noqa: E402
+from core.trajectory import read_csv  # noqa: E402
 
 
 @pytest.fixture(scope="module")

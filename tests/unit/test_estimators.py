@@ -13,7 +13,7 @@ from fitting.estimators import ESTIMATORS, LawFit, fit
 from fitting.synthetic import eq1_case, quadratic_steps, sim2_case, sweep_case
 from theory.models import MODELS
 from theory.swingby import SIM_MODELS
-from theory.trajectory import Trajectory
+from core.trajectory import Trajectory
 
 
 def test_per_run_estimators_share_theory_s_model_names():

@@ -9,7 +9,7 @@ import pytest
 from figures.masking import main as draw
 from fitting.masking import levels, main, peak_share, sweep
 from fitting.turn import left_corner
-from theory.trajectory import Trajectory, write_csv
+from core.trajectory import Trajectory, write_csv
 
 STEPS = np.arange(0, 2001, 100)
 

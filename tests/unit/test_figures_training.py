@@ -7,7 +7,7 @@ import json
 from figures.training import main
 from fitting.turn import held_out_turn
 from fitting.turn import main as turns
-from theory.trajectory import Trajectory, write_csv
+from core.trajectory import Trajectory, write_csv
 
 STEPS = np.arange(0, 3001, 100)
 

@@ -1,10 +1,10 @@
-"""theory.files: text read plain or gzip-compressed, with errors that name the file."""
+"""core.files: text read plain or gzip-compressed, with errors that name the file."""
 
 import gzip
 
 import pytest
 
-from theory.files import plain_or_gz, read_json, read_text
+from core.files import plain_or_gz, read_json, read_text
 
 
 def test_a_gzip_file_reads_as_its_text(tmp_path):
@@ -29,14 +29,14 @@ def test_the_plain_file_or_its_gz_copy_and_never_a_silent_choice_between_both(tm
 
 
 def test_a_gz_file_is_decompressed_within_a_limit(tmp_path, monkeypatch):
-    import theory.files
+    import core.files
 
     path = tmp_path / "big.jsonl.gz"
     path.write_bytes(gzip.compress(b"0" * 5000))  # 5 kB from a few dozen bytes
-    monkeypatch.setattr(theory.files, "MAX_DECOMPRESSED", 4096)
+    monkeypatch.setattr(core.files, "MAX_DECOMPRESSED", 4096)
     with pytest.raises(ValueError, match="expands to more than 0 MiB"):
         read_text(path)
-    monkeypatch.setattr(theory.files, "MAX_DECOMPRESSED", 5000)
+    monkeypatch.setattr(core.files, "MAX_DECOMPRESSED", 5000)
     assert len(read_text(path)) == 5000
 
 
@@ -66,7 +66,7 @@ def test_json_is_written_without_nan_or_infinity(tmp_path):
 
     import numpy as np
 
-    from theory.files import write_json
+    from core.files import write_json
 
     path = write_json(
         tmp_path / "r.json", {"a": float("nan"), "b": np.array([1.0, np.inf]), "c": (np.int64(2),)}
@@ -84,11 +84,11 @@ def test_a_killed_writers_temp_file_is_removed_by_the_next_write(tmp_path):
     import sys
     import time
 
-    from theory.files import atomic_write
+    from core.files import atomic_write
 
     target = tmp_path / "big.csv"
     code = (
-        "import time\nfrom theory.files import atomic_write\n"
+        "import time\nfrom core.files import atomic_write\n"
         f"atomic_write({str(target)!r}, lambda fh: (fh.write('x' * 1000), fh.flush(), time.sleep(60)))"
     )
     writer = subprocess.Popen([sys.executable, "-c", code])
@@ -111,12 +111,12 @@ def test_a_log_and_its_sidecar_are_written_under_the_folders_lock(tmp_path):
     import sys
     import time
 
-    from theory.files import folder_lock
-    from theory.trajectory import read_meta
+    from core.files import folder_lock
+    from core.trajectory import read_meta
 
     path = tmp_path / "trajectories.csv"
     code = (
-        "from theory.trajectory import Trajectory, write_csv\n"
+        "from core.trajectory import Trajectory, write_csv\n"
         "t = Trajectory([0, 1], [[0.1], [0.2]], ('color',), '11')\n"
         f"write_csv({str(path)!r}, [t], meta={{'writer': 2}})"
     )

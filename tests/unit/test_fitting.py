@@ -11,7 +11,7 @@ from fitting.synthetic import quadratic_steps, switch_recovery, t50_recovery
 from fitting.turn import find_turn
 from theory.integrate import integrate
 from theory.models import eq1, eq2, notebook
-from theory.trajectory import Trajectory
+from core.trajectory import Trajectory
 
 STEPS = quadratic_steps(60, 500, 20_000)
 SPAN = 19_500

@@ -7,7 +7,7 @@ import pytest
 
 from fitting import forecast, forecast_methods as fm
 from fitting.events import Event
-from theory.trajectory import Trajectory
+from core.trajectory import Trajectory
 
 RUN = Path(__file__).parents[2] / "docs/results/study-small/weak-cpu/runs/sep.color=0.2,seed=1"
 
@@ -112,8 +112,8 @@ def test_the_forecast_figure_draws_the_path_and_every_methods_row(tmp_path):
     import numpy as np
 
     from figures.forecast import main as figure
-    from theory.records import ForecastRecord
-    from theory.trajectory import Trajectory, write_csv
+    from core.records import ForecastRecord
+    from core.trajectory import Trajectory, write_csv
 
     run = tmp_path / "run"
     steps = np.arange(0, 5001, 250)
@@ -154,7 +154,7 @@ def test_the_forecast_figure_draws_the_path_and_every_methods_row(tmp_path):
 def test_watch_forecasts_at_each_new_checkpoint_until_the_class_shows(tmp_path, capsys):
     """--watch: a run in training gains checkpoints between looks; one line per new checkpoint, none for a look
     that finds nothing new, and it stops once naive prompting shows the class."""
-    from theory.trajectory import write_csv
+    from core.trajectory import write_csv
 
     run, full = tmp_path / "run", _run(cross=3000.0, end=6000.0)
     cuts = iter([1500.0, 1500.0, 2500.0, 4500.0, 6000.0])
@@ -202,7 +202,7 @@ def test_the_capability_cut_is_the_checkpoint_that_confirms_the_capability():
 def test_a_run_that_never_composes_is_not_expected_by_the_horizon(tmp_path):
     """Class 11 stays unread to the end: the logistic curve gives no step and a low probability, and the summary
     says "not expected by" the horizon instead of a step."""
-    from theory.trajectory import write_csv
+    from core.trajectory import write_csv
 
     run = tmp_path / "run"
     write_csv(run / "trajectories.csv", _run(cross=50000.0, end=9000.0))

@@ -1,12 +1,12 @@
-"""theory.frames: trajectories made elsewhere (a DataFrame, an array in any axis order) in and out, checked."""
+"""core.frames: trajectories made elsewhere (a DataFrame, an array in any axis order) in and out, checked."""
 
 import math
 
 import numpy as np
 import pytest
 
-from theory.frames import from_array, from_frame, to_frame
-from theory.trajectory import Trajectory, read_csv, write_csv
+from core.frames import from_array, from_frame, to_frame
+from core.trajectory import Trajectory, read_csv, write_csv
 
 
 def sample_trajectories():

@@ -7,7 +7,7 @@ import reference
 from reference import first_crossing, signed_area
 from theory.integrate import METHODS, integrate, kernel, time_grid
 from theory.models import coupled, eq1, eq2, eq2_split, get_model, notebook
-from theory.trajectory import read_csv, write_csv
+from core.trajectory import read_csv, write_csv
 
 T25 = time_grid(25, 200)
 

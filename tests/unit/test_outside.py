@@ -14,7 +14,7 @@ from fitting import event_laws as el
 from fitting import outside, outside_pool
 from fitting.events import Event, concept_steps, run_events
 from fitting.outside_score import error, margin, observed, score
-from theory.trajectory import Trajectory
+from core.trajectory import Trajectory
 
 
 def test_censored_fit_recovers_a_line_that_plain_least_squares_gets_wrong():

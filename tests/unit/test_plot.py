@@ -1,10 +1,10 @@
-"""theory.plot.save: PNGs with a 256-colour palette by default (a third of the bytes), full colour on request,
+"""core.plot.save: PNGs with a 256-colour palette by default (a third of the bytes), full colour on request,
 other formats as matplotlib writes them."""
 
 import numpy as np
 from PIL import Image
 
-from theory import plot
+from core import plot
 
 
 def figure():

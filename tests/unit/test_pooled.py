@@ -10,7 +10,7 @@ from fitting.discrepancy import Discrepancy
 from fitting.pooled import Data, fit_law, run_residuals, solve
 from fitting.report import summary
 from fitting.synthetic import TRUE_LAW, eq1_case, sweep_case
-from theory.trajectory import Trajectory
+from core.trajectory import Trajectory
 
 SIGNALS = np.geomspace(0.005, 0.08, 10)
 SIGNALS_12 = np.geomspace(0.005, 0.08, 12)

@@ -73,7 +73,7 @@ def test_a_mixture_and_a_composition_are_told_apart_by_the_log(trained, tmp_path
     shares say 'two corners, about half each', while a composition puts its mass on one corner."""
     from empirical.evaluate import score
     from empirical.runlog import write
-    from theory.trajectory import read_csv
+    from core.trajectory import read_csv
 
     data = DataConfig(("color", "size"), {"color": 0.8, "size": 0.4}, resolution=16)
     mixture = score(trained[0], data, "11", sample(data, {"01": 32, "10": 32}, 2).images)

@@ -1,4 +1,4 @@
-"""theory.progress: a bar on a terminal, plain lines in a log (issue #52: empirical.elicit was silent for 5
+"""core.progress: a bar on a terminal, plain lines in a log (issue #52: empirical.elicit was silent for 5
 minutes when its output went to a file), nothing when disabled."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import io
 import sys
 
-from theory import progress
+from core import progress
 
 
 class _Log(io.StringIO):
@@ -46,7 +46,7 @@ def test_disabled_says_nothing(monkeypatch):
 
 def test_none_never_reaches_a_user():
     """Issue #52: 'seed=None', '--protocol None --run None', 'naive 50%/80% at None/None'."""
-    from theory import cli
+    from core import cli
 
     assert [cli.shown(v) for v in (None, float("nan"), 0.5, 3, "a")] == ["-", "-", "0.5", "3", "a"]
     assert cli.selection(protocol="naive", run=None, seed=None) == "--protocol naive"
@@ -57,7 +57,7 @@ def test_fit_names_only_the_selection_that_was_given(tmp_path, capsys):
     import numpy as np
 
     from fitting.fit import main
-    from theory.trajectory import Trajectory, write_csv
+    from core.trajectory import Trajectory, write_csv
 
     log = write_csv(
         tmp_path / "t.csv", [Trajectory(np.arange(5), np.full((5, 1), 0.5), ("color",), "00")]

@@ -1,4 +1,4 @@
-"""theory.records: the saved JSON records that join fitting to figures."""
+"""core.records: the saved JSON records that join fitting to figures."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from theory.records import (
+from core.records import (
     RECORDS,
     FitRecord,
     LeaveOutRecord,
@@ -121,11 +121,11 @@ def test_a_missing_file_names_the_command_that_writes_it(tmp_path):
 
 
 def test_fitting_writes_its_json_only_through_the_records():
-    """No module of fitting writes JSON by hand: every saved record's layout is stated in theory.records."""
+    """No module of fitting writes JSON by hand: every saved record's layout is stated in core.records."""
     for path in sorted((ROOT / "fitting").glob("*.py")):
         tree = ast.parse(path.read_text())
         for node in ast.walk(tree):
-            if isinstance(node, ast.ImportFrom) and node.module == "theory.files":
+            if isinstance(node, ast.ImportFrom) and node.module == "core.files":
                 assert "write_json" not in {a.name for a in node.names}, path.name
             if isinstance(node, ast.Attribute) and node.attr == "dump":
                 raise AssertionError(f"{path.name}: json.dump")
@@ -170,7 +170,7 @@ def test_a_row_value_of_the_wrong_type_is_named(cls, key, row, message):
 
 def test_a_prediction_whose_numbers_are_text_is_named():
     """figures.predict draws the law's coefficients and each run's rmse and covariates."""
-    from theory.records import PredictionRecord
+    from core.records import PredictionRecord
 
     doc = minimal(PredictionRecord) | {
         "law": {"coefficients": {"b_lam": "-0.6"}},

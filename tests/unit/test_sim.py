@@ -183,7 +183,7 @@ def test_sim2_stays_positive_semidefinite_from_a_rank_one_start():
 
 def logged(folder, name):
     """(t, OOD loss, {concept index: w_pp}) from a preset's log: the one-hot classes' raw coordinate p is w_pp."""
-    from theory.trajectory import read_csv
+    from core.trajectory import read_csv
 
     trajs = read_csv(folder / name / "trajectories.csv")
     ood = np.array([float(v) for v in trajs[0].extra["ood_loss"]])

@@ -9,7 +9,7 @@ import pytest
 from fitting.fit import main
 from fitting.sim_fit import fit_sim
 from fitting.synthetic import eq1_case
-from theory.trajectory import Trajectory, write_csv
+from core.trajectory import Trajectory, write_csv
 
 from fitting.synthetic import SIM2_A as A, SIM2_U0 as U0, sim2_case  # noqa: E402
 

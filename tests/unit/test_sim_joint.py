@@ -13,7 +13,7 @@ from fitting.synthetic import quadratic_steps
 from theory.integrate import integrate
 from theory.models import eq1
 from theory.sim import two_layer
-from theory.trajectory import Trajectory, write_csv
+from core.trajectory import Trajectory, write_csv
 
 A, M, U0 = np.array([0.0008, 0.002]), np.array([1.0, 1.3]), np.array([[0.2, 0.0], [0.1, 0.15]])
 STEPS = quadratic_steps(30, 50, 5000)

@@ -4,8 +4,8 @@ import datetime
 import subprocess
 import sys
 
-from theory import stamp as stamp_mod
-from theory.stamp import stamp
+from core import stamp as stamp_mod
+from core.stamp import stamp
 
 
 def test_the_stamp_names_code_versions_machine_and_command():
@@ -34,7 +34,7 @@ def test_a_missing_distribution_is_null():
 
 
 def test_stamping_does_not_import_torch():
-    code = "import sys; from theory.stamp import stamp; s = stamp(); print('torch' in sys.modules, bool(s['torch']))"
+    code = "import sys; from core.stamp import stamp; s = stamp(); print('torch' in sys.modules, bool(s['torch']))"
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout.split()

@@ -11,7 +11,7 @@ import pytest
 
 from figures.study import main as draw
 from fitting.study import concept_accuracy, learning, main, overlap, study, timing
-from theory.trajectory import Trajectory, read_csv, write_csv
+from core.trajectory import Trajectory, read_csv, write_csv
 
 STEPS = np.arange(0, 3001, 100)
 CORNERS = ("00", "01", "10", "11")
@@ -413,7 +413,7 @@ def test_the_relation_line_has_resampled_intervals():
 
 def test_the_timing_figure_draws_the_fitted_line_with_its_slope_interval(tmp_path, monkeypatch):
     import figures.study as fs
-    from theory.records import StudyRecord
+    from core.records import StudyRecord
 
     drawn = {}
     monkeypatch.setattr(fs, "save", lambda fig, out: drawn.setdefault("fig", fig))
@@ -461,7 +461,7 @@ def test_the_timing_figure_draws_the_fitted_line_with_its_slope_interval(tmp_pat
 
 
 def test_figures_name_covariates_as_the_text_does():
-    from theory.plot import covariate_label
+    from core.plot import covariate_label
 
     assert covariate_label("sep_color") == covariate_label("sep.color") == "Δcolor"
     assert covariate_label("sep_color=0.2") == "Δcolor 0.2"
@@ -497,7 +497,7 @@ def test_a_level_s_median_is_not_claimed_when_a_shorter_run_stopped_before_it():
 
 def test_the_figure_draws_the_level_summaries_medians():
     from figures.study import _medians
-    from theory.records import StudyRecord
+    from core.records import StudyRecord
 
     levels = [
         {"sep_color": v, "signal": {"color": v / 10}, "learned_step": {"color": {"median_all": m}}}
@@ -641,7 +641,7 @@ def test_runs_sharing_a_level_in_a_panel_are_named_by_their_ids():
 
 def test_the_leave_out_figure_names_the_left_out_setting_as_the_text_does():
     from figures.predict import _leave_out_title
-    from theory.records import LeaveOutRecord
+    from core.records import LeaveOutRecord
 
     root = Path(__file__).resolve().parents[2]
     doc = LeaveOutRecord.read(root / "docs/results/study-small/validation/laws/eq1/leave_out.json")

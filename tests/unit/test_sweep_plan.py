@@ -16,9 +16,9 @@ import pytest
 
 from empirical import collect, lock, plan
 from empirical.config import make_config
-from theory.files import write_json
-from theory.stamp import stamp
-from theory.trajectory import Trajectory, read_csv, write_csv
+from core.files import write_json
+from core.stamp import stamp
+from core.trajectory import Trajectory, read_csv, write_csv
 
 
 # --- the grid -------------------------------------------------------------------------------------------
@@ -505,7 +505,7 @@ def test_slurm_where_there_is_none_is_refused_before_anything_is_written(
 def test_status_shows_each_runs_latest_forecast(tmp_path, capsys):
     """Issue #56: the forecast a step (or fitting.forecast --watch --json RUN/forecast.json) wrote, one line."""
     from empirical.sweep import main as sweep
-    from theory.records import ForecastRecord
+    from core.records import ForecastRecord
 
     run = fake_run(tmp_path / "runs", ["seed=0"])
     plan.mark(run, "train", {})

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from theory.trajectory import Trajectory, meta_path, read_csv, read_meta, write_csv
+from core.trajectory import Trajectory, meta_path, read_csv, read_meta, write_csv
 
 unit = st.floats(0, 1, allow_nan=False)
 names = st.text("abcdefghijklmnopqrstuvwxyz_", min_size=1, max_size=8)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from empirical.walk import Prompt, SCORE, SELECT, check, reading, seed_for, walk
-from theory.trajectory import read_csv, read_meta
+from core.trajectory import read_csv, read_meta
 
 CLASSES = ["00", "01", "10", "11"]
 

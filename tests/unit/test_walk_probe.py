@@ -30,7 +30,7 @@ def test_the_walk_reads_a_batch_as_the_probe_does(pristine_smoke_run, label):
 def test_walking_a_runs_own_checkpoints_reproduces_its_naive_log(pristine_smoke_run, tmp_path):
     from empirical.run_sampler import RunSampler
     from empirical.walk import walk
-    from theory.trajectory import read_csv
+    from core.trajectory import read_csv
 
     sampler = RunSampler(pristine_smoke_run)
     own = {

@@ -1,5 +1,5 @@
 """The saved records that join the analyses to the figures: one frozen, typed class per JSON file
-(what a record is, and how reading checks a file: theory.record).
+(what a record is, and how reading checks a file: core.record).
 
 An analysis (fitting) builds its record and writes it; a figure reads it back through the same class:
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from theory.record import Record, _is, _label
+from core.record import Record, _is, _label
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -1,4 +1,4 @@
-"""The trajectory log's cells, checked (:mod:`theory.trajectory` is the format's specification): its column
+"""The trajectory log's cells, checked (:mod:`core.trajectory` is the format's specification): its column
 names, and the readers of a file's rows, header and cells, each problem named by file, row, line and column.
 """
 
@@ -9,7 +9,7 @@ import io
 import math
 from pathlib import Path
 
-from theory.files import read_text
+from core.files import read_text
 
 Z_PREFIX = "z_"
 SHARE_PREFIX = "share_"

@@ -45,8 +45,8 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from theory.files import atomic_write, folder_lock, read_json, write_json
-from theory.log_cells import (  # noqa: F401  (the column names are part of the format's API)
+from core.files import atomic_write, folder_lock, read_json, write_json
+from core.log_cells import (  # noqa: F401  (the column names are part of the format's API)
     BOUND_TOL,
     SHARE_PREFIX,
     UNIT_COLUMNS,

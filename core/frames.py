@@ -1,7 +1,7 @@
 """Trajectories made elsewhere: a pandas DataFrame or a numpy array in, the package's trajectories out (and back).
 
 - :func:`to_frame` / :func:`from_frame`: the log as a DataFrame, one row per (trajectory, step), the columns of the
-  CSV (theory/trajectory.py), and back, every cell checked as a file's is (errors name the DataFrame's row and
+  CSV (core/trajectory.py), and back, every cell checked as a file's is (errors name the DataFrame's row and
   column). pandas is needed for :func:`to_frame` only (``pip install 'concept-dynamics[pandas]'``).
 - :func:`from_array`: an array of concept-space points in any axis order, e.g. the official code's exported
   trajectories (conditions, classes, checkpoints, concepts), with the steps of its checkpoints.
@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from theory.trajectory import Trajectory, parse_rows, table_rows
+from core.trajectory import Trajectory, parse_rows, table_rows
 
 AXES = ("run", "class", "step", "concept")
 

@@ -1,4 +1,4 @@
-"""A saved record: one frozen, typed class per JSON file (the records themselves: theory.records).
+"""A saved record: one frozen, typed class per JSON file (the records themselves: core.records).
 
 An analysis (fitting) builds its record and writes it; a figure reads it back through the same class and uses
 its fields, so the file's layout is stated once, here, and never re-derived by string keys in two places:
@@ -17,7 +17,7 @@ not know are kept (``extra``) and written back after the known ones. The JSON ke
 object, a string, a number, or null where the field allows it); nested values stay plain JSON (lists and
 mappings) as the file holds them; the records are frozen, their contents are not copied.
 
-Standard library only (and theory.files), so theory, fitting and figures can all use it.
+Standard library only (and core.files), so theory, fitting and figures can all use it.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
 from typing import Any, ClassVar, Mapping, TypeVar
 
-from theory.files import read_json, write_json
+from core.files import read_json, write_json
 
 R = TypeVar("R", bound="Record")
 KNOWN: list[

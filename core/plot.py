@@ -18,7 +18,7 @@ from matplotlib.colors import Normalize
 from matplotlib.figure import Figure
 from matplotlib.text import Text
 
-from theory.files import atomic_write
+from core.files import atomic_write
 
 PROTOCOL_COLORS = {
     "naive": "k",
