@@ -3,8 +3,8 @@
     python benchmarks/pooled_speed.py [--runs 20] [--boot 20]
 
 Rows: the pooled fit with Wald intervals (target <= 30 s on 2 cores), with intervals from a bootstrap
-over runs (B refits), the memorize law with an onset (--model memorize --onset), the coupled law with an
-onset and the shared discrepancy (--model coupled --onset --discrepancy), and side by side the
+over runs (B refits), the memorize law with an onset (--law memorize+onset), the coupled law with an
+onset and the shared discrepancy (--law coupled+onset+mean), and side by side the
 baseline of fitting every run on its own (fitting.model_fit, what one does without a law; it predicts
 nothing for a new run). The numba compile of the eq1 kernel
 happens once per process and is reported on its own. Recovery is printed too: the law's exponents

@@ -59,9 +59,16 @@ from core.log_cells import (  # noqa: F401  (the column names are part of the fo
 )
 
 KNOWN = ("step", "class", "protocol", "seed", "run", "accuracy")
-UNREADABLE = (
-    "unreadable"  # the share key (share_unreadable) of the samples the probe refused to read
-)
+# the share key (share_unreadable) of the samples the probe refused to read
+UNREADABLE = "unreadable"
+
+
+def corner_of(label: str, d: int) -> tuple[int, ...] | None:
+    """The class's corner in concept space from its label's bits, one per concept ('10': the first concept
+    present, the second absent); None for a label that is not d binary digits."""
+    if len(label) == d and set(label) <= {"0", "1"}:
+        return tuple(int(ch) for ch in label)
+    return None
 
 
 @dataclass(frozen=True, eq=False)

@@ -17,7 +17,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from empirical import checkpoint, evaluate, lock, protocols, runlog
+from empirical import checkpoint, evaluate, lock, protocols, runlog, unet
 from empirical.config import TrainConfig, check_folder, no_shipped_probe, read_run_config
 from empirical.data import mask, sample
 from empirical.grid import grid
@@ -240,6 +240,7 @@ class Run:
         self.x, self.h, _ = training_set(cfg, self.device)
         self.clipped = list((self.vdm.net if cfg.clip_scope == "net" else self.vdm).parameters())
         self.logs, self.step, self.wall, self.saved = runlog.Logs(), 0, 0.0, None
+        self.streams: dict[str, torch.Generator | None] | None = None  # an ensemble member's own
         self.evals = cfg.eval_schedule()
         self.grid_steps = (
             {self.evals[int(i)] for i in np.linspace(0, len(self.evals) - 1, cfg.grids)}
@@ -279,8 +280,9 @@ class Run:
         """One AdamW update on the batch of this step (a pure function of seed and step); returns its loss terms."""
         cfg = self.cfg
         rows = batch_rows(self.step, self.x.shape[0], cfg.batch, cfg.seed).to(self.device)
-        with evaluate.autocast(self.device, cfg.precision):
-            terms = self.vdm.loss(self.x[rows], self.h[rows])
+        own = self.stream
+        with evaluate.autocast(self.device, cfg.precision), unet.drawing_from(own):
+            terms = self.vdm.loss(self.x[rows], self.h[rows], generator=own)
         loss = terms["total"].mean()
         self.opt.zero_grad(set_to_none=True)
         loss.backward()
@@ -367,15 +369,11 @@ class Run:
     def save(self, evaluated: bool) -> None:
         """last.pt (everything to resume), the evaluated weights when asked, then the logs rebuilt from it."""
         cfg, s = self.cfg, self.step
-        cuda = self.device.type == "cuda"
         state = {
             "model": self.vdm.state_dict(),
             "optimizer": self.opt.state_dict(),
             "ema": None if self.ema is None else self.ema.state_dict(),
-            "rng": {
-                "cpu": torch.get_rng_state(),
-                "cuda": torch.cuda.get_rng_state() if cuda else None,
-            },
+            "rng": self.rng_state(),
             "step": s,
             "wall": self.wall,
             "logs": self.logs.state(),
@@ -389,6 +387,22 @@ class Run:
         checkpoint.save(self.last, state)
         self.saved = s
         self.logs.write(self.out, cfg, self.meta)
+
+    @property
+    def stream(self) -> torch.Generator | None:
+        """The generator the run's training draws from: its own (an ensemble member's), or None: torch's global
+        stream, seeded at opening and saved in last.pt (a run alone). The same draws either way."""
+        if self.streams is None:
+            return None
+        return self.streams["cuda"] or self.streams["cpu"]
+
+    def rng_state(self) -> dict:
+        """The random streams to resume from: the process's (a run alone), or the run's own generators (a member
+        of an ensemble, empirical.ensemble: ``streams``); the same keys either way."""
+        if self.streams is not None:
+            return {k: None if g is None else g.get_state() for k, g in self.streams.items()}
+        cuda = self.device.type == "cuda"
+        return {"cpu": torch.get_rng_state(), "cuda": torch.cuda.get_rng_state() if cuda else None}
 
     def point(self, label: str) -> list[float]:
         """The latest logged concept-space point of a class."""

@@ -20,7 +20,9 @@ that hook into them:
 
 from __future__ import annotations
 
+import contextlib
 import math
+import threading
 from typing import Sequence
 
 import torch
@@ -38,6 +40,42 @@ def sinusoidal(t: torch.Tensor, dim: int = TIME_DIM) -> torch.Tensor:
     )
     angles = 1000 * t.float()[:, None] * freqs[None]
     return torch.cat([angles.sin(), angles.cos()], dim=1)
+
+
+# Where this thread's dropout masks come from, for many runs trained in one process (empirical.stacked): each run
+# draws its masks from its own stream, as alone. Per thread: the runs of one process may train in threads.
+_LOCAL = threading.local()
+
+
+def _stack(name: str) -> list:
+    if not hasattr(_LOCAL, name):
+        setattr(_LOCAL, name, [])
+    return getattr(_LOCAL, name)
+
+
+@contextlib.contextmanager
+def given_masks(masks: list[torch.Tensor]):
+    """Inside, each Dropout in training takes the next of ``masks`` instead of drawing its own (under vmap,
+    where nothing can be drawn per member)."""
+    given = _stack("given")
+    given.append(list(masks))
+    try:
+        yield
+    finally:
+        left = given.pop()
+    if left:
+        raise RuntimeError(f"{len(left)} dropout mask(s) given but not used")
+
+
+@contextlib.contextmanager
+def drawing_from(generator: torch.Generator | None):
+    """Inside, each Dropout in training draws its mask from ``generator`` (None: torch's global stream)."""
+    stack = _stack("generator")
+    stack.append(generator)
+    try:
+        yield
+    finally:
+        stack.pop()
 
 
 class Dropout(nn.Module):
@@ -60,18 +98,27 @@ class Dropout(nn.Module):
             "floor", torch.tensor([lo, lo, lo, top], dtype=torch.int16), persistent=False
         )
 
-    def mask(self, shape: torch.Size, device: torch.device) -> torch.Tensor:
+    def mask(
+        self, shape: torch.Size, device: torch.device, generator: torch.Generator | None = None
+    ) -> torch.Tensor:
         """A boolean keep-mask of ``shape``: True with probability 1 - p."""
         n = math.prod(shape)
         lanes = (
-            torch.empty((n + 3) // 4, dtype=torch.int64, device=device).random_().view(torch.int16)
+            torch.empty((n + 3) // 4, dtype=torch.int64, device=device)
+            .random_(generator=generator)
+            .view(torch.int16)
         )
         return (lanes.view(-1, 4) >= self.floor).view(-1)[:n].view(shape)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if not self.training or self.p == 0:
             return x
-        return x * self.mask(x.shape, x.device) * (1 / (1 - self.p))
+        given, source = _stack("given"), _stack("generator")
+        if given:
+            keep = given[-1].pop(0)
+        else:
+            keep = self.mask(x.shape, x.device, source[-1] if source else None)
+        return x * keep * (1 / (1 - self.p))
 
     def extra_repr(self) -> str:
         return f"p={self.p}"
@@ -105,6 +152,18 @@ class ResBlock(nn.Module):
         return self.skip(x) + a
 
 
+@contextlib.contextmanager
+def explicit_attention():
+    """Inside, attention is computed with plain matrix products rather than torch's fused kernel: under
+    ``torch.func.vmap`` (empirical.stacked) the fused CPU kernel has no batching rule and runs member by member."""
+    stack = _stack("explicit")
+    stack.append(True)
+    try:
+        yield
+    finally:
+        stack.pop()
+
+
 class Attention(nn.Module):
     """Multi-head self-attention over pixels, with GroupNorm and a residual connection."""
 
@@ -116,7 +175,9 @@ class Attention(nn.Module):
     def forward(self, x: torch.Tensor, *_) -> torch.Tensor:
         b, c, hh, ww = x.shape
         seq = self.norm(x).flatten(2).transpose(1, 2)  # (B, H*W, C)
-        if (
+        if _stack("explicit"):
+            out = self._explicit(seq.float() if x.device.type == "cpu" else seq)
+        elif (
             x.device.type == "cpu"
         ):  # bf16 attention on a CPU is 4x slower than fp32 (its backward above all)
             with torch.autocast("cpu", enabled=False):
@@ -124,6 +185,18 @@ class Attention(nn.Module):
         else:
             out, _ = self.attn(seq, seq, seq, need_weights=False)
         return x + out.transpose(1, 2).reshape(b, c, hh, ww).to(x.dtype)
+
+    def _explicit(self, seq: torch.Tensor) -> torch.Tensor:
+        """The same attention as ``self.attn`` (its weights), as softmax(q kᵀ / √d) v per head."""
+        mha, (b, n, c) = self.attn, seq.shape
+        heads = mha.num_heads
+        cpu = seq.device.type == "cpu"  # kept in fp32 there, as the fused path keeps it
+        with torch.autocast("cpu", enabled=False) if cpu else contextlib.nullcontext():
+            q, k, v = F.linear(seq, mha.in_proj_weight, mha.in_proj_bias).chunk(3, dim=-1)
+            q, k, v = (a.reshape(b, n, heads, c // heads).transpose(1, 2) for a in (q, k, v))
+            weights = torch.softmax(q @ k.transpose(-2, -1) * (c // heads) ** -0.5, dim=-1)
+            out = (weights @ v).transpose(1, 2).reshape(b, n, c)
+            return F.linear(out, mha.out_proj.weight, mha.out_proj.bias)
 
 
 class UNet(nn.Module):

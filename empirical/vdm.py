@@ -92,15 +92,23 @@ class VDM(nn.Module):
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """h with each row replaced by the null vector with probability p_cfg; also returns the (B,) mask."""
         hit = torch.rand(h.shape[0], generator=generator, device=h.device) < self.p_cfg
-        return torch.where(hit[:, None], self.null(h), h), hit
+        return self.dropped(h, hit), hit
+
+    def dropped(self, h: torch.Tensor, hit: torch.Tensor) -> torch.Tensor:
+        """h with the rows where ``hit`` replaced by the null vector."""
+        return torch.where(hit[:, None], self.null(h), h)
 
     @staticmethod
     def antithetic_times(
         batch: int, generator: torch.Generator | None = None, device=None
     ) -> torch.Tensor:
         """(B,) t_k = u + k/B, u ~ U(0, 1/B): one stratified draw covering [0, 1)."""
-        u = torch.rand((), generator=generator, device=device) / batch
-        return u + torch.arange(batch, device=device, dtype=torch.float32) / batch
+        return VDM.spread(torch.rand((), generator=generator, device=device), batch)
+
+    @staticmethod
+    def spread(u: torch.Tensor, batch: int) -> torch.Tensor:
+        """(B,) t_k = u / B + k / B for a draw u ~ U(0, 1)."""
+        return u / batch + torch.arange(batch, device=u.device, dtype=torch.float32) / batch
 
     def eps_hat(
         self, z_t: torch.Tensor, g_t: torch.Tensor, h: torch.Tensor, guidance: float | None = None
@@ -117,6 +125,20 @@ class VDM(nn.Module):
 
     # -- loss --------------------------------------------------------------------------------
 
+    def noise(
+        self, x: torch.Tensor, generator: torch.Generator | None = None, cfg_drop: bool = True
+    ) -> dict[str, torch.Tensor]:
+        """The random draws of one loss evaluation, in the order :meth:`loss` takes them: which rows drop h
+        (with classifier-free dropout), the reconstruction noise ε_0, the antithetic offset u, the noise ε.
+        Drawn apart so that many runs trained as one (empirical.ensemble) draw each run's from its own stream."""
+        out = {}
+        if cfg_drop and self.p_cfg > 0:
+            out["drop"] = torch.rand(x.shape[0], generator=generator, device=x.device) < self.p_cfg
+        out["eps_0"] = torch.randn(x.shape, generator=generator, device=x.device)
+        out["u"] = torch.rand((), generator=generator, device=x.device)
+        out["eps"] = torch.randn(x.shape, generator=generator, device=x.device)
+        return out
+
     def loss(
         self,
         x: torch.Tensor,
@@ -124,17 +146,21 @@ class VDM(nn.Module):
         *,
         generator: torch.Generator | None = None,
         cfg_drop: bool = True,
+        noise: dict[str, torch.Tensor] | None = None,
     ) -> dict[str, torch.Tensor]:
-        """Per-sample loss terms in bits per dimension, (B,) each: total, diffusion, prior, reconstruction."""
+        """Per-sample loss terms in bits per dimension, (B,) each: total, diffusion, prior, reconstruction.
+        ``noise``: the draws of :meth:`noise` (default: drawn here, from ``generator``)."""
+        if noise is None:
+            noise = self.noise(x, generator, cfg_drop)
         b = x.shape[0]
         bpd = 1.0 / (x[0].numel() * math.log(2))
-        if cfg_drop and self.p_cfg > 0:
-            h, _ = self.drop(h, generator)
+        if "drop" in noise:
+            h = self.dropped(h, noise["drop"])
         dims = tuple(range(1, x.ndim))
 
         # 1. reconstruction: -log N(x; z_0/α_0, s²)
         g_0 = self.gamma(torch.zeros((), device=x.device))
-        eps_0 = torch.randn(x.shape, generator=generator, device=x.device)
+        eps_0 = noise["eps_0"]
         z_0 = torch.sqrt(torch.sigmoid(-g_0)) * x + torch.sqrt(torch.sigmoid(g_0)) * eps_0
         x_hat = z_0 / torch.sqrt(torch.sigmoid(-g_0))
         nll = 0.5 * math.log(2 * math.pi * self.data_noise**2) + (x - x_hat) ** 2 / (
@@ -149,9 +175,9 @@ class VDM(nn.Module):
         prior = bpd * 0.5 * (var_1 + mean_1_sq - torch.log(var_1) - 1).sum(dims)
 
         # 3. diffusion: ½ γ'(t) ||ε - ε̂||² at antithetic t
-        t = self.antithetic_times(b, generator, x.device)
+        t = self.spread(noise["u"], b)
         g_t, dg_dt = self.gamma(t), self.gamma.derivative(t)
-        eps = torch.randn(x.shape, generator=generator, device=x.device)
+        eps = noise["eps"]
         shape = (b,) + (1,) * (x.ndim - 1)
         z_t = (
             torch.sqrt(torch.sigmoid(-g_t)).view(shape) * x

@@ -296,12 +296,6 @@ def parse(text: str) -> LawSpec:
     return LawSpec("+".join(ordered), ordered[0], **settings)
 
 
-def from_flags(model: str, onset: bool, compete: bool, discrepancy: str | None) -> LawSpec:
-    """The law the older flags (--model, --onset, --compete, --discrepancy) spelled."""
-    parts = [model] + ["onset"] * onset + ["compete"] * compete + [discrepancy] * bool(discrepancy)
-    return parse("+".join(parts))
-
-
 def listing() -> str:
     """Every part, one line each, grouped by kind (``--list-laws``)."""
     lines = ["a law: BASE[+OPTION...][+DISCREPANCY], e.g. memorize+onset+compete+mean"]

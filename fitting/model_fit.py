@@ -36,7 +36,7 @@ from fitting.turn import find_turn
 from theory.integrate import integrate
 from theory.landscape import Landscape
 from theory.models import eq1, eq2, notebook
-from core.trajectory import Trajectory
+from core.trajectory import Trajectory, corner_of
 
 MIN_POINTS = (
     8  # located points a model fit needs (empirical.plan.FIT_MIN_POINTS refuses a sweep step early)
@@ -132,13 +132,8 @@ class Problem:
         every = blocks(model)
         fix = dict(fix or {})
         label = traj.label
-        if (
-            model != "notebook"
-            and "z_target" not in fix
-            and len(label) == d
-            and set(label) <= {"0", "1"}
-        ):
-            fix["z_target"] = [float(c) for c in label]
+        if model != "notebook" and "z_target" not in fix and corner_of(label, d) is not None:
+            fix["z_target"] = [float(c) for c in corner_of(label, d)]
         if model == "eq2" and "z_target" not in fix:
             raise ValueError(
                 f"eq2 needs a fixed z_target (class {label!r} has no corner); pass fix={{'z_target': ...}}"

@@ -30,7 +30,7 @@ from fitting.discrepancy import KINDS, Discrepancy, features, run_residuals
 from fitting.pooled_law import Law
 from theory.integrate import integrate
 from theory.models import eq1
-from core.trajectory import Trajectory
+from core.trajectory import Trajectory, corner_of
 
 TOL = (1e-8, 1e-10)
 FAILED = 10.0  # the residual of a point the integrator could not reach (coordinates live in [0, 1])
@@ -346,7 +346,7 @@ def _checked(trajectories, x, *, ci, masked, p, discrepancy) -> NDArray:
 
 def _corner(label: str, d: int) -> list[float]:
     """The class's corner ẑ from its label's bits (11 -> [1, 1]); a label that is not bits: all ones."""
-    return [float(c) for c in label] if len(label) == d and set(label) <= {"0", "1"} else [1.0] * d
+    return [float(c) for c in corner_of(label, d) or (1,) * d]
 
 
 def _intervals(law: Law, lo: NDArray, hi: NDArray) -> dict:

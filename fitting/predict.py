@@ -25,8 +25,7 @@ from typing import Sequence
 import numpy as np
 
 from fitting.covariates import constant_columns, read_covariates, read_shift, read_tables, select
-from fitting.discrepancy import KINDS
-from fitting.laws import PARTS, LawSpec, from_flags, listing, parse
+from fitting.laws import LawSpec, listing, parse
 from fitting.leave_out import scarce, split_summary, write_leave_out
 from fitting.prediction import (
     Setup,
@@ -55,15 +54,8 @@ class _ListLaws(argparse.Action):
 
 
 def law_of(args: argparse.Namespace) -> LawSpec:
-    """The law the command line names: --law, or the older flags that spelled it (not both)."""
-    older = args.model is not None or args.onset or args.compete or args.discrepancy is not None
+    """The law the command line names (--law, default eq1)."""
     try:
-        if older and args.law is not None:
-            raise ValueError(
-                f"--law {args.law}: give the law once (--law), not with --model/--onset/--compete/--discrepancy"
-            )
-        if older:
-            return from_flags(args.model or "eq1", args.onset, args.compete, args.discrepancy)
         return parse(args.law or "eq1")
     except ValueError as err:
         raise UsageError(str(err)) from None
@@ -136,15 +128,6 @@ def build_parser() -> argparse.ArgumentParser:
         parser.add_argument(flag, **keywords)
     parser.add_argument(
         "--list-laws", nargs=0, action=_ListLaws, help="print every part of a law, then exit"
-    )
-    # the flags that spelled a law before --law (kept so older commands run; not in --help), and the one that
-    # kept fitting.predict from drawing (figures.predict draws now: accepted, does nothing)
-    bases = [n for n, p in PARTS.items() if p.kind == "base"]
-    parser.add_argument("--model", choices=bases, help=argparse.SUPPRESS)
-    for flag in ("--onset", "--compete", "--no-figure"):
-        parser.add_argument(flag, action="store_true", help=argparse.SUPPRESS)
-    parser.add_argument(
-        "--discrepancy", nargs="?", const="mean", choices=KINDS, help=argparse.SUPPRESS
     )
     return parser
 

@@ -19,7 +19,7 @@ from fitting.model_fit import fit_model
 from fitting.pooled import PooledFit, fit_law
 from fitting.report import summary
 from fitting.turn import find_turn
-from core.trajectory import Trajectory
+from core.trajectory import Trajectory, corner_of
 
 LEVEL = 0.8  # a concept has settled when its coordinate stays past this, toward its target
 
@@ -124,9 +124,9 @@ def law_path(fit: PooledFit, x: np.ndarray, traj: Trajectory, shift: dict | None
 
 
 def corner(traj: Trajectory) -> np.ndarray:
+    """The class's corner ẑ from its label's bits (core.trajectory.corner_of); a label that is not bits: all ones."""
     d = traj.z.shape[1]
-    ok = len(traj.label) == d and set(traj.label) <= {"0", "1"}
-    return np.array([float(c) for c in traj.label]) if ok else np.ones(d)
+    return np.array(corner_of(traj.label, d) or (1,) * d, dtype=float)
 
 
 def run_parameters(

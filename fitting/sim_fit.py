@@ -32,7 +32,7 @@ from fitting.curves import noise_scale
 from fitting.engine import Z95, multistart, on_bounds, wald
 from fitting.model_fit import no_covariates
 from theory.sim import two_layer
-from core.trajectory import Trajectory
+from core.trajectory import Trajectory, corner_of
 
 
 @dataclass(frozen=True, eq=False)
@@ -109,9 +109,7 @@ def parameter_names(concepts: Sequence[str]) -> list[str]:
 
 def bits_of(label: str, d: int) -> tuple[int, ...]:
     """The class's concepts present: its label read as d binary digits ('10': the first), else all."""
-    if len(label) == d and set(label) <= {"0", "1"}:
-        return tuple(int(ch) for ch in label)
-    return (1,) * d
+    return corner_of(label, d) or (1,) * d
 
 
 def _observed(trajs: Sequence[Trajectory]) -> tuple[NDArray, list, float]:

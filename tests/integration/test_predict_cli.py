@@ -115,7 +115,7 @@ def test_runs_are_chosen_by_ids_holding_commas_or_by_a_covariate_value(tmp_path)
         w.writerow(["run", "sep_color", "signal_color", "signal_size"])
         for r, x in zip(runs, case.x):
             w.writerow([r, r[-3:], x[0], x[1]])
-    base = [str(tmp_path / "sweep.csv"), "--covariates", str(tmp_path / "cov.csv"), "--no-figure"]
+    base = [str(tmp_path / "sweep.csv"), "--covariates", str(tmp_path / "cov.csv")]
     assert main([*base, "--holdout", "seed=1,sep.color=0.5", "--out", str(tmp_path / "a")]) == 0
     assert list(json.loads((tmp_path / "a" / "prediction.json").read_text())["holdout"]) == [
         "seed=1,sep.color=0.5"
@@ -141,7 +141,6 @@ def test_train_lists_the_training_runs_and_sep_is_a_covariate_too(sweep, tmp_pat
                 "run0,run2,run4,run6",
                 "--covariate",
                 "signal",
-                "--no-figure",
                 "--out",
                 str(tmp_path),
             ]
@@ -206,7 +205,6 @@ def test_bad_input_exits_2_naming_the_problem(sweep, tmp_path, capsys, extra, ed
         str(folder / "sweep.csv"),
         "--covariates",
         str(cov),
-        "--no-figure",
         "--out",
         str(tmp_path / "o"),
     ]
@@ -229,7 +227,6 @@ def test_an_output_over_an_input_is_refused_before_any_work(sweep, tmp_path, cap
         str(folder / "covariates.csv"),
         "--holdout",
         "run1",
-        "--no-figure",
         "--out",
         str(out),
     ]
@@ -251,7 +248,6 @@ def test_leave_one_level_out_fits_once_per_level_and_summarises(sweep, tmp_path)
                 str(folder / "covariates.csv"),
                 "--leave-out",
                 "sep_color",
-                "--no-figure",
                 "--out",
                 str(tmp_path),
             ]
@@ -290,12 +286,12 @@ def test_leave_one_level_out_fits_once_per_level_and_summarises(sweep, tmp_path)
 def test_eq2_on_a_masking_sweep_recovers_the_shift_and_beats_the_baselines(tmp_path, capsys):
     ps = np.repeat([0.0, 0.25, 0.5, 0.75, 1.0], 2)
     case = sweep_case(np.tile([0.01, 0.04], 5), seed=5, masking=ps, beta=0.6)
-    base = [*write_sweep(tmp_path, case, mask_p=ps), "--no-figure"]
+    base = [*write_sweep(tmp_path, case, mask_p=ps)]
     assert (
         main(
             [
                 *base,
-                "--model",
+                "--law",
                 "eq2",
                 "--masked",
                 "color",
@@ -314,13 +310,13 @@ def test_eq2_on_a_masking_sweep_recovers_the_shift_and_beats_the_baselines(tmp_p
     assert m["runs_inside"] + m["runs_outside"] == 10 and m["runs_inside"] >= 2
     assert m["law_inside"] <= 1.5 * case.noise and m["law_inside"] < m["interpolation_inside"]
     assert m["law_outside"] <= 1.5 * case.noise and m["law_outside"] < m["nearest_outside"]
-    assert main([*base, "--model", "eq2", "--holdout", "run0", "--out", str(tmp_path / "x")]) == 2
+    assert main([*base, "--law", "eq2", "--holdout", "run0", "--out", str(tmp_path / "x")]) == 2
     assert "--masked: eq2 needs the masked concept, one of color, size" in capsys.readouterr().err
     assert (
         main(
             [
                 *base,
-                "--model",
+                "--law",
                 "eq2",
                 "--masked",
                 "color",
@@ -339,12 +335,10 @@ def test_eq2_on_a_masking_sweep_recovers_the_shift_and_beats_the_baselines(tmp_p
         main(
             [
                 *base,
-                "--model",
-                "eq2",
+                "--law",
+                "eq2+local",
                 "--masked",
                 "color",
-                "--discrepancy",
-                "local",
                 "--holdout",
                 "run4,run5",
                 "--out",
@@ -370,21 +364,11 @@ def test_memorize_with_an_onset_fits_a_sweep_that_generalizes_first_and_says_so(
     )
     base = [*write_sweep(tmp_path, case), "--holdout", "run3,run7"]
     assert main([*base, "--law", "memorize+onset", "--out", str(tmp_path / "m")]) == 0
-    assert main([*base, "--no-figure", "--out", str(tmp_path / "e")]) == 0
+    assert main([*base, "--out", str(tmp_path / "e")]) == 0
     mem, eq1 = (json.loads((tmp_path / d / "prediction.json").read_text()) for d in ("m", "e"))
     assert mem["model"] == "memorize" and mem["law_name"] == "memorize+onset"
     assert eq1["law_name"] == "eq1" and mem["law"]["coefficients"]["b_t"] == pytest.approx(
         0.6, rel=0.1
-    )
-    # the older flags spell the same law, and give the same fit
-    assert (
-        main([*base, "--model", "memorize", "--onset", "--no-figure", "--out", str(tmp_path / "o")])
-        == 0
-    )
-    old = json.loads((tmp_path / "o" / "prediction.json").read_text())
-    assert (
-        old["law_name"] == "memorize+onset"
-        and old["law"]["coefficients"] == mem["law"]["coefficients"]
     )
     assert (
         mem["law"]["coefficients"]["t_on"] == pytest.approx(300.0, rel=0.1)
@@ -400,7 +384,7 @@ def test_memorize_with_an_onset_fits_a_sweep_that_generalizes_first_and_says_so(
 def test_the_seed_floor_compares_each_held_out_seed_with_the_others_at_its_covariates(tmp_path):
     case = sweep_case(np.repeat(np.geomspace(0.005, 0.08, 4), 2), seed=6, run_effect=0.3)
     files = write_sweep(tmp_path, case, level=[i // 2 for i in range(8)])
-    assert main([*files, "--leave-out", "level", "--no-figure", "--out", str(tmp_path / "o")]) == 0
+    assert main([*files, "--leave-out", "level", "--out", str(tmp_path / "o")]) == 0
     inner = json.loads((tmp_path / "o" / "level=1" / "prediction.json").read_text())
     a, b = (
         case.trajectories[2],
@@ -416,7 +400,7 @@ def test_the_seed_floor_compares_each_held_out_seed_with_the_others_at_its_covar
         and doc["means"]["seed_floor_inside"] > 0
     )
     single = tmp_path / "s"
-    assert main([*files, "--holdout", "run2", "--no-figure", "--out", str(single)]) == 0
+    assert main([*files, "--holdout", "run2", "--out", str(single)]) == 0
     assert (
         json.loads((single / "prediction.json").read_text())["holdout"]["run2"]["seed_floor"]
         is None
@@ -438,7 +422,7 @@ def _split_sweep(folder, tmp_path, at=4):
 def test_several_logs_and_tables_pool_into_the_fit_of_their_union(sweep, tmp_path):
     folder, _ = sweep
     a, b, ca, cb = _split_sweep(folder, tmp_path)
-    same = ["--holdout", "run3,run7", "--model", "memorize", "--no-figure"]
+    same = ["--holdout", "run3,run7", "--law", "memorize"]
     assert (
         main(
             [
@@ -491,7 +475,7 @@ def test_pooling_bad_input_exits_2_naming_the_files(sweep, tmp_path, capsys, whi
         )
     else:
         tables = [ca]
-    assert main([*logs, "--covariates", *tables, "--holdout", "run1", "--no-figure", *out]) == 2
+    assert main([*logs, "--covariates", *tables, "--holdout", "run1", *out]) == 2
     err = capsys.readouterr().err
     assert match in err and (
         "no --out" in which or "a.csv" in err or "b.csv" in err or "ca.csv" in err
@@ -510,11 +494,10 @@ def test_compete_fits_a_lead_exponent_and_draws_one_speed_curve_per_concept(tmp_
     )
     base = [
         *write_sweep(tmp_path, case, half=[i % 2 for i in range(8)]),
-        "--model",
-        "memorize",
-        "--onset",
+        "--law",
+        "memorize+onset+compete",
     ]
-    assert main([*base, "--compete", "--holdout", "run3,run7", "--out", str(tmp_path / "c")]) == 0
+    assert main([*base, "--holdout", "run3,run7", "--out", str(tmp_path / "c")]) == 0
     doc = json.loads((tmp_path / "c" / "prediction.json").read_text())
     assert (
         doc["law"]["coefficients"]["c_lam"] == pytest.approx(1.2, rel=0.1)
@@ -523,12 +506,7 @@ def test_compete_fits_a_lead_exponent_and_draws_one_speed_curve_per_concept(tmp_
     assert all(h["rmse"] <= 1.5 * case.noise for h in doc["holdout"].values())
     assert draw_main([str(tmp_path / "c")]) == 0
     assert (tmp_path / "c" / "prediction.png").stat().st_size > 10_000
-    assert (
-        main(
-            [*base, "--compete", "--leave-out", "half", "--no-figure", "--out", str(tmp_path / "l")]
-        )
-        == 0
-    )
+    assert main([*base, "--leave-out", "half", "--out", str(tmp_path / "l")]) == 0
     summary = json.loads((tmp_path / "l" / "leave_out.json").read_text())
     assert summary["compete"] is True and all(
         len(level["runs"]) == 4 for level in summary["levels"]
@@ -540,9 +518,7 @@ def test_compete_fits_a_lead_exponent_and_draws_one_speed_curve_per_concept(tmp_
         m["ceiling_inside"] <= min(1.2 * case.noise, m["law_inside"] + 1e-3)
         and m["ceiling_outside"] <= 1.2 * case.noise
     )
-    assert (
-        main([*base, "--holdout", "run3,run7", "--no-figure", "--out", str(tmp_path / "two")]) == 0
-    )
+    assert main([*base, "--holdout", "run3,run7", "--out", str(tmp_path / "two")]) == 0
     assert all(
         h["ceiling"] is None
         for h in json.loads((tmp_path / "two" / "prediction.json").read_text())["holdout"].values()
@@ -554,7 +530,7 @@ def test_train_per_level_draws_scarce_training_sets_and_averages_over_them(tmp_p
         np.repeat(np.geomspace(0.005, 0.08, 5), 3), seed=6, run_effect=0.2
     )  # 5 levels x 3 seeds
     files = write_sweep(tmp_path, case, level=[i // 3 for i in range(15)])
-    base = [*files, "--leave-out", "level", "--no-figure"]
+    base = [*files, "--leave-out", "level"]
     assert (
         main([*base, "--train-per-level", "1", "--draws", "3", "--out", str(tmp_path / "a")]) == 0
     )
@@ -587,7 +563,7 @@ def test_coupled_fits_a_switch_thrown_by_the_other_concept_and_draws_it(tmp_path
     case = sweep_case(
         np.geomspace(0.005, 0.08, 8), seed=1, order="target-first", gate="state", onset=300.0
     )
-    base = [*write_sweep(tmp_path, case), "--model", "coupled", "--onset", "--holdout", "run2,run5"]
+    base = [*write_sweep(tmp_path, case), "--law", "coupled+onset", "--holdout", "run2,run5"]
     assert main([*base, "--out", str(tmp_path / "c")]) == 0
     doc = json.loads((tmp_path / "c" / "prediction.json").read_text())
     c = doc["law"]["coefficients"]
@@ -627,15 +603,13 @@ def prediction(sweep, out, *args) -> dict:
 def test_discrepancy_is_written_with_the_law_and_recorded_in_the_leave_out_summary(sweep, tmp_path):
     folder, _ = sweep
     files = [str(folder / "sweep.csv"), "--covariates", str(folder / "covariates.csv")]
-    doc = prediction(
-        sweep, tmp_path / "d", "--discrepancy", "--no-figure", "--holdout", "run3,run6"
-    )
+    doc = prediction(sweep, tmp_path / "d", "--law", "eq1+mean", "--holdout", "run3,run6")
     delta = doc["law"]["discrepancy"]
     assert set(delta["delta"]) == set(delta["rms"]) == {"color", "size"}
     assert len(delta["steps"]) == len(delta["delta"]["color"]) and all(
         v < 0.03 for v in delta["rms"].values()
     )  # none built in
-    before = prediction(sweep, tmp_path / "p", "--no-figure", "--holdout", "run3,run6")
+    before = prediction(sweep, tmp_path / "p", "--holdout", "run3,run6")
     assert doc["law"]["coefficients"] == before["law"]["coefficients"]
     assert any(
         doc["holdout"][r]["rmse"] != before["holdout"][r]["rmse"] for r in doc["holdout"]
@@ -644,8 +618,8 @@ def test_discrepancy_is_written_with_the_law_and_recorded_in_the_leave_out_summa
         main(
             [
                 *files,
-                "--discrepancy",
-                "--no-figure",
+                "--law",
+                "eq1+mean",
                 "--leave-out",
                 "sep_color",
                 "--out",
@@ -657,32 +631,8 @@ def test_discrepancy_is_written_with_the_law_and_recorded_in_the_leave_out_summa
     assert json.loads((tmp_path / "l" / "leave_out.json").read_text())["discrepancy"] == "mean"
 
 
-def test_an_unknown_discrepancy_exits_2_naming_the_valid_ones(sweep, tmp_path, capsys):
-    folder, _ = sweep
-    with pytest.raises(SystemExit) as stop:
-        main(
-            [
-                str(folder / "sweep.csv"),
-                "--covariates",
-                str(folder / "covariates.csv"),
-                "--holdout",
-                "run1",
-                "--discrepancy",
-                "gp",
-                "--out",
-                str(tmp_path / "o"),
-            ]
-        )
-    assert (
-        stop.value.code == 2
-        and "--discrepancy: invalid choice: 'gp' (choose from 'mean', 'local')"
-        in capsys.readouterr().err
-    )
-    assert not (tmp_path / "o").exists()
-
-
 def test_local_discrepancy_names_where_each_held_out_run_took_it_from(sweep, tmp_path):
-    doc = prediction(sweep, tmp_path / "d", "--discrepancy", "local", "--holdout", "run3,run7")
+    doc = prediction(sweep, tmp_path / "d", "--law", "eq1+local", "--holdout", "run3,run7")
     delta = doc["law"]["discrepancy"]
     assert (
         delta["kind"] == "local"
@@ -698,9 +648,7 @@ def test_local_discrepancy_names_where_each_held_out_run_took_it_from(sweep, tmp
     assert outside == {"how": "nearest", "runs": ["run6"]} and doc["holdout"]["run7"]["baselines"][
         "nearest"
     ]["runs"] == ["run6"]
-    before = prediction(
-        sweep, tmp_path / "m", "--discrepancy", "--no-figure", "--holdout", "run3,run7"
-    )
+    before = prediction(sweep, tmp_path / "m", "--law", "eq1+mean", "--holdout", "run3,run7")
     assert (
         before["holdout"]["run3"]["discrepancy"]["how"] == "mean"
         and before["law"]["discrepancy"]["kind"] == "mean"
@@ -722,7 +670,7 @@ def test_the_law_is_compared_with_a_baseline_at_the_points_the_baseline_predicts
             z[:4] = np.nan
         trajs.append(Trajectory(t.step, z, t.concepts, t.label, t.protocol, t.seed, t.run))
     files = write_sweep(tmp_path, dataclasses.replace(case, trajectories=trajs))
-    assert main([*files, "--no-figure", "--holdout", "run3", "--out", str(tmp_path / "o")]) == 0
+    assert main([*files, "--holdout", "run3", "--out", str(tmp_path / "o")]) == 0
     doc = json.loads((tmp_path / "o" / "prediction.json").read_text())
     path = next(t for t in read_csv(tmp_path / "o" / "predicted.csv") if t.run == "run3").z
     err = (path - trajs[3].z) ** 2
@@ -745,7 +693,11 @@ def test_the_law_is_compared_with_a_baseline_at_the_points_the_baseline_predicts
         ),
         (["--law", "onset+eq1"], "begin with exactly one base model (eq1, memorize, coupled, eq2)"),
         (["--law", "eq1+mean+local"], "at most one discrepancy (mean or local)"),
-        (["--law", "memorize", "--onset"], "give the law once (--law), not with --model"),
+        (
+            ["--law", "memorize", "--onset"],
+            "unrecognized arguments: --onset",
+        ),  # the old flags are gone
+        (["--law", "eq1+gp"], "unknown part 'gp'; valid: eq1, memorize, coupled, eq2"),
         (["--law", "eq1", "--masked", "color"], "--masked: only with --law eq2 (the law is eq1)"),
     ],
 )

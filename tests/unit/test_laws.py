@@ -4,7 +4,7 @@ a new option is one Term and its line in PARTS."""
 import numpy as np
 import pytest
 
-from fitting.laws import OPTION, PARTS, Part, Term, from_flags, listing, parse
+from fitting.laws import OPTION, PARTS, Part, Term, listing, parse
 from fitting.pooled import Law, fit_law
 from fitting.synthetic import TRUE_LAW, sweep_case
 
@@ -15,16 +15,6 @@ def test_a_name_sets_the_switches_and_reads_back_canonical():
     assert spec.onset and spec.compete and spec.discrepancy == "mean" and not spec.masked
     assert parse("memorize+compete+onset+mean").name == spec.name == "memorize+compete+onset+mean"
     assert parse(" eq2 ").masked and parse("coupled").gate == "state"
-
-
-@pytest.mark.parametrize("model", [n for n, p in PARTS.items() if p.kind == "base"])
-@pytest.mark.parametrize(
-    "onset, compete, discrepancy", [(False, False, None), (True, True, "local")]
-)
-def test_the_older_flags_spell_the_same_laws(model, onset, compete, discrepancy):
-    spec = from_flags(model, onset, compete, discrepancy)
-    assert spec == parse(spec.name) and spec.base == model
-    assert (spec.onset, spec.compete, spec.discrepancy) == (onset, compete, discrepancy)
 
 
 @pytest.mark.parametrize("name", [n for n, p in PARTS.items() if p.kind == "base"])

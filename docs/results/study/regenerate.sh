@@ -16,19 +16,19 @@ laws() {  # laws OUT SWEEP..: the pooled toy models on the sweeps' runs, one Δc
     for d in "$@"; do logs+=("$d/sweep.csv"); covs+=("$d/covariates.csv"); done
     for model in "eq1 predict" \
                  "memorize predict-memorize" \
-                 "memorize predict-memorize-onset --onset" \
-                 "memorize predict-memorize-onset-compete --onset --compete" \
-                 "coupled predict-coupled-onset --onset" \
-                 "coupled predict-coupled-onset-compete --onset --compete" \
-                 "memorize predict-memorize-onset-compete-discrepancy --onset --compete --discrepancy" \
-                 "coupled predict-coupled-onset-discrepancy --onset --discrepancy" \
-                 "memorize predict-memorize-onset-compete-local --onset --compete --discrepancy local" \
-                 "coupled predict-coupled-onset-local --onset --discrepancy local"; do
+                 "memorize+onset predict-memorize-onset" \
+                 "memorize+onset+compete predict-memorize-onset-compete" \
+                 "coupled+onset predict-coupled-onset" \
+                 "coupled+onset+compete predict-coupled-onset-compete" \
+                 "memorize+onset+compete+mean predict-memorize-onset-compete-discrepancy" \
+                 "coupled+onset+mean predict-coupled-onset-discrepancy" \
+                 "memorize+onset+compete+local predict-memorize-onset-compete-local" \
+                 "coupled+onset+local predict-coupled-onset-local"; do
         set -- $model   # eq1; the switch reversed (target, then memorized bias); a fitted onset; competing speeds;
                         # the coupled model (color memorizes once size is learned); the shared discrepancy; the
                         # local one (the residuals of the nearest training levels)
         python -m fitting.predict "${logs[@]}" --covariates "${covs[@]}" --leave-out sep_color --class 11 \
-            --model "$1" "${@:3}" --out "$out/$2"
+            --law "$1" --out "$out/$2"
         python -m figures.predict "$out/$2"              # leave_out.png (and each level's prediction.png)
     done
 }
@@ -60,27 +60,27 @@ python -m empirical.sweep collect "$N" --partial          # (one level: no study
 laws docs/results/study/dcolor-pooled-07 "$D" "$E" "$S" "$N"   # the four sweeps pooled: 0.7 between 0.6 and 0.8
 F=docs/results/study/dcolor-02                            # Δcolor 0.2, seeds 5-6: a fresh level below the range, trained
 python -m empirical.sweep collect "$F" --partial          # after the local discrepancy was designed (its README)
-for model in "coupled fresh-coupled-onset-local --onset --discrepancy local" \
-             "memorize fresh-memorize-onset-compete-discrepancy --onset --compete --discrepancy" \
-             "coupled fresh-coupled-onset --onset"; do
+for model in "coupled+onset+local fresh-coupled-onset-local" \
+             "memorize+onset+compete+mean fresh-memorize-onset-compete-discrepancy" \
+             "coupled+onset fresh-coupled-onset"; do
     set -- $model
     python -m fitting.predict "$D/sweep.csv" "$E/sweep.csv" "$S/sweep.csv" "$N/sweep.csv" "$F/sweep.csv" --class 11 \
         --covariates "$D/covariates.csv" "$E/covariates.csv" "$S/covariates.csv" "$N/covariates.csv" "$F/covariates.csv" \
-        --holdout sep_color=0.2 --model "$1" "${@:3}" --out "$F/$2"
+        --holdout sep_color=0.2 --law "$1" --out "$F/$2"
     python -m figures.predict "$F/$2"
 done
 Q=docs/results/study/dcolor-pooled
 laws "$Q" "$D" "$E" "$S"                                  # all three sweeps pooled: 7 seeds a level
 for k in 1 3; do                                          # the chosen laws when runs are scarce: k seeds a level
-    for extra in "" "--discrepancy"; do
+    for extra in "" "+mean"; do
         python -m fitting.predict "$D/sweep.csv" "$E/sweep.csv" "$S/sweep.csv" --leave-out sep_color --class 11 \
-            --covariates "$D/covariates.csv" "$E/covariates.csv" "$S/covariates.csv" --model memorize --onset --compete \
-            $extra --train-per-level "$k" --draws 10 --out "$Q/scarce-$k${extra:+-discrepancy}"
+            --covariates "$D/covariates.csv" "$E/covariates.csv" "$S/covariates.csv" \
+            --law "memorize+onset+compete$extra" --train-per-level "$k" --draws 10 --out "$Q/scarce-$k${extra:+-discrepancy}"
         python -m figures.predict "$Q/scarce-$k${extra:+-discrepancy}"
     done
     python -m fitting.predict "$D/sweep.csv" "$E/sweep.csv" "$S/sweep.csv" --leave-out sep_color --class 11 \
-        --covariates "$D/covariates.csv" "$E/covariates.csv" "$S/covariates.csv" --model coupled --onset \
-        --discrepancy local --train-per-level "$k" --draws 10 --out "$Q/scarce-$k-coupled-local"
+        --covariates "$D/covariates.csv" "$E/covariates.csv" "$S/covariates.csv" \
+        --law coupled+onset+local --train-per-level "$k" --draws 10 --out "$Q/scarce-$k-coupled-local"
     python -m figures.predict "$Q/scarce-$k-coupled-local"
 done
 [[ -z $CHECK ]] || python docs/results/matches.py --restore  # --check: compare, and put back what matches

@@ -1,0 +1,223 @@
+"""Benchmark: K runs trained as one ensemble in one process (empirical.ensemble) against K separate processes.
+
+    python benchmarks/ensemble_speed.py [--quick] [--preset small] [--json FILE]
+
+For K = 1, 2, 4, 8, 16, 32 (--quick: 1 and 2): training steps per second of each run, and runs per hour
+(K runs of the preset's length, training only: evaluation is the same work either way), for
+
+  ensemble   one process training the K members together, all the machine's threads (CPU: 2);
+  separate   K processes side by side, the threads shared out (CPU: max(1, 2 // K) each), as empirical.batch
+             runs them today.
+
+Each row is timed after a warm-up, in processes of its own (nothing else training). On the CPU and, where one is
+present, on the GPU (rows in ``gpu``; null without one). Equivalence: a member against the same run trained alone
+(same seed) on the CPU in fp32 over 50 steps: the largest relative difference in the logged loss and the largest
+in a concept-space point (--quick: the smoke preset's net; otherwise the preset's).
+
+JSON keys: ``cpu`` and ``gpu`` (lists of {k, steps_per_s_ensemble, steps_per_s_separate, runs_per_hour_ensemble,
+runs_per_hour_separate}; gpu null without one), ``equivalence`` ({max_loss_diff, max_z_diff, steps, preset}).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+THREADS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMEXPR_NUM_THREADS")
+
+
+def worker(preset: str, k: int, steps: int, device: str, folder: str, engine: str) -> float:
+    """Steps per second of each member of a K-member ensemble; k = 0: one run alone (empirical.train's path)."""
+    import torch
+
+    from empirical.config import make_config
+    from empirical import stacked
+    from empirical.ensemble import open_members
+
+    torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
+    probe = [f"probe={Path(folder).parent}/probe"] if preset == "smoke" else []  # one, shared
+    cfgs = [
+        make_config(preset, [f"seed={i}", f"device={device}", *probe]) for i in range(max(k, 1))
+    ]
+    runs = open_members(cfgs, [Path(folder) / f"m{i}" for i in range(len(cfgs))], progress=False)
+    if k == 0:
+        runs[0].vdm.train()
+        ens = runs[0]
+    else:
+        threads = torch.get_num_threads()
+        if stacked.engine_name(runs, engine) == "threaded":
+            torch.set_num_threads(max(1, threads // min(k, threads)))
+        ens = stacked.engine(runs, engine, workers=threads)
+    for _ in range(3):  # warm-up
+        ens.train_step()
+    if device == "cuda":
+        torch.cuda.synchronize()
+    start = time.perf_counter()
+    for _ in range(steps):
+        ens.train_step()
+    if device == "cuda":
+        torch.cuda.synchronize()
+    return steps / (time.perf_counter() - start)
+
+
+def timed(
+    preset: str, k: int, steps: int, device: str, threads: int, procs: int, engine: str = "auto"
+) -> float:
+    """The mean steps/s of each run: ``procs`` worker processes side by side, each an ensemble of k."""
+    env = os.environ | {name: str(threads) for name in THREADS}
+    with tempfile.TemporaryDirectory() as tmp:
+        jobs = [
+            subprocess.Popen(
+                [
+                    sys.executable,
+                    __file__,
+                    "--worker",
+                    preset,
+                    str(k),
+                    str(steps),
+                    device,
+                    f"{tmp}/{i}",
+                    engine,
+                ],
+                env=env,
+                stdout=subprocess.PIPE,
+                text=True,
+            )
+            for i in range(procs)
+        ]
+        rates = [float(job.communicate()[0].split()[-1]) for job in jobs]
+        if any(job.returncode for job in jobs):
+            raise RuntimeError(f"a worker failed (k={k}, procs={procs}, device={device})")
+    return sum(rates) / len(rates)
+
+
+def table(preset: str, ks: list[int], steps: int, device: str, cores: int) -> list[dict]:
+    from empirical.config import make_config
+
+    length = make_config(preset).steps
+    rows = []
+    for k in ks:
+        n = (
+            max(5, steps * 2 // k) if device == "cpu" else steps
+        )  # a CPU step of K members costs about K
+        ens = timed(preset, k, n, device, cores, 1)
+        sep = timed(preset, 0, n, device, max(1, cores // k), k)
+        other = timed(preset, k, n, device, cores, 1, "stacked") if device == "cpu" else None
+        row = {
+            "k": k,
+            "engine": "threaded" if device == "cpu" else "stacked",
+            "steps_per_s_ensemble": round(ens, 3),
+            "steps_per_s_separate": round(sep, 3),
+            "runs_per_hour_ensemble": round(k * ens * 3600 / length, 3),
+            "runs_per_hour_separate": round(k * sep * 3600 / length, 3),
+        }
+        if other is not None:
+            row["steps_per_s_stacked"] = round(other, 3)  # the GPU's engine, on the CPU
+        rows.append(row)
+        print(
+            f"{device} K={k:>2}: ensemble {ens:7.2f} steps/s a run, {row['runs_per_hour_ensemble']:7.2f} runs/h | "
+            f"separate {sep:7.2f} steps/s a run, {row['runs_per_hour_separate']:7.2f} runs/h | "
+            f"ratio {ens / sep:5.2f}"
+            + ("" if other is None else f" | stacked {other:7.2f} steps/s a run"),
+            flush=True,
+        )
+    return rows
+
+
+def equivalence(preset: str, steps: int) -> dict:
+    """A member of a two-member ensemble against its run alone, CPU, fp32, ``steps`` steps."""
+    import numpy as np
+    import torch
+
+    from empirical.config import make_config
+    from empirical.ensemble import train_members
+    from empirical.train import train
+    from core.trajectory import read_csv
+
+    torch.set_num_threads(2)
+    with tempfile.TemporaryDirectory() as tmp:
+        shared = [
+            "precision=fp32",
+            "device=cpu",
+            f"steps={steps}",
+            "evals=2",
+            "log_every=1",
+            "save_every=1000",
+        ]
+        if preset == "smoke":
+            shared.append(f"probe={tmp}/probe")
+        cfgs = [make_config(preset, [*shared, f"seed={s}"]) for s in (0, 1)]
+        train_members(cfgs, [Path(tmp, "m0"), Path(tmp, "m1")], progress=False)
+        train(cfgs[1], Path(tmp, "alone"), progress=False)
+
+        def read(folder):
+            rows = [
+                json.loads(line)
+                for line in Path(tmp, folder, "metrics.jsonl").read_text().splitlines()
+            ]
+            loss = {r["step"]: r["total"] for r in rows if r["kind"] == "train"}
+            z = {
+                (t.label, s): p
+                for t in read_csv(Path(tmp, folder, "trajectories.csv"))
+                for s, p in zip(t.step, t.z)
+            }
+            return loss, z
+
+        (la, za), (lb, zb) = read("m1"), read("alone")
+    loss = max(abs(la[s] - lb[s]) / abs(lb[s]) for s in lb)
+    z = max(float(np.nanmax(np.abs(za[key] - zb[key]), initial=0.0)) for key in zb)
+    return {"max_loss_diff": loss, "max_z_diff": z, "steps": steps, "preset": preset}
+
+
+def main() -> int:
+    if len(sys.argv) > 1 and sys.argv[1] == "--worker":
+        preset, k, steps, device, folder, engine = sys.argv[2:8]
+        print(worker(preset, int(k), int(steps), device, folder, engine))
+        return 0
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--quick", action="store_true", help="K = 1, 2 on the smoke net: within 3 minutes"
+    )
+    parser.add_argument("--preset", default="small", help="the runs' preset (default small)")
+    parser.add_argument("--json", type=Path, help="write the numbers here")
+    parser.add_argument(
+        "--ks", help="the K to time, e.g. 1,2,4 (default 1,2,4,8,16,32; --quick: 1,2)"
+    )
+    parser.add_argument(
+        "--steps", type=int, help="timed steps a row (default 60; --quick 20), fewer for large K"
+    )
+    args = parser.parse_args()
+    import torch
+
+    preset = "smoke" if args.quick else args.preset
+    ks = (
+        [int(k) for k in args.ks.split(",")]
+        if args.ks
+        else [1, 2]
+        if args.quick
+        else [1, 2, 4, 8, 16, 32]
+    )
+    steps = args.steps or (20 if args.quick else 60)
+    out = {"cpu": table(preset, ks, steps, "cpu", 2), "gpu": None}
+    if torch.cuda.is_available():
+        out["gpu"] = table(preset, ks, 10 * steps, "cuda", 1)
+    out["equivalence"] = equivalence("smoke" if args.quick else preset, 50)
+    print(f"equivalence over 50 steps: {out['equivalence']}")
+    if args.json:
+        args.json.write_text(json.dumps(out, indent=1) + "\n")
+        print(f"wrote {args.json}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,130 @@
+"""Many runs trained as one (empirical.ensemble, empirical.stacked): a member equals its run trained alone."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from empirical.config import make_config  # noqa: E402
+from empirical.ensemble import main, members, seed_list, train_members  # noqa: E402
+from empirical.stacked import check_shared  # noqa: E402
+from empirical.train import train  # noqa: E402
+from core.cli import UsageError  # noqa: E402
+from core.trajectory import read_csv  # noqa: E402
+
+SHARED = [
+    "precision=fp32",
+    "device=cpu",
+    "ema=0.9",
+    "clip_scope=all",
+    "steps=30",
+    "log_every=5",
+    "save_every=10",
+]
+
+
+def config(tmp_path, *own):
+    return make_config("smoke", [*SHARED, f"probe={tmp_path / 'probe'}", *own])
+
+
+def losses(folder):
+    rows = [json.loads(line) for line in (folder / "metrics.jsonl").read_text().splitlines()]
+    return {r["step"]: (r["total"], r["grad_norm"]) for r in rows if r["kind"] == "train"}
+
+
+def points(folder):
+    return {
+        (t.label, int(s)): z
+        for t in read_csv(folder / "trajectories.csv")
+        for s, z in zip(t.step, t.z)
+    }
+
+
+def assert_same_run(a, b):
+    """Two runs' loss and gradient norm at every record (1e-4 relative) and concept points (1e-3)."""
+    la, lb = losses(a), losses(b)
+    assert la.keys() == lb.keys() and len(la) >= 6
+    for step in la:
+        assert la[step] == pytest.approx(lb[step], rel=1e-4), step
+    pa, pb = points(a), points(b)
+    assert pa.keys() == pb.keys()
+    for key in pa:
+        assert np.allclose(pa[key], pb[key], atol=1e-3, equal_nan=True), key
+
+
+@pytest.fixture(scope="module", params=["stacked", "threaded"])
+def trained(tmp_path_factory, request):
+    """Seeds 0 and 1 at two separations trained as one ensemble (each engine), and seed 1 alone."""
+    tmp = tmp_path_factory.mktemp(request.param)
+    torch.set_num_threads(1)
+    cfgs = [config(tmp, "seed=0"), config(tmp, "seed=1", "sep.color=0.5")]
+    done, failed = train_members(
+        cfgs, [tmp / "a", tmp / "b"], engine=request.param, workers=2, progress=False
+    )
+    assert failed == [] and [d["step"] for d in done] == [30, 30]
+    train(cfgs[1], tmp / "alone", progress=False)
+    return tmp
+
+
+def test_a_member_equals_its_run_trained_alone(trained):
+    assert_same_run(trained / "b", trained / "alone")
+    assert losses(trained / "a") != losses(trained / "b")  # its own seed and data, not a copy
+
+
+def test_a_killed_ensemble_resumes_level_and_ends_as_if_never_stopped(trained, tmp_path):
+    """One member saved at step 20, the other at 10 (a kill between saves): the one behind catches up alone,
+    then both go on together; each ends equal to its uninterrupted run."""
+    cfgs = [config(trained, "seed=0"), config(trained, "seed=1", "sep.color=0.5")]
+    outs = [tmp_path / "a", tmp_path / "b"]
+    engine = trained.name.rstrip("0123456789")
+    train_members(cfgs, outs, engine=engine, progress=False, stop_after=20)
+    train_members(cfgs[1:], [tmp_path / "behind"], engine=engine, progress=False, stop_after=10)
+    shutil.rmtree(outs[1])
+    shutil.copytree(tmp_path / "behind", outs[1])
+    done, _ = train_members(cfgs, outs, engine=engine, progress=False)
+    assert [d["step"] for d in done] == [30, 30]
+    assert_same_run(outs[0], trained / "a")
+    assert_same_run(outs[1], trained / "b")
+
+
+def test_members_differ_only_where_a_member_may(tmp_path):
+    with pytest.raises(ValueError, match=r"differ: lr \(0.001 in member 0, 0.002 in member 1\)"):
+        check_shared([config(tmp_path), config(tmp_path, "lr=0.002", "seed=1")])
+    check_shared([config(tmp_path), config(tmp_path, "seed=4", "sep.color=0.6", "mask_p=0.5")])
+
+
+def test_the_command_line_names_bad_members(tmp_path, capsys):
+    assert seed_list("0-2,7") == [0, 1, 2, 7] and seed_list(None) == []
+    with pytest.raises(UsageError, match="'x' is not a seed"):
+        seed_list("0,x")
+    assert members(["steps=5"], ["seed=1,sep.color=0.3"], "0") == [
+        ("seed=1,sep.color=0.3", ["steps=5", "seed=1", "sep.color=0.3"]),
+        ("seed=0", ["steps=5", "seed=0"]),
+    ]
+    with pytest.raises(UsageError, match="'lr=0.1' is not a member's own"):
+        members([], ["seed=1,lr=0.1"], None)
+    with pytest.raises(UsageError, match="named twice"):
+        members([], ["seed=1"], "1")
+    with pytest.raises(UsageError, match="name the members"):
+        members([], [], None)
+    assert (
+        main(["--runs", str(tmp_path / "r"), "--preset", "smoke", "--member", "seed=0,lr=1"]) == 2
+    )
+    assert "is not a member's own" in capsys.readouterr().err
+
+
+def test_explicit_attention_equals_torch_s_fused_one():
+    from empirical.unet import Attention, explicit_attention
+
+    torch.manual_seed(0)
+    layer, x = Attention(32), torch.randn(3, 32, 4, 4)
+    with torch.no_grad():
+        fused = layer(x)
+        with explicit_attention():
+            written = layer(x)
+    assert torch.allclose(fused, written, atol=1e-5) and not torch.equal(fused, x)
