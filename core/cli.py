@@ -80,9 +80,8 @@ def command(module: str) -> Callable[[Callable[..., int]], Callable[..., int]]:
         def run(argv: Sequence[str] | None = None) -> int:
             try:
                 return main(argv)
-            except (
-                BrokenPipeError
-            ):  # the reader went away (`... | head`): stop quietly, as Unix tools do
+            # the reader went away (`... | head`): stop quietly, as Unix tools do
+            except BrokenPipeError:
                 try:  # and keep the interpreter's final flush of stdout from failing again
                     os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
                 except (OSError, ValueError, AttributeError):

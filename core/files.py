@@ -23,9 +23,8 @@ from typing import IO, Any, Callable, Iterator, Mapping
 import numpy as np
 
 
-MAX_DECOMPRESSED = (
-    1 << 30
-)  # bytes a .gz may expand to (1 GiB): a small file must not fill the memory
+# bytes a .gz may expand to (1 GiB): a small file must not fill the memory
+MAX_DECOMPRESSED = 1 << 30
 
 
 def plain_or_gz(path: str | os.PathLike) -> Path:

@@ -13,11 +13,12 @@ from core.files import read_text
 
 Z_PREFIX = "z_"
 SHARE_PREFIX = "share_"
+# optional, validated like accuracy
 UNIT_COLUMNS = (
     "accuracy_lo",
     "accuracy_hi",
     "selection_accuracy",
-)  # optional, validated like accuracy
+)
 BOUND_TOL = 1e-6  # coordinates may leave [0, 1] by this much (integrator round-off)
 
 

@@ -146,9 +146,8 @@ def text_overlaps(fig: Figure, *, pad: float = 0.0) -> list[tuple[str, str]]:
     drawn = {
         id(t) for ax in fig.axes for axis in (ax.xaxis, ax.yaxis) for t in axis._update_ticks()
     }
-    hidden = {
-        id(label) for t in ticks if id(t) not in drawn for label in (t.label1, t.label2)
-    }  # outside the view
+    # outside the view
+    hidden = {id(label) for t in ticks if id(t) not in drawn for label in (t.label1, t.label2)}
     boxes, seen = [], set()
     for text in fig.findobj(Text):
         if not text.get_visible() or not text.get_text().strip() or id(text) in hidden | seen:

@@ -30,9 +30,8 @@ from typing import Any, ClassVar, Mapping, TypeVar
 from core.files import read_json, write_json
 
 R = TypeVar("R", bound="Record")
-KNOWN: list[
-    type["Record"]
-] = []  # every record class, in definition order (to say which one a file is)
+# every record class, in definition order (to say which one a file is)
+KNOWN: list[type["Record"]] = []
 
 
 def _label() -> Any:

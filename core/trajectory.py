@@ -340,9 +340,8 @@ def table_rows(
             seed = "" if tr.seed is None else str(tr.seed)
             for i in range(tr.step.size):
                 step = str(int(tr.step[i])) if tr.step.dtype.kind == "i" else _fmt(tr.step[i])
-                point = [
-                    "" if math.isnan(v) else _fmt(v) for v in tr.z[i]
-                ]  # a missing point: empty cells
+                # a missing point: empty cells
+                point = ["" if math.isnan(v) else _fmt(v) for v in tr.z[i]]
                 row = [step, tr.label, tr.protocol, seed, tr.run, *point]
                 if has_acc:
                     a = math.nan if tr.accuracy is None else tr.accuracy[i]

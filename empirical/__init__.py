@@ -10,12 +10,13 @@ pandas), a command stops with one line naming the extra to install, not a traceb
 import os
 import sys
 
+# module -> extra
 EXTRAS = {
     "torch": "torch",
     "diffusers": "diffusers",
     "submitit": "sweep",
     "pandas": "pandas",
-}  # module -> extra
+}
 
 
 def _missing_extra(kind, err, tb, previous=sys.excepthook):
@@ -38,7 +39,6 @@ def _missing_extra(kind, err, tb, previous=sys.excepthook):
     os._exit(2)  # the usage exit code of every command; the interpreter was ending anyway
 
 
-if (
-    sys.argv and sys.argv[0] == "-m"
-):  # python -m empirical.<command>: only then, never for an importer
+# python -m empirical.<command>: only then, never for an importer
+if sys.argv and sys.argv[0] == "-m":
     sys.excepthook = _missing_extra

@@ -38,12 +38,13 @@ from core import cli
 from core.files import atomic_write, plain_or_gz, read_text
 from core.trajectory import UNREADABLE, Trajectory, read_csv, write_csv
 
+# config values that never describe a run's covariates
 NOT_COVARIATES = (
     "seed",
     "sep",
     "probe",
     "device",
-)  # config values that never describe a run's covariates
+)
 
 
 def run_folders(root: str | Path) -> list[Path]:

@@ -283,9 +283,8 @@ def make_config(preset: str, overrides: Sequence[str] = ()) -> TrainConfig:
         except ValueError as err:
             raise ValueError(f"--set {item!r}: {err}") from None
     active = values.get("concepts", TrainConfig.concepts)
-    values["sep"] = {
-        c: v for c, v in sep.items() if c in active or c in given
-    }  # defaults only for active concepts
+    # defaults only for active concepts
+    values["sep"] = {c: v for c, v in sep.items() if c in active or c in given}
     return TrainConfig(**values)
 
 
@@ -296,9 +295,8 @@ def read_run_config(path: Path) -> dict[str, Any]:
         raise ValueError(
             f"{path}: not a training run's config (written by python -m empirical.train): it has no 'train' section"
         )
-    doc["train"].setdefault(
-        "precision", "fp32"
-    )  # saved before the field existed: those runs trained in fp32
+    # saved before the field existed: those runs trained in fp32
+    doc["train"].setdefault("precision", "fp32")
     doc["train"].setdefault("ema_warmup", False)  # likewise: a constant decay
     return doc
 

@@ -12,14 +12,14 @@ from typing import Mapping
 
 from empirical.presets import TRAIN_PRESETS
 
+# empirical.evaluate.resolve_precision says what auto becomes on a device
 PRECISIONS = (
     "auto",
     "bf16",
     "fp32",
-)  # empirical.evaluate.resolve_precision says what auto becomes on a device
-MAX_DATA_BYTES = (
-    16 * 2**30
-)  # the training set lives in memory (and on the GPU); the paper preset needs 75 MiB
+)
+# the training set lives in memory (and on the GPU); the paper preset needs 75 MiB
+MAX_DATA_BYTES = 16 * 2**30
 
 
 def check(cfg) -> None:

@@ -97,9 +97,8 @@ def sample_values(
                 mean = mean + rng.uniform(-1, 1, mean.shape) * config.spread(concept)
             values[concept] = mean
         elif concept in ("x", "y"):
-            values[concept] = rng.uniform(
-                -0.5, 0.5, (n, 1)
-            )  # random in both modes, as in the paper
+            # random in both modes, as in the paper
+            values[concept] = rng.uniform(-0.5, 0.5, (n, 1))
         elif concept == "color":
             values[concept] = np.full((n, 3), 0.5)
         elif concept == "size":

@@ -162,9 +162,8 @@ class DiffusersSampler:
             torch.randn((n, *self.shape), generator=generator).to(self.device)
             * scheduler.init_noise_sigma
         )
-        takes_generator = (
-            "generator" in inspect.signature(scheduler.step).parameters
-        )  # DDPM, DDIM, Euler, ...
+        # DDPM, DDIM, Euler, ...
+        takes_generator = "generator" in inspect.signature(scheduler.step).parameters
         for t in scheduler.timesteps:
             eps = unet(scheduler.scale_model_input(x, t), t, **condition).sample
             x = scheduler.step(

@@ -34,9 +34,8 @@ class Point:
     z: np.ndarray  # (C,) in [0, 1]; NaN when no sample was readable
     accuracy: float  # the share of all samples read as the class (unreadable counts as wrong)
     images: np.ndarray  # (N, 3, R, R) in [0, 1]
-    shares: dict[str, float] = field(
-        default_factory=dict
-    )  # corner or "unreadable" -> share of the samples
+    # corner or "unreadable" -> share of the samples
+    shares: dict[str, float] = field(default_factory=dict)
 
     @property
     def samples(self) -> int:
@@ -84,10 +83,11 @@ def device_name(device: torch.device) -> str:
     return f"cpu ({torch.get_num_threads()} threads)"
 
 
+# noise streams: the naive evaluation (and every score), and the draw that chooses a setting
 SCORE, SELECT = (
     0,
     1,
-)  # noise streams: the naive evaluation (and every score), and the draw that chooses a setting
+)
 
 
 def generator_for(

@@ -58,9 +58,8 @@ def make_executor(args: argparse.Namespace, folder: Path, threads: int):
     }
     if args.gpus_per_job:
         params["gpus_per_node"] = args.gpus_per_job
-    if (
-        args.executor == "local"
-    ):  # local jobs inherit this environment (no setup shell, so a stop signal reaches them)
+    # local jobs inherit this environment (no setup shell, so a stop signal reaches them)
+    if args.executor == "local":
         os.environ.update({name: str(threads) for name in jobs.THREAD_VARIABLES})
     elif args.executor == "slurm":
         params["slurm_setup"] = jobs.thread_exports(threads)
@@ -98,9 +97,8 @@ class Follow:
         del self.running[name]
         try:
             result = job.result()
-        except (
-            Exception
-        ) as err:  # the job raised (its message is recorded in the run's stages.json too)
+        # the job raised (its message is recorded in the run's stages.json too)
+        except Exception as err:
             result = {
                 "status": "failed",
                 "message": cli.one_line(str(err)).split(" Traceback")[0][-400:],
@@ -211,9 +209,8 @@ def starting_local_jobs(executor: str) -> Iterator[None]:
     try:
         yield
     finally:
-        signal.pthread_sigmask(
-            signal.SIG_SETMASK, mask
-        )  # a Ctrl-C held by the mask is recorded here
+        # a Ctrl-C held by the mask is recorded here
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         for sig, handler in handlers.items():
             signal.signal(sig, handler)
     if held:
@@ -264,9 +261,8 @@ def run_probes(
                 result = {"status": "failed", "message": cli.one_line(str(err))[-300:]}
             if result.get("status") != "done":
                 failures.append(f"{path}: {result.get('message')}; log: {job.paths.stderr}")
-    except (
-        KeyboardInterrupt
-    ):  # no probe job may train on (two sweeps would then write one probe at once)
+    # no probe job may train on (two sweeps would then write one probe at once)
+    except KeyboardInterrupt:
         if args.executor == "local":
             for job in submitted.values():
                 stop(job)

@@ -55,9 +55,8 @@ def keep(run: Path, dest: Path) -> list[str]:
         if name == "metrics.jsonl":
             data = gzip.compress(path.read_bytes(), compresslevel=9, mtime=0)
             atomic_write(dest / "metrics.jsonl.gz", lambda fh: fh.write(data), binary=True)
-            (dest / "metrics.jsonl").unlink(
-                missing_ok=True
-            )  # a stale plain copy would be read first
+            # a stale plain copy would be read first
+            (dest / "metrics.jsonl").unlink(missing_ok=True)
             name += ".gz"
         else:
             (dest / name).parent.mkdir(parents=True, exist_ok=True)

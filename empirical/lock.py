@@ -43,9 +43,8 @@ def hold(folder: str | os.PathLike, *, wait: bool = False, poll: float = 0.5) ->
                 break
             except BlockingIOError:
                 tries += 1
-                if (
-                    not wait and tries > 3
-                ):  # a few tries: held() takes the lock shared for an instant
+                # a few tries: held() takes the lock shared for an instant
+                if not wait and tries > 3:
                     raise Busy(f"{folder}: in use by {holder(folder)}") from None
                 time.sleep(poll if wait else 0.05)
         os.ftruncate(fd, 0)

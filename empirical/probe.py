@@ -159,9 +159,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         {c: hi for c, (lo, hi) in SETUPS[cfg.setup]["sep_range"].items()},
         resolution=args.res,
     )
-    default = Path(
-        PROBE_DIR.format(concepts="-".join(cfg.concepts), resolution=cfg.resolution)
-    )  # where training looks
+    # where training looks
+    default = Path(PROBE_DIR.format(concepts="-".join(cfg.concepts), resolution=cfg.resolution))
     out = cli.output_dir(args.out or default, "--out")
     if cli.checking(args):
         return 0

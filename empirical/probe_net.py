@@ -42,9 +42,8 @@ class ProbeConfig:
     weight_decay: float = 0.01
     train_per_class: int = 2048
     seed: int = 0
-    eval_seps: dict = field(
-        default_factory=dict
-    )  # concept -> separations evaluated (default: 4 across the range)
+    # concept -> separations evaluated (default: 4 across the range)
+    eval_seps: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.setup not in SETUPS:

@@ -247,9 +247,8 @@ def elicit_step(
     for label in labels:
         best, best_acc = None, -1.0
         for s in settings(protocol, data, label, cfg.sweep(protocol)):
-            chooser = generator_for(
-                cfg.seed, step, label, device, stream=SELECT
-            )  # the same draw for every setting
+            # the same draw for every setting
+            chooser = generator_for(cfg.seed, step, label, device, stream=SELECT)
             acc = _draw(model, probe, cfg, label, s, cfg.select_samples, chooser).accuracy
             if acc > best_acc:
                 best, best_acc = s, acc

@@ -12,9 +12,8 @@ from typing import Mapping
 import numpy as np
 from numpy.typing import NDArray
 
-TRIANGLE_SIDE = np.sqrt(
-    4 * np.pi / np.sqrt(3)
-)  # equilateral triangle with the area of the unit circle
+# equilateral triangle with the area of the unit circle
+TRIANGLE_SIDE = np.sqrt(4 * np.pi / np.sqrt(3))
 
 
 def coverage(values: Mapping[str, NDArray], resolution: int) -> NDArray[np.float32]:

@@ -66,11 +66,12 @@ def optimizer(params, cfg: TrainConfig) -> torch.optim.Optimizer:
     than the per-parameter loop on the tiny net); the same update up to rounding, and the same state to resume."""
     try:
         return torch.optim.AdamW(params, lr=cfg.lr, weight_decay=cfg.weight_decay, fused=True)
+    # an older torch, or a device without the fused kernel
     except (
         RuntimeError,
         TypeError,
         ValueError,
-    ):  # an older torch, or a device without the fused kernel
+    ):
         return torch.optim.AdamW(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
 
 
@@ -231,9 +232,8 @@ class Run:
                 "stamps": previous_stamps(self.out) + [now],
             },
         )
-        torch.manual_seed(
-            cfg.seed
-        )  # model init, then dropout and time sampling draw from this stream
+        # model init, then dropout and time sampling draw from this stream
+        torch.manual_seed(cfg.seed)
         self.vdm = checkpoint.build_model(cfg).to(self.device)
         self.opt = optimizer(self.vdm.parameters(), cfg)
         self.ema = copy.deepcopy(self.vdm).requires_grad_(False) if cfg.ema > 0 else None
@@ -271,9 +271,8 @@ class Run:
             torch.cuda.set_rng_state(state["rng"]["cuda"])
         self.logs, self.step, self.wall = runlog.Logs(**state["logs"]), state["step"], state["wall"]
         self.saved = self.step
-        self.logs.write(
-            self.out, self.cfg, self.meta
-        )  # in case the last run died between saving and writing
+        # in case the last run died between saving and writing
+        self.logs.write(self.out, self.cfg, self.meta)
         print(f"train: resuming {self.out} from step {self.step}", file=sys.stderr)
 
     def train_step(self) -> dict[str, float]:
@@ -292,9 +291,8 @@ class Run:
             [t.detach().mean().float() for t in (loss, norm, *terms.values())]
         ).tolist()
         loss_value, grad_norm, logged = values[0], values[1], dict(zip(terms, values[2:]))
-        if not (
-            math.isfinite(loss_value) and math.isfinite(grad_norm)
-        ):  # before the update poisons the weights
+        # before the update poisons the weights
+        if not (math.isfinite(loss_value) and math.isfinite(grad_norm)):
             raise Diverged(
                 cfg, self.step + 1, f"loss {loss_value:g}, gradient norm {grad_norm:g}", self.saved
             )
@@ -340,9 +338,8 @@ class Run:
         }
         if len(cfg.concepts) == 2:
             record["disentanglement"] = protocols.disentanglement(model, cfg.data)
-        for (
-            name
-        ) in cfg.protocols:  # results keyed by step: a resumed run overwrites, never duplicates
+        # results keyed by step: a resumed run overwrites, never duplicates
+        for name in cfg.protocols:
             results = runlog.read_elicit(self.out, name)
             results[s] = {
                 label: r

@@ -184,9 +184,8 @@ def run_sweep(argv: Sequence[str] | None) -> int:
     steps = tuple(plan.parse_step(text) for text in args.then)
     out = cli.output_dir(args.out, "--out")
     specs = plan.expand(args.preset, plan.parse_grid(args.grid), args.overrides, out)
-    for (
-        step
-    ) in steps:  # every chained step's flags and values, before anything is written or trained
+    # every chained step's flags and values, before anything is written or trained
+    for step in steps:
         step.check(out / "runs" / specs[0].name)
         step.check_runs(specs)
     if cli.checking(args):

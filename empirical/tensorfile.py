@@ -27,9 +27,8 @@ def load(path: Path, what: str = "checkpoint") -> dict[str, Any]:
     if path.is_dir():
         raise ValueError(f"{path}: is a folder, not a {what} file")
     try:
-        with (
-            warnings.catch_warnings()
-        ):  # a foreign file makes torch warn before it fails: keep the error one line
+        # a foreign file makes torch warn before it fails: keep the error one line
+        with warnings.catch_warnings():
             warnings.filterwarnings(
                 "ignore", message="Detected pickle protocol", category=UserWarning
             )

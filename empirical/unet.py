@@ -177,9 +177,8 @@ class Attention(nn.Module):
         seq = self.norm(x).flatten(2).transpose(1, 2)  # (B, H*W, C)
         if _stack("explicit"):
             out = self._explicit(seq.float() if x.device.type == "cpu" else seq)
-        elif (
-            x.device.type == "cpu"
-        ):  # bf16 attention on a CPU is 4x slower than fp32 (its backward above all)
+        # bf16 attention on a CPU is 4x slower than fp32 (its backward above all)
+        elif x.device.type == "cpu":
             with torch.autocast("cpu", enabled=False):
                 out, _ = self.attn(seq.float(), seq.float(), seq.float(), need_weights=False)
         else:

@@ -60,10 +60,11 @@ from core.progress import bar as progress_bar
 from core.files import read_json, write_json
 from core.trajectory import UNREADABLE, write_csv
 
+# the seed streams: every score (naive and the chosen strength), and the draws that choose
 SCORE, SELECT = (
     0,
     1,
-)  # the seed streams: every score (naive and the chosen strength), and the draws that choose
+)
 
 
 @dataclass(frozen=True)

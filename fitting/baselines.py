@@ -79,9 +79,8 @@ def group(paths: NDArray, features: NDArray, runs: Sequence[str]) -> list[Refere
         groups.setdefault(tuple(np.round(row, 9)), []).append(r)
     out = []
     for key, rows in groups.items():
-        with (
-            warnings.catch_warnings()
-        ):  # an all-NaN column (no run located there) is a legitimate NaN
+        # an all-NaN column (no run located there) is a legitimate NaN
+        with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             mean = np.nanmean(paths[rows], axis=0)
         out.append(Reference(np.array(key), mean, tuple(runs[r] for r in rows)))

@@ -38,9 +38,8 @@ METHODS = ("clock", "logistic", "lag", "setting")
 @dataclass(frozen=True)
 class Forecast:
     method: str
-    step: (
-        float | None
-    )  # the forecast behavior step (median), None where not expected by the horizon
+    # the forecast behavior step (median), None where not expected by the horizon
+    step: float | None
     interval: tuple[float, float] | None
     p_compose: float | None  # P(behavior by the horizon)
     note: str = ""
@@ -231,9 +230,8 @@ def logistic(r: Reading, horizon: float, n_boot: int = 100, seed: int = 0) -> Fo
     boots = np.maximum(boots, r.at)
     p = float(np.mean(boots <= horizon))
     med = float(np.percentile(boots, 50, method="nearest"))
-    lo, hi = np.percentile(
-        boots, [10, 90], method="nearest"
-    )  # inf where fewer than 10% / 90% of the fits ever cross 0.5
+    # inf where fewer than 10% / 90% of the fits ever cross 0.5
+    lo, hi = np.percentile(boots, [10, 90], method="nearest")
     interval = (float(lo), float(hi) if np.isfinite(hi) else None) if np.isfinite(lo) else None
     return Forecast("logistic", med if np.isfinite(med) and med <= horizon else None, interval, p)
 

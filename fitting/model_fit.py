@@ -377,9 +377,10 @@ def _bootstrap(prob: Problem, theta, fitted, resid, f_scale, n_boot, gen):
     t = resid.shape[0]
     inflate = np.sqrt(resid.size / max(resid.size - theta.size, 1))
 
+    # whole checkpoints resampled: the coordinates stay paired
     def refit(
         gen: np.random.Generator,
-    ) -> NDArray:  # whole checkpoints resampled: the coordinates stay paired
+    ) -> NDArray:
         yb = fitted + inflate * resid[gen.integers(0, t, t)]
         return prob.solve(theta, yb, f_scale, max_nfev=60).x
 

@@ -101,9 +101,8 @@ def simulate(
     b, n = theta.shape[0], x.shape[0]
     out = np.empty((b, n, grid.size, law.d))
     u_on = np.exp(theta[:, law.slots["t_on"]][:, 0]) if law.onset else np.zeros(b)
-    for value in np.unique(
-        u_on
-    ):  # one solve per onset (a Jacobian's batch holds three; one without an onset)
+    # one solve per onset (a Jacobian's batch holds three; one without an onset)
+    for value in np.unique(u_on):
         rows = np.flatnonzero(u_on == value)
         pick = (rows[:, None] * n + np.arange(n)).ravel()
         out[rows] = solve(
@@ -374,9 +373,10 @@ def _per_run_rmse(data: Data, resid: NDArray) -> list[float]:
 def _run_bootstrap(law: Law, data: Data, theta, f_scale, n_boot, gen):
     n = len(data.y)
 
+    # the law refitted to runs drawn with replacement
     def refit(
         gen: np.random.Generator,
-    ) -> NDArray:  # the law refitted to runs drawn with replacement
+    ) -> NDArray:
         rows = gen.integers(0, n, n)
         sub = Data(
             data.steps,

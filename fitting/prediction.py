@@ -336,9 +336,10 @@ def law_curves(fit: PooledFit, x_train: np.ndarray) -> dict:
     progress; ``bias`` (the memorized bias's distance from the target) against one concept's log lead."""
     law, theta = fit.law, fit.theta
 
+    # the law's parameters at covariates x, target 11, no masking (eq2)
     def at(
         x: np.ndarray,
-    ) -> list[dict]:  # the law's parameters at covariates x, target 11, no masking (eq2)
+    ) -> list[dict]:
         unmasked = None if law.masked is None else np.zeros(len(x))
         return law.run_params(theta, x, np.ones_like(x), unmasked)
 

@@ -32,9 +32,8 @@ def analyse(
 ) -> tuple[dict, ModelFit | None, Turn | None, LogisticFit | None]:
     """Fit and summarise one trajectory; returns (record, model fit, turn, accuracy fit)."""
     check_spacing(traj.step)
-    located = (
-        traj.with_points() if not traj.missing.all() else None
-    )  # steps where something was readable
+    # steps where something was readable
+    located = traj.with_points() if not traj.missing.all() else None
     thresholds = _thresholds(traj, located, persist)
     turn = (
         find_turn(located.step, located.z)

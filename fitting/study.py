@@ -61,10 +61,11 @@ from core import cli
 from core.records import StudyRecord
 from core.trajectory import UNREADABLE, Trajectory, read_csv, read_meta
 
+# a concept is learned when 80% of readable samples carry it, held 2 checkpoints
 LEVEL, PERSIST = (
     0.8,
     2,
-)  # a concept is learned when 80% of readable samples carry it, held 2 checkpoints
+)
 MIN_READABLE = (
     0.25  # below this share of readable samples a class's concept accuracy is not defined
 )
@@ -168,12 +169,10 @@ def held_out(trajectories: Sequence[Trajectory], label: str) -> dict:
         "turn_ci": None if turn is None or turn.ci is None else list(turn.ci),
         "turn_point": None if turn is None else list(turn.point),
     }
-    out["learning"] = learning(
-        [held], [label]
-    )  # the paper's Fig. 3 measure: when the held-out class carries each value
-    start = learned_from(
-        held, naive
-    )  # before the training classes are drawn, the readings of 11 wander
+    # the paper's Fig. 3 measure: when the held-out class carries each value
+    out["learning"] = learning([held], [label])
+    # before the training classes are drawn, the readings of 11 wander
+    start = learned_from(held, naive)
     drawn = held.z[start:]
     out["reach"] = {
         c: (

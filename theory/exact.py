@@ -106,9 +106,8 @@ def _uniform_parts(form: LinearForm, g, coefs, rates, span: float, r: int):
     time of their own per trajectory are (concept, weights (r m, N), node values (T-1, r m, N)) triples.
     """
     h, m, d, n = span / r, GAUSS_NODES, len(rates), rates[0].size
-    left = span - (
-        np.arange(r)[:, None] * h + h * (1 + _X) / 2
-    )  # (r, m): time to the interval's end
+    # (r, m): time to the interval's end
+    left = span - (np.arange(r)[:, None] * h + h * (1 + _X) / 2)
     shared = sorted(
         {gi for ts in form.terms for _, gi in ts if form.times[gi] != 1 and g[gi].shape[1] == 1}
     )

@@ -124,9 +124,8 @@ class _Builder:
         if isinstance(node, ast.Call):
             return self.call(node, depth)
         if isinstance(node, (ast.Attribute, ast.Subscript)):
-            self.build(
-                node.value, depth + 1
-            )  # name the innermost offence first: __import__ in __import__('os').system
+            # name the innermost offence first: __import__ in __import__('os').system
+            self.build(node.value, depth + 1)
         kinds = {
             ast.Attribute: "attribute access",
             ast.Subscript: "indexing",

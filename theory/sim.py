@@ -55,14 +55,16 @@ from numpy.typing import NDArray
 from theory import dopri
 from theory.integrate import capped_ivp
 
+# the flow's rates: the signal (the printed equations) or its square (the authors' scripts)
 SIGNALS = (
     "a",
     "a2",
-)  # the flow's rates: the signal (the printed equations) or its square (the authors' scripts)
+)
+# U(0): N(0, scale^2/d), or uniform in [0, scale) (the authors' scripts)
 STARTS = (
     "gaussian",
     "uniform-positive",
-)  # U(0): N(0, scale^2/d), or uniform in [0, scale) (the authors' scripts)
+)
 
 
 @dataclass(frozen=True)

@@ -73,9 +73,8 @@ def _solve(land: Landscape, t: np.ndarray, values: dict, n: int, args) -> np.nda
             file=sys.stderr,
         )
     sol = integrate(land, t, values, method=args.method, rtol=args.rtol, atol=args.atol)
-    if (
-        sol.success and sol.method != method
-    ):  # auto: dopri took what the exact quadrature cannot resolve
+    # auto: dopri took what the exact quadrature cannot resolve
+    if sol.success and sol.method != method:
         print(f"{land.name}: {sol.message.removeprefix('ok; ')}", file=sys.stderr)
     if not sol.success:
         raise UsageError(

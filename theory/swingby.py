@@ -152,12 +152,13 @@ FIGURES = {  # the swing-by paper's figure settings, from the authors' scripts: 
         "the OOD loss plateaus above zero",
     ),
 }
+# starts of numpy's default_rng that show each figure's shape (the first in 0-59)
 FIGURE_SEEDS = {
     "5": 1,
     "8": 2,
     "9": 4,
     "10": 0,
-}  # starts of numpy's default_rng that show each figure's shape (the first in 0-59)
+}
 
 
 def _figure_preset(fig: str) -> SimPreset:
