@@ -18,6 +18,7 @@ import torch
 from torch import nn
 
 from empirical import checkpoint, evaluate, lock, protocols, runlog, unet
+from empirical.ema import ema_decay
 from empirical.config import TrainConfig, check_folder, no_shipped_probe, read_run_config
 from empirical.data import mask, sample
 from empirical.grid import grid
@@ -73,27 +74,6 @@ def optimizer(params, cfg: TrainConfig) -> torch.optim.Optimizer:
         ValueError,
     ):
         return torch.optim.AdamW(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
-
-
-def ema_decay(decay: float, step: int, warmup: bool) -> float:
-    """The EMA decay of the update at ``step`` (0-based): constant, or with warm-up min(decay, (1 + n) / (10 + n)),
-    which averages over about n / 10 steps early and reaches ``decay`` at step 10 / (1 - decay) - 1."""
-    return min(decay, (1 + step) / (10 + step)) if warmup else decay
-
-
-def ema_lag(decay: float, fraction: float = 0.5, *, at: int = 0, warmup: bool = False) -> int:
-    """Updates after a step change of the weights (at update ``at``) until the EMA has moved ``fraction`` of the
-    way: what every learning time, turn and capability step read off the EMA weights lags the weights by.
-    Without warm-up 1 - decay^k >= fraction: 139 (0.995) and 693 (0.999) updates to half way."""
-    if not 0 < fraction < 1:
-        raise ValueError(f"fraction={fraction} is not valid; valid: (0, 1)")
-    if decay == 0:
-        return 1
-    moved, k = 0.0, 0
-    while moved < fraction:
-        d = ema_decay(decay, at + k, warmup)
-        moved, k = d * moved + (1 - d), k + 1
-    return k
 
 
 def load_probe(cfg: TrainConfig, out: Path, *, progress: bool):

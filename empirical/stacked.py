@@ -31,7 +31,8 @@ from torch.func import functional_call, stack_module_state, vmap
 
 from empirical import evaluate, unet
 from empirical.config import TrainConfig
-from empirical.run import Diverged, Run, batch_rows, ema_decay, optimizer
+from empirical.ema import ema_decay
+from empirical.run import Diverged, Run, batch_rows, optimizer
 
 # what members may differ in (config keys); everything else is shared
 SWITCH = 2e-4  # seconds between the threaded engine's hand-overs of the interpreter

@@ -67,9 +67,9 @@ def test_a_diverging_run_stops_before_saving_nan_and_can_resume(tmp_path, monkey
     real = VDM.loss
     calls = {"n": 0}
 
-    def poisoned(self, x, h):
+    def poisoned(self, x, h, **draws):
         calls["n"] += 1
-        terms = real(self, x, h)
+        terms = real(self, x, h, **draws)
         if calls["n"] == 25:  # smoke evaluates at steps 0, 4, 17, 40 and saves at 20 (save_every)
             terms = {k: v * float("nan") for k, v in terms.items()}
         return terms

@@ -693,10 +693,6 @@ def test_the_law_is_compared_with_a_baseline_at_the_points_the_baseline_predicts
         ),
         (["--law", "onset+eq1"], "begin with exactly one base model (eq1, memorize, coupled, eq2)"),
         (["--law", "eq1+mean+local"], "at most one discrepancy (mean or local)"),
-        (
-            ["--law", "memorize", "--onset"],
-            "unrecognized arguments: --onset",
-        ),  # the old flags are gone
         (["--law", "eq1+gp"], "unknown part 'gp'; valid: eq1, memorize, coupled, eq2"),
         (["--law", "eq1", "--masked", "color"], "--masked: only with --law eq2 (the law is eq1)"),
     ],
@@ -723,3 +719,12 @@ def test_list_laws_names_every_part_without_other_arguments(capsys):
     assert stop.value.code == 0 and listing.startswith("a law: BASE")
     for part in ("eq1", "memorize", "coupled", "eq2", "onset", "compete", "mean", "local"):
         assert f"\n  {part} " in listing
+
+
+def test_the_old_law_flags_are_gone(sweep, tmp_path, capsys):
+    """--model/--onset/--compete/--discrepancy spelled a law before --law; argparse now refuses them."""
+    folder, _ = sweep
+    files = [str(folder / "sweep.csv"), "--covariates", str(folder / "covariates.csv")]
+    with pytest.raises(SystemExit) as stop:
+        main([*files, "--holdout", "run1", "--onset", "--out", str(tmp_path / "o")])
+    assert stop.value.code == 2 and "unrecognized arguments: --onset" in capsys.readouterr().err

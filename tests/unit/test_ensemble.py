@@ -128,3 +128,29 @@ def test_explicit_attention_equals_torch_s_fused_one():
         with explicit_attention():
             written = layer(x)
     assert torch.allclose(fused, written, atol=1e-5) and not torch.equal(fused, x)
+
+
+@pytest.mark.parametrize("name", ["stacked", "threaded"])
+def test_a_diverging_member_is_named_and_the_others_are_not_lost(trained, tmp_path, name):
+    """A member whose loss is not finite comes back as its Diverged, not updated; under `stacked` nobody is
+    updated and every stream is put back (the others redo the step as drawn), under `threaded` the others step."""
+    from empirical import stacked
+    from empirical.ensemble import open_members
+    from empirical.run import Diverged
+
+    cfgs = [config(trained, "seed=0"), config(trained, "seed=1")]
+    runs = open_members(cfgs, [tmp_path / "a", tmp_path / "b"], progress=False)
+    with torch.no_grad():
+        next(runs[0].vdm.net.parameters()).fill_(float("nan"))
+    before = [run.stream.get_state() for run in runs]
+    ens = stacked.engine(runs, name, workers=2)
+    try:
+        results = ens.train_step()
+    finally:
+        ens.close()
+    assert isinstance(results[0], Diverged) and "diverged at step 1" in str(results[0])
+    if name == "stacked":
+        assert results[1] is None and [r.step for r in runs] == [0, 0]
+        assert all(torch.equal(r.stream.get_state(), s) for r, s in zip(runs, before))
+    else:
+        assert isinstance(results[1], dict) and [r.step for r in runs] == [0, 1]

@@ -14,7 +14,8 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from empirical.config import TRAIN_PRESETS, TrainConfig, make_config  # noqa: E402
-from empirical.run import Run, batch_rows, ema_decay, ema_lag  # noqa: E402
+from empirical.ema import ema_decay, ema_lag  # noqa: E402
+from empirical.run import Run, batch_rows  # noqa: E402
 from empirical.train import main, train  # noqa: E402
 from core.trajectory import read_csv  # noqa: E402
 
