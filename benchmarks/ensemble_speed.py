@@ -31,7 +31,6 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-THREADS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMEXPR_NUM_THREADS")
 
 
 def worker(preset: str, k: int, steps: int, device: str, folder: str, engine: str) -> float:
@@ -72,7 +71,9 @@ def timed(
     preset: str, k: int, steps: int, device: str, threads: int, procs: int, engine: str = "auto"
 ) -> float:
     """The mean steps/s of each run: ``procs`` worker processes side by side, each an ensemble of k."""
-    env = os.environ | {name: str(threads) for name in THREADS}
+    from empirical.batch import thread_env
+
+    env = thread_env(threads)
     with tempfile.TemporaryDirectory() as tmp:
         jobs = [
             subprocess.Popen(

@@ -104,7 +104,9 @@ class Stacked:
         self._stack_optimizer()
         net = self.cfg.clip_scope == "net"
         self.clipped = [k for k in self.params if not net or k.startswith("net.")]
-        self.shapes = self._mask_shapes()
+        drops = [m for m in self.loss.modules() if isinstance(m, unet.Dropout)]
+        self.drop = drops[0] if drops else None  # draws every member's masks (its p, its lanes)
+        self.shapes = self._mask_shapes(drops)
         self.batched = vmap(self._one)
 
     def _one(self, params, buffers, x, h, noise, masks):
@@ -113,7 +115,7 @@ class Stacked:
         }
         return functional_call(self.loss, state, (x, h, noise, masks))
 
-    def _mask_shapes(self) -> list[tuple[int, ...]]:
+    def _mask_shapes(self, drops: list) -> list[tuple[int, ...]]:
         """The shape of every dropout mask one loss draws, in call order (one forward of the first member's
         model; it draws from the process's stream, which is no member's)."""
         shapes: list[tuple[int, ...]] = []
@@ -122,7 +124,6 @@ class Stacked:
             if module.training and module.p > 0:
                 shapes.append(tuple(args[0].shape))
 
-        drops = [m for m in self.loss.modules() if isinstance(m, unet.Dropout)]
         hooks = [m.register_forward_pre_hook(record) for m in drops]
         run = self.runs[0]
         try:
@@ -131,7 +132,6 @@ class Stacked:
         finally:
             for hook in hooks:
                 hook.remove()
-        self.drop = drops[0] if drops else None
         return shapes
 
     def _draws(self, run: Run) -> tuple[torch.Tensor, torch.Tensor, dict, list]:
