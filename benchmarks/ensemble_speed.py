@@ -15,7 +15,8 @@ present, on the GPU (rows in ``gpu``; null without one). Equivalence: a member a
 in a concept-space point (--quick: the smoke preset's net; otherwise the preset's).
 
 JSON keys: ``cpu`` and ``gpu`` (lists of {k, steps_per_s_ensemble, steps_per_s_separate, runs_per_hour_ensemble,
-runs_per_hour_separate}; gpu null without one), ``equivalence`` ({max_loss_diff, max_z_diff, steps, preset}).
+runs_per_hour_separate}; null where not timed), ``gpu_eval`` (seconds to evaluate the largest K's members at one
+checkpoint: s_one_by_one, each drawing its own samples; s_at_once, every member's samples drawn at once), ``equivalence`` ({max_loss_diff, max_z_diff, steps, preset}; null with --devices cuda).
 """
 
 from __future__ import annotations
@@ -133,6 +134,32 @@ def table(preset: str, ks: list[int], steps: int, device: str, cores: int) -> li
     return rows
 
 
+def evaluation(preset: str, k: int, device: str) -> dict:
+    """Seconds to evaluate K members at a checkpoint (sampling and the probe, as a run's evaluate): each drawing
+    its own samples, one after the other, against the stacked engine drawing every member's at once."""
+    import torch
+
+    from empirical.config import make_config
+    from empirical.ensemble import open_members
+    from empirical.stacked import Stacked
+
+    row = {"k": k}
+    with tempfile.TemporaryDirectory() as tmp:
+        cfgs = [make_config(preset, [f"seed={i}", f"device={device}"]) for i in range(k)]
+        runs = open_members(cfgs, [Path(tmp) / f"m{i}" for i in range(k)], progress=False)
+        ens = Stacked(runs)
+        for mode in ("at_once", "one_by_one", "at_once"):  # the first a warm-up
+            start = time.perf_counter()
+            drawn = ens.naive_images() if mode == "at_once" else None
+            for run in runs:
+                run.evaluate(images=None if drawn is None else drawn[id(run)])
+            if device == "cuda":
+                torch.cuda.synchronize()
+            row[f"s_{mode}"] = round(time.perf_counter() - start, 3)
+    print(f"{device} K={k:>2}: evaluating every member {row}", flush=True)
+    return row
+
+
 def equivalence(preset: str, steps: int) -> dict:
     """A member of a two-member ensemble against its run alone, CPU, fp32, ``steps`` steps."""
     import numpy as np
@@ -197,6 +224,11 @@ def main() -> int:
     parser.add_argument(
         "--steps", type=int, help="timed steps a row (default 60; --quick 20), fewer for large K"
     )
+    parser.add_argument(
+        "--devices",
+        default="cpu,cuda",
+        help="where to time: cpu, cuda or both (default; cuda only where a GPU is present)",
+    )
     args = parser.parse_args()
     import torch
 
@@ -209,11 +241,18 @@ def main() -> int:
         else [1, 2, 4, 8, 16, 32]
     )
     steps = args.steps or (20 if args.quick else 60)
-    out = {"cpu": table(preset, ks, steps, "cpu", 2), "gpu": None}
-    if torch.cuda.is_available():
+    devices = args.devices.split(",")
+    if not set(devices) <= {"cpu", "cuda"} or not devices:
+        parser.error(f"--devices {args.devices}: valid: cpu, cuda or cpu,cuda")
+    out = {"cpu": None, "gpu": None, "gpu_eval": None, "equivalence": None}
+    if "cpu" in devices:
+        out["cpu"] = table(preset, ks, steps, "cpu", 2)
+    if "cuda" in devices and torch.cuda.is_available():
         out["gpu"] = table(preset, ks, 10 * steps, "cuda", 1)
-    out["equivalence"] = equivalence("smoke" if args.quick else preset, 50)
-    print(f"equivalence over 50 steps: {out['equivalence']}")
+        out["gpu_eval"] = [evaluation(preset, max(ks), "cuda")]
+    if "cpu" in devices:  # on the CPU in fp32 whatever the machine: --devices cuda leaves it out
+        out["equivalence"] = equivalence("smoke" if args.quick else preset, 50)
+        print(f"equivalence over 50 steps: {out['equivalence']}")
     if args.json:
         args.json.write_text(json.dumps(out, indent=1) + "\n")
         print(f"wrote {args.json}")

@@ -8,7 +8,7 @@ run trained alone (python -m empirical.train), read by every command as one, and
 (same seed: same batches, noise, dropout, clipping, optimizer, EMA; empirical.stacked says how). --set gives
 what all members share; --member (repeat) or --seeds what each has of its own: seed, sep.<concept>, per_class,
 mask_p, mask_classes, mask_concepts. The members train in lockstep (one update of all of them at a time) and are
-evaluated and saved at the same checkpoints, one after the other.
+evaluated and saved at the same checkpoints (the stacked engine draws every member's naive samples at once).
 
 Rerun the same command to resume, even after kill -9 (each member from its own last.pt). A member whose training
 diverges is named and stops; the others go on (exit status 1 at the end).
@@ -69,10 +69,13 @@ def train_members(
     workers = workers or threads
     if stacked.engine_name(runs, engine) == "threaded":
         torch.set_num_threads(max(1, threads // workers))
-    for run in runs:
-        if run.step == 0 and 0 in run.evals and not run.logs.points:  # the untrained model, once
-            run.evaluate()
-            run.save(evaluated=True)
+    fresh = [run for run in runs if run.step == 0 and 0 in run.evals and not run.logs.points]
+    if fresh:  # the untrained models, once
+        group = stacked.engine(fresh, engine, workers)
+        try:
+            evaluate_and_save(group, fresh, evaluated=True)
+        finally:
+            group.close()
     steps, failed = runs[0].cfg.steps, []
     bar = tqdm(
         total=steps * len(runs),
@@ -146,14 +149,27 @@ def _checkpoint(ens, stepped: list[Run], evals: set, held: str, start: dict, pla
         return
     ens.unstack()
 
+    def said(run: Run) -> None:
+        if plain:
+            print(checkpoint_line(run, held, start[id(run)]), file=sys.stderr, flush=True)
+
+    evaluate_and_save(ens, stepped, evaluated=is_eval, after=said)
+
+
+def evaluate_and_save(ens, members: list[Run], *, evaluated: bool, after=None) -> None:
+    """Each of ``members`` (those of the ensemble at this checkpoint) evaluated (when ``evaluated``: its naive
+    samples drawn for all of them at once where the engine can) and saved, as alone; ``after(run)`` after
+    each evaluation."""
+    drawn = ens.naive_images() if evaluated else None
+
     def work(run: Run) -> None:
-        if run not in stepped:
+        if run not in members:
             return
-        if is_eval:
-            run.evaluate()
-            if plain:
-                print(checkpoint_line(run, held, start[id(run)]), file=sys.stderr, flush=True)
-        run.save(evaluated=is_eval)
+        if evaluated:
+            run.evaluate(images=None if drawn is None else drawn[id(run)])
+            if after is not None:
+                after(run)
+        run.save(evaluated=evaluated)
 
     ens.each(work)
 

@@ -190,21 +190,37 @@ def naive(
     seed: int,
     step: int,
     precision: str,
+    images: dict[str, np.ndarray] | None = None,
 ) -> list[Point]:
-    """Every class prompted with its own mean h: the behavior a user sees. ``samples``: per class, or one number."""
+    """Every class prompted with its own mean h: the behavior a user sees. ``samples``: per class, or one number.
+    ``images``: each class's samples, already drawn as this function draws them (empirical.batched_sampling
+    draws many runs' at once); only scored here."""
     device = next(vdm.parameters()).device
     points = []
     for label, h in class_prompts(config).items():
+        if images is not None:
+            points.append(score(probe, config, label, images[label]))
+            continue
         n = samples[label] if isinstance(samples, dict) else samples
-        gen = generator_for(seed, step, label, device)
-        images = generate(
+        drawn = generate(
             vdm,
             np.repeat(h[None], n, axis=0),
             config.resolution,
             steps=steps,
             guidance=guidance,
-            generator=gen,
+            generator=generator_for(seed, step, label, device),
             precision=precision,
         )
-        points.append(score(probe, config, label, images))
+        points.append(score(probe, config, label, drawn))
     return points
+
+
+def naive_requests(
+    config: DataConfig, samples: dict[str, int], seed: int, step: int, device: torch.device
+) -> tuple[dict[str, np.ndarray], dict[str, torch.Generator]]:
+    """What :func:`naive` samples: each class's prompts (n rows of its mean h) and the generator it draws from."""
+    prompts = {
+        label: np.repeat(h[None], samples[label], axis=0)
+        for label, h in class_prompts(config).items()
+    }
+    return prompts, {label: generator_for(seed, step, label, device) for label in prompts}

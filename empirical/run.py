@@ -285,8 +285,9 @@ class Run:
         self.step += 1
         return logged | {"grad_norm": grad_norm}
 
-    def evaluate(self) -> None:
-        """Every class's reading from the naive prompt (and the in-training protocols), logged."""
+    def evaluate(self, images: dict[str, np.ndarray] | None = None) -> None:
+        """Every class's reading from the naive prompt (and the in-training protocols), logged. ``images``: the
+        naive samples already drawn (an ensemble draws its members' at once), else drawn here."""
         cfg, s, model = self.cfg, self.step, self.model_eval
         t0 = time.perf_counter()
         try:
@@ -300,6 +301,7 @@ class Run:
                 seed=cfg.seed,
                 step=s,
                 precision=cfg.precision,
+                images=images,
             )
         except FloatingPointError as err:
             raise Diverged(cfg, s, f"the evaluation failed: {err}", self.saved) from None

@@ -9,7 +9,8 @@ seed) to rounding: its own folder in the same format (config.json, trajectories.
 checkpoints/last.pt), its own data (seed, separations), batches, random streams (times, noise, dropout masks,
 each drawn from the generator the run alone would draw from), gradient clipping, optimizer state, EMA and logs.
 Every command reads a member's folder as it reads a run's, and ``empirical.train`` can resume it alone.
-Evaluation (sampling, the probe, over-prompting) runs member by member on its own weights.
+Evaluation: every member's naive samples are drawn at once (empirical.batched_sampling), each from its own
+generators; the probe, the in-training protocols (over-prompting) and saving run member by member.
 
 Members share everything but :data:`MEMBER_KEYS` (the net, the optimizer, the schedule, the evaluation): a
 seed sweep, or a sweep of separations, of one preset. Resuming is kill-safe: each member resumes from its own
@@ -25,17 +26,20 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from typing import Sequence
 
+import numpy as np
 import torch
 from torch import nn
 from torch.func import functional_call, stack_module_state, vmap
 
 from empirical import evaluate, unet
+from empirical.batched_sampling import sample_members, sizes_ok
 from empirical.config import TrainConfig
 from empirical.ema import ema_decay
+from empirical.evaluate import naive_requests
 from empirical.run import Diverged, Run, batch_rows, optimizer
 
-# what members may differ in (config keys); everything else is shared
 SWITCH = 2e-4  # seconds between the threaded engine's hand-overs of the interpreter
+# what members may differ in (config keys); everything else is shared
 MEMBER_KEYS = ("seed", "sep", "per_class", "mask_p", "mask_classes", "mask_concepts")
 
 
@@ -92,6 +96,7 @@ class Stacked:
                 f"an ensemble trains members at one step; these are at {sorted(steps)}"
             )
         self.runs, self.cfg, self.device = list(runs), runs[0].cfg, runs[0].device
+        self.sample_at_once = self.device.type == "cuda"
         self.loss = _Loss(copy.deepcopy(runs[0].vdm)).train()
         params, self.buffers = stack_module_state([run.vdm for run in runs])
         self.params = {k: v.detach().requires_grad_() for k, v in params.items()}
@@ -188,6 +193,29 @@ class Stacked:
         """``work(run)`` for every member, one after the other."""
         for run in self.runs:
             work(run)
+
+    def naive_images(self) -> dict[int, dict[str, np.ndarray]] | None:
+        """Every member's naive evaluation samples drawn at once (empirical.batched_sampling), by ``id(run)``;
+        None where each member draws its own: off (``sample_at_once``: on a GPU; on a CPU the vmapped sampler
+        is slower, benchmarks/results/ensemble_gpu), or a class needs more than one sampling batch."""
+        cfg = self.cfg
+        samples = {c: cfg.samples_for(c) for c in cfg.data.classes}
+        if not (self.sample_at_once and sizes_ok(list(samples.values()))):
+            return None
+        asks = [
+            naive_requests(run.cfg.data, samples, run.cfg.seed, run.step, self.device)
+            for run in self.runs
+        ]
+        drawn = sample_members(
+            [run.model_eval for run in self.runs],
+            [prompts for prompts, _ in asks],
+            [gens for _, gens in asks],
+            cfg.data.resolution,
+            steps=cfg.sample_steps,
+            guidance=cfg.guidance,
+            precision=cfg.precision,
+        )
+        return {id(run): own for run, own in zip(self.runs, drawn)}
 
     def close(self) -> None:
         """Nothing to release."""
@@ -286,6 +314,9 @@ class Threaded:
     def unstack(self) -> None:
         """Nothing to do: each member trains its own model."""
 
+    def naive_images(self) -> None:
+        """None: each member draws its own samples (in its thread)."""
+
     sync_schedule = unstack
 
     def close(self) -> None:
@@ -303,7 +334,8 @@ def engine_name(runs: Sequence[Run], name: str = "auto") -> str:
 
 
 def engine(runs: Sequence[Run], name: str = "auto", workers: int = 1) -> Stacked | Threaded:
-    """The ensemble of ``runs`` with engine ``name`` (:func:`engine_name`)."""
+    """The ensemble of ``runs`` with engine ``name`` (:func:`engine_name`); ``workers``: the threaded engine's
+    threads."""
     return Stacked(runs) if engine_name(runs, name) == "stacked" else Threaded(runs, workers)
 
 

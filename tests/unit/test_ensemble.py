@@ -154,3 +154,39 @@ def test_a_diverging_member_is_named_and_the_others_are_not_lost(trained, tmp_pa
         assert all(torch.equal(r.stream.get_state(), s) for r, s in zip(runs, before))
     else:
         assert isinstance(results[1], dict) and [r.step for r in runs] == [0, 1]
+
+
+def test_the_members_naive_samples_drawn_at_once_are_each_member_s_own(tmp_path):
+    """The GPU's evaluation (every member's naive samples in one sampler) hands each member the images its
+    run alone draws at that step (empirical.evaluate.naive's prompts and generators)."""
+    from empirical import evaluate
+    from empirical.ensemble import open_members
+    from empirical.stacked import Stacked
+
+    cfgs = [config(tmp_path, "seed=0"), config(tmp_path, "seed=1", "sep.color=0.5")]
+    runs = open_members(cfgs, [tmp_path / "a", tmp_path / "b"], progress=False)
+    ens = Stacked(runs)
+    assert ens.naive_images() is None  # off on a CPU
+    for _ in range(3):
+        ens.train_step()
+    ens.unstack()
+    ens.sample_at_once = True
+    drawn = ens.naive_images()
+    for run in runs:
+        cfg = run.cfg
+        samples = {c: cfg.samples_for(c) for c in cfg.data.classes}
+        prompts, gens = evaluate.naive_requests(cfg.data, samples, cfg.seed, run.step, run.device)
+        for label, h in prompts.items():
+            alone = evaluate.generate(
+                run.model_eval,
+                h,
+                cfg.data.resolution,
+                steps=cfg.sample_steps,
+                guidance=cfg.guidance,
+                generator=gens[label],
+                precision=cfg.precision,
+            )
+            np.testing.assert_allclose(drawn[id(run)][label], alone, atol=1e-5)
+    run = runs[1]
+    run.evaluate(images=drawn[id(run)])
+    assert [p.step for p in run.logs.points] == [3] * len(cfgs[1].data.classes)
