@@ -55,10 +55,12 @@ COMMANDS = (
     "empirical.convert",
     "empirical.batch",
     "fitting.ladder",
+    "empirical.celeba",
 )
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the case tables in benchmarks/badinputs/
 from badinputs import (  # noqa: E402
+    cases_celeba,
     cases_convert,
     cases_empirical,
     cases_fitting,
@@ -77,6 +79,7 @@ CASES: list[Case] = [
     *cases_sweep.CASES,
     *cases_readers.CASES,
     *cases_convert.CASES,
+    *cases_celeba.CASES,
 ]
 
 

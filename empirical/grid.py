@@ -16,7 +16,7 @@ def grid(
     """A PNG with one row per class (held-out classes framed in red) and up to n images per row.
 
     Args:
-        config: the data config (its ``classes``, ``held_out``, ``concepts`` and ``sep``).
+        config: the data config (its ``classes``, ``held_out``, ``concepts``, and ``sep`` for the default title).
         images: (N, 3, R, R) images in [0, 1]; labels: (N,) their class labels.
     """
     classes = config.classes
@@ -45,6 +45,8 @@ def grid(
             fontsize=9,
             color="crimson" if held else "k",
         )
-    seps = ", ".join(f"Δ{c} {v:g}" for c, v in config.sep.items())
-    fig.suptitle(title or f"classes over ({', '.join(config.concepts)}); {seps}", fontsize=9)
+    if title is None:
+        seps = ", ".join(f"Δ{c} {v:g}" for c, v in config.sep.items())
+        title = f"classes over ({', '.join(config.concepts)}); {seps}"
+    fig.suptitle(title, fontsize=9)
     plot.save(fig, path, dpi=110, bbox_inches="tight")

@@ -45,6 +45,8 @@ COMMANDS = [
     "figures.forecast",
     "empirical.batch",
     "empirical.keep",
+    "empirical.ensemble",
+    "empirical.celeba",
 ]
 SYNOPSIS = re.compile(r"[\[\]{}|]|\.\.")  # a usage line with placeholders, not an example
 
