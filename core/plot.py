@@ -80,12 +80,13 @@ def concept_space(
     return sm
 
 
-def square(ax, concepts: Sequence[str], title: str = "") -> None:
-    """The unit square of a 2-concept space: limits, labels, and the class names at the corners (inside the
-    square, clear of the tick labels and of a marker drawn on the corner)."""
+def square(ax, concepts: Sequence[str], title: str = "", names=None) -> None:
+    """The unit square of a 2-concept space (or a projection of a larger one): limits, labels, and the class
+    names at the corners (inside the square, clear of the tick labels and of a marker drawn on the corner);
+    ``names``: corner (a, b) -> its name (default "ab")."""
     for corner in ((0, 0), (0, 1), (1, 0), (1, 1)):
         ax.annotate(
-            f"{corner[0]}{corner[1]}",
+            names(*corner) if names else f"{corner[0]}{corner[1]}",
             corner,
             textcoords="offset points",
             color="0.35",

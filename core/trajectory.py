@@ -63,6 +63,22 @@ KNOWN = ("step", "class", "protocol", "seed", "run", "accuracy")
 UNREADABLE = "unreadable"
 
 
+def held_out_of(labels, meta: dict | None = None) -> list[str]:
+    """The held-out classes of a log: its sidecar's ``held_out``, else the rule training uses (a class with more
+    than one concept present: 11 of two concepts; 011, 101, 110, 111 of three), in label order."""
+    if meta and meta.get("held_out"):
+        return list(meta["held_out"])
+    return sorted(label for label in set(labels) if sum(ch != "0" for ch in label) > 1)
+
+
+def headline_class(labels, meta: dict | None = None) -> str:
+    """The class a run is about: the held-out class with every concept present (11, 111), else the last
+    held-out class, else 11."""
+    held = held_out_of(labels, meta)
+    full = [label for label in held if label and set(label) == {"1"}]
+    return (full or held or ["11"])[-1]
+
+
 def corner_of(label: str, d: int) -> tuple[int, ...] | None:
     """The class's corner in concept space from its label's bits, one per concept ('10': the first concept
     present, the second absent); None for a label that is not d binary digits."""

@@ -11,6 +11,9 @@ Presets (``python -m empirical.train --preset NAME``):
   0.8 to 0.3 in every seed tried (40 minutes alone on 2 CPU cores; docs/ladder.md says what composition needs).
   It reads the probe the package ships (empirical/probes/color-size-24px, hash 16e18d564fed732e), so every
   machine reads its runs with one instrument.
+- ``small-3d``: small on three concepts (color, size, background color; the paper's appendix C.4):
+  8 classes, 011, 101, 110 and 111 held out; Δcolor 0.6, Δsize 0.4, Δbg 0.4 (set Δbg per run); trains its
+  own probe (no shipped probe reads three concepts). ``python -m figures.training`` draws its cube's faces.
 - ``paper``: the paper's setup (32x32, 2048 images per training class, channels 64/128/256, 20k
   steps, 60 checkpoints quadratically spaced from step 500, no classifier-free dropout, as the
   official Δcolor sweep); needs a GPU to finish in minutes.

@@ -28,7 +28,7 @@ from empirical.config import TrainConfig, make_config
 from empirical.run import Diverged, Run
 from empirical import stacked
 from empirical.stacked import MEMBER_KEYS, check_shared, streams_now
-from empirical.train import Meter, checkpoint_line, summary
+from empirical.train import Meter, checkpoint_line, headline, summary
 from core import cli
 
 
@@ -112,7 +112,7 @@ def advance(ens, target: int, left: int | None, bar, plain: bool):
     saving each as alone; their own models hold the state at the end. Returns the updates left, and the
     members that diverged with their errors (the ensemble stops there; the caller goes on without them)."""
     cfg, runs = ens.cfg, ens.runs
-    evals, held = set(runs[0].evals), cfg.data.held_out[0]
+    evals, held = set(runs[0].evals), headline(cfg)
     start = {id(run): (run.step, run.wall) for run in runs}
     tick = time.perf_counter()
     while runs[0].step < target and left != 0:

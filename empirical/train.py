@@ -32,6 +32,7 @@ from empirical.config import TRAIN_PRESETS, TrainConfig, describe_keys, make_con
 from empirical.presets import describe
 from empirical.run import Run
 from core import cli
+from core.trajectory import headline_class
 
 
 class Meter:
@@ -84,7 +85,7 @@ def train(
     if run.step == 0 and 0 in run.evals and not run.logs.points:  # the untrained model, once
         run.evaluate()
         run.save(evaluated=True)
-    held, evals, meter = cfg.data.held_out[0], set(run.evals), Meter()
+    held, evals, meter = headline(cfg), set(run.evals), Meter()
     bar = tqdm(
         total=cfg.steps,
         initial=run.step,
@@ -124,6 +125,11 @@ def train(
     finally:
         bar.close()
     return summary(run)
+
+
+def headline(cfg) -> str:
+    """The class a run's progress lines follow: the held-out class with every concept present (11, 111)."""
+    return headline_class(cfg.data.classes, {"held_out": cfg.data.held_out})
 
 
 def checkpoint_line(run: Run, held: str, start: tuple[int, float]) -> str:

@@ -17,28 +17,19 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Sequence
 
-import numpy as np
 from matplotlib.cm import ScalarMappable
-from matplotlib.colors import LogNorm
 
 from core import cli
 from core.plot import save, square, subplots
-from core.records import TurnRecord
-from core.trajectory import UNREADABLE, read_csv, read_meta, run_log
-
-CLASS_COLORS = {"00": "tab:red", "01": "tab:orange", "10": "tab:purple", "11": "tab:blue"}
-
-
-def saved_turns(log: Path) -> dict[tuple[str, str], dict]:
-    """(class, protocol) -> the turn record of the run's turn.json (written by python -m fitting.turn), if any."""
-    path = log.parent / TurnRecord.FILE
-    if not path.exists():
-        return {}
-    return {(t["class"], t["protocol"]): t for t in TurnRecord.read(path).turns}
+from core.trajectory import run_log
+from figures import cube
+from figures.class_paths import accuracy_of, load, path_of, shares_strip
 
 
 def draw(runs: Sequence[Path], out: Path, *, protocol: str = "naive") -> Path:
-    """concept_space.png: one column per run, paths on top, accuracies below."""
+    """concept_space.png: one column per run, paths on top, accuracies below (three concepts: figures.cube)."""
+    if any(len(load(run, protocol)[0][0].concepts) == 3 for run in runs):
+        return cube.draw(runs, out, protocol=protocol)
     fig, axes = subplots(
         3,
         len(runs),
@@ -47,20 +38,12 @@ def draw(runs: Sequence[Path], out: Path, *, protocol: str = "naive") -> Path:
         gridspec_kw={"height_ratios": [1.25, 1, 0.55]},
     )
     for col, run in enumerate(runs):
-        log = run_log(Path(run))
-        trajectories = [t for t in read_csv(log) if t.protocol == protocol]
-        if not trajectories:
-            raise ValueError(f"{log}: no trajectories with protocol={protocol!r}")
-        meta = read_meta(log) or {}
-        turns = saved_turns(log)
-        held = set(meta.get("held_out", ["11"]))
-        sep = (meta.get("config") or {}).get("sep", {})
+        trajectories, held, turns, sep, norm = load(run, protocol)
         top, bottom, strip = axes[0, col], axes[1, col], axes[2, col]
-        steps = np.concatenate([t.step for t in trajectories]).astype(float)
-        norm = LogNorm(max(steps[steps > 0].min(), 1), steps.max())
         for t in trajectories:
             turn = turns.get((t.label, protocol)) if t.label in held else None
-            _class(top, bottom, t, t.label in held, norm, turn)
+            path_of(top, t, t.label in held, norm, turn)
+            accuracy_of(bottom, t, t.label in held)
         seps = ", ".join(f"Δ{c} {v:g}" for c, v in sep.items())
         square(top, trajectories[0].concepts, Path(run).name + (f"\n{seps}" if sep else ""))
         top.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.17), ncol=3)
@@ -78,59 +61,6 @@ def draw(runs: Sequence[Path], out: Path, *, protocol: str = "naive") -> Path:
         shares_strip(strip, [t for t in trajectories if t.label in held])
     fig.tight_layout()
     return save(fig, out)
-
-
-def _class(top, bottom, t, thick: bool, norm: LogNorm, turn: dict | None) -> None:
-    """One class of a run: its path coloured by step (none where nothing was readable), its turn, its accuracy;
-    a held-out class (``thick``) drawn heavier."""
-    color = CLASS_COLORS.get(t.label, "k")
-    if not t.missing.all():
-        path = t.with_points()
-        label = f"{t.label}{' (held out)' if thick else ''}"
-        lw, alpha, size = (2.2, 1, 14) if thick else (1, 0.6, 6)
-        top.plot(path.z[:, 0], path.z[:, 1], "-", color=color, lw=lw, alpha=alpha, label=label)
-        c = np.maximum(path.step, 1)
-        top.scatter(path.z[:, 0], path.z[:, 1], c=c, cmap="viridis", norm=norm, s=size, zorder=3)
-    if turn is not None and turn["turn_step"] is not None:
-        label = f"turn ≈ step {turn['turn_step']:.0f}"
-        top.plot(*turn["turn_point"], "k*", ms=13, zorder=5, label=label)
-    if t.accuracy is not None:
-        lw = 2 if thick else 1
-        bottom.plot(
-            np.maximum(t.step, 1), t.accuracy, "-o", color=color, ms=2.5, lw=lw, label=t.label
-        )
-
-
-def shares_strip(ax, held: Sequence) -> None:
-    """What the first held-out class's samples were read as, per step: stacked shares per corner, unreadable gray."""
-    shares = held[0].shares() if held else {}
-    if not shares:
-        ax.set_axis_off()
-        ax.text(
-            0.5,
-            0.5,
-            "no share columns in this log (logged before readings were kept per sample)",
-            ha="center",
-            va="center",
-            fontsize=7,
-            transform=ax.transAxes,
-        )
-        return
-    t = held[0]
-    keys = sorted(k for k in shares if k != UNREADABLE) + [UNREADABLE] * (UNREADABLE in shares)
-    steps = np.maximum(t.step, 1)
-    steps = np.append(steps, steps[-1] * 1.15)  # the last checkpoint gets a step of its own to show
-    ax.stackplot(
-        steps,
-        *[np.append(v, v[-1]) for v in (np.nan_to_num(shares[k]) for k in keys)],
-        step="post",
-        colors=[CLASS_COLORS.get(k, "0.75") if k != UNREADABLE else "0.82" for k in keys],
-        labels=[f"read as {k}" if k != UNREADABLE else UNREADABLE for k in keys],
-    )
-    ax.set(
-        xscale="log", xlabel="training step", ylabel=f"class {t.label}:\nshare read as", ylim=(0, 1)
-    )
-    ax.legend(fontsize=6, ncol=len(keys), loc="upper center", bbox_to_anchor=(0.5, -0.35))
 
 
 @cli.command("figures.training")

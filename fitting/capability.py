@@ -28,7 +28,7 @@ import numpy as np
 from fitting.curves import LEVELS, settled_step, threshold_step
 from core import cli
 from core.records import ElicitationRecord, ElicitationSummaryRecord
-from core.trajectory import UNREADABLE, Trajectory, read_csv, run_log
+from core.trajectory import UNREADABLE, Trajectory, headline_class, read_csv, read_meta, run_log
 
 
 def _column(t: Trajectory, name: str, ok: np.ndarray) -> np.ndarray | None:
@@ -159,14 +159,16 @@ def behavior_lags(th: dict) -> dict[str, float | None]:
     return out
 
 
-def analyse_run(run: Path, label: str, persist: int) -> dict:
-    """elicitation.json's content for one run: first and settled steps per protocol, lags, curves."""
+def analyse_run(run: Path, label: str | None, persist: int) -> dict:
+    """elicitation.json's content for one run: first and settled steps per protocol, lags, curves; ``label``
+    None: the log's headline class (core.trajectory.headline_class: 11, or 111 of three concepts)."""
     if persist < 1:
         raise ValueError(f"persist {persist}: must be >= 1 (checkpoints a level must hold)")
     log = run_log(run)
     if not log.exists():
         raise ValueError(f"{log}: no trajectory log (train, then python -m empirical.elicit)")
     trajectories = read_csv(log)
+    label = label or headline_class({t.label for t in trajectories}, read_meta(log))
     c = curves(trajectories, label)
     if "naive" not in c:
         raise ValueError(f"{log}: no naive accuracy for class {label!r}")
@@ -237,14 +239,25 @@ def summarize(results: Sequence[dict], *, rule: str = "first") -> dict:
 
 
 def runs_arguments(
-    module: str, doc: str | None, argv: Sequence[str] | None, *, runs_help: str, out_help: str
+    module: str,
+    doc: str | None,
+    argv: Sequence[str] | None,
+    *,
+    runs_help: str,
+    out_help: str,
+    label: str | None = "11",
 ) -> argparse.Namespace:
     """The command line shared by the commands that read capability curves of runs: RUN... --class --persist --out,
-    checked before any input is read."""
+    checked before any input is read; ``label``: --class's default (None: each log's own, see analyse_run)."""
     parser = cli.parser(module, doc)
     parser.add_argument("runs", nargs="+", type=Path, help=runs_help)
     parser.add_argument(
-        "--class", dest="label", default="11", help="the class (default 11, the held-out class)"
+        "--class",
+        dest="label",
+        default=label,
+        help="the class (default: "
+        + (label or "the log's held-out class with every concept present, 11 or 111")
+        + ")",
     )
     parser.add_argument(
         "--persist", type=int, default=2, help="checkpoints a level must hold (default 2)"
@@ -253,7 +266,7 @@ def runs_arguments(
     args = parser.parse_args(argv)
     if args.persist < 1:
         raise ValueError(f"--persist {args.persist}: must be >= 1 (checkpoints a level must hold)")
-    if not args.label.strip():
+    if args.label is not None and not args.label.strip():
         raise ValueError("--class '': give a class label, e.g. 11")
     return args
 
@@ -267,6 +280,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         argv,
         runs_help="run folders (one per seed) with elicited trajectories",
         out_help="summary folder (default: the first run)",
+        label=None,
     )
     folders = [run if run.is_dir() else run.parent for run in args.runs]
     homes = [cli.default_out(folder) for folder in folders]  # each run's elicitation.json
@@ -287,7 +301,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
     summary = ElicitationSummaryRecord(
         runs=[str(r) for r in args.runs],
-        label=args.label,
+        label=args.label or results[0]["class"],
         summary=summarize(results),
         settled=summarize(results, rule="settled"),
         mean_curves=mean_curves(results),

@@ -59,7 +59,7 @@ from fitting.study_levels import level, relation, tables
 from fitting.turn import held_out_turn, learned_from, left_corner, memorized
 from core import cli
 from core.records import StudyRecord
-from core.trajectory import UNREADABLE, Trajectory, read_csv, read_meta
+from core.trajectory import UNREADABLE, Trajectory, held_out_of, read_csv, read_meta
 
 # a concept is learned when 80% of readable samples carry it, held 2 checkpoints
 LEVEL, PERSIST = (
@@ -274,7 +274,7 @@ def study(sweep_dir: Path, by: str | None = None, only: str | None = None) -> St
         kept = select(only, "--only", list(covariates), covariates, str(cov_path))
         covariates = {run: covariates[run] for run in kept}
     trajectories = read_csv(log)
-    held_labels = (read_meta(log) or {}).get("held_out") or ["11"]
+    held_labels = held_out_of({t.label for t in trajectories}, read_meta(log))
     uncovered = sorted({t.run for t in trajectories} - set(covariates))
     if uncovered and only is None:
         raise ValueError(

@@ -31,7 +31,7 @@ from scipy.signal import savgol_filter
 from fitting.curves import noise_scale, settled_step
 from core import cli
 from core.records import TurnRecord
-from core.trajectory import UNREADABLE, Trajectory, read_csv, read_meta, run_log
+from core.trajectory import UNREADABLE, Trajectory, held_out_of, read_csv, read_meta, run_log
 
 
 @dataclass(frozen=True)
@@ -196,10 +196,10 @@ def run_turns(
     min_dev: float = 0.05,
     min_angle: float = 30.0,
 ) -> TurnRecord:
-    """turn.json's record: per protocol and class (``labels``, default the log's held-out classes, else 11), the
+    """turn.json's record: per protocol and class (``labels``, default the log's held-out classes: core.trajectory.held_out_of), the
     turn toward the class's corner, with the thresholds it was found with."""
     trajectories = read_csv(log)
-    held = set(labels or (read_meta(log) or {}).get("held_out") or ["11"])
+    held = set(labels or held_out_of({t.label for t in trajectories}, read_meta(log)))
     have = {t.label for t in trajectories}
     if labels and held - have:
         raise ValueError(
