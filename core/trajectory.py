@@ -64,11 +64,13 @@ UNREADABLE = "unreadable"
 
 
 def held_out_of(labels, meta: dict | None = None) -> list[str]:
-    """The held-out classes of a log: its sidecar's ``held_out``, else the rule training uses (a class with more
-    than one concept present: 11 of two concepts; 011, 101, 110, 111 of three), in label order."""
-    if meta and meta.get("held_out"):
+    """The held-out classes of a log: its sidecar's ``held_out`` (even an empty one), else the rule training uses
+    on binary labels (more than one concept present: 11 of two concepts; 011, 101, 110, 111 of three), else 11
+    (labels of other kinds: converted logs, more than two values a concept)."""
+    if meta and "held_out" in meta and isinstance(meta["held_out"], list):
         return list(meta["held_out"])
-    return sorted(label for label in set(labels) if sum(ch != "0" for ch in label) > 1)
+    binary = [label for label in set(labels) if label and set(label) <= {"0", "1"}]
+    return sorted(label for label in binary if label.count("1") > 1) or ["11"]
 
 
 def headline_class(labels, meta: dict | None = None) -> str:

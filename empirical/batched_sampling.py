@@ -21,6 +21,11 @@ from empirical import unet
 from empirical.evaluate import autocast
 
 
+ROWS_AT_ONCE = (
+    8192  # images a forward of the sampler may hold (members x their rows; guidance doubles it)
+)
+
+
 class _Step(nn.Module):
     """One ancestral step z_t -> z_s of :meth:`empirical.vdm.VDM.sample` as a module's forward, given its noise."""
 
@@ -77,16 +82,44 @@ def sample_members(
     steps: int,
     guidance: float,
     precision: str,
+    rows_at_once: int = ROWS_AT_ONCE,
 ) -> list[dict[str, np.ndarray]]:
     """Each member's images (label -> (n, 3, R, R) in [0, 1]) for its prompts (label -> (n, 11)), as
     ``empirical.evaluate.generate`` draws them for that member alone from ``generators[k][label]``. The members
-    share an architecture and every member the same labels and counts."""
+    share an architecture and every member the same labels and counts; they are sampled as many at a time as
+    keep a forward within ``rows_at_once`` images (at least one: each member's draws are its own, so the
+    grouping changes no image)."""
     if steps < 1:
         raise ValueError(f"steps must be >= 1, got {steps}")
     counts = {label: len(rows) for label, rows in prompts[0].items()}
     for k, own in enumerate(prompts):
         if {label: len(rows) for label, rows in own.items()} != counts:
             raise ValueError(f"member {k} asks for other classes or counts than member 0")
+    group = max(1, rows_at_once // sum(counts.values()))
+    images = np.concatenate(
+        [
+            _sample(
+                models[i : i + group],
+                prompts[i : i + group],
+                generators[i : i + group],
+                counts,
+                resolution,
+                steps=steps,
+                guidance=guidance,
+                precision=precision,
+            )
+            for i in range(0, len(models), group)
+        ]
+    )
+    edges = np.cumsum([0, *counts.values()])
+    return [
+        {label: images[k, edges[i] : edges[i + 1]] for i, label in enumerate(counts)}
+        for k in range(len(models))
+    ]
+
+
+def _sample(models, prompts, generators, counts, resolution, *, steps, guidance, precision):
+    """(K, rows, 3, R, R) images of a group of members, every class's rows in ``counts`` order."""
     device = next(models[0].parameters()).device
     shape = (3, resolution, resolution)
     h = torch.stack(
@@ -108,12 +141,7 @@ def sample_members(
     finally:
         for m, was in zip(models, trained):
             m.train(was)
-    images = z.float().clamp(0, 1).cpu().numpy()
-    edges = np.cumsum([0, *counts.values()])
-    return [
-        {label: images[k, edges[i] : edges[i + 1]] for i, label in enumerate(counts)}
-        for k in range(len(models))
-    ]
+    return z.float().clamp(0, 1).cpu().numpy()
 
 
 def sizes_ok(counts: Sequence[int]) -> bool:

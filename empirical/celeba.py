@@ -107,16 +107,19 @@ def class_labels(attrs: Attributes, concepts: Sequence[str]) -> np.ndarray:
 def choose(
     labels: np.ndarray, in_split: np.ndarray, per_class: int, seed: int
 ) -> dict[str, np.ndarray]:
-    """Row indices of up to ``per_class`` images of each class in the split, drawn without replacement;
-    ValueError naming a class with none."""
+    """Row indices of the same number of images of each class in the split (``per_class``, or as many as the
+    rarest class has), drawn without replacement; ValueError naming a class with none."""
     rng = np.random.default_rng(seed)
-    out = {}
-    for label in ("00", "01", "10", "11"):
-        rows = np.flatnonzero((labels == label) & in_split)
+    pools = {
+        label: np.flatnonzero((labels == label) & in_split) for label in ("00", "01", "10", "11")
+    }
+    for label, rows in pools.items():
         if rows.size == 0:
             raise ValueError(f"class {label} has no image in this split; choose other concepts")
-        out[label] = np.sort(rng.choice(rows, size=min(per_class, rows.size), replace=False))
-    return out
+    n = min(per_class, *(rows.size for rows in pools.values()))
+    return {
+        label: np.sort(rng.choice(rows, size=n, replace=False)) for label, rows in pools.items()
+    }
 
 
 def load_image(path: Path, resolution: int) -> np.ndarray:
@@ -137,8 +140,8 @@ def load_image(path: Path, resolution: int) -> np.ndarray:
 
 def augment(images, generator, jitter: float = 0.1):
     """The paper's training augmentation on a (B, 3, R, R) torch batch in [0, 1]: colour jitter (brightness,
-    contrast and saturation each scaled by a factor in [1 - jitter, 1 + jitter]) and a horizontal flip with
-    probability 1/2, each image its own draw from ``generator``; returns a new batch in [0, 1]."""
+    contrast and saturation each scaled by a factor in [1 - jitter, 1 + jitter], in that order, contrast about
+    the image's mean, as torchvision's ColorJitter but in a fixed order) and a horizontal flip with probability 1/2, each image its own draw from ``generator``; returns a new batch in [0, 1]."""
     import torch
 
     b = images.shape[0]
@@ -237,6 +240,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     counts = ", ".join(
         f"{c}: {len(f)} of {picked['available'][c]}" for c, f in picked["files"].items()
     )
+    chosen = len(next(iter(picked["files"].values())))
+    if chosen < args.per_class:
+        counts += f" (the rarest class has {chosen}: every class takes that many, balanced)"
     print(
         f"celeba: {counts}; wrote {args.out}/selection.csv, classes.json, grid.png", file=sys.stderr
     )

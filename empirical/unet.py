@@ -193,8 +193,12 @@ class Attention(nn.Module):
         with torch.autocast("cpu", enabled=False) if cpu else contextlib.nullcontext():
             q, k, v = F.linear(seq, mha.in_proj_weight, mha.in_proj_bias).chunk(3, dim=-1)
             q, k, v = (a.reshape(b, n, heads, c // heads).transpose(1, 2) for a in (q, k, v))
-            weights = torch.softmax(q @ k.transpose(-2, -1) * (c // heads) ** -0.5, dim=-1)
-            out = (weights @ v).transpose(1, 2).reshape(b, n, c)
+            # the scores and softmax in fp32 under any autocast, as the fused kernel accumulates them (in bf16
+            # q kᵀ would be rounded before the softmax); the weights then meet v in v's precision, as there
+            with torch.autocast(seq.device.type, enabled=False):
+                scores = q.float() @ k.float().transpose(-2, -1) * (c // heads) ** -0.5
+                weights = torch.softmax(scores, dim=-1)
+            out = (weights.to(v.dtype) @ v).transpose(1, 2).reshape(b, n, c)
             return F.linear(out, mha.out_proj.weight, mha.out_proj.bias)
 
 

@@ -34,8 +34,9 @@ def asks(member: int, counts: dict[str, int]):
     return prompts, gens
 
 
-@pytest.mark.parametrize("guidance", [0.0, 2.0])
-def test_each_member_draws_what_it_draws_alone(guidance):
+@pytest.mark.parametrize("guidance, rows_at_once", [(0.0, 8192), (2.0, 8192), (0.0, 10)])
+def test_each_member_draws_what_it_draws_alone(guidance, rows_at_once):
+    """Also when the members are sampled one group at a time (10 rows at once: one member, 9 rows, a group)."""
     counts = {"00": 3, "01": 2, "11": 4}
     models = [model(s) for s in (0, 1, 2)]
     drawn = sample_members(
@@ -46,6 +47,7 @@ def test_each_member_draws_what_it_draws_alone(guidance):
         steps=4,
         guidance=guidance,
         precision="fp32",
+        rows_at_once=rows_at_once,
     )
     for k, vdm in enumerate(models):
         prompts, gens = asks(k, counts)

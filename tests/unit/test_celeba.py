@@ -135,3 +135,14 @@ def test_an_unknown_attribute_and_an_empty_class_are_refused(tmp_path, capsys):
     assert "has no image in this split" in capsys.readouterr().err
     assert celeba.main([str(root), "--concepts", "Male", *args]) == 2
     assert "give two attributes" in capsys.readouterr().err
+
+
+def test_every_class_takes_as_many_images_as_the_rarest_has():
+    labels = np.array(["00"] * 10 + ["01"] * 3 + ["10"] * 5 + ["11"] * 4)
+    split = np.ones(labels.size, bool)
+    chosen = celeba.choose(labels, split, per_class=100, seed=0)
+    assert {c: len(rows) for c, rows in chosen.items()} == {"00": 3, "01": 3, "10": 3, "11": 3}
+    assert all((labels[rows] == c).all() for c, rows in chosen.items())
+    assert {c: len(r) for c, r in celeba.choose(labels, split, 2, 0).items()} == dict.fromkeys(
+        chosen, 2
+    )
