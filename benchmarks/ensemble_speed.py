@@ -148,6 +148,7 @@ def evaluation(preset: str, k: int, device: str) -> dict:
         cfgs = [make_config(preset, [f"seed={i}", f"device={device}"]) for i in range(k)]
         runs = open_members(cfgs, [Path(tmp) / f"m{i}" for i in range(k)], progress=False)
         ens = Stacked(runs)
+        ens.sample_at_once = True  # timed on any device (by default on a GPU only)
         for mode in ("at_once", "one_by_one", "at_once"):  # the first a warm-up
             start = time.perf_counter()
             drawn = ens.naive_images() if mode == "at_once" else None

@@ -195,24 +195,22 @@ def naive(
     """Every class prompted with its own mean h: the behavior a user sees. ``samples``: per class, or one number.
     ``images``: each class's samples, already drawn as this function draws them (empirical.batched_sampling
     draws many runs' at once); only scored here."""
-    device = next(vdm.parameters()).device
-    points = []
-    for label, h in class_prompts(config).items():
-        if images is not None:
-            points.append(score(probe, config, label, images[label]))
-            continue
-        n = samples[label] if isinstance(samples, dict) else samples
-        drawn = generate(
-            vdm,
-            np.repeat(h[None], n, axis=0),
-            config.resolution,
-            steps=steps,
-            guidance=guidance,
-            generator=generator_for(seed, step, label, device),
-            precision=precision,
-        )
-        points.append(score(probe, config, label, drawn))
-    return points
+    if images is None:
+        counts = samples if isinstance(samples, dict) else dict.fromkeys(config.classes, samples)
+        prompts, gens = naive_requests(config, counts, seed, step, next(vdm.parameters()).device)
+        images = {
+            label: generate(
+                vdm,
+                h,
+                config.resolution,
+                steps=steps,
+                guidance=guidance,
+                generator=gens[label],
+                precision=precision,
+            )
+            for label, h in prompts.items()
+        }
+    return [score(probe, config, label, images[label]) for label in config.classes]
 
 
 def naive_requests(

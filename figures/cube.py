@@ -19,7 +19,7 @@ from matplotlib.cm import ScalarMappable
 from matplotlib.figure import Figure
 
 from core.plot import save, square
-from figures.class_paths import accuracy_of, load, path_of, shares_strip
+from figures.class_paths import accuracy_axes, accuracy_of, path_of, shares_strip
 
 FACES = ((0, 1), (0, 2), (1, 2))
 
@@ -35,12 +35,14 @@ def corner_names(d: int, dims: tuple[int, int]):
     return name
 
 
-def draw(runs: Sequence[Path], out: Path, *, protocol: str = "naive") -> Path:
-    """concept_space.png for three-concept runs: a column of three faces, accuracies and shares per run."""
+def draw(
+    runs: Sequence[Path], loaded: Sequence[tuple], out: Path, *, protocol: str = "naive"
+) -> Path:
+    """concept_space.png for three-concept runs (``loaded``: figures.class_paths.load of each): a column of three
+    faces, accuracies and shares per run."""
     fig = Figure(figsize=(11 * len(runs), 10.5), layout="constrained")
     subs = np.atleast_1d(fig.subfigures(1, len(runs)))
-    for sub, run in zip(subs, runs):
-        trajectories, held, turns, sep, norm = load(run, protocol)
+    for sub, run, (trajectories, held, turns, sep, norm) in zip(subs, runs, loaded):
         concepts = trajectories[0].concepts
         if len(concepts) != 3:
             raise ValueError(
@@ -63,13 +65,8 @@ def draw(runs: Sequence[Path], out: Path, *, protocol: str = "naive") -> Path:
         sub.colorbar(
             ScalarMappable(norm=norm, cmap="viridis"), ax=faces, shrink=0.8, label="training step"
         )
-        axes["acc"].set(
-            xscale="log",
-            xlabel="training step",
-            ylabel=f"joint accuracy ({protocol})",
-            ylim=(-0.02, 1.02),
+        accuracy_axes(
+            axes["acc"], protocol, ncol=4, title="class (thick: held out)", title_fontsize=7
         )
-        axes["acc"].grid(alpha=0.25)
-        axes["acc"].legend(fontsize=7, ncol=4, title="class (thick: held out)", title_fontsize=7)
         shares_strip(axes["sh"], [t for t in trajectories if t.label in held])
     return save(fig, out)

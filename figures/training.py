@@ -23,13 +23,14 @@ from core import cli
 from core.plot import save, square, subplots
 from core.trajectory import run_log
 from figures import cube
-from figures.class_paths import accuracy_of, load, path_of, shares_strip
+from figures.class_paths import accuracy_axes, accuracy_of, load, path_of, shares_strip
 
 
 def draw(runs: Sequence[Path], out: Path, *, protocol: str = "naive") -> Path:
     """concept_space.png: one column per run, paths on top, accuracies below (three concepts: figures.cube)."""
-    if any(len(load(run, protocol)[0][0].concepts) == 3 for run in runs):
-        return cube.draw(runs, out, protocol=protocol)
+    loaded = [load(run, protocol) for run in runs]
+    if any(len(trajectories[0].concepts) == 3 for trajectories, *_ in loaded):
+        return cube.draw(runs, loaded, out, protocol=protocol)
     fig, axes = subplots(
         3,
         len(runs),
@@ -37,8 +38,7 @@ def draw(runs: Sequence[Path], out: Path, *, protocol: str = "naive") -> Path:
         squeeze=False,
         gridspec_kw={"height_ratios": [1.25, 1, 0.55]},
     )
-    for col, run in enumerate(runs):
-        trajectories, held, turns, sep, norm = load(run, protocol)
+    for col, (run, (trajectories, held, turns, sep, norm)) in enumerate(zip(runs, loaded)):
         top, bottom, strip = axes[0, col], axes[1, col], axes[2, col]
         for t in trajectories:
             turn = turns.get((t.label, protocol)) if t.label in held else None
@@ -50,14 +50,7 @@ def draw(runs: Sequence[Path], out: Path, *, protocol: str = "naive") -> Path:
         fig.colorbar(
             ScalarMappable(norm=norm, cmap="viridis"), ax=top, shrink=0.8, label="training step"
         )
-        bottom.set(
-            xscale="log",
-            xlabel="training step",
-            ylabel=f"joint accuracy ({protocol})",
-            ylim=(-0.02, 1.02),
-        )
-        bottom.grid(alpha=0.25)
-        bottom.legend(fontsize=7)
+        accuracy_axes(bottom, protocol)
         shares_strip(strip, [t for t in trajectories if t.label in held])
     fig.tight_layout()
     return save(fig, out)
