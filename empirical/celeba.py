@@ -17,7 +17,6 @@ resized as training reads them, before augmentation). Nothing is downloaded: the
 
 from __future__ import annotations
 
-import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -175,6 +174,14 @@ def select(root: Path, concepts: Sequence[str], split: str, per_class: int, seed
     labels = class_labels(attrs, concepts)
     in_split = np.array([partition[f] == SPLITS[split] for f in attrs.files])
     chosen = choose(labels, in_split, per_class, seed)
+    images = root / FILES[0]
+    absent = [attrs.files[i] for rows in chosen.values() for i in rows]
+    absent = [f for f in absent if not (images / f).is_file()]
+    if absent:
+        raise ValueError(
+            f"{images}: no {absent[0]} (and {len(absent) - 1} more of the chosen images); "
+            "the folder must hold every image list_attr_celeba.txt names"
+        )
     return {
         "files": {c: [attrs.files[i] for i in rows] for c, rows in chosen.items()},
         "available": {c: int(((labels == c) & in_split).sum()) for c in chosen},
@@ -182,16 +189,20 @@ def select(root: Path, concepts: Sequence[str], split: str, per_class: int, seed
 
 
 def write(out: Path, root: Path, args, picked: dict) -> None:
-    """selection.csv, classes.json and grid.png under ``out``."""
+    """grid.png, classes.json and selection.csv under ``out``, each written whole (the grid's images read
+    first: an unreadable one stops the command before anything is written)."""
     from types import SimpleNamespace
 
+    from core.files import atomic_write, write_json
     from empirical.grid import grid
 
-    out.mkdir(parents=True, exist_ok=True)
-    lines = ["file,class,split"] + [
-        f"{f},{c},{args.split}" for c, files in picked["files"].items() for f in files
-    ]
-    (out / "selection.csv").write_text("\n".join(lines) + "\n")
+    shown = [(c, f) for c, files in picked["files"].items() for f in files[:8]]
+    images = np.stack([load_image(root / FILES[0] / f, args.resolution) for _, f in shown])
+    config = SimpleNamespace(
+        classes=tuple(picked["files"]), held_out=HELD_OUT, concepts=tuple(args.concepts)
+    )
+    title = f"CelebA: classes over ({', '.join(args.concepts)}), {args.split} split"
+    grid(config, images, np.array([c for c, _ in shown]), 8, out / "grid.png", title=title)
     doc = {
         "root": str(root),
         "concepts": list(args.concepts),
@@ -202,13 +213,11 @@ def write(out: Path, root: Path, args, picked: dict) -> None:
         "available": picked["available"],
         "chosen": {c: len(files) for c, files in picked["files"].items()},
     }
-    (out / "classes.json").write_text(json.dumps(doc, indent=1) + "\n")
-    shown = [(c, f) for c, files in picked["files"].items() for f in files[:8]]
-    images = np.stack([load_image(root / FILES[0] / f, args.resolution) for _, f in shown])
-    classes = tuple(picked["files"])
-    config = SimpleNamespace(classes=classes, held_out=HELD_OUT, concepts=tuple(args.concepts))
-    title = f"CelebA: classes over ({', '.join(args.concepts)}), {args.split} split"
-    grid(config, images, np.array([c for c, _ in shown]), 8, out / "grid.png", title=title)
+    write_json(out / "classes.json", doc)
+    lines = ["file,class,split"] + [
+        f"{f},{c},{args.split}" for c, files in picked["files"].items() for f in files
+    ]
+    atomic_write(out / "selection.csv", lambda fh: fh.write("\n".join(lines) + "\n"))
 
 
 @cli.command("empirical.celeba")

@@ -146,3 +146,17 @@ def test_every_class_takes_as_many_images_as_the_rarest_has():
     assert {c: len(r) for c, r in celeba.choose(labels, split, 2, 0).items()} == dict.fromkeys(
         chosen, 2
     )
+
+
+@pytest.mark.parametrize("damage", ["missing", "corrupt"])
+def test_a_missing_or_unreadable_image_stops_the_command_before_anything_is_written(
+    tmp_path, damage, capsys
+):
+    root = miniature(tmp_path / "c", n=8)
+    image = root / "img_align_celeba" / "000003.jpg"  # class 01's only train image: always chosen
+    image.unlink() if damage == "missing" else image.write_bytes(b"not a jpeg")
+    out = tmp_path / "o"
+    assert celeba.main([str(root), "--concepts", "Male,Smiling", "--out", str(out)]) == 2
+    said = capsys.readouterr().err
+    assert ("no 000003.jpg" if damage == "missing" else "000003.jpg: not a readable image") in said
+    assert not out.exists() or not any(out.iterdir())
