@@ -25,9 +25,9 @@ from scipy.optimize import least_squares
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from fitting.model_fit import fit_model  # noqa: E402
-from fitting.report import analyse  # noqa: E402
-from fitting.synthetic import eq1_case  # noqa: E402
+from fitting.estimators.model_fit import fit_model  # noqa: E402
+from fitting.analyses.report import analyse  # noqa: E402
+from fitting.analyses.synthetic import eq1_case  # noqa: E402
 
 
 def baseline_fit(traj, truth):

@@ -1,11 +1,11 @@
-"""Benchmark: the pooled eq1 fit (fitting.pooled.fit_law) of 20 runs x 60 checkpoints.
+"""Benchmark: the pooled eq1 fit (fitting.estimators.pooled.fit_law) of 20 runs x 60 checkpoints.
 
     python benchmarks/pooled_speed.py [--runs 20] [--boot 20]
 
 Rows: the pooled fit with Wald intervals (target <= 30 s on 2 cores), with intervals from a bootstrap
 over runs (B refits), the memorize law with an onset (--law memorize+onset), the coupled law with an
 onset and the shared discrepancy (--law coupled+onset+mean), and side by side the
-baseline of fitting every run on its own (fitting.model_fit, what one does without a law; it predicts
+baseline of fitting every run on its own (fitting.estimators.model_fit, what one does without a law; it predicts
 nothing for a new run). The numba compile of the eq1 kernel
 happens once per process and is reported on its own. Recovery is printed too: the law's exponents
 against the truth, and the held-out RMSE against the noise.
@@ -23,9 +23,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from fitting.model_fit import fit_model  # noqa: E402
-from fitting.pooled import fit_law  # noqa: E402
-from fitting.synthetic import TRUE_LAW, quadratic_steps, sweep_case  # noqa: E402
+from fitting.estimators.model_fit import fit_model  # noqa: E402
+from fitting.estimators.pooled import fit_law  # noqa: E402
+from fitting.analyses.synthetic import TRUE_LAW, quadratic_steps, sweep_case  # noqa: E402
 
 
 def timed(fn):
@@ -47,7 +47,7 @@ def onset_fit(runs: int, steps, train: list[int]):
         onset=400.0,
     )
     trajs = [late.trajectories[r] for r in train]
-    return timed(lambda: fit_law(trajs, late.x[train], order="target-first", onset=True))
+    return timed(lambda: fit_law(trajs, late.x[train], order="target-first", options=("onset",)))
 
 
 def coupled_fit(runs: int, steps, train: list[int]) -> float:
@@ -63,7 +63,7 @@ def coupled_fit(runs: int, steps, train: list[int]) -> float:
     )
     fit_law(chain.trajectories[:3], chain.x[:3], order="target-first", gate="state")  # compile
     trajs, x = [chain.trajectories[r] for r in train], chain.x[train]
-    options = dict(order="target-first", gate="state", onset=True, discrepancy="mean")
+    options = dict(order="target-first", gate="state", options=("onset",), discrepancy="mean")
     return timed(lambda: fit_law(trajs, x, **options))[1]
 
 

@@ -89,6 +89,12 @@ def corner_of(label: str, d: int) -> tuple[int, ...] | None:
     return None
 
 
+def target_of(label: str, d: int) -> tuple[int, ...]:
+    """The corner a class's path heads for: :func:`corner_of`, or all ones for a label that is not d binary
+    digits (the toy theory's target)."""
+    return corner_of(label, d) or (1,) * d
+
+
 @dataclass(frozen=True, eq=False)
 class Trajectory:
     """One trajectory in concept space: a class under one protocol in one run.

@@ -91,9 +91,8 @@ class Step:
                 )
 
 
-FIT_MIN_POINTS = (
-    8  # fitting.model_fit.MIN_POINTS (empirical never imports fitting; a test keeps them equal)
-)
+# fitting.estimators.model_fit.MIN_POINTS (empirical never imports fitting; a test keeps them equal)
+FIT_MIN_POINTS = 8
 
 
 def error_line(lines: Sequence[str]) -> str | None:

@@ -36,8 +36,8 @@ from typing import Sequence
 
 import numpy as np
 
-from fitting.estimators import ESTIMATORS
-from fitting.report import analyse, fitted_curves
+from fitting.estimators.registry import ESTIMATORS
+from fitting.analyses.report import analyse, fitted_curves
 from core.progress import bar as progress_bar
 from core import cli
 from core.cli import UsageError

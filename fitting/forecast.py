@@ -14,7 +14,7 @@ and a summary line; --json writes
   p_compose               the probability that it comes by the horizon (default: the run's configured steps)
   observed_behavior_step  when it is already seen by the cut
   method, at, horizon     which method, the cut, the horizon
-  methods                 every method's forecast (fitting.forecast_methods explains each)
+  methods                 every method's forecast (fitting.analyses.forecast_methods explains each)
 
 The pooled methods (clock, lag, setting) learn from --pool's run folders (never the run forecast; the run itself is
 dropped from the pool if given); without --pool only the logistic extrapolation runs.
@@ -31,9 +31,9 @@ import time
 from pathlib import Path
 from typing import Sequence
 
-from fitting import forecast_methods as fm
+from fitting.analyses import forecast_methods as fm
 from core.records import ForecastRecord
-from fitting.events import run_events
+from fitting.analyses.events import run_events
 from core import cli
 from core.files import read_json
 from core.trajectory import read_csv

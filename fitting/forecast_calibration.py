@@ -4,7 +4,7 @@
 
 For every run and cut, the pooled methods learn from the other runs (leaving out every run of the same setting and
 seed too: a repeat of a seed on another device is not another run), read the run only up to the cut, and forecast
-its behavior step (fitting.forecast_methods) for the horizon of the run's own length. The cuts, fixed before any
+its behavior step (fitting.analyses.forecast_methods) for the horizon of the run's own length. The cuts, fixed before any
 score was seen: steps 2,000, 3,000 and 4,000; the run's memorization plateau (where its memorized corner peaks,
 fitting.ladder); the checkpoint after its capability step (where over-prompting is logged and has shown the class
 for the 2 checkpoints that confirm it). A run whose behavior is already seen by a cut is not forecast there
@@ -29,9 +29,9 @@ from typing import Sequence
 
 import numpy as np
 
-from fitting import forecast_methods as fm
-from fitting.event_records import CalibrationRecord
-from fitting.events import run_events
+from fitting.analyses import forecast_methods as fm
+from fitting.analyses.event_records import CalibrationRecord
+from fitting.analyses.events import run_events
 from core.progress import bar as progress_bar
 from core import cli
 from core.trajectory import read_csv

@@ -5,17 +5,17 @@ score them after (docs/results/study-small/outside/).
       --steps 15000 --out preregistration.json
   python -m fitting.outside score preregistration.json RUN [RUN ...] --out verdict.json
 
-``register`` reads the pool's run folders (their held-out class's events and concept clocks, fitting.events), keeps
+``register`` reads the pool's run folders (their held-out class's events and concept clocks, fitting.analyses.events), keeps
 the runs read by one probe (the most common, or --probe HASH) and, of runs of the same setting and seed, the
-longest; fits the laws and baselines of fitting.event_laws to each event (turn, capability, behavior: censored where
+longest; fits the laws and baselines of fitting.estimators.event_laws to each event (turn, capability, behavior: censored where
 a run ended first); bootstraps them over settings (--boot resamples of the pool's settings, the calibration refitted
 each time) for their coefficients' 95% intervals and their predictions' spread; and writes, per new setting, event
 and method, the predicted median step with an 80% interval for one new seed, the probability that the event comes
-within the run (--steps), and the predicted memorized corner. It also writes the scoring rule (fitting.outside_score)
+within the run (--steps), and the predicted memorized corner. It also writes the scoring rule (fitting.analyses.outside_score)
 with its margins, set from the pool's seed spread, and checks that the rule can fail: were a law exactly right, the
 covariate-blind mean would miss by more than the margin at one setting at least.
 
-``score`` reads the registration and the test's runs and writes the verdict (fitting.outside_score).
+``score`` reads the registration and the test's runs and writes the verdict (fitting.analyses.outside_score).
 """
 
 from __future__ import annotations
@@ -28,12 +28,12 @@ from typing import Sequence
 import numpy as np
 from scipy import special
 
-from fitting import event_laws as el
-from fitting.events import TIME_EVENTS, run_events
-from fitting.outside_pool import arrays, bootstrap, fit_all, pool_events
-from fitting import outside_score
-from fitting.event_records import RegistrationRecord, VerdictRecord
-from fitting.outside_score import margin, registered_before, score, with_validity
+from fitting.estimators import event_laws as el
+from fitting.analyses.events import TIME_EVENTS, run_events
+from fitting.analyses.outside_pool import arrays, bootstrap, fit_all, pool_events
+from fitting.analyses import outside_score
+from fitting.analyses.event_records import RegistrationRecord, VerdictRecord
+from fitting.analyses.outside_score import margin, registered_before, score, with_validity
 from core import cli
 from core.stamp import stamp
 
@@ -64,7 +64,7 @@ def register(
 def register_pool(
     pool, selection: dict, settings: list[dict], steps: list[int], *, n_boot=200, seed=0
 ) -> dict:
-    """The registration from the pool's events (fitting.events.run_events of each run)."""
+    """The registration from the pool's events (fitting.analyses.events.run_events of each run)."""
     methods = list(el.LAWS + el.BASELINES)
     new_seps = np.array([[s[c] for c in el.CONCEPTS] for s in settings], float)
     coef, cov_new, fits = fit_all(pool, new_seps, methods)

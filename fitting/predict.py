@@ -24,10 +24,16 @@ from typing import Sequence
 
 import numpy as np
 
-from fitting.covariates import constant_columns, read_covariates, read_shift, read_tables, select
-from fitting.laws import LawSpec, listing, parse
-from fitting.leave_out import scarce, split_summary, write_leave_out
-from fitting.prediction import (
+from fitting.analyses.covariates import (
+    constant_columns,
+    read_covariates,
+    read_shift,
+    read_tables,
+    select,
+)
+from fitting.estimators.laws import LawSpec, listing, parse
+from fitting.analyses.leave_out import scarce, split_summary, write_leave_out
+from fitting.analyses.prediction import (
     Setup,
     analyse,
     law_path,

@@ -30,9 +30,10 @@ from typing import Sequence
 
 import numpy as np
 
-from fitting.model_fit import fit_model
-from fitting.report import rounded
-from fitting.sim_fit import bits_of, fit_sim
+from fitting.estimators.model_fit import fit_model
+from fitting.analyses.report import rounded
+from core.trajectory import target_of
+from fitting.estimators.sim_fit import fit_sim
 from core.progress import bar as progress_bar
 from core import cli
 from core.cli import UsageError
@@ -121,7 +122,7 @@ def compare_run(trajs: Sequence[Trajectory]) -> dict:
         "curves": {
             "step": rounded(grid),
             "sim2 joint": {
-                t.label: rounded(joint.predict(grid, bits=bits_of(t.label, len(t.concepts))))
+                t.label: rounded(joint.predict(grid, bits=target_of(t.label, len(t.concepts))))
                 for t in located
             },
             "eq1 per class": {
@@ -140,7 +141,7 @@ def groups(trajs: Sequence[Trajectory], args) -> list[list[Trajectory]]:
             continue
         if args.seed is not None and t.seed != args.seed:
             continue
-        if not any(bits_of(t.label, len(t.concepts))) or t.missing.all():
+        if not any(target_of(t.label, len(t.concepts))) or t.missing.all():
             continue
         by_run.setdefault((t.run, t.seed), []).append(t)
     return [sorted(v, key=lambda t: t.label) for v in by_run.values()]

@@ -207,7 +207,7 @@ def two_layer(
 ) -> NDArray[np.float64]:
     """(T, d, d) W(t) of the two-layer flow for signals ``a`` (d,) at times ``t`` (>= 0) from U(0) = ``u0`` at time 0,
     as sim1 counts time: a grid that starts later is reached by integrating from 0 (:func:`sim2` without a Task;
-    the fits of fitting.sim_fit give the signals directly, per step)."""
+    the fits of fitting.estimators.sim_fit give the signals directly, per step)."""
     a = np.asarray(a, dtype=float)
     t = np.asarray(t, dtype=float)
     if t[0] > 0:  # the start is the state at time 0, not at the grid's first time

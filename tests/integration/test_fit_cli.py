@@ -7,7 +7,7 @@ import pytest
 
 from figures.fit import main as draw
 from fitting.fit import main
-from fitting.synthetic import quadratic_steps
+from fitting.analyses.synthetic import quadratic_steps
 from theory.simulate import main as simulate
 from core.trajectory import Trajectory, write_csv
 

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from fitting.ladder import main, row, varying
+from fitting.analyses.ladder import row, varying
+from fitting.ladder import main
 from core.files import plain_or_gz
 
 EVIDENCE = Path(__file__).resolve().parents[2] / "docs" / "results" / "ladder" / "evidence"

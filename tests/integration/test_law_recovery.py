@@ -1,4 +1,4 @@
-"""Every pooled law of the registry (fitting.laws: each base with every set of options) recovers its own
+"""Every pooled law of the registry (fitting.estimators.laws: each base with every set of options) recovers its own
 simulated truth: a sweep drawn from the law with known coefficients, fitted by the law of that name."""
 
 import itertools
@@ -6,9 +6,9 @@ import itertools
 import numpy as np
 import pytest
 
-from fitting.laws import PARTS, parse
-from fitting.pooled import fit_law
-from fitting.synthetic import COUPLED_LAW, TRUE_LAW, sweep_case
+from fitting.estimators.laws import PARTS, parse
+from fitting.estimators.pooled import fit_law
+from fitting.analyses.synthetic import COUPLED_LAW, TRUE_LAW, sweep_case
 
 BASES = [n for n, p in PARTS.items() if p.kind == "base"]
 OPTIONS = [n for n, p in PARTS.items() if p.kind == "option"]
@@ -38,9 +38,9 @@ def simulated(name: str):
     spec = parse(name)
     truth = dict(TRUE_LAW if spec.gate == "time" else COUPLED_LAW)
     kw: dict = {"order": spec.order, "gate": spec.gate}
-    if spec.onset:
+    if "onset" in spec.options:
         kw["onset"] = truth["t_on"] = T_ON
-    if spec.compete:
+    if "compete" in spec.options:
         kw["compete"] = truth["c_lam"] = C_LAM
     if spec.masked:  # eq2: two signals at each of five masking fractions
         kw |= {"masking": np.repeat([0.0, 0.25, 0.5, 0.75, 1.0], 2), "beta": BETA}
@@ -60,8 +60,7 @@ def test_every_law_recovers_its_own_truth(name):
         p=case.masking if spec.masked else None,
         order=spec.order,
         gate=spec.gate,
-        onset=spec.onset,
-        compete=spec.compete,
+        options=spec.options,
     )
     assert set(fit.coefficients) == set(truth)  # the law has exactly the coefficients its parts own
     for coef, true in truth.items():

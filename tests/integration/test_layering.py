@@ -3,8 +3,9 @@
 Statically (every import of every file, function-level ones included, read with ``ast``): core (the ground
 floor: log format, records, files, CLI conventions) imports nothing else of ours, nor sympy, numba or torch;
 theory imports none of empirical, fitting and figures; empirical never imports fitting or figures; figures never imports
-fitting or empirical (it reads files); torch only in empirical; no import cycle between files. The
-checker is tested on planted violations. At run time: the torch-free parts import and run without torch.
+fitting or empirical (it reads files); torch only in empirical; no import cycle between files. Inside a
+package with floors (FLOORS), no module imports one on a higher floor: fitting's estimators import no analysis,
+and neither imports the commands on top. The checker is tested on planted violations. At run time: the torch-free parts import and run without torch.
 """
 
 import ast
@@ -27,12 +28,22 @@ FORBIDDEN = {  # package -> packages (and third-party roots) it must never impor
 }
 
 
+# package -> its sub-packages from the lowest floor up; the modules directly in the package (its commands) are
+# the top floor
+FLOORS = {"fitting": ("fitting.estimators", "fitting.analyses")}
+
+
 def modules(root: Path) -> dict[str, Path]:
     return {
-        f"{p.parent.name}.{p.stem}": p
+        ".".join(p.relative_to(root).with_suffix("").parts): p
         for pkg in PACKAGES
-        for p in sorted((root / pkg).glob("*.py"))
+        for p in sorted((root / pkg).rglob("*.py"))
     }
+
+
+def floor(module: str) -> int:
+    subs = FLOORS.get(module.split(".")[0], ())
+    return next((i for i, sub in enumerate(subs) if module.startswith(sub + ".")), len(subs))
 
 
 def imports(path: Path, known: set[str]) -> set[str]:
@@ -62,7 +73,13 @@ def violations(root: Path) -> list[str]:
         for i in sorted(deps)
         if i.split(".")[0] in FORBIDDEN[m.split(".")[0]]
     ]
-    return bad + [" -> ".join(c) for c in cycles(g)]
+    up = [
+        f"{m} imports {i} (a higher floor)"
+        for m, deps in g.items()
+        for i in sorted(deps)
+        if i in g and i.split(".")[0] == m.split(".")[0] and floor(i) > floor(m)
+    ]
+    return bad + up + [" -> ".join(c) for c in cycles(g)]
 
 
 def cycles(g: dict[str, set[str]]) -> list[list[str]]:
@@ -105,7 +122,11 @@ def test_the_package_keeps_its_layers_and_has_no_import_cycle():
 @pytest.mark.parametrize(
     "file, line, found",
     [
-        ("theory/landscape.py", "import fitting.curves", "theory.landscape imports fitting.curves"),
+        (
+            "theory/landscape.py",
+            "import fitting.estimators.curves",
+            "theory.landscape imports fitting.estimators.curves",
+        ),
         ("core/plot.py", "from theory import models", "core.plot imports theory.models"),
         ("core/cli.py", "    import sympy", "core.cli imports sympy"),
         (
@@ -118,11 +139,11 @@ def test_the_package_keeps_its_layers_and_has_no_import_cycle():
             "    from empirical import data",
             "figures.masking imports empirical.data",
         ),
-        ("fitting/curves.py", "import torch", "fitting.curves imports torch"),
+        ("fitting/estimators/curves.py", "import torch", "fitting.estimators.curves imports torch"),
         (
             "empirical/render.py",
-            "from fitting import curves",
-            "empirical.render imports fitting.curves",
+            "from fitting.estimators import curves",
+            "empirical.render imports fitting.estimators.curves",
         ),
         (
             "core/files.py",
@@ -167,7 +188,7 @@ def run(code: str, tmp_path) -> subprocess.CompletedProcess:
 
 def test_theory_fitting_and_data_run_without_torch(tmp_path):
     code = f"""
-import theory.simulate, theory.integrate, fitting.fit, fitting.model_fit, fitting.capability, figures.training
+import theory.simulate, theory.integrate, fitting.fit, fitting.estimators.model_fit, fitting.capability, figures.training
 import empirical.data, empirical.render, empirical.grid
 from theory.simulate import main as simulate
 from fitting.fit import main as fit

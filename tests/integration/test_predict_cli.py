@@ -7,10 +7,10 @@ import json
 import numpy as np
 import pytest
 
-from fitting.leave_out import differences, split_summary
+from fitting.analyses.leave_out import differences, split_summary
 from figures.predict import main as draw_main
 from fitting.predict import main
-from fitting.synthetic import TRUE_LAW, sweep_case
+from fitting.analyses.synthetic import TRUE_LAW, sweep_case
 from core.trajectory import Trajectory, read_csv, write_csv
 
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from fitting.synthetic import switch_recovery, t50_recovery
+from fitting.analyses.synthetic import switch_recovery, t50_recovery
 
 pytestmark = pytest.mark.slow
 

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from figures.capability import main as draw
-from fitting.capability import analyse_run, curves, main, summarize
+from fitting.analyses.capability import analyse_run, curves, summarize
+from fitting.capability import main
 from core.trajectory import Trajectory, read_csv, write_csv
 
 STEPS = np.arange(0, 1001, 50)

@@ -1,9 +1,9 @@
 import numpy as np
 import pytest
 
-from fitting.discrepancy import Discrepancy, features, on_grid
-from fitting.pooled import fit_law
-from fitting.synthetic import sweep_case
+from fitting.estimators.discrepancy import Discrepancy, features, on_grid
+from fitting.estimators.pooled import fit_law
+from fitting.analyses.synthetic import sweep_case
 from core.trajectory import Trajectory
 
 STEPS = np.array([0.0, 10.0, 20.0])

@@ -1,11 +1,18 @@
-"""The shared least-squares pieces (fitting/engine.py): Wald intervals against ordinary least squares' own
+"""The shared least-squares pieces (fitting/estimators/engine.py): Wald intervals against ordinary least squares' own
 formula, bounds named where the search ended on them, the multistart search against a single start on a
 problem with a worse local minimum, central differences against a known Jacobian, bootstrap percentiles."""
 
 import numpy as np
 import pytest
 
-from fitting.engine import bootstrap, central_jacobian, multistart, on_bounds, solve, wald
+from fitting.estimators.engine import (
+    bootstrap,
+    central_jacobian,
+    multistart,
+    on_bounds,
+    solve,
+    wald,
+)
 
 
 def test_wald_is_ordinary_least_squares_standard_error_on_a_line():

@@ -1,4 +1,4 @@
-"""fitting.estimators: every estimator is fitted by name, returns a frozen result, and predicts at any steps."""
+"""fitting.estimators.registry: every estimator is fitted by name, returns a frozen result, and predicts at any steps."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import re
 import numpy as np
 import pytest
 
-from fitting import estimators
-from fitting.estimators import ESTIMATORS, LawFit, fit
-from fitting.synthetic import eq1_case, quadratic_steps, sim2_case, sweep_case
+from fitting.estimators import registry as estimators
+from fitting.estimators.registry import ESTIMATORS, LawFit, fit
+from fitting.analyses.synthetic import eq1_case, quadratic_steps, sim2_case, sweep_case
 from theory.models import MODELS
 from theory.swingby import SIM_MODELS
 from core.trajectory import Trajectory
@@ -73,5 +73,5 @@ def test_bad_requests_name_what_is_valid(name, data, covariates, message):
 
 
 def test_the_module_docstring_example_names_real_things():
-    assert "fitting.laws.PARTS" in estimators.__doc__
+    assert "fitting.estimators.laws.PARTS" in estimators.__doc__
     assert {"memorize", "onset"} <= set(estimators.laws.PARTS)

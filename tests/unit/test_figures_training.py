@@ -5,7 +5,7 @@ import numpy as np
 import json
 
 from figures.training import main
-from fitting.turn import held_out_turn
+from fitting.estimators.turn import held_out_turn
 from fitting.turn import main as turns
 from core.trajectory import Trajectory, write_csv
 
@@ -106,7 +106,7 @@ def test_figures_take_pdf_and_svg_too(tmp_path, capsys):
 def test_missing_points_and_shares_are_drawn_and_skipped_by_the_analyses(tmp_path, capsys):
     """A held-out class with nothing readable for its first checkpoints: the turn, the fit and the figure use the
     located rows (NaN would poison them), the accuracy keeps every row, and the figure draws the shares strip."""
-    from fitting.report import analyse
+    from fitting.analyses.report import analyse
 
     ts = trajectories(path((0.5, 0.5), (0.95, 0.05), (1.0, 1.0)))
     held = ts[-1]

@@ -5,10 +5,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fitting.curves import changepoint, fit_logistic, settled_step, threshold_step
-from fitting.model_fit import fit_model
-from fitting.synthetic import quadratic_steps, switch_recovery, t50_recovery
-from fitting.turn import find_turn
+from fitting.estimators.curves import changepoint, fit_logistic, settled_step, threshold_step
+from fitting.estimators.model_fit import fit_model
+from fitting.analyses.synthetic import quadratic_steps, switch_recovery, t50_recovery
+from fitting.estimators.turn import find_turn
 from theory.integrate import integrate
 from theory.models import eq1, eq2, notebook
 from core.trajectory import Trajectory

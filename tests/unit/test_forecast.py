@@ -5,8 +5,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fitting import forecast, forecast_methods as fm
-from fitting.events import Event
+from fitting import forecast
+
+from fitting.analyses import forecast_methods as fm
+from fitting.analyses.events import Event
 from core.trajectory import Trajectory
 
 RUN = Path(__file__).parents[2] / "docs/results/study-small/weak-cpu/runs/sep.color=0.2,seed=1"

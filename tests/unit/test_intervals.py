@@ -1,4 +1,4 @@
-"""fitting.intervals: the clustered t-interval of a mean over held-out runs, and its coverage with few levels."""
+"""fitting.estimators.intervals: the clustered t-interval of a mean over held-out runs, and its coverage with few levels."""
 
 import numpy as np
 import pytest
@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy import stats
 
-from fitting.intervals import clustered_mean
+from fitting.estimators.intervals import clustered_mean
 
 finite = st.floats(-10, 10, allow_nan=False)
 

@@ -1,4 +1,4 @@
-"""prediction.json's law curves (fitting.prediction.law_curves) against the laws' closed forms, and
+"""prediction.json's law curves (fitting.analyses.prediction.law_curves) against the laws' closed forms, and
 figures.predict on bad input."""
 
 import json
@@ -8,9 +8,9 @@ import pytest
 from scipy.special import expit
 
 from figures.predict import main as draw_main
-from fitting.pooled import Law, PooledFit
-from fitting.prediction import law_curves
-from fitting.synthetic import COUPLED_LAW, TRUE_LAW
+from fitting.estimators.pooled import Law, PooledFit
+from fitting.analyses.prediction import law_curves
+from fitting.analyses.synthetic import COUPLED_LAW, TRUE_LAW
 
 
 def fitted(law: Law, coefs: dict) -> PooledFit:

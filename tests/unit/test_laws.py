@@ -1,18 +1,18 @@
-"""The law registry (fitting/laws.py): names parse to the switches of fitting.pooled.fit_law, in one place;
+"""The law registry (fitting/estimators/laws.py): names parse to the switches of fitting.estimators.pooled.fit_law, in one place;
 a new option is one Term and its line in PARTS."""
 
 import numpy as np
 import pytest
 
-from fitting.laws import OPTION, PARTS, Part, Term, listing, parse
-from fitting.pooled import Law, fit_law
-from fitting.synthetic import TRUE_LAW, sweep_case
+from fitting.estimators.laws import OPTION, PARTS, Part, Term, listing, parse
+from fitting.estimators.pooled import Law, fit_law
+from fitting.analyses.synthetic import TRUE_LAW, sweep_case
 
 
 def test_a_name_sets_the_switches_and_reads_back_canonical():
     spec = parse("memorize+onset+compete+mean")
     assert (spec.base, spec.order, spec.gate) == ("memorize", "target-first", "time")
-    assert spec.onset and spec.compete and spec.discrepancy == "mean" and not spec.masked
+    assert spec.options == ("onset", "compete") and spec.discrepancy == "mean" and not spec.masked
     assert parse("memorize+compete+onset+mean").name == spec.name == "memorize+compete+onset+mean"
     assert parse(" eq2 ").masked and parse("coupled").gate == "state"
 

@@ -9,11 +9,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fitting import censored
-from fitting import event_laws as el
-from fitting import outside, outside_pool
-from fitting.events import Event, concept_steps, run_events
-from fitting.outside_score import error, margin, observed, score
+from fitting.estimators import censored
+from fitting.estimators import event_laws as el
+from fitting import outside
+from fitting.analyses import outside_pool
+from fitting.analyses.events import Event, concept_steps, run_events
+from fitting.analyses.outside_score import error, margin, observed, score
 from core.trajectory import Trajectory
 
 
@@ -308,7 +309,7 @@ def test_the_events_of_a_committed_run_are_the_ladders_reading():
 
 
 def test_a_verdict_is_valid_only_complete_one_probe_and_after_the_registration():
-    from fitting.outside_score import with_validity
+    from fitting.analyses.outside_score import with_validity
 
     truth = [11000.0, 8000.0]
     v = score(_fake_registration(pred=truth, blind=[5800.0, 5800.0]), _runs(truth))
@@ -327,3 +328,13 @@ def test_a_verdict_is_valid_only_complete_one_probe_and_after_the_registration()
 
 def test_an_event_at_step_0_is_a_step_not_a_censored_one():
     assert Event(0.0, 100.0).value == 0.0 and Event(None, 100.0).value == 100.0
+
+
+def test_the_rule_s_text_is_still_the_registered_one():
+    """The registration carries the scoring rule's text (outside_score's docstring): editing it, even to rename a
+    module it names, would score the runs by words other than the registered ones."""
+    from fitting.analyses import outside_score
+
+    registered = Path(__file__).resolve().parents[2] / "docs/results/study-small/outside"
+    doc = json.loads((registered / "preregistration.json").read_text())
+    assert doc["rule"] == " ".join(outside_score.__doc__.split())

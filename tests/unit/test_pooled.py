@@ -4,12 +4,12 @@
 import numpy as np
 import pytest
 
-from fitting import baselines
-from fitting.model_fit import fit_model
-from fitting.discrepancy import Discrepancy
-from fitting.pooled import Data, fit_law, run_residuals, solve
-from fitting.report import summary
-from fitting.synthetic import TRUE_LAW, eq1_case, sweep_case
+from fitting.estimators import baselines
+from fitting.estimators.model_fit import fit_model
+from fitting.estimators.discrepancy import Discrepancy
+from fitting.estimators.pooled import Data, fit_law, run_residuals, solve
+from fitting.analyses.report import summary
+from fitting.analyses.synthetic import TRUE_LAW, eq1_case, sweep_case
 from core.trajectory import Trajectory
 
 SIGNALS = np.geomspace(0.005, 0.08, 10)
@@ -92,7 +92,10 @@ def test_recovery_grid_memorize_with_an_onset(seed):
     held = (0, 6, 11)
     train = [r for r in range(12) if r not in held]
     fit = fit_law(
-        [case.trajectories[r] for r in train], case.x[train], order="target-first", onset=True
+        [case.trajectories[r] for r in train],
+        case.x[train],
+        order="target-first",
+        options=("onset",),
     )
     check_recovery(case, fit, held)
 
@@ -151,8 +154,8 @@ def test_the_onset_is_recovered_and_without_it_the_fit_is_worse():
     held = (0, 5)
     train = [r for r in range(len(SIGNALS)) if r not in held]
     trajs = [case.trajectories[r] for r in train]
-    fit = fit_law(trajs, case.x[train], order="target-first", onset=True)
-    assert fit.success and fit.law.onset
+    fit = fit_law(trajs, case.x[train], order="target-first", options=("onset",))
+    assert fit.success and "onset" in fit.law.options
     check_recovery(case, fit, held)
     early = case.trajectories[3].step < 400  # before the onset every run waits at z0
     np.testing.assert_allclose(
@@ -169,8 +172,8 @@ def test_competing_concepts_are_recovered_and_without_the_lead_the_fit_is_worse(
     held = (0, 5)
     train = [r for r in range(len(SIGNALS)) if r not in held]
     trajs = [case.trajectories[r] for r in train]
-    fit = fit_law(trajs, case.x[train], order="target-first", onset=True, compete=True)
-    assert fit.success and fit.law.compete
+    fit = fit_law(trajs, case.x[train], order="target-first", options=("onset", "compete"))
+    assert fit.success and "compete" in fit.law.options
     check_recovery(case, fit, held)
     speeds = np.array(
         [p["lam"] for p in fit.law.run_params(fit.theta, case.x, np.ones_like(case.x))]
@@ -178,7 +181,10 @@ def test_competing_concepts_are_recovered_and_without_the_lead_the_fit_is_worse(
     assert np.all(np.diff(speeds[:, 0]) > 0) and np.all(
         np.diff(speeds[:, 1]) < 0
     )  # color speeds up, size slows
-    assert fit_law(trajs, case.x[train], order="target-first", onset=True).rmse > 1.3 * fit.rmse
+    assert (
+        fit_law(trajs, case.x[train], order="target-first", options=("onset",)).rmse
+        > 1.3 * fit.rmse
+    )
 
 
 def test_the_coupled_law_is_recovered_and_predicts_where_color_memorizes_when_size_is_learned():
@@ -186,7 +192,7 @@ def test_the_coupled_law_is_recovered_and_predicts_where_color_memorizes_when_si
     held = (0, 5)
     train = [r for r in range(len(SIGNALS)) if r not in held]
     trajs = [case.trajectories[r] for r in train]
-    fit = fit_law(trajs, case.x[train], order="target-first", gate="state", onset=True)
+    fit = fit_law(trajs, case.x[train], order="target-first", gate="state", options=("onset",))
     assert fit.success and fit.law.names == (
         "lam_ref",
         "b_lam",
@@ -205,7 +211,7 @@ def test_the_coupled_law_is_recovered_and_predicts_where_color_memorizes_when_si
     ].z  # the weakest color: toward its target while size is learned, then memorized
     assert weak[:, 0].max() > 0.2 + 0.05 and weak[-1, 0] < 0.3 and weak[-1, 1] > 0.9
     clock = fit_law(
-        trajs, case.x[train], order="target-first", onset=True
+        trajs, case.x[train], order="target-first", options=("onset",)
     )  # eq1's clock-timed switch, same order
     assert clock.rmse > 1.3 * fit.rmse  # measured 1.53-1.61 over seeds 1-3
 
@@ -226,7 +232,7 @@ def test_recovery_grid_coupled(seed):
         case.x[train],
         order="target-first",
         gate="state",
-        onset=True,
+        options=("onset",),
     )
     check_recovery(case, fit, held, loose=("kappa",))
 
@@ -440,7 +446,7 @@ def test_a_concept_that_went_straight_to_its_target_is_reported_as_learned_direc
 
 def test_a_search_step_the_integrator_cannot_finish_is_a_bad_fit_not_an_error():
     # rates at the top of their ranges: too stiff for the explicit integrator on the run with the most signal
-    from fitting.pooled import FAILED, Law, _jacobian, _residuals, simulate
+    from fitting.estimators.pooled import FAILED, Law, _jacobian, _residuals, simulate
 
     case = sweep_case(np.geomspace(0.005, 0.08, 4), seed=2)
     data = Data.of(case.trajectories, case.x, np.ones_like(case.x))

@@ -122,7 +122,7 @@ def test_a_missing_file_names_the_command_that_writes_it(tmp_path):
 
 def test_fitting_writes_its_json_only_through_the_records():
     """No module of fitting writes JSON by hand: every saved record's layout is stated in core.records."""
-    for path in sorted((ROOT / "fitting").glob("*.py")):
+    for path in sorted((ROOT / "fitting").rglob("*.py")):
         tree = ast.parse(path.read_text())
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom) and node.module == "core.files":

@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 
 from fitting.fit import main
-from fitting.sim_fit import fit_sim
-from fitting.synthetic import eq1_case
+from fitting.estimators.sim_fit import fit_sim
+from fitting.analyses.synthetic import eq1_case
 from core.trajectory import Trajectory, write_csv
 
-from fitting.synthetic import SIM2_A as A, SIM2_U0 as U0, sim2_case  # noqa: E402
+from fitting.analyses.synthetic import SIM2_A as A, SIM2_U0 as U0, sim2_case  # noqa: E402
 
 
 def test_sim2_fit_recovers_the_signals_and_the_start():

@@ -7,9 +7,10 @@ import numpy as np
 import pytest
 
 from figures.sim_joint import main as draw_main
-from fitting.sim_fit import bits_of, fit_sim
+from core.trajectory import target_of
+from fitting.estimators.sim_fit import fit_sim
 from fitting.sim_joint import compare_run, main
-from fitting.synthetic import quadratic_steps
+from fitting.analyses.synthetic import quadratic_steps
 from theory.integrate import integrate
 from theory.models import eq1
 from theory.sim import two_layer
@@ -29,7 +30,7 @@ def sim2_classes(a=A) -> list[Trajectory]:
     """Classes 01, 10 and 11 read off one W(t)."""
     w = two_layer(a, np.r_[0.0, STEPS], U0)[1:]
     return [
-        noisy((w @ (np.array(bits_of(label, 2)) * M)) / M, label, seed)
+        noisy((w @ (np.array(target_of(label, 2)) * M)) / M, label, seed)
         for seed, label in enumerate(("01", "10", "11"))
     ]
 
@@ -81,7 +82,11 @@ def test_a_signal_on_its_bound_is_named_and_its_interval_left_out():
 
 
 def test_the_class_is_read_by_its_bits():
-    assert bits_of("10", 2) == (1, 0) and bits_of("11", 2) == (1, 1) and bits_of("x", 2) == (1, 1)
+    assert (
+        target_of("10", 2) == (1, 0)
+        and target_of("11", 2) == (1, 1)
+        and target_of("x", 2) == (1, 1)
+    )
     with pytest.raises(ValueError, match="class 00 carries no information"):
         fit_sim(noisy(np.zeros((STEPS.size, 2)), "00", 0))
 

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from figures.study import main as draw
-from fitting.study import concept_accuracy, learning, main, overlap, study, timing
+from fitting.analyses.study import concept_accuracy, learning, overlap, study, timing
+from fitting.study import main
 from core.trajectory import Trajectory, read_csv, write_csv
 
 STEPS = np.arange(0, 3001, 100)
@@ -243,7 +244,7 @@ def test_capability_is_timed_and_censored_and_unelicited_runs_do_not_count(sweep
 
 
 def test_relations_pair_censored_times():
-    from fitting.study import relation
+    from fitting.analyses.study import relation
 
     def run(name, cap, beh, last=3000.0):
         return {
@@ -401,7 +402,7 @@ def test_the_relation_line_has_resampled_intervals():
     """On pairs on an exact line every resample gives the same slope; the lag's interval covers its spread."""
     import numpy as np
 
-    from fitting.study_levels import resampled
+    from fitting.analyses.study_levels import resampled
 
     xs = np.array([1000.0, 2000.0, 3000.0, 4000.0])
     assert resampled(xs, 2 * xs + 100, lambda x, y: np.polyfit(x, y, 1)[0]) == pytest.approx([2, 2])
@@ -471,7 +472,7 @@ def test_figures_name_covariates_as_the_text_does():
 
 
 def test_a_level_s_median_counts_the_seeds_that_never_got_there_as_later():
-    from fitting.study_levels import summarise
+    from fitting.analyses.study_levels import summarise
 
     def median_all(steps):
         return summarise(steps, [3000.0 if v is None else None for v in steps])["median_all"]
@@ -483,7 +484,7 @@ def test_a_level_s_median_counts_the_seeds_that_never_got_there_as_later():
 
 
 def test_a_level_s_median_is_not_claimed_when_a_shorter_run_stopped_before_it():
-    from fitting.study_levels import summarise
+    from fitting.analyses.study_levels import summarise
 
     # runs of unequal length: the seed that stopped at 2,500 might have got there before 3,000, or not
     assert summarise([2000.0, 3000.0, None], [None, None, 2500.0])["median_all"] is None
@@ -514,7 +515,7 @@ def test_a_path_at_its_memorized_corner_from_the_start_has_no_turn_but_leaves_th
     """The Δsize 0.2 run's shape: class 11 is drawn as 10 from the first checkpoint at which the training classes
     are, then climbs to 11. The chord from the path's start to its end runs through the corner, so fitting.turn
     sees no bend; the step it leaves the memorized corner is that turn."""
-    from fitting.study import held_out
+    from fitting.analyses.study import held_out
 
     train = run_trajectories("r", 0, (200, 200))[:3]  # the training classes are drawn from step 200
     at_10 = STEPS < 2000
@@ -546,7 +547,7 @@ def test_the_held_out_class_s_fitted_learning_time_is_summarised_per_level(tmp_p
     """Class 11 keeps its size and learns its color along a sigmoid crossing 80% at a known step per seed: each
     run's fitted time lands near it, and the level's `held_learned_fit` is their median, drawn and tabled."""
     from figures.study import learning_figure
-    from fitting.study_levels import tables
+    from fitting.analyses.study_levels import tables
 
     truth = {
         0: 1200.0,

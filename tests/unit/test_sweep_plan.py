@@ -143,7 +143,7 @@ def test_a_valid_step_passes_its_check_and_writes_nothing(tmp_path, text):
 
 
 def test_a_fit_step_is_refused_for_runs_that_log_too_few_checkpoints(tmp_path):
-    from fitting.model_fit import MIN_POINTS
+    from fitting.estimators.model_fit import MIN_POINTS
 
     assert plan.FIT_MIN_POINTS == MIN_POINTS
     fit = plan.parse_step("fit --class 11")

@@ -9,7 +9,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core.trajectory import Trajectory, corner_of, meta_path, read_csv, read_meta, write_csv
+from core.trajectory import (
+    Trajectory,
+    corner_of,
+    target_of,
+    meta_path,
+    read_csv,
+    read_meta,
+    write_csv,
+)
 
 unit = st.floats(0, 1, allow_nan=False)
 names = st.text("abcdefghijklmnopqrstuvwxyz_", min_size=1, max_size=8)
@@ -305,10 +313,10 @@ def test_reading_columns_are_validated(tmp_path, column, value, message):
 
 
 def test_a_class_label_s_bits_are_its_corner_once_for_every_reader():
-    from fitting.pooled import _corner
-    from fitting.sim_fit import bits_of
-
     assert corner_of("10", 2) == (1, 0) and corner_of("011", 3) == (0, 1, 1)
     assert corner_of("1", 2) is None and corner_of("12", 2) is None and corner_of("ab", 2) is None
-    assert _corner("01", 2) == [0.0, 1.0] and _corner("x", 2) == [1.0, 1.0]
-    assert bits_of("01", 2) == (0, 1) and bits_of("cat", 2) == (1, 1)
+    assert (
+        target_of("01", 2) == (0, 1)
+        and target_of("x", 2) == (1, 1)
+        and target_of("cat", 3) == (1, 1, 1)
+    )

@@ -1,8 +1,8 @@
 """One toy model for many runs, fitted jointly: each run's parameters are the law of its covariates
-(:mod:`fitting.pooled_law`: the law's equations, its coefficients and options), the coefficients shared by all
-runs and fitted by least squares over every run's trajectory (:mod:`fitting.engine`).
+(:mod:`fitting.estimators.pooled_law`: the law's equations, its coefficients and options), the coefficients shared by all
+runs and fitted by least squares over every run's trajectory (:mod:`fitting.estimators.engine`).
 
-With a discrepancy (``fit_law(discrepancy="mean" | "local")``, :mod:`fitting.discrepancy`), a prediction is
+With a discrepancy (``fit_law(discrepancy="mean" | "local")``, :mod:`fitting.estimators.discrepancy`), a prediction is
 the law's path plus the training runs' residual (observed − law): their mean at each step (the part of every
 run's path the toy model cannot draw, a probe's early readings of unformed samples, a sigmoid's shape; as in
 the calibration of computer models, Kennedy and O'Hagan 2001), or the residual of the training runs nearest in
@@ -23,14 +23,14 @@ import numba
 import numpy as np
 from numpy.typing import NDArray
 
-from fitting.curves import noise_scale
-from fitting import engine
-from fitting.engine import H, bootstrap, central_jacobian, multistart, wald
-from fitting.discrepancy import KINDS, Discrepancy, features, run_residuals
-from fitting.pooled_law import Law
+from fitting.estimators.curves import noise_scale
+from fitting.estimators import engine
+from fitting.estimators.engine import H, bootstrap, central_jacobian, multistart, wald
+from fitting.estimators.discrepancy import KINDS, Discrepancy, features, run_residuals
+from fitting.estimators.pooled_law import Law
 from theory.integrate import integrate
 from theory.models import eq1
-from core.trajectory import Trajectory, corner_of
+from core.trajectory import Trajectory, target_of
 
 TOL = (1e-8, 1e-10)
 FAILED = 10.0  # the residual of a point the integrator could not reach (coordinates live in [0, 1])
@@ -100,7 +100,7 @@ def simulate(
     params = law.ordered(law.params(theta, x, data.target, data.p))
     b, n = theta.shape[0], x.shape[0]
     out = np.empty((b, n, grid.size, law.d))
-    u_on = np.exp(theta[:, law.slots["t_on"]][:, 0]) if law.onset else np.zeros(b)
+    u_on = np.exp(theta[:, law.slots["t_on"]][:, 0]) if "onset" in law.options else np.zeros(b)
     # one solve per onset (a Jacobian's batch holds three; one without an onset)
     for value in np.unique(u_on):
         rows = np.flatnonzero(u_on == value)
@@ -167,7 +167,7 @@ class PooledFit:
         rmse: over every training point (the law's own paths, before any discrepancy).
         per_run_rmse: per training run.
         discrepancy: with ``fit_law(discrepancy=...)``, the training runs' residuals, which :meth:`predict` adds to
-            the law's paths (:mod:`fitting.discrepancy`; None: the law alone).
+            the law's paths (:mod:`fitting.estimators.discrepancy`; None: the law alone).
     """
 
     law: Law
@@ -249,8 +249,6 @@ def fit_law(
     masked: int | None = None,
     p: NDArray | None = None,
     order: str = "bias-first",
-    onset: bool = False,
-    compete: bool = False,
     gate: str = "time",
     discrepancy: str | None = None,
     options: Sequence[str] = (),
@@ -264,16 +262,15 @@ def fit_law(
         masked, p: eq2: the index of the masked concept, and each run's masking fraction in [0, 1].
         order: ``bias-first`` (eq1: the bias, then the true target) or ``target-first`` (the true target,
             then the bias: a run that generalizes early and memorizes its training classes later).
-        options, onset, compete: the law's options by name (:data:`fitting.laws.PARTS`, module docstring),
-            or the two that exist as switches: a shared start of eq1's clock; speeds that follow the lead too.
+        options: the law's options by name (:data:`fitting.estimators.laws.PARTS`, module docstring), e.g.
+            ``onset`` (a shared start of eq1's clock), ``compete`` (speeds that follow the lead too).
         gate: ``time`` (eq1's clock-timed switch) or ``state`` (the coupled model's switch, thrown by the other
             concepts' progress; order ``target-first``).
         discrepancy: ``mean`` or ``local``: also keep the training runs' residuals, which predictions then add
-            (:mod:`fitting.discrepancy`); the coefficients are the same with or without it. None: the law alone.
+            (:mod:`fitting.estimators.discrepancy`); the coefficients are the same with or without it. None: the law alone.
     """
     x = _checked(trajectories, x, ci=ci, masked=masked, p=p, discrepancy=discrepancy)
-    data = Data.of(trajectories, x, [_corner(t.label, x.shape[1]) for t in trajectories], p=p)
-    options = (*options, *("onset",) * onset, *("compete",) * compete)
+    data = Data.of(trajectories, x, [target_of(t.label, x.shape[1]) for t in trajectories], p=p)
     law = Law(x.shape[1], data.scale, np.exp(np.mean(np.log(x))), masked, order, gate, options)
     y = data.observed()
     f_scale = 2 * float(np.median([noise_scale(yr) for yr in data.y if len(yr) >= 3]))
@@ -341,11 +338,6 @@ def _checked(trajectories, x, *, ci, masked, p, discrepancy) -> NDArray:
     if len(trajectories) < 3:
         raise ValueError(f"a pooled fit needs at least 3 training runs, got {len(trajectories)}")
     return x
-
-
-def _corner(label: str, d: int) -> list[float]:
-    """The class's corner ẑ from its label's bits (11 -> [1, 1]); a label that is not bits: all ones."""
-    return [float(c) for c in corner_of(label, d) or (1,) * d]
 
 
 def _intervals(law: Law, lo: NDArray, hi: NDArray) -> dict:

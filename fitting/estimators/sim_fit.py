@@ -28,16 +28,16 @@ from typing import Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from fitting.curves import noise_scale
-from fitting.engine import Z95, multistart, on_bounds, wald
-from fitting.model_fit import no_covariates
+from fitting.estimators.curves import noise_scale
+from fitting.estimators.engine import Z95, multistart, on_bounds, wald
+from fitting.estimators.model_fit import no_covariates
 from theory.sim import two_layer
-from core.trajectory import Trajectory, corner_of
+from core.trajectory import Trajectory, target_of
 
 
 @dataclass(frozen=True, eq=False)
 class SimFit:
-    """A fitted sim2 path (the attributes fitting.report reads from a ModelFit). ``at_bounds`` names the
+    """A fitted sim2 path (the attributes fitting.analyses.report reads from a ModelFit). ``at_bounds`` names the
     parameters that ended on a bound of the search (their Wald interval is left out: it is not valid
     there); ``bits`` is the class read (1 where its concept is present)."""
 
@@ -62,7 +62,7 @@ class SimFit:
         self, steps, covariates: None = None, *, bits: Sequence[int] | None = None
     ) -> NDArray[np.float64]:
         """The fitted path of the class read (or of ``bits``) at any steps, (T', D); no covariates (the
-        contract of fitting.estimators)."""
+        contract of fitting.estimators.registry)."""
         no_covariates(covariates)
         d = len(self.params["a"])
         u = np.asarray(steps, dtype=float) / self.span
@@ -107,11 +107,6 @@ def parameter_names(concepts: Sequence[str]) -> list[str]:
     )
 
 
-def bits_of(label: str, d: int) -> tuple[int, ...]:
-    """The class's concepts present: its label read as d binary digits ('10': the first), else all."""
-    return corner_of(label, d) or (1,) * d
-
-
 def _observed(trajs: Sequence[Trajectory]) -> tuple[NDArray, list, float]:
     """The union of the located steps (in units of the last), and per class (bits, indices, y)."""
     located = [t.with_points() for t in trajs]
@@ -129,7 +124,7 @@ def _observed(trajs: Sequence[Trajectory]) -> tuple[NDArray, list, float]:
         raise ValueError("a sim2 fit needs logged steps after step 0")
     u = np.unique(np.concatenate([t.step for t in located])) / span
     parts = [
-        (bits_of(t.label, d), np.searchsorted(u, t.step / span), np.asarray(t.z, dtype=float))
+        (target_of(t.label, d), np.searchsorted(u, t.step / span), np.asarray(t.z, dtype=float))
         for t in located
     ]
     if all(not any(b) for b, _, _ in parts):

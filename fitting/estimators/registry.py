@@ -1,15 +1,15 @@
 """One contract for every estimator of fitting/: fit by name, get a frozen result, predict at any steps.
 
-    from fitting.estimators import ESTIMATORS, fit
-    one = fit("eq1", trajectory)                        # a toy model fitted to one run (fitting.model_fit)
+    from fitting.estimators.registry import ESTIMATORS, fit
+    one = fit("eq1", trajectory)                        # a toy model fitted to one run (fitting.estimators.model_fit)
     one.predict(steps)                                  # (T, D): its path at any steps
-    law = fit("memorize+onset", trajectories, covariates=x)   # a law pooled over runs (fitting.laws)
+    law = fit("memorize+onset", trajectories, covariates=x)   # a law pooled over runs (fitting.estimators.laws)
     law.predict(steps, covariates=x_new)                # (N, T, D): the law's paths at new covariates
 
 Per-run estimators (``ESTIMATORS``) take one trajectory and carry the names of the theory.simulate models they
 integrate (eq1, eq2, notebook; sim2, the two-layer model of theory.sim); their results predict without
 covariates. Given covariates, a name is a law pooled over runs, named as ``fitting.predict --law`` names it: a
-base and options from :data:`fitting.laws.PARTS` (``python -m fitting.predict --list-laws``), fitted to the
+base and options from :data:`fitting.estimators.laws.PARTS` (``python -m fitting.predict --list-laws``), fitted to the
 runs of one class with one row of covariates (N, D) per run; its result predicts the paths at any
 covariates. One name, one model: ``eq1`` fits Eq. 1 to a run, and with covariates Eq. 1 whose parameters
 are power laws of them. Both results are
@@ -27,12 +27,11 @@ from typing import Any, Callable, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from fitting import laws
-from fitting.model_fit import FITTABLE, fit_model
-from fitting.pooled import PooledFit, fit_law
-from fitting.prediction import corner
-from fitting.sim_fit import fit_sim
-from core.trajectory import Trajectory
+from fitting.estimators import laws
+from fitting.estimators.model_fit import FITTABLE, fit_model
+from fitting.estimators.pooled import PooledFit, fit_law
+from fitting.estimators.sim_fit import fit_sim
+from core.trajectory import Trajectory, target_of
 
 
 @dataclass(frozen=True)
@@ -48,14 +47,14 @@ ESTIMATORS: dict[str, Estimator] = {
     **{
         name: Estimator(
             name,
-            f"the {name} toy model fitted to one run's path (fitting.model_fit)",
+            f"the {name} toy model fitted to one run's path (fitting.estimators.model_fit)",
             partial(fit_model, model=name),
         )
         for name in FITTABLE
     },
     "sim2": Estimator(
         "sim2",
-        "the two-layer structured identity mapping fitted to one run's path (fitting.sim_fit)",
+        "the two-layer structured identity mapping fitted to one run's path (fitting.estimators.sim_fit)",
         fit_sim,
     ),
 }
@@ -124,7 +123,8 @@ def fit(
         discrepancy=spec.discrepancy,
         **options,
     )
-    return LawFit(spec, result, corner(trajectories[0]))
+    first = trajectories[0]
+    return LawFit(spec, result, np.array(target_of(first.label, first.z.shape[1]), dtype=float))
 
 
 def _law(name: str) -> laws.LawSpec:

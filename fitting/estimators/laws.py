@@ -8,7 +8,7 @@ added to every predicted path). :data:`PARTS` lists them; :func:`parse` reads a 
 place, what does not combine. Each base is a set of :class:`Term` s (the speed, the clock or the state
 switch, the bias, the start, eq2's target shift) and each option one more: a term owns its coefficients
 (their ranges and units), their starting values, and what it does to every run's toy-model parameters.
-:class:`fitting.pooled_law.Law` puts a law's terms together. Adding an option is one :class:`Term` here and its
+:class:`fitting.estimators.pooled_law.Law` puts a law's terms together. Adding an option is one :class:`Term` here and its
 line in :data:`PARTS`.
 """
 
@@ -244,23 +244,9 @@ def options_of(names) -> tuple[str, ...]:
     return tuple(n for n, p in PARTS.items() if p.kind == OPTION and n in names)
 
 
-class Optioned:
-    """The two options older code reads as switches, from ``options``."""
-
-    options: tuple[str, ...]
-
-    @property
-    def onset(self) -> bool:
-        return "onset" in self.options
-
-    @property
-    def compete(self) -> bool:
-        return "compete" in self.options
-
-
 @dataclass(frozen=True)
-class LawSpec(Optioned):
-    """A parsed law: its canonical name and the settings of :func:`fitting.pooled.fit_law` it names."""
+class LawSpec:
+    """A parsed law: its canonical name and the settings of :func:`fitting.estimators.pooled.fit_law` it names."""
 
     name: str
     base: str

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import numpy as np
 
-from fitting.intervals import clustered_mean
-from fitting.prediction import Setup, analyse, pooled_fit
+from fitting.estimators.intervals import clustered_mean
+from fitting.analyses.prediction import Setup, analyse, pooled_fit
 from core.progress import bar as progress_bar
 from core.cli import UsageError
 from core.records import LeaveOutRecord
@@ -89,7 +89,7 @@ def differences(rows: list[dict]) -> dict:
     baseline predicts; negative: the law is better): against interpolation inside the training range; the
     nearest run, the line through the two nearest levels and the nearest level plus the levels' trend outside
     it. The mean over runs with a 95% t-interval clustered by level (the unit held out: the
-    runs of a level share their fit; :func:`fitting.intervals.clustered_mean`), None with one level; ``runs``,
+    runs of a level share their fit; :func:`fitting.estimators.intervals.clustered_mean`), None with one level; ``runs``,
     ``levels``, ``law_better`` (runs where the law is better) and ``text`` (:func:`gap_text`)."""
     out = {}
     for name, inside, base in (
@@ -152,8 +152,8 @@ def write_leave_out(
         protocol=setup.protocol,
         model=spec.base,
         law_name=spec.name,
-        onset=spec.onset,
-        compete=spec.compete,
+        onset="onset" in spec.options,
+        compete="compete" in spec.options,
         discrepancy=spec.discrepancy,
         covariate=setup.covariate,
         train_per_level=train_per_level,

@@ -1,4 +1,4 @@
-"""The per-run toy models' parameters (:mod:`fitting.model_fit`): each model's blocks of θ with their units
+"""The per-run toy models' parameters (:mod:`fitting.estimators.model_fit`): each model's blocks of θ with their units
 and bounds, the names a fit record lists, and a fitted θ reported in the log's units with each concept's
 switch verdict (learned directly, outside the logged steps, not identified, or switched)."""
 
@@ -65,7 +65,7 @@ def param_names(model: str) -> tuple[str, ...]:
 
 def report(prob, theta, lo_t, hi_t):
     """(params, intervals, identifiable, switches) of a fitted θ with its interval ends (``prob``: the
-    fit's :class:`fitting.model_fit.Problem`), in the log's units, each concept's switch with its verdict."""
+    fit's :class:`fitting.estimators.model_fit.Problem`), in the log's units, each concept's switch with its verdict."""
     value, lo, hi = prob.natural(theta), prob.natural(lo_t), prob.natural(hi_t)
     params, intervals = {}, {}
     identifiable, reasons = [True] * prob.d, ["switched"] * prob.d

@@ -101,7 +101,7 @@ class Recovery:
 
 def switch_recovery(n: int, seed: int, *, ci: str = "wald") -> Recovery:
     """Fit eq1 to ``n`` :func:`eq1_case` trajectories; score the weak concept's t_switch and z̃."""
-    from fitting.model_fit import fit_model
+    from fitting.estimators.model_fit import fit_model
 
     rng = np.random.default_rng(seed)
     err, cover, bias = [], [], []
@@ -125,7 +125,7 @@ def switch_recovery(n: int, seed: int, *, ci: str = "wald") -> Recovery:
 
 def t50_recovery(n: int, seed: int) -> Recovery:
     """Fit sigmoids to ``n`` :func:`logistic_case` accuracy curves; score the 50% time and its interval."""
-    from fitting.curves import fit_logistic
+    from fitting.estimators.curves import fit_logistic
 
     rng = np.random.default_rng(seed)
     err, cover = [], []
@@ -198,7 +198,7 @@ def sweep_case(
     the true target before the switch, the bias after it). ``onset``: the step at which eq1's clock starts
     (the law's ``t_on``; none by default). ``compete``: the law's lead exponent ``c_lam`` (none by default).
     ``gate``: ``state`` draws the coupled model's runs (order ``target-first``; default law :data:`COUPLED_LAW`)."""
-    from fitting.pooled import Law, solve
+    from fitting.estimators.pooled import Law, solve
 
     law = dict((TRUE_LAW if gate == "time" else COUPLED_LAW) if law is None else law)
     xc = np.asarray(color_signals, dtype=float)

@@ -11,8 +11,8 @@ from typing import Sequence
 
 import numpy as np
 
-from fitting import event_laws as el
-from fitting.events import TIME_EVENTS, run_events
+from fitting.estimators import event_laws as el
+from fitting.analyses.events import TIME_EVENTS, run_events
 
 
 def pool_events(runs: Sequence[str | Path], probe: str | None) -> tuple[list[dict], dict]:

@@ -1,4 +1,4 @@
-"""The covariate-to-parameter law of a pooled fit (:mod:`fitting.pooled`): each run's toy-model parameters
+"""The covariate-to-parameter law of a pooled fit (:mod:`fitting.estimators.pooled`): each run's toy-model parameters
 as a function of its covariates, with coefficients shared by all runs.
 
 The law (eq1, Park et al. Eq. 1), for run r and concept i with covariate x_ri > 0 (its measured
@@ -41,18 +41,18 @@ from functools import cached_property
 import numpy as np
 from numpy.typing import NDArray
 
-from fitting.laws import GATES, OPTION, ORDERS, PARTS, THETA_ORDER, Optioned, Runs, Term
-from fitting.laws import base_terms, options_of
+from fitting.estimators.laws import GATES, OPTION, ORDERS, PARTS, THETA_ORDER, Runs, Term
+from fitting.estimators.laws import base_terms, options_of
 from theory.models import coupled, eq1
 
 
 @dataclass(frozen=True)
-class Law(Optioned):
+class Law:
     """The covariate-to-parameter law, evaluated in normalized time (u = step / scale): its base's terms
-    (:func:`fitting.laws.base_terms`: the speed, eq1's clock-timed switch (``gate`` ``time``) or the coupled
+    (:func:`fitting.estimators.laws.base_terms`: the speed, eq1's clock-timed switch (``gate`` ``time``) or the coupled
     model's switch thrown by the other concepts' progress (``state``), the bias, the start ``z0``, and with
     ``masked`` (eq2, Sec. 5) concept ``masked``'s target shifted by each run's masking fraction p, ẑ(p) =
-    ẑ (1 − β p)), then its ``options``' terms (:data:`fitting.laws.PARTS`). θ holds :attr:`names` in order:
+    ẑ (1 − β p)), then its ``options``' terms (:data:`fitting.estimators.laws.PARTS`). θ holds :attr:`names` in order:
     each term's coefficients."""
 
     d: int
@@ -231,4 +231,7 @@ class Law(Optioned):
                 }
                 for r in range(x.shape[0])
             ]
-        return [row | ({"t_on": self.natural(theta)["t_on"]} if self.onset else {}) for row in rows]
+        return [
+            row | ({"t_on": self.natural(theta)["t_on"]} if "onset" in self.options else {})
+            for row in rows
+        ]

@@ -6,7 +6,7 @@ the probability that it comes by the horizon. The pooled methods read other runs
 forecast) through :class:`Pool`.
 
   clock     the toy theory: Eq. 1's held-out class composes on its slower concept's clock. T_slow, the step at
-            which the run's own training classes have learned both concepts (fitting.events), times a factor
+            which the run's own training classes have learned both concepts (fitting.analyses.events), times a factor
             fitted to the pool with censoring (log behavior = a + log T_slow + ε). Before both concepts are
             learned, T_slow is only known to exceed the cut: the forecast is conditioned on that.
   logistic  the baseline of learning-curve extrapolation: a sigmoid fitted to the held-out class's naive accuracy
@@ -24,11 +24,11 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import optimize, special
 
-from fitting import censored
-from fitting.capability import capability
-from fitting.curves import threshold_step
-from fitting.events import concept_steps
-from fitting.study import PERSIST
+from fitting.estimators import censored
+from fitting.analyses.capability import capability
+from fitting.estimators.curves import threshold_step
+from fitting.analyses.events import concept_steps
+from fitting.analyses.study import PERSIST
 from core.trajectory import Trajectory
 
 Z80 = float(special.ndtri(0.9))
@@ -132,7 +132,7 @@ def _lognormal(
 
 @dataclass(frozen=True)
 class Pool:
-    """The other runs' events (fitting.events.run_events), from which the pooled methods learn."""
+    """The other runs' events (fitting.analyses.events.run_events), from which the pooled methods learn."""
 
     events: list[dict]
 

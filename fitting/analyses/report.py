@@ -10,15 +10,21 @@ from typing import Mapping
 
 import numpy as np
 
-from fitting.curves import LEVELS, LogisticFit, check_spacing, fit_logistic, threshold_step
-from fitting.model_fit import ModelFit, fit_model
-from fitting.model_params import param_names
-from fitting.sim_fit import fit_sim
-from fitting.turn import Turn, find_turn
+from fitting.estimators.curves import (
+    LEVELS,
+    LogisticFit,
+    check_spacing,
+    fit_logistic,
+    threshold_step,
+)
+from fitting.estimators.model_fit import ModelFit, fit_model
+from fitting.estimators.model_params import param_names
+from fitting.estimators.sim_fit import fit_sim
+from fitting.estimators.turn import Turn, find_turn
 from core.trajectory import Z_PREFIX, Trajectory
 
 
-SIM_PARAMS = ("a", "mu_ratio", "w0")  # sim2's record keys (fitting.sim_fit)
+SIM_PARAMS = ("a", "mu_ratio", "w0")  # sim2's record keys (fitting.estimators.sim_fit)
 
 
 def analyse(

@@ -21,8 +21,8 @@ from collections import defaultdict
 import numpy as np
 from scipy import stats
 
-from fitting import censored
-from fitting import event_laws as el
+from fitting.estimators import censored
+from fitting.estimators import event_laws as el
 
 MEDIAN_SE = 1.2533  # the SE of a normal sample's median is 1.2533 sd / sqrt(n)
 CORNER_SHARE = 0.75

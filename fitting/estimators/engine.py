@@ -3,8 +3,8 @@ every start, refine the best few briefly, polish the best of those), central-dif
 batched evaluation, bootstrap percentile intervals, Wald intervals from the Jacobian at the optimum, and which
 parameters ended on a bound of the search.
 
-Used by the per-run fits (:mod:`fitting.model_fit`), the pooled laws (:mod:`fitting.pooled`) and the SIM
-fits (:mod:`fitting.sim_fit`): each is a problem (its residuals, bounds, starts and parameterization θ)
+Used by the per-run fits (:mod:`fitting.estimators.model_fit`), the pooled laws (:mod:`fitting.estimators.pooled`) and the SIM
+fits (:mod:`fitting.estimators.sim_fit`): each is a problem (its residuals, bounds, starts and parameterization θ)
 handed to these functions.
 """
 

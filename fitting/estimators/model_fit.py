@@ -29,10 +29,18 @@ from typing import Mapping, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from fitting.curves import noise_scale
-from fitting.engine import H, bootstrap, central_jacobian, multistart, on_bounds, solve, wald
-from fitting.model_params import Block, blocks, report
-from fitting.turn import find_turn
+from fitting.estimators.curves import noise_scale
+from fitting.estimators.engine import (
+    H,
+    bootstrap,
+    central_jacobian,
+    multistart,
+    on_bounds,
+    solve,
+    wald,
+)
+from fitting.estimators.model_params import Block, blocks, report
+from fitting.estimators.turn import find_turn
 from theory.integrate import integrate
 from theory.landscape import Landscape
 from theory.models import eq1, eq2, notebook
@@ -88,7 +96,7 @@ class ModelFit:
 
     def predict(self, steps: Sequence[float], covariates: None = None) -> NDArray[np.float64]:
         """The fitted model's path at any steps (e.g. a dense grid for plots), shape (T', D); a fit of one run
-        takes no covariates (the contract of fitting.estimators)."""
+        takes no covariates (the contract of fitting.estimators.registry)."""
         no_covariates(covariates)
         prob = self.problem
         return prob.simulate(
@@ -100,7 +108,7 @@ def no_covariates(covariates) -> None:
     if covariates is not None:
         raise ValueError(
             "a fit of one run predicts that run and takes no covariates; a law pooled over runs "
-            "(fitting.estimators.fit('eq1+onset', runs, covariates=x)) predicts from covariates"
+            "(fitting.estimators.registry.fit('eq1+onset', runs, covariates=x)) predicts from covariates"
         )
 
 

@@ -74,7 +74,7 @@ def concept_steps(trajectories: list[Trajectory]) -> dict[str, float | None]:
 
 def run_events(run: str | Path, label: str = "11") -> dict:
     """One run's events: its settings, the held-out class's corner and time events, the concept steps."""
-    from fitting.ladder import row  # the ladder's reading of the held-out class
+    from fitting.analyses.ladder import row  # the ladder's reading of the held-out class
 
     run = Path(run)
     r = row(run, label)

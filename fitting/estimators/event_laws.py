@@ -1,7 +1,7 @@
 """The toy theory's laws for the held-out class's event times, and the baselines they must beat.
 
 Every method reads one covariate, the *concept clock*: T_c, the step at which the training classes learn concept c
-(fitting.events), predicted for a setting from its separation by :func:`calibrate` (per concept,
+(fitting.analyses.events), predicted for a setting from its separation by :func:`calibrate` (per concept,
 log T_c = α_c + β_c log Δc, fitted to the pool's runs with censoring). The slower concept's clock is
 T_slow = max_c T_c; the signal ratio is r = T_size / T_color (> 1: color is the stronger concept).
 
@@ -18,7 +18,7 @@ and for the memorized corner: the corner with the faster concept's value right (
 
 The baselines (what a law must beat): ``blind``, the mean of every run (no covariate); ``nearest``, the median of the
 pool's setting nearest in log r; ``linear`` (t = a + b r) and ``loglinear`` (log t = a + b log r), trends in the
-signal ratio. Every method is fitted with censoring (fitting.censored) and gives, at a new setting, a median and an
+signal ratio. Every method is fitted with censoring (fitting.estimators.censored) and gives, at a new setting, a median and an
 80% interval for one new seed.
 """
 
@@ -31,7 +31,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import special
 
-from fitting import censored
+from fitting.estimators import censored
 
 CONCEPTS = ("color", "size")
 LAWS = ("clock", "power", "compete")

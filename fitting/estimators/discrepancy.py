@@ -9,7 +9,7 @@ step between its located points). Two kinds:
   prediction of how this run differs from their average. All that depends on the covariates comes from the
   law.
 - ``local``: δ(step; covariates), the residuals of the training runs nearest in covariate space, found as
-  the baselines find their paths (fitting.baselines: seeds at one covariate point averaged where they were
+  the baselines find their paths (fitting.estimators.baselines: seeds at one covariate point averaged where they were
   located, linear interpolation between the points that bracket the new run, the nearest point outside the
   range; at a step where those runs have no reading, the mean residual stands in). Inside
   the training range this is the interpolation of the training runs' paths, corrected by the law's
@@ -25,7 +25,7 @@ from functools import cached_property
 import numpy as np
 from numpy.typing import NDArray
 
-from fitting import baselines
+from fitting.estimators import baselines
 
 KINDS = ("mean", "local")
 
@@ -109,7 +109,7 @@ class Discrepancy:
 
 def run_residuals(data, resid: NDArray) -> tuple[NDArray, NDArray, NDArray]:
     """(kept (N,) bool, residuals (K, T, D), located (K, T) bool): each run's residuals at its located steps
-    (flattened as :meth:`fitting.pooled.Data.at` lays them out) on the union grid ``data.steps``, held constant beyond its
+    (flattened as :meth:`fitting.estimators.pooled.Data.at` lays them out) on the union grid ``data.steps``, held constant beyond its
     first and last, and where the grid lies between those; runs with no located point are not kept."""
     kept, out, located, start = [], [], [], 0
     for idx, yr in zip(data.index, data.y):

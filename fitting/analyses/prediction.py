@@ -11,15 +11,15 @@ from typing import Mapping, Sequence
 import numpy as np
 from scipy.special import expit
 
-from fitting import baselines
-from fitting.curves import settled_step
-from fitting.discrepancy import features
-from fitting.laws import LawSpec
-from fitting.model_fit import fit_model
-from fitting.pooled import PooledFit, fit_law
-from fitting.report import summary
-from fitting.turn import find_turn
-from core.trajectory import Trajectory, corner_of
+from fitting.estimators import baselines
+from fitting.estimators.curves import settled_step
+from fitting.estimators.discrepancy import features
+from fitting.estimators.laws import LawSpec
+from fitting.estimators.model_fit import fit_model
+from fitting.estimators.pooled import PooledFit, fit_law
+from fitting.analyses.report import summary
+from fitting.estimators.turn import find_turn
+from core.trajectory import Trajectory, target_of
 
 LEVEL = 0.8  # a concept has settled when its coordinate stays past this, toward its target
 
@@ -124,9 +124,8 @@ def law_path(fit: PooledFit, x: np.ndarray, traj: Trajectory, shift: dict | None
 
 
 def corner(traj: Trajectory) -> np.ndarray:
-    """The class's corner ẑ from its label's bits (core.trajectory.corner_of); a label that is not bits: all ones."""
-    d = traj.z.shape[1]
-    return np.array(corner_of(traj.label, d) or (1,) * d, dtype=float)
+    """The class's corner ẑ (core.trajectory.target_of)."""
+    return np.array(target_of(traj.label, traj.z.shape[1]), dtype=float)
 
 
 def run_parameters(
@@ -345,7 +344,11 @@ def law_curves(fit: PooledFit, x_train: np.ndarray) -> dict:
 
     grid = np.geomspace(x_train.min() * 0.7, x_train.max() * 1.4, 100)
     rows = at(np.repeat(grid[:, None], law.d, axis=1))
-    speed = None if law.compete else {"x": grid.tolist(), "y": [row["lam"][0] for row in rows]}
+    speed = (
+        None
+        if "compete" in law.options
+        else {"x": grid.tolist(), "y": [row["lam"][0] for row in rows]}
+    )
     if law.gate == "time":
         on_clock = [r.get("t_on", 0.0) + r["t_switch"][0] for r in rows]
         switch = {"gate": "time", "x": grid.tolist(), "y": on_clock}

@@ -1,0 +1,207 @@
+"""The turn of a trajectory in concept space (the method: python -m fitting.turn's help, fitting/turn.py)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy.signal import savgol_filter
+
+from fitting.estimators.curves import noise_scale, settled_step
+from core.records import TurnRecord
+from core.trajectory import UNREADABLE, Trajectory, held_out_of, read_csv, read_meta
+
+
+@dataclass(frozen=True)
+class Turn:
+    """Result of :func:`find_turn`; ``step`` and ``ci`` are None when the path does not turn (``ci`` also
+    when no bootstrap was asked for)."""
+
+    step: float | None
+    ci: tuple[float, float] | None
+    angle: float  # degrees between start -> farthest point and farthest point -> end
+    deviation: float  # distance of the farthest point from the chord
+    point: tuple[float, ...]  # the smoothed position there (the memorization point)
+
+
+def _smooth(z: NDArray) -> NDArray:
+    window = min(7, z.shape[0] - (1 - z.shape[0] % 2))  # odd, at most the number of points
+    if window < 5:
+        return z
+    return savgol_filter(z, window, 2, axis=0, mode="interp")
+
+
+def _farthest(s: NDArray) -> tuple[int, float]:
+    chord = s[-1] - s[0]
+    length = np.linalg.norm(chord)
+    rel = s - s[0]
+    if length < 1e-12:
+        dist = np.linalg.norm(rel, axis=1)
+    else:
+        along = rel @ chord / length
+        dist = np.sqrt(np.maximum(np.sum(rel**2, axis=1) - along**2, 0))
+    i = int(np.argmax(dist))
+    return i, float(dist[i])
+
+
+def _angle(a: NDArray, b: NDArray) -> float:
+    denom = np.linalg.norm(a) * np.linalg.norm(b)
+    return float(np.degrees(np.arccos(np.clip(a @ b / denom, -1, 1)))) if denom > 0 else 0.0
+
+
+def find_turn(
+    step: NDArray,
+    z: NDArray,
+    *,
+    min_angle: float = 30.0,
+    min_dev: float = 0.05,
+    n_boot: int = 200,
+    rng: np.random.Generator | int | None = 0,
+) -> Turn:
+    """Locate the turn of a (T, D) path logged at (T,) steps."""
+    t = np.asarray(step, dtype=float)
+    z = np.asarray(z, dtype=float).reshape(t.size, -1)
+    if t.size < 5:
+        raise ValueError(f"finding a turn needs at least 5 logged points, got {t.size}")
+    s = _smooth(z)
+    i, dev = _farthest(s)
+    angle = _angle(s[i] - s[0], s[-1] - s[i])
+    point = tuple(float(v) for v in s[i])
+    sigma = noise_scale(z)
+    if dev < max(min_dev, 3 * sigma) or angle < min_angle or i in (0, t.size - 1):
+        return Turn(None, None, angle, dev, point)
+    if n_boot == 0:
+        return Turn(float(t[i]), None, angle, dev, point)
+    gen = np.random.default_rng(rng)
+    resid = z - s
+    draws = np.empty(n_boot)
+    for b in range(n_boot):
+        zb = s + resid[gen.integers(0, t.size, t.size)]
+        draws[b] = t[_farthest(_smooth(zb))[0]]
+    lo, hi = np.quantile(draws, [0.025, 0.975])
+    return Turn(float(t[i]), (float(min(lo, t[i])), float(max(hi, t[i]))), angle, dev, point)
+
+
+def learned_from(held: Trajectory, trajectories: Sequence[Trajectory]) -> int:
+    """Index of the first checkpoint at which the other classes are drawn (mean accuracy >= 0.5).
+
+    Before it the samples are not class-like and the probe's reading of the held-out class wanders.
+    0 when no other class has accuracies on the same steps; len(steps) when they never get there.
+    """
+    train = [
+        t
+        for t in trajectories
+        if t is not held and t.accuracy is not None and t.step.tolist() == held.step.tolist()
+    ]
+    if not train:
+        return 0
+    ok = np.flatnonzero(np.mean([t.accuracy for t in train], axis=0) >= 0.5)
+    return int(ok[0]) if ok.size else held.step.size
+
+
+NEAR = 0.15  # concept-space distance within which a path counts as drawing a corner's class
+
+
+def memorized(held: Trajectory, naive: Sequence[Trajectory]) -> dict | None:
+    """Of the corners other than the class's own, the one with the highest share of its samples once the
+    training classes are drawn: {corner, share, step}; None when nothing was drawn."""
+    start = learned_from(held, naive)
+    shares = {c: s[start:] for c, s in held.shares().items() if c not in (held.label, UNREADABLE)}
+    if not shares or held.step.size <= start:
+        return None
+    corner = max(shares, key=lambda c: np.nanmax(shares[c]))
+    i = int(np.nanargmax(shares[corner]))
+    return {
+        "corner": corner,
+        "share": float(shares[corner][i]),
+        "step": float(held.step[start + i]),
+    }
+
+
+def distance(z: np.ndarray, corner: str) -> np.ndarray:
+    """Distance of each point of a path from a class's corner of concept space ("10" -> (1, 0))."""
+    return np.linalg.norm(z - np.array([float(c) for c in corner]), axis=1)
+
+
+def left_corner(step: np.ndarray, z: np.ndarray, corner: str) -> float | None:
+    """The step from which the path stays farther than NEAR from ``corner`` (it went there first), or None.
+
+    None also when the path never came near the corner. A path still there at the end has not left. Where a
+    path is at its memorized corner from its first readable checkpoint, its turn is at its start and
+    :func:`find_turn` cannot see it; leaving the corner still can.
+    """
+    dist = distance(z, corner)
+    if not np.any(dist < NEAR):
+        return None
+    return settled_step(step, dist, NEAR)
+
+
+def held_out_turn(
+    held: Trajectory,
+    trajectories: Sequence[Trajectory],
+    *,
+    n_boot: int = 0,
+    min_dev: float = 0.05,
+    min_angle: float = 30.0,
+) -> Turn | None:
+    """The turn of a held-out path toward its own corner, or None.
+
+    Looked for once the training classes are drawn (:func:`learned_from`), and kept only if the path
+    ends at least 0.1 closer to the class's corner than it was at the bend: a path that bends into the
+    memorized class and stays there has no turn. ``n_boot`` > 0: with a 95% bootstrap interval.
+    """
+    start = learned_from(held, trajectories)
+    if held.step.size - start < 5 or held.missing[start:].all():
+        return None
+    path = held.with_points()  # steps where something was readable
+    path_from = path.step >= held.step[start]
+    if path_from.sum() < 5:
+        return None
+    turn = find_turn(
+        path.step[path_from], path.z[path_from], n_boot=n_boot, min_dev=min_dev, min_angle=min_angle
+    )
+    if turn.step is None:
+        return None
+    corner = np.array([float(d) for d in held.label[: held.z.shape[1]]])
+    closer = np.linalg.norm(np.array(turn.point) - corner) - np.linalg.norm(path.z[-1] - corner)
+    return turn if closer >= 0.1 else None
+
+
+def run_turns(
+    log: Path,
+    labels: Sequence[str] | None = None,
+    *,
+    min_dev: float = 0.05,
+    min_angle: float = 30.0,
+) -> TurnRecord:
+    """turn.json's record: per protocol and class (``labels``, default the log's held-out classes: core.trajectory.held_out_of), the
+    turn toward the class's corner, with the thresholds it was found with."""
+    trajectories = read_csv(log)
+    held = set(labels or held_out_of({t.label for t in trajectories}, read_meta(log)))
+    have = {t.label for t in trajectories}
+    if labels and held - have:
+        raise ValueError(
+            f"{log}: no class {', '.join(sorted(held - have))}; the log has {', '.join(sorted(have))}"
+        )
+    turns = []
+    for t in trajectories:
+        if t.label not in held or not t.concepts:
+            continue
+        same = [u for u in trajectories if u.protocol == t.protocol]
+        start = learned_from(t, same)
+        turn = held_out_turn(t, same, min_dev=min_dev, min_angle=min_angle)
+        turns.append(
+            {
+                "class": t.label,
+                "protocol": t.protocol,
+                "run": t.run,
+                "seed": t.seed,
+                "learned_step": float(t.step[start]) if start < t.step.size else None,
+                "turn_step": None if turn is None else turn.step,
+                "turn_point": None if turn is None else list(turn.point),
+            }
+        )
+    return TurnRecord(log=str(log), min_dev=min_dev, min_angle=min_angle, turns=turns)
