@@ -38,8 +38,8 @@ def worker(preset: str, k: int, steps: int, device: str, folder: str, engine: st
     """Steps per second of each member of a K-member ensemble; k = 0: one run alone (empirical.train's path)."""
     import torch
 
-    from empirical.config import make_config
-    from empirical import stacked
+    from empirical.training.config import make_config
+    from empirical.training import stacked
     from empirical.ensemble import open_members
 
     torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
@@ -102,7 +102,7 @@ def timed(
 
 
 def table(preset: str, ks: list[int], steps: int, device: str, cores: int) -> list[dict]:
-    from empirical.config import make_config
+    from empirical.training.config import make_config
 
     length = make_config(preset).steps
     rows = []
@@ -139,9 +139,9 @@ def evaluation(preset: str, k: int, device: str) -> dict:
     its own samples, one after the other, against the stacked engine drawing every member's at once."""
     import torch
 
-    from empirical.config import make_config
+    from empirical.training.config import make_config
     from empirical.ensemble import open_members
-    from empirical.stacked import Stacked
+    from empirical.training.stacked import Stacked
 
     row = {"k": k}
     with tempfile.TemporaryDirectory() as tmp:
@@ -166,9 +166,9 @@ def equivalence(preset: str, steps: int) -> dict:
     import numpy as np
     import torch
 
-    from empirical.config import make_config
+    from empirical.training.config import make_config
     from empirical.ensemble import train_members
-    from empirical.train import train
+    from empirical.training.train import train
     from core.trajectory import read_csv
 
     torch.set_num_threads(2)

@@ -34,7 +34,7 @@ def member(folder: Path) -> dict:
 
 
 def summarize(runs: Path, preset: str, overrides: list[str], wall: float) -> dict:
-    from empirical.config import make_config
+    from empirical.training.config import make_config
 
     cfg = make_config(preset, overrides)
     members = [member(p) for p in sorted(runs.iterdir()) if (p / "metrics.jsonl").is_file()]

@@ -16,7 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from empirical.executor import cores
+from empirical.sweeps.executor import cores
 
 
 def run(out: Path, probe: str, steps: int, parallel: int, cpus: int) -> float:

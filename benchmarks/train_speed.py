@@ -31,8 +31,8 @@ from timing import best_time
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from empirical.unet import UNet  # noqa: E402
-from empirical.vdm import VDM  # noqa: E402
+from empirical.nets.unet import UNet  # noqa: E402
+from empirical.nets.vdm import VDM  # noqa: E402
 
 CASES = [
     (16, (16, 32), 1),
@@ -75,7 +75,7 @@ PATHS = {
 
 def short_tiny(path: str, steps: int, evals: int, probe: str):
     """The tiny preset cut to ``steps`` updates and ``evals`` evaluations, on the plain or the default path."""
-    from empirical.config import make_config
+    from empirical.training.config import make_config
 
     return make_config(
         "tiny",
@@ -95,8 +95,9 @@ def one_path(path: str, out: Path, steps: int, evals: int, probe: str) -> dict:
     """Train one shortened tiny run on ``path`` in this process and time its parts (JSON-ready)."""
     import numpy as np
 
-    from empirical import checkpoint, evaluate, protocols, run, unet
-    from empirical.train import train
+    from empirical.training import checkpoint, evaluate, protocols, run
+    from empirical.nets import unet
+    from empirical.training.train import train
 
     if path == "eager":
         unet.Dropout = (
@@ -112,7 +113,7 @@ def one_path(path: str, out: Path, steps: int, evals: int, probe: str) -> dict:
     records = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
     eval_s = sum(r["eval_s"] for r in records if r["kind"] == "eval")
     model = checkpoint.load_model(out, cfg.steps, cfg)
-    from empirical.probe import load
+    from empirical.probing.probe import load
 
     probe_model = load(Path(probe))[0]
     label = cfg.data.held_out[0]
@@ -149,8 +150,8 @@ def one_path(path: str, out: Path, steps: int, evals: int, probe: str) -> dict:
 
 def end_to_end(args) -> None:
     """Both paths in subprocesses, one after the other; the table, then the speedup as the last line."""
-    from empirical import evaluate
-    from empirical.run import load_probe
+    from empirical.training import evaluate
+    from empirical.training.run import load_probe
 
     probe = str(Path(args.probe).resolve())
     load_probe(

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Sequence
 
 from empirical import job_file, keep
-from empirical.jobs import THREAD_VARIABLES
+from empirical.sweeps.jobs import THREAD_VARIABLES
 from core import cli
 from core.files import atomic_write
 

@@ -194,7 +194,7 @@ def write(out: Path, root: Path, args, picked: dict) -> None:
     from types import SimpleNamespace
 
     from core.files import atomic_write, write_json
-    from empirical.grid import grid
+    from empirical.images.grid import grid
 
     shown = [(c, f) for c, files in picked["files"].items() for f in files[:8]]
     images = np.stack([load_image(root / FILES[0] / f, args.resolution) for _, f in shown])

@@ -5,7 +5,7 @@
 
 Each member is a run of its own, in DIR/<its settings> (DIR/seed=3, DIR/seed=1,sep.color=0.3): the folder of a
 run trained alone (python -m empirical.train), read by every command as one, and equal to that run to rounding
-(same seed: same batches, noise, dropout, clipping, optimizer, EMA; empirical.stacked says how). --set gives
+(same seed: same batches, noise, dropout, clipping, optimizer, EMA; empirical.training.stacked says how). --set gives
 what all members share; --member (repeat) or --seeds what each has of its own: seed, sep.<concept>, per_class,
 mask_p, mask_classes, mask_concepts. The members train in lockstep (one update of all of them at a time) and are
 evaluated and saved at the same checkpoints (the stacked engine draws every member's naive samples at once).
@@ -24,11 +24,11 @@ import time
 from pathlib import Path
 from typing import Sequence
 
-from empirical.config import TrainConfig, make_config
-from empirical.run import Diverged, Run
-from empirical import stacked
-from empirical.stacked import MEMBER_KEYS, check_shared, streams_now
-from empirical.train import Meter, checkpoint_line, headline, summary
+from empirical.training.config import TrainConfig, make_config
+from empirical.training.run import Diverged, Run
+from empirical.training import stacked
+from empirical.training.stacked import MEMBER_KEYS, check_shared, streams_now
+from empirical.training.train import Meter, checkpoint_line, headline, summary
 from core import cli
 
 
@@ -57,8 +57,8 @@ def train_members(
     stop_after: int | None = None,
     command: Sequence[str] | None = None,
 ) -> tuple[list[dict], list[str]]:
-    """Train (or resume) the members together; returns each one's summary (as empirical.train's) and a line for
-    each member that diverged and stopped. ``engine``: empirical.stacked's; ``workers``: threads of the threaded
+    """Train (or resume) the members together; returns each one's summary (as empirical.training.train.train's) and a line for
+    each member that diverged and stopped. ``engine``: empirical.training.stacked's; ``workers``: threads of the threaded
     engine (default: this process's torch threads, each member then computing on one);
     ``stop_after``: stop after that many updates (tests)."""
     import torch

@@ -47,9 +47,10 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
-from empirical import collect as collect_mod
-from empirical import jobs, lock, plan
-from empirical.executor import (
+from empirical.sweeps import collect as collect_mod
+from empirical.sweeps import jobs, plan
+from empirical.training import lock
+from empirical.sweeps.executor import (
     follow,
     interrupt,
     job_threads,
@@ -58,7 +59,7 @@ from empirical.executor import (
     run_probes,
     submit_and_leave,
 )
-from empirical.config import TRAIN_PRESETS, check_folder
+from empirical.training.config import TRAIN_PRESETS, check_folder
 from core import cli
 from core.records import ForecastRecord
 from core.files import read_json, write_json

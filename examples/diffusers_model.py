@@ -20,10 +20,10 @@ from pathlib import Path
 import torch
 from diffusers import DDIMScheduler, DDPMScheduler, UNet2DConditionModel
 
-from empirical.data import DataConfig, sample
-from empirical.diffusers_sampler import DiffusersSampler, concept_condition
-from empirical.probe import ProbeReader
-from empirical.walk import walk
+from empirical.images.data import DataConfig, sample
+from empirical.elicitation.diffusers_sampler import DiffusersSampler, concept_condition
+from empirical.probing.probe import ProbeReader
+from empirical.elicitation.walk import walk
 
 TRAIN, HELD_OUT = ("00", "01", "10"), ("11",)
 

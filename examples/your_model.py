@@ -5,14 +5,14 @@
 Three pieces are yours in real use; here each is a small stand-in you would replace:
 1. the checkpoints: here steps 0 to 6,000 of a stand-in generator (yours: paths, state dicts or models);
 2. the sampler (`StandIn`): given a checkpoint, a prompt and a seed, n images. The stand-in draws the
-   package's synthetic images (empirical.data) with the behavior of a model that learns the held-out class 11
+   package's synthetic images (empirical.images.data) with the behavior of a model that learns the held-out class 11
    late: it draws 11 as 10 (blue, large) first and turns to small around step 3,000; over-prompting (strength
    > 1) makes the turn show earlier, a hidden capability, by construction;
 3. the reader (`PixelReader`): your classifier, images -> each concept's probability and whether the image
    could be read at all. This one measures two pixel features (how blue the object is, how much of the image
    it covers), calibrated on labelled images, and abstains on images without an object.
 
-Then the package takes over: empirical.walk writes the trajectory log, and the fitting and figure commands read
+Then the package takes over: empirical.elicitation.walk writes the trajectory log, and the fitting and figure commands read
 it: the turn (fitting.turn), capability against behavior (fitting.capability, drawn by figures.capability), each concept's switch with its
 interval (fitting.fit), the concept-space figure (figures.training).
 """
@@ -25,8 +25,8 @@ from pathlib import Path
 
 import numpy as np
 
-from empirical.data import DataConfig, sample
-from empirical.walk import Prompt, walk
+from empirical.images.data import DataConfig, sample
+from empirical.elicitation.walk import Prompt, walk
 
 CONFIG = DataConfig(("color", "size"), {"color": 0.6, "size": 0.4}, resolution=16)
 CLASSES = ["00", "01", "10", "11"]

@@ -4,7 +4,7 @@
 
 Behavior is the naive joint accuracy of the class; capability at a checkpoint is the score of the
 elicitation protocol (overprompt, intervention, patch, cfg) whose chosen setting did best on the draw
-that chose it, scored on an independent draw (see empirical.protocols; logs without selection
+that chose it, scored on an independent draw (see empirical.training.protocols; logs without selection
 accuracies fall back to the best score, flagged ``capability_unbiased: false``). The training classes
 are the control: when each became readable and correct, and what the protocols did to them
 (``control`` in elicitation.json, gray lines in the figure). For each run: the first steps at which behavior, capability and each
@@ -20,7 +20,6 @@ protocol, each run a thin line, the mean thick).
 from __future__ import annotations
 
 from typing import Sequence
-
 
 from core import cli
 from core.records import ElicitationRecord, ElicitationSummaryRecord

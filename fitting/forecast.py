@@ -3,7 +3,7 @@
   python -m fitting.forecast RUN [--at STEP] [--horizon STEPS] [--pool RUN ...] [--json FILE]
 
 RUN: a folder with a trajectory log (trajectories.csv: a training run of python -m empirical.train, or a user's
-model walked with python -m empirical.walk), and its config.json where there is one (the separations and the
+model walked with empirical.elicitation.walk, docs/your-model.md), and its config.json where there is one (the separations and the
 configured steps). The logs are read only up to --at (default: the last checkpoint). Printed: one line per method
 and a summary line; --json writes
 
@@ -161,7 +161,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if not (args.run / "trajectories.csv").exists():
         raise cli.UsageError(
-            f"{args.run}: no trajectories.csv (a run folder of empirical.train or empirical.walk)"
+            f"{args.run}: no trajectories.csv (a run folder of empirical.train or empirical.elicitation.walk)"
         )
     pool = None
     if args.pool:

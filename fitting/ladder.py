@@ -29,7 +29,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Sequence
 
-
 from fitting.analyses.study import PERSIST
 from core import cli
 from core.records import LadderRecord

@@ -49,7 +49,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Sequence
 
-
 from fitting.analyses.study_levels import tables
 from core import cli
 from fitting.analyses.study import study

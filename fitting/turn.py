@@ -23,7 +23,6 @@ import math
 from pathlib import Path
 from typing import Sequence
 
-
 from core import cli
 from core.records import TurnRecord
 from core.trajectory import run_log

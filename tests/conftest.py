@@ -48,8 +48,8 @@ def pytest_collection_modifyitems(config, items):
 def pristine_smoke_run(tmp_path_factory):
     """A finished smoke run (its own 30-step probe inside), trained once per session; never modify it."""
     pytest.importorskip("torch")
-    from empirical.config import make_config
-    from empirical.train import train
+    from empirical.training.config import make_config
+    from empirical.training.train import train
 
     out = tmp_path_factory.mktemp("smoke") / "run"
     train(make_config("smoke"), out, progress=False)

@@ -52,7 +52,7 @@ def cost(run: Path, doc: dict) -> dict:
 
 
 def row(run: Path, label: str) -> dict:
-    """The ladder row of one run folder (see the module docstring)."""
+    """The ladder row of one run folder (see python -m fitting.ladder --help)."""
     doc = read_json(run / "config.json", "config")
     if not isinstance(doc, dict) or not isinstance(doc.get("train"), dict):
         raise ValueError(f"{run}: not a training run's config (no 'train' section in config.json)")

@@ -53,7 +53,7 @@ def concept_accuracy(traj: Trajectory, index: int) -> np.ndarray:
 
 
 def learning(trajectories: Sequence[Trajectory], train_classes: Sequence[str]) -> dict[str, dict]:
-    """Per concept: when the training classes' samples carry it (model-free and fitted), see the module docstring."""
+    """Per concept: when the training classes' samples carry it (model-free and fitted), see python -m fitting.study --help."""
     train = [t for t in trajectories if t.label in train_classes and t.protocol == "naive"]
     if not train:
         have = sorted({t.label for t in trajectories})
@@ -111,7 +111,7 @@ def overlap(a: Sequence[float | None] | None, b: Sequence[float | None] | None) 
 
 
 def held_out(trajectories: Sequence[Trajectory], label: str) -> dict:
-    """The held-out class's turn, behavior and capability times, and final reading (see the module docstring)."""
+    """The held-out class's turn, behavior and capability times, and final reading (see python -m fitting.study --help)."""
     naive = [t for t in trajectories if t.protocol == "naive"]
     held = next((t for t in naive if t.label == label), None)
     if held is None:

@@ -8,14 +8,15 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from empirical import checkpoint, tensorfile  # noqa: E402
+from empirical.training import checkpoint  # noqa: E402
+from empirical.nets import tensorfile  # noqa: E402
 from empirical import data as data_cli  # noqa: E402
 from empirical import elicit  # noqa: E402
-from empirical.config import make_config  # noqa: E402
-from empirical.run import Diverged  # noqa: E402
-from empirical.train import train  # noqa: E402
+from empirical.training.config import make_config  # noqa: E402
+from empirical.training.run import Diverged  # noqa: E402
+from empirical.training.train import train  # noqa: E402
 from empirical.train import main as train_main  # noqa: E402
-from empirical.vdm import VDM  # noqa: E402
+from empirical.nets.vdm import VDM  # noqa: E402
 from core.trajectory import read_csv  # noqa: E402
 
 
@@ -91,7 +92,7 @@ def test_a_diverging_run_stops_before_saving_nan_and_can_resume(tmp_path, monkey
 
 def test_a_diverged_evaluation_is_not_logged(tmp_path, monkeypatch, capsys):
     """Non-finite generated images stop the run; they are not read as 'nothing readable' (a missing point)."""
-    from empirical import evaluate
+    from empirical.training import evaluate
 
     real_naive, real_generate = evaluate.naive, evaluate.generate
 

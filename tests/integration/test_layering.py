@@ -5,7 +5,8 @@ floor: log format, records, files, CLI conventions) imports nothing else of ours
 theory imports none of empirical, fitting and figures; empirical never imports fitting or figures; figures never imports
 fitting or empirical (it reads files); torch only in empirical; no import cycle between files. Inside a
 package with floors (FLOORS), no module imports one on a higher floor: fitting's estimators import no analysis,
-and neither imports the commands on top. The checker is tested on planted violations. At run time: the torch-free parts import and run without torch.
+and neither imports the commands on top; empirical's floors go images, nets, probing, training,
+elicitation, sweeps, then its commands. The checker is tested on planted violations. At run time: the torch-free parts import and run without torch.
 """
 
 import ast
@@ -30,7 +31,12 @@ FORBIDDEN = {  # package -> packages (and third-party roots) it must never impor
 
 # package -> its sub-packages from the lowest floor up; the modules directly in the package (its commands) are
 # the top floor
-FLOORS = {"fitting": ("fitting.estimators", "fitting.analyses")}
+FLOORS = {
+    "fitting": ("fitting.estimators", "fitting.analyses"),
+    "empirical": tuple(
+        f"empirical.{f}" for f in ("images", "nets", "probing", "training", "elicitation", "sweeps")
+    ),
+}
 
 
 def modules(root: Path) -> dict[str, Path]:
@@ -141,9 +147,29 @@ def test_the_package_keeps_its_layers_and_has_no_import_cycle():
         ),
         ("fitting/estimators/curves.py", "import torch", "fitting.estimators.curves imports torch"),
         (
-            "empirical/render.py",
+            "empirical/images/render.py",
             "from fitting.estimators import curves",
-            "empirical.render imports fitting.estimators.curves",
+            "empirical.images.render imports fitting.estimators.curves",
+        ),
+        (
+            "fitting/estimators/pooled.py",
+            "from fitting.analyses import study",
+            "fitting.estimators.pooled imports fitting.analyses.study (a higher floor)",
+        ),
+        (
+            "fitting/analyses/report.py",
+            "    from fitting import fit",
+            "fitting.analyses.report imports fitting.fit (a higher floor)",
+        ),
+        (
+            "empirical/images/render.py",
+            "    from empirical.nets import unet",
+            "empirical.images.render imports empirical.nets.unet (a higher floor)",
+        ),
+        (
+            "empirical/training/run.py",
+            "from empirical import sweep",
+            "empirical.training.run imports empirical.sweep (a higher floor)",
         ),
         (
             "core/files.py",
@@ -189,7 +215,7 @@ def run(code: str, tmp_path) -> subprocess.CompletedProcess:
 def test_theory_fitting_and_data_run_without_torch(tmp_path):
     code = f"""
 import theory.simulate, theory.integrate, fitting.fit, fitting.estimators.model_fit, fitting.capability, figures.training
-import empirical.data, empirical.render, empirical.grid
+import empirical.data, empirical.images.render, empirical.images.grid
 from theory.simulate import main as simulate
 from fitting.fit import main as fit
 assert simulate(['--preset', 'fig9b', '--out', r'{tmp_path}']) == 0
@@ -210,7 +236,11 @@ def test_empirical_never_imports_fitting(tmp_path):
         'name == "torch" or name.startswith("torch.")',
         'name == "fitting" or name.startswith("fitting.")',
     )
-    modules = sorted(p.stem for p in (ROOT / "empirical").glob("*.py") if p.stem != "__init__")
+    modules = sorted(
+        ".".join(p.relative_to(ROOT / "empirical").with_suffix("").parts)
+        for p in (ROOT / "empirical").rglob("*.py")
+        if p.stem != "__init__"
+    )
     code = (
         block
         + "import importlib\n"

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from empirical import plan
+from empirical.sweeps import plan
 from empirical.sweep import main
 from core.files import read_json
 from core.trajectory import read_csv
@@ -299,7 +299,7 @@ def long_local_sweep(out: Path) -> list[str]:
 
 
 def test_stopping_a_sweep_started_in_the_background_stops_its_jobs(tmp_path):
-    from empirical import lock
+    from empirical.training import lock
 
     out = tmp_path / "sw"
     cmd = long_local_sweep(out)
@@ -400,7 +400,7 @@ def test_an_interrupt_while_jobs_start_is_held_then_raised_and_every_started_job
     train on unstopped): the started jobs are stopped, then the interrupt is raised."""
     import argparse
 
-    from empirical.executor import run_probes
+    from empirical.sweeps.executor import run_probes
 
     class Process:
         def __init__(self):

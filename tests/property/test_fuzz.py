@@ -256,7 +256,7 @@ def elicitation_docs(draw):
 
 
 def _elicitation(doc):
-    from empirical import runlog
+    from empirical.training import runlog
 
     run = tmp_file(b"", "x").parent
     (run / "elicit").mkdir()
@@ -281,7 +281,7 @@ test_read_elicit_fuzz, test_read_elicit_fuzz_long = twice(_elicitation, elicitat
 @st.composite
 def train_sections(draw):
     """A valid run config with some fields replaced by random JSON values."""
-    from empirical.config import make_config
+    from empirical.training.config import make_config
 
     doc = make_config("smoke").to_json()
     for key in draw(st.lists(st.sampled_from(sorted(doc)), max_size=3)):
@@ -313,7 +313,7 @@ test_run_config_fuzz, test_run_config_fuzz_long = twice(
 
 
 def _tensor_file(data):
-    from empirical import tensorfile
+    from empirical.nets import tensorfile
 
     path = tmp_file(data, "last.pt")
     with pytest.raises(ValueError, match="last.pt"):

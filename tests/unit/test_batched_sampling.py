@@ -1,5 +1,5 @@
-"""Many runs' evaluation samples at once (empirical.batched_sampling): each member's images are the ones its run
-alone draws (empirical.evaluate.generate from the same generator), to rounding."""
+"""Many runs' evaluation samples at once (empirical.training.batched_sampling): each member's images are the ones its run
+alone draws (empirical.training.evaluate.generate from the same generator), to rounding."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from empirical.batched_sampling import sample_members  # noqa: E402
-from empirical.evaluate import generate  # noqa: E402
-from empirical.unet import UNet  # noqa: E402
-from empirical.vdm import VDM  # noqa: E402
+from empirical.training.batched_sampling import sample_members  # noqa: E402
+from empirical.training.evaluate import generate  # noqa: E402
+from empirical.nets.unet import UNet  # noqa: E402
+from empirical.nets.vdm import VDM  # noqa: E402
 
 RES = 8
 

@@ -5,8 +5,9 @@ import json
 import numpy as np
 import pytest
 
-from empirical.data import MASK_FILL, DataConfig, concept_signal, main, mask, sample, sample_values
-from empirical.render import coverage, render
+from empirical.images.data import MASK_FILL, DataConfig, concept_signal, mask, sample, sample_values
+from empirical.data import main
+from empirical.images.render import coverage, render
 
 CFG = DataConfig(("color", "size"), {"color": 0.3, "size": 0.4}, noise=0.0)
 

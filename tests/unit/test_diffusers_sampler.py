@@ -10,9 +10,13 @@ pytest.importorskip("diffusers")
 import torch  # noqa: E402
 from diffusers import DDIMScheduler, DDPMScheduler, UNet2DConditionModel, UNet2DModel  # noqa: E402
 
-from empirical.data import DataConfig  # noqa: E402
-from empirical.diffusers_sampler import DiffusersSampler, class_condition, concept_condition  # noqa: E402
-from empirical.walk import Prompt  # noqa: E402
+from empirical.images.data import DataConfig  # noqa: E402
+from empirical.elicitation.diffusers_sampler import (
+    DiffusersSampler,
+    class_condition,
+    concept_condition,
+)  # noqa: E402
+from empirical.elicitation.walk import Prompt  # noqa: E402
 
 DATA = DataConfig(resolution=8)
 
@@ -173,8 +177,8 @@ def test_bad_input_is_named(make, match):
 
 
 def test_a_walk_of_diffusers_checkpoints_writes_the_standard_log(pristine_smoke_run, tmp_path):
-    from empirical.probe import ProbeReader
-    from empirical.walk import walk
+    from empirical.probing.probe import ProbeReader
+    from empirical.elicitation.walk import walk
     from core.trajectory import read_csv
 
     checkpoints = [(0, conditional_unet(0)), (100, conditional_unet(1))]

@@ -12,13 +12,14 @@ torch = pytest.importorskip("torch")
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from empirical import checkpoint, evaluate, protocols, runlog  # noqa: E402
-from empirical.data import DataConfig  # noqa: E402
-from empirical.config import make_config  # noqa: E402
-from empirical.elicit import chosen_steps, load_run, main, run_protocols  # noqa: E402
-from empirical.protocols import elicit_step  # noqa: E402
-from empirical.probe import load as load_probe  # noqa: E402
-from empirical.train import train  # noqa: E402
+from empirical.training import checkpoint, evaluate, protocols, runlog  # noqa: E402
+from empirical.images.data import DataConfig  # noqa: E402
+from empirical.training.config import make_config  # noqa: E402
+from empirical.elicitation.elicit import chosen_steps, load_run, run_protocols  # noqa: E402
+from empirical.elicit import main  # noqa: E402
+from empirical.training.protocols import elicit_step  # noqa: E402
+from empirical.probing.probe import load as load_probe  # noqa: E402
+from empirical.training.train import train  # noqa: E402
 from core.trajectory import read_csv  # noqa: E402
 
 
@@ -253,7 +254,7 @@ def test_patch_needs_a_finished_run(tmp_path, capsys):
 
 def test_the_run_probe_reports_abstention_per_unreadable_kind(run):
     """probe.json (written by train_evaluate_save when training trains its probe) has the abstention of every kind."""
-    from empirical import unreadable
+    from empirical.probing import unreadable
 
     _, doc = load_run(run)
     report = json.loads((Path(doc["probe"]["path"]) / "probe.json").read_text())

@@ -1,4 +1,4 @@
-"""Many runs trained as one (empirical.ensemble, empirical.stacked): a member equals its run trained alone."""
+"""Many runs trained as one (empirical.ensemble, empirical.training.stacked): a member equals its run trained alone."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from empirical.config import make_config  # noqa: E402
+from empirical.training.config import make_config  # noqa: E402
 from empirical.ensemble import main, members, seed_list, train_members  # noqa: E402
-from empirical.stacked import check_shared  # noqa: E402
-from empirical.train import train  # noqa: E402
+from empirical.training.stacked import check_shared  # noqa: E402
+from empirical.training.train import train  # noqa: E402
 from core.cli import UsageError  # noqa: E402
 from core.trajectory import read_csv  # noqa: E402
 
@@ -119,7 +119,7 @@ def test_the_command_line_names_bad_members(tmp_path, capsys):
 
 
 def test_explicit_attention_equals_torch_s_fused_one():
-    from empirical.unet import Attention, explicit_attention
+    from empirical.nets.unet import Attention, explicit_attention
 
     torch.manual_seed(0)
     layer, x = Attention(32), torch.randn(3, 32, 4, 4)
@@ -134,9 +134,9 @@ def test_explicit_attention_equals_torch_s_fused_one():
 def test_a_diverging_member_is_named_and_the_others_are_not_lost(trained, tmp_path, name):
     """A member whose loss is not finite comes back as its Diverged, not updated; under `stacked` nobody is
     updated and every stream is put back (the others redo the step as drawn), under `threaded` the others step."""
-    from empirical import stacked
+    from empirical.training import stacked
     from empirical.ensemble import open_members
-    from empirical.run import Diverged
+    from empirical.training.run import Diverged
 
     cfgs = [config(trained, "seed=0"), config(trained, "seed=1")]
     runs = open_members(cfgs, [tmp_path / "a", tmp_path / "b"], progress=False)
@@ -158,10 +158,10 @@ def test_a_diverging_member_is_named_and_the_others_are_not_lost(trained, tmp_pa
 
 def test_the_members_naive_samples_drawn_at_once_are_each_member_s_own(tmp_path):
     """The GPU's evaluation (every member's naive samples in one sampler) hands each member the images its
-    run alone draws at that step (empirical.evaluate.naive's prompts and generators)."""
-    from empirical import evaluate
+    run alone draws at that step (empirical.training.evaluate.naive's prompts and generators)."""
+    from empirical.training import evaluate
     from empirical.ensemble import open_members
-    from empirical.stacked import Stacked
+    from empirical.training.stacked import Stacked
 
     cfgs = [config(tmp_path, "seed=0"), config(tmp_path, "seed=1", "sep.color=0.5")]
     runs = open_members(cfgs, [tmp_path / "a", tmp_path / "b"], progress=False)

@@ -8,11 +8,12 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from empirical.data import DataConfig, sample  # noqa: E402
-from empirical.probe import coordinates, load, main  # noqa: E402
-from empirical.probe_net import ProbeConfig, content_hash  # noqa: E402
-from empirical.probe_train import abstention, ece, evaluate, save, train  # noqa: E402
-from empirical import unreadable  # noqa: E402
+from empirical.images.data import DataConfig, sample  # noqa: E402
+from empirical.probing.probe import coordinates, load  # noqa: E402
+from empirical.probe import main  # noqa: E402
+from empirical.nets.probe_net import ProbeConfig, content_hash  # noqa: E402
+from empirical.probing.probe_train import abstention, ece, evaluate, save, train  # noqa: E402
+from empirical.probing import unreadable  # noqa: E402
 
 FAST = ProbeConfig(
     setup="2x2",
@@ -71,8 +72,8 @@ def test_nothing_readable_gives_a_missing_point_and_zero_accuracy(trained):
 def test_a_mixture_and_a_composition_are_told_apart_by_the_log(trained, tmp_path):
     """Half red-small and half blue-large samples average to about (0.5, 0.5), a point that says nothing; the log's
     shares say 'two corners, about half each', while a composition puts its mass on one corner."""
-    from empirical.evaluate import score
-    from empirical.runlog import write
+    from empirical.training.evaluate import score
+    from empirical.training.runlog import write
     from core.trajectory import read_csv
 
     data = DataConfig(("color", "size"), {"color": 0.8, "size": 0.4}, resolution=16)

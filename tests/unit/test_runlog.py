@@ -5,7 +5,7 @@ import math
 
 import pytest
 
-from empirical.runlog import Logged, wilson
+from empirical.training.runlog import Logged, wilson
 
 
 def test_saved_form_round_trips():

@@ -14,8 +14,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from empirical import collect, lock, plan
-from empirical.config import make_config
+from empirical.sweeps import collect, plan
+from empirical.training import lock
+from empirical.training.config import make_config
 from core.files import write_json
 from core.stamp import stamp
 from core.trajectory import Trajectory, read_csv, write_csv
@@ -162,7 +163,7 @@ def test_a_fit_step_is_refused_for_runs_that_log_too_few_checkpoints(tmp_path):
 
 
 def test_a_failed_steps_own_message_is_its_cause(capfd):
-    from empirical.jobs import run_step
+    from empirical.sweeps.jobs import run_step
 
     code = "import sys; print('working', file=sys.stderr); sys.exit(print('python -m x: error: --every 0: must be >= 1', file=sys.stderr) or 2)"
     assert run_step([sys.executable, "-c", code]) == (2, "--every 0: must be >= 1")
@@ -191,7 +192,7 @@ def test_run_state_records_stages_and_failures(tmp_path):
 
 HOLDER = """
 import sys, time
-from empirical import lock
+from empirical.training import lock
 with lock.hold(sys.argv[1]):
     print("held", flush=True)
     time.sleep(60)
@@ -384,7 +385,7 @@ def test_colliding_run_names_fall_back_to_their_paths(tmp_path):
 def test_a_users_thread_cap_is_respected():
     from argparse import Namespace
 
-    from empirical.executor import cores, job_threads
+    from empirical.sweeps.executor import cores, job_threads
 
     local = Namespace(cpus_per_job=None, executor="local", max_parallel=1)
     assert job_threads(local, {}) == cores()
@@ -432,7 +433,7 @@ def test_status_counts_failures_in_its_exit_code(tmp_path, capsys):
 
 
 def test_a_job_that_died_in_its_own_code_is_reported_with_the_cause_from_its_log(tmp_path):
-    from empirical.executor import last_error, with_cause
+    from empirical.sweeps.executor import last_error, with_cause
 
     log = tmp_path / "job.err"
     log.write_text(

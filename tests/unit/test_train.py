@@ -13,10 +13,11 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from empirical.config import TRAIN_PRESETS, TrainConfig, make_config  # noqa: E402
-from empirical.ema import ema_decay, ema_lag  # noqa: E402
-from empirical.run import Run, batch_rows  # noqa: E402
-from empirical.train import main, train  # noqa: E402
+from empirical.training.config import TRAIN_PRESETS, TrainConfig, make_config  # noqa: E402
+from empirical.nets.ema import ema_decay, ema_lag  # noqa: E402
+from empirical.training.run import Run, batch_rows  # noqa: E402
+from empirical.training.train import train  # noqa: E402
+from empirical.train import main  # noqa: E402
 from core.trajectory import read_csv  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -25,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.fixture(scope="module")
 def probe_dir(tmp_path_factory):
     """One smoke probe for the whole module (training it takes a few seconds)."""
-    from empirical import probe_train
+    from empirical.probing import probe_train
 
     out = tmp_path_factory.mktemp("probe")
     cfg = probe_train.ProbeConfig(resolution=8, steps=30)
@@ -79,7 +80,7 @@ def test_presets_build_and_schedule_is_dense_early():
 def test_every_set_key_has_one_line_of_help_from_the_docstring(capsys):
     import dataclasses
 
-    from empirical.config import key_help
+    from empirical.training.config import key_help
 
     fields = [f.name for f in dataclasses.fields(TrainConfig) if f.name != "preset"]
     meaning = key_help()
@@ -115,8 +116,8 @@ def test_small_is_the_composing_recipe_at_24px():
 
 
 def test_small_reads_the_committed_probe_and_never_trains_into_the_package(tmp_path):
-    from empirical.probe import load
-    from empirical.run import load_probe
+    from empirical.probing.probe import load
+    from empirical.training.run import load_probe
 
     small = make_config("small")
     _, path, digest = load_probe(small, tmp_path, progress=False)
@@ -424,8 +425,8 @@ def test_default_config_is_the_tiny_preset():
 @pytest.mark.parametrize("p", [0.0, 0.3, 0.5, 1.0])
 def test_masking_rate_matches_p(p):
     """Underspecification: only 'red triangle' (10) prompts lose their color, at rate p."""
-    from empirical.data import MASK_FILL, SLOTS
-    from empirical.run import training_set
+    from empirical.images.data import MASK_FILL, SLOTS
+    from empirical.training.run import training_set
 
     cfg = make_config("tiny-mask", [f"mask_p={p}", "resolution=8", "per_class=2000"])
     _, h, hit = training_set(cfg, torch.device("cpu"))
@@ -505,8 +506,8 @@ def test_bf16_run_matches_the_fp32_reference(probe_dir, tmp_path):
 
 
 def test_precision_is_checked_and_old_runs_read_as_fp32(probe_dir, tmp_path, capsys):
-    from empirical.config import read_run_config
-    from empirical.evaluate import resolve_precision
+    from empirical.training.config import read_run_config
+    from empirical.training.evaluate import resolve_precision
 
     with pytest.raises(
         ValueError, match=r"precision=fp16 is not valid; valid: auto \(bf16 autocast"
@@ -543,7 +544,7 @@ def test_precision_is_checked_and_old_runs_read_as_fp32(probe_dir, tmp_path, cap
 
 
 def test_adamw_is_fused_where_torch_has_it_and_steps_like_the_loop():
-    from empirical.run import optimizer
+    from empirical.training.run import optimizer
 
     cfg = make_config("smoke")
     torch.manual_seed(0)
@@ -570,7 +571,7 @@ def test_tuples_lists_every_tuple_field():
     import dataclasses
     import typing
 
-    from empirical.config import TUPLES
+    from empirical.training.config import TUPLES
 
     hints = typing.get_type_hints(TrainConfig)
     tuples = {

@@ -7,9 +7,9 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from empirical.data import DataConfig, sample  # noqa: E402
-from empirical.unet import UNet, cond_modules  # noqa: E402
-from empirical.vdm import VDM, LinearSchedule  # noqa: E402
+from empirical.images.data import DataConfig, sample  # noqa: E402
+from empirical.nets.unet import UNet, cond_modules  # noqa: E402
+from empirical.nets.vdm import VDM, LinearSchedule  # noqa: E402
 
 
 class Zero(torch.nn.Module):
@@ -169,7 +169,7 @@ def test_schedule_derivative_matches_autograd_and_its_gradient():
 
 
 def test_dropout_drops_at_rate_p_in_every_lane_and_keeps_the_mean():
-    from empirical.unet import Dropout
+    from empirical.nets.unet import Dropout
 
     torch.manual_seed(0)
     for p in (0.1, 0.3):
@@ -192,7 +192,7 @@ def test_dropout_drops_at_rate_p_in_every_lane_and_keeps_the_mean():
 
 
 def test_dropout_follows_the_global_seed_and_fits_odd_shapes():
-    from empirical.unet import Dropout
+    from empirical.nets.unet import Dropout
 
     drop = Dropout(0.1)
     x = torch.randn(3, 5, 7)  # 105 elements: not a multiple of 4

@@ -1,11 +1,11 @@
-"""empirical.walk: your own model's checkpoints through a sampler and a reader, into the standard trajectory log."""
+"""empirical.elicitation.walk: your own model's checkpoints through a sampler and a reader, into the standard trajectory log."""
 
 import math
 
 import numpy as np
 import pytest
 
-from empirical.walk import Prompt, SCORE, SELECT, check, reading, seed_for, walk
+from empirical.elicitation.walk import Prompt, SCORE, SELECT, check, reading, seed_for, walk
 from core.trajectory import read_csv, read_meta
 
 CLASSES = ["00", "01", "10", "11"]

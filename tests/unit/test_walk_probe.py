@@ -5,9 +5,9 @@ import pytest
 
 pytest.importorskip("torch")
 
-from empirical.data import DataConfig, sample  # noqa: E402
-from empirical.probe import ProbeReader, coordinates  # noqa: E402
-from empirical.walk import reading  # noqa: E402
+from empirical.images.data import DataConfig, sample  # noqa: E402
+from empirical.probing.probe import ProbeReader, coordinates  # noqa: E402
+from empirical.elicitation.walk import reading  # noqa: E402
 
 
 @pytest.mark.parametrize("label", ["00", "01", "10", "11"])
@@ -28,8 +28,8 @@ def test_the_walk_reads_a_batch_as_the_probe_does(pristine_smoke_run, label):
 
 
 def test_walking_a_runs_own_checkpoints_reproduces_its_naive_log(pristine_smoke_run, tmp_path):
-    from empirical.run_sampler import RunSampler
-    from empirical.walk import walk
+    from empirical.elicitation.run_sampler import RunSampler
+    from empirical.elicitation.walk import walk
     from core.trajectory import read_csv
 
     sampler = RunSampler(pristine_smoke_run)
@@ -59,8 +59,8 @@ def test_walking_a_runs_own_checkpoints_reproduces_its_naive_log(pristine_smoke_
 
 
 def test_a_run_sampler_over_prompts_and_names_what_it_cannot_do(pristine_smoke_run):
-    from empirical.run_sampler import RunSampler
-    from empirical.walk import Prompt
+    from empirical.elicitation.run_sampler import RunSampler
+    from empirical.elicitation.walk import Prompt
 
     sampler = RunSampler(pristine_smoke_run)
     step = sampler.checkpoints[-1][0]

@@ -3,7 +3,7 @@
 Bring two objects and a list of checkpoints; get the log every fitting command reads (``trajectories.csv`` with
 its sidecar, the format of core/trajectory.py):
 
-    from empirical.walk import Prompt, walk
+    from empirical.elicitation.walk import Prompt, walk
 
     class MySampler:                        # any object with this method
         def sample(self, checkpoint, prompt: Prompt, n: int, seed: int):
@@ -26,7 +26,7 @@ its sidecar, the format of core/trajectory.py):
 - **reader**: ``concepts`` (names) and ``read(images)``: per image the probability of value 1 of each concept, in
   [0, 1], and whether it could be read at all (a reader that abstains marks those False; they count against
   the accuracy and are left out of the point). Concepts are binary. The package's probe is one reader
-  (:class:`empirical.probe.ProbeReader`).
+  (:class:`empirical.probing.probe.ProbeReader`).
 
 Per checkpoint and class the walk writes one reading: the mean probability over the readable images (the point
 in concept space; missing when none is readable), the joint accuracy (the share of all images read as the class),
@@ -54,8 +54,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from empirical import runlog
-from empirical.runlog import Logged
+from empirical.training import runlog
+from empirical.training.runlog import Logged
 from core.progress import bar as progress_bar
 from core.files import read_json, write_json
 from core.trajectory import UNREADABLE, write_csv

@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
-from empirical import jobs, lock, plan
+from empirical.sweeps import jobs, plan
+from empirical.training import lock
 from core.progress import bar as progress_bar
 from core import cli
 

@@ -16,9 +16,9 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from empirical import tensorfile
-from empirical.data import DataConfig, sample
-from empirical.probe_net import (
+from empirical.nets import tensorfile
+from empirical.images.data import DataConfig, sample
+from empirical.nets.probe_net import (
     READABLE,
     SETUPS,
     THRESHOLD,
@@ -70,9 +70,9 @@ def train(cfg: ProbeConfig, *, progress: bool = True) -> tuple[Probe, dict]:
     """Train a probe (AdamW) on a fixed set of diverse renders and unreadable images; returns (model, training report).
 
     Each batch is half readable renders (concept heads and the readable head learn from them) and half
-    unreadable images of every kind in :mod:`empirical.unreadable` (the readable head only).
+    unreadable images of every kind in :mod:`empirical.probing.unreadable` (the readable head only).
     """
-    from empirical import unreadable
+    from empirical.probing import unreadable
 
     torch.manual_seed(cfg.seed)
     rng = np.random.default_rng(cfg.seed)
@@ -156,7 +156,7 @@ def abstention(
     model: Probe, cfg: ProbeConfig, *, per_kind: int = 256, seed: int = 54321
 ) -> dict[str, float]:
     """kind -> the share of the validation suite's images of that kind the probe calls unreadable."""
-    from empirical import unreadable
+    from empirical.probing import unreadable
 
     return {
         kind: float(np.mean(probabilities(model, images)[1] < THRESHOLD))

@@ -262,7 +262,7 @@ def trajectories(
     run: str,
 ) -> list[Trajectory]:
     """Readings per protocol -> one trajectory per (protocol, class) that has any, protocols in the given order,
-    classes in ``classes``' order, rows in the readings' order (the log's columns: empirical.runlog's module doc)."""
+    classes in ``classes``' order, rows in the readings' order (the log's columns: empirical.training.runlog's module doc)."""
     found = []
     for protocol, readings in by_protocol.items():
         for label in classes:

@@ -9,7 +9,7 @@ seed) to rounding: its own folder in the same format (config.json, trajectories.
 checkpoints/last.pt), its own data (seed, separations), batches, random streams (times, noise, dropout masks,
 each drawn from the generator the run alone would draw from), gradient clipping, optimizer state, EMA and logs.
 Every command reads a member's folder as it reads a run's, and ``empirical.train`` can resume it alone.
-Evaluation: every member's naive samples are drawn at once (empirical.batched_sampling), each from its own
+Evaluation: every member's naive samples are drawn at once (empirical.training.batched_sampling), each from its own
 generators; the probe, the in-training protocols (over-prompting) and saving run member by member.
 
 Members share everything but :data:`MEMBER_KEYS` (the net, the optimizer, the schedule, the evaluation): a
@@ -31,12 +31,13 @@ import torch
 from torch import nn
 from torch.func import functional_call, stack_module_state, vmap
 
-from empirical import evaluate, unet
-from empirical.batched_sampling import sample_members, sizes_ok
-from empirical.config import TrainConfig
-from empirical.ema import ema_decay
-from empirical.evaluate import naive_requests
-from empirical.run import Diverged, Run, batch_rows, optimizer
+from empirical.training import evaluate
+from empirical.nets import unet
+from empirical.training.batched_sampling import sample_members, sizes_ok
+from empirical.training.config import TrainConfig
+from empirical.nets.ema import ema_decay
+from empirical.training.evaluate import naive_requests
+from empirical.training.run import Diverged, Run, batch_rows, optimizer
 
 SWITCH = 2e-4  # seconds between the threaded engine's hand-overs of the interpreter
 # what members may differ in (config keys); everything else is shared
@@ -82,7 +83,7 @@ class _Loss(nn.Module):
 
 
 class Stacked:
-    """K opened runs (:class:`empirical.run.Run`, each with its own ``streams``) at the same step, trained as one
+    """K opened runs (:class:`empirical.training.run.Run`, each with its own ``streams``) at the same step, trained as one
     batched model (the GPU's engine).
 
     ``train_step`` updates every member at once; ``unstack`` writes the stacked state back into each member's
@@ -195,7 +196,7 @@ class Stacked:
             work(run)
 
     def naive_images(self) -> dict[int, dict[str, np.ndarray]] | None:
-        """Every member's naive evaluation samples drawn at once (empirical.batched_sampling), by ``id(run)``;
+        """Every member's naive evaluation samples drawn at once (empirical.training.batched_sampling), by ``id(run)``;
         None where each member draws its own: off (``sample_at_once``: on a GPU; on a CPU the vmapped sampler
         is slower, benchmarks/results/ensemble_gpu), or a class needs more than one sampling batch."""
         cfg = self.cfg

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from empirical.config import TrainConfig, make_config
+from empirical.training.config import TrainConfig, make_config
 from core import cli
 from core.files import read_json, write_json
 

@@ -19,11 +19,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from empirical.config_checks import PRECISIONS
-from empirical.data import DataConfig, conditioning, parse_label, sample_values
-from empirical.probe import coordinates
-from empirical.runlog import Logged
-from empirical.vdm import VDM
+from empirical.training.config_checks import PRECISIONS
+from empirical.images.data import DataConfig, conditioning, parse_label, sample_values
+from empirical.probing.probe import coordinates
+from empirical.training.runlog import Logged
+from empirical.nets.vdm import VDM
 
 
 @dataclass(frozen=True)
@@ -193,7 +193,7 @@ def naive(
     images: dict[str, np.ndarray] | None = None,
 ) -> list[Point]:
     """Every class prompted with its own mean h: the behavior a user sees. ``samples``: per class, or one number.
-    ``images``: each class's samples, already drawn as this function draws them (empirical.batched_sampling
+    ``images``: each class's samples, already drawn as this function draws them (empirical.training.batched_sampling
     draws many runs' at once); only scored here."""
     if images is None:
         counts = samples if isinstance(samples, dict) else dict.fromkeys(config.classes, samples)

@@ -1,8 +1,8 @@
-"""A training run of this package as a sampler for :func:`empirical.walk.walk` (the walk's own-model case).
+"""A training run of this package as a sampler for :func:`empirical.elicitation.walk.walk` (the walk's own-model case).
 
-    from empirical.probe import ProbeReader
-    from empirical.run_sampler import RunSampler
-    from empirical.walk import walk
+    from empirical.probing.probe import ProbeReader
+    from empirical.elicitation.run_sampler import RunSampler
+    from empirical.elicitation.walk import walk
 
     sampler = RunSampler("runs/train/tiny-color0.8-size0.2-seed0")
     walk(sampler.checkpoints, sampler, ProbeReader(sampler.probe_path), "runs/walked", classes=sampler.classes,
@@ -11,7 +11,7 @@
 A checkpoint is a step whose weights were kept (``RUN/checkpoints/step_NNNNNN.pt``, the weights the run evaluated:
 the EMA weights when EMA was on). The plain prompt is the class's mean conditioning vector, drawn as training drew
 it (the run's sampling steps, guidance and precision); ``strength`` s > 1 over-prompts with reach 1 - 1/s
-(:func:`empirical.protocols.overprompt`: 2 goes half way to the renderable limit). With ``seeds=sampler.seeds``
+(:func:`empirical.training.protocols.overprompt`: 2 goes half way to the renderable limit). With ``seeds=sampler.seeds``
 the plain draws are the run's own evaluation draws, so the walk with the run's probe reproduces its naive log.
 """
 
@@ -22,11 +22,11 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from empirical.checkpoint import load_model, saved_steps
-from empirical.elicit import load_run
-from empirical.evaluate import generate, score_seed, select_device
-from empirical.protocols import prompt_vector
-from empirical.walk import SCORE, Prompt, seed_for
+from empirical.training.checkpoint import load_model, saved_steps
+from empirical.elicitation.elicit import load_run
+from empirical.training.evaluate import generate, score_seed, select_device
+from empirical.training.protocols import prompt_vector
+from empirical.elicitation.walk import SCORE, Prompt, seed_for
 
 
 class RunSampler:

@@ -21,8 +21,9 @@ import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
-from empirical import lock, plan
-from empirical.config import make_config
+from empirical.training import lock
+from empirical.sweeps import plan
+from empirical.training.config import make_config
 
 THREAD_VARIABLES = (
     "OMP_NUM_THREADS",
@@ -85,7 +86,7 @@ class ProbeJob:
     raise_errors: bool = True
 
     def __call__(self) -> dict:
-        from empirical.run import load_probe
+        from empirical.training.run import load_probe
 
         limit_threads(self.threads)
         stoppable()
@@ -136,7 +137,7 @@ class RunJob:
         try:
             todo = plan.pending(run, self.steps)
             if "train" in todo:
-                from empirical.train import train
+                from empirical.training.train import train
 
                 t0 = time.perf_counter()
                 summary = train(

@@ -1,5 +1,5 @@
 """A training run as an object: opened from its folder (refusing another run's folder before writing
-anything), resumed from ``checkpoints/last.pt``, and driven by :func:`empirical.train.train` through
+anything), resumed from ``checkpoints/last.pt``, and driven by :func:`empirical.training.train.train` through
 named steps. Also the pieces that make resuming exact: the batch of a step is a pure function of
 (seed, step), and last.pt holds the model, optimizer, EMA, RNG states and every log.
 """
@@ -17,11 +17,15 @@ import numpy as np
 import torch
 from torch import nn
 
-from empirical import checkpoint, evaluate, lock, protocols, runlog, unet
-from empirical.ema import ema_decay
-from empirical.config import TrainConfig, check_folder, no_shipped_probe, read_run_config
-from empirical.data import mask, sample
-from empirical.grid import grid
+from empirical.training import checkpoint, evaluate, lock, protocols, runlog
+from empirical.nets import unet
+from empirical.nets.probe_net import SETUPS, ProbeConfig
+from empirical.probing.probe import load as read_probe
+from empirical.probing.probe_train import train_evaluate_save
+from empirical.nets.ema import ema_decay
+from empirical.training.config import TrainConfig, check_folder, no_shipped_probe, read_run_config
+from empirical.images.data import mask, sample
+from empirical.images.grid import grid
 from core import cli
 from core.stamp import stamp
 from core.files import write_json
@@ -78,8 +82,6 @@ def optimizer(params, cfg: TrainConfig) -> torch.optim.Optimizer:
 
 def load_probe(cfg: TrainConfig, out: Path, *, progress: bool):
     """The probe named by the config, trained and saved there first if it does not exist yet."""
-    from empirical import probe as probe_mod
-
     path = Path(cfg.probe_path(str(out)))
     if path.suffix == ".pt" and not path.is_file():
         raise ValueError(
@@ -90,25 +92,25 @@ def load_probe(cfg: TrainConfig, out: Path, *, progress: bool):
         if "{package}" in cfg.probe:  # a shipped probe is never trained into the package
             raise ValueError(no_shipped_probe(cfg))
         cli.output_dir(path, f"probe={cfg.probe}:")
-        setups = [name for name, s in probe_mod.SETUPS.items() if s["concepts"] == cfg.concepts]
+        setups = [name for name, s in SETUPS.items() if s["concepts"] == cfg.concepts]
         if not setups:
-            valid = "; ".join(f"{n}: {s['concepts']}" for n, s in probe_mod.SETUPS.items())
+            valid = "; ".join(f"{n}: {s['concepts']}" for n, s in SETUPS.items())
             raise ValueError(f"no probe setup covers concepts {cfg.concepts}; valid: {valid}")
         with lock.hold(path, wait=True):  # runs sharing a probe wait for the one that trains it
             if not (path / "probe.pt").exists():
-                pcfg = probe_mod.ProbeConfig(
+                pcfg = ProbeConfig(
                     setup=setups[0], resolution=cfg.resolution, steps=cfg.probe_steps
                 )
                 print(
                     f"train: no probe at {path}; training one ({pcfg.steps} steps at {cfg.resolution} px)",
                     file=sys.stderr,
                 )
-                _, doc = probe_mod.train_evaluate_save(pcfg, path, progress=progress)
+                _, doc = train_evaluate_save(pcfg, path, progress=progress)
                 print(
                     f"train: probe saved; worst per-concept accuracy {doc['min_accuracy']}",
                     file=sys.stderr,
                 )
-    model, pcfg, digest = probe_mod.load(path)
+    model, pcfg, digest = read_probe(path)
     if pcfg.concepts != cfg.concepts or pcfg.resolution != cfg.resolution:
         raise ValueError(
             f"{path}: the probe reads {pcfg.concepts} at {pcfg.resolution} px, the run needs "

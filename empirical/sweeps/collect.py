@@ -6,13 +6,13 @@ writes DIR/sweep.csv, a trajectory log (docs: core/trajectory.py) with one row p
 protocol x checkpoint and the run's covariates as extra columns, and DIR/covariates.csv, one row per
 run: ``run``, ``seed``, every config value that varies across the runs, each concept's separation
 ``sep_<concept>`` and measured concept signal ``signal_<concept>`` (the pixel MSE between the classes
-that differ only in that concept, empirical.data.concept_signal), and ``mask_p`` where any run masks
+that differ only in that concept, empirical.images.data.concept_signal), and ``mask_p`` where any run masks
 prompts. A ``<name>_<concept>`` column belongs to that concept (fitting.predict reads it so).
 Unfinished runs are left out unless --partial.
 
 From Python (pandas, an optional extra: pip install 'concept-dynamics[pandas]'):
 
-    from empirical.collect import load_runs, read_metrics
+    from empirical.sweeps.collect import load_runs, read_metrics
     df = load_runs(["runs/sweep"])          # a sweep folder, or run folders
     df[df["class"] == "11"]                  # class labels stay strings ("01", not 1)
     read_metrics("runs/sweep/runs/seed=0,sep.color=0.3")   # training records: loss, gamma, images/s
@@ -32,8 +32,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
-from empirical.config import TrainConfig, read_run_config
-from empirical.data import DataConfig, concept_signal
+from empirical.training.config import TrainConfig, read_run_config
+from empirical.images.data import DataConfig, concept_signal
 from core import cli
 from core.files import atomic_write, plain_or_gz, read_text
 from core.trajectory import UNREADABLE, Trajectory, read_csv, write_csv

@@ -32,9 +32,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from empirical.config_checks import check, check_types
-from empirical.data import DataConfig
-from empirical.presets import TRAIN_PRESETS
+from empirical.training.config_checks import check, check_types
+from empirical.images.data import DataConfig
+from empirical.training.presets import TRAIN_PRESETS
 from core import cli
 from core.files import read_json
 
@@ -42,7 +42,7 @@ from core.files import read_json
 PROBE_DIR = "runs/probe/{concepts}-{resolution}px"  # where training looks for (and trains) its probe by default
 # the probes the package ships (empirical/probes/): one instrument on every machine; `small` reads it by default
 COMMITTED_PROBE = "{package}/probes/{concepts}-{resolution}px"
-PACKAGE_DIR = Path(__file__).resolve().parent
+PACKAGE_DIR = Path(__file__).resolve().parents[1]  # empirical/, which holds the shipped probes
 
 
 TUPLES = (  # the fields held as tuples (lists in config.json)
@@ -113,7 +113,7 @@ class TrainConfig:
     reconstruction term, is ~10^3 times the network's, so clipping everything rescales the network's
     gradient by a factor that drifts 100-fold during training. The protocol grids are fixed here,
     before the run, the same for every seed; each setting is chosen on ``select_samples`` images from a
-    noise stream of its own and scored on a fresh draw (empirical.protocols). Runs saved before
+    noise stream of its own and scored on a fresh draw (empirical.training.protocols). Runs saved before
     ``precision`` (``ema_warmup``) existed read as fp32 (a constant decay), the path they trained with.
     """
 

@@ -42,7 +42,7 @@ def sinusoidal(t: torch.Tensor, dim: int = TIME_DIM) -> torch.Tensor:
     return torch.cat([angles.sin(), angles.cos()], dim=1)
 
 
-# Where this thread's dropout masks come from, for many runs trained in one process (empirical.stacked): each run
+# Where this thread's dropout masks come from, for many runs trained in one process (empirical.training.stacked): each run
 # draws its masks from its own stream, as alone. Per thread: the runs of one process may train in threads.
 _LOCAL = threading.local()
 
@@ -155,7 +155,7 @@ class ResBlock(nn.Module):
 @contextlib.contextmanager
 def explicit_attention():
     """Inside, attention is computed with plain matrix products rather than torch's fused kernel: under
-    ``torch.func.vmap`` (empirical.stacked) the fused CPU kernel has no batching rule and runs member by member."""
+    ``torch.func.vmap`` (empirical.training.stacked) the fused CPU kernel has no batching rule and runs member by member."""
     stack = _stack("explicit")
     stack.append(True)
     try:

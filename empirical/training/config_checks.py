@@ -1,4 +1,4 @@
-"""The checks of a training configuration (empirical.config.TrainConfig runs them when it is made): each field's
+"""The checks of a training configuration (empirical.training.config.TrainConfig runs them when it is made): each field's
 type, then every value's range, the model's shape, the grids, masking and protocols, and memory. Every error
 names the key and what is valid.
 """
@@ -10,9 +10,9 @@ import math
 import typing
 from typing import Mapping
 
-from empirical.presets import TRAIN_PRESETS
+from empirical.training.presets import TRAIN_PRESETS
 
-# empirical.evaluate.resolve_precision says what auto becomes on a device
+# empirical.training.evaluate.resolve_precision says what auto becomes on a device
 PRECISIONS = (
     "auto",
     "bf16",

@@ -1,6 +1,6 @@
 """The named training presets (``--preset``): each a set of TrainConfig fields that differ from the defaults
 (``tiny`` is the defaults), and a ``-mask`` variant of tiny, small and paper for the masking sweeps (shape x color,
-class 10's color masked). empirical.config documents what each preset is for.
+class 10's color masked). empirical.training.config documents what each preset is for.
 """
 
 from __future__ import annotations

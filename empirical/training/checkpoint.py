@@ -15,12 +15,12 @@ from typing import Any
 
 import torch
 
-from empirical import tensorfile
-from empirical.config import TrainConfig
-from empirical.tensorfile import save  # noqa: F401  (checkpoint.save is the run folder's writer)
-from empirical.data import H_DIM, MASK_FILL
-from empirical.unet import UNet
-from empirical.vdm import VDM
+from empirical.nets import tensorfile
+from empirical.training.config import TrainConfig
+from empirical.nets.tensorfile import save  # noqa: F401  (checkpoint.save is the run folder's writer)
+from empirical.images.data import H_DIM, MASK_FILL
+from empirical.nets.unet import UNet
+from empirical.nets.vdm import VDM
 
 
 def build_model(cfg: TrainConfig) -> VDM:

@@ -1,7 +1,7 @@
 """The probe's network and what defines it: the concept setups it can read, its config, a small U-Net-style
 classifier with one head per concept and a readability head (paper App. A.2), its probabilities on a batch,
-and the content hash that identifies a trained probe. empirical.probe_train trains it; empirical.probe reads
-samples with it.
+and the content hash that identifies a trained probe. empirical.probing.probe_train trains it; empirical.probing.probe
+reads samples with it.
 """
 
 from __future__ import annotations

@@ -30,8 +30,8 @@ from typing import Callable
 import numpy as np
 from numpy.typing import NDArray
 
-from empirical.data import DataConfig, sample_values
-from empirical.render import render
+from empirical.images.data import DataConfig, sample_values
+from empirical.images.render import render
 
 Kind = Callable[[int, int, np.random.Generator], NDArray[np.float32]]
 
@@ -159,9 +159,9 @@ def untrained_model(n: int, resolution: int, seed: int) -> NDArray[np.float32]:
     """Samples of a freshly initialized tiny diffusion model (U-Net (32, 64)), as a run scores them at step 0."""
     import torch
 
-    from empirical.data import H_DIM, MASK_FILL
-    from empirical.unet import UNet
-    from empirical.vdm import VDM
+    from empirical.images.data import H_DIM, MASK_FILL
+    from empirical.nets.unet import UNet
+    from empirical.nets.vdm import VDM
 
     torch.manual_seed(seed)
     vdm = VDM(UNet((32, 64), 1, h_dim=H_DIM), null_fill=MASK_FILL).eval()

@@ -46,7 +46,7 @@ class VDM(nn.Module):
     """The diffusion model around a noise-prediction network ``net(z_t, t_in, h)``.
 
     Args:
-        net: the ε̂ network (e.g. :class:`empirical.unet.UNet`).
+        net: the ε̂ network (e.g. :class:`empirical.nets.unet.UNet`).
         gamma_min, gamma_max: the initial schedule endpoints.
         data_noise: s, the sd of the reconstruction likelihood.
         p_cfg: probability of dropping h to the null vector in training (classifier-free guidance).

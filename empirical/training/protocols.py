@@ -37,12 +37,20 @@ from typing import Iterator, Sequence
 import numpy as np
 import torch
 
-from empirical.config import TrainConfig
-from empirical.data import MIN_RADIUS, SLOTS, DataConfig, parse_label
-from empirical.evaluate import SCORE, SELECT, Point, class_prompts, generate, generator_for, score
-from empirical.runlog import Logged
-from empirical.unet import cond_modules
-from empirical.vdm import VDM
+from empirical.training.config import TrainConfig
+from empirical.images.data import MIN_RADIUS, SLOTS, DataConfig, parse_label
+from empirical.training.evaluate import (
+    SCORE,
+    SELECT,
+    Point,
+    class_prompts,
+    generate,
+    generator_for,
+    score,
+)
+from empirical.training.runlog import Logged
+from empirical.nets.unet import cond_modules
+from empirical.nets.vdm import VDM
 
 PROTOCOLS = ("overprompt", "intervention", "patch", "cfg")
 # The renderable range of each concept's values: colors are RGB in [0, 1]; the data never draws a radius below
@@ -96,7 +104,7 @@ def overprompt(config: DataConfig, label: str, reach: float) -> np.ndarray:
 
 
 def prompt_vector(config: DataConfig, label: str, strength: float = 1.0) -> np.ndarray:
-    """The conditioning vector of a walk's prompt (:class:`empirical.walk.Prompt`): the class's mean prompt at
+    """The conditioning vector of a walk's prompt (:class:`empirical.elicitation.walk.Prompt`): the class's mean prompt at
     strength 1; over-prompted above it with reach 1 - 1/strength (:func:`overprompt`: 2 goes half way to the limit)."""
     if not strength >= 1:
         raise ValueError(

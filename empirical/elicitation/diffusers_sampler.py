@@ -1,10 +1,10 @@
-"""A diffusers U-Net and scheduler as a sampler of :func:`empirical.walk.walk` (optional: ``pip install diffusers``).
+"""A diffusers U-Net and scheduler as a sampler of :func:`empirical.elicitation.walk.walk` (optional: ``pip install diffusers``).
 
     from diffusers import DDIMScheduler, UNet2DConditionModel
-    from empirical.data import DataConfig
-    from empirical.diffusers_sampler import DiffusersSampler, concept_condition
-    from empirical.probe import ProbeReader
-    from empirical.walk import walk
+    from empirical.images.data import DataConfig
+    from empirical.elicitation.diffusers_sampler import DiffusersSampler, concept_condition
+    from empirical.probing.probe import ProbeReader
+    from empirical.elicitation.walk import walk
 
     data = DataConfig(resolution=16)
     sampler = DiffusersSampler(DDIMScheduler(), concept_condition(data), shape=(3, 16, 16), steps=50,
@@ -36,10 +36,10 @@ from typing import Any
 import numpy as np
 import torch
 
-from empirical.data import DataConfig
-from empirical.evaluate import select_device
-from empirical.protocols import prompt_vector
-from empirical.walk import Prompt
+from empirical.images.data import DataConfig
+from empirical.training.evaluate import select_device
+from empirical.training.protocols import prompt_vector
+from empirical.elicitation.walk import Prompt
 
 Condition = Callable[[Prompt, int], Mapping[str, torch.Tensor]]
 
