@@ -150,7 +150,7 @@ def one_path(path: str, out: Path, steps: int, evals: int, probe: str) -> dict:
 
 def end_to_end(args) -> None:
     """Both paths in subprocesses, one after the other; the table, then the speedup as the last line."""
-    from empirical.training import evaluate
+    from empirical.nets import device as nets_device
     from empirical.training.run import load_probe
 
     probe = str(Path(args.probe).resolve())
@@ -160,7 +160,7 @@ def end_to_end(args) -> None:
     device = torch.device("cpu")
     print(
         f"tiny cut to {args.steps} steps and {args.evals} evaluations, {args.threads} threads; bf16 native on this "
-        f"CPU: {evaluate.bf16_native(device)} (auto -> {evaluate.resolve_precision('auto', device)})",
+        f"CPU: {nets_device.bf16_native(device)} (auto -> {nets_device.resolve_precision('auto', device)})",
         flush=True,
     )
     results = {}

@@ -37,7 +37,7 @@ import numpy as np
 import torch
 
 from empirical.images.data import DataConfig
-from empirical.training.evaluate import select_device
+from empirical.nets.device import select_device
 from empirical.training.protocols import prompt_vector
 from empirical.elicitation.walk import Prompt
 

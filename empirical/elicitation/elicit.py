@@ -8,7 +8,8 @@ from typing import Sequence
 
 import numpy as np
 
-from empirical.training import checkpoint, evaluate, protocols, runlog
+from empirical.nets.device import select_device
+from empirical.training import checkpoint, protocols, runlog
 from empirical.images.grid import grid
 from empirical.training.config import TrainConfig, read_run_config
 from core.progress import bar as progress_bar
@@ -104,7 +105,7 @@ def run_protocols(
         if cfg.grids
         else set()
     )
-    dev = evaluate.select_device(device, "--device")
+    dev = select_device(device, "--device")
     final = _final_model(run, cfg, steps, dev) if "patch" in names else None
     log = dict(
         concepts=cfg.concepts,

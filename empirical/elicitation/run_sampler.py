@@ -24,7 +24,8 @@ import torch
 
 from empirical.training.checkpoint import load_model, saved_steps
 from empirical.elicitation.elicit import load_run
-from empirical.training.evaluate import generate, score_seed, select_device
+from empirical.nets.device import select_device
+from empirical.training.evaluate import generate, score_seed
 from empirical.training.protocols import prompt_vector
 from empirical.elicitation.walk import SCORE, Prompt, seed_for
 

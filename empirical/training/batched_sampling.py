@@ -18,7 +18,7 @@ from torch import nn
 from torch.func import functional_call, stack_module_state, vmap
 
 from empirical.nets import unet
-from empirical.training.evaluate import autocast
+from empirical.nets.device import autocast
 
 
 ROWS_AT_ONCE = (

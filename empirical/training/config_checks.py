@@ -10,14 +10,9 @@ import math
 import typing
 from typing import Mapping
 
+from empirical.nets.device import PRECISIONS
 from empirical.training.presets import TRAIN_PRESETS
 
-# empirical.training.evaluate.resolve_precision says what auto becomes on a device
-PRECISIONS = (
-    "auto",
-    "bf16",
-    "fp32",
-)
 # the training set lives in memory (and on the GPU); the paper preset needs 75 MiB
 MAX_DATA_BYTES = 16 * 2**30
 

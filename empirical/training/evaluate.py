@@ -12,14 +12,13 @@ stream, so a protocol that prompts one class draws the same noise as the naive e
 
 from __future__ import annotations
 
-import contextlib
 import math
 from dataclasses import dataclass, field
 
 import numpy as np
 import torch
 
-from empirical.training.config_checks import PRECISIONS
+from empirical.nets.device import autocast
 from empirical.images.data import DataConfig, conditioning, parse_label, sample_values
 from empirical.probing.probe import coordinates
 from empirical.training.runlog import Logged
@@ -65,24 +64,6 @@ def class_prompts(config: DataConfig, labels: list[str] | None = None) -> dict[s
     return {lab: h[i] for i, lab in enumerate(labels)}
 
 
-def select_device(name: str, flag: str = "device") -> torch.device:
-    """``auto`` (CUDA when torch sees it, else CPU), ``cpu`` or ``cuda``; ValueError when CUDA is asked for but absent."""
-    if name not in ("auto", "cpu", "cuda"):
-        raise ValueError(f"{flag} {name}: valid: auto, cpu, cuda")
-    if name == "cuda" and not torch.cuda.is_available():
-        raise ValueError(f"{flag} cuda: torch sees no CUDA device; valid here: auto, cpu")
-    if name == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return torch.device(name)
-
-
-def device_name(device: torch.device) -> str:
-    """The device in words, for the reproducibility stamp: ``cuda: NVIDIA H100 ...`` or ``cpu (N threads)``."""
-    if device.type == "cuda":
-        return f"cuda: {torch.cuda.get_device_name(device)}"
-    return f"cpu ({torch.get_num_threads()} threads)"
-
-
 # noise streams: the naive evaluation (and every score), and the draw that chooses a setting
 SCORE, SELECT = (
     0,
@@ -109,31 +90,6 @@ def generator_for(
 def score_seed(seed: int, step: int, label: str) -> int:
     """The integer seed of the naive evaluation's draw of a class at a step (:func:`generator_for`'s SCORE stream)."""
     return (seed * 1_000_003 + step) * 10 ** len(label) + int(label)
-
-
-def bf16_native(device: torch.device) -> bool:
-    """Whether the device computes bf16 natively: a CUDA GPU that supports it, or a CPU with AVX512-BF16 or AMX."""
-    if device.type == "cuda":
-        return torch.cuda.is_bf16_supported()
-    return torch.backends.mkldnn.is_available() and bool(
-        torch.ops.mkldnn._is_mkldnn_bf16_supported()
-    )
-
-
-def resolve_precision(precision: str, device: torch.device) -> str:
-    """``auto`` -> ``bf16`` where the device computes it natively, else ``fp32``; ``bf16`` and ``fp32`` as given."""
-    if precision not in PRECISIONS:
-        raise ValueError(f"precision={precision!r} is not valid; valid: {', '.join(PRECISIONS)}")
-    if precision == "auto":
-        return "bf16" if bf16_native(device) else "fp32"
-    return precision
-
-
-def autocast(device: torch.device, precision: str):
-    """bf16 autocast when ``precision`` resolves to bf16 on this device; nothing for fp32."""
-    if resolve_precision(precision, device) == "bf16":
-        return torch.autocast(device.type, dtype=torch.bfloat16)
-    return contextlib.nullcontext()
 
 
 @torch.no_grad()

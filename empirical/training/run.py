@@ -17,6 +17,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from empirical.nets.device import autocast, device_name, resolve_precision, select_device
 from empirical.training import checkpoint, evaluate, lock, protocols, runlog
 from empirical.nets import unet
 from empirical.nets.probe_net import SETUPS, ProbeConfig
@@ -192,16 +193,16 @@ class Run:
         command: Sequence[str] | None = None,
     ):
         self.cfg, self.out = cfg, Path(out)
-        self.device = evaluate.select_device(cfg.device, "device=")
+        self.device = select_device(cfg.device, "device=")
         check_folder(self.out, cfg)
         state = resume_state(self.out, cfg)
         self.probe, probe_dir, probe_hash = load_probe(cfg, self.out, progress=progress)
         self.meta = runlog.run_meta(cfg, probe_hash, source="empirical.train")
         self.out.mkdir(parents=True, exist_ok=True)
         now = {
-            **stamp(device=evaluate.device_name(self.device), command=command),
+            **stamp(device=device_name(self.device), command=command),
             "step": 0 if state is None else state["step"],
-            "precision": evaluate.resolve_precision(cfg.precision, self.device),
+            "precision": resolve_precision(cfg.precision, self.device),
         }
         write_json(
             self.out / "config.json",
@@ -262,7 +263,7 @@ class Run:
         cfg = self.cfg
         rows = batch_rows(self.step, self.x.shape[0], cfg.batch, cfg.seed).to(self.device)
         own = self.stream
-        with evaluate.autocast(self.device, cfg.precision), unet.drawing_from(own):
+        with autocast(self.device, cfg.precision), unet.drawing_from(own):
             terms = self.vdm.loss(self.x[rows], self.h[rows], generator=own)
         loss = terms["total"].mean()
         self.opt.zero_grad(set_to_none=True)

@@ -31,7 +31,7 @@ import torch
 from torch import nn
 from torch.func import functional_call, stack_module_state, vmap
 
-from empirical.training import evaluate
+from empirical.nets.device import autocast
 from empirical.nets import unet
 from empirical.training.batched_sampling import sample_members, sizes_ok
 from empirical.training.config import TrainConfig
@@ -161,7 +161,7 @@ class Stacked:
         xs, hs, noises, masks = zip(*(self._draws(run) for run in self.runs))
         noise = {k: torch.stack([n[k] for n in noises]) for k in noises[0]}
         stacked = [torch.stack(m) for m in zip(*masks)] if self.shapes else []
-        with evaluate.autocast(self.device, cfg.precision):
+        with autocast(self.device, cfg.precision):
             terms = self.batched(
                 self.params, self.buffers, torch.stack(xs), torch.stack(hs), noise, stacked
             )

@@ -507,7 +507,7 @@ def test_bf16_run_matches_the_fp32_reference(probe_dir, tmp_path):
 
 def test_precision_is_checked_and_old_runs_read_as_fp32(probe_dir, tmp_path, capsys):
     from empirical.training.config import read_run_config
-    from empirical.training.evaluate import resolve_precision
+    from empirical.nets.device import resolve_precision
 
     with pytest.raises(
         ValueError, match=r"precision=fp16 is not valid; valid: auto \(bf16 autocast"

@@ -50,7 +50,7 @@ def precision() -> str:
     """The arithmetic this machine trains `small` in (precision=auto): the pool's 20 runs all trained in bf16."""
     import torch
 
-    from empirical.training.evaluate import resolve_precision
+    from empirical.nets.device import resolve_precision
 
     return resolve_precision("auto", torch.device("cpu"))
 
