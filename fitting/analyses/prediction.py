@@ -19,7 +19,8 @@ from fitting.estimators.model_fit import fit_model
 from fitting.estimators.pooled import PooledFit, fit_law
 from fitting.analyses.report import summary
 from fitting.estimators.turn import find_turn
-from core.trajectory import Trajectory, target_of
+from core.trajectory import Trajectory
+from fitting.estimators.registry import corner
 
 LEVEL = 0.8  # a concept has settled when its coordinate stays past this, toward its target
 
@@ -121,11 +122,6 @@ def pooled_fit(setup: Setup, by_run: dict, x: dict, runs: list[str], ci: str = "
 def law_path(fit: PooledFit, x: np.ndarray, traj: Trajectory, shift: dict | None) -> np.ndarray:
     p = None if shift is None else np.array([shift[traj.run]])
     return fit.predict(x[None], corner(traj)[None], traj.step, p)[0]
-
-
-def corner(traj: Trajectory) -> np.ndarray:
-    """The class's corner ẑ (core.trajectory.target_of)."""
-    return np.array(target_of(traj.label, traj.z.shape[1]), dtype=float)
 
 
 def run_parameters(

@@ -123,8 +123,7 @@ def fit(
         discrepancy=spec.discrepancy,
         **options,
     )
-    first = trajectories[0]
-    return LawFit(spec, result, np.array(target_of(first.label, first.z.shape[1]), dtype=float))
+    return LawFit(spec, result, corner(trajectories[0]))
 
 
 def _law(name: str) -> laws.LawSpec:
@@ -145,3 +144,8 @@ def _law(name: str) -> laws.LawSpec:
 
 def _law_bases() -> str:
     return ", ".join(n for n, p in laws.PARTS.items() if p.kind == laws.BASE)
+
+
+def corner(traj: Trajectory) -> np.ndarray:
+    """The class's corner ẑ (core.trajectory.target_of), which every run of it heads for."""
+    return np.array(target_of(traj.label, traj.z.shape[1]), dtype=float)
