@@ -72,7 +72,7 @@ def timed(
     preset: str, k: int, steps: int, device: str, threads: int, procs: int, engine: str = "auto"
 ) -> float:
     """The mean steps/s of each run: ``procs`` worker processes side by side, each an ensemble of k."""
-    from empirical.batch import thread_env
+    from empirical.sweeps.processes import thread_env
 
     env = thread_env(threads)
     with tempfile.TemporaryDirectory() as tmp:

@@ -5,7 +5,8 @@
 JOBS holds one run per line, "FOLDER --preset NAME --set KEY=VALUE ..." (# starts a comment), read by
 empirical.job_file, the one parser of job lines: quotes as the shell takes them, CRLF endings and blank lines
 are fine. Every line is checked first; a bad line stops the batch before anything trains. Each line becomes
-``python -m empirical.train ARGS --out DIR/FOLDER`` (its output appended to DIR/FOLDER.log), in the file's order,
+``python -m empirical.train ARGS --out DIR/FOLDER`` (its output appended to DIR/FOLDER.log), a process of
+empirical.sweeps.processes (the runner the sweep's local jobs use too), in the file's order,
 N at a time with T CPU threads each. A run still training when S seconds have passed since the start is stopped
 (training is kill-safe) and resumes on a rerun of the same command; a finished run is marked DIR/FOLDER/.finished
 and skipped. A run that fails is named and the others go on.
@@ -23,7 +24,6 @@ Example (a GPU machine, seven runs at a time, 9 minutes):
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import tarfile
@@ -33,18 +33,12 @@ from pathlib import Path
 from typing import Sequence
 
 from empirical import job_file, keep
-from empirical.sweeps.jobs import THREAD_VARIABLES
+from empirical.sweeps import processes
 from core import cli
 from core.files import atomic_write
 
-GRACE = 15  # seconds a stopped run gets to save before it is killed
 MIN_LEFT = 20  # a run is not started with fewer seconds left
 TRAIN = ("-m", "empirical.train")  # what runs a line: python TRAIN ARGS --out DIR/FOLDER
-
-
-def thread_env(threads: int) -> dict[str, str]:
-    """This process's environment with every thread pool capped at ``threads``."""
-    return os.environ | {name: str(threads) for name in THREAD_VARIABLES}
 
 
 def train_one(folder: str, args: list[str], runs: Path, deadline: float, threads: int) -> str:
@@ -57,23 +51,15 @@ def train_one(folder: str, args: list[str], runs: Path, deadline: float, threads
         return f"{folder}: not started (no time left)"
     out.mkdir(parents=True, exist_ok=True)
     command = [sys.executable, *TRAIN, *args, "--out", str(out)]
-    with open(f"{out}.log", "a") as log:
-        proc = subprocess.Popen(
-            command, stdout=log, stderr=subprocess.STDOUT, env=thread_env(threads)
-        )
-        try:
-            code = proc.wait(timeout=None if left == float("inf") else left)
-        except subprocess.TimeoutExpired:
-            proc.terminate()
-            try:
-                proc.wait(timeout=GRACE)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-            return f"{folder}: stopped at the deadline; rerun to resume"
-        except BaseException:  # Ctrl-C: leave no run training behind
-            proc.kill()
-            raise
+    proc = processes.start(command, Path(f"{out}.log"), processes.thread_env(threads))
+    try:
+        code = proc.wait(timeout=None if left == float("inf") else left)
+    except subprocess.TimeoutExpired:
+        processes.end(proc)
+        return f"{folder}: stopped at the deadline; rerun to resume"
+    except BaseException:  # Ctrl-C: leave no run training behind
+        proc.kill()
+        raise
     if code != 0:
         return f"{folder}: FAILED (exit {code}; see {out}.log)"
     (out / ".finished").touch()

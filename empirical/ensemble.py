@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Sequence
 
 from empirical.training.config import TrainConfig, make_config
-from empirical.training.run import Diverged, Run
+from empirical.training.run import Diverged, Run, open_run
 from empirical.training import stacked
 from empirical.training.stacked import MEMBER_KEYS, check_shared, streams_now
 from empirical.training.train import Meter, checkpoint_line, headline, summary
@@ -41,7 +41,7 @@ def open_members(
         raise ValueError("two members share a folder; give each its own")
     runs = []
     for cfg, out in zip(cfgs, outs):
-        run = Run(cfg, out, progress=progress, command=command)
+        run = open_run(cfg, out, progress=progress, command=command)
         run.streams, run.meter = streams_now(run.device), Meter()
         runs.append(run)
     return runs

@@ -1,4 +1,4 @@
-"""Run a grid of training runs with submitit (on this machine or as SLURM job arrays), then collect them.
+"""Run a grid of training runs (processes on this machine, or SLURM job arrays with submitit), then collect them.
 
   python -m empirical.sweep --preset PRESET --grid KEY=V1,V2,.. [--grid ...] [--set KEY=VALUE ...]
          [--then 'STEP [ARGS]' ...] --executor {local,slurm,debug} [--max-parallel N]
@@ -27,9 +27,11 @@ the same command again at any time: finished runs are skipped (nothing is submit
 done), interrupted ones resume from their last checkpoint, runs in use by another process are waited
 for, and new --then steps run on runs that have trained.
 
-Executors: local (jobs are processes on this machine, at most --max-parallel at once, default 1,
+Executors: local (jobs are processes on this machine, started by empirical.sweeps.processes, the runner
+empirical.batch uses too: no submitit needed; at most --max-parallel at once, default 1,
 each capped to --cpus-per-job threads, default the cores divided by --max-parallel, or OMP_NUM_THREADS
-where you set it lower: two torch jobs with default threads on two cores were measured 30x slower); slurm (one job array, at most
+where you set it lower: two torch jobs with default threads on two cores were measured 30x slower); slurm
+(submitit, pip install 'concept-dynamics[sweep]': one job array, at most
 --max-parallel tasks at once, --slurm-partition, --gpus-per-job, --cpus-per-job, --timeout-min;
 preempted or timed-out tasks are requeued and resume); debug (in this process, one after the other).
 The command follows the jobs with a progress bar (runs done / running / failed) and lists the failed

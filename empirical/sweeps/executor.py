@@ -1,5 +1,5 @@
-"""Where a sweep's jobs run and how it follows them: the submitit executor for --executor (local processes,
-SLURM arrays, or this process), the threads each job gets, the shared probes trained first, and the loop that
+"""Where a sweep's jobs run and how it follows them: the executor for --executor (processes on this machine,
+this process, or submitit's SLURM arrays), the threads each job gets, the shared probes trained first, and the loop that
 submits the runs at most --max-parallel at once, waits for runs another process holds, and reports each job's
 end (its error line from the job log when submitit gives none). Interrupts stop local jobs, never lose a run.
 """
@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
-from empirical.sweeps import jobs, plan
+from empirical.sweeps import jobs, plan, processes
+from empirical.sweeps.processes import last_error
 from empirical.training import lock
 from core.progress import bar as progress_bar
 from core import cli
@@ -43,30 +44,31 @@ def job_threads(args: argparse.Namespace, env) -> int:
 
 
 def make_executor(args: argparse.Namespace, folder: Path, threads: int):
-    """The submitit executor for --executor, with the job resources set."""
+    """The executor for --executor: processes on this machine (local), this process (debug), or submitit's SLURM
+    executor with the job resources set (the only one that needs submitit)."""
+    if args.executor == "local":
+        return processes.ProcessExecutor(folder, threads, args.gpus_per_job, args.timeout_min)
+    if args.executor == "debug":
+        return processes.InProcessExecutor()
     try:
         import submitit
     except ImportError:
         raise cli.UsageError(
-            "python -m empirical.sweep needs submitit: pip install 'concept-dynamics[sweep]' "
-            "(or pip install submitit)"
+            "python -m empirical.sweep --executor slurm needs submitit: pip install 'concept-dynamics[sweep]' "
+            "(or pip install submitit); --executor local needs nothing more"
         ) from None
-    ex = submitit.AutoExecutor(folder=folder, cluster=args.executor)
+    ex = submitit.AutoExecutor(folder=folder, cluster="slurm")
     params: dict[str, Any] = {
         "name": f"sweep-{folder.parent.name}",
         "timeout_min": args.timeout_min,
         "cpus_per_task": threads,
+        "slurm_setup": jobs.thread_exports(threads),
+        "slurm_array_parallelism": args.max_parallel,
     }
     if args.gpus_per_job:
         params["gpus_per_node"] = args.gpus_per_job
-    # local jobs inherit this environment (no setup shell, so a stop signal reaches them)
-    if args.executor == "local":
-        os.environ.update({name: str(threads) for name in jobs.THREAD_VARIABLES})
-    elif args.executor == "slurm":
-        params["slurm_setup"] = jobs.thread_exports(threads)
-        params["slurm_array_parallelism"] = args.max_parallel
-        if args.slurm_partition:
-            params["slurm_partition"] = args.slurm_partition
+    if args.slurm_partition:
+        params["slurm_partition"] = args.slurm_partition
     ex.update_parameters(**params)
     return ex
 
@@ -111,27 +113,15 @@ class Follow:
         if status == "done":
             self.done.append(name)
             return "finished"
-        log = getattr(getattr(job, "paths", None), "stderr", None)
+        log = job_log(job)
         message = with_cause(str(result.get("message")), log)
         self.failed[name] = f"{message}; log: {log}"
         return f"FAILED ({message})"
 
 
-def last_error(log: Path | str | None, lines: int = 200) -> str | None:
-    """The last error line of a job's log (``SomeError: what``), or its last non-empty line; None without a log."""
-    if log is None or not Path(log).is_file():
-        return None
-    tail = [
-        ln.strip()
-        for ln in Path(log).read_text(errors="replace").splitlines()[-lines:]
-        if ln.strip()
-    ]
-    errors = [
-        ln
-        for ln in tail
-        if ln.split(":", 1)[0].split(".")[-1].endswith(("Error", "Exception", "Interrupt"))
-    ]
-    return (errors or tail or [None])[-1]
+def job_log(job) -> Path | None:
+    """A job's error log (None for a job run in this process)."""
+    return getattr(getattr(job, "paths", None), "stderr", None)
 
 
 def with_cause(message: str, log: Path | str | None) -> str:
@@ -192,7 +182,7 @@ def follow(
 @contextlib.contextmanager
 def starting_local_jobs(executor: str) -> Iterator[None]:
     """While local jobs start. They inherit SIGINT blocked, so Ctrl-C reaches the sweep alone, which stops them
-    with SIGTERM (:func:`stop`), instead of every submitit controller printing its own KeyboardInterrupt. An
+    with SIGTERM (:func:`stop`), instead of every job printing its own KeyboardInterrupt. An
     interrupt that arrives meanwhile (Ctrl-C, or SIGTERM) is held, not lost, and raised as KeyboardInterrupt
     once the jobs have started, so the sweep knows every job it has to stop."""
     if executor != "local":
@@ -219,8 +209,8 @@ def starting_local_jobs(executor: str) -> Iterator[None]:
 
 
 def stop(job) -> None:
-    """Stop a local job: SIGTERM to its controller, which passes it on to the job (submitit's own cancel sends
-    SIGINT, which a sweep started in the background ignores)."""
+    """Stop a local job: SIGTERM to its process, which ends it (the run resumes from its last checkpoint). Ctrl-C
+    never reaches a job (it starts with SIGINT blocked), and a sweep started in the background ignores it."""
     process = getattr(job, "_process", None)
     if process is not None and process.poll() is None:
         process.send_signal(signal.SIGTERM)
@@ -261,7 +251,7 @@ def run_probes(
             except Exception as err:
                 result = {"status": "failed", "message": cli.one_line(str(err))[-300:]}
             if result.get("status") != "done":
-                failures.append(f"{path}: {result.get('message')}; log: {job.paths.stderr}")
+                failures.append(f"{path}: {result.get('message')}; log: {job_log(job)}")
     # no probe job may train on (two sweeps would then write one probe at once)
     except KeyboardInterrupt:
         if args.executor == "local":

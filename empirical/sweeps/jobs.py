@@ -1,6 +1,6 @@
-"""What a sweep's jobs run, wherever submitit runs them (a local process, a SLURM array task, or the
-calling process for ``--executor debug``): train one run's probe, or train one run and chain its
-post-hoc steps.
+"""What a sweep's jobs run, wherever they run (a process of empirical.sweeps.processes, a SLURM array task
+started by submitit, or the calling process for ``--executor debug``): train one run's probe, or train one
+run and chain its post-hoc steps.
 
 A run job holds the run folder's lock for its whole life, so two sweeps (or a requeued job and its
 stale twin) never work on one run at once; a job that finds the lock taken returns ``busy`` at once.
@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import shlex
-import signal
 import subprocess
 import sys
 import time
@@ -23,14 +22,8 @@ from pathlib import Path
 
 from empirical.training import lock
 from empirical.sweeps import plan
+from empirical.sweeps.processes import LOG_VARIABLE, THREAD_VARIABLES
 from empirical.training.config import make_config
-
-THREAD_VARIABLES = (
-    "OMP_NUM_THREADS",
-    "MKL_NUM_THREADS",
-    "OPENBLAS_NUM_THREADS",
-    "NUMBA_NUM_THREADS",
-)
 
 
 def thread_exports(threads: int) -> list[str]:
@@ -47,16 +40,11 @@ def limit_threads(threads: int) -> None:
     torch.set_num_threads(threads)
 
 
-def stoppable() -> None:
-    """On the local executor, let SIGTERM end the job (submitit ignores it in jobs, for SLURM's preemption
-    protocol): that is how an interrupted sweep stops its jobs, since a job started in the background
-    ignores SIGINT. The run resumes from its last checkpoint."""
-    if os.environ.get("SUBMITIT_EXECUTOR") == "local":
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-
-
 def log_path() -> str | None:
-    """The submitit log of the running job, when run by submitit."""
+    """The log of the running job: a local process's (empirical.sweeps.processes), or submitit's; None when
+    called directly (the debug executor)."""
+    if os.environ.get(LOG_VARIABLE):
+        return os.environ[LOG_VARIABLE]
     try:
         import submitit
 
@@ -78,7 +66,7 @@ def run_step(argv: list[str]) -> tuple[int, str | None]:
 
 @dataclass
 class ProbeJob:
-    """Train the shared probe a run config names (once: load_probe holds the probe folder's lock)."""
+    """Train the shared probe a run config names (once: provide_probe holds the probe folder's lock)."""
 
     preset: str
     overrides: tuple[str, ...]
@@ -86,14 +74,13 @@ class ProbeJob:
     raise_errors: bool = True
 
     def __call__(self) -> dict:
-        from empirical.training.run import load_probe
+        from empirical.training.run import load_probe, provide_probe
 
         limit_threads(self.threads)
-        stoppable()
+        cfg = make_config(self.preset, self.overrides)
         try:
-            _, path, digest = load_probe(
-                make_config(self.preset, self.overrides), Path("."), progress=False
-            )
+            provide_probe(cfg, Path("."), progress=False)
+            _, path, digest = load_probe(cfg, Path("."))
         except Exception as err:
             if self.raise_errors:
                 raise
@@ -124,7 +111,6 @@ class RunJob:
 
     def __call__(self) -> dict:
         limit_threads(self.threads)
-        stoppable()
         run = Path(self.run)
         try:
             with lock.hold(run):

@@ -81,36 +81,55 @@ def optimizer(params, cfg: TrainConfig) -> torch.optim.Optimizer:
         return torch.optim.AdamW(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
 
 
-def load_probe(cfg: TrainConfig, out: Path, *, progress: bool):
-    """The probe named by the config, trained and saved there first if it does not exist yet."""
+def probe_folder(cfg: TrainConfig, out: Path) -> tuple[Path, bool]:
+    """The probe the config names, and whether it exists; refuses a probe.pt that is not a file."""
     path = Path(cfg.probe_path(str(out)))
     if path.suffix == ".pt" and not path.is_file():
         raise ValueError(
             f"probe={cfg.probe}: {path} is not a file; give an existing probe.pt, or a folder (a probe is "
             "trained there if it has none)"
         )
-    if not (path / "probe.pt").exists() and not (path.suffix == ".pt" and path.exists()):
-        if "{package}" in cfg.probe:  # a shipped probe is never trained into the package
-            raise ValueError(no_shipped_probe(cfg))
-        cli.output_dir(path, f"probe={cfg.probe}:")
-        setups = [name for name, s in SETUPS.items() if s["concepts"] == cfg.concepts]
-        if not setups:
-            valid = "; ".join(f"{n}: {s['concepts']}" for n, s in SETUPS.items())
-            raise ValueError(f"no probe setup covers concepts {cfg.concepts}; valid: {valid}")
-        with lock.hold(path, wait=True):  # runs sharing a probe wait for the one that trains it
-            if not (path / "probe.pt").exists():
-                pcfg = ProbeConfig(
-                    setup=setups[0], resolution=cfg.resolution, steps=cfg.probe_steps
-                )
-                print(
-                    f"train: no probe at {path}; training one ({pcfg.steps} steps at {cfg.resolution} px)",
-                    file=sys.stderr,
-                )
-                _, doc = train_evaluate_save(pcfg, path, progress=progress)
-                print(
-                    f"train: probe saved; worst per-concept accuracy {doc['min_accuracy']}",
-                    file=sys.stderr,
-                )
+    exists = (path / "probe.pt").exists() or (path.suffix == ".pt" and path.exists())
+    if not exists and "{package}" in cfg.probe:  # a shipped probe is never trained into the package
+        raise ValueError(no_shipped_probe(cfg))
+    return path, exists
+
+
+def provide_probe(cfg: TrainConfig, out: Path, *, progress: bool) -> Path:
+    """The probe the config names, trained and saved there first where it does not exist yet (runs sharing a
+    probe wait for the one that trains it); returns its path. Opening a run never trains one: this does."""
+    path, exists = probe_folder(cfg, out)
+    if exists:
+        return path
+    cli.output_dir(path, f"probe={cfg.probe}:")
+    setups = [name for name, s in SETUPS.items() if s["concepts"] == cfg.concepts]
+    if not setups:
+        valid = "; ".join(f"{n}: {s['concepts']}" for n, s in SETUPS.items())
+        raise ValueError(f"no probe setup covers concepts {cfg.concepts}; valid: {valid}")
+    with lock.hold(path, wait=True):
+        if not (path / "probe.pt").exists():
+            pcfg = ProbeConfig(setup=setups[0], resolution=cfg.resolution, steps=cfg.probe_steps)
+            print(
+                f"train: no probe at {path}; training one ({pcfg.steps} steps at {cfg.resolution} px)",
+                file=sys.stderr,
+            )
+            _, doc = train_evaluate_save(pcfg, path, progress=progress)
+            print(
+                f"train: probe saved; worst per-concept accuracy {doc['min_accuracy']}",
+                file=sys.stderr,
+            )
+    return path
+
+
+def load_probe(cfg: TrainConfig, out: Path):
+    """The probe the config names, read and checked against the run's concepts and resolution: (model, path,
+    hash). It must exist (:func:`provide_probe` trains a missing one)."""
+    path, exists = probe_folder(cfg, out)
+    if not exists:
+        raise ValueError(
+            f"probe={cfg.probe}: no probe at {path}; python -m empirical.train trains one there before the run "
+            "opens (or give probe=<folder> of an existing probe)"
+        )
     model, pcfg, digest = read_probe(path)
     if pcfg.concepts != cfg.concepts or pcfg.resolution != cfg.resolution:
         raise ValueError(
@@ -181,7 +200,8 @@ class Diverged(ValueError):
 class Run:
     """One training run, opened from its folder: model, optimizer, EMA, data, probe and logs, with the steps
     of the loop named (``train_step``, ``evaluate``, ``save``). Opening refuses a folder that holds another
-    run before anything is written, then writes config.json and resumes from checkpoints/last.pt if any.
+    run before anything is written, reads the probe (which must exist: :func:`provide_probe`), then writes
+    config.json and resumes from checkpoints/last.pt if any.
     """
 
     def __init__(
@@ -189,14 +209,13 @@ class Run:
         cfg: TrainConfig,
         out: Path,
         *,
-        progress: bool = True,
         command: Sequence[str] | None = None,
     ):
         self.cfg, self.out = cfg, Path(out)
         self.device = select_device(cfg.device, "device=")
         check_folder(self.out, cfg)
         state = resume_state(self.out, cfg)
-        self.probe, probe_dir, probe_hash = load_probe(cfg, self.out, progress=progress)
+        self.probe, probe_dir, probe_hash = load_probe(cfg, self.out)
         self.meta = runlog.run_meta(cfg, probe_hash, source="empirical.train")
         self.out.mkdir(parents=True, exist_ok=True)
         now = {
@@ -389,3 +408,14 @@ class Run:
     def point(self, label: str) -> list[float]:
         """The latest logged concept-space point of a class."""
         return list(next(p.z for p in reversed(self.logs.points) if p.label == label))
+
+
+def open_run(
+    cfg: TrainConfig, out: Path, *, progress: bool = True, command: Sequence[str] | None = None
+) -> Run:
+    """Open (or resume) a run to train: its folder checked first, then its probe provided (trained where it does
+    not exist yet), then the run opened."""
+    # a folder holding another run is refused before a probe trains for it
+    check_folder(Path(out), cfg)
+    provide_probe(cfg, Path(out), progress=progress)
+    return Run(cfg, out, command=command)

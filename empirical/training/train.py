@@ -11,7 +11,7 @@ import torch
 from torch import nn
 
 from empirical.training.config import TrainConfig
-from empirical.training.run import Run
+from empirical.training.run import Run, open_run
 from core.trajectory import headline_class
 
 
@@ -61,7 +61,7 @@ def train(
     ``command``: the command line for the reproducibility stamp (default: this process's)."""
     from tqdm import tqdm
 
-    run = Run(cfg, out, progress=progress, command=command)
+    run = open_run(cfg, out, progress=progress, command=command)
     if run.step == 0 and 0 in run.evals and not run.logs.points:  # the untrained model, once
         run.evaluate()
         run.save(evaluated=True)

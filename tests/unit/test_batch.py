@@ -12,6 +12,7 @@ import time
 import pytest
 
 from empirical import batch, job_file, keep
+from empirical.sweeps import processes
 
 FAKE_TRAIN = textwrap.dedent(
     """
@@ -39,7 +40,7 @@ def fake_train(tmp_path, monkeypatch):
     script.write_text(FAKE_TRAIN)
     monkeypatch.setattr(batch, "TRAIN", (str(script),))
     monkeypatch.setattr(batch, "MIN_LEFT", 0)
-    monkeypatch.setattr(batch, "GRACE", 2)
+    monkeypatch.setattr(processes, "GRACE", 2)
     return script
 
 

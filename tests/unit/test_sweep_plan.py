@@ -433,7 +433,8 @@ def test_status_counts_failures_in_its_exit_code(tmp_path, capsys):
 
 
 def test_a_job_that_died_in_its_own_code_is_reported_with_the_cause_from_its_log(tmp_path):
-    from empirical.sweeps.executor import last_error, with_cause
+    from empirical.sweeps.executor import with_cause
+    from empirical.sweeps.processes import last_error
 
     log = tmp_path / "job.err"
     log.write_text(

@@ -1,5 +1,6 @@
 """Training CLI: configs and presets, the smoke run end to end, resume (in process and after kill -9)."""
 
+import functools
 import json
 import os
 import signal
@@ -117,18 +118,43 @@ def test_small_is_the_composing_recipe_at_24px():
 
 def test_small_reads_the_committed_probe_and_never_trains_into_the_package(tmp_path):
     from empirical.probing.probe import load
-    from empirical.training.run import load_probe
+    from empirical.training.run import load_probe, provide_probe
 
     small = make_config("small")
-    _, path, digest = load_probe(small, tmp_path, progress=False)
+    _, path, digest = load_probe(small, tmp_path)
     assert digest == "16e18d564fed732e" and Path(path).parent.name == "probes"
     assert load(path)[2] == digest  # the committed weights match their recorded hash
     wide = make_config("small", ["resolution=32"])
-    with pytest.raises(ValueError, match="ships no probe for color-size at 32 px.*color-size-24px"):
-        load_probe(wide, tmp_path, progress=False)
+    for reader in (load_probe, functools.partial(provide_probe, progress=False)):
+        with pytest.raises(
+            ValueError, match="ships no probe for color-size at 32 px.*color-size-24px"
+        ):
+            reader(wide, tmp_path)
     assert not (Path(path).parent / "color-size-32px").exists()
     # no probe of shape x color is shipped: small-mask trains its own, as the defaults do
     assert make_config("small-mask").probe == make_config("tiny").probe
+
+
+def test_opening_a_run_never_trains_a_probe_and_training_refuses_another_run_s_folder_first(
+    probe_dir, tmp_path
+):
+    """Issue #53: opening a Run trained a missing probe as a side effect. Now Run only reads it, and
+    open_run (what training calls) checks the folder before it trains one."""
+    from empirical.training.run import open_run
+
+    missing = tmp_path / "no-probe-here"
+    with pytest.raises(
+        ValueError, match=f"no probe at {missing}; python -m empirical.train trains"
+    ):
+        Run(make_config("smoke", [f"probe={missing}"]), tmp_path / "run")
+    # nothing trained, nothing written
+    assert not missing.exists() and not (tmp_path / "run").exists()
+    Run(smoke(probe_dir), tmp_path / "other")  # writes the folder's config.json
+    with pytest.raises(ValueError, match="holds a run with another config"):
+        open_run(
+            make_config("smoke", [f"probe={missing}", "seed=5"]), tmp_path / "other", progress=False
+        )
+    assert not missing.exists()  # refused before a probe was trained for it
 
 
 def test_dense_checkpoints_join_the_quadratic_schedule():
@@ -363,7 +389,7 @@ def test_ema_lag_is_the_closed_form_without_warmup_and_shorter_with_it():
 @pytest.mark.parametrize("warmup", [False, True])
 def test_the_ema_update_uses_the_warmed_decay(probe_dir, tmp_path, warmup):
     cfg = smoke(probe_dir, "ema=0.9", f"ema_warmup={warmup}")
-    run = Run(cfg, tmp_path / "run", progress=False)
+    run = Run(cfg, tmp_path / "run")
     before = [p.detach().clone() for p in run.ema.parameters()]
     run.train_step()
     decay = 0.1 if warmup else 0.9  # the first update: (1 + 0) / (10 + 0)

@@ -1,0 +1,230 @@
+"""Jobs as processes on this machine: the one runner under ``python -m empirical.batch`` (a job file's lines, each
+a ``python -m empirical.train`` process) and the sweep's ``--executor local`` (each job a Python callable, pickled
+and run by ``python -m empirical.sweeps.processes JOB.pkl``), so neither needs submitit.
+
+A process gets its own log (stdout and stderr), its threads capped (every pool in THREAD_VARIABLES), the GPUs it
+may see, and a stop that asks first (SIGTERM, then SIGKILL after GRACE seconds: training is kill-safe). A
+callable's job writes its result (or its error line and traceback) next to its log; a job whose process ended
+without one (killed, out of memory) fails with the last error line of its log.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import signal
+import subprocess
+import sys
+import time
+import traceback
+from dataclasses import dataclass
+from itertools import count
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+THREAD_VARIABLES = (
+    "OMP_NUM_THREADS",
+    "MKL_NUM_THREADS",
+    "OPENBLAS_NUM_THREADS",
+    "NUMBA_NUM_THREADS",
+)
+GRACE = 15  # seconds a stopped process gets to save before it is killed
+# a job's own log, for the errors it records (sweeps.jobs.log_path)
+LOG_VARIABLE = "CONCEPT_DYNAMICS_JOB_LOG"
+WORKER = ("-m", "empirical.sweeps.processes")
+
+
+def thread_env(threads: int, gpus: Sequence[str] | None = None) -> dict[str, str]:
+    """This process's environment with every thread pool capped at ``threads`` and, where ``gpus`` is given, only
+    those GPUs visible (an empty list: none)."""
+    env = os.environ | {name: str(threads) for name in THREAD_VARIABLES}
+    if gpus is not None:
+        env["CUDA_VISIBLE_DEVICES"] = ",".join(gpus)
+    return env
+
+
+def visible_gpus(count_: int, env=os.environ) -> list[str]:
+    """The first ``count_`` GPUs of those this process sees (CUDA_VISIBLE_DEVICES where set, else 0, 1, ...)."""
+    listed = [g for g in env.get("CUDA_VISIBLE_DEVICES", "").split(",") if g.strip()]
+    return (listed if "CUDA_VISIBLE_DEVICES" in env else [str(k) for k in range(count_)])[:count_]
+
+
+def start(argv: Sequence[str], log: Path, env: dict[str, str], *, err: Path | None = None):
+    """Start ``argv`` with its output appended to ``log`` (its error output to ``err`` where given)."""
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with open(log, "a") as out, open(err or os.devnull, "a") as errors:
+        return subprocess.Popen(
+            list(argv),
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=errors if err is not None else subprocess.STDOUT,
+            env=env,
+        )
+
+
+def end(proc: subprocess.Popen) -> None:
+    """Stop a process: SIGTERM, then SIGKILL when it has not ended after GRACE seconds."""
+    if proc.poll() is not None:
+        return
+    proc.terminate()
+    try:
+        proc.wait(timeout=GRACE)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+def last_error(log: Path | str | None, lines: int = 200) -> str | None:
+    """The last error line of a job's log (``SomeError: what``), or its last non-empty line; None without a log."""
+    if log is None or not Path(log).is_file():
+        return None
+    tail = [
+        ln.strip()
+        for ln in Path(log).read_text(errors="replace").splitlines()[-lines:]
+        if ln.strip()
+    ]
+    errors = [
+        ln
+        for ln in tail
+        if ln.split(":", 1)[0].split(".")[-1].endswith(("Error", "Exception", "Interrupt"))
+    ]
+    return (errors or tail or [None])[-1]
+
+
+class JobFailed(RuntimeError):
+    """A job's callable raised, or its process ended without a result."""
+
+
+@dataclass(frozen=True)
+class Paths:
+    """A job's files: its pickled callable, its result, its output and error logs."""
+
+    job: Path
+    result: Path
+    stdout: Path
+    stderr: Path
+
+
+class ProcessJob:
+    """A callable running in its own process (see :class:`ProcessExecutor`): ``done()``, ``result()``, and
+    ``_process`` (the Popen the sweep stops on an interrupt)."""
+
+    def __init__(self, job_id: str, paths: Paths, process: subprocess.Popen, timeout_s: float):
+        self.job_id, self.paths, self._process = job_id, paths, process
+        self._deadline = time.monotonic() + timeout_s
+        self._timed_out = False
+
+    def done(self) -> bool:
+        """Whether the process has ended (a job past its time limit is stopped first)."""
+        if self._process.poll() is None and time.monotonic() > self._deadline:
+            self._timed_out = True
+            end(self._process)
+        return self._process.poll() is not None
+
+    def result(self) -> Any:
+        """Wait for the job; its callable's return value, or JobFailed with the job's error line."""
+        left = self._deadline - time.monotonic()
+        try:
+            self._process.wait(timeout=max(left, 0))
+        except subprocess.TimeoutExpired:
+            pass
+        if not self.done():  # past the limit: done() stopped it
+            self._process.wait()
+        if self._timed_out:
+            raise JobFailed(
+                f"job {self.job_id} ran past its time limit and was stopped (rerun to resume); "
+                f"log: {self.paths.stderr}"
+            )
+        if self.paths.result.exists():
+            with open(self.paths.result, "rb") as fh:
+                ok, value = pickle.load(fh)
+            if ok:
+                return value
+            raise JobFailed(value)
+        cause = last_error(self.paths.stderr)
+        raise JobFailed(
+            f"job {self.job_id} ended with exit {self._process.returncode} and no result"
+            + (f": {cause}" if cause else "")
+        )
+
+
+class ProcessExecutor:
+    """Run callables as processes on this machine, each with ``threads`` threads, ``gpus`` GPUs visible and a time
+    limit; their files go in ``folder`` (JOBID_submitted.pkl, JOBID_result.pkl, JOBID_log.out, JOBID_log.err)."""
+
+    def __init__(self, folder: Path, threads: int, gpus: int = 0, timeout_min: float = 10080):
+        self.folder, self.threads, self.timeout_min = Path(folder), threads, timeout_min
+        self.gpus = visible_gpus(gpus)
+        self._ids = count()
+
+    def submit(self, fn: Callable[[], Any]) -> ProcessJob:
+        """Start ``fn()`` in a new process; returns its job at once."""
+        job_id = f"{os.getpid()}_{next(self._ids)}"
+        stem = self.folder / job_id
+        paths = Paths(
+            *(
+                Path(f"{stem}_{end}")
+                for end in ("submitted.pkl", "result.pkl", "log.out", "log.err")
+            )
+        )
+        self.folder.mkdir(parents=True, exist_ok=True)
+        with open(paths.job, "wb") as fh:
+            pickle.dump(fn, fh)
+        env = thread_env(self.threads, self.gpus) | {LOG_VARIABLE: str(paths.stderr)}
+        process = start(
+            [sys.executable, *WORKER, str(paths.job)], paths.stdout, env, err=paths.stderr
+        )
+        return ProcessJob(job_id, paths, process, 60 * self.timeout_min)
+
+
+class Finished:
+    """A job run already (by :class:`InProcessExecutor`): ``done()`` is true, ``result()`` returns or raises."""
+
+    job_id = "in-process"
+    paths = None
+
+    def __init__(self, fn: Callable[[], Any]):
+        try:
+            self._value, self._error = fn(), None
+        except Exception as err:  # raised again by result(), as a process's job would
+            self._value, self._error = None, err
+
+    def done(self) -> bool:
+        return True
+
+    def result(self) -> Any:
+        if self._error is not None:
+            raise self._error
+        return self._value
+
+
+class InProcessExecutor:
+    """Run callables in this process, one after the other, as they are submitted (the sweep's --executor debug)."""
+
+    def submit(self, fn: Callable[[], Any]) -> Finished:
+        return Finished(fn)
+
+
+def work(job: Path) -> int:
+    """The worker: load the pickled callable, call it, and pickle (True, its value) or (False, its error line)
+    beside it; the traceback goes to the error log."""
+    result = job.with_name(job.name.replace("_submitted.pkl", "_result.pkl"))
+    try:
+        with open(job, "rb") as fh:
+            fn = pickle.load(fh)
+        outcome = (True, fn())
+        code = 0
+    except Exception as err:
+        traceback.print_exc()
+        outcome, code = (False, f"{type(err).__name__}: {err}"), 1
+    tmp = result.with_suffix(".tmp")
+    with open(tmp, "wb") as fh:
+        pickle.dump(outcome, fh)
+    os.replace(tmp, result)
+    return code
+
+
+if __name__ == "__main__":
+    # a stop ends the job (training resumes from its last checkpoint)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    sys.exit(work(Path(sys.argv[1])))
