@@ -151,7 +151,7 @@ def one_path(path: str, out: Path, steps: int, evals: int, probe: str) -> dict:
 def end_to_end(args) -> None:
     """Both paths in subprocesses, one after the other; the table, then the speedup as the last line."""
     from empirical.nets import device as nets_device
-    from empirical.training.run import provide_probe
+    from empirical.training.probes import provide_probe
 
     probe = str(Path(args.probe).resolve())
     provide_probe(

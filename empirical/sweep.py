@@ -28,7 +28,8 @@ done), interrupted ones resume from their last checkpoint, runs in use by anothe
 for, and new --then steps run on runs that have trained.
 
 Executors: local (jobs are processes on this machine, started by empirical.sweeps.processes, the runner
-empirical.batch uses too: no submitit needed; at most --max-parallel at once, default 1,
+empirical.batch uses too: no submitit needed; at most --max-parallel at once, default 1, each stopped after
+--timeout-min and seeing --gpus-per-job GPUs, none by default,
 each capped to --cpus-per-job threads, default the cores divided by --max-parallel, or OMP_NUM_THREADS
 where you set it lower: two torch jobs with default threads on two cores were measured 30x slower); slurm
 (submitit, pip install 'concept-dynamics[sweep]': one job array, at most
@@ -146,7 +147,8 @@ def _job_arguments(parser: argparse.ArgumentParser) -> None:
         type=int,
         default=None,
         metavar="M",
-        help="wall-clock limit per job in minutes (default: local 10080, slurm 1440); slurm requeues on timeout",
+        help="wall-clock limit per job in minutes (default: local 10080, slurm 1440): a local job is stopped "
+        "(rerun to resume), a slurm job requeued",
     )
     parser.add_argument("--slurm-partition", default=None, metavar="P", help="SLURM partition")
     parser.add_argument(

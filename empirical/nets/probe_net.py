@@ -27,6 +27,16 @@ SETUPS = {
         "sep_range": {"color": (0.1, 0.8), "size": (0.2, 0.4), "bg": (0.1, 0.6)},
     },
 }
+# the setup of a probe trained on a CelebA selection (its concepts: two attributes)
+CELEBA = "celeba"
+POOLS = ("max", "mean")
+
+
+def check_pool(pool: str) -> str:
+    """``pool`` where it is one the probe knows; ValueError naming the valid ones."""
+    if pool not in POOLS:
+        raise ValueError(f"pool {pool!r}: valid: {', '.join(POOLS)}")
+    return pool
 
 
 @dataclass(frozen=True)
@@ -44,10 +54,30 @@ class ProbeConfig:
     seed: int = 0
     # concept -> separations evaluated (default: 4 across the range)
     eval_seps: dict = field(default_factory=dict)
+    # setup "celeba": the two attributes read (e.g. ["!Male", "Smiling"]) and the selection trained on
+    attributes: tuple = ()
+    data: str = ""
+    # how the concept heads pool the features: "max" or "mean" ("": the setup's, max; celeba's, mean)
+    pool: str = ""
 
     def __post_init__(self) -> None:
-        if self.setup not in SETUPS:
-            raise ValueError(f"unknown setup {self.setup!r}; valid: {', '.join(SETUPS)}")
+        if self.setup == CELEBA:
+            if len(self.attributes) != 2 or not self.data:
+                raise ValueError(
+                    "setup 'celeba' needs its two attributes and the selection folder it reads "
+                    "(python -m empirical.probe --celeba SELECTION)"
+                )
+            object.__setattr__(self, "attributes", tuple(self.attributes))
+        elif self.setup not in SETUPS:
+            valid = ", ".join([*SETUPS, CELEBA])
+            raise ValueError(f"unknown setup {self.setup!r}; valid: {valid}")
+        elif self.attributes or self.data:
+            raise ValueError(
+                f"setup {self.setup!r} takes no attributes or data (setup 'celeba' does)"
+            )
+        if not self.pool:
+            object.__setattr__(self, "pool", "mean" if self.setup == CELEBA else "max")
+        check_pool(self.pool)
         if self.steps < 1 or self.batch < 2 or self.train_per_class < 1 or self.channels < 4:
             raise ValueError(
                 "steps, batch, train_per_class and channels must be positive (batch >= 2, channels >= 4)"
@@ -56,7 +86,7 @@ class ProbeConfig:
     @property
     def concepts(self) -> tuple[str, ...]:
         """The setup's concepts, in label-digit order."""
-        return SETUPS[self.setup]["concepts"]
+        return self.attributes if self.setup == CELEBA else SETUPS[self.setup]["concepts"]
 
 
 class Block(nn.Module):
@@ -83,10 +113,16 @@ class Probe(nn.Module):
     (down to R/4, back up to R/2 with a skip) works at reduced resolution, where it is cheap on a CPU.
     """
 
-    def __init__(self, concepts: Sequence[str], n_values: Sequence[int], channels: int = 32):
+    def __init__(
+        self,
+        concepts: Sequence[str],
+        n_values: Sequence[int],
+        channels: int = 32,
+        pool: str = "max",
+    ):
         super().__init__()
         c = channels
-        self.concepts = tuple(concepts)
+        self.concepts, self.pool = tuple(concepts), check_pool(pool)
         self.stem = nn.Sequential(
             nn.Conv2d(3, c // 2, 3, padding=1),
             nn.GELU(),
@@ -113,9 +149,11 @@ class Probe(nn.Module):
         h2 = self.down2(F.avg_pool2d(h1, 2))  # (B, 2c, R/4, R/4)
         m = self.mid(h2)
         u1 = self.up1(torch.cat([F.interpolate(m, scale_factor=2.0), h1], 1))  # (B, c, R/2, R/2)
-        pooled = u1.amax(dim=(2, 3))  # global max-pool: where the object is does not matter
+        peak, mean = u1.amax(dim=(2, 3)), u1.mean(dim=(2, 3))
+        # global max-pool: where a small object is does not matter; a face fills the image: mean
+        pooled = peak if self.pool == "max" else mean
         out = {name: head(pooled) for name, head in self.heads.items()}
-        out[READABLE] = self.readable(torch.cat([pooled, u1.mean(dim=(2, 3))], 1))[:, 0]
+        out[READABLE] = self.readable(torch.cat([peak, mean], 1))[:, 0]
         return out
 
 

@@ -23,7 +23,7 @@ def load(path: str | Path) -> tuple[Probe, ProbeConfig, str]:
     blob = tensorfile.load(path, "probe")
     try:
         cfg = ProbeConfig(**blob["config"])
-        model = Probe(cfg.concepts, [2] * len(cfg.concepts), cfg.channels)
+        model = Probe(cfg.concepts, [2] * len(cfg.concepts), cfg.channels, cfg.pool)
         if not any(k.startswith("readable.") for k in blob["state_dict"]):
             raise ValueError(
                 f"{path}: this probe was trained before probes could abstain (it has no 'unreadable' "

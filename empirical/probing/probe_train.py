@@ -10,6 +10,7 @@ import itertools
 import time
 from dataclasses import asdict
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 import torch
@@ -74,12 +75,26 @@ def train(cfg: ProbeConfig, *, progress: bool = True) -> tuple[Probe, dict]:
     """
     from empirical.probing import unreadable
 
-    torch.manual_seed(cfg.seed)
     rng = np.random.default_rng(cfg.seed)
     images, index = diverse(cfg, cfg.train_per_class, rng)
     x_all, y_all = torch.from_numpy(augment(images, rng)), torch.from_numpy(index)
     x_neg = torch.from_numpy(unreadable.negatives(x_all.shape[0], cfg.resolution, rng))
-    model = Probe(cfg.concepts, [2] * len(cfg.concepts), cfg.channels)
+    return fit(cfg, x_all, y_all, x_neg, progress=progress)
+
+
+def fit(
+    cfg: ProbeConfig,
+    x_all: torch.Tensor,
+    y_all: torch.Tensor,
+    x_neg: torch.Tensor,
+    *,
+    progress: bool,
+    view: Callable[[torch.Tensor], torch.Tensor] | None = None,
+) -> tuple[Probe, dict]:
+    """The training loop on readable images ``x_all`` (their concept values ``y_all``, (N, C)) and unreadable
+    ones ``x_neg``; ``view`` turns a batch's readable rows into what the model sees (default: as stored)."""
+    torch.manual_seed(cfg.seed)
+    model = Probe(cfg.concepts, [2] * len(cfg.concepts), cfg.channels, cfg.pool)
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
     sched = torch.optim.lr_scheduler.OneCycleLR(
         opt, max_lr=cfg.lr, total_steps=cfg.steps, pct_start=0.1
@@ -93,7 +108,8 @@ def train(cfg: ProbeConfig, *, progress: bool = True) -> tuple[Probe, dict]:
     for _ in bar:
         rows = torch.randint(0, x_all.shape[0], (cfg.batch - half,), generator=gen)
         neg = torch.randint(0, x_neg.shape[0], (half,), generator=gen)
-        logits = model(torch.cat([x_all[rows], x_neg[neg]]))
+        seen = x_all[rows] if view is None else view(x_all[rows])
+        logits = model(torch.cat([seen, x_neg[neg]]))
         loss = sum(
             F.cross_entropy(logits[c][: cfg.batch - half], y_all[rows, i])
             for i, c in enumerate(cfg.concepts)
@@ -137,19 +153,36 @@ def evaluate(
     for seps in eval_grid(cfg):
         data = DataConfig(cfg.concepts, seps, resolution=cfg.resolution)
         batch = sample(data, {label: per_class for label in data.classes}, rng)
-        prob, p_read = probabilities(model, batch.images)
-        read = p_read >= THRESHOLD
-        row = {"sep": seps, "readable": float(read.mean())}
-        for i, c in enumerate(cfg.concepts):
-            row[c] = {
-                "accuracy": float(np.mean(read & (prob[:, i].argmax(-1) == batch.index[:, i]))),
-                "ece": ece(prob[:, i], batch.index[:, i]),
-            }
         held = np.isin(batch.labels, data.held_out)
-        correct = read & np.all(prob.argmax(-1) == batch.index, axis=1)
-        row["held_out_class_joint_accuracy"] = float(np.mean(correct[held]))
-        rows.append(row)
+        rows.append({"sep": seps, **reading(model, batch.images, batch.index, held)})
     return rows
+
+
+def reading(model: Probe, images, index: np.ndarray, held: np.ndarray) -> dict:
+    """How the probe reads images of known concept values ``index`` (N, C): the share read, each concept's
+    accuracy (a refusal counts as wrong) and ECE, and the joint accuracy on the ``held`` rows (None: none)."""
+    prob, p_read = probabilities(model, images)
+    read = p_read >= THRESHOLD
+    row: dict = {"readable": float(read.mean())}
+    for i, c in enumerate(model.concepts):
+        row[c] = {
+            "accuracy": float(np.mean(read & (prob[:, i].argmax(-1) == index[:, i]))),
+            "ece": ece(prob[:, i], index[:, i]),
+        }
+    correct = read & np.all(prob.argmax(-1) == index, axis=1)
+    row["held_out_class_joint_accuracy"] = float(np.mean(correct[held])) if held.any() else None
+    return row
+
+
+def summary(rows: list[dict], concepts) -> dict:
+    """The report's worst cases over the evaluation rows."""
+    return {
+        "evaluation": rows,
+        "min_accuracy": {c: min(r[c]["accuracy"] for r in rows) for c in concepts},
+        "min_readable": min(r["readable"] for r in rows),
+        "max_ece": {c: max(r[c]["ece"] for r in rows) for c in concepts},
+        "unreadable_threshold": THRESHOLD,
+    }
 
 
 def abstention(
@@ -182,13 +215,5 @@ def train_evaluate_save(
 ) -> tuple[Probe, dict]:
     """Train a probe, evaluate it on the separation grid and the unreadable suite, save it with the report."""
     model, report = train(cfg, progress=progress)
-    rows = evaluate(model, cfg)
-    report.update(
-        evaluation=rows,
-        min_accuracy={c: min(r[c]["accuracy"] for r in rows) for c in cfg.concepts},
-        min_readable=min(r["readable"] for r in rows),
-        max_ece={c: max(r[c]["ece"] for r in rows) for c in cfg.concepts},
-        unreadable_threshold=THRESHOLD,
-        abstention=abstention(model, cfg),
-    )
+    report.update(summary(evaluate(model, cfg), cfg.concepts), abstention=abstention(model, cfg))
     return model, save(model, cfg, report, Path(out))

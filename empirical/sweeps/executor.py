@@ -19,6 +19,7 @@ from typing import Any, Iterator, Sequence
 from empirical.sweeps import jobs, plan, processes
 from empirical.sweeps.processes import last_error
 from empirical.training import lock
+from empirical.training.probes import probe_folder
 from core.progress import bar as progress_bar
 from core import cli
 
@@ -222,8 +223,8 @@ def probe_jobs(
     """One job per shared probe the runs need that does not exist yet, keyed by its folder."""
     need = {}
     for spec in specs:
-        path = Path(spec.cfg.probe_path(str(out / "runs" / spec.name)))
-        if not (path / "probe.pt").exists() and not (path.suffix == ".pt" and path.exists()):
+        path, exists = probe_folder(spec.cfg, out / "runs" / spec.name)
+        if not exists:
             need.setdefault(
                 str(path), jobs.ProbeJob(spec.cfg.preset, spec.overrides, threads, raise_errors)
             )

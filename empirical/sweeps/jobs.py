@@ -55,12 +55,17 @@ def log_path() -> str | None:
 
 def run_step(argv: list[str]) -> tuple[int, str | None]:
     """Run a chained step, its error output passed on to the job's log as it comes; returns (exit code, the step's
-    own error message: its last ``python -m ...: error:`` line, else its last line of error output)."""
+    own error message: its last ``python -m ...: error:`` line, else its last line of error output). A job stopped
+    meanwhile (SIGTERM in a local worker) stops the step too."""
     tail: list[str] = []
     with subprocess.Popen(argv, stderr=subprocess.PIPE, text=True, errors="replace") as proc:
-        for line in proc.stderr:
-            sys.stderr.write(line)
-            tail = [*tail[-49:], line]
+        try:
+            for line in proc.stderr:
+                sys.stderr.write(line)
+                tail = [*tail[-49:], line]
+        except BaseException:  # the job is stopped: so is its step
+            proc.kill()
+            raise
     return proc.returncode, plan.error_line(tail)
 
 
@@ -74,7 +79,7 @@ class ProbeJob:
     raise_errors: bool = True
 
     def __call__(self) -> dict:
-        from empirical.training.run import load_probe, provide_probe
+        from empirical.training.probes import load_probe, provide_probe
 
         limit_threads(self.threads)
         cfg = make_config(self.preset, self.overrides)

@@ -2,23 +2,27 @@
 a ``python -m empirical.train`` process) and the sweep's ``--executor local`` (each job a Python callable, pickled
 and run by ``python -m empirical.sweeps.processes JOB.pkl``), so neither needs submitit.
 
-A process gets its own log (stdout and stderr), its threads capped (every pool in THREAD_VARIABLES), the GPUs it
-may see, and a stop that asks first (SIGTERM, then SIGKILL after GRACE seconds: training is kill-safe). A
-callable's job writes its result (or its error line and traceback) next to its log; a job whose process ended
-without one (killed, out of memory) fails with the last error line of its log.
+A process gets its own log, its threads capped (every pool in THREAD_VARIABLES), and a stop that asks first
+(SIGTERM, then SIGKILL after GRACE seconds: training is kill-safe, so neither loses more than the steps since the
+last checkpoint). A callable's job (plain pickle: a module-level function or object, not a lambda) runs in a
+worker that unwinds on SIGTERM (its run's lock released, a chained step it started stopped too) and writes its
+result (or its error line; the traceback goes to its log) beside its log; a job whose process ended without one
+(killed, out of memory) fails with the last error line of its log. Job ids are unique (host, pid, time, a
+random part), so a rerun never reads an earlier job's files.
 """
 
 from __future__ import annotations
 
 import os
 import pickle
+import socket
 import signal
 import subprocess
 import sys
 import time
 import traceback
+import uuid
 from dataclasses import dataclass
-from itertools import count
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -28,10 +32,11 @@ THREAD_VARIABLES = (
     "OPENBLAS_NUM_THREADS",
     "NUMBA_NUM_THREADS",
 )
-GRACE = 15  # seconds a stopped process gets to save before it is killed
+GRACE = 15  # seconds a stopped process gets to end before it is killed
 # a job's own log, for the errors it records (sweeps.jobs.log_path)
 LOG_VARIABLE = "CONCEPT_DYNAMICS_JOB_LOG"
 WORKER = ("-m", "empirical.sweeps.processes")
+SUBMITTED = "_submitted.pkl"
 
 
 def thread_env(threads: int, gpus: Sequence[str] | None = None) -> dict[str, str]:
@@ -43,10 +48,18 @@ def thread_env(threads: int, gpus: Sequence[str] | None = None) -> dict[str, str
     return env
 
 
-def visible_gpus(count_: int, env=os.environ) -> list[str]:
-    """The first ``count_`` GPUs of those this process sees (CUDA_VISIBLE_DEVICES where set, else 0, 1, ...)."""
-    listed = [g for g in env.get("CUDA_VISIBLE_DEVICES", "").split(",") if g.strip()]
-    return (listed if "CUDA_VISIBLE_DEVICES" in env else [str(k) for k in range(count_)])[:count_]
+def visible_gpus(wanted: int, env=os.environ) -> list[str]:
+    """The first ``wanted`` GPUs of those this process sees (CUDA_VISIBLE_DEVICES where set, else 0, 1, ...);
+    ValueError where it lists fewer."""
+    if "CUDA_VISIBLE_DEVICES" not in env:
+        return [str(k) for k in range(wanted)]
+    listed = [g.strip() for g in env["CUDA_VISIBLE_DEVICES"].split(",") if g.strip()]
+    if len(listed) < wanted:
+        raise ValueError(
+            f"--gpus-per-job {wanted}: CUDA_VISIBLE_DEVICES={env['CUDA_VISIBLE_DEVICES']!r} lists "
+            f"{len(listed)} GPU(s)"
+        )
+    return listed[:wanted]
 
 
 def start(argv: Sequence[str], log: Path, env: dict[str, str], *, err: Path | None = None):
@@ -117,23 +130,22 @@ class ProcessJob:
     def done(self) -> bool:
         """Whether the process has ended (a job past its time limit is stopped first)."""
         if self._process.poll() is None and time.monotonic() > self._deadline:
-            self._timed_out = True
-            end(self._process)
+            self._stop_late()
         return self._process.poll() is not None
+
+    def _stop_late(self) -> None:
+        self._timed_out = True
+        end(self._process)
 
     def result(self) -> Any:
         """Wait for the job; its callable's return value, or JobFailed with the job's error line."""
-        left = self._deadline - time.monotonic()
         try:
-            self._process.wait(timeout=max(left, 0))
+            self._process.wait(timeout=max(self._deadline - time.monotonic(), 0))
         except subprocess.TimeoutExpired:
-            pass
-        if not self.done():  # past the limit: done() stopped it
-            self._process.wait()
+            self._stop_late()
         if self._timed_out:
             raise JobFailed(
-                f"job {self.job_id} ran past its time limit and was stopped (rerun to resume); "
-                f"log: {self.paths.stderr}"
+                f"job {self.job_id} ran past its time limit and was stopped (rerun to resume)"
             )
         if self.paths.result.exists():
             with open(self.paths.result, "rb") as fh:
@@ -154,23 +166,23 @@ class ProcessExecutor:
 
     def __init__(self, folder: Path, threads: int, gpus: int = 0, timeout_min: float = 10080):
         self.folder, self.threads, self.timeout_min = Path(folder), threads, timeout_min
-        self.gpus = visible_gpus(gpus)
-        self._ids = count()
+        self.gpu_ids = visible_gpus(gpus)
 
     def submit(self, fn: Callable[[], Any]) -> ProcessJob:
         """Start ``fn()`` in a new process; returns its job at once."""
-        job_id = f"{os.getpid()}_{next(self._ids)}"
+        host = socket.gethostname().split(".")[0]
+        job_id = f"{host}_{os.getpid()}_{time.strftime('%Y%m%d-%H%M%S')}_{uuid.uuid4().hex[:6]}"
         stem = self.folder / job_id
         paths = Paths(
             *(
-                Path(f"{stem}_{end}")
-                for end in ("submitted.pkl", "result.pkl", "log.out", "log.err")
+                Path(f"{stem}_{name}")
+                for name in ("submitted.pkl", "result.pkl", "log.out", "log.err")
             )
         )
         self.folder.mkdir(parents=True, exist_ok=True)
-        with open(paths.job, "wb") as fh:
+        with open(paths.job, "xb") as fh:  # a new id: never an earlier job's file
             pickle.dump(fn, fh)
-        env = thread_env(self.threads, self.gpus) | {LOG_VARIABLE: str(paths.stderr)}
+        env = thread_env(self.threads, self.gpu_ids) | {LOG_VARIABLE: str(paths.stderr)}
         process = start(
             [sys.executable, *WORKER, str(paths.job)], paths.stdout, env, err=paths.stderr
         )
@@ -205,26 +217,44 @@ class InProcessExecutor:
         return Finished(fn)
 
 
+class Stopped(SystemExit):
+    """SIGTERM in a worker: the job unwinds (locks released, a chained step stopped) and the process ends."""
+
+
+def _stopped(signum, frame):
+    raise Stopped(128 + signum)
+
+
 def work(job: Path) -> int:
-    """The worker: load the pickled callable, call it, and pickle (True, its value) or (False, its error line)
-    beside it; the traceback goes to the error log."""
-    result = job.with_name(job.name.replace("_submitted.pkl", "_result.pkl"))
+    """The worker: load the pickled callable (``JOBID_submitted.pkl``), call it, and pickle (True, its value) or
+    (False, its error line) as ``JOBID_result.pkl``; the traceback goes to the error log."""
+    if not job.name.endswith(SUBMITTED):
+        print(
+            f"{job}: not a job file (JOBID{SUBMITTED}, written by ProcessExecutor)", file=sys.stderr
+        )
+        return 2
+    result = job.with_name(job.name.removesuffix(SUBMITTED) + "_result.pkl")
     try:
         with open(job, "rb") as fh:
             fn = pickle.load(fh)
         outcome = (True, fn())
-        code = 0
     except Exception as err:
         traceback.print_exc()
-        outcome, code = (False, f"{type(err).__name__}: {err}"), 1
+        outcome = (False, f"{type(err).__name__}: {err}")
     tmp = result.with_suffix(".tmp")
-    with open(tmp, "wb") as fh:
-        pickle.dump(outcome, fh)
+    try:
+        with open(tmp, "wb") as fh:
+            pickle.dump(outcome, fh)
+    except Exception as err:  # a value pickle cannot write
+        outcome = (False, f"the job's result could not be pickled ({type(err).__name__}: {err})")
+        with open(tmp, "wb") as fh:
+            pickle.dump(outcome, fh)
     os.replace(tmp, result)
-    return code
+    return 0 if outcome[0] else 1
 
 
 if __name__ == "__main__":
-    # a stop ends the job (training resumes from its last checkpoint)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, _stopped)
+    if len(sys.argv) != 2:
+        sys.exit(f"usage: python -m empirical.sweeps.processes JOBID{SUBMITTED}")
     sys.exit(work(Path(sys.argv[1])))

@@ -18,16 +18,13 @@ import torch
 from torch import nn
 
 from empirical.nets.device import autocast, device_name, resolve_precision, select_device
-from empirical.training import checkpoint, evaluate, lock, protocols, runlog
+from empirical.training import checkpoint, evaluate, protocols, runlog
 from empirical.nets import unet
-from empirical.nets.probe_net import SETUPS, ProbeConfig
-from empirical.probing.probe import load as read_probe
-from empirical.probing.probe_train import train_evaluate_save
 from empirical.nets.ema import ema_decay
-from empirical.training.config import TrainConfig, check_folder, no_shipped_probe, read_run_config
+from empirical.training.config import TrainConfig, check_folder, read_run_config
+from empirical.training.probes import load_probe, provide_probe
 from empirical.images.data import mask, sample
 from empirical.images.grid import grid
-from core import cli
 from core.stamp import stamp
 from core.files import write_json
 from core.trajectory import UNREADABLE
@@ -79,64 +76,6 @@ def optimizer(params, cfg: TrainConfig) -> torch.optim.Optimizer:
         ValueError,
     ):
         return torch.optim.AdamW(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
-
-
-def probe_folder(cfg: TrainConfig, out: Path) -> tuple[Path, bool]:
-    """The probe the config names, and whether it exists; refuses a probe.pt that is not a file."""
-    path = Path(cfg.probe_path(str(out)))
-    if path.suffix == ".pt" and not path.is_file():
-        raise ValueError(
-            f"probe={cfg.probe}: {path} is not a file; give an existing probe.pt, or a folder (a probe is "
-            "trained there if it has none)"
-        )
-    exists = (path / "probe.pt").exists() or (path.suffix == ".pt" and path.exists())
-    if not exists and "{package}" in cfg.probe:  # a shipped probe is never trained into the package
-        raise ValueError(no_shipped_probe(cfg))
-    return path, exists
-
-
-def provide_probe(cfg: TrainConfig, out: Path, *, progress: bool) -> Path:
-    """The probe the config names, trained and saved there first where it does not exist yet (runs sharing a
-    probe wait for the one that trains it); returns its path. Opening a run never trains one: this does."""
-    path, exists = probe_folder(cfg, out)
-    if exists:
-        return path
-    cli.output_dir(path, f"probe={cfg.probe}:")
-    setups = [name for name, s in SETUPS.items() if s["concepts"] == cfg.concepts]
-    if not setups:
-        valid = "; ".join(f"{n}: {s['concepts']}" for n, s in SETUPS.items())
-        raise ValueError(f"no probe setup covers concepts {cfg.concepts}; valid: {valid}")
-    with lock.hold(path, wait=True):
-        if not (path / "probe.pt").exists():
-            pcfg = ProbeConfig(setup=setups[0], resolution=cfg.resolution, steps=cfg.probe_steps)
-            print(
-                f"train: no probe at {path}; training one ({pcfg.steps} steps at {cfg.resolution} px)",
-                file=sys.stderr,
-            )
-            _, doc = train_evaluate_save(pcfg, path, progress=progress)
-            print(
-                f"train: probe saved; worst per-concept accuracy {doc['min_accuracy']}",
-                file=sys.stderr,
-            )
-    return path
-
-
-def load_probe(cfg: TrainConfig, out: Path):
-    """The probe the config names, read and checked against the run's concepts and resolution: (model, path,
-    hash). It must exist (:func:`provide_probe` trains a missing one)."""
-    path, exists = probe_folder(cfg, out)
-    if not exists:
-        raise ValueError(
-            f"probe={cfg.probe}: no probe at {path}; python -m empirical.train trains one there before the run "
-            "opens (or give probe=<folder> of an existing probe)"
-        )
-    model, pcfg, digest = read_probe(path)
-    if pcfg.concepts != cfg.concepts or pcfg.resolution != cfg.resolution:
-        raise ValueError(
-            f"{path}: the probe reads {pcfg.concepts} at {pcfg.resolution} px, the run needs "
-            f"{cfg.concepts} at {cfg.resolution} px; set probe=<folder> to another probe"
-        )
-    return model, str(path), digest
 
 
 def resume_state(out: Path, cfg: TrainConfig) -> dict | None:
@@ -413,9 +352,12 @@ class Run:
 def open_run(
     cfg: TrainConfig, out: Path, *, progress: bool = True, command: Sequence[str] | None = None
 ) -> Run:
-    """Open (or resume) a run to train: its folder checked first, then its probe provided (trained where it does
-    not exist yet), then the run opened."""
-    # a folder holding another run is refused before a probe trains for it
+    """Open (or resume) a run to train: its folder, device and checkpoint checked first, then its probe provided
+    (trained where it does not exist yet), then the run opened."""
+    # refused before a probe trains for it: a folder holding another run, a device this machine lacks, a
+    # checkpoint of another config
     check_folder(Path(out), cfg)
+    select_device(cfg.device, "device=")
+    resume_state(Path(out), cfg)
     provide_probe(cfg, Path(out), progress=progress)
     return Run(cfg, out, command=command)

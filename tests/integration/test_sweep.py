@@ -335,7 +335,7 @@ def test_stopping_a_sweep_started_in_the_background_stops_its_jobs(tmp_path):
 
 
 def processes_naming(folder: Path) -> list[str]:
-    """Command lines of live processes that name `folder` (submitit's controllers name their logs folder)."""
+    """Command lines of live processes that name `folder` (a local job's worker names its job file in the logs folder)."""
     found = subprocess.run(
         ["pgrep", "-af", str(folder)], capture_output=True, text=True
     ).stdout.splitlines()
@@ -385,7 +385,7 @@ def test_an_interrupted_sweep_stops_every_job_and_says_so_without_a_traceback(
         deadline = time.monotonic() + 30
         while processes_naming(out) and time.monotonic() < deadline:
             time.sleep(0.2)
-        assert not processes_naming(out)  # no controller or job trains on
+        assert not processes_naming(out)  # no job or its step trains on
     finally:
         try:
             os.killpg(proc.pid, signal.SIGKILL)

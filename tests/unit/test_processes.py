@@ -44,28 +44,69 @@ def test_a_job_that_raises_fails_with_its_error_line_and_a_traceback_in_its_log(
 
 
 def test_a_killed_job_fails_naming_its_exit_and_its_last_error(tmp_path):
-    job = executor(tmp_path).submit(functools.partial(time.sleep, 60))
-    time.sleep(0.5)
+    said = "echo 'torch.OutOfMemoryError: out of memory' >&2; sleep 4"
+    job = executor(tmp_path).submit(functools.partial(os.system, said))
+    deadline = time.monotonic() + 30
+    while "OutOfMemoryError" not in job.paths.stderr.read_text() and time.monotonic() < deadline:
+        time.sleep(0.1)
     job._process.send_signal(signal.SIGKILL)
     with pytest.raises(
-        processes.JobFailed, match=f"job {job.job_id} ended with exit -9 and no result"
+        processes.JobFailed,
+        match=f"job {job.job_id} ended with exit -9 and no result: torch.OutOfMemoryError: out of",
     ):
         job.result()
 
 
+def test_stopping_a_job_unwinds_it_and_stops_the_step_it_started(tmp_path):
+    """A local sweep's job runs its --then steps as child processes: SIGTERM must not leave one running."""
+    from empirical.sweeps.jobs import run_step
+
+    job = executor(tmp_path).submit(functools.partial(run_step, ["sleep", "31.5"]))
+    deadline = time.monotonic() + 30
+    while not sleeping() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert sleeping(), "the step never started"
+    processes.end(job._process)
+    assert job._process.returncode == 128 + signal.SIGTERM  # unwound on SIGTERM, not killed
+    deadline = time.monotonic() + 10
+    while sleeping() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not sleeping()
+
+
+def sleeping() -> bool:
+    import subprocess
+
+    found = subprocess.run(["pgrep", "-f", "sleep 31.5"], capture_output=True, text=True)
+    return bool(found.stdout.strip())
+
+
+def test_job_ids_are_unique_and_a_result_that_cannot_be_pickled_fails_in_words(tmp_path):
+    import threading
+
+    first, second = executor(tmp_path), executor(tmp_path)  # two sweeps on one folder, one process
+    a, b = first.submit(functools.partial(threading.Lock)), second.submit(os.getpid)
+    assert a.job_id != b.job_id and a.paths.job != b.paths.job
+    with pytest.raises(processes.JobFailed, match="the job's result could not be pickled"):
+        a.result()
+    assert not list(first.folder.glob("*.tmp"))
+    assert processes.work(tmp_path / "x.pkl") == 2  # not a job file: never overwritten
+
+
 def test_a_job_past_its_time_limit_is_stopped_and_says_so(tmp_path):
     job = executor(tmp_path, timeout_min=1 / 60).submit(functools.partial(time.sleep, 60))
-    t0 = time.monotonic()
-    with pytest.raises(processes.JobFailed, match="ran past its time limit and was stopped"):
+    with pytest.raises(processes.JobFailed, match="ran past its time limit and was stopped") as err:
         job.result()
-    assert time.monotonic() - t0 < 20 and job._process.returncode is not None
+    assert "log:" not in str(err.value)  # the sweep adds the log once
+    assert job._process.returncode == 128 + signal.SIGTERM  # asked to stop, and it did
 
 
 def test_asked_gpus_are_the_first_of_those_this_process_sees():
     assert processes.visible_gpus(0, {}) == []
     assert processes.visible_gpus(2, {}) == ["0", "1"]
     assert processes.visible_gpus(1, {"CUDA_VISIBLE_DEVICES": "3,5"}) == ["3"]
-    assert processes.visible_gpus(2, {"CUDA_VISIBLE_DEVICES": ""}) == []
+    with pytest.raises(ValueError, match="--gpus-per-job 2: CUDA_VISIBLE_DEVICES='3' lists 1 GPU"):
+        processes.visible_gpus(2, {"CUDA_VISIBLE_DEVICES": "3"})
 
 
 def test_an_in_process_job_runs_at_submission_and_raises_at_result():

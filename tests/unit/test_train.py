@@ -3,6 +3,7 @@
 import functools
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -118,7 +119,7 @@ def test_small_is_the_composing_recipe_at_24px():
 
 def test_small_reads_the_committed_probe_and_never_trains_into_the_package(tmp_path):
     from empirical.probing.probe import load
-    from empirical.training.run import load_probe, provide_probe
+    from empirical.training.probes import load_probe, provide_probe
 
     small = make_config("small")
     _, path, digest = load_probe(small, tmp_path)
@@ -144,7 +145,7 @@ def test_opening_a_run_never_trains_a_probe_and_training_refuses_another_run_s_f
 
     missing = tmp_path / "no-probe-here"
     with pytest.raises(
-        ValueError, match=f"no probe at {missing}; python -m empirical.train trains"
+        ValueError, match=re.escape(f"no probe at {missing}; python -m empirical.train trains")
     ):
         Run(make_config("smoke", [f"probe={missing}"]), tmp_path / "run")
     # nothing trained, nothing written

@@ -1,0 +1,135 @@
+"""The probe of faces (issue #55, the paper's C.3): on a miniature CelebA folder in the published layout whose two
+attributes show in the pixels (Male: a red cast; Smiling: a bright lower half), empirical.celeba chooses the
+selection, python -m empirical.probe --celeba trains the probe on it, and the saved probe reads held-out faces
+as their class and refuses noise; bad selections are refused in one line."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from empirical import celeba, probe  # noqa: E402
+from empirical.images.celeba import read_selection  # noqa: E402
+from empirical.nets.probe_net import ProbeConfig  # noqa: E402
+from empirical.probing import celeba_probe  # noqa: E402
+from empirical.probing.probe import ProbeReader, load  # noqa: E402
+
+NAMES = ["Male", "Smiling", "Young"]
+
+
+def face(male: bool, smiling: bool, rng) -> np.ndarray:
+    """A 40 x 32 'face': grey noise, a red cast where male, a bright lower half where smiling."""
+    x = rng.uniform(0.25, 0.55, (40, 32, 3))
+    if male:
+        x[..., 0] += 0.35
+    if smiling:
+        x[24:] += 0.3
+    return (np.clip(x, 0, 1) * 255).astype(np.uint8)
+
+
+def miniature(root, per_class=20, seed=0):
+    from PIL import Image
+
+    rng = np.random.default_rng(seed)
+    (root / "img_align_celeba").mkdir(parents=True)
+    rows, parts = [], []
+    for i in range(4 * per_class):
+        male, smiling = bool(i % 2), bool((i // 2) % 2)
+        name = f"{i + 1:06d}.png"
+        Image.fromarray(face(male, smiling, rng)).save(root / "img_align_celeba" / name)
+        values = [1 if male else -1, 1 if smiling else -1, 1]
+        rows.append(name + " " + " ".join(f"{v:2d}" for v in values))
+        parts.append(f"{name} 0")
+    (root / "list_attr_celeba.txt").write_text(
+        f"{len(rows)}\n{' '.join(NAMES)}\n" + "\n".join(rows) + "\n"
+    )
+    (root / "list_eval_partition.txt").write_text("\n".join(parts) + "\n")
+    return root
+
+
+@pytest.fixture(scope="module")
+def selection(tmp_path_factory):
+    base = tmp_path_factory.mktemp("celeba")
+    root, out = miniature(base / "celeba"), base / "selection"
+    argv = [str(root), "--concepts", "!Male,Smiling", "--out", str(out), "--per-class", "20"]
+    assert celeba.main(argv) == 0
+    return out
+
+
+def test_the_face_probe_learns_both_attributes_and_refuses_noise(selection, tmp_path, monkeypatch):
+    monkeypatch.setattr(
+        celeba_probe, "ABSTENTION_PER_KIND", 32
+    )  # the untrained model's samples are slow
+    out = tmp_path / "probe"
+    argv = ["--celeba", str(selection), "--res", "16", "--steps", "300", "--out", str(out)]
+    assert probe.main(argv) == 0
+    doc = json.loads((out / "probe.json").read_text())
+    assert doc["config"]["setup"] == "celeba" and doc["config"]["pool"] == "mean"
+    assert doc["config"]["attributes"] == ["!Male", "Smiling"]
+    row = doc["evaluation"][0]
+    assert row["n"] == 8  # 2 of each class's 20 kept out of training
+    assert min(doc["min_accuracy"].values()) >= 0.85 and row["readable"] >= 0.85
+    assert doc["abstention"]["noise"] >= 0.9 and doc["abstention"]["blank"] >= 0.8
+
+    model, cfg, digest = load(out)  # read back as any probe: config, pooling, hash
+    assert cfg.concepts == ("!Male", "Smiling") and model.pool == "mean" and digest == doc["hash"]
+    images, labels, _ = read_selection(selection, 16)
+    z, read = ProbeReader(out).read(images.astype(np.float32) / 255)
+    truth = celeba_probe.values_of(labels)
+    assert read.mean() > 0.9 and np.mean((z > 0.5) == truth) > 0.9
+
+
+def test_training_faces_are_seen_through_the_view_every_batch():
+    from empirical.probing.probe_train import fit
+
+    cfg = ProbeConfig(resolution=8, steps=3, batch=8, channels=8)
+    seen = []
+
+    def view(batch):
+        seen.append(batch.dtype)
+        return batch.float() / 255
+
+    x = torch.randint(0, 256, (16, 3, 8, 8), dtype=torch.uint8)
+    fit(
+        cfg,
+        x,
+        torch.zeros(16, 2, dtype=torch.long),
+        torch.rand(16, 3, 8, 8),
+        progress=False,
+        view=view,
+    )
+    assert seen == [torch.uint8] * 3  # each step's readable rows, as stored, through the view
+
+
+def test_the_test_share_of_each_class_is_kept_out_of_training():
+    labels = np.array(["00", "01", "10", "11"] * 10)
+    train, test = celeba_probe.split(labels, seed=0)
+    assert len(test) == 4 and not set(train) & set(test) and len(train) + len(test) == 40
+    assert sorted(labels[test]) == ["00", "01", "10", "11"]  # one of each class
+    with pytest.raises(ValueError, match="class 11 has 1 image"):
+        celeba_probe.split(np.array(["00", "00", "01", "01", "10", "10", "11"]), seed=0)
+
+
+@pytest.mark.parametrize(
+    "setup, said",
+    [
+        ({"setup": "celeba", "attributes": ("Male",), "data": "x"}, "needs its two attributes"),
+        ({"setup": "celeba", "attributes": ("A", "B")}, "needs its two attributes"),
+        ({"setup": "faces"}, "valid: 2x2, shape-color, 2x2x2, celeba"),
+        ({"pool": "sum"}, "pool 'sum': valid: max, mean"),
+    ],
+)
+def test_a_bad_probe_config_names_what_is_valid(setup, said):
+    with pytest.raises(ValueError, match=said):
+        ProbeConfig(**setup)
+
+
+def test_a_folder_that_is_not_a_selection_is_refused_in_one_line(tmp_path, capsys):
+    assert probe.main(["--celeba", str(tmp_path), "--out", str(tmp_path / "p")]) == 2
+    err = capsys.readouterr().err
+    assert "no classes.json; give the --out of python -m empirical.celeba" in err
+    assert err.count("\n") == 1 and not (tmp_path / "p").exists()
