@@ -32,13 +32,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Sequence
 
+from empirical.images.celeba import selection_doc
 from empirical.images.data import DataConfig
 from empirical.training.config import PROBE_DIR
 from empirical.nets.probe_net import CELEBA, SETUPS, ProbeConfig
 from empirical.probing import celeba_probe
 from empirical.probing.probe_train import train_evaluate_save
 from core import cli
-from core.files import read_json
 
 
 @cli.command("empirical.probe")
@@ -114,16 +114,7 @@ def _config(args) -> ProbeConfig:
         raise cli.UsageError(
             "--setup: not with --celeba (the selection's two attributes are the concepts)"
         )
-    for name in ("classes.json", "selection.csv"):
-        if not (args.celeba / name).is_file():
-            raise cli.UsageError(
-                f"--celeba {args.celeba}: no {name}; give the --out of python -m empirical.celeba"
-            )
-    path = args.celeba / "classes.json"
-    doc = read_json(path, "CelebA selection (classes.json)")
-    concepts = doc.get("concepts") if isinstance(doc, dict) else None
-    if not (isinstance(concepts, list) and len(concepts) == 2):
-        raise cli.UsageError(f"--celeba {args.celeba}: {path} names no two concepts")
+    concepts = selection_doc(args.celeba)["concepts"]
     return ProbeConfig(
         setup=CELEBA,
         attributes=tuple(concepts),

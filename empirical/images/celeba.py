@@ -172,21 +172,33 @@ def select(root: Path, concepts: Sequence[str], split: str, per_class: int, seed
     }
 
 
-def read_selection(folder: Path, resolution: int) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
-    """A selection written by ``python -m empirical.celeba`` (its selection.csv and classes.json) as (uint8 images
-    (N, 3, R, R), (N,) class labels, the concepts); ValueError naming the file and what is wrong."""
+def selection_doc(folder: Path) -> dict:
+    """classes.json of a selection written by ``python -m empirical.celeba``, its selection.csv checked to be there;
+    ValueError naming the file and what is wrong."""
     from core.files import read_json
 
     folder = Path(folder)
-    for name in ("selection.csv", "classes.json"):
+    for name in ("classes.json", "selection.csv"):
         if not (folder / name).is_file():
             raise ValueError(
                 f"{folder}: no {name}; give the --out of python -m empirical.celeba (it writes "
                 "selection.csv, classes.json and grid.png)"
             )
     doc = read_json(folder / "classes.json", "CelebA selection (classes.json)")
-    if not isinstance(doc, dict) or not {"root", "concepts"} <= set(doc):
-        raise ValueError(f"{folder / 'classes.json'}: not written by python -m empirical.celeba")
+    concepts = doc.get("concepts") if isinstance(doc, dict) else None
+    if not (isinstance(concepts, list) and len(concepts) == 2) or "root" not in doc:
+        raise ValueError(
+            f"{folder / 'classes.json'}: not written by python -m empirical.celeba (it names the CelebA "
+            "folder as 'root' and two 'concepts')"
+        )
+    return doc
+
+
+def read_selection(folder: Path, resolution: int) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
+    """A selection written by ``python -m empirical.celeba`` (its selection.csv and classes.json) as (uint8 images
+    (N, 3, R, R), (N,) class labels, the concepts); ValueError naming the file and what is wrong."""
+    folder = Path(folder)
+    doc = selection_doc(folder)
     with open(folder / "selection.csv", newline="") as fh:
         rows = list(csv.DictReader(fh))
     bad = [i + 2 for i, r in enumerate(rows) if r.get("class") not in ("00", "01", "10", "11")]
