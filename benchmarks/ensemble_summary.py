@@ -40,9 +40,11 @@ def summarize(runs: Path, preset: str, overrides: list[str], wall: float) -> dic
     members = [member(p) for p in sorted(runs.iterdir()) if (p / "metrics.jsonl").is_file()]
     if not members:
         raise SystemExit(f"ensemble_summary: no member with a metrics.jsonl under {runs}")
-    steps = min(m["step"] for m in members)
-    training = max(m["training_s"] for m in members)
-    passed = min(m["evaluations"] for m in members)
+    # the members train in lockstep but are saved one by one: a sweep stopped mid-save leaves some a checkpoint
+    # behind, so the furthest member's step, training time and evaluations are the ensemble's (taking the least
+    # step over the most time understated the rate)
+    lead = max(members, key=lambda m: (m["step"], -m["training_s"]))
+    steps, training, passed = lead["step"], lead["training_s"], lead["evaluations"]
     rate = steps / training if training else 0.0
     other = (wall - training) / max(passed, 1)
     checkpoints = len(cfg.eval_schedule())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 import shutil
 
 import numpy as np
@@ -190,3 +191,23 @@ def test_the_members_naive_samples_drawn_at_once_are_each_member_s_own(tmp_path)
     run = runs[1]
     run.evaluate(images=drawn[id(run)])
     assert [p.step for p in run.logs.points] == [3] * len(cfgs[1].data.classes)
+
+
+def test_a_sweep_stopped_mid_save_is_summarized_by_its_furthest_member(tmp_path):
+    """benchmarks/ensemble_summary.py: members saved one by one, some a checkpoint behind when the sweep was
+    stopped; the rate is the furthest member's step over its own training time (not the least step over the
+    most time, which understated an H200 sweep's rate by 14%)."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "ensemble_summary.py"
+    spec = importlib.util.spec_from_file_location("ensemble_summary", path)
+    summary = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(summary)
+    for name, step, wall in (("seed=0", 2000, 200.0), ("seed=1", 1700, 170.0)):
+        rows = [{"kind": "train", "step": s, "wall_s": wall * s / step} for s in (step // 2, step)]
+        rows += [{"kind": "eval", "step": 0, "eval_s": 0.1}] * (3 if step == 2000 else 2)
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "metrics.jsonl").write_text("\n".join(map(json.dumps, rows)) + "\n")
+    doc = summary.summarize(tmp_path, "smoke", [], 260.0)
+    assert doc["steps_reached"] == 2000 and doc["steps_per_s_a_run"] == 10.0
+    assert doc["checkpoints_passed"] == 3 and doc["other_s_a_checkpoint"] == 20.0
