@@ -161,12 +161,16 @@ def evaluate_and_save(ens, members: list[Run], *, evaluated: bool, after=None) -
     samples drawn for all of them at once where the engine can) and saved, as alone; ``after(run)`` after
     each evaluation."""
     drawn = ens.naive_images() if evaluated else None
+    elicited = ens.elicited() if evaluated else None
 
     def work(run: Run) -> None:
         if run not in members:
             return
         if evaluated:
-            run.evaluate(images=None if drawn is None else drawn[id(run)])
+            run.evaluate(
+                images=None if drawn is None else drawn[id(run)],
+                elicited=None if elicited is None else elicited[id(run)],
+            )
             if after is not None:
                 after(run)
         run.save(evaluated=evaluated)

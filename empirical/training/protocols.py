@@ -212,24 +212,86 @@ def disentanglement(vdm: VDM, config: DataConfig) -> float:
     return float(1 - cos.abs())
 
 
-def _draw(model, probe, cfg: TrainConfig, label: str, setting: Setting, n: int, generator) -> Point:
-    data = cfg.data
+@dataclass(frozen=True)
+class Ask:
+    """One draw of a protocol's measurement: ``n`` images of ``label`` under ``setting`` from ``generator``."""
+
+    label: str
+    setting: Setting
+    n: int
+    generator: torch.Generator
+
+    def prompts(self) -> np.ndarray:
+        return np.repeat(self.setting.prompt[None], self.n, axis=0)
+
+
+def _images(model, cfg: TrainConfig, ask: Ask) -> np.ndarray:
+    setting = ask.setting
     edit = (
-        intervention(model, data, label, *setting.edit)
+        intervention(model, cfg.data, ask.label, *setting.edit)
         if setting.edit
         else contextlib.nullcontext()
     )
     with edit:
-        images = generate(
+        return generate(
             model,
-            np.repeat(setting.prompt[None], n, axis=0),
+            ask.prompts(),
             cfg.resolution,
             steps=cfg.sample_steps,
             guidance=setting.guidance or cfg.guidance,
-            generator=generator,
+            generator=ask.generator,
             precision=cfg.precision,
         )
-    return score(probe, data, label, images)
+
+
+def select_asks(
+    cfg: TrainConfig, step: int, protocol: str, labels: Sequence[str], device
+) -> dict[tuple[str, int], Ask]:
+    """The choosing draws: every setting of every class, ``select_samples`` images from a fresh SELECT stream
+    each (the same noise for every setting of a class)."""
+    return {
+        (label, i): Ask(
+            label,
+            s,
+            cfg.select_samples,
+            generator_for(cfg.seed, step, label, device, stream=SELECT),
+        )
+        for label in labels
+        for i, s in enumerate(settings(protocol, cfg.data, label, cfg.sweep(protocol)))
+    }
+
+
+def choose(probe, cfg: TrainConfig, asks: dict, images: dict) -> dict[str, tuple[Setting, float]]:
+    """Each class's setting with the best joint accuracy on its choosing draw (the first of equals), and that
+    accuracy."""
+    best: dict[str, tuple[Setting, float]] = {}
+    for key, ask in asks.items():
+        acc = score(probe, cfg.data, ask.label, images[key]).accuracy
+        if ask.label not in best or acc > best[ask.label][1]:
+            best[ask.label] = (ask.setting, acc)
+    return best
+
+
+def score_asks(cfg: TrainConfig, step: int, chosen: dict, device) -> dict[str, Ask]:
+    """The scoring draws: each class's chosen setting on the naive evaluation's noise (SCORE stream)."""
+    return {
+        label: Ask(
+            label,
+            setting,
+            cfg.samples_for(label),
+            generator_for(cfg.seed, step, label, device, stream=SCORE),
+        )
+        for label, (setting, _) in chosen.items()
+    }
+
+
+def scored(probe, cfg: TrainConfig, step: int, chosen: dict, images: dict) -> dict:
+    """{label: (reading, scored images)} from the scoring draws' images."""
+    out = {}
+    for label, (setting, acc) in chosen.items():
+        point = score(probe, cfg.data, label, images[label])
+        out[label] = (point.logged(step, setting.name, acc), point)
+    return out
 
 
 def elicit_step(
@@ -240,9 +302,9 @@ def elicit_step(
     Every setting of the run's grid draws ``select_samples`` images from the SELECT noise stream; the setting
     with the best joint accuracy there is then scored on a fresh draw from the SCORE stream (the naive
     evaluation's noise, ``samples_for(label)`` images), so the logged accuracy never comes from the samples that
-    chose it. The reading keeps the choosing draw's accuracy as ``selection_accuracy``.
+    chose it. The reading keeps the choosing draw's accuracy as ``selection_accuracy``. (An ensemble draws its
+    members' images at once, :func:`elicit_members`, through the same steps.)
     """
-    data = cfg.data
     device = next(vdm.parameters()).device
     if protocol == "cfg" and cfg.p_cfg == 0:
         raise ValueError(
@@ -251,23 +313,44 @@ def elicit_step(
     if protocol == "patch" and final is None:
         raise ValueError("the patch protocol needs the final checkpoint")
     model = patched(vdm, final) if protocol == "patch" else vdm
-    out = {}
-    for label in labels:
-        best, best_acc = None, -1.0
-        for s in settings(protocol, data, label, cfg.sweep(protocol)):
-            # the same draw for every setting
-            chooser = generator_for(cfg.seed, step, label, device, stream=SELECT)
-            acc = _draw(model, probe, cfg, label, s, cfg.select_samples, chooser).accuracy
-            if acc > best_acc:
-                best, best_acc = s, acc
-        point = _draw(
-            model,
-            probe,
-            cfg,
-            label,
-            best,
-            cfg.samples_for(label),
-            generator_for(cfg.seed, step, label, device, stream=SCORE),
-        )
-        out[label] = (point.logged(step, best.name, best_acc), point)
+
+    def draw(asks: dict) -> dict:
+        return {key: _images(model, cfg, ask) for key, ask in asks.items()}
+
+    asks = select_asks(cfg, step, protocol, labels, device)
+    chosen = choose(probe, cfg, asks, draw(asks))
+    return scored(probe, cfg, step, chosen, draw(score_asks(cfg, step, chosen, device)))
+
+
+def drawn_at_once(protocol: str) -> bool:
+    """Whether a protocol's draws can be made for many members at once (:func:`elicit_members`): its settings
+    change only the prompt (no edit of the net, no guidance of their own)."""
+    return protocol == "overprompt"
+
+
+def elicit_members(
+    draw_members, runs: Sequence, protocol: str, labels: Sequence[str], device
+) -> list[dict[str, Logged] | None]:
+    """:func:`elicit_step`'s readings for every member of an ensemble at its checkpoint, each member's images drawn
+    by ``draw_members`` (a list of each member's {key: Ask} -> a list of its {key: images}) for all of them at
+    once. ``runs``: objects with ``cfg``, ``step`` and ``probe``. A member whose images cannot be read (not
+    finite) gets None: it draws its own, alone, and fails there as a run alone does."""
+    if not drawn_at_once(protocol):
+        raise ValueError(f"the {protocol} protocol draws member by member")
+    asks = [select_asks(r.cfg, r.step, protocol, labels, device) for r in runs]
+    chosen: list[dict | None] = []
+    for run, own, images in zip(runs, asks, draw_members(asks)):
+        try:
+            chosen.append(choose(run.probe, run.cfg, own, images))
+        except FloatingPointError:
+            chosen.append(None)
+    ok = [i for i, c in enumerate(chosen) if c is not None]
+    asks = [score_asks(runs[i].cfg, runs[i].step, chosen[i], device) for i in ok]
+    out: list[dict[str, Logged] | None] = [None] * len(runs)
+    for i, images in zip(ok, draw_members(asks) if ok else []):
+        try:
+            found = scored(runs[i].probe, runs[i].cfg, runs[i].step, chosen[i], images)
+        except FloatingPointError:
+            continue
+        out[i] = {label: reading for label, (reading, _) in found.items()}
     return out

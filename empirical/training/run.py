@@ -246,9 +246,12 @@ class Run:
         self.step += 1
         return logged | {"grad_norm": grad_norm}
 
-    def evaluate(self, images: dict[str, np.ndarray] | None = None) -> None:
+    def evaluate(
+        self, images: dict[str, np.ndarray] | None = None, elicited: dict[str, dict] | None = None
+    ) -> None:
         """Every class's reading from the naive prompt (and the in-training protocols), logged. ``images``: the
-        naive samples already drawn (an ensemble draws its members' at once), else drawn here."""
+        naive samples already drawn, ``elicited``: protocols' readings already made ({protocol: {label:
+        reading}}; an ensemble draws its members' at once), else drawn here."""
         cfg, s, model = self.cfg, self.step, self.model_eval
         t0 = time.perf_counter()
         try:
@@ -284,12 +287,15 @@ class Run:
         # results keyed by step: a resumed run overwrites, never duplicates
         for name in cfg.protocols:
             results = runlog.read_elicit(self.out, name)
-            results[s] = {
-                label: r
-                for label, (r, _) in protocols.elicit_step(
-                    model, self.probe, cfg, s, name, cfg.data.held_out
-                ).items()
-            }
+            found = (elicited or {}).get(name)
+            if found is None:
+                found = {
+                    label: r
+                    for label, (r, _) in protocols.elicit_step(
+                        model, self.probe, cfg, s, name, cfg.data.held_out
+                    ).items()
+                }
+            results[s] = found
             runlog.write_elicit(
                 self.out, name, results, {"classes": cfg.data.held_out, "during_training": True}
             )

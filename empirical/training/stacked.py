@@ -10,7 +10,8 @@ checkpoints/last.pt), its own data (seed, separations), batches, random streams 
 each drawn from the generator the run alone would draw from), gradient clipping, optimizer state, EMA and logs.
 Every command reads a member's folder as it reads a run's, and ``empirical.train`` can resume it alone.
 Evaluation: every member's naive samples are drawn at once (empirical.training.batched_sampling), each from its own
-generators; the probe, the in-training protocols (over-prompting) and saving run member by member.
+generators, and so are over-prompting's draws (``Stacked.elicited``); the probe's reading, the other protocols
+and saving run member by member.
 
 Members share everything but :data:`MEMBER_KEYS` (the net, the optimizer, the schedule, the evaluation): a
 seed sweep, or a sweep of separations, of one preset. Resuming is kill-safe: each member resumes from its own
@@ -36,6 +37,7 @@ from empirical.nets import unet
 from empirical.training.batched_sampling import sample_members, sizes_ok
 from empirical.training.config import TrainConfig
 from empirical.nets.ema import ema_decay
+from empirical.training import protocols
 from empirical.training.evaluate import naive_requests
 from empirical.training.run import Diverged, Run, batch_rows, optimizer
 
@@ -218,6 +220,36 @@ class Stacked:
         )
         return {id(run): own for run, own in zip(self.runs, drawn)}
 
+    def elicited(self) -> dict[int, dict[str, dict]] | None:
+        """Every member's in-training protocol readings at this checkpoint ({protocol: {label: reading}}, by
+        ``id(run)``) for the protocols whose draws can be made at once (over-prompting), every member's drawn in
+        one sampler as :meth:`naive_images`; None where each member draws its own (see there). A protocol or a
+        member missing from the answer is drawn by the member alone."""
+        cfg = self.cfg
+        wanted = [p for p in cfg.protocols if protocols.drawn_at_once(p)]
+        sizes = [cfg.select_samples] + [cfg.samples_for(c) for c in cfg.data.held_out]
+        if not (self.sample_at_once and wanted and sizes_ok(sizes)):
+            return None
+
+        def draw(asks: list[dict]) -> list[dict]:
+            return sample_members(
+                [run.model_eval for run in self.runs],
+                [{k: a.prompts() for k, a in own.items()} for own in asks],
+                [{k: a.generator for k, a in own.items()} for own in asks],
+                cfg.data.resolution,
+                steps=cfg.sample_steps,
+                guidance=cfg.guidance,
+                precision=cfg.precision,
+            )
+
+        out: dict[int, dict[str, dict]] = {id(run): {} for run in self.runs}
+        for name in wanted:
+            found = protocols.elicit_members(draw, self.runs, name, cfg.data.held_out, self.device)
+            for run, readings in zip(self.runs, found):
+                if readings is not None:
+                    out[id(run)][name] = readings
+        return out
+
     def close(self) -> None:
         """Nothing to release."""
 
@@ -317,6 +349,9 @@ class Threaded:
 
     def naive_images(self) -> None:
         """None: each member draws its own samples (in its thread)."""
+
+    def elicited(self) -> None:
+        """None: each member draws its own protocols' samples (in its thread)."""
 
     sync_schedule = unstack
 

@@ -193,6 +193,53 @@ def test_the_members_naive_samples_drawn_at_once_are_each_member_s_own(tmp_path)
     assert [p.step for p in run.logs.points] == [3] * len(cfgs[1].data.classes)
 
 
+def test_the_members_over_prompting_drawn_at_once_reads_as_each_run_alone(tmp_path, monkeypatch):
+    """Over-prompting at a checkpoint (every setting's choosing draw, then the chosen one's scoring draw) made for
+    every member in one sampler gives each member the readings its run alone makes (protocols.elicit_step), and
+    the member logs them without drawing again."""
+    from empirical.ensemble import open_members
+    from empirical.training import protocols, runlog
+    from empirical.training.stacked import Stacked
+
+    over = ["protocols=overprompt"]
+    cfgs = [config(tmp_path, "seed=0", *over), config(tmp_path, "seed=1", "sep.color=0.5", *over)]
+    runs = open_members(cfgs, [tmp_path / "a", tmp_path / "b"], progress=False)
+    ens = Stacked(runs)
+    assert ens.elicited() is None  # off on a CPU
+    for _ in range(3):
+        ens.train_step()
+    ens.unstack()
+    ens.sample_at_once = True
+    elicited = ens.elicited()
+    for run in runs:
+        alone = protocols.elicit_step(
+            run.model_eval, run.probe, run.cfg, run.step, "overprompt", run.cfg.data.held_out
+        )
+        together = elicited[id(run)]["overprompt"]
+        assert together.keys() == alone.keys() == set(run.cfg.data.held_out)
+        for label, (reading, _) in alone.items():
+            got = together[label]
+            assert (got.step, got.setting, got.samples) == (
+                reading.step,
+                reading.setting,
+                reading.samples,
+            )
+            assert got.accuracy == pytest.approx(reading.accuracy, abs=1e-9)
+            assert got.selection_accuracy == pytest.approx(reading.selection_accuracy, abs=1e-9)
+            assert np.allclose(got.z, reading.z, atol=1e-3, equal_nan=True)
+    run = runs[1]
+
+    def drawn_again(*args, **kwargs):
+        raise AssertionError("a member drew over-prompting again")
+
+    monkeypatch.setattr(protocols, "elicit_step", drawn_again)
+    run.evaluate(elicited=elicited[id(run)])
+    logged = runlog.read_elicit(run.out, "overprompt")[3]
+    assert {k: v.setting for k, v in logged.items()} == {
+        k: v.setting for k, v in elicited[id(run)]["overprompt"].items()
+    }
+
+
 def test_a_sweep_stopped_mid_save_is_summarized_by_its_furthest_member(tmp_path):
     """benchmarks/ensemble_summary.py: members saved one by one, some a checkpoint behind when the sweep was
     stopped; the rate is the furthest member's step over its own training time (not the least step over the
