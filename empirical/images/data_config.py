@@ -32,8 +32,34 @@ MASK_FILL = -1.0
 MIN_RADIUS = 0.1
 
 
+class ClassGrid:
+    """The classes of a grid of concepts (``concepts``, ``n_values``): every label, the held-out ones (more than
+    one non-zero concept index: out of distribution) and the training ones."""
+
+    concepts: tuple[str, ...]
+    n_values: Mapping[str, int]
+
+    @property
+    def classes(self) -> list[str]:
+        """Every class label, e.g. ``['00', '01', '10', '11']``."""
+        return [
+            "".join(map(str, idx))
+            for idx in itertools.product(*(range(self.n_values[c]) for c in self.concepts))
+        ]
+
+    @property
+    def held_out(self) -> list[str]:
+        """Classes with more than one non-zero concept index (out of distribution)."""
+        return [c for c in self.classes if sum(d != "0" for d in c) > 1]
+
+    @property
+    def train_classes(self) -> list[str]:
+        """The training classes: every class that is not held out, in label order."""
+        return [c for c in self.classes if c not in self.held_out]
+
+
 @dataclass(frozen=True)
-class DataConfig:
+class DataConfig(ClassGrid):
     """Which concepts are active, their separations and number of values, and how images are drawn.
 
     Args:
@@ -86,24 +112,6 @@ class DataConfig:
             raise ValueError(f"resolution must be between 8 and 512 pixels, got {self.resolution}")
         if not (0 <= self.noise < 0.5):
             raise ValueError(f"noise must be in [0, 0.5), got {self.noise}")
-
-    @property
-    def classes(self) -> list[str]:
-        """Every class label, e.g. ``['00', '01', '10', '11']``."""
-        return [
-            "".join(map(str, idx))
-            for idx in itertools.product(*(range(self.n_values[c]) for c in self.concepts))
-        ]
-
-    @property
-    def held_out(self) -> list[str]:
-        """Classes with more than one non-zero concept index (out of distribution)."""
-        return [c for c in self.classes if sum(d != "0" for d in c) > 1]
-
-    @property
-    def train_classes(self) -> list[str]:
-        """The training classes: every class that is not held out, in label order."""
-        return [c for c in self.classes if c not in self.held_out]
 
     def mean(self, concept: str, index: int | NDArray) -> NDArray:
         """Class mean of a concept's value index: (..., width) with width 3 for colors, else 1."""

@@ -34,6 +34,7 @@ from typing import Any, Mapping, Sequence
 
 from empirical.training.config_checks import check, check_types
 from empirical.images.data import DataConfig
+from empirical.images.faces import FacesConfig
 from empirical.training.presets import TRAIN_PRESETS
 from core import cli
 from core.files import read_json
@@ -65,7 +66,9 @@ class TrainConfig:
     Keys (one line each; ``python -m empirical.train --help`` prints them with their defaults):
 
     - seed: the run's seed (model initialization, batches, dropout, time sampling and sampling noise)
-    - concepts: the active concepts in label-digit order, e.g. color,size
+    - concepts: the active concepts in label-digit order, e.g. color,size (faces: the selection's attributes)
+    - celeba: a CelebA selection folder (python -m empirical.celeba --out): train on its faces, the concepts its
+      two attributes (no separations; in-training protocols: cfg only)
     - sep: the separation of each concept's two values (--set sep.color=0.3): its concept signal
     - resolution: image side in pixels (divisible by 2^(levels - 1))
     - per_class: training images per training class
@@ -103,7 +106,7 @@ class TrainConfig:
     - protocols: elicitation protocols run at every checkpoint: overprompt, intervention, cfg
     - log_every: steps between training records in metrics.jsonl
     - save_every: steps between resumable checkpoints (last.pt)
-    - probe: the probe folder ({concepts}, {resolution}, {out}, {package} filled in); trained there when missing,
+    - probe: the probe folder ({concepts}, {resolution}, {out}, {package}, {selection} filled in); trained there when missing,
       except a probe the package ships ({package}/probes/..., `small`'s default), which is never trained
     - probe_steps: training steps of a missing probe
     - device: auto, cpu or cuda
@@ -121,6 +124,7 @@ class TrainConfig:
     seed: int = 0
     # data
     concepts: tuple[str, ...] = ("color", "size")
+    celeba: str = ""
     sep: Mapping[str, float] = field(default_factory=lambda: {"color": 0.3, "size": 0.4})
     resolution: int = 16
     per_class: int = 2048
@@ -177,8 +181,10 @@ class TrainConfig:
         check(self)
 
     @functools.cached_property
-    def data(self) -> DataConfig:
-        """The data config of the run, built (and validated) once."""
+    def data(self) -> DataConfig | FacesConfig:
+        """The data config of the run, built (and validated) once: faces where ``celeba`` names a selection."""
+        if self.celeba:
+            return FacesConfig(self.concepts, self.resolution)
         return DataConfig(self.concepts, self.sep, resolution=self.resolution)
 
     def eval_schedule(self) -> list[int]:
@@ -217,6 +223,7 @@ class TrainConfig:
             seed=self.seed,
             concepts="-".join(self.concepts),
             package=PACKAGE_DIR,
+            selection=self.celeba,
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -285,10 +292,31 @@ def make_config(preset: str, overrides: Sequence[str] = ()) -> TrainConfig:
             values[key] = _convert(key, text)
         except ValueError as err:
             raise ValueError(f"--set {item!r}: {err}") from None
+    if values.get(
+        "celeba"
+    ):  # faces: the selection's two attributes are the concepts, and no separations
+        values["concepts"] = selection_concepts(values["celeba"], values.get("concepts"))
+        sep = {}
     active = values.get("concepts", TrainConfig.concepts)
     # defaults only for active concepts
     values["sep"] = {c: v for c, v in sep.items() if c in active or c in given}
     return TrainConfig(**values)
+
+
+def selection_concepts(folder: str, given: Sequence[str] | None) -> tuple[str, ...]:
+    """The attributes of a CelebA selection (its classes.json); ValueError where ``given`` concepts differ."""
+    from empirical.images.celeba import selection_doc
+
+    try:
+        concepts = tuple(selection_doc(Path(folder))["concepts"])
+    except ValueError as err:
+        raise ValueError(f"--set celeba={folder}: {err}") from None
+    if given and tuple(given) != concepts:
+        raise ValueError(
+            f"concepts={','.join(given)}: the selection {folder} is of {','.join(concepts)} (leave concepts "
+            "out: a faces run takes the selection's)"
+        )
+    return concepts
 
 
 def read_run_config(path: Path) -> dict[str, Any]:

@@ -59,6 +59,11 @@ def check_model(cfg) -> None:
     """The preset exists, the data config is valid, and the net's levels divide the resolution."""
     if cfg.preset not in TRAIN_PRESETS:
         raise ValueError(f"unknown preset {cfg.preset!r}; valid: {', '.join(TRAIN_PRESETS)}")
+    if cfg.preset.startswith("celeba") and not cfg.celeba:
+        raise ValueError(
+            f"the {cfg.preset} preset trains on faces: give --set celeba=SELECTION (a folder written by "
+            "python -m empirical.celeba CELEBA_DIR --concepts !Male,Smiling --out SELECTION)"
+        )
     cfg.data  # validates concepts, separations, resolution
     if not cfg.channels or min(cfg.channels) < 1:
         raise ValueError(
@@ -186,13 +191,21 @@ def check_masking_and_protocols(cfg) -> None:
                 f"protocols: {name!r} cannot run during training; valid: overprompt, intervention, cfg "
                 "(patch runs post hoc: python -m empirical.elicit)"
             )
+    faces_can = ("cfg",)  # over-prompting and intervention move the synthetic concepts' values
+    if cfg.celeba and (set(cfg.protocols) - set(faces_can) or cfg.mask_p > 0):
+        raise ValueError(
+            f"protocols={','.join(cfg.protocols)}, mask_p={cfg.mask_p}: a faces run (celeba=...) takes "
+            "protocols cfg only (over-prompting and intervention act on the synthetic concepts) and no masking"
+        )
     if "cfg" in cfg.protocols and cfg.p_cfg == 0:
         raise ValueError("protocols: cfg needs p_cfg > 0 (an unconditional model to guide with)")
 
 
 def check_memory(cfg) -> None:
     """The training set and one evaluation's samples fit in memory."""
-    image = 3 * cfg.resolution**2 * 4  # bytes of one float32 RGB image
+    image = (
+        3 * cfg.resolution**2 * (1 if cfg.celeba else 4)
+    )  # bytes of one RGB image (faces: uint8)
     data = len(cfg.data.train_classes) * cfg.per_class * image
     if data > MAX_DATA_BYTES:
         raise ValueError(

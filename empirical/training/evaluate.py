@@ -20,6 +20,7 @@ import torch
 
 from empirical.nets.device import autocast
 from empirical.images.data import DataConfig, conditioning, parse_label, sample_values
+from empirical.images.faces import FacesConfig
 from empirical.probing.probe import coordinates
 from empirical.training.runlog import Logged
 from empirical.nets.vdm import VDM
@@ -59,8 +60,12 @@ def class_prompts(config: DataConfig, labels: list[str] | None = None) -> dict[s
     """label -> (11,) mean conditioning vector of the class."""
     labels = config.classes if labels is None else labels
     index = np.array([parse_label(config, lab) for lab in labels], dtype=np.int64)
-    values = sample_values(config, index, np.random.default_rng(0), mode="mean")
-    h = conditioning(values, config)
+    if isinstance(config, FacesConfig):  # faces: each attribute's value in its slot
+        h = config.conditioning(index)
+    else:
+        h = conditioning(
+            sample_values(config, index, np.random.default_rng(0), mode="mean"), config
+        )
     return {lab: h[i] for i, lab in enumerate(labels)}
 
 

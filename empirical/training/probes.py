@@ -9,8 +9,9 @@ import sys
 from pathlib import Path
 
 from core import cli
-from empirical.nets.probe_net import SETUPS, ProbeConfig
+from empirical.nets.probe_net import CELEBA, SETUPS, ProbeConfig
 from empirical.probing.probe import load as read_probe
+from empirical.probing import celeba_probe
 from empirical.probing.probe_train import train_evaluate_save
 from empirical.training import lock
 from empirical.training.config import TrainConfig, no_shipped_probe
@@ -37,23 +38,38 @@ def provide_probe(cfg: TrainConfig, out: Path, *, progress: bool) -> Path:
     if exists:
         return path
     cli.output_dir(path, f"probe={cfg.probe}:")
-    setups = [name for name, s in SETUPS.items() if s["concepts"] == cfg.concepts]
-    if not setups:
-        valid = "; ".join(f"{n}: {s['concepts']}" for n, s in SETUPS.items())
-        raise ValueError(f"no probe setup covers concepts {cfg.concepts}; valid: {valid}")
+    pcfg = probe_config(cfg)
     with lock.hold(path, wait=True):
         if not (path / "probe.pt").exists():
-            pcfg = ProbeConfig(setup=setups[0], resolution=cfg.resolution, steps=cfg.probe_steps)
             print(
                 f"train: no probe at {path}; training one ({pcfg.steps} steps at {cfg.resolution} px)",
                 file=sys.stderr,
             )
-            _, doc = train_evaluate_save(pcfg, path, progress=progress)
+            trainer = celeba_probe.train_evaluate_save if cfg.celeba else train_evaluate_save
+            _, doc = trainer(pcfg, path, progress=progress)
             print(
                 f"train: probe saved; worst per-concept accuracy {doc['min_accuracy']}",
                 file=sys.stderr,
             )
     return path
+
+
+def probe_config(cfg: TrainConfig) -> ProbeConfig:
+    """The probe a run trains where it has none: the setup of its concepts (faces: the face probe on its
+    selection), at its resolution, ``probe_steps`` steps."""
+    if cfg.celeba:
+        return ProbeConfig(
+            setup=CELEBA,
+            attributes=cfg.concepts,
+            data=cfg.celeba,
+            resolution=cfg.resolution,
+            steps=cfg.probe_steps,
+        )
+    setups = [name for name, s in SETUPS.items() if s["concepts"] == cfg.concepts]
+    if not setups:
+        valid = "; ".join(f"{n}: {s['concepts']}" for n, s in SETUPS.items())
+        raise ValueError(f"no probe setup covers concepts {cfg.concepts}; valid: {valid}")
+    return ProbeConfig(setup=setups[0], resolution=cfg.resolution, steps=cfg.probe_steps)
 
 
 def load_probe(cfg: TrainConfig, out: Path):

@@ -24,6 +24,7 @@ from empirical.nets.ema import ema_decay
 from empirical.training.config import TrainConfig, check_folder, read_run_config
 from empirical.training.probes import load_probe, provide_probe
 from empirical.images.data import mask, sample
+from empirical.images.faces import batch_faces, training_faces
 from empirical.images.grid import grid
 from core.stamp import stamp
 from core.files import write_json
@@ -33,8 +34,12 @@ from core.trajectory import UNREADABLE
 def training_set(
     cfg: TrainConfig, device: torch.device
 ) -> tuple[torch.Tensor, torch.Tensor, np.ndarray]:
-    """Images, conditioning vectors (masked where the config says) and which rows were masked."""
+    """Images, conditioning vectors (masked where the config says) and which rows were masked. Faces stay uint8
+    on the CPU (:meth:`Run.batch` augments each batch and moves it to the device)."""
     data = cfg.data
+    if cfg.celeba:
+        images, h = training_faces(cfg.celeba, data, cfg.per_class)
+        return torch.from_numpy(images), torch.from_numpy(h).to(device), np.zeros(len(h), bool)
     batch = sample(data, {label: cfg.per_class for label in data.train_classes}, cfg.seed)
     h, hit = mask(
         batch.h,
@@ -216,13 +221,24 @@ class Run:
         self.logs.write(self.out, self.cfg, self.meta)
         print(f"train: resuming {self.out} from step {self.step}", file=sys.stderr)
 
+    def batch(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """The images and h of this step's batch (a pure function of seed and step) on the device; faces
+        flipped and jittered (empirical.images.faces.batch_faces)."""
+        cfg = self.cfg
+        rows = batch_rows(self.step, self.x.shape[0], cfg.batch, cfg.seed)
+        if not cfg.celeba:
+            rows = rows.to(self.device)
+            return self.x[rows], self.h[rows]
+        x = batch_faces(self.x[rows.cpu()], cfg.seed, self.step).to(self.device)
+        return x, self.h[rows.to(self.device)]
+
     def train_step(self) -> dict[str, float]:
         """One AdamW update on the batch of this step (a pure function of seed and step); returns its loss terms."""
         cfg = self.cfg
-        rows = batch_rows(self.step, self.x.shape[0], cfg.batch, cfg.seed).to(self.device)
+        x, h = self.batch()
         own = self.stream
         with autocast(self.device, cfg.precision), unet.drawing_from(own):
-            terms = self.vdm.loss(self.x[rows], self.h[rows], generator=own)
+            terms = self.vdm.loss(x, h, generator=own)
         loss = terms["total"].mean()
         self.opt.zero_grad(set_to_none=True)
         loss.backward()
@@ -284,21 +300,7 @@ class Run:
         }
         if len(cfg.concepts) == 2:
             record["disentanglement"] = protocols.disentanglement(model, cfg.data)
-        # results keyed by step: a resumed run overwrites, never duplicates
-        for name in cfg.protocols:
-            results = runlog.read_elicit(self.out, name)
-            found = (elicited or {}).get(name)
-            if found is None:
-                found = {
-                    label: r
-                    for label, (r, _) in protocols.elicit_step(
-                        model, self.probe, cfg, s, name, cfg.data.held_out
-                    ).items()
-                }
-            results[s] = found
-            runlog.write_elicit(
-                self.out, name, results, {"classes": cfg.data.held_out, "during_training": True}
-            )
+        self._elicit(elicited or {})
         self.logs.metrics.append({**record, "eval_s": round(time.perf_counter() - t0, 3)})
         if s in self.grid_steps:
             images = np.concatenate([p.images[:8] for p in points])
@@ -310,6 +312,26 @@ class Run:
                 8,
                 self.out / "samples" / f"step_{s:06d}.png",
                 title=f"{self.out.name}: step {s}",
+            )
+
+    def _elicit(self, elicited: dict[str, dict]) -> None:
+        """The in-training protocols' readings of the held-out classes at this step (those in ``elicited``
+        already made), each protocol's file rewritten: keyed by step, a resumed run overwrites, never
+        duplicates."""
+        cfg, s = self.cfg, self.step
+        for name in cfg.protocols:
+            results = runlog.read_elicit(self.out, name)
+            found = elicited.get(name)
+            if found is None:
+                found = {
+                    label: r
+                    for label, (r, _) in protocols.elicit_step(
+                        self.model_eval, self.probe, cfg, s, name, cfg.data.held_out
+                    ).items()
+                }
+            results[s] = found
+            runlog.write_elicit(
+                self.out, name, results, {"classes": cfg.data.held_out, "during_training": True}
             )
 
     def save(self, evaluated: bool) -> None:

@@ -39,7 +39,7 @@ from empirical.training.config import TrainConfig
 from empirical.nets.ema import ema_decay
 from empirical.training import protocols
 from empirical.training.evaluate import naive_requests
-from empirical.training.run import Diverged, Run, batch_rows, optimizer
+from empirical.training.run import Diverged, Run, optimizer
 
 SWITCH = 2e-4  # seconds between the threaded engine's hand-overs of the interpreter
 # what members may differ in (config keys); everything else is shared
@@ -136,7 +136,7 @@ class Stacked:
         run = self.runs[0]
         try:
             with torch.no_grad():
-                self.loss.vdm.loss(run.x[: self.cfg.batch], run.h[: self.cfg.batch])
+                self.loss.vdm.loss(*run.batch())
         finally:
             for hook in hooks:
                 hook.remove()
@@ -144,9 +144,7 @@ class Stacked:
 
     def _draws(self, run: Run) -> tuple[torch.Tensor, torch.Tensor, dict, list]:
         """A member's batch and its draws for this step, from its own stream, in the order alone."""
-        cfg = self.cfg
-        rows = batch_rows(run.step, run.x.shape[0], cfg.batch, run.cfg.seed).to(self.device)
-        x, h = run.x[rows], run.h[rows]
+        x, h = run.batch()
         gen = run.streams["cuda"] or run.streams["cpu"]
         noise = self.loss.vdm.noise(x, gen)
         masks = [self.drop.mask(torch.Size(s), self.device, gen) for s in self.shapes]

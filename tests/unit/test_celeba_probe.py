@@ -133,3 +133,93 @@ def test_a_folder_that_is_not_a_selection_is_refused_in_one_line(tmp_path, capsy
     err = capsys.readouterr().err
     assert "no classes.json; give the --out of python -m empirical.celeba" in err
     assert err.count("\n") == 1 and not (tmp_path / "p").exists()
+
+
+FACES_RUN = ["resolution=16", "steps=12", "evals=2", "probe_steps=60", "precision=fp32"]
+
+
+@pytest.fixture(scope="module")
+def faces_run(selection, tmp_path_factory):
+    """A smoke-sized diffusion run on the selection's faces: python -m empirical.train --set celeba=SELECTION."""
+    from empirical import train
+
+    out = tmp_path_factory.mktemp("faces") / "run"
+    sets = [f"celeba={selection}", *FACES_RUN]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(celeba_probe, "ABSTENTION_PER_KIND", 16)
+        argv = ["--preset", "smoke", "--out", str(out)]
+        assert train.main([*argv, *(a for s in sets for a in ("--set", s))]) == 0
+    return out, sets
+
+
+def test_a_diffusion_model_trains_on_the_faces_of_a_selection(selection, faces_run):
+    """The selection's attributes are the run's concepts, its classes 00, 01, 10 the training set (augmented per
+    batch, the same batch for the same step), the face probe trained beside the run, and every class read at each
+    checkpoint into the run's trajectory log."""
+    from empirical.images.faces import FacesConfig
+    from empirical.training.config import make_config
+    from empirical.training.run import Run, training_set
+    from core.trajectory import read_csv
+
+    out, sets = faces_run
+    cfg = make_config("smoke", sets)
+    assert cfg.concepts == ("!Male", "Smiling") and isinstance(cfg.data, FacesConfig)
+    x, h, _ = training_set(cfg, torch.device("cpu"))
+    assert x.dtype == torch.uint8 and len(x) == 60  # 20 faces of each training class, none of 11
+    assert (
+        h[:, :2].sum(1).max() == 1 and h[:, 2:].abs().sum() == 0
+    )  # 00, 01, 10: one attribute at most
+
+    tracks = {t.label: t for t in read_csv(out / "trajectories.csv")}
+    assert sorted(tracks) == ["00", "01", "10", "11"] and list(tracks["11"].step) == [0, 12]
+    doc = json.loads((out / "probe" / "probe.json").read_text())
+    assert doc["config"]["setup"] == "celeba" and doc["config"]["data"] == str(selection)
+
+    run = Run(cfg, out)
+    first, again = run.batch(), run.batch()
+    assert torch.equal(first[0], again[0]) and first[0].dtype == torch.float32
+    run.step += 1
+    assert not torch.equal(run.batch()[0], first[0])
+
+
+def test_a_faces_ensemble_member_trains_as_its_run_alone(faces_run, tmp_path):
+    """Each member draws its augmented batches as its run alone (the stacked engine, 6 steps)."""
+    from empirical.ensemble import train_members
+    from empirical.training.config import make_config
+    from empirical.training.train import train
+
+    out, sets = faces_run
+    shared = [*sets, f"probe={out / 'probe'}", "steps=6", "log_every=1"]
+    cfgs = [make_config("smoke", [*shared, f"seed={s}"]) for s in (0, 1)]
+    done, failed = train_members(
+        cfgs, [tmp_path / "a", tmp_path / "b"], engine="stacked", progress=False
+    )
+    assert failed == [] and [d["step"] for d in done] == [6, 6]
+    train(cfgs[1], tmp_path / "alone", progress=False)
+
+    def losses(folder):
+        rows = [json.loads(line) for line in (folder / "metrics.jsonl").read_text().splitlines()]
+        return {r["step"]: r["total"] for r in rows if r["kind"] == "train"}
+
+    alone, member = losses(tmp_path / "alone"), losses(tmp_path / "b")
+    assert alone.keys() == member.keys() and len(alone) == 6
+    for step, value in alone.items():
+        assert member[step] == pytest.approx(value, rel=1e-4)
+
+
+@pytest.mark.parametrize(
+    "sets, said",
+    [
+        (["celeba={missing}"], "no classes.json"),
+        (["celeba={selection}", "concepts=color,size"], "the selection .* is of !Male,Smiling"),
+        (["celeba={selection}", "protocols=overprompt"], "protocols cfg only"),
+    ],
+)
+def test_a_faces_run_refuses_what_it_cannot_train(selection, tmp_path, sets, said):
+    from empirical.training.config import make_config
+
+    filled = [s.format(selection=selection, missing=tmp_path / "none") for s in sets]
+    with pytest.raises(ValueError, match=said):
+        make_config("smoke", filled)
+    with pytest.raises(ValueError, match="give --set celeba=SELECTION"):
+        make_config("celeba-cpu")

@@ -54,9 +54,12 @@ def read_metrics(run):
 # -- configuration ---------------------------------------------------------------------------
 
 
-def test_presets_build_and_schedule_is_dense_early():
+def test_presets_build_and_schedule_is_dense_early(tmp_path):
+    # the faces presets need a CelebA selection (python -m empirical.celeba writes these two files)
+    (tmp_path / "selection.csv").write_text("file,class,split\n")
+    (tmp_path / "classes.json").write_text('{"root": "x", "concepts": ["!Male", "Smiling"]}')
     for name in TRAIN_PRESETS:
-        cfg = make_config(name)
+        cfg = make_config(name, [f"celeba={tmp_path}"] if name.startswith("celeba") else [])
         s = cfg.eval_schedule()
         assert s[-1] == cfg.steps and s == sorted(set(s))
         gaps = np.diff(s)

@@ -1,0 +1,85 @@
+"""Faces as a training run's data (the paper's appendix C.3): a CelebA selection written by ``python -m
+empirical.celeba`` read as the classes of two attributes, the conditioning vector h of each class, and the
+training batches, flipped and colour-jittered per batch as the paper's.
+
+:class:`FacesConfig` stands where a synthetic run has its :class:`empirical.images.data_config.DataConfig` (the
+run's ``data``): the same classes (00, 01, 10 trained, 11 held out), each attribute one slot of h (its value,
+0 or 1), no separations. The images stay uint8 on the CPU (64 px faces for a GPU run are gigabytes as floats);
+each batch is augmented from a generator of (seed, step), so a resumed run draws the batches it would have.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Mapping
+
+import numpy as np
+
+from empirical.images.celeba import augment, read_selection
+from empirical.images.data_config import H_DIM, ClassGrid
+
+
+@dataclass(frozen=True)
+class FacesConfig(ClassGrid):
+    """Two face attributes as concepts (as the selection names them, e.g. ``("!Male", "Smiling")``)."""
+
+    concepts: tuple[str, ...]
+    resolution: int
+    n_values: Mapping[str, int] = field(default_factory=dict)
+    sep: Mapping[str, float] = field(default_factory=dict)  # none: the faces are what they are
+    noise: float = 0.0
+
+    def __post_init__(self) -> None:
+        concepts = tuple(self.concepts)
+        if len(concepts) != 2 or len(set(concepts)) != 2:
+            raise ValueError(
+                f"faces take two distinct attributes as concepts, got {list(concepts)}"
+            )
+        if not (8 <= int(self.resolution) <= 512):
+            raise ValueError(f"resolution must be between 8 and 512 pixels, got {self.resolution}")
+        object.__setattr__(self, "concepts", concepts)
+        object.__setattr__(self, "n_values", {c: 2 for c in concepts})
+
+    def slot(self, concept: str) -> slice:
+        """The slot of h that carries an attribute: one number, its value."""
+        i = self.concepts.index(concept)
+        return slice(i, i + 1)
+
+    def conditioning(self, index: np.ndarray) -> np.ndarray:
+        """(N, H_DIM) float32 h of (N, 2) attribute values: each in its slot, the other slots 0."""
+        h = np.zeros((len(index), H_DIM), dtype=np.float32)
+        for i, concept in enumerate(self.concepts):
+            h[:, self.slot(concept)] = np.asarray(index)[:, i : i + 1]
+        return h
+
+
+def training_faces(
+    folder: str | Path, config: FacesConfig, per_class: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """(uint8 images (N, 3, R, R), float32 h (N, H_DIM)) of the training classes: the first ``per_class`` images
+    of each in the selection (fewer where it has fewer); ValueError where the selection's attributes are not the
+    config's or a training class has no image."""
+    images, labels, concepts = read_selection(Path(folder), config.resolution)
+    if tuple(concepts) != config.concepts:
+        raise ValueError(
+            f"{folder}: the selection's concepts are {list(concepts)}, the run's {list(config.concepts)}"
+        )
+    rows = []
+    for label in config.train_classes:
+        own = np.flatnonzero(labels == label)[:per_class]
+        if own.size == 0:
+            raise ValueError(f"{folder}: class {label} has no image in the selection")
+        rows.append(own)
+    rows = np.concatenate(rows)
+    index = np.array([[int(d) for d in label] for label in labels[rows]])
+    return images[rows], config.conditioning(index)
+
+
+def batch_faces(images, seed: int, step: int):
+    """A batch of uint8 faces (a CPU tensor (B, 3, R, R)) as float32 in [0, 1], flipped and jittered as the
+    paper's, the same for the same (seed, step) (a resumed run, an ensemble's member and its run alone)."""
+    import torch
+
+    looks = np.random.default_rng([seed, step, 2])  # the training augmentation's own stream
+    return torch.from_numpy(augment(images.numpy().astype(np.float32) / 255, looks))
