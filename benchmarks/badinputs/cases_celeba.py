@@ -44,6 +44,16 @@ def layout(attr_rows: list[str] | None = None, count: int | None = None, drop: s
 
 
 ARGS = ["{c}/celeba", "--concepts", "Male,Smiling", "--out", "{c}/out"]
+TR = "empirical.train"
+FACES, OUT = ["--preset", "smoke", "--set"], ["--out", "{c}/run"]
+
+
+def selection(c: Path, w: Path) -> None:
+    """The two files of a selection that a run's config reads (classes.json, selection.csv) in {c}/sel."""
+    (c / "sel").mkdir()
+    (c / "sel" / "selection.csv").write_text("file,class,split\n")
+    (c / "sel" / "classes.json").write_text('{"root": "x", "concepts": ["!Male", "Smiling"]}')
+
 
 CASES = [
     Case("missing input", CB, ["{c}/none", *ARGS[1:]], "not a folder"),
@@ -80,4 +90,22 @@ CASES = [
     ),
     Case("bad number", CB, [*ARGS, "--per-class", "0"], "--per-class must be >= 1", setup=layout()),
     Case("valid", CB, ARGS, expect="ok", setup=layout()),
+    # a faces run of python -m empirical.train (issue #55): the selection is named, read and matched
+    Case("missing input", TR, ["--preset", "celeba-cpu", *OUT], "give --set celeba=SELECTION"),
+    Case("missing input", TR, [*FACES, "celeba={c}/none", *OUT], "no classes.json"),
+    Case(
+        "bad flag",
+        TR,
+        [*FACES, "celeba={c}/sel", "--set", "protocols=overprompt", *OUT],
+        "protocols cfg only",
+        setup=selection,
+        check=no_file("run/config.json"),
+    ),
+    Case(
+        "bad flag",
+        TR,
+        [*FACES, "celeba={c}/sel", "--set", "concepts=color,size", *OUT],
+        "is of !Male,Smiling",
+        setup=selection,
+    ),
 ]

@@ -310,7 +310,7 @@ def selection_concepts(folder: str, given: Sequence[str] | None) -> tuple[str, .
     try:
         concepts = tuple(selection_doc(Path(folder))["concepts"])
     except ValueError as err:
-        raise ValueError(f"--set celeba={folder}: {err}") from None
+        raise ValueError(f"--set celeba: {err}") from None
     if given and tuple(given) != concepts:
         raise ValueError(
             f"concepts={','.join(given)}: the selection {folder} is of {','.join(concepts)} (leave concepts "

@@ -191,12 +191,14 @@ def check_masking_and_protocols(cfg) -> None:
                 f"protocols: {name!r} cannot run during training; valid: overprompt, intervention, cfg "
                 "(patch runs post hoc: python -m empirical.elicit)"
             )
-    faces_can = ("cfg",)  # over-prompting and intervention move the synthetic concepts' values
-    if cfg.celeba and (set(cfg.protocols) - set(faces_can) or cfg.mask_p > 0):
+    # over-prompting and intervention move the synthetic concepts' values
+    if cfg.celeba and set(cfg.protocols) - {"cfg"}:
         raise ValueError(
-            f"protocols={','.join(cfg.protocols)}, mask_p={cfg.mask_p}: a faces run (celeba=...) takes "
-            "protocols cfg only (over-prompting and intervention act on the synthetic concepts) and no masking"
+            f"protocols={','.join(cfg.protocols)}: a faces run (celeba=...) takes protocols cfg only "
+            "(over-prompting and intervention act on the synthetic concepts)"
         )
+    if cfg.celeba and cfg.mask_p > 0:
+        raise ValueError(f"mask_p={cfg.mask_p}: a faces run (celeba=...) has no masking")
     if "cfg" in cfg.protocols and cfg.p_cfg == 0:
         raise ValueError("protocols: cfg needs p_cfg > 0 (an unconditional model to guide with)")
 

@@ -157,21 +157,32 @@ def test_a_diverging_member_is_named_and_the_others_are_not_lost(trained, tmp_pa
         assert isinstance(results[1], dict) and [r.step for r in runs] == [0, 1]
 
 
-def test_the_members_naive_samples_drawn_at_once_are_each_member_s_own(tmp_path):
-    """The GPU's evaluation (every member's naive samples in one sampler) hands each member the images its
-    run alone draws at that step (empirical.training.evaluate.naive's prompts and generators)."""
-    from empirical.training import evaluate
+def trained_stacked(tmp_path, *shared):
+    """Two members (seed 0; seed 1 at Δcolor 0.5) of the stacked engine after 3 updates, drawing every member's
+    samples at once as on a GPU (on a CPU that is off: checked here)."""
     from empirical.ensemble import open_members
     from empirical.training.stacked import Stacked
 
-    cfgs = [config(tmp_path, "seed=0"), config(tmp_path, "seed=1", "sep.color=0.5")]
+    cfgs = [
+        config(tmp_path, "seed=0", *shared),
+        config(tmp_path, "seed=1", "sep.color=0.5", *shared),
+    ]
     runs = open_members(cfgs, [tmp_path / "a", tmp_path / "b"], progress=False)
     ens = Stacked(runs)
-    assert ens.naive_images() is None  # off on a CPU
+    assert ens.naive_images() is None and ens.elicited() is None
     for _ in range(3):
         ens.train_step()
     ens.unstack()
     ens.sample_at_once = True
+    return runs, ens
+
+
+def test_the_members_naive_samples_drawn_at_once_are_each_member_s_own(tmp_path):
+    """The GPU's evaluation (every member's naive samples in one sampler) hands each member the images its
+    run alone draws at that step (empirical.training.evaluate.naive's prompts and generators)."""
+    from empirical.training import evaluate
+
+    runs, ens = trained_stacked(tmp_path)
     drawn = ens.naive_images()
     for run in runs:
         cfg = run.cfg
@@ -190,26 +201,16 @@ def test_the_members_naive_samples_drawn_at_once_are_each_member_s_own(tmp_path)
             np.testing.assert_allclose(drawn[id(run)][label], alone, atol=1e-5)
     run = runs[1]
     run.evaluate(images=drawn[id(run)])
-    assert [p.step for p in run.logs.points] == [3] * len(cfgs[1].data.classes)
+    assert [p.step for p in run.logs.points] == [3] * len(run.cfg.data.classes)
 
 
 def test_the_members_over_prompting_drawn_at_once_reads_as_each_run_alone(tmp_path, monkeypatch):
     """Over-prompting at a checkpoint (every setting's choosing draw, then the chosen one's scoring draw) made for
     every member in one sampler gives each member the readings its run alone makes (protocols.elicit_step), and
     the member logs them without drawing again."""
-    from empirical.ensemble import open_members
     from empirical.training import protocols, runlog
-    from empirical.training.stacked import Stacked
 
-    over = ["protocols=overprompt"]
-    cfgs = [config(tmp_path, "seed=0", *over), config(tmp_path, "seed=1", "sep.color=0.5", *over)]
-    runs = open_members(cfgs, [tmp_path / "a", tmp_path / "b"], progress=False)
-    ens = Stacked(runs)
-    assert ens.elicited() is None  # off on a CPU
-    for _ in range(3):
-        ens.train_step()
-    ens.unstack()
-    ens.sample_at_once = True
+    runs, ens = trained_stacked(tmp_path, "protocols=overprompt")
     elicited = ens.elicited()
     for run in runs:
         alone = protocols.elicit_step(
