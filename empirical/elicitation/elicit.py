@@ -157,8 +157,7 @@ def _checked(names: Sequence[str], classes: Sequence[str] | None, cfg) -> list[s
     if not names:
         raise ValueError(f"no protocol given; valid: {', '.join(protocols.PROTOCOLS)}")
     for name in names:
-        if name not in protocols.PROTOCOLS:
-            raise ValueError(f"unknown protocol {name!r}; valid: {', '.join(protocols.PROTOCOLS)}")
+        protocols.check_protocol(name, cfg.data)
     labels = list(cfg.data.classes if classes is None else classes)
     if not labels:
         raise ValueError(

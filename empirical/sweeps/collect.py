@@ -112,7 +112,10 @@ class RunData:
         )
 
     def signal(self) -> dict[str, float]:
-        """Each concept's measured concept signal (pixel MSE between the classes differing in it only)."""
+        """Each concept's measured concept signal (pixel MSE between the classes differing in it only); none for
+        a faces run (its data are no rendering of separations)."""
+        if self.cfg.celeba:
+            return {}
         return dict(
             _signal(self.cfg.concepts, tuple(sorted(self.cfg.sep.items())), self.cfg.resolution)
         )

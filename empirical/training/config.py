@@ -216,7 +216,12 @@ class TrainConfig:
         }[protocol]
 
     def probe_path(self, out: str) -> str:
-        """The probe folder of the run, with {concepts}, {resolution}, {out}, {seed} and {package} filled in."""
+        """The probe folder of the run, with {concepts}, {resolution}, {out}, {seed}, {package} and {selection}
+        (a faces run's) filled in."""
+        if "{selection}" in self.probe and not self.celeba:
+            raise ValueError(
+                f"probe={self.probe}: {{selection}} is a faces run's (celeba=SELECTION); this run has none"
+            )
         return self.probe.format(
             resolution=self.resolution,
             out=out,
@@ -292,9 +297,13 @@ def make_config(preset: str, overrides: Sequence[str] = ()) -> TrainConfig:
             values[key] = _convert(key, text)
         except ValueError as err:
             raise ValueError(f"--set {item!r}: {err}") from None
-    if values.get(
-        "celeba"
-    ):  # faces: the selection's two attributes are the concepts, and no separations
+    # faces: the selection's two attributes are the concepts, and no separations
+    if values.get("celeba"):
+        if given:
+            raise ValueError(
+                f"--set sep.{sorted(given)[0]}: a faces run (celeba=...) has no separations (its faces are "
+                "what they are)"
+            )
         values["concepts"] = selection_concepts(values["celeba"], values.get("concepts"))
         sep = {}
     active = values.get("concepts", TrainConfig.concepts)
@@ -329,6 +338,7 @@ def read_run_config(path: Path) -> dict[str, Any]:
     # saved before the field existed: those runs trained in fp32
     doc["train"].setdefault("precision", "fp32")
     doc["train"].setdefault("ema_warmup", False)  # likewise: a constant decay
+    doc["train"].setdefault("celeba", "")  # runs saved before faces trained on the synthetic data
     return doc
 
 

@@ -172,6 +172,14 @@ def check_grid(cfg) -> None:
 def check_masking_and_protocols(cfg) -> None:
     """Masking names training classes and active concepts; protocols can run in training."""
     check_grid(cfg)
+    # over-prompting and intervention move the synthetic concepts' values
+    if cfg.celeba and set(cfg.protocols) - {"cfg"}:
+        raise ValueError(
+            f"protocols={','.join(cfg.protocols)}: a faces run (celeba=...) takes protocols cfg only "
+            "(over-prompting and intervention act on the synthetic concepts)"
+        )
+    if cfg.celeba and cfg.mask_p > 0:
+        raise ValueError(f"mask_p={cfg.mask_p}: a faces run (celeba=...) has no masking")
     if not 0 <= cfg.mask_p <= 1:
         raise ValueError(f"mask_p={cfg.mask_p} is not valid; valid: [0, 1]")
     if cfg.mask_p > 0:
@@ -191,14 +199,6 @@ def check_masking_and_protocols(cfg) -> None:
                 f"protocols: {name!r} cannot run during training; valid: overprompt, intervention, cfg "
                 "(patch runs post hoc: python -m empirical.elicit)"
             )
-    # over-prompting and intervention move the synthetic concepts' values
-    if cfg.celeba and set(cfg.protocols) - {"cfg"}:
-        raise ValueError(
-            f"protocols={','.join(cfg.protocols)}: a faces run (celeba=...) takes protocols cfg only "
-            "(over-prompting and intervention act on the synthetic concepts)"
-        )
-    if cfg.celeba and cfg.mask_p > 0:
-        raise ValueError(f"mask_p={cfg.mask_p}: a faces run (celeba=...) has no masking")
     if "cfg" in cfg.protocols and cfg.p_cfg == 0:
         raise ValueError("protocols: cfg needs p_cfg > 0 (an unconditional model to guide with)")
 

@@ -83,6 +83,11 @@ def load_probe(cfg: TrainConfig, out: Path):
             "probe=<folder> of an existing probe"
         )
     model, pcfg, digest = read_probe(path)
+    if cfg.celeba and Path(pcfg.data).resolve() != Path(cfg.celeba).resolve():
+        raise ValueError(
+            f"{path}: the probe read the faces of {pcfg.data or 'no selection'}, the run trains on "
+            f"{cfg.celeba}; set probe=<folder> to that selection's probe"
+        )
     if pcfg.concepts != cfg.concepts or pcfg.resolution != cfg.resolution:
         raise ValueError(
             f"{path}: the probe reads {pcfg.concepts} at {pcfg.resolution} px, the run needs "

@@ -39,6 +39,7 @@ import torch
 
 from empirical.training.config import TrainConfig
 from empirical.images.data import MIN_RADIUS, SLOTS, DataConfig, parse_label
+from empirical.images.faces import FacesConfig
 from empirical.training.evaluate import (
     SCORE,
     SELECT,
@@ -110,6 +111,8 @@ def prompt_vector(config: DataConfig, label: str, strength: float = 1.0) -> np.n
         raise ValueError(
             f"strength {strength:g}: over-prompting takes strengths >= 1 (1: the plain prompt)"
         )
+    if strength > 1:
+        check_protocol("overprompt", config)
     return (
         class_prompts(config, [label])[label]
         if strength == 1
@@ -124,10 +127,21 @@ def prototype(config: DataConfig, concept: str, value: int) -> np.ndarray:
     return h
 
 
-def settings(protocol: str, config: DataConfig, label: str, sweep: Sequence) -> list[Setting]:
-    """The settings a protocol sweeps for a class: ``sweep`` (the run config's grid) as prompts, edits or guidance."""
+def check_protocol(protocol: str, config) -> None:
+    """ValueError for a protocol that is not one, or one the run's data cannot take: over-prompting and
+    intervention move the synthetic concepts' values, which faces do not have."""
     if protocol not in PROTOCOLS:
         raise ValueError(f"unknown protocol {protocol!r}; valid: {', '.join(PROTOCOLS)}")
+    if protocol in ("overprompt", "intervention") and isinstance(config, FacesConfig):
+        raise ValueError(
+            f"the {protocol} protocol moves the synthetic concepts' values; a faces run takes patch, or cfg "
+            "where it trained with p_cfg > 0 (--protocols patch)"
+        )
+
+
+def settings(protocol: str, config: DataConfig, label: str, sweep: Sequence) -> list[Setting]:
+    """The settings a protocol sweeps for a class: ``sweep`` (the run config's grid) as prompts, edits or guidance."""
+    check_protocol(protocol, config)
     base = class_prompts(config, [label])[label]
     if protocol == "overprompt":
         return [Setting(f"reach={r:g}", overprompt(config, label, r)) for r in sweep]
@@ -334,12 +348,13 @@ def elicit_members(
     """:func:`elicit_step`'s readings for every member of an ensemble at its checkpoint, each member's images drawn
     by ``draw_members`` (a list of each member's {key: Ask} -> a list of its {key: images}) for all of them at
     once. ``runs``: objects with ``cfg``, ``step`` and ``probe``. A member whose images cannot be read (not
-    finite) gets None: it draws its own, alone, and fails there as a run alone does."""
+    finite) gets None: it draws its own, alone, and fails there as a run alone does. ``draw_members(asks,
+    members)`` draws for the members at those indices."""
     if not drawn_at_once(protocol):
         raise ValueError(f"the {protocol} protocol draws member by member")
     asks = [select_asks(r.cfg, r.step, protocol, labels, device) for r in runs]
     chosen: list[dict | None] = []
-    for run, own, images in zip(runs, asks, draw_members(asks)):
+    for run, own, images in zip(runs, asks, draw_members(asks, list(range(len(runs))))):
         try:
             chosen.append(choose(run.probe, run.cfg, own, images))
         except FloatingPointError:
@@ -347,7 +362,7 @@ def elicit_members(
     ok = [i for i, c in enumerate(chosen) if c is not None]
     asks = [score_asks(runs[i].cfg, runs[i].step, chosen[i], device) for i in ok]
     out: list[dict[str, Logged] | None] = [None] * len(runs)
-    for i, images in zip(ok, draw_members(asks) if ok else []):
+    for i, images in zip(ok, draw_members(asks, ok) if ok else []):
         try:
             found = scored(runs[i].probe, runs[i].cfg, runs[i].step, chosen[i], images)
         except FloatingPointError:

@@ -323,12 +323,15 @@ class Run:
             results = runlog.read_elicit(self.out, name)
             found = elicited.get(name)
             if found is None:
-                found = {
-                    label: r
-                    for label, (r, _) in protocols.elicit_step(
+                try:
+                    drawn = protocols.elicit_step(
                         self.model_eval, self.probe, cfg, s, name, cfg.data.held_out
-                    ).items()
-                }
+                    )
+                except FloatingPointError as err:
+                    raise Diverged(
+                        cfg, s, f"the {name} protocol failed: {err}", self.saved
+                    ) from None
+                found = {label: r for label, (r, _) in drawn.items()}
             results[s] = found
             runlog.write_elicit(
                 self.out, name, results, {"classes": cfg.data.held_out, "during_training": True}

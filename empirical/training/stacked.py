@@ -229,9 +229,9 @@ class Stacked:
         if not (self.sample_at_once and wanted and sizes_ok(sizes)):
             return None
 
-        def draw(asks: list[dict]) -> list[dict]:
+        def draw(asks: list[dict], members: list[int]) -> list[dict]:
             return sample_members(
-                [run.model_eval for run in self.runs],
+                [self.runs[i].model_eval for i in members],
                 [{k: a.prompts() for k, a in own.items()} for own in asks],
                 [{k: a.generator for k, a in own.items()} for own in asks],
                 cfg.data.resolution,

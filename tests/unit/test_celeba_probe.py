@@ -6,6 +6,7 @@ as their class and refuses noise; bad selections are refused in one line."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -213,6 +214,8 @@ def test_a_faces_ensemble_member_trains_as_its_run_alone(faces_run, tmp_path):
         (["celeba={missing}"], "no classes.json"),
         (["celeba={selection}", "concepts=color,size"], "the selection .* is of !Male,Smiling"),
         (["celeba={selection}", "protocols=overprompt"], "protocols cfg only"),
+        (["celeba={selection}", "sep.color=0.3"], "has no separations"),
+        (["celeba={selection}", "mask_p=0.5"], "has no masking"),
     ],
 )
 def test_a_faces_run_refuses_what_it_cannot_train(selection, tmp_path, sets, said):
@@ -223,3 +226,29 @@ def test_a_faces_run_refuses_what_it_cannot_train(selection, tmp_path, sets, sai
         make_config("smoke", filled)
     with pytest.raises(ValueError, match="give --set celeba=SELECTION"):
         make_config("celeba-cpu")
+
+
+def test_the_readers_of_runs_read_a_faces_run_and_refuse_what_it_lacks(faces_run, tmp_path):
+    """The sweep's tables read a faces run (no pixel signal: its data are no rendering of separations);
+    over-prompting and intervention, which move the synthetic concepts' values, are refused by name; a probe of
+    another selection is refused; {selection} in a synthetic run's probe path is refused."""
+    from empirical.elicitation.elicit import run_protocols
+    from empirical.sweeps.collect import covariates, read_run
+    from empirical.training.config import make_config
+    from empirical.training.probes import load_probe
+
+    out, sets = faces_run
+    run = read_run(out)
+    assert run.signal() == {} and len(covariates([run])) == 1
+    for name in ("overprompt", "intervention"):
+        with pytest.raises(ValueError, match=f"the {name} protocol .* a faces run takes patch"):
+            run_protocols(out, [name], progress=False)
+    other = tmp_path / "other"
+    other.mkdir()
+    for name in ("selection.csv", "classes.json"):
+        (other / name).write_text((Path(sets[0].split("=", 1)[1]) / name).read_text())
+    cfg = make_config("smoke", [f"celeba={other}", *FACES_RUN, f"probe={out / 'probe'}"])
+    with pytest.raises(ValueError, match="the probe read the faces of"):
+        load_probe(cfg, tmp_path / "run")
+    with pytest.raises(ValueError, match="is a faces run's"):
+        make_config("smoke", ["probe={selection}/p"]).probe_path("x")

@@ -241,6 +241,35 @@ def test_the_members_over_prompting_drawn_at_once_reads_as_each_run_alone(tmp_pa
     }
 
 
+def test_a_member_whose_over_prompted_images_are_not_finite_draws_alone_and_the_others_go_on(
+    tmp_path,
+):
+    """elicit_members: a member's NaN weights give it no readings (it draws alone, and fails there as a run
+    alone does); the other members' readings are still each their own."""
+    from empirical.training import protocols
+
+    runs, ens = trained_stacked(tmp_path, "protocols=overprompt")
+    with torch.no_grad():
+        for p in runs[0].model_eval.parameters():
+            p.fill_(float("nan"))
+    elicited = ens.elicited()
+    assert elicited[id(runs[0])] == {}
+    alone = protocols.elicit_step(
+        runs[1].model_eval, runs[1].probe, runs[1].cfg, 3, "overprompt", ["11"]
+    )
+    assert elicited[id(runs[1])]["overprompt"]["11"].setting == alone["11"][0].setting
+
+
+def test_a_run_saved_before_faces_existed_resumes(tmp_path):
+    """config.json written before the celeba key: read as a synthetic run, the folder check passes."""
+    from empirical.training.config import check_folder
+
+    cfg = make_config("smoke")
+    doc = {"train": {k: v for k, v in cfg.to_json().items() if k != "celeba"}}
+    (tmp_path / "config.json").write_text(json.dumps(doc))
+    check_folder(tmp_path, cfg)
+
+
 def test_a_sweep_stopped_mid_save_is_summarized_by_its_furthest_member(tmp_path):
     """benchmarks/ensemble_summary.py: members saved one by one, some a checkpoint behind when the sweep was
     stopped; the rate is the furthest member's step over its own training time (not the least step over the
