@@ -41,16 +41,10 @@ class FacesConfig(ClassGrid):
         object.__setattr__(self, "concepts", concepts)
         object.__setattr__(self, "n_values", {c: 2 for c in concepts})
 
-    def slot(self, concept: str) -> slice:
-        """The slot of h that carries an attribute: one number, its value."""
-        i = self.concepts.index(concept)
-        return slice(i, i + 1)
-
     def conditioning(self, index: np.ndarray) -> np.ndarray:
-        """(N, H_DIM) float32 h of (N, 2) attribute values: each in its slot, the other slots 0."""
+        """(N, H_DIM) float32 h of (N, 2) attribute values: attribute i's value in slot i, the other slots 0."""
         h = np.zeros((len(index), H_DIM), dtype=np.float32)
-        for i, concept in enumerate(self.concepts):
-            h[:, self.slot(concept)] = np.asarray(index)[:, i : i + 1]
+        h[:, : len(self.concepts)] = index
         return h
 
 

@@ -207,16 +207,25 @@ class Stacked:
             naive_requests(run.cfg.data, samples, run.cfg.seed, run.step, self.device)
             for run in self.runs
         ]
-        drawn = sample_members(
-            [run.model_eval for run in self.runs],
-            [prompts for prompts, _ in asks],
-            [gens for _, gens in asks],
+        drawn = self._sample(
+            self.runs, [prompts for prompts, _ in asks], [gens for _, gens in asks]
+        )
+        return {id(run): own for run, own in zip(self.runs, drawn)}
+
+    def _sample(
+        self, runs: Sequence[Run], prompts: list[dict], generators: list[dict]
+    ) -> list[dict]:
+        """``runs``' evaluated models sampled at once (batched_sampling.sample_members) as the run config says."""
+        cfg = self.cfg
+        return sample_members(
+            [run.model_eval for run in runs],
+            prompts,
+            generators,
             cfg.data.resolution,
             steps=cfg.sample_steps,
             guidance=cfg.guidance,
             precision=cfg.precision,
         )
-        return {id(run): own for run, own in zip(self.runs, drawn)}
 
     def elicited(self) -> dict[int, dict[str, dict]] | None:
         """Every member's in-training protocol readings at this checkpoint ({protocol: {label: reading}}, by
@@ -230,14 +239,10 @@ class Stacked:
             return None
 
         def draw(asks: list[dict], members: list[int]) -> list[dict]:
-            return sample_members(
-                [self.runs[i].model_eval for i in members],
+            return self._sample(
+                [self.runs[i] for i in members],
                 [{k: a.prompts() for k, a in own.items()} for own in asks],
                 [{k: a.generator for k, a in own.items()} for own in asks],
-                cfg.data.resolution,
-                steps=cfg.sample_steps,
-                guidance=cfg.guidance,
-                precision=cfg.precision,
             )
 
         out: dict[int, dict[str, dict]] = {id(run): {} for run in self.runs}
