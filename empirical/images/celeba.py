@@ -194,9 +194,15 @@ def selection_doc(folder: Path) -> dict:
     return doc
 
 
-def read_selection(folder: Path, resolution: int) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
+def read_selection(
+    folder: Path,
+    resolution: int,
+    per_class: int | None = None,
+    classes: Sequence[str] | None = None,
+) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
     """A selection written by ``python -m empirical.celeba`` (its selection.csv and classes.json) as (uint8 images
-    (N, 3, R, R), (N,) class labels, the concepts); ValueError naming the file and what is wrong."""
+    (N, 3, R, R), (N,) class labels, the concepts): every row, or the first ``per_class`` of each of ``classes``
+    (only those images are read); ValueError naming the file and what is wrong."""
     folder = Path(folder)
     doc = selection_doc(folder)
     with open(folder / "selection.csv", newline="") as fh:
@@ -205,6 +211,9 @@ def read_selection(folder: Path, resolution: int) -> tuple[np.ndarray, np.ndarra
     if not rows or bad:
         where = f"line {bad[0]}" if bad else "no rows"
         raise ValueError(f"{folder / 'selection.csv'}: {where}; expected 'file,class,split' rows")
+    if classes is not None:
+        own = {label: [r for r in rows if r["class"] == label][:per_class] for label in classes}
+        rows = [r for label in classes for r in own[label]]
     root = Path(doc["root"])
     if not root.is_dir():
         raise ValueError(
@@ -212,10 +221,12 @@ def read_selection(folder: Path, resolution: int) -> tuple[np.ndarray, np.ndarra
             "empirical.celeba on the folder where it is now"
         )
     images = root_images(root)
-    x = np.stack(
-        [np.round(load_image(images / r["file"], resolution) * 255).astype(np.uint8) for r in rows]
-    )
-    return x, np.array([r["class"] for r in rows]), tuple(doc["concepts"])
+    x = np.zeros(
+        (len(rows), 3, resolution, resolution), np.uint8
+    )  # filled in place: no second copy
+    for i, r in enumerate(rows):
+        x[i] = np.round(load_image(images / r["file"], resolution) * 255)
+    return x, np.array([r["class"] for r in rows], dtype=str), tuple(doc["concepts"])
 
 
 def root_images(root: Path) -> Path:

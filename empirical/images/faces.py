@@ -52,22 +52,38 @@ def training_faces(
     folder: str | Path, config: FacesConfig, per_class: int
 ) -> tuple[np.ndarray, np.ndarray]:
     """(uint8 images (N, 3, R, R), float32 h (N, H_DIM)) of the training classes: the first ``per_class`` images
-    of each in the selection (fewer where it has fewer); ValueError where the selection's attributes are not the
-    config's or a training class has no image."""
-    images, labels, concepts = read_selection(Path(folder), config.resolution)
+    of each in the selection (fewer where it has fewer; only those are read); ValueError where the selection's
+    attributes are not the config's or a training class has no image. The arrays of the last call are kept (no
+    caller writes to them): the members of an ensemble on one selection share one copy (64 px faces are
+    gigabytes)."""
+    selection = Path(folder).resolve() / "selection.csv"
+    key = (str(selection), _changed(selection), config.concepts, config.resolution, per_class)
+    if key not in _LAST:
+        _LAST.clear()
+        _LAST[key] = _read(folder, config, per_class)
+    return _LAST[key]
+
+
+_LAST: dict = {}
+
+
+def _changed(path: Path) -> int | None:
+    return path.stat().st_mtime_ns if path.is_file() else None
+
+
+def _read(folder: str | Path, config: FacesConfig, per_class: int) -> tuple[np.ndarray, np.ndarray]:
+    images, labels, concepts = read_selection(
+        Path(folder), config.resolution, per_class, config.train_classes
+    )
     if tuple(concepts) != config.concepts:
         raise ValueError(
             f"{folder}: the selection's concepts are {list(concepts)}, the run's {list(config.concepts)}"
         )
-    rows = []
     for label in config.train_classes:
-        own = np.flatnonzero(labels == label)[:per_class]
-        if own.size == 0:
+        if not (labels == label).any():
             raise ValueError(f"{folder}: class {label} has no image in the selection")
-        rows.append(own)
-    rows = np.concatenate(rows)
-    index = np.array([[int(d) for d in label] for label in labels[rows]])
-    return images[rows], config.conditioning(index)
+    index = np.array([[int(d) for d in label] for label in labels])
+    return images, config.conditioning(index)
 
 
 def batch_faces(images, seed: int, step: int):

@@ -205,17 +205,17 @@ def check_masking_and_protocols(cfg) -> None:
 
 def check_memory(cfg) -> None:
     """The training set and one evaluation's samples fit in memory."""
-    image = (
-        3 * cfg.resolution**2 * (1 if cfg.celeba else 4)
-    )  # bytes of one RGB image (faces: uint8)
+    # bytes of one RGB image: faces are held as uint8, the synthetic images and every sample as float32
+    image = 3 * cfg.resolution**2 * (1 if cfg.celeba else 4)
     data = len(cfg.data.train_classes) * cfg.per_class * image
     if data > MAX_DATA_BYTES:
         raise ValueError(
             f"per_class={cfg.per_class} at {cfg.resolution} px is a training set of {data / 2**30:.1f} GiB "
             f"(held in memory); at most {MAX_DATA_BYTES / 2**30:.0f} GiB: use a smaller per_class or resolution"
         )
-    if cfg.samples * image > MAX_DATA_BYTES / 8:
+    sample = 3 * cfg.resolution**2 * 4
+    if cfg.samples * sample > MAX_DATA_BYTES / 8:
         raise ValueError(
-            f"samples={cfg.samples} at {cfg.resolution} px is {cfg.samples * image / 2**30:.1f} GiB of images "
+            f"samples={cfg.samples} at {cfg.resolution} px is {cfg.samples * sample / 2**30:.1f} GiB of images "
             f"per class and evaluation; at most {MAX_DATA_BYTES / 8 / 2**30:.0f} GiB"
         )

@@ -139,6 +139,48 @@ def test_a_folder_that_is_not_a_selection_is_refused_in_one_line(tmp_path, capsy
 FACES_RUN = ["resolution=16", "steps=12", "evals=2", "probe_steps=60", "precision=fp32"]
 
 
+def test_training_faces_reads_only_its_rows_and_ensemble_members_share_them(selection, monkeypatch):
+    """The first per_class faces of each training class are read (not the held-out class's, not the rest), and a
+    second member on the same selection gets the same arrays, not a copy; a rewritten selection is read again."""
+    from empirical.images import celeba as layout
+    from empirical.images import faces
+
+    read = []
+    load = layout.load_image
+    monkeypatch.setattr(
+        layout, "load_image", lambda path, res: read.append(path) or load(path, res)
+    )
+    config = faces.FacesConfig(("!Male", "Smiling"), 16)
+    faces._LAST.clear()
+    images, h = faces.training_faces(selection, config, per_class=3)
+    assert images.shape == (9, 3, 16, 16) and images.dtype == np.uint8 and len(read) == 9
+    assert [tuple(row[:2]) for row in h[::3]] == [(0, 0), (0, 1), (1, 0)]
+    again, h_again = faces.training_faces(selection, config, per_class=3)
+    assert again is images and h_again is h and len(read) == 9
+    assert (
+        faces.training_faces(selection, config, per_class=2)[0].shape[0] == 6
+    )  # another size: read again
+    csv = selection / "selection.csv"
+    text = csv.read_text()
+    csv.write_text(text)  # the same rows, written again
+    try:
+        assert (
+            faces.training_faces(selection, config, per_class=2)[0] is not images
+            and len(read) == 21
+        )
+    finally:
+        faces._LAST.clear()
+
+
+def test_an_evaluation_of_faces_is_sized_as_float_samples(selection):
+    """Faces are held as uint8, but their samples are drawn as float32: 4,096 at 256 px are 3.0 GiB (as uint8,
+    0.8 GiB, under the 2 GiB an evaluation may hold)."""
+    from empirical.training.config import make_config
+
+    with pytest.raises(ValueError, match="samples=4096 at 256 px is 3.0 GiB"):
+        make_config("celeba-cpu", [f"celeba={selection}", "resolution=256", "samples=4096"])
+
+
 @pytest.fixture(scope="module")
 def faces_run(selection, tmp_path_factory):
     """A smoke-sized diffusion run on the selection's faces: python -m empirical.train --set celeba=SELECTION."""
