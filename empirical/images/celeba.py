@@ -221,9 +221,8 @@ def read_selection(
             "empirical.celeba on the folder where it is now"
         )
     images = root_images(root)
-    x = np.zeros(
-        (len(rows), 3, resolution, resolution), np.uint8
-    )  # filled in place: no second copy
+    # filled in place: no second copy of the images
+    x = np.zeros((len(rows), 3, resolution, resolution), np.uint8)
     for i, r in enumerate(rows):
         x[i] = np.round(load_image(images / r["file"], resolution) * 255)
     return x, np.array([r["class"] for r in rows], dtype=str), tuple(doc["concepts"])
