@@ -182,8 +182,9 @@ def _summary(verdict, laws) -> str:
 
 
 def with_validity(verdict: dict, reg: dict) -> dict:
-    """The verdict with ``valid`` (and why not): every setting has its seeds, finished, all read by one probe, and every
-    run began after the registration's commit; otherwise its passes and fails are interim, not the verdict."""
+    """The verdict with ``valid`` (and why not): every setting has its seeds, finished, all read by one probe, all
+    trained in bf16, and every run began after the registration's commit; otherwise its passes and fails are
+    interim, not the verdict."""
     why = []
     if not verdict["complete"]:
         why.append(
@@ -191,6 +192,10 @@ def with_validity(verdict: dict, reg: dict) -> dict:
         )
     if len(verdict["probes"]) != 1:
         why.append(f"read by {len(verdict['probes'])} probes {verdict['probes']}")
+    # errata.md item 7: the pool trained in bf16, so every test run must, resumed stretches too
+    other = [d for d in verdict.get("devices", []) if not d.endswith(" bf16")]
+    if other:
+        why.append(f"trained in {other}: every test run trains in bf16, as the pool did")
     if not (verdict.get("registered_before") or {}).get("all_after"):
         why.append("not every run is shown to have begun after the registration's commit")
     verdict = {**verdict, "valid": not why, "invalid_because": why}

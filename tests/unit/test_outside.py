@@ -308,7 +308,7 @@ def test_the_events_of_a_committed_run_are_the_ladders_reading():
     assert e["probe_hash"] == "93e98c6f35e88932" and e["device"] == ["cpu (2 threads) bf16"]
 
 
-def test_a_verdict_is_valid_only_complete_one_probe_and_after_the_registration():
+def test_a_verdict_is_valid_only_complete_one_probe_bf16_and_after_the_registration():
     from fitting.analyses.outside_score import with_validity
 
     truth = [11000.0, 8000.0]
@@ -324,6 +324,13 @@ def test_a_verdict_is_valid_only_complete_one_probe_and_after_the_registration()
         {**few, "registered_before": {"all_after": True}}, {"seeds_per_setting": 8}
     )
     assert not short["valid"] and "runs per setting [5, 5]" in short["invalid_because"][0]
+    mixed = {**v, "devices": ["cpu (2 threads) bf16", "cpu (2 threads) fp32"]}
+    fp32 = with_validity(
+        {**mixed, "registered_before": {"all_after": True}}, {"seeds_per_setting": 8}
+    )
+    assert not fp32["valid"] and fp32["invalid_because"] == [
+        "trained in ['cpu (2 threads) fp32']: every test run trains in bf16, as the pool did"
+    ]
 
 
 def test_an_event_at_step_0_is_a_step_not_a_censored_one():
