@@ -201,8 +201,9 @@ def read_selection(
     classes: Sequence[str] | None = None,
 ) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
     """A selection written by ``python -m empirical.celeba`` (its selection.csv and classes.json) as (uint8 images
-    (N, 3, R, R), (N,) class labels, the concepts): every row, or the first ``per_class`` of each of ``classes``
-    (only those images are read); ValueError naming the file and what is wrong."""
+    (N, 3, R, R), (N,) class labels, the concepts): every row, or, given ``classes``, the first ``per_class`` rows
+    of each (all of each where ``per_class`` is None; only those images are read), class by class; ValueError
+    naming the file and what is wrong."""
     folder = Path(folder)
     doc = selection_doc(folder)
     with open(folder / "selection.csv", newline="") as fh:

@@ -56,8 +56,9 @@ def training_faces(
     attributes are not the config's or a training class has no image. The arrays of the last call are kept (no
     caller writes to them): the members of an ensemble on one selection share one copy (64 px faces are
     gigabytes)."""
-    selection = Path(folder).resolve() / "selection.csv"
-    key = (str(selection), _changed(selection), config.concepts, config.resolution, per_class)
+    selection = Path(folder).resolve()
+    files = [_changed(selection / name) for name in ("selection.csv", "classes.json")]
+    key = (str(selection), *files, config.concepts, config.resolution, per_class)
     if key not in _LAST:
         _LAST.clear()
         _LAST[key] = _read(folder, config, per_class)
@@ -67,8 +68,12 @@ def training_faces(
 _LAST: dict = {}
 
 
-def _changed(path: Path) -> int | None:
-    return path.stat().st_mtime_ns if path.is_file() else None
+def _changed(path: Path) -> tuple[int, int] | None:
+    """When a file was last written, and its size (a rewrite within one tick of the clock may keep its time)."""
+    if not path.is_file():
+        return None
+    st = path.stat()
+    return st.st_mtime_ns, st.st_size
 
 
 def _read(folder: str | Path, config: FacesConfig, per_class: int) -> tuple[np.ndarray, np.ndarray]:

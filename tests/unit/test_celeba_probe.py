@@ -6,6 +6,7 @@ as their class and refuses noise; bad selections are refused in one line."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -157,19 +158,40 @@ def test_training_faces_reads_only_its_rows_and_ensemble_members_share_them(sele
     assert [tuple(row[:2]) for row in h[::3]] == [(0, 0), (0, 1), (1, 0)]
     again, h_again = faces.training_faces(selection, config, per_class=3)
     assert again is images and h_again is h and len(read) == 9
-    assert (
-        faces.training_faces(selection, config, per_class=2)[0].shape[0] == 6
-    )  # another size: read again
+    # another size: read again
+    assert faces.training_faces(selection, config, per_class=2)[0].shape[0] == 6
     csv = selection / "selection.csv"
-    text = csv.read_text()
-    csv.write_text(text)  # the same rows, written again
+    later = csv.stat().st_mtime_ns + 10**9
+    os.utime(csv, ns=(later, later))  # the selection written again
     try:
-        assert (
-            faces.training_faces(selection, config, per_class=2)[0] is not images
-            and len(read) == 21
-        )
+        again = faces.training_faces(selection, config, per_class=2)[0]
+        assert again is not images and len(read) == 21
     finally:
         faces._LAST.clear()
+
+
+def test_training_faces_are_each_class_s_first_faces_in_the_selection_s_order(selection, tmp_path):
+    """Rows of the classes interleaved in selection.csv: the training set is still class by class (00, 01, 10),
+    each class's first per_class rows in the file's order, as the whole selection read and indexed gives."""
+    import shutil
+
+    from empirical.images import faces
+
+    mixed = tmp_path / "mixed"
+    shutil.copytree(selection, mixed)
+    head, *rows = (mixed / "selection.csv").read_text().splitlines()
+    rows = [rows[i] for i in np.random.default_rng(0).permutation(len(rows))]
+    (mixed / "selection.csv").write_text("\n".join([head, *rows]) + "\n")
+    config = faces.FacesConfig(("!Male", "Smiling"), 16)
+    everything, labels, _ = read_selection(mixed, 16)
+    want = np.concatenate([np.flatnonzero(labels == c)[:4] for c in ("00", "01", "10")])
+    faces._LAST.clear()
+    try:
+        images, h = faces.training_faces(mixed, config, per_class=4)
+    finally:
+        faces._LAST.clear()
+    assert np.array_equal(images, everything[want])
+    assert [f"{a:.0f}{b:.0f}" for a, b in h[:, :2]] == list(labels[want])
 
 
 def test_an_evaluation_of_faces_is_sized_as_float_samples(selection):

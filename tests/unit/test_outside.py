@@ -324,6 +324,8 @@ def test_a_verdict_is_valid_only_complete_one_probe_bf16_and_after_the_registrat
         {**few, "registered_before": {"all_after": True}}, {"seeds_per_setting": 8}
     )
     assert not short["valid"] and "runs per setting [5, 5]" in short["invalid_because"][0]
+    both = {**v, "devices": ["cpu (2 threads) bf16", "cuda: NVIDIA H100 80GB HBM3 bf16"]}
+    assert with_validity({**both, "registered_before": {"all_after": True}}, {})["valid"]
     mixed = {**v, "devices": ["cpu (2 threads) bf16", "cpu (2 threads) fp32"]}
     fp32 = with_validity(
         {**mixed, "registered_before": {"all_after": True}}, {"seeds_per_setting": 8}
