@@ -347,3 +347,25 @@ def test_the_rule_s_text_is_still_the_registered_one():
     registered = Path(__file__).resolve().parents[2] / "docs/results/study-small/outside"
     doc = json.loads((registered / "preregistration.json").read_text())
     assert doc["rule"] == " ".join(outside_score.__doc__.split())
+
+
+def test_the_queue_skips_a_run_kept_whole_and_trains_a_cut_one_again(tmp_path):
+    """A new checkout has no runs/ folder: queue.py must read a committed run as finished (else it trains it again
+    and overwrites the kept copy), and a kept copy cut short as not finished."""
+    import importlib.util
+    import shutil
+
+    here = Path(__file__).resolve().parents[2] / "docs/results/study-small/outside"
+    spec = importlib.util.spec_from_file_location("outside_queue", here / "queue.py")
+    queue = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(queue)
+    kept = here / "runs/color0.8-size0.15-seed10"
+    assert queue.kept_whole(kept)
+    cut = tmp_path / "cut"
+    shutil.copytree(kept, cut)
+    lines = (cut / "trajectories.csv").read_text().splitlines()
+    (cut / "trajectories.csv").write_text(
+        "\n".join(line for line in lines if not line.startswith("15000,")) + "\n"
+    )
+    assert not queue.kept_whole(cut)
+    assert not queue.kept_whole(tmp_path / "missing")

@@ -6,8 +6,11 @@ Refuses to start unless preregistration.json is committed and its commit is an a
 start before the registration). Each line of jobs.txt is trained as empirical.batch trains a line
 (``python -m empirical.train ARGS --out RUNS/FOLDER``, its output in RUNS/FOLDER.log); a finished run is marked
 RUNS/FOLDER/.finished and skipped on a rerun, an unfinished one resumes from its last checkpoint. What the docs keep
-of each finished run (python -m empirical.keep: no checkpoints) is copied to runs/FOLDER here. Refuses a machine
-that trains in fp32 (errata.md, item 7: the pool trained in bf16).
+of each finished run (python -m empirical.keep: no checkpoints) is copied to runs/FOLDER here, and a run kept here
+whole (its trajectories reach its last step) is skipped too: a new checkout has no RUNS, and would otherwise train
+a committed run again. (A checkout's RUNS does not outlive its session here, so a run left unfinished at a
+session's end starts again from step 0 in the next.) Refuses a machine that trains in fp32 (errata.md, item 7: the
+pool trained in bf16).
 """
 
 from __future__ import annotations
@@ -55,6 +58,20 @@ def precision() -> str:
     return resolve_precision("auto", torch.device("cpu"))
 
 
+def kept_whole(kept: Path) -> bool:
+    """Whether ``kept`` (a run's copy here) holds a finished run: its trajectories reach the steps of its config."""
+    import csv
+    import json
+
+    try:
+        steps = json.loads((kept / "config.json").read_text())["train"]["steps"]
+        with open(kept / "trajectories.csv", newline="") as fh:
+            last = max(int(row["step"]) for row in csv.DictReader(fh))
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+    return last >= steps
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", default="runs/study-small/outside")
@@ -73,6 +90,9 @@ def main() -> int:
         return 2
     print(f"registration {commit[:12]}; runs in {runs}", flush=True)
     for _, folder, train_args in job_file.lines(jobs):  # one at a time, in the registered order
+        if kept_whole(HERE / "runs" / folder):
+            print(f"{folder}: finished and kept (runs/{folder} here)", flush=True)
+            continue
         said = batch.train_one(folder, train_args, runs, float("inf"), args.threads)
         print(said, flush=True)
         if "FAILED" in said:
