@@ -59,17 +59,15 @@ def precision() -> str:
 
 
 def kept_whole(kept: Path) -> bool:
-    """Whether ``kept`` (a run's copy here) holds a finished run: its trajectories reach the steps of its config."""
-    import csv
-    import json
+    """Whether ``kept`` (a run's copy here) holds a finished run (empirical.sweeps.collect's reading)."""
+    from empirical.sweeps.collect import read_run
 
-    try:
-        steps = json.loads((kept / "config.json").read_text())["train"]["steps"]
-        with open(kept / "trajectories.csv", newline="") as fh:
-            last = max(int(row["step"]) for row in csv.DictReader(fh))
-    except (OSError, ValueError, KeyError, TypeError):
+    if not (kept / "config.json").is_file():
         return False
-    return last >= steps
+    try:
+        return read_run(kept).finished
+    except ValueError:
+        return False
 
 
 def main() -> int:
