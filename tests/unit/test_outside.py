@@ -369,3 +369,28 @@ def test_the_queue_skips_a_run_kept_whole_and_trains_a_cut_one_again(tmp_path):
     )
     assert not queue.kept_whole(cut)
     assert not queue.kept_whole(tmp_path / "missing")
+
+
+def test_the_queue_starts_no_run_its_hours_cannot_hold():
+    """Where runs/ is lost with the session, a run started too late is work lost: --hours starts a run only where
+    RUN_MINUTES (or the longest run so far, if longer) still fits, and refuses a non-positive budget."""
+    import argparse
+    import importlib.util
+
+    here = Path(__file__).resolve().parents[2] / "docs/results/study-small/outside"
+    spec = importlib.util.spec_from_file_location("outside_queue", here / "queue.py")
+    queue = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(queue)
+    run = queue.RUN_MINUTES * 60
+    assert queue.room_for_one(run + 1, []) == (True, run)
+    assert queue.room_for_one(run - 1, []) == (False, run)
+    assert queue.room_for_one(run + 1, [0.5]) == (True, run)  # a skipped run's instant says nothing
+    assert queue.room_for_one(run + 1, [run + 60]) == (
+        False,
+        run + 60,
+    )  # a slower machine: its own pace
+    assert queue.room_for_one(float("inf"), [run]) == (True, run)
+    for bad in ("0", "-1", "nan"):
+        with pytest.raises(argparse.ArgumentTypeError, match="--hours must be a positive"):
+            queue.hours(bad)
+    assert queue.hours("2.5") == 2.5

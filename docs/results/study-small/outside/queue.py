@@ -1,6 +1,6 @@
 """Issue #57's registered runs (jobs.txt beside this file), one at a time on both cores; rerun to resume.
 
-  python docs/results/study-small/outside/queue.py [--runs runs/study-small/outside] [--threads 2]
+  python docs/results/study-small/outside/queue.py [--runs runs/study-small/outside] [--threads 2] [--hours H]
 
 Refuses to start unless preregistration.json is committed and its commit is an ancestor of HEAD (no test run may
 start before the registration). Each line of jobs.txt is trained as empirical.batch trains a line
@@ -10,7 +10,9 @@ of each finished run (python -m empirical.keep: no checkpoints) is copied to run
 whole (its trajectories reach its last step) is skipped too: a new checkout has no RUNS, and would otherwise train
 a committed run again. (A checkout's RUNS does not outlive its session here, so a run left unfinished at a
 session's end starts again from step 0 in the next.) Refuses a machine that trains in fp32 (errata.md, item 7: the
-pool trained in bf16).
+pool trained in bf16). With --hours, no run starts that would not finish within H hours of the queue's start (a
+run takes RUN_MINUTES, or the longest this queue has taken where one took longer): where RUNS is lost with the
+session, a run cut off at its end is work lost.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from __future__ import annotations
 import argparse
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -26,6 +29,9 @@ ROOT = HERE.parents[3]
 sys.path = [str(ROOT)] + [p for p in sys.path if p and Path(p).resolve() != HERE]
 
 from empirical import batch, job_file, keep  # noqa: E402
+
+# a registered run end to end on a bf16 CPU, with a margin (48.5 and 50.5 minutes measured, 2026-11-29)
+RUN_MINUTES = 55.0
 
 
 def registered() -> str:
@@ -70,10 +76,32 @@ def kept_whole(kept: Path) -> bool:
         return False
 
 
+def room_for_one(left: float, took: list[float]) -> tuple[bool, float]:
+    """Whether a run fits in ``left`` seconds, and the seconds it is expected to take: RUN_MINUTES, or the longest
+    of ``took`` (this queue's runs) where one took longer."""
+    need = max([RUN_MINUTES * 60, *took])
+    return left >= need, need
+
+
+def hours(text: str) -> float:
+    value = float(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(
+            f"--hours must be a positive number of hours, got {text!r}"
+        )
+    return value
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", default="runs/study-small/outside")
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument(
+        "--hours",
+        type=hours,
+        default=float("inf"),
+        help="start no run that would not finish within this many hours of now (default: no limit)",
+    )
     args = parser.parse_args()
     commit = registered()
     if precision() != "bf16":
@@ -87,11 +115,22 @@ def main() -> int:
     if job_file.main([str(jobs), "--runs", str(runs)]) != 0:
         return 2
     print(f"registration {commit[:12]}; runs in {runs}", flush=True)
+    deadline, took = time.monotonic() + args.hours * 3600, []
     for _, folder, train_args in job_file.lines(jobs):  # one at a time, in the registered order
         if kept_whole(HERE / "runs" / folder):
             print(f"{folder}: finished and kept (runs/{folder} here)", flush=True)
             continue
+        fits, need = room_for_one(deadline - time.monotonic(), took)
+        if not fits:
+            print(
+                f"{folder}: not started: a run takes about {need / 60:.0f} min, more than --hours leaves; "
+                "rerun to go on",
+                flush=True,
+            )
+            return 0
+        start = time.monotonic()
         said = batch.train_one(folder, train_args, runs, float("inf"), args.threads)
+        took.append(time.monotonic() - start)
         print(said, flush=True)
         if "FAILED" in said:
             return 1
