@@ -288,3 +288,30 @@ def test_a_sweep_stopped_mid_save_is_summarized_by_its_furthest_member(tmp_path)
     doc = summary.summarize(tmp_path, "smoke", [], 260.0)
     assert doc["steps_reached"] == 2000 and doc["steps_per_s_a_run"] == 10.0
     assert doc["checkpoints_passed"] == 3 and doc["other_s_a_checkpoint"] == 20.0
+
+
+def test_every_way_to_run_members_convolutions_equals_member_by_member(tmp_path):
+    """benchmarks/member_conv.py times K members' convolutions written five ways (for a GPU session to choose
+    the stacked engine's); a way that computed another convolution (members' channels mixed, the im2col's
+    columns misordered, a stride or padding dropped) would time the wrong thing. In fp32 on the CPU every way
+    equals K separate convolutions at every conv layer of smoke's net, to rounding; the JSON holds each way."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "member_conv.py"
+    spec = importlib.util.spec_from_file_location("member_conv", path)
+    member_conv = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(member_conv)
+    layers = member_conv.conv_layers("smoke")
+    assert {lay["stride"] for lay in layers} == {1, 2} and len(layers) > 10
+    batch = member_conv.tensors(layers, 3, torch.device("cpu"))
+    worst = member_conv.largest_difference(batch, torch.device("cpu"))
+    assert set(worst) == {"vmap", "grouped", "grouped_cl", "bmm", "loop"}
+    assert max(worst.values()) < 1e-5
+    out = tmp_path / "mc.json"
+    assert (
+        member_conv.main(["--preset", "smoke", "--ks", "2", "--reps", "1", "--json", str(out)]) == 0
+    )
+    row = json.loads(out.read_text())["rows"][0]
+    assert row["k"] == 2 and set(row["seconds"]) == set(worst)
+    with pytest.raises(SystemExit):
+        member_conv.main(["--ks", "4,x"])
