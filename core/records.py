@@ -336,6 +336,30 @@ class ForecastRecord(Record):
         )
 
 
+@dataclass(frozen=True, kw_only=True)
+class VerdictRecord(Record):
+    """verdict.json: per law and event the errors, the margin, pass or fail, the coverage; the corner."""
+
+    FILE = "verdict.json"
+    WRITER = "python -m fitting.outside score"
+    ROWS = {"runs": ("run", "seed", "sep")}
+
+    runs: list
+    devices: list
+    runs_per_setting: list
+    probes: list
+    events: dict
+    corner: dict
+    complete: bool
+    summary: str
+    settings: list | None = (
+        None  # the registered predictions, per setting (figures.outside draws them)
+    )
+    registered_before: dict | None = None
+    valid: bool = False
+    invalid_because: list | None = None
+
+
 def _numbers(value: Any, where: str, cls: type[Record]) -> None:
     """``value`` is a number, null, or a list or object of them (nested); ValueError naming the first that is not."""
     if value is None or _is(value, "float"):
@@ -366,4 +390,5 @@ RECORDS: tuple[type[Record], ...] = (
     LeaveOutRecord,
     LadderRecord,
     ForecastRecord,
+    VerdictRecord,
 )

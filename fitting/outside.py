@@ -32,9 +32,10 @@ from fitting.estimators import event_laws as el
 from fitting.analyses.events import TIME_EVENTS, run_events
 from fitting.analyses.outside_pool import arrays, bootstrap, fit_all, pool_events
 from fitting.analyses import outside_score
-from fitting.analyses.event_records import RegistrationRecord, VerdictRecord
+from fitting.analyses.event_records import RegistrationRecord
 from fitting.analyses.outside_score import margin, registered_before, score, with_validity
 from core import cli
+from core.records import VerdictRecord
 from core.stamp import stamp
 
 SEEDS_PER_SETTING = (

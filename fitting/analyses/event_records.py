@@ -1,6 +1,6 @@
 """The records of the event-time analyses (core.records explains a record): the registered outside-range test's
-registration and verdict (fitting.outside), a run's forecast (fitting.forecast) and the forecasts' calibration
-(fitting.forecast_calibration)."""
+registration (fitting.outside; its verdict, which figures.outside reads, is core.records.VerdictRecord) and the
+forecasts' calibration (fitting.forecast_calibration)."""
 
 from __future__ import annotations
 
@@ -29,27 +29,6 @@ class RegistrationRecord(Record):
     rule: str
     can_fail: dict
     stamp: dict | None = None
-
-
-@dataclass(frozen=True, kw_only=True)
-class VerdictRecord(Record):
-    """verdict.json: per law and event the errors, the margin, pass or fail, the coverage; the corner."""
-
-    FILE = "verdict.json"
-    WRITER = "python -m fitting.outside score"
-    ROWS = {"runs": ("run", "seed", "sep")}
-
-    runs: list
-    devices: list
-    runs_per_setting: list
-    probes: list
-    events: dict
-    corner: dict
-    complete: bool
-    summary: str
-    registered_before: dict | None = None
-    valid: bool = False
-    invalid_because: list | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -100,10 +100,8 @@ def score(reg: dict, runs: list[dict]) -> dict:
     groups = _group(reg, runs)
     laws = [m for m in el.LAWS if m in reg["settings"][0]["corner"]]
     verdict = {
-        "runs": [
-            {k: e.get(k) for k in ("run", "seed", "sep", "probe_hash", "device", "finished")}
-            for e in runs
-        ],
+        "runs": [_run(e, reg["margins"]) for e in runs],
+        "settings": [_predicted(s) for s in reg["settings"]],
         "devices": sorted({d for e in runs for d in e.get("device") or []}),
         "runs_per_setting": [len(g) for g in groups],
         "probes": sorted({str(e["probe_hash"]) for e in runs}),
@@ -151,6 +149,27 @@ def score(reg: dict, runs: list[dict]) -> dict:
     verdict["complete"] = bool(finished and min(verdict["runs_per_setting"]) >= need)
     verdict["summary"] = _summary(verdict, laws)
     return verdict
+
+
+def _run(e: dict, names) -> dict:
+    """A test run as the verdict lists it: who it is, and its events (what figures.outside draws)."""
+    out = {
+        k: e.get(k) for k in ("run", "seed", "sep", "probe_hash", "device", "finished", "corner")
+    }
+    out["events"] = {n: e[n].to_json() if e.get(n) is not None else None for n in names}
+    return out
+
+
+def _predicted(setting: dict) -> dict:
+    """A registered setting's predictions, copied into the verdict so that it can be drawn alone."""
+    return {
+        "sep": setting["sep"],
+        "steps": setting.get("steps"),
+        "predicted": {
+            name: {m: {k: p[k] for k in ("median", "interval80")} for m, p in by.items()}
+            for name, by in setting["events"].items()
+        },
+    }
 
 
 def _corners(reg, groups, laws) -> dict:

@@ -394,3 +394,40 @@ def test_the_queue_starts_no_run_its_hours_cannot_hold():
         with pytest.raises(argparse.ArgumentTypeError, match="--hours must be a positive"):
             queue.hours(bad)
     assert queue.hours("2.5") == 2.5
+
+
+def test_the_verdict_figure_draws_each_setting_s_predictions_and_runs(tmp_path, capsys):
+    """figures.outside reads verdict.json alone: per event and setting every method's registered median and 80%
+    interval, each test run's step (an open triangle where censored), the observed median with its margin; an
+    interim verdict says so, and a verdict written without the predictions is refused in one line."""
+    from core.records import VerdictRecord
+    from figures import outside as fig_outside
+    from fitting.analyses.outside_score import with_validity
+
+    truth = [11000.0, 16000.0]  # the second setting's runs all end first: censored at 15,000
+    reg = _fake_registration(pred=[11000.0, 9000.0], blind=[5800.0, 5800.0])
+    for s in reg["settings"]:
+        s["steps"] = 15000
+    v = with_validity(
+        {**score(reg, _runs(truth, n=5)), "registered_before": {"all_after": True}}, {}
+    )
+    path = VerdictRecord.from_json(json.loads(json.dumps(v))).write(tmp_path / "verdict.json")
+    assert VerdictRecord.read(path).runs[0]["events"]["behavior"]["step"] is not None
+    figure = fig_outside.draw(VerdictRecord.read(path))
+    left, right = figure.axes
+    assert "observed 11,0" in left.get_title() and "at least 15,000" in right.get_title()
+    marks = {
+        line.get_marker(): len(line.get_xdata())
+        for line in right.lines
+        if line.get_marker() in "o^"
+    }
+    assert marks["^"] == 5  # the five censored runs
+    assert "INTERIM" in figure._suptitle.get_text()  # 5 seeds of 8: not the verdict
+    assert "clock" in left.get_ylabel() and "pass" not in right.get_ylabel()
+    assert fig_outside.main([str(path)]) == 0
+    assert (tmp_path / "verdict.png").stat().st_size > 10_000
+    old = {k: x for k, x in json.loads(path.read_text()).items() if k != "settings"}
+    (tmp_path / "old.json").write_text(json.dumps(old))
+    with pytest.raises(SystemExit) as exit_:
+        raise SystemExit(fig_outside.main([str(tmp_path / "old.json")]))
+    assert exit_.value.code == 2 and "score it again" in capsys.readouterr().err
