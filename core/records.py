@@ -352,9 +352,8 @@ class VerdictRecord(Record):
     corner: dict
     complete: bool
     summary: str
-    settings: list | None = (
-        None  # the registered predictions, per setting (figures.outside draws them)
-    )
+    # the registered predictions, per setting (figures.outside draws them)
+    settings: list | None = None
     registered_before: dict | None = None
     valid: bool = False
     invalid_because: list | None = None

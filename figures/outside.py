@@ -8,7 +8,7 @@ registered setting. In each panel, one column per method (the laws, then the bas
 median step (a dot) and its 80% interval for one new seed (a bar); at the right, the test's runs (one dot each, an
 open triangle at the run's end where the event had not come by then); across, the observed median of the runs
 (a line: dashed where it is only a lower bound) and the margin δ around it (the band a law's median must reach
-at every setting to pass). A row's title gives each law's verdict. Reads only verdict.json: every number drawn was
+at every setting to pass). A row's label gives each law's verdict. Reads only verdict.json: every number drawn was
 written by fitting.outside score; an interim verdict is titled as one.
 """
 
@@ -30,10 +30,14 @@ def _setting(sep: dict) -> str:
     return ", ".join(covariate_label(f"sep.{c}={v:g}") for c, v in sep.items())
 
 
+def _same(sep: dict, registered: dict) -> bool:
+    """Whether a run's separations are a registered setting's (as fitting.outside score groups them)."""
+    return all(np.isclose(sep.get(c, np.nan), v) for c, v in registered.items())
+
+
 def _runs(ax, verdict: VerdictRecord, setting: dict, name: str, x: float) -> None:
     """The test's runs of this setting at ``x``: a dot per event step, an open triangle where censored."""
-    same = lambda sep: all(np.isclose(sep.get(c, np.nan), v) for c, v in setting["sep"].items())  # noqa: E731
-    mine = [r for r in verdict.runs if same(r["sep"]) and r.get("events")]
+    mine = [r for r in verdict.runs if _same(r["sep"], setting["sep"]) and r.get("events")]
     events = [r["events"].get(name) for r in mine]
     seen = [e["step"] for e in events if e and e["step"] is not None]
     late = [e["censored_at"] for e in events if e and e["step"] is None]
