@@ -355,6 +355,8 @@ class VerdictRecord(Record):
     # the registered predictions, per setting (figures.outside draws them)
     settings: list | None = None
     registered_before: dict | None = None
+    # the registered speed exponents' sign, reported beside the verdict (not scored)
+    b_sign: dict | None = None
     valid: bool = False
     invalid_because: list | None = None
 

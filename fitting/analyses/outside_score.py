@@ -26,6 +26,10 @@ from fitting.estimators import event_laws as el
 
 MEDIAN_SE = 1.2533  # the SE of a normal sample's median is 1.2533 sd / sqrt(n)
 CORNER_SHARE = 0.75
+# what preregistration.md fixes and the json does not carry (errata.md item 10): the test's one probe ("One
+# instrument") and its seeds ("8 seeds each (seeds 10-17)")
+TEST_PROBE = "16e18d564fed732e"
+TEST_SEEDS = tuple(range(10, 18))
 
 
 def margin(pool: list[dict], event: str, n: int) -> dict:
@@ -144,8 +148,9 @@ def score(reg: dict, runs: list[dict]) -> dict:
             p["coverage_verdict"] = "pass" if total and lo <= inside <= hi else "fail"
         verdict["events"][name] = {"delta_log": delta, "observed": obs, "methods": per}
     verdict["corner"] = _corners(reg, groups, laws)
+    verdict["b_sign"] = _b_sign(reg)
     need = reg.get("seeds_per_setting", 8)
-    finished = all(e.get("finished", True) for e in runs)
+    finished = all(e.get("finished", False) for e in runs)
     verdict["complete"] = bool(finished and min(verdict["runs_per_setting"]) >= need)
     verdict["summary"] = _summary(verdict, laws)
     return verdict
@@ -154,7 +159,8 @@ def score(reg: dict, runs: list[dict]) -> dict:
 def _run(e: dict, names) -> dict:
     """A test run as the verdict lists it: who it is, and its events (what figures.outside draws)."""
     out = {
-        k: e.get(k) for k in ("run", "seed", "sep", "probe_hash", "device", "finished", "corner")
+        k: e.get(k)
+        for k in ("run", "seed", "sep", "steps", "probe_hash", "device", "finished", "corner")
     }
     out["events"] = {n: e[n].to_json() if e.get(n) is not None else None for n in names}
     return out
@@ -169,6 +175,15 @@ def _predicted(setting: dict) -> dict:
             name: {m: {k: p[k] for k in ("median", "interval80")} for m, p in by.items()}
             for name, by in setting["events"].items()
         },
+    }
+
+
+def _b_sign(reg: dict) -> dict:
+    """The registration's speed exponents b (value, 95% interval, share of resamples above 0), reported with the
+    verdict as the registration says ("Sign ... is reported with the verdict"); not scored."""
+    return {
+        name: {m: rows["b"] for m, rows in by.items() if "b" in rows}
+        for name, by in reg.get("coefficients", {}).items()
     }
 
 
@@ -195,32 +210,57 @@ def _summary(verdict, laws) -> str:
     ]
     for name, ev in verdict["events"].items():
         cells = [f"{m} {ev['methods'][m].get('verdict', '?')}" for m in laws]
-        lines.append(f"{name} (δ {ev['delta_log']:.3f}): " + ", ".join(cells))
+        # a run whose event is undefined (no turn resolved in a run that composed) is not in the median: say how many are
+        read = [o["n"] for o in ev["observed"]]
+        censored_ = [o.get("n_censored", 0) for o in ev["observed"]]
+        lines.append(
+            f"{name} (δ {ev['delta_log']:.3f}; runs read {read}, censored {censored_}): "
+            + ", ".join(cells)
+        )
     lines.append("corner: " + ", ".join(f"{m} {verdict['corner'][m]['verdict']}" for m in laws))
     return "\n".join(lines)
 
 
 def with_validity(verdict: dict, reg: dict) -> dict:
-    """The verdict with ``valid`` (and why not): every setting has its seeds, finished, all read by one probe, all
-    trained in bf16, and every run began after the registration's commit; otherwise its passes and fails are
-    interim, not the verdict."""
+    """The verdict with ``valid`` (and why not): every setting has its seeds, finished, all read by the registered
+    probe, all trained in bf16 for the registered number of steps, every run began after the registration's commit
+    and the registration is unchanged since; otherwise its passes and fails are interim, not the verdict."""
     why = []
     if not verdict["complete"]:
         why.append(
             f"runs per setting {verdict['runs_per_setting']}, {reg.get('seeds_per_setting', 8)} finished needed"
         )
-    if len(verdict["probes"]) != 1:
-        why.append(f"read by {len(verdict['probes'])} probes {verdict['probes']}")
+    if verdict["probes"] != [TEST_PROBE]:
+        why.append(f"read by probes {verdict['probes']}, not the registered {TEST_PROBE} alone")
     # errata.md item 7: the pool trained in bf16, so every test run must, resumed stretches too
     other = [d for d in verdict.get("devices", []) if not d.endswith(" bf16")]
     if other:
         why.append(f"trained in {other}: every test run trains in bf16, as the pool did")
-    if not (verdict.get("registered_before") or {}).get("all_after"):
+    why += _run_checks(verdict["runs"], reg)
+    before = verdict.get("registered_before") or {}
+    if not before.get("all_after"):
         why.append("not every run is shown to have begun after the registration's commit")
+    if not before.get("unchanged"):
+        why.append("the registration is not shown to be unchanged since its commit")
     verdict = {**verdict, "valid": not why, "invalid_because": why}
     if why:
         verdict["summary"] = "NOT THE VERDICT (" + "; ".join(why) + ")\n" + verdict["summary"]
     return verdict
+
+
+def _run_checks(runs: list[dict], reg: dict) -> list[str]:
+    """errata.md item 10: each setting's runs are the registered seeds, once each, each as long as registered."""
+    why = []
+    for s, group in zip(reg["settings"], _group(reg, runs)):
+        seeds = sorted(e["seed"] for e in group)
+        if seeds != sorted(set(seeds)) or not set(seeds) <= set(TEST_SEEDS):
+            why.append(
+                f"setting {s['sep']}: seeds {seeds}, not the registered {TEST_SEEDS[0]}-{TEST_SEEDS[-1]} once each"
+            )
+        wrong = [e["run"] for e in group if e.get("steps") != s.get("steps")]
+        if wrong:
+            why.append(f"setting {s['sep']}: {wrong} not {s.get('steps')} steps long as registered")
+    return why
 
 
 def registered_before(registration_path: str, commits: list[str]) -> dict:
@@ -237,10 +277,16 @@ def registered_before(registration_path: str, commits: list[str]) -> dict:
     if not added:
         return {"registration_commit": None, "all_after": None}
     reg = added[-1]
+    same = subprocess.run(["git", "diff", "--quiet", reg, "--", registration_path])
     ok = []
     for c in commits:
         r = subprocess.run(
             ["git", "merge-base", "--is-ancestor", reg, c or "-"], capture_output=True
         )
         ok.append(c is not None and r.returncode == 0)
-    return {"registration_commit": reg, "all_after": all(ok), "after": ok}
+    return {
+        "registration_commit": reg,
+        "all_after": all(ok),
+        "after": ok,
+        "unchanged": same.returncode == 0,
+    }

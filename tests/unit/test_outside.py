@@ -16,6 +16,7 @@ from fitting.analyses import outside_pool
 from fitting.analyses.events import Event, concept_steps, run_events
 from fitting.analyses.outside_score import error, margin, observed, score
 from core.trajectory import Trajectory
+from outside_cases import fake_registration, fake_runs, valid_git
 
 
 def test_censored_fit_recovers_a_line_that_plain_least_squares_gets_wrong():
@@ -154,50 +155,10 @@ def test_the_clock_law_recovers_its_truth_outside_the_pool():
     )  # the blind mean misses where the truth is far
 
 
-def _fake_registration(pred, blind, delta=0.15, interval=(0.8, 1.25)):
-    """A registration with one event and one law, the baselines all at ``blind``."""
-    settings = []
-    for p, b in zip(pred, blind):
-        events = {"behavior": {}}
-        for m, v in [("clock", p)] + [(name, b) for name in el.BASELINES]:
-            events["behavior"][m] = {"median": v, "interval80": [v * interval[0], v * interval[1]]}
-        settings.append(
-            {
-                "sep": {"color": 0.8, "size": 0.15}
-                if not settings
-                else {"color": 0.15, "size": 0.4},
-                "corner": {"clock": "10" if not settings else "01", "blind": "10", "nearest": "10"},
-                "events": events,
-            }
-        )
-    return {"settings": settings, "margins": {"behavior": {"delta_log": delta}}}
-
-
-def _runs(medians, n=8, spread=0.05, corner=None):
-    runs = []
-    for i, (m, sep) in enumerate(
-        zip(medians, [{"color": 0.8, "size": 0.15}, {"color": 0.15, "size": 0.4}])
-    ):
-        for s in range(n):
-            step = m * float(np.exp(spread * (s - (n - 1) / 2) / n))
-            ev = Event(step, 15000.0) if step < 15000 else Event(None, 15000.0)
-            runs.append(
-                {
-                    "run": f"t{i}{s}",
-                    "seed": 10 + s,
-                    "sep": sep,
-                    "probe_hash": "p",
-                    "corner": (corner or ["10", "01"])[i],
-                    "behavior": ev,
-                }
-            )
-    return runs
-
-
 def test_score_passes_a_right_law_and_the_blind_mean_would_fail():
     truth = [11000.0, 8000.0]
-    reg = _fake_registration(pred=truth, blind=[5800.0, 5800.0])
-    v = score(reg, _runs(truth))
+    reg = fake_registration(pred=truth, blind=[5800.0, 5800.0])
+    v = score(reg, fake_runs(truth))
     law = v["events"]["behavior"]["methods"]["clock"]
     assert law["verdict"] == "pass" and law["coverage_verdict"] == "pass"
     blind_errors = v["events"]["behavior"]["methods"]["blind"]["errors_log"]
@@ -209,8 +170,8 @@ def test_score_passes_a_right_law_and_the_blind_mean_would_fail():
 
 def test_score_fails_a_law_off_by_more_than_the_margin_even_when_it_beats_the_baselines():
     truth = [11000.0, 8000.0]
-    reg = _fake_registration(pred=[11000.0 * np.exp(0.3), 8000.0], blind=[4000.0, 4000.0])
-    v = score(reg, _runs(truth))
+    reg = fake_registration(pred=[11000.0 * np.exp(0.3), 8000.0], blind=[4000.0, 4000.0])
+    v = score(reg, fake_runs(truth))
     law = v["events"]["behavior"]["methods"]["clock"]
     assert law["beats_every_baseline"] and not law["within_margin"]
     assert law["verdict"] == "fail"
@@ -218,14 +179,14 @@ def test_score_fails_a_law_off_by_more_than_the_margin_even_when_it_beats_the_ba
 
 def test_score_fails_a_law_within_the_margin_that_a_baseline_beats():
     truth = [11000.0, 8000.0]
-    reg = _fake_registration(pred=[11000.0 * np.exp(0.1), 8000.0 * np.exp(-0.1)], blind=truth)
-    law = score(reg, _runs(truth))["events"]["behavior"]["methods"]["clock"]
+    reg = fake_registration(pred=[11000.0 * np.exp(0.1), 8000.0 * np.exp(-0.1)], blind=truth)
+    law = score(reg, fake_runs(truth))["events"]["behavior"]["methods"]["clock"]
     assert law["within_margin"] and not law["beats_every_baseline"]
     assert law["verdict"] == "fail"
 
 
 def test_a_censored_median_is_a_lower_bound():
-    runs = _runs([20000.0, 20000.0])  # every run censored at 15,000
+    runs = fake_runs([20000.0, 20000.0])  # every run censored at 15,000
     obs = observed([r for r in runs if r["sep"]["color"] == 0.8], "behavior")
     assert obs["lower_bound"] and obs["median"] == pytest.approx(15000.0)
     assert error(16000.0, obs) == 0.0  # predicted past the bound: no error
@@ -278,8 +239,8 @@ def test_bad_settings_are_refused_in_one_line(argv, message, capsys, tmp_path, m
 
 
 def test_score_refuses_a_run_of_a_setting_it_did_not_register():
-    reg = _fake_registration(pred=[1.0, 1.0], blind=[1.0, 1.0])
-    runs = _runs([1000.0, 1000.0])
+    reg = fake_registration(pred=[1.0, 1.0], blind=[1.0, 1.0])
+    runs = fake_runs([1000.0, 1000.0])
     runs[0]["sep"] = {"color": 0.5, "size": 0.4}
     with pytest.raises(ValueError, match="not one the registration predicts"):
         score(reg, runs)
@@ -292,10 +253,10 @@ def test_register_then_score_end_to_end_on_a_known_truth():
     doc = json.loads(json.dumps(doc))  # what is committed is plain JSON
     assert all(v["blind_would_fail"] for law in doc["can_fail"]["behavior"].values() for v in [law])
     truth = [1.5 * max(900 / s["color"], 1400 * s["size"] ** -0.9) for s in settings]
-    v = score(doc, _runs(truth, corner=["10", "01"]))
+    v = score(doc, fake_runs(truth, corner=["10", "01"]))
     assert v["events"]["behavior"]["methods"]["clock"]["verdict"] == "pass"
     assert v["corner"]["clock"]["verdict"] == "pass"
-    wrong = score(doc, _runs([t * 2.5 for t in truth]))
+    wrong = score(doc, fake_runs([t * 2.5 for t in truth]))
     assert wrong["events"]["behavior"]["methods"]["clock"]["verdict"] == "fail"
 
 
@@ -306,33 +267,6 @@ def test_the_events_of_a_committed_run_are_the_ladders_reading():
     assert (e["behavior"].step, e["capability"].step) == (7134.0, 4400.0)
     assert {c: v.step for c, v in e["concept_steps"].items()} == {"color": 5154.0, "size": 4400.0}
     assert e["probe_hash"] == "93e98c6f35e88932" and e["device"] == ["cpu (2 threads) bf16"]
-
-
-def test_a_verdict_is_valid_only_complete_one_probe_bf16_and_after_the_registration():
-    from fitting.analyses.outside_score import with_validity
-
-    truth = [11000.0, 8000.0]
-    v = score(_fake_registration(pred=truth, blind=[5800.0, 5800.0]), _runs(truth))
-    ok = with_validity({**v, "registered_before": {"all_after": True}}, {"seeds_per_setting": 8})
-    assert ok["valid"] and ok["invalid_because"] == []
-    early = with_validity(
-        {**v, "registered_before": {"all_after": False}}, {"seeds_per_setting": 8}
-    )
-    assert not early["valid"] and early["summary"].startswith("NOT THE VERDICT")
-    few = score(_fake_registration(pred=truth, blind=[5800.0, 5800.0]), _runs(truth, n=5))
-    short = with_validity(
-        {**few, "registered_before": {"all_after": True}}, {"seeds_per_setting": 8}
-    )
-    assert not short["valid"] and "runs per setting [5, 5]" in short["invalid_because"][0]
-    both = {**v, "devices": ["cpu (2 threads) bf16", "cuda: NVIDIA H100 80GB HBM3 bf16"]}
-    assert with_validity({**both, "registered_before": {"all_after": True}}, {})["valid"]
-    mixed = {**v, "devices": ["cpu (2 threads) bf16", "cpu (2 threads) fp32"]}
-    fp32 = with_validity(
-        {**mixed, "registered_before": {"all_after": True}}, {"seeds_per_setting": 8}
-    )
-    assert not fp32["valid"] and fp32["invalid_because"] == [
-        "trained in ['cpu (2 threads) fp32']: every test run trains in bf16, as the pool did"
-    ]
 
 
 def test_an_event_at_step_0_is_a_step_not_a_censored_one():
@@ -405,12 +339,8 @@ def test_the_verdict_figure_draws_each_setting_s_predictions_and_runs(tmp_path, 
     from fitting.analyses.outside_score import with_validity
 
     truth = [11000.0, 16000.0]  # the second setting's runs all end first: censored at 15,000
-    reg = _fake_registration(pred=[11000.0, 9000.0], blind=[5800.0, 5800.0])
-    for s in reg["settings"]:
-        s["steps"] = 15000
-    v = with_validity(
-        {**score(reg, _runs(truth, n=5)), "registered_before": {"all_after": True}}, {}
-    )
+    reg = fake_registration(pred=[11000.0, 9000.0], blind=[5800.0, 5800.0])
+    v = with_validity({**score(reg, fake_runs(truth, n=5)), **valid_git}, reg)
     path = VerdictRecord.from_json(json.loads(json.dumps(v))).write(tmp_path / "verdict.json")
     assert VerdictRecord.read(path).runs[0]["events"]["behavior"]["step"] is not None
     figure = fig_outside.draw(VerdictRecord.read(path))
