@@ -180,3 +180,22 @@ def test_the_verdict_reports_the_registered_speed_exponents_sign():
     b = {"value": 1.25, "ci95": [-0.16, 4.5], "share_positive": 0.96}
     reg["coefficients"] = {"behavior": {"power": {"a": {"value": 1.0}, "b": b}, "clock": {}}}
     assert score(reg, fake_runs(TRUTH))["b_sign"] == {"behavior": {"power": b}}
+
+
+def test_the_pool_reads_today_as_it_read_when_registered():
+    """The test's runs are read by today's code and the predictions came from the pool read on the registration
+    day: a change to any reader of events (the ladder's row, the turn, the concept clocks) since then would score
+    the test's runs by another instrument. Each pool run's events, corner and concept steps, read again, equal the
+    registration's rows."""
+    import json
+    from pathlib import Path
+
+    from fitting import outside
+    from fitting.analyses.events import run_events
+
+    root = Path(__file__).resolve().parents[2]
+    doc = json.loads((root / "docs/results/study-small/outside/preregistration.json").read_text())
+    assert len(doc["pool"]["runs"]) == 20
+    for row in doc["pool"]["runs"]:
+        again = json.loads(json.dumps(outside._pool_row(run_events(root / row["run"]))))
+        assert {**again, "run": row["run"]} == row, row["run"]
