@@ -4,20 +4,24 @@
 
 RUN: a folder with a trajectory log (trajectories.csv: a training run of python -m empirical.train, or a user's
 model walked with empirical.elicitation.walk, docs/your-model.md), and its config.json where there is one (the separations and the
-configured steps). The logs are read only up to --at (default: the last checkpoint). Printed: one line per method
-and a summary line; --json writes
+configured steps; without one, give --horizon). The logs are read only up to --at (default: the last checkpoint).
+Printed: one line per method and a summary line; --json writes
 
   behavior_step           the forecast step at which naive prompting shows the class (joint accuracy >= 0.5 held 2
-                          checkpoints), by the first method that gives one (clock, then logistic, lag, setting);
-                          null when already observed or not expected by the horizon
+                          checkpoints), by the first method that gives a forecast (a step, or a probability of
+                          none by the horizon: clock, then logistic, lag, setting); null when already observed or
+                          not expected by the horizon
   interval                its 80% interval [low, high]
   p_compose               the probability that it comes by the horizon (default: the run's configured steps)
   observed_behavior_step  when it is already seen by the cut
+  pending_behavior_step   where the last checkpoints by the cut read the class at >= 0.5 but too few to confirm it:
+                          the step the behavior will be dated to if the next checkpoint holds (null otherwise)
   method, at, horizon     which method, the cut, the horizon
   methods                 every method's forecast (fitting.analyses.forecast_methods explains each)
 
-The pooled methods (clock, lag, setting) learn from --pool's run folders (never the run forecast; the run itself is
-dropped from the pool if given); without --pool only the logistic extrapolation runs.
+The pooled methods (clock, lag, setting) learn from --pool's run folders (never the run forecast: the run itself, a
+copy of its log, or another run of its seed at its separations is dropped from the pool if given); without --pool
+only the logistic extrapolation runs.
 
 --watch SECONDS follows a run that is training: every SECONDS it looks for a new checkpoint in the log and, when
 there is one, forecasts again from it (one summary line each, --json rewritten), until naive prompting shows the
@@ -50,7 +54,12 @@ def forecast(
         raise cli.UsageError(
             f"--at {at:g}: give a step > 0 (the run's checkpoints reach {last:,.0f})"
         )
-    horizon = float(horizon or cfg.get("steps") or last)
+    if not (horizon or cfg.get("steps")):
+        # the log's last step would tell a forecast at an earlier cut how long the run went on
+        raise cli.UsageError(
+            f"{run}: no config.json giving the run's steps: give --horizon STEPS, the step the forecast is for"
+        )
+    horizon = float(horizon or cfg["steps"])
     if horizon < at:
         raise cli.UsageError(f"--horizon {horizon:,.0f} is before --at {at:,.0f}")
     r = fm.reading(trajectories, at, label, cfg.get("sep"))
@@ -63,12 +72,14 @@ def forecast(
             fm.setting(r, pool, horizon),
         ]
     first = next((m for m in methods if m.step is not None or m.p_compose is not None), methods[0])
+    seen = r.behavior is None and r.accuracy.size > 0 and r.accuracy[-1] >= 0.5
     return {
         "run": str(run),
         "class": label,
         "at": at,
         "horizon": horizon,
         "observed_behavior_step": r.behavior,
+        "pending_behavior_step": r.floor if seen else None,
         "behavior_step": None if r.behavior is not None else first.step,
         "interval": None
         if r.behavior is not None or first.interval is None
@@ -89,6 +100,11 @@ def _config(run: Path) -> dict:
 
 def summary(doc: dict) -> str:
     line = f"{doc['run']}: {ForecastRecord.from_json(doc).line()}"
+    if doc.get("pending_behavior_step") is not None:
+        line += (
+            f" [read at >= 0.5 from {doc['pending_behavior_step']:,.0f}, not yet held 2 checkpoints: "
+            "one more confirms it there]"
+        )
     if len(doc["methods"]) == 1:
         line += (
             " [only the learning-curve extrapolation ran; give --pool for the toy theory's clock]"
@@ -124,6 +140,26 @@ def watch(
     except KeyboardInterrupt:
         print("stopped watching", file=sys.stderr)
     return 0
+
+
+def _others(run: Path, pool: list[Path], label: str) -> list[dict]:
+    """The pool's events, without the run: its folder, a copy of its log, a run of its seed at its separations."""
+    cfg, mine = (
+        read_json(run / "config.json", "config") if (run / "config.json").exists() else {},
+        None,
+    )
+    log = (run / "trajectories.csv").read_bytes()
+    if isinstance(cfg, dict) and isinstance(cfg.get("train"), dict) and cfg["train"].get("sep"):
+        mine = {"seed": cfg["train"].get("seed"), "sep": dict(cfg["train"]["sep"])}
+    out = []
+    for p in pool:
+        copy = (p / "trajectories.csv").exists() and (p / "trajectories.csv").read_bytes() == log
+        if p.resolve() == run.resolve() or copy:
+            continue
+        e = run_events(p, label)
+        if mine is None or not fm.same_run(e, mine):
+            out.append(e)
+    return out
 
 
 @cli.command("fitting.forecast")
@@ -163,10 +199,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise cli.UsageError(
             f"{args.run}: no trajectories.csv (a run folder of empirical.train or empirical.elicitation.walk)"
         )
-    pool = None
-    if args.pool:
-        others = [p for p in args.pool if p.resolve() != args.run.resolve()]
-        pool = fm.Pool([run_events(p, args.label) for p in others])
+    pool = fm.Pool(_others(args.run, args.pool, args.label)) if args.pool else None
     if args.watch is not None:
         return watch(args.run, args.watch, args.horizon, pool, args.label, out)
     doc = forecast(args.run, args.at, args.horizon, pool, args.label)

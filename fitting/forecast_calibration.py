@@ -6,9 +6,11 @@ For every run and cut, the pooled methods learn from the other runs (leaving out
 seed too: a repeat of a seed on another device is not another run), read the run only up to the cut, and forecast
 its behavior step (fitting.analyses.forecast_methods) for the horizon of the run's own length. The cuts, fixed before any
 score was seen: steps 2,000, 3,000 and 4,000; the run's memorization plateau (where its memorized corner peaks,
-fitting.ladder); the checkpoint after its capability step (where over-prompting is logged and has shown the class
-for the 2 checkpoints that confirm it). A run whose behavior is already seen by a cut is not forecast there
-(counted as ``already``).
+fitting.ladder: known only once the run is over, so a hindsight cut); the checkpoint at which a live reader sees
+the memorization (``memorized-live``: the held-out class read as one other corner in at least half its samples at
+2 checkpoints in a row, once the training classes are drawn; added 2026-11-29 because the plateau is not causal);
+the checkpoint after its capability step (where over-prompting has shown the class at the 2 checkpoints that
+confirm it). A run whose behavior the log cut there already shows is not forecast there (counted as ``already``).
 
 Scored per method and cut:
   mae          the median absolute error of the behavior step. A forecast of "not by the horizon" counts as the
@@ -31,46 +33,68 @@ import numpy as np
 
 from fitting.analyses import forecast_methods as fm
 from fitting.analyses.event_records import CalibrationRecord
+from fitting.analyses.capability import capability
 from fitting.analyses.events import run_events
+from fitting.estimators.turn import learned_from
 from core.progress import bar as progress_bar
 from core import cli
-from core.trajectory import read_csv
+from core.trajectory import UNREADABLE, Trajectory, read_csv
 
 FIXED_CUTS = (2000.0, 3000.0, 4000.0)
-CUTS = ("2000", "3000", "4000", "memorized", "capability")
+CUTS = ("2000", "3000", "4000", "memorized", "memorized-live", "capability")
 
 
-def cut_steps(e: dict, logged: Sequence[float] = ()) -> dict[str, float | None]:
-    """Each cut's step for a run; ``logged``: its checkpoint steps. The capability cut is the checkpoint after the
-    capability step: the step is the first of the 2 checkpoints that hold it, so a log cut at the step itself
-    cannot show it yet (the first table, 2026-11-27, cut there and its lag method never forecast)."""
+def cut_steps(
+    e: dict, trajectories: Sequence[Trajectory], label: str = "11"
+) -> dict[str, float | None]:
+    """Each cut's step for a run. The capability cut is the capability curve's checkpoint after the capability
+    step: the step is the first of the 2 checkpoints that hold it, so a log cut at the step itself cannot show it
+    yet (the first table, 2026-11-27, cut there and its lag method never forecast)."""
     out = {str(int(c)): c for c in FIXED_CUTS}
     out["memorized"] = e.get("memorized_step")
+    out["memorized-live"] = memorized_live(trajectories, label)
     cap = e["capability"].step if e.get("capability") else None
-    out["capability"] = None if cap is None else next((s for s in sorted(logged) if s > cap), None)
+    curve = capability(trajectories, label)
+    after = [] if cap is None or curve is None else [s for s in curve[0] if s > cap]
+    out["capability"] = float(min(after)) if after else None
     return out
 
 
-def _same(a: dict, b: dict) -> bool:
-    return a["seed"] == b["seed"] and a["sep"] == b["sep"]
+def memorized_live(trajectories: Sequence[Trajectory], label: str = "11") -> float | None:
+    """The checkpoint at which a reader of the log so far sees the memorization: once the training classes are
+    drawn, the held-out class read as one other corner in at least half its samples at 2 checkpoints in a row
+    (the second of them); None when it never is."""
+    naive = [t for t in trajectories if t.protocol == "naive"]
+    held = next((t for t in naive if t.label == label), None)
+    if held is None:
+        return None
+    start = learned_from(held, naive)
+    seen = []
+    for corner, share in held.shares().items():
+        if corner in (label, UNREADABLE):
+            continue
+        ok = np.nan_to_num(share[start:], nan=0.0) >= 0.5
+        pairs = np.flatnonzero(ok[1:] & ok[:-1])
+        if pairs.size:
+            seen.append(float(held.step[start + pairs[0] + 1]))
+    return min(seen) if seen else None
 
 
 def forecasts(runs: Sequence[Path], label: str = "11") -> list[dict]:
     events = [run_events(r, label) for r in runs]
     rows = []
     for run, e in progress_bar(list(zip(runs, events)), desc="leave one out", unit="run"):
-        pool = fm.Pool([o for o in events if o is not e and not _same(o, e)])
+        pool = fm.Pool([o for o in events if o is not e and not fm.same_run(o, e)])
         trajectories = read_csv(Path(run) / "trajectories.csv")
         end = e["behavior"].censored_at
         truth = e["behavior"].step
-        logged = {float(s) for t in trajectories if t.label == label for s in t.step}
-        for name, at in cut_steps(e, logged).items():
+        for name, at in cut_steps(e, trajectories, label).items():
             if at is None or at >= end:
                 continue
-            if truth is not None and truth <= at:
+            r = fm.reading(trajectories, at, label, e["sep"])
+            if r.behavior is not None:  # the log cut here already shows it
                 rows.append({"run": str(run), "cut": name, "at": at, "already": True})
                 continue
-            r = fm.reading(trajectories, at, label, e["sep"])
             made = [
                 fm.clock(r, pool, end),
                 fm.logistic(r, end),

@@ -8,7 +8,8 @@ forecast) through :class:`Pool`.
   clock     the toy theory: Eq. 1's held-out class composes on its slower concept's clock. T_slow, the step at
             which the run's own training classes have learned both concepts (fitting.analyses.events), times a factor
             fitted to the pool with censoring (log behavior = a + log T_slow + ε). Before both concepts are
-            learned, T_slow is only known to exceed the cut: the forecast is conditioned on that.
+            learned, T_slow is only known to exceed the cut: it is drawn from the pool's T_slow past the cut
+            (at least 3 such runs), else the method gives no forecast.
   logistic  the baseline of learning-curve extrapolation: a sigmoid fitted to the held-out class's naive accuracy
             so far, extended to where it crosses 0.5 (residual bootstrap for the interval).
   lag       the capability step (over-prompting, if logged and already seen) plus the pool's lag of behavior
@@ -64,6 +65,9 @@ class Reading:
     step: NDArray
     accuracy: NDArray
     behavior: float | None  # already observed by the cut
+    # the earliest step the behavior can still be: the cut, or the first of the last checkpoints at >= 0.5 that
+    # the cut leaves unconfirmed (a behavior step is the first of the checkpoints that hold it)
+    floor: float
     capability: float | None
     clocks: dict  # concept -> step or None (not yet learned by the cut)
     sep: dict = field(default_factory=dict)
@@ -109,10 +113,18 @@ def reading(
         step=step,
         accuracy=acc,
         behavior=threshold_step(step, acc, 0.5, persist=PERSIST),
+        floor=_floor(step, acc, float(at)),
         capability=cap_step,
         clocks=concept_steps(cut),
         sep=dict(sep or {}),
     )
+
+
+def _floor(step: NDArray, acc: NDArray, at: float) -> float:
+    """The earliest step a behavior not yet confirmed by the cut can be dated to (Reading.floor)."""
+    below = np.flatnonzero(~(acc >= 0.5))
+    start = 0 if below.size == 0 else int(below[-1]) + 1
+    return float(step[start]) if start < step.size else at
 
 
 def _lognormal(
@@ -168,26 +180,73 @@ class Pool:
         return np.asarray(out, float)
 
     def same_setting(self, sep: dict) -> list[dict]:
+        """The pool's runs at these separations (none when the run's own are unknown)."""
+        if not sep:
+            return []
         return [
             e
             for e in self.events
             if e["sep"] and all(np.isclose(e["sep"].get(k, np.nan), v) for k, v in sep.items())
         ]
 
+    def slow_clocks(self) -> NDArray:
+        """T_slow of the pool's runs that learned both concepts."""
+        t = [[e["concept_steps"][k].step for k in e["concept_steps"]] for e in self.events]
+        return np.array([max(x) for x in t if x and None not in x], float)
+
+
+def same_run(a: dict, b: dict) -> bool:
+    """One run, or a repeat of its seed at its separations (on another device): never pooled with it."""
+    return a["seed"] == b["seed"] and a["sep"] == b["sep"]
+
 
 def clock(r: Reading, pool: Pool, horizon: float) -> Forecast:
     a, sd = pool.clock_fit()
     t = list(r.clocks.values())
-    if None in t:  # the slower concept is not learned by the cut: T_slow > at
+    if None not in t:
         return _lognormal(
-            "clock",
-            a + np.log(r.at),
-            sd,
-            horizon,
-            r.at,
-            "slower concept not yet learned: a lower bound",
+            "clock", a + np.log(max(t)), sd, horizon, r.floor, f"T_slow {max(t):,.0f}"
         )
-    return _lognormal("clock", a + np.log(max(t)), sd, horizon, r.at, f"T_slow {max(t):,.0f}")
+    # the slower concept is not learned by the cut: T_slow > at, drawn from the pool's runs past the cut
+    later = pool.slow_clocks()
+    later = later[later > r.at]
+    if later.size < 3:
+        return Forecast(
+            "clock",
+            None,
+            None,
+            None,
+            "slower concept not yet learned; fewer than 3 pool runs later",
+        )
+    return _mixture(
+        "clock",
+        a + np.log(later),
+        sd,
+        horizon,
+        r.floor,
+        f"slower concept not yet learned: T_slow from {later.size} pool runs past the cut",
+    )
+
+
+def _mixture(
+    method: str, mus: NDArray, sd: float, horizon: float, floor: float, note: str
+) -> Forecast:
+    """A forecast from an equal mixture of log behavior ~ N(mu_i, sd), conditioned on behavior > floor."""
+    cdf = lambda x: float(np.mean(special.ndtr((x - mus) / sd)))  # noqa: E731
+    lo_q = cdf(np.log(floor))
+    if lo_q > 1 - 1e-9:
+        return Forecast(method, None, None, 0.0, note + "; the pool puts it before the cut")
+    span = (min(np.log(floor), mus.min()) - 10 * sd, mus.max() + 10 * sd)
+
+    def q(p: float) -> float:
+        target = lo_q + p * (1 - lo_q)
+        return float(np.exp(optimize.brentq(lambda x: cdf(x) - target, *span)))
+
+    p = (cdf(np.log(horizon)) - lo_q) / (1 - lo_q)
+    med = q(0.5)
+    return Forecast(
+        method, med if med <= horizon else None, (q(0.1), q(0.9)), float(max(0.0, p)), note
+    )
 
 
 def logistic(r: Reading, horizon: float, n_boot: int = 100, seed: int = 0) -> Forecast:
@@ -227,7 +286,7 @@ def logistic(r: Reading, horizon: float, n_boot: int = 100, seed: int = 0) -> Fo
             for _ in range(n_boot)
         ]
     )
-    boots = np.maximum(boots, r.at)
+    boots = np.maximum(boots, r.floor)
     p = float(np.mean(boots <= horizon))
     med = float(np.percentile(boots, 50, method="nearest"))
     # inf where fewer than 10% / 90% of the fits ever cross 0.5
@@ -244,7 +303,7 @@ def lag(r: Reading, pool: Pool, horizon: float) -> Forecast:
         )
     if lags.size < 3:
         return Forecast("lag", None, None, None, "the pool has fewer than 3 runs with both steps")
-    steps = np.maximum(r.capability + lags, r.at)
+    steps = np.maximum(r.capability + lags, r.floor)
     med = float(np.median(steps))
     return Forecast(
         "lag",
@@ -261,8 +320,14 @@ def setting(r: Reading, pool: Pool, horizon: float) -> Forecast:
         return Forecast("setting", None, None, None, f"fewer than 2 pool runs at {r.sep}")
     y = np.array([e["behavior"].value for e in same], float)
     c = np.array([e["behavior"].step is None for e in same])
-    later = (y > r.at) | c  # the run has not composed by the cut: only the runs that had not either
-    y, c = (y[later], c[later]) if later.any() else (y, c)
+    later = (
+        y >= r.floor
+    ) | c  # the run has not composed by the cut: only the runs that had not either
+    if not later.any():
+        return Forecast(
+            "setting", None, None, None, f"all {len(same)} pool runs here composed by the cut"
+        )
+    y, c = y[later], c[later]
     med, bound = censored.median(y, c)
     inside = y[~c]
     p = float(np.mean(~c & (y <= horizon)))

@@ -191,14 +191,131 @@ def test_watch_refuses_a_bad_interval_and_a_cut(capsys):
     assert "--watch 0: give the seconds" in err and "leave --at out" in err
 
 
-def test_the_capability_cut_is_the_checkpoint_that_confirms_the_capability():
-    """The capability step is the first of the 2 checkpoints that hold it: a log cut there cannot show it yet."""
+def test_the_capability_cut_is_the_capability_curve_s_checkpoint_that_confirms_it():
+    """The capability step is the first of the 2 checkpoints that hold it: a log cut there cannot show it yet. The
+    cut is the next checkpoint of the capability curve, which over-prompting may log less often than naive
+    prompting (here every 400 steps against 250)."""
     from fitting.forecast_calibration import cut_steps
 
+    steps = np.array([2600.0, 3000.0, 3400.0, 4000.0])
+    over = Trajectory(
+        steps,
+        np.full((4, 2), 0.5),
+        ("color", "size"),
+        "11",
+        "overprompt",
+        accuracy=np.array([0.1, 0.6, 0.7, 0.9]),
+    )
     e = {"memorized_step": 2000.0, "capability": Event(3000.0, 1e4)}
-    assert cut_steps(e, [2500.0, 3000.0, 3200.0, 4000.0])["capability"] == 3200.0
-    assert cut_steps(e, [2500.0, 3000.0])["capability"] is None  # not confirmed within the log
-    assert cut_steps({"capability": None})["capability"] is None
+    assert cut_steps(e, [*_run(), over])["capability"] == 3400.0  # naive's next checkpoint is 3,250
+    assert (
+        cut_steps(e, [*_run(), _cut(over, 3000.0)])["capability"] is None
+    )  # not confirmed in the log
+    assert cut_steps({"capability": None}, _run())["capability"] is None
+
+
+def test_the_live_memorization_cut_needs_2_checkpoints_read_as_another_corner():
+    """memorized-live: the held-out class read as one training corner in half its samples at 2 checkpoints in a
+    row, once the training classes are drawn (from 1,500 here), dated to the second; the first such moment of
+    any corner; nothing from a single checkpoint or before the training classes are drawn."""
+    from fitting.forecast_calibration import memorized_live
+
+    runs = _run(learned=(1000.0, 1500.0))
+    for t in runs[1:]:
+        t.accuracy[t.step < 1500] = 0.0
+    held = runs[0]
+    share10 = np.where((held.step >= 2000) & (held.step != 2250), 0.7, 0.1)
+    share10[held.step == 1000] = share10[held.step == 1250] = (
+        0.9  # before the training classes are drawn
+    )
+    share01 = np.where(held.step >= 3500, 0.6, 0.0)
+    held.extra.update({"share_10": tuple(map(str, share10)), "share_01": tuple(map(str, share01))})
+    assert memorized_live(runs) == 2750.0  # 2,000 alone (2,250 below), then 2,500 and 2,750
+    held.extra["share_10"] = tuple("0.1" for _ in held.step)
+    assert memorized_live(runs) == 3750.0
+    held.extra.clear()
+    assert memorized_live(runs) is None
+
+
+def test_a_forecast_reads_nothing_past_the_cut_of_a_committed_run(tmp_path):
+    """The log cut at 6,000 and the whole log, forecast at 6,000, give the same forecast."""
+    import shutil
+
+    from core.trajectory import read_csv, write_csv
+
+    copy = tmp_path / "copy"
+    shutil.copytree(RUN, copy)
+    write_csv(copy / "trajectories.csv", fm.truncate(read_csv(RUN / "trajectories.csv"), 6000.0))
+    whole, cut = (forecast.forecast(r, 6000.0, None, None) for r in (RUN, copy))
+    assert {**whole, "run": ""} == {**cut, "run": ""}
+
+
+def test_a_run_without_its_length_needs_a_horizon(tmp_path, capsys):
+    """Without config.json, the log's last step would tell a forecast at an earlier cut how long the run went on."""
+    from core.trajectory import write_csv
+
+    write_csv(tmp_path / "trajectories.csv", _run())
+    assert forecast.main([str(tmp_path), "--at", "4000"]) == 2
+    assert "no config.json giving the run's steps: give --horizon" in capsys.readouterr().err
+    assert forecast.main([str(tmp_path), "--at", "4000", "--horizon", "10000"]) == 0
+
+
+def test_before_the_slower_concept_the_clock_draws_it_from_the_pool_or_says_nothing():
+    pool = _pool(factor=2.0)  # T_slow uniform on 2,000-5,000, behavior 2 T_slow
+    r = fm.reading(_run(learned=(1500.0, 4500.0), cross=9000.0), 3500.0)
+    assert r.clocks["size"] is None
+    f = fm.clock(r, pool, horizon=15000.0)
+    later = pool.slow_clocks()[pool.slow_clocks() > 3500.0]
+    assert "T_slow from" in f.note and f.step == pytest.approx(2 * np.median(later), rel=0.1)
+    assert f.interval[0] >= 2 * 3500.0 * 0.9
+    none = fm.clock(fm.reading(_run(learned=(1500.0, 6000.0)), 5500.0), pool, horizon=15000.0)
+    assert (none.step, none.p_compose) == (None, None) and "fewer than 3" in none.note
+
+
+def test_the_setting_method_forecasts_nothing_where_every_peer_composed_before_the_cut():
+    pool = _pool()  # behavior 4,000-10,000
+    r = fm.reading(_run(cross=20000.0, end=12000.0), 12000.0, sep={"color": 0.5, "size": 0.4})
+    f = fm.setting(r, pool, 15000.0)
+    assert f.step is None and f.p_compose is None and "composed by the cut" in f.note
+    assert fm.Pool(pool.events).same_setting({}) == []  # a run of unknown separations has no peers
+
+
+def test_an_unconfirmed_reading_at_the_cut_is_pending_and_bounds_the_methods(tmp_path, capsys):
+    """At the first checkpoint read at >= 0.5 the behavior is not confirmed (it needs 2): the forecast says it is
+    pending there, and no method puts it before that checkpoint."""
+    run = _run(cross=6000.0, width=30.0)
+    first = float(run[0].step[run[0].accuracy >= 0.5][0])
+    r = fm.reading(run, first)
+    assert r.behavior is None and r.floor == first
+    from core.trajectory import write_csv
+
+    write_csv(tmp_path / "trajectories.csv", run)
+    doc = forecast.forecast(tmp_path, first, 10000.0, _pool())
+    assert doc["pending_behavior_step"] == first and doc["observed_behavior_step"] is None
+    assert all(m["interval"] is None or m["interval"][0] >= first for m in doc["methods"])
+    assert "one more confirms it there" in forecast.summary(doc)
+    assert (
+        forecast.forecast(tmp_path, first - 250.0, 10000.0, None)["pending_behavior_step"] is None
+    )
+
+
+def test_the_cli_drops_the_run_its_copy_and_its_seed_s_repeat_from_the_pool(tmp_path):
+    import json
+    import shutil
+
+    copy, repeat = tmp_path / "copy", tmp_path / "repeat"
+    shutil.copytree(RUN, copy)
+    shutil.copytree(RUN, repeat)
+    with open(repeat / "trajectories.csv", "a") as f:
+        f.write("")  # the same log bytes: also dropped as a copy; now make it differ
+    lines = (repeat / "trajectories.csv").read_text().splitlines()
+    (repeat / "trajectories.csv").write_text("\n".join(lines[:-1]) + "\n")
+    cfg = json.loads((RUN / "config.json").read_text())
+    kept = forecast._others(RUN, [RUN, copy, repeat], "11")
+    assert kept == []  # the folder, a byte copy, a run of its seed and separations
+    cfg["train"]["seed"] = 99
+    (repeat / "config.json").write_text(json.dumps(cfg))
+    assert [e["seed"] for e in forecast._others(RUN, [RUN, copy, repeat], "11")] == [99]
 
 
 def test_a_run_that_never_composes_is_not_expected_by_the_horizon(tmp_path):
