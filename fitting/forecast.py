@@ -54,6 +54,8 @@ def forecast(
         raise cli.UsageError(
             f"--at {at:g}: give a step > 0 (the run's checkpoints reach {last:,.0f})"
         )
+    if horizon is not None and not horizon > 0:
+        raise cli.UsageError(f"--horizon {horizon:g}: give the step the forecast is for (> 0)")
     if not (horizon or cfg.get("steps")):
         # the log's last step would tell a forecast at an earlier cut how long the run went on
         raise cli.UsageError(
@@ -72,14 +74,13 @@ def forecast(
             fm.setting(r, pool, horizon),
         ]
     first = next((m for m in methods if m.step is not None or m.p_compose is not None), methods[0])
-    seen = r.behavior is None and r.accuracy.size > 0 and r.accuracy[-1] >= 0.5
     return {
         "run": str(run),
         "class": label,
         "at": at,
         "horizon": horizon,
         "observed_behavior_step": r.behavior,
-        "pending_behavior_step": r.floor if seen else None,
+        "pending_behavior_step": r.floor if r.pending else None,
         "behavior_step": None if r.behavior is not None else first.step,
         "interval": None
         if r.behavior is not None or first.interval is None
@@ -144,13 +145,8 @@ def watch(
 
 def _others(run: Path, pool: list[Path], label: str) -> list[dict]:
     """The pool's events, without the run: its folder, a copy of its log, a run of its seed at its separations."""
-    cfg, mine = (
-        read_json(run / "config.json", "config") if (run / "config.json").exists() else {},
-        None,
-    )
-    log = (run / "trajectories.csv").read_bytes()
-    if isinstance(cfg, dict) and isinstance(cfg.get("train"), dict) and cfg["train"].get("sep"):
-        mine = {"seed": cfg["train"].get("seed"), "sep": dict(cfg["train"]["sep"])}
+    cfg, log = _config(run), (run / "trajectories.csv").read_bytes()
+    mine = {"seed": cfg.get("seed"), "sep": dict(cfg["sep"])} if cfg.get("sep") else None
     out = []
     for p in pool:
         copy = (p / "trajectories.csv").exists() and (p / "trajectories.csv").read_bytes() == log
@@ -172,7 +168,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--horizon",
         type=float,
-        help="the step a forecast is for (default: the run's configured steps)",
+        help="the step a forecast is for (default: the run's configured steps; required for a folder without "
+        "config.json)",
     )
     parser.add_argument(
         "--pool", type=Path, nargs="+", help="other runs' folders, for the pooled methods"

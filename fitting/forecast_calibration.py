@@ -4,11 +4,12 @@
 
 For every run and cut, the pooled methods learn from the other runs (leaving out every run of the same setting and
 seed too: a repeat of a seed on another device is not another run), read the run only up to the cut, and forecast
-its behavior step (fitting.analyses.forecast_methods) for the horizon of the run's own length. The cuts, fixed before any
-score was seen: steps 2,000, 3,000 and 4,000; the run's memorization plateau (where its memorized corner peaks,
+its behavior step (fitting.analyses.forecast_methods) for the horizon of the run's own length. The cuts (each fixed before any
+score was seen but memorized-live): steps 2,000, 3,000 and 4,000; the run's memorization plateau (where its memorized corner peaks,
 fitting.ladder: known only once the run is over, so a hindsight cut); the checkpoint at which a live reader sees
 the memorization (``memorized-live``: the held-out class read as one other corner in at least half its samples at
-2 checkpoints in a row, once the training classes are drawn; added 2026-11-29 because the plateau is not causal);
+2 checkpoints in a row, once the training classes are drawn; added 2026-11-29, after the first table was seen,
+because the plateau is not causal);
 the checkpoint after its capability step (where over-prompting has shown the class at the 2 checkpoints that
 confirm it). A run whose behavior the log cut there already shows is not forecast there (counted as ``already``).
 

@@ -27,7 +27,7 @@ from scipy import optimize, special
 
 from fitting.estimators import censored
 from fitting.analyses.capability import capability
-from fitting.estimators.curves import threshold_step
+from fitting.estimators.curves import settled_step, threshold_step
 from fitting.analyses.events import concept_steps
 from fitting.analyses.study import PERSIST
 from core.trajectory import Trajectory
@@ -71,6 +71,12 @@ class Reading:
     capability: float | None
     clocks: dict  # concept -> step or None (not yet learned by the cut)
     sep: dict = field(default_factory=dict)
+
+    @property
+    def pending(self) -> bool:
+        """The last checkpoint by the cut reads the class at >= 0.5, too few to confirm it: the behavior may be
+        dated to ``floor``, at or before the cut."""
+        return self.behavior is None and self.accuracy.size > 0 and self.accuracy[-1] >= 0.5
 
 
 def truncate(trajectories: list[Trajectory], at: float) -> list[Trajectory]:
@@ -122,9 +128,8 @@ def reading(
 
 def _floor(step: NDArray, acc: NDArray, at: float) -> float:
     """The earliest step a behavior not yet confirmed by the cut can be dated to (Reading.floor)."""
-    below = np.flatnonzero(~(acc >= 0.5))
-    start = 0 if below.size == 0 else int(below[-1]) + 1
-    return float(step[start]) if start < step.size else at
+    start = settled_step(step, acc, 0.5)
+    return at if start is None else start
 
 
 def _lognormal(
@@ -233,10 +238,10 @@ def _mixture(
 ) -> Forecast:
     """A forecast from an equal mixture of log behavior ~ N(mu_i, sd), conditioned on behavior > floor."""
     cdf = lambda x: float(np.mean(special.ndtr((x - mus) / sd)))  # noqa: E731
-    lo_q = cdf(np.log(floor))
+    lo_q = cdf(np.log(floor)) if floor > 0 else 0.0
     if lo_q > 1 - 1e-9:
         return Forecast(method, None, None, 0.0, note + "; the pool puts it before the cut")
-    span = (min(np.log(floor), mus.min()) - 10 * sd, mus.max() + 10 * sd)
+    span = (mus.min() - 10 * sd - 1.0, mus.max() + 10 * sd + 1.0)
 
     def q(p: float) -> float:
         target = lo_q + p * (1 - lo_q)
@@ -320,9 +325,8 @@ def setting(r: Reading, pool: Pool, horizon: float) -> Forecast:
         return Forecast("setting", None, None, None, f"fewer than 2 pool runs at {r.sep}")
     y = np.array([e["behavior"].value for e in same], float)
     c = np.array([e["behavior"].step is None for e in same])
-    later = (
-        y >= r.floor
-    ) | c  # the run has not composed by the cut: only the runs that had not either
+    # the run has not composed by the cut: only the runs that had not either (a pending run may compose at its floor)
+    later = (y >= r.floor if r.pending else y > r.at) | c
     if not later.any():
         return Forecast(
             "setting", None, None, None, f"all {len(same)} pool runs here composed by the cut"

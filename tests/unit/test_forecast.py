@@ -257,6 +257,8 @@ def test_a_run_without_its_length_needs_a_horizon(tmp_path, capsys):
     write_csv(tmp_path / "trajectories.csv", _run())
     assert forecast.main([str(tmp_path), "--at", "4000"]) == 2
     assert "no config.json giving the run's steps: give --horizon" in capsys.readouterr().err
+    assert forecast.main([str(tmp_path), "--at", "4000", "--horizon", "0"]) == 2
+    assert "--horizon 0: give the step the forecast is for" in capsys.readouterr().err
     assert forecast.main([str(tmp_path), "--at", "4000", "--horizon", "10000"]) == 0
 
 
@@ -306,26 +308,35 @@ def test_the_cli_drops_the_run_its_copy_and_its_seed_s_repeat_from_the_pool(tmp_
     copy, repeat = tmp_path / "copy", tmp_path / "repeat"
     shutil.copytree(RUN, copy)
     shutil.copytree(RUN, repeat)
-    with open(repeat / "trajectories.csv", "a") as f:
-        f.write("")  # the same log bytes: also dropped as a copy; now make it differ
-    lines = (repeat / "trajectories.csv").read_text().splitlines()
-    (repeat / "trajectories.csv").write_text("\n".join(lines[:-1]) + "\n")
     cfg = json.loads((RUN / "config.json").read_text())
-    kept = forecast._others(RUN, [RUN, copy, repeat], "11")
-    assert kept == []  # the folder, a byte copy, a run of its seed and separations
-    cfg["train"]["seed"] = 99
+    cfg["train"]["seed"] = 99  # another seed: only its log's bytes make it the run's copy
+    (copy / "config.json").write_text(json.dumps(cfg))
+    lines = (repeat / "trajectories.csv").read_text().splitlines()
+    (repeat / "trajectories.csv").write_text("\n".join(lines[:-1]) + "\n")  # another log, same seed
+    assert forecast._others(RUN, [RUN, copy, repeat], "11") == []
     (repeat / "config.json").write_text(json.dumps(cfg))
     assert [e["seed"] for e in forecast._others(RUN, [RUN, copy, repeat], "11")] == [99]
 
 
-def test_a_run_that_never_composes_is_not_expected_by_the_horizon(tmp_path):
-    """Class 11 stays unread to the end: the logistic curve gives no step and a low probability, and the summary
-    says "not expected by" the horizon instead of a step."""
-    from core.trajectory import write_csv
+def test_a_peer_that_composed_at_the_cut_is_not_one_that_had_not_yet():
+    """The run reads below 0.5 at the cut; a peer whose behavior step is the cut had composed there, so it is not
+    among the peers that had not composed by then."""
+    pool = _pool()
+    for e, b in zip(pool.events, [6000.0, 6000.0, 7000.0, 9000.0] + [5000.0] * 8):
+        e["behavior"] = Event(b, 1e4)
+    r = fm.reading(_run(cross=20000.0), 6000.0, sep={"color": 0.5, "size": 0.4})
+    assert not r.pending and fm.setting(r, pool, 10000.0).step == 8000.0  # of 7,000 and 9,000
 
-    run = tmp_path / "run"
-    write_csv(run / "trajectories.csv", _run(cross=50000.0, end=9000.0))
-    doc = forecast.forecast(run, None, 10000.0, None)
-    assert doc["observed_behavior_step"] is None and doc["behavior_step"] is None
-    assert doc["p_compose"] is not None and doc["p_compose"] < 0.5
-    assert "class 11 not expected by 10,000" in forecast.summary(doc)
+
+def test_a_cut_between_checkpoints_floors_at_the_unconfirmed_one():
+    """Cut at 6,100 between checkpoints 6,000 (read at >= 0.5, unconfirmed) and 6,250: the behavior may be dated
+    6,000, before the cut; the methods are floored there and a same-setting peer at 6,050 still counts."""
+    run = _run(cross=6000.0, width=30.0)
+    first = float(run[0].step[run[0].accuracy >= 0.5][0])
+    r = fm.reading(run, first + 100.0, sep={"color": 0.5, "size": 0.4})
+    assert r.pending and r.floor == first and r.at == first + 100.0
+    pool = _pool()
+    for e, b in zip(pool.events, [first + 50.0, first + 50.0, 9000.0] + [5000.0] * 9):
+        e["behavior"] = Event(b, 1e4)
+    assert fm.setting(r, pool, 10000.0).step == first + 50.0  # median of first + 50 (x2) and 9,000
+    assert fm.logistic(r, 10000.0).interval[0] >= first

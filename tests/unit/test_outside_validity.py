@@ -40,6 +40,7 @@ def test_the_runs_as_registered_give_a_valid_verdict():
         (lambda r: r.append({**r[0], "run": "again"}), "seeds [10, 10, 11"),
         (lambda r: [e.update(seed=e["seed"] - 10) for e in r], "not the registered 10-17"),
         (lambda r: r[3].update(steps=20000), "['t03'] not 15000 steps long"),
+        (lambda r: r[2].update(seed=None), "not the registered 10-17"),
         (lambda r: r[3].pop("finished"), "finished needed"),
         (lambda r: r[5].update(finished=False), "finished needed"),
     ],
@@ -178,7 +179,9 @@ def test_the_corner_needs_6_of_8_at_each_setting_and_to_beat_the_blind_corner(
 def test_the_verdict_reports_the_registered_speed_exponents_sign():
     reg = fake_registration(pred=TRUTH, blind=[5800.0, 5800.0])
     b = {"value": 1.25, "ci95": [-0.16, 4.5], "share_positive": 0.96}
-    reg["coefficients"] = {"behavior": {"power": {"a": {"value": 1.0}, "b": b}, "clock": {}}}
+    reg["coefficients"] = {
+        "behavior": {"power": {"a": {"value": 1.0}, "b": b}, "clock": {}, "linear": {"b": b}}
+    }
     assert score(reg, fake_runs(TRUTH))["b_sign"] == {"behavior": {"power": b}}
 
 
