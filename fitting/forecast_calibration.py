@@ -4,14 +4,14 @@
 
 For every run and cut, the pooled methods learn from the other runs (leaving out every run of the same setting and
 seed too: a repeat of a seed on another device is not another run), read the run only up to the cut, and forecast
-its behavior step (fitting.analyses.forecast_methods) for the horizon of the run's own length. The cuts (each fixed before any
-score was seen but memorized-live): steps 2,000, 3,000 and 4,000; the run's memorization plateau (where its memorized corner peaks,
-fitting.ladder: known only once the run is over, so a hindsight cut); the checkpoint at which a live reader sees
-the memorization (``memorized-live``: the held-out class read as one other corner in at least half its samples at
-2 checkpoints in a row, once the training classes are drawn; added 2026-11-29, after the first table was seen,
-because the plateau is not causal);
-the checkpoint after its capability step (where over-prompting has shown the class at the 2 checkpoints that
-confirm it). A run whose behavior the log cut there already shows is not forecast there (counted as ``already``).
+its behavior step (fitting.analyses.forecast_methods) for the horizon of the run's own length. The cuts, each fixed
+before any score was seen but memorized-live: steps 2,000, 3,000 and 4,000; the run's memorization plateau (where
+its memorized corner peaks, fitting.ladder: known only once the run is over, so a hindsight cut); the checkpoint at
+which a live reader sees the memorization (``memorized-live``: the held-out class read as one other corner in at
+least half its samples at 2 checkpoints in a row, once the training classes are drawn; added 2026-11-29, after the
+first table was seen, because the plateau is not causal); the checkpoint after its capability step (where
+over-prompting has shown the class at the 2 checkpoints that confirm it). A run whose behavior the log cut there
+already shows is not forecast there (counted as ``already``).
 
 Scored per method and cut:
   mae          the median absolute error of the behavior step. A forecast of "not by the horizon" counts as the
@@ -36,6 +36,8 @@ from fitting.analyses import forecast_methods as fm
 from fitting.analyses.event_records import CalibrationRecord
 from fitting.analyses.capability import capability
 from fitting.analyses.events import run_events
+from fitting.analyses.study import PERSIST
+from fitting.estimators.curves import threshold_step
 from fitting.estimators.turn import learned_from
 from core.progress import bar as progress_bar
 from core import cli
@@ -70,14 +72,14 @@ def memorized_live(trajectories: Sequence[Trajectory], label: str = "11") -> flo
     if held is None:
         return None
     start = learned_from(held, naive)
-    seen = []
+    steps, seen = held.step[start:], []
     for corner, share in held.shares().items():
         if corner in (label, UNREADABLE):
             continue
-        ok = np.nan_to_num(share[start:], nan=0.0) >= 0.5
-        pairs = np.flatnonzero(ok[1:] & ok[:-1])
-        if pairs.size:
-            seen.append(float(held.step[start + pairs[0] + 1]))
+        first = threshold_step(steps, share[start:], 0.5, persist=PERSIST)
+        if first is not None:
+            # dated to the first of the checkpoints that hold it, seen at the last of them
+            seen.append(float(steps[np.searchsorted(steps, first) + PERSIST - 1]))
     return min(seen) if seen else None
 
 
