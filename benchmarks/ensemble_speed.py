@@ -28,10 +28,28 @@ import subprocess
 import sys
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+
+def way(engine: str) -> tuple[str, bool, float | None]:
+    """A worker's engine spec, e.g. 'threaded-lockstep@5e-5': the engine, whether its members meet after every
+    update (-lockstep: as empirical.ensemble ran them before 2026-11-29) and the threaded engine's interpreter
+    switch interval in seconds (@: None, its default)."""
+    name, _, switch = engine.partition("@")
+    return (
+        name.removesuffix("-lockstep"),
+        name.endswith("-lockstep"),
+        float(switch) if switch else None,
+    )
+
+
+def lockstep(ens, n: int) -> None:
+    for _ in range(n):
+        ens.train_step()
 
 
 def worker(preset: str, k: int, steps: int, device: str, folder: str, engine: str) -> float:
@@ -41,6 +59,8 @@ def worker(preset: str, k: int, steps: int, device: str, folder: str, engine: st
     from empirical.training.config import make_config
     from empirical.training import stacked
     from empirical.ensemble import open_members
+    from empirical.training import threaded
+    from empirical.training.threaded import updates
 
     torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
     probe = [f"probe={Path(folder).parent}/probe"] if preset == "smoke" else []  # one, shared
@@ -48,21 +68,21 @@ def worker(preset: str, k: int, steps: int, device: str, folder: str, engine: st
         make_config(preset, [f"seed={i}", f"device={device}", *probe]) for i in range(max(k, 1))
     ]
     runs = open_members(cfgs, [Path(folder) / f"m{i}" for i in range(len(cfgs))], progress=False)
-    if k == 0:
+    if k == 0:  # as empirical.train updates it
         runs[0].vdm.train()
-        ens = runs[0]
-    else:
-        threads = torch.get_num_threads()
-        if stacked.engine_name(runs, engine) == "threaded":
+        train = partial(updates, runs[0])
+    else:  # as empirical.ensemble updates them: from one record to the next
+        (name, meet, switch), threads = way(engine), torch.get_num_threads()
+        if stacked.engine_name(runs, name) == "threaded":
             torch.set_num_threads(max(1, threads // min(k, threads)))
-        ens = stacked.engine(runs, engine, workers=threads)
-    for _ in range(3):  # warm-up
-        ens.train_step()
+        threaded.SWITCH = threaded.SWITCH if switch is None else switch
+        ens = stacked.engine(runs, name, workers=threads)
+        train = partial(lockstep, ens) if meet else ens.train_steps
+    train(3)  # warm-up
     if device == "cuda":
         torch.cuda.synchronize()
     start = time.perf_counter()
-    for _ in range(steps):
-        ens.train_step()
+    train(steps)
     if device == "cuda":
         torch.cuda.synchronize()
     return steps / (time.perf_counter() - start)

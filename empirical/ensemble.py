@@ -7,8 +7,9 @@ Each member is a run of its own, in DIR/<its settings> (DIR/seed=3, DIR/seed=1,s
 run trained alone (python -m empirical.train), read by every command as one, and equal to that run to rounding
 (same seed: same batches, noise, dropout, clipping, optimizer, EMA; empirical.training.stacked says how). --set gives
 what all members share; --member (repeat) or --seeds what each has of its own: seed, sep.<concept>, per_class,
-mask_p, mask_classes, mask_concepts. The members train in lockstep (one update of all of them at a time) and are
-evaluated and saved at the same checkpoints (the stacked engine draws every member's naive samples at once).
+mask_p, mask_classes, mask_concepts. The members meet at every record (training records, evaluations, saves:
+the same steps for all), in between the stacked engine updates all of them at once and the threaded one each in its
+own thread without waiting for the others; the stacked engine draws every member's naive samples at once.
 
 Rerun the same command to resume, even after kill -9 (each member from its own last.pt). A member whose training
 diverges is named and stops; the others go on (exit status 1 at the end).
@@ -20,7 +21,6 @@ members against K processes side by side: benchmarks/ensemble_speed.py measures 
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 from typing import Sequence
 
@@ -109,32 +109,38 @@ def train_members(
 
 def advance(ens, target: int, left: int | None, bar, plain: bool):
     """Train the ensemble's members up to step ``target`` (or ``left`` updates), logging, evaluating and
-    saving each as alone; their own models hold the state at the end. Returns the updates left, and the
-    members that diverged with their errors (the ensemble stops there; the caller goes on without them)."""
+    saving each as alone; their own models hold the state at the end. The members run from one record (a
+    training record, an evaluation, a save) to the next without meeting (:func:`to_record`). Returns the updates
+    left, and the members that diverged with their errors (the ensemble stops there; the caller goes on without
+    them)."""
     cfg, runs = ens.cfg, ens.runs
     evals, held = set(runs[0].evals), headline(cfg)
     start = {id(run): (run.step, run.wall) for run in runs}
-    tick = time.perf_counter()
     while runs[0].step < target and left != 0:
-        results = ens.train_step()
-        now = time.perf_counter()
-        stepped = [run for run, r in zip(runs, results) if isinstance(r, dict)]
-        for run, r in zip(runs, results):
-            if isinstance(r, dict):
-                run.meter.add(r)
-                run.wall += now - tick
-        tick = now
+        before = [run.step for run in runs]
+        n = to_record(cfg, before[0], evals, target)
+        n = n if left is None else min(n, left)
+        results = ens.train_steps(n)
+        stepped = [run for run, r in zip(runs, results) if r is None and run.step == before[0] + n]
         if stepped:
             _checkpoint(ens, stepped, evals, held, start, plain)
-            tick = time.perf_counter()  # evaluation and saving are not training time
-            bar.update(len(stepped))
-        left = None if left is None else left - 1
+        bar.update(sum(run.step for run in runs) - sum(before))
+        left = None if left is None else left - (max(run.step for run in runs) - before[0])
         lost = [(run, r) for run, r in zip(runs, results) if isinstance(r, Diverged)]
         if lost:
             ens.unstack()
             return left, lost
     ens.unstack()
     return left, []
+
+
+def to_record(cfg: TrainConfig, step: int, evals: set[int], target: int) -> int:
+    """Updates from ``step`` to the next step that writes a record (a training record, an evaluation in
+    ``evals``, a save) or to ``target``, whichever comes first."""
+    s = step + 1
+    while s < target and not (s % cfg.log_every == 0 or s % cfg.save_every == 0 or s in evals):
+        s += 1
+    return s - step
 
 
 def _checkpoint(ens, stepped: list[Run], evals: set, held: str, start: dict, plain: bool) -> None:

@@ -23,8 +23,7 @@ from __future__ import annotations
 
 import copy
 import math
-import sys
-from concurrent.futures import ThreadPoolExecutor
+import time
 from typing import Sequence
 
 import numpy as np
@@ -40,8 +39,8 @@ from empirical.nets.ema import ema_decay
 from empirical.training import protocols
 from empirical.training.evaluate import naive_requests
 from empirical.training.run import Diverged, Run, optimizer
+from empirical.training.threaded import Threaded, account
 
-SWITCH = 2e-4  # seconds between the threaded engine's hand-overs of the interpreter
 # what members may differ in (config keys); everything else is shared
 MEMBER_KEYS = ("seed", "sep", "per_class", "mask_p", "mask_classes", "mask_concepts")
 
@@ -190,6 +189,20 @@ class Stacked:
             run.step += 1
         return [dict(zip(terms, row[2:])) | {"grad_norm": row[1]} for row in rows]
 
+    def train_steps(self, n: int) -> list[Diverged | None]:
+        """``n`` updates of every member (:meth:`train_step`), each one's terms added to its meter and the time to
+        its wall-clock; stops at a divergence. Per member: its Diverged, or None (updated n times, or, where another
+        diverged, not at that step)."""
+        for _ in range(n):
+            tick = time.perf_counter()
+            results = self.train_step()
+            took = time.perf_counter() - tick
+            if any(isinstance(r, Diverged) for r in results):
+                return [r if isinstance(r, Diverged) else None for r in results]
+            for run, terms in zip(self.runs, results):
+                account(run, terms, took)
+        return [None] * len(self.runs)
+
     def each(self, work) -> None:
         """``work(run)`` for every member, one after the other."""
         for run in self.runs:
@@ -306,61 +319,6 @@ class Stacked:
         for k, run in enumerate(self.runs):
             for name, p in run.vdm.gamma.named_parameters():
                 p.copy_(self.params[f"gamma.{name}"][k])
-
-
-class Threaded:
-    """K opened runs at the same step, each updated by its own :meth:`Run.train_step` (drawing from its own
-    stream), ``workers`` at a time in threads of this process (the CPU's engine: one member a core, as
-    separate processes would be, without their start-up and memory). The same interface as :class:`Stacked`."""
-
-    def __init__(self, runs: Sequence[Run], workers: int):
-        if len({run.step for run in runs}) != 1:
-            raise ValueError(
-                f"an ensemble trains members at one step; these are at {[r.step for r in runs]}"
-            )
-        self.runs, self.cfg = list(runs), runs[0].cfg
-        self.pool = ThreadPoolExecutor(max(1, min(workers, len(self.runs))))
-        # the threads hand the interpreter over between torch's calls sooner than every 5 ms: a member waits
-        # less for the other's Python (about +8% at K = 2 on 2 cores, benchmarks/ensemble_speed.py)
-        self.switch = sys.getswitchinterval()
-        sys.setswitchinterval(SWITCH)
-        for run in self.runs:
-            run.vdm.train()
-
-    def train_step(self) -> list[dict[str, float] | Diverged]:
-        """One update of every member: its loss terms, or its :class:`Diverged` (it alone is not updated)."""
-
-        def one(run: Run):
-            try:
-                return run.train_step()
-            except Diverged as err:
-                return err
-
-        return self._map(one)
-
-    def each(self, work) -> None:
-        """``work(run)`` for every member, in the threads."""
-        self._map(work)
-
-    def _map(self, work) -> list:
-        if len(self.runs) == 1:  # no thread for one member
-            return [work(self.runs[0])]
-        return list(self.pool.map(work, self.runs))
-
-    def unstack(self) -> None:
-        """Nothing to do: each member trains its own model."""
-
-    def naive_images(self) -> None:
-        """None: each member draws its own samples (in its thread)."""
-
-    def elicited(self) -> None:
-        """None: each member draws its own protocols' samples (in its thread)."""
-
-    sync_schedule = unstack
-
-    def close(self) -> None:
-        self.pool.shutdown()
-        sys.setswitchinterval(self.switch)
 
 
 def engine_name(runs: Sequence[Run], name: str = "auto") -> str:
