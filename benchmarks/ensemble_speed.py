@@ -52,8 +52,26 @@ def lockstep(ens, n: int) -> None:
         ens.train_step()
 
 
-def worker(preset: str, k: int, steps: int, device: str, folder: str, engine: str) -> float:
-    """Steps per second of each member of a K-member ensemble; k = 0: one run alone (empirical.train's path)."""
+def gate(folder: str, procs: int, wait: float = 600.0) -> None:
+    """Wait until all ``procs`` workers of one timing are warmed up, so that their timed spans start together (a
+    worker that started later would otherwise time part of its span alone on the machine)."""
+    ready = Path(folder).parent / "ready"
+    ready.mkdir(exist_ok=True)
+    (ready / Path(folder).name).touch()
+    deadline = time.monotonic() + wait
+    while len(list(ready.iterdir())) < procs:
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{procs - len(list(ready.iterdir()))} worker(s) never got ready")
+        time.sleep(0.005)
+
+
+def worker(
+    preset: str, k: int, steps: int, device: str, folder: str, engine: str, procs: int = 1
+) -> tuple[float, float]:
+    """Steps per second of each member of a K-member ensemble (k = 0: one run alone, empirical.train's path),
+    timed from when all ``procs`` workers are ready: over the whole span (the ensemble's pace: members wait for
+    each other at its end), and the mean of each member's own (its updates' time, without that wait; the
+    lockstep engine does not keep it: the span's then)."""
     import torch
 
     from empirical.training.config import make_config
@@ -81,17 +99,28 @@ def worker(preset: str, k: int, steps: int, device: str, folder: str, engine: st
     train(3)  # warm-up
     if device == "cuda":
         torch.cuda.synchronize()
-    start = time.perf_counter()
+    gate(folder, procs)
+    walls, start = [run.wall for run in runs], time.perf_counter()
     train(steps)
     if device == "cuda":
         torch.cuda.synchronize()
-    return steps / (time.perf_counter() - start)
+    span = steps / (time.perf_counter() - start)
+    own = [run.wall - w for run, w in zip(runs, walls)]
+    return span, sum(steps / t for t in own) / len(own) if all(own) else span
 
 
 def timed(
     preset: str, k: int, steps: int, device: str, threads: int, procs: int, engine: str = "auto"
 ) -> float:
     """The mean steps/s of each run: ``procs`` worker processes side by side, each an ensemble of k."""
+    return timed_both(preset, k, steps, device, threads, procs, engine)[0]
+
+
+def timed_both(
+    preset: str, k: int, steps: int, device: str, threads: int, procs: int, engine: str = "auto"
+) -> tuple[float, float]:
+    """The mean steps/s of each run, over each worker's span and each member's own (:func:`worker`): ``procs``
+    worker processes side by side, each an ensemble of k, their timed spans started together."""
     from empirical.sweeps.processes import thread_env
 
     env = thread_env(threads)
@@ -108,6 +137,7 @@ def timed(
                     device,
                     f"{tmp}/{i}",
                     engine,
+                    str(procs),
                 ],
                 env=env,
                 stdout=subprocess.PIPE,
@@ -115,10 +145,11 @@ def timed(
             )
             for i in range(procs)
         ]
-        rates = [float(job.communicate()[0].split()[-1]) for job in jobs]
+        rates = [job.communicate()[0].split()[-2:] for job in jobs]
         if any(job.returncode for job in jobs):
             raise RuntimeError(f"a worker failed (k={k}, procs={procs}, device={device})")
-    return sum(rates) / len(rates)
+        span, own = (sum(float(r[i]) for r in rates) / len(rates) for i in (0, 1))
+    return span, own
 
 
 def table(preset: str, ks: list[int], steps: int, device: str, cores: int) -> list[dict]:
@@ -228,8 +259,8 @@ def equivalence(preset: str, steps: int) -> dict:
 
 def main() -> int:
     if len(sys.argv) > 1 and sys.argv[1] == "--worker":
-        preset, k, steps, device, folder, engine = sys.argv[2:8]
-        print(worker(preset, int(k), int(steps), device, folder, engine))
+        preset, k, steps, device, folder, engine, procs = sys.argv[2:9]
+        print(*worker(preset, int(k), int(steps), device, folder, engine, int(procs)))
         return 0
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter

@@ -144,7 +144,8 @@ def to_record(cfg: TrainConfig, step: int, evals: set[int], target: int) -> int:
 
 
 def _checkpoint(ens, stepped: list[Run], evals: set, held: str, start: dict, plain: bool) -> None:
-    """After an update: the training record, the evaluation and the save each member alone would make."""
+    """After a stretch of updates (:func:`to_record`): the training record, the evaluation and the save each member
+    alone would make at this step."""
     cfg, s = ens.cfg, stepped[0].step
     is_eval, is_save = s in evals, s % cfg.save_every == 0 or s == cfg.steps
     if s % cfg.log_every == 0 or is_eval or is_save:

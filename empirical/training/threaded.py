@@ -2,13 +2,15 @@
 
 Each member is updated by its own :meth:`Run.train_step`, drawing from its own streams, as the run alone would be;
 the members meet only where a record is written (a training record, an evaluation, a save): between two records
-each thread runs its member's updates without waiting for the others, as separate processes would.
-The same interface as empirical.training.stacked's ``Stacked``.
+each thread runs its member's updates without waiting for the others, as separate processes would. A member's
+training time (``Run.wall``) is its own updates' time, not its wait for the others at a record. The same interface
+as empirical.training.stacked's ``Stacked``.
 """
 
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Sequence
@@ -24,9 +26,12 @@ def account(run: Run, terms: dict[str, float], took: float) -> None:
     run.wall += took
 
 
-def updates(run: Run, n: int) -> Diverged | None:
-    """``n`` updates of ``run``, each accounted; the Diverged that stopped it (it is not updated), or None."""
+def updates(run: Run, n: int, stop: threading.Event | None = None) -> Diverged | None:
+    """``n`` updates of ``run``, each accounted (fewer once ``stop`` is set); the Diverged that stopped it (it is
+    not updated), or None."""
     for _ in range(n):
+        if stop is not None and stop.is_set():
+            return None
         tick = time.perf_counter()
         try:
             terms = run.train_step()
@@ -47,6 +52,8 @@ class Threaded:
             )
         self.runs, self.cfg = list(runs), runs[0].cfg
         self.pool = ThreadPoolExecutor(max(1, min(workers, len(self.runs))))
+        # set when the ensemble stops (an error in a thread, an interrupt): the other threads end their stretch
+        self.stop = threading.Event()
         # the threads hand the interpreter over between torch's calls sooner than every 5 ms: a member waits
         # less for the other's Python (about +8% at K = 2 on 2 cores, benchmarks/ensemble_speed.py)
         self.switch = sys.getswitchinterval()
@@ -68,7 +75,15 @@ class Threaded:
     def train_steps(self, n: int) -> list[Diverged | None]:
         """``n`` updates of every member, each thread running its member's without waiting for the others (each
         update accounted: :func:`account`). Per member: None, or the Diverged that stopped it (it alone)."""
-        return self._map(lambda run: updates(run, n))
+
+        def stretch(run: Run) -> Diverged | None:
+            try:
+                return updates(run, n, self.stop)
+            except BaseException:
+                self.stop.set()
+                raise
+
+        return self._map(stretch)
 
     def each(self, work) -> None:
         """``work(run)`` for every member, in the threads."""
@@ -91,5 +106,6 @@ class Threaded:
     sync_schedule = unstack
 
     def close(self) -> None:
+        self.stop.set()
         self.pool.shutdown()
         sys.setswitchinterval(self.switch)

@@ -157,6 +157,50 @@ def test_a_diverging_member_is_named_and_the_others_are_not_lost(trained, tmp_pa
         assert isinstance(results[1], dict) and [r.step for r in runs] == [0, 1]
 
 
+@pytest.mark.parametrize("name", ["stacked", "threaded"])
+def test_a_stretch_of_updates_stops_where_a_member_diverges(trained, tmp_path, name):
+    """train_steps: under `stacked` nobody is updated at the bad step and the stretch ends there; under `threaded`
+    the others go on to its end."""
+    from empirical.training import stacked
+    from empirical.ensemble import open_members
+    from empirical.training.run import Diverged
+
+    cfgs = [config(trained, "seed=0"), config(trained, "seed=1")]
+    runs = open_members(cfgs, [tmp_path / "a", tmp_path / "b"], progress=False)
+    with torch.no_grad():
+        next(runs[0].vdm.net.parameters()).fill_(float("nan"))
+    ens = stacked.engine(runs, name, workers=2)
+    try:
+        results = ens.train_steps(3)
+    finally:
+        ens.close()
+    assert isinstance(results[0], Diverged) and results[1] is None
+    assert [r.step for r in runs] == ([0, 0] if name == "stacked" else [0, 3])
+    assert runs[1].meter.count == (0 if name == "stacked" else 3)
+
+
+@pytest.mark.parametrize("name", ["stacked", "threaded"])
+def test_a_member_diverging_mid_training_is_named_and_the_other_ends_as_alone(
+    trained, tmp_path, monkeypatch, name
+):
+    """Member a's images turn to NaN at update 8 (between two records): it stops there, named; member b trains on
+    to the end and equals its run trained alone, records, evaluations and saves included."""
+    from empirical.training.run import Run
+
+    real = Run.batch
+
+    def batch(self):
+        x, h = real(self)
+        return (x * float("nan") if self.out.name == "a" and self.step >= 7 else x), h
+
+    monkeypatch.setattr(Run, "batch", batch)
+    cfgs = [config(trained, "seed=0"), config(trained, "seed=1", "sep.color=0.5")]
+    outs = [tmp_path / "a", tmp_path / "b"]
+    done, failed = train_members(cfgs, outs, engine=name, workers=2, progress=False)
+    assert failed == [f"{outs[0]}: diverged at step 8"] and done[1]["step"] == 30
+    assert_same_run(outs[1], trained / "alone")
+
+
 def trained_stacked(tmp_path, *shared):
     """Two members (seed 0; seed 1 at Δcolor 0.5) of the stacked engine after 3 updates, drawing every member's
     samples at once as on a GPU (on a CPU that is off: checked here)."""

@@ -93,17 +93,58 @@ def bench(name):
 
 
 def test_the_paired_benchmark_reads_its_ways_and_takes_medians_of_paired_ratios(capsys):
-    """benchmarks/ensemble_pair.py: engine specs, the median over rounds of each round's ratio, bad --ways."""
+    """benchmarks/ensemble_pair.py: engine specs, the median over rounds of each round's ratio (over the span and
+    over the members' own time), and --ways it refuses."""
     speed, pair = bench("ensemble_speed"), bench("ensemble_pair")
     assert speed.way("threaded") == ("threaded", False, None)
     assert speed.way("threaded-lockstep@5e-5") == ("threaded", True, 5e-5)
-    rounds = [
-        {"separate": 4.0, "threaded": 3.6},
-        {"separate": 2.0, "threaded": 2.0},
-        {"separate": 4.0, "threaded": 4.4},
-    ]
+
+    def rnd(sep, span, own):
+        return {"separate": {"span": sep, "own": sep}, "threaded": {"span": span, "own": own}}
+
+    rounds = [rnd(4.0, 3.6, 4.0), rnd(2.0, 2.0, 2.2), rnd(4.0, 4.4, 4.4)]
     # each round's own ratio (0.9, 1.0, 1.1), not the ratio of medians over rounds (3.6 / 4.0)
-    assert pair.summary(rounds) == {"threaded_over_separate": 1.0}
-    with pytest.raises(SystemExit):
-        pair.main(["--ways", "threaded,foo"])
-    assert "name separate and engines" in capsys.readouterr().err
+    assert pair.summary(rounds) == {
+        "threaded_over_separate": 1.0,
+        "threaded_own_over_separate": 1.1,
+    }
+    assert pair.ways_given("separate,threaded@1e-4") == ["separate", "threaded@1e-4"]
+    for bad, said in [
+        ("separate,foo", "'foo' is not a way"),
+        ("separate,threaded@abc", "'threaded@abc' is not a way"),
+        ("threaded", "name separate"),
+        ("separate,threaded,threaded", "each way once"),
+    ]:
+        with pytest.raises(SystemExit):
+            pair.main(["--ways", bad])
+        assert said in capsys.readouterr().err
+
+
+def test_a_timing_s_workers_start_together(tmp_path):
+    """benchmarks/ensemble_speed.py's gate: a worker waits for the others of its timing, and says so when one
+    never comes."""
+    speed = bench("ensemble_speed")
+    speed.gate(str(tmp_path / "0"), 1)  # alone: at once
+    with pytest.raises(RuntimeError, match="1 worker\\(s\\) never got ready"):
+        speed.gate(str(tmp_path / "1"), 3, wait=0.2)
+    (tmp_path / "ready" / "2").touch()
+    speed.gate(str(tmp_path / "1"), 3, wait=0.2)
+
+
+def test_an_error_in_one_member_stops_the_others_at_their_next_update():
+    """Not at the end of their stretch: an interrupted ensemble stops within an update, as before."""
+    import time
+
+    def fails(run):
+        if run.step == 1:
+            raise RuntimeError("boom")
+
+    # the failing member second: the first's result is awaited first
+    runs = [FakeRun(lambda run: time.sleep(0.002)), FakeRun(fails)]
+    ens = Threaded(runs, workers=2)
+    try:
+        with pytest.raises(RuntimeError, match="boom"):
+            ens.train_steps(5000)
+    finally:
+        ens.close()
+    assert runs[1].step == 1 and runs[0].step < 1000
