@@ -12,7 +12,7 @@ turns to 11 is farthest from the chord at its corner. The 95% interval comes fro
 bootstrap: resample the residuals around the smoothed path, smooth again and find the farthest
 point again.
 
-A turn is reported only where the path bends: the farthest point must lie more than ``min_dev``
+A turn is reported only where the path bends: the farthest point must lie at least ``min_dev``
 (and 3 noise sd) from the chord, and the direction must change by at least ``min_angle`` degrees
 from (start -> turn) to (turn -> end). A path heading straight for its target has no turn.
 """
@@ -75,7 +75,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         type=float,
         default=0.05,
         metavar="D",
-        help="the bend must lie farther than D (and 3 noise sd) from the chord (default 0.05)",
+        help="the bend must lie at least D (and 3 noise sd) from the chord (default 0.05)",
     )
     parser.add_argument(
         "--min-angle",
@@ -103,7 +103,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         doc = run_turns(run_log(run), labels, min_dev=args.min_dev, min_angle=args.min_angle)
         path = doc.write(outs[run])
         for t in doc.turns:
-            where = "no turn" if t["turn_step"] is None else f"turn at step {t['turn_step']:.0f}"
+            where = "no turn" if t["turn_step"] is None else f"turn at step {t['turn_step']:g}"
             print(f"{run}: class {t['class']} {t['protocol']}: {where}")
         print(f"wrote {path}")
     return 0

@@ -150,10 +150,22 @@ def analyse_run(run: Path, label: str | None, persist: int) -> dict:
     if not log.exists():
         raise ValueError(f"{log}: no trajectory log (train, then python -m empirical.elicit)")
     trajectories = read_csv(log)
+    runs = sorted({(str(t.run), str(t.seed)) for t in trajectories})
+    if len(runs) > 1:  # curves are keyed by protocol: two runs' would overwrite each other
+        said = ", ".join(f"run {r} seed {s}" for r, s in runs[:4]) + (
+            ", ..." if len(runs) > 4 else ""
+        )
+        raise ValueError(
+            f"{log}: holds {len(runs)} runs ({said}); capability reads one run's log: give each run's own"
+        )
     label = label or headline_class({t.label for t in trajectories}, read_meta(log))
     c = curves(trajectories, label)
     if "naive" not in c:
-        raise ValueError(f"{log}: no naive accuracy for class {label!r}")
+        have = sorted({t.label for t in trajectories if t.protocol == "naive"})
+        raise ValueError(
+            f"{log}: no naive accuracy for class {label!r} (naive classes in the log: {', '.join(have)}; "
+            "an accuracy column is needed: logs written by empirical.train have one)"
+        )
     if len(c) == 1:
         logged = sorted({t.protocol for t in trajectories if t.label == label})
         raise ValueError(

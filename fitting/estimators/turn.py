@@ -12,7 +12,15 @@ from scipy.signal import savgol_filter
 
 from fitting.estimators.curves import noise_scale, settled_step
 from core.records import TurnRecord
-from core.trajectory import UNREADABLE, Trajectory, held_out_of, read_csv, read_meta
+from core.trajectory import (
+    UNREADABLE,
+    Trajectory,
+    corner_of,
+    held_out_of,
+    read_csv,
+    read_meta,
+    target_of,
+)
 
 
 @dataclass(frozen=True)
@@ -85,34 +93,57 @@ def find_turn(
     return Turn(float(t[i]), (float(min(lo, t[i])), float(max(hi, t[i]))), angle, dev, point)
 
 
-def learned_from(held: Trajectory, trajectories: Sequence[Trajectory]) -> int:
-    """Index of the first checkpoint at which the other classes are drawn (mean accuracy >= 0.5).
+def learned_from(
+    held: Trajectory, trajectories: Sequence[Trajectory], held_out: Sequence[str] | None = None
+) -> int:
+    """Index of the first checkpoint of ``held`` at which the training classes are drawn (their mean accuracy
+    >= 0.5, on the checkpoints each of them logged).
 
-    Before it the samples are not class-like and the probe's reading of the held-out class wanders.
-    0 when no other class has accuracies on the same steps; len(steps) when they never get there.
+    Before it the samples are not class-like and the probe's reading of the held-out class wanders. The training
+    classes: every class of ``trajectories`` but ``held`` and the held-out ones (``held_out``, default the rule
+    training uses: core.trajectory.held_out_of; in three concepts 011, 101, 110 and 111, whose accuracy stays
+    near 0 while the others are learned). 0 when no training class has accuracies; len(steps) when they never
+    get there.
     """
+    out = set(held_out_of({t.label for t in trajectories}) if held_out is None else held_out)
     train = [
-        t
-        for t in trajectories
-        if t is not held and t.accuracy is not None and t.step.tolist() == held.step.tolist()
+        t for t in trajectories if t is not held and t.label not in out and t.accuracy is not None
     ]
     if not train:
         return 0
-    ok = np.flatnonzero(np.mean([t.accuracy for t in train], axis=0) >= 0.5)
+    at = held.step.tolist()
+    # each class's accuracy at the held-out class's checkpoints (NaN where it logged none)
+    acc = np.full((len(train), len(at)), np.nan)
+    for k, t in enumerate(train):
+        index = {s: i for i, s in enumerate(t.step.tolist())}
+        for j, s in enumerate(at):
+            if s in index:
+                acc[k, j] = t.accuracy[index[s]]
+    logged = ~np.isnan(acc).any(axis=0)  # where every training class logged a reading
+    ok = np.flatnonzero(logged & (np.where(logged, acc, 0.0).mean(axis=0) >= 0.5))
     return int(ok[0]) if ok.size else held.step.size
 
 
 NEAR = 0.15  # concept-space distance within which a path counts as drawing a corner's class
 
 
-def memorized(held: Trajectory, naive: Sequence[Trajectory]) -> dict | None:
-    """Of the corners other than the class's own, the one with the highest share of its samples once the
-    training classes are drawn: {corner, share, step}; None when nothing was drawn."""
-    start = learned_from(held, naive)
-    shares = {c: s[start:] for c, s in held.shares().items() if c not in (held.label, UNREADABLE)}
-    if not shares or held.step.size <= start:
+def memorized(
+    held: Trajectory, naive: Sequence[Trajectory], held_out: Sequence[str] | None = None
+) -> dict | None:
+    """Of the training classes' corners (not the class's own, nor another held-out class's: ``held_out`` as in
+    :func:`learned_from`), the one with the highest share of its samples once the training classes are drawn:
+    {corner, share, step}; None when nothing was drawn."""
+    start = learned_from(held, naive, held_out)
+    out = set(held_out_of({t.label for t in naive}) if held_out is None else held_out)
+    shares = {
+        c: s[start:]
+        for c, s in held.shares().items()
+        if c not in (held.label, UNREADABLE) and c not in out
+    }
+    if not shares or held.step.size <= start or all(np.isnan(v).all() for v in shares.values()):
         return None
-    corner = max(shares, key=lambda c: np.nanmax(shares[c]))
+    # a corner never read (all NaN) loses to any read one
+    corner = max(shares, key=lambda c: -1.0 if np.isnan(shares[c]).all() else np.nanmax(shares[c]))
     i = int(np.nanargmax(shares[corner]))
     return {
         "corner": corner,
@@ -122,8 +153,15 @@ def memorized(held: Trajectory, naive: Sequence[Trajectory]) -> dict | None:
 
 
 def distance(z: np.ndarray, corner: str) -> np.ndarray:
-    """Distance of each point of a path from a class's corner of concept space ("10" -> (1, 0))."""
-    return np.linalg.norm(z - np.array([float(c) for c in corner]), axis=1)
+    """Distance of each point of a path from a class's corner of concept space ("10" -> (1, 0)); ValueError
+    for a label that is not one binary digit a concept."""
+    at = corner_of(corner, z.shape[1])
+    if at is None:
+        raise ValueError(
+            f"class {corner!r} has no corner in a {z.shape[1]}-concept space: its label must be "
+            f"{z.shape[1]} binary digits"
+        )
+    return np.linalg.norm(z - np.array(at, dtype=float), axis=1)
 
 
 def left_corner(step: np.ndarray, z: np.ndarray, corner: str) -> float | None:
@@ -133,7 +171,10 @@ def left_corner(step: np.ndarray, z: np.ndarray, corner: str) -> float | None:
     path is at its memorized corner from its first readable checkpoint, its turn is at its start and
     :func:`find_turn` cannot see it; leaving the corner still can.
     """
-    dist = distance(z, corner)
+    read = ~np.isnan(np.asarray(z, dtype=float)).any(
+        axis=1
+    )  # a missing reading is neither near nor far
+    step, dist = np.asarray(step)[read], distance(np.asarray(z, dtype=float)[read], corner)
     if not np.any(dist < NEAR):
         return None
     return settled_step(step, dist, NEAR)
@@ -146,14 +187,16 @@ def held_out_turn(
     n_boot: int = 0,
     min_dev: float = 0.05,
     min_angle: float = 30.0,
+    held_out: Sequence[str] | None = None,
 ) -> Turn | None:
     """The turn of a held-out path toward its own corner, or None.
 
     Looked for once the training classes are drawn (:func:`learned_from`), and kept only if the path
     ends at least 0.1 closer to the class's corner than it was at the bend: a path that bends into the
-    memorized class and stays there has no turn. ``n_boot`` > 0: with a 95% bootstrap interval.
+    memorized class and stays there has no turn. ``n_boot`` > 0: with a 95% bootstrap interval; ``held_out``:
+    as :func:`learned_from`'s.
     """
-    start = learned_from(held, trajectories)
+    start = learned_from(held, trajectories, held_out)
     if held.step.size - start < 5 or held.missing[start:].all():
         return None
     path = held.with_points()  # steps where something was readable
@@ -165,7 +208,7 @@ def held_out_turn(
     )
     if turn.step is None:
         return None
-    corner = np.array([float(d) for d in held.label[: held.z.shape[1]]])
+    corner = np.array(target_of(held.label, held.z.shape[1]), dtype=float)
     closer = np.linalg.norm(np.array(turn.point) - corner) - np.linalg.norm(path.z[-1] - corner)
     return turn if closer >= 0.1 else None
 
@@ -186,13 +229,18 @@ def run_turns(
         raise ValueError(
             f"{log}: no class {', '.join(sorted(held - have))}; the log has {', '.join(sorted(have))}"
         )
+    # the classes held out in training (not those asked for): they are not training classes
+    out = held_out_of(have, read_meta(log))
     turns = []
     for t in trajectories:
         if t.label not in held or not t.concepts:
             continue
-        same = [u for u in trajectories if u.protocol == t.protocol]
-        start = learned_from(t, same)
-        turn = held_out_turn(t, same, min_dev=min_dev, min_angle=min_angle)
+        # the same run, seed and protocol: a log may hold several runs
+        same = [
+            u for u in trajectories if (u.protocol, u.run, u.seed) == (t.protocol, t.run, t.seed)
+        ]
+        start = learned_from(t, same, out)
+        turn = held_out_turn(t, same, min_dev=min_dev, min_angle=min_angle, held_out=out)
         turns.append(
             {
                 "class": t.label,

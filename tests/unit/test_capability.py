@@ -229,3 +229,34 @@ def test_protocols_without_a_common_step_give_no_capability_curve(tmp_path):
         and res["capability_unbiased"] is None
         and res["capability_protocol"] == []
     )
+
+
+def test_a_log_of_several_runs_is_refused_not_mixed(tmp_path):
+    """Curves are keyed by protocol: a second seed's would overwrite the first's (audit of 2026-11-29)."""
+    rows = [
+        Trajectory(
+            STEPS,
+            np.zeros((STEPS.size, 0)),
+            (),
+            "11",
+            protocol=p,
+            seed=s,
+            accuracy=ramp(a + 100 * s),
+        )
+        for s in (0, 1)
+        for p, a in (("naive", 600), ("overprompt", 200))
+    ]
+    (tmp_path / "r").mkdir()
+    write_csv(tmp_path / "r" / "trajectories.csv", rows)
+    with pytest.raises(
+        ValueError, match="holds 2 runs .*run  seed 0, run  seed 1.*give each run's own"
+    ):
+        analyse_run(tmp_path / "r", "11", persist=1)
+
+
+def test_a_class_without_naive_accuracy_is_named_with_the_classes_there(tmp_path):
+    run = log(tmp_path / "r", naive_start=600, protocols={"overprompt": 200})
+    with pytest.raises(
+        ValueError, match="no naive accuracy for class '99' \\(naive classes in the log: 11;"
+    ):
+        analyse_run(run, "99", persist=1)
