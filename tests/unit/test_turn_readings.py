@@ -45,7 +45,8 @@ def three_concepts(held_acc=0.0):
 
 
 def test_three_concepts_the_other_held_out_classes_are_not_training_classes():
-    """Counted as training classes, the four held-out classes at accuracy 0 would keep the mean at 0.4 < 0.5."""
+    """Counted as training classes, the other three held-out classes at accuracy 0 would keep the mean of the
+    seven at 3.2 / 7 = 0.46 < 0.5."""
     trajs = three_concepts()
     held = trajs[-1]
     assert learned_from(held, trajs) == 7
@@ -69,7 +70,16 @@ def test_memorized_is_a_training_class_s_corner_and_none_when_nothing_else_was_d
     assert memorized(held, trajs)["corner"] == "001"  # not 011: another held-out class
     nothing = traj("111", np.zeros(n), shares={"001": np.full(n, np.nan), "111": np.full(n, 1.0)})
     trajs[-1] = nothing
-    assert memorized(nothing, trajs) is None  # before: ValueError "All-NaN slice encountered"
+    assert memorized(nothing, trajs) is None
+
+
+def test_a_corner_never_read_loses_to_one_read():
+    """00 never read, 01 read at 0.4: 01 (before: 00 kept, then ValueError "All-NaN slice encountered")."""
+    n = STEPS.size
+    train = [traj(c, np.ones(n)) for c in ("00", "01", "10")]
+    held = traj("11", np.zeros(n), shares={"00": np.full(n, np.nan), "01": np.full(n, 0.4)})
+    assert memorized(held, [*train, held]) == {"corner": "01", "share": 0.4, "step": 0.0}
+    assert memorized(traj("11", np.zeros(n), shares={"00": np.full(n, np.nan)}), train) is None
 
 
 def test_leaving_a_corner_skips_missing_readings():
@@ -97,4 +107,4 @@ def test_turns_are_read_per_run_in_a_log_of_several(tmp_path):
     write_csv(tmp_path / "trajectories.csv", logs)
     doc = run_turns(tmp_path / "trajectories.csv")
     learned = {t["seed"]: t["learned_step"] for t in doc.turns}
-    assert learned == {0: 500.0, 1: 900.0}  # before: 700 for both (the two seeds' classes mixed)
+    assert learned == {0: 500.0, 1: 900.0}  # before: 900 for both (the two seeds' classes averaged)
