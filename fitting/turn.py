@@ -20,6 +20,7 @@ from (start -> turn) to (turn -> end). A path heading straight for its target ha
 from __future__ import annotations
 
 import math
+import sys
 from pathlib import Path
 from typing import Sequence
 
@@ -105,6 +106,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         for t in doc.turns:
             where = "no turn" if t["turn_step"] is None else f"turn at step {t['turn_step']:g}"
             print(f"{run}: class {t['class']} {t['protocol']}: {where}")
+        if not doc.turns:
+            print(
+                f"{run}: no path to read: the log has no class {', '.join(labels or ['held out'])} with "
+                "concept-space coordinates (an accuracy-only log, or a held-out class it does not hold)",
+                file=sys.stderr,
+            )
         print(f"wrote {path}")
     return 0
 

@@ -108,3 +108,18 @@ def test_turns_are_read_per_run_in_a_log_of_several(tmp_path):
     doc = run_turns(tmp_path / "trajectories.csv")
     learned = {t["seed"]: t["learned_step"] for t in doc.turns}
     assert learned == {0: 500.0, 1: 900.0}  # before: 900 for both (the two seeds' classes averaged)
+
+
+def test_the_command_says_when_there_is_no_path_to_read(tmp_path, capsys):
+    """An accuracy-only log: no class has concept-space coordinates, and the command says so (it wrote [] quietly)."""
+    from fitting.turn import main
+
+    rows = [
+        Trajectory(STEPS, np.zeros((STEPS.size, 0)), (), c, accuracy=rising(5))
+        for c in ("00", "11")
+    ]
+    write_csv(tmp_path / "trajectories.csv", rows)
+    assert main([str(tmp_path)]) == 0
+    assert "no path to read: the log has no class held out with concept-space coordinates" in (
+        capsys.readouterr().err
+    )
