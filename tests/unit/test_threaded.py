@@ -148,3 +148,11 @@ def test_an_error_in_one_member_stops_the_others_at_their_next_update():
     finally:
         ens.close()
     assert runs[1].step == 1 and runs[0].step < 1000
+
+
+def test_the_neighbour_benchmark_refuses_an_empty_measurement(capsys):
+    """benchmarks/ensemble_gil.py: --rounds and --steps at least 1, said before anything is timed."""
+    gil = bench("ensemble_gil")
+    with pytest.raises(SystemExit):
+        gil.main(["--rounds", "0"])
+    assert "both must be at least 1" in capsys.readouterr().err
