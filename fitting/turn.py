@@ -103,17 +103,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     for run in args.runs:
         doc = run_turns(run_log(run), labels, min_dev=args.min_dev, min_angle=args.min_angle)
         path = doc.write(outs[run])
-        for t in doc.turns:
-            where = "no turn" if t["turn_step"] is None else f"turn at step {t['turn_step']:g}"
-            print(f"{run}: class {t['class']} {t['protocol']}: {where}")
-        if not doc.turns:
-            print(
-                f"{run}: no path to read: the log has no class {', '.join(labels or ['held out'])} with "
-                "concept-space coordinates (an accuracy-only log, or a held-out class it does not hold)",
-                file=sys.stderr,
-            )
+        say(run, doc, labels)
         print(f"wrote {path}")
     return 0
+
+
+def say(run: Path, doc: TurnRecord, labels: Sequence[str] | None) -> None:
+    """Each class's turn, or why there was no path to read."""
+    for t in doc.turns:
+        where = "no turn" if t["turn_step"] is None else f"turn at step {t['turn_step']:g}"
+        print(f"{run}: class {t['class']} {t['protocol']}: {where}")
+    if not doc.turns:
+        print(
+            f"{run}: no path to read: the log has no class {', '.join(labels or ['held out'])} with "
+            "concept-space coordinates (an accuracy-only log, or a held-out class it does not hold)",
+            file=sys.stderr,
+        )
 
 
 if __name__ == "__main__":
