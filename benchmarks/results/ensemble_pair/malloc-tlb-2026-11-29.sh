@@ -1,4 +1,6 @@
 #!/bin/bash
+# The record of the 2026-11-29 measurement, as run (it paused that session's registered training around it with
+# SIGSTOP/SIGCONT): the TLB shootdown counts and the glibc-settings rounds of docs/speed.md. Not a tool.
 PID=$(pgrep -f "empirical.train --preset small --set sep" | head -1)
 echo "pausing $PID at $(date +%T)"
 kill -STOP $PID
