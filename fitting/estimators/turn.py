@@ -105,7 +105,7 @@ def learned_from(
     near 0 while the others are learned). 0 when no training class has accuracies; len(steps) when they never
     get there.
     """
-    out = set(held_out_of({t.label for t in trajectories}) if held_out is None else held_out)
+    out = _held_out(trajectories, held_out)
     train = [
         t for t in trajectories if t is not held and t.label not in out and t.accuracy is not None
     ]
@@ -124,6 +124,11 @@ def learned_from(
     return int(ok[0]) if ok.size else held.step.size
 
 
+def _held_out(trajectories: Sequence[Trajectory], held_out: Sequence[str] | None) -> set[str]:
+    """``held_out``, or the held-out classes by the rule training uses (core.trajectory.held_out_of)."""
+    return set(held_out_of({t.label for t in trajectories}) if held_out is None else held_out)
+
+
 NEAR = 0.15  # concept-space distance within which a path counts as drawing a corner's class
 
 
@@ -134,7 +139,7 @@ def memorized(
     :func:`learned_from`), the one with the highest share of its samples once the training classes are drawn:
     {corner, share, step}; None when nothing was drawn."""
     start = learned_from(held, naive, held_out)
-    out = set(held_out_of({t.label for t in naive}) if held_out is None else held_out)
+    out = _held_out(naive, held_out)
     shares = {
         c: s[start:]
         for c, s in held.shares().items()
@@ -171,10 +176,10 @@ def left_corner(step: np.ndarray, z: np.ndarray, corner: str) -> float | None:
     path is at its memorized corner from its first readable checkpoint, its turn is at its start and
     :func:`find_turn` cannot see it; leaving the corner still can.
     """
-    read = ~np.isnan(np.asarray(z, dtype=float)).any(
-        axis=1
-    )  # a missing reading is neither near nor far
-    step, dist = np.asarray(step)[read], distance(np.asarray(z, dtype=float)[read], corner)
+    z = np.asarray(z, dtype=float)
+    # a missing reading is neither near nor far
+    read = ~np.isnan(z).any(axis=1)
+    step, dist = np.asarray(step)[read], distance(z[read], corner)
     if not np.any(dist < NEAR):
         return None
     return settled_step(step, dist, NEAR)
