@@ -72,18 +72,23 @@ def concept_steps(trajectories: list[Trajectory]) -> dict[str, float | None]:
     return out
 
 
-def run_events(run: str | Path, label: str = "11") -> dict:
-    """One run's events: its settings, the held-out class's corner and time events, the concept steps."""
-    from fitting.analyses.ladder import row  # the ladder's reading of the held-out class
+def run_facts(run: str | Path, label: str = "11") -> dict:
+    """What a run is, not what it did: its setting, seed and length, whether its log reaches that length (the
+    naive readings of ``label`` end there), the probe that read it, the code that began it and the arithmetic of
+    each stretch. No event is read: a registered test's runs can be checked with it before they are scored."""
+    from core.files import read_json
 
     run = Path(run)
-    r = row(run, label)
-    cfg = r["config"]
-    end = float(r["final_step"])
-    concepts = {
-        k: Event(v, end) for k, v in concept_steps(read_csv(run / "trajectories.csv")).items()
-    }
-    cap_end = r["capability_censored_at"]
+    doc = read_json(run / "config.json", "config")
+    if not isinstance(doc, dict) or not isinstance(doc.get("train"), dict):
+        raise ValueError(f"{run}: not a training run's config (no 'train' section in config.json)")
+    cfg = doc["train"]
+    held = [
+        t for t in read_csv(run / "trajectories.csv") if t.protocol == "naive" and t.label == label
+    ]
+    if not held:
+        raise ValueError(f"{run}: no naive trajectory of class {label!r}")
+    end = float(held[0].step[-1])
     return {
         "run": str(run),
         "seed": cfg.get("seed"),
@@ -95,6 +100,24 @@ def run_events(run: str | Path, label: str = "11") -> dict:
         "device": sorted(
             {f"{st.get('device')} {st.get('precision', 'fp32')}" for st in doc_stamps(run)}
         ),
+    }
+
+
+def run_events(run: str | Path, label: str = "11") -> dict:
+    """One run's events: its facts (:func:`run_facts`), the held-out class's corner and time events, the concept
+    steps."""
+    from fitting.analyses.ladder import row  # the ladder's reading of the held-out class
+
+    run = Path(run)
+    r = row(run, label)
+    facts = run_facts(run, label)
+    end = float(r["final_step"])
+    concepts = {
+        k: Event(v, end) for k, v in concept_steps(read_csv(run / "trajectories.csv")).items()
+    }
+    cap_end = r["capability_censored_at"]
+    return {
+        **facts,
         "corner": (r["memorized"] or {}).get("corner"),
         "memorized_step": (r["memorized"] or {}).get("step"),
         # no turn found: censored where the run never composed, else missing (it went straight, or the turn was not

@@ -106,9 +106,7 @@ def score(reg: dict, runs: list[dict]) -> dict:
     verdict = {
         "runs": [_run(e, reg["margins"]) for e in runs],
         "settings": [_predicted(s) for s in reg["settings"]],
-        "devices": sorted({d for e in runs for d in e.get("device") or []}),
-        "runs_per_setting": [len(g) for g in groups],
-        "probes": sorted({str(e["probe_hash"]) for e in runs}),
+        **tally(reg, runs),
         "events": {},
         "corner": {},
     }
@@ -149,11 +147,24 @@ def score(reg: dict, runs: list[dict]) -> dict:
         verdict["events"][name] = {"delta_log": delta, "observed": obs, "methods": per}
     verdict["corner"] = _corners(reg, groups, laws)
     verdict["b_sign"] = _b_sign(reg)
-    need = reg.get("seeds_per_setting", 8)
-    finished = all(e.get("finished", False) for e in runs)
-    verdict["complete"] = bool(finished and min(verdict["runs_per_setting"]) >= need)
     verdict["summary"] = _summary(verdict, laws)
     return verdict
+
+
+def tally(reg: dict, runs: list[dict]) -> dict:
+    """What the verdict's validity counts that is no event (runs as :func:`fitting.analyses.events.run_facts`
+    gives them): the trainings' arithmetic, runs per setting, the probes that read them, and whether every
+    setting has its seeds, finished."""
+    groups = _group(reg, runs)
+    finished = all(e.get("finished", False) for e in runs)
+    return {
+        "devices": sorted({d for e in runs for d in e.get("device") or []}),
+        "runs_per_setting": [len(g) for g in groups],
+        "probes": sorted({str(e["probe_hash"]) for e in runs}),
+        "complete": bool(
+            finished and min(len(g) for g in groups) >= reg.get("seeds_per_setting", 8)
+        ),
+    }
 
 
 def _run(e: dict, names) -> dict:
@@ -230,6 +241,17 @@ def with_validity(verdict: dict, reg: dict) -> dict:
         why.append(
             f"runs per setting {verdict['runs_per_setting']}, {reg.get('seeds_per_setting', 8)} finished needed"
         )
+    why += defects(verdict, reg)
+    verdict = {**verdict, "valid": not why, "invalid_because": why}
+    if why:
+        verdict["summary"] = "NOT THE VERDICT (" + "; ".join(why) + ")\n" + verdict["summary"]
+    return verdict
+
+
+def defects(verdict: dict, reg: dict) -> list[str]:
+    """Why runs, as far as they go, are not the registered test's (:func:`with_validity`'s reasons but the count
+    of runs): the probe, the arithmetic, the seeds and lengths, the registration's commit before each run."""
+    why = []
     if verdict["probes"] != [TEST_PROBE]:
         why.append(f"read by probes {verdict['probes']}, not the registered {TEST_PROBE} alone")
     # errata.md item 7: the pool trained in bf16, so every test run must, resumed stretches too
@@ -242,10 +264,7 @@ def with_validity(verdict: dict, reg: dict) -> dict:
         why.append("not every run is shown to have begun after the registration's commit")
     if not before.get("unchanged"):
         why.append("the registration is not shown to be unchanged since its commit")
-    verdict = {**verdict, "valid": not why, "invalid_because": why}
-    if why:
-        verdict["summary"] = "NOT THE VERDICT (" + "; ".join(why) + ")\n" + verdict["summary"]
-    return verdict
+    return why
 
 
 def _run_checks(runs: list[dict], reg: dict) -> list[str]:

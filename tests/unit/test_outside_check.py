@@ -1,0 +1,89 @@
+"""python -m fitting.outside check: whether the registered test's runs so far are as registered, read blind (no
+event of a run is read: the readers of the held-out class are made to fail here), on the committed runs."""
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from fitting import outside
+from fitting.analyses import events, ladder, outside_score
+from fitting.analyses.events import run_events, run_facts
+from outside_cases import fake_registration, fake_runs
+
+HERE = Path("docs/results/study-small/outside")
+REG = HERE / "preregistration.json"
+RUNS = sorted(p for p in (HERE / "runs").iterdir() if p.is_dir())
+TRUTH = [11000.0, 8000.0]
+
+
+@pytest.fixture
+def blind(monkeypatch):
+    """Every reader of what a run did fails: the check must not need one."""
+
+    def unseen(*args, **kwargs):
+        raise AssertionError("an event was read")
+
+    monkeypatch.setattr(ladder, "row", unseen)
+    monkeypatch.setattr(events, "concept_steps", unseen)
+    monkeypatch.setattr(ladder, "held_out", unseen)
+
+
+def test_the_committed_runs_are_as_registered_read_blind(blind, capsys):
+    assert RUNS, "no committed run of the registered test"
+    assert outside.main(["check", str(REG), *map(str, RUNS)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert len(out) == len(RUNS) + 2 and out[-1] == "as registered so far"
+    assert all(
+        "finished, probe 16e18d564fed732e" in line and line.endswith("yes") for line in out[:-2]
+    )
+    assert "bf16" in out[0] and out[-2].endswith("of 8 (not complete: no verdict yet)")
+
+
+def _copy(run: Path, tmp_path: Path, change) -> Path:
+    """A copy of a committed run with its config.json changed by ``change(doc)``."""
+    copy = tmp_path / run.name
+    shutil.copytree(run, copy, ignore=shutil.ignore_patterns("samples"))
+    doc = json.loads((copy / "config.json").read_text())
+    change(doc)
+    (copy / "config.json").write_text(json.dumps(doc))
+    return copy
+
+
+@pytest.mark.parametrize(
+    "change, because",
+    [
+        (lambda d: d["train"].update(seed=3), "not the registered 10-17 once each"),
+        (lambda d: d["train"].update(steps=20000), "not 15000 steps long as registered"),
+        (lambda d: d["train"].update(steps=16000), "has not finished"),
+        (
+            lambda d: d["stamps"][-1].update(precision="fp32"),
+            "every test run trains in bf16",
+        ),
+        (lambda d: d["stamps"][0].update(commit="0" * 40), "begun after the registration"),
+    ],
+)
+def test_a_run_not_as_registered_is_named_before_scoring(blind, tmp_path, capsys, change, because):
+    bad = _copy(RUNS[0], tmp_path, change)
+    assert outside.main(["check", str(REG), str(bad), *map(str, RUNS[1:])]) == 1
+    last = capsys.readouterr().out.splitlines()[-1]
+    assert last.startswith("NOT AS REGISTERED") and because in last, last
+
+
+def test_a_run_of_another_setting_is_refused_in_one_line(tmp_path, capsys):
+    bad = _copy(RUNS[0], tmp_path, lambda d: d["train"]["sep"].update(color=0.5))
+    assert outside.main(["check", str(REG), str(bad)]) == 2
+    assert "is not one the registration predicts" in capsys.readouterr().err
+
+
+def test_the_facts_are_the_events_own():
+    """score and check see a run alike: run_events carries run_facts unchanged (on a pool run, read when
+    registered), and the counts in score's verdict are tally's."""
+    pool_run = json.loads(REG.read_text())["pool"]["runs"][0]["run"]
+    e = run_events(pool_run)
+    assert {k: e[k] for k in run_facts(pool_run)} == run_facts(pool_run)
+    reg, runs = fake_registration(pred=TRUTH, blind=[5800.0, 5800.0]), fake_runs(TRUTH)
+    verdict = outside_score.score(reg, runs[:13])
+    counts = outside_score.tally(reg, runs[:13])
+    assert {k: verdict[k] for k in counts} == counts and counts["runs_per_setting"] == [8, 5]
