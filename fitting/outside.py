@@ -18,9 +18,8 @@ covariate-blind mean would miss by more than the margin at one setting at least.
 
 ``score`` reads the registration and the test's runs and writes the verdict (fitting.analyses.outside_score).
 
-``check`` says, while the runs train, whether those so far are the registered test's (setting, seed, length,
-finished, probe, bf16, begun after the registration, the registration unchanged) without reading any event: a
-run that is not can be trained again before the verdict, blind to what it did. Exit 1 when one is not.
+``check`` says, while the runs train, whether those so far are the registered test's without reading any event
+(fitting.analyses.outside_check): a run that is not can be trained again before the verdict, blind to what it did.
 """
 
 from __future__ import annotations
@@ -34,11 +33,12 @@ import numpy as np
 from scipy import special
 
 from fitting.estimators import event_laws as el
-from fitting.analyses.events import TIME_EVENTS, run_events, run_facts
+from fitting.analyses.events import TIME_EVENTS, run_events
 from fitting.analyses.outside_pool import arrays, bootstrap, fit_all, pool_events
 from fitting.analyses import outside_score
 from fitting.analyses.event_records import RegistrationRecord
-from fitting.analyses.outside_score import margin, registered_before, score, tally, with_validity
+from fitting.analyses.outside_check import check
+from fitting.analyses.outside_score import margin, registered_before, score, with_validity
 from core import cli
 from core.records import VerdictRecord
 from core.stamp import stamp
@@ -324,32 +324,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(verdict["summary"])
     print(f"wrote {out}")
     return 0
-
-
-def check(registration: Path, runs: Sequence[Path]) -> int:
-    """Print what each run is and why, as far as the runs go, they are not the registered test's (0: no reason;
-    1: a reason). Reads no event: the runs' readings stay unseen until they are scored."""
-    reg = RegistrationRecord.read(registration).to_json()
-    facts = [run_facts(r) for r in runs]
-    counts = tally(reg, facts)
-    before = registered_before(str(registration), [f["first_commit"] for f in facts])
-    after = before.get("after") or [None] * len(facts)
-    for f, ok in zip(facts, after):
-        sep = ", ".join(f"Δ{c} {v:g}" for c, v in f["sep"].items())
-        print(
-            f"{f['run']}: {sep}, seed {f['seed']}, {f['steps']:,} steps, "
-            f"{'finished' if f['finished'] else 'NOT FINISHED'}, probe {f['probe_hash']}, "
-            f"{' + '.join(f['device'])}, begun after the registration: {'yes' if ok else 'NO'}"
-        )
-    need = reg.get("seeds_per_setting", SEEDS_PER_SETTING)
-    why = outside_score.defects({**counts, "runs": facts, "registered_before": before}, reg)
-    why += [f"{f['run']} has not finished" for f in facts if not f["finished"]]
-    print(
-        f"runs per setting {counts['runs_per_setting']} of {need}"
-        + ("" if counts["complete"] else " (not complete: no verdict yet)")
-    )
-    print("as registered so far" if not why else "NOT AS REGISTERED: " + "; ".join(why))
-    return 1 if why else 0
 
 
 def summary(doc: dict) -> str:

@@ -66,7 +66,9 @@ def test_find_turn_moves_with_a_relabelled_path(seed, d, n):
     r = Relabel(rng, d)
     a, b = find_turn(step, z, n_boot=20), find_turn(r.step(step), r.z(z), n_boot=20)
     assert (a.step is None) == (b.step is None)
-    assert b.angle == pytest.approx(a.angle, abs=1e-6)
+    assert b.angle == pytest.approx(
+        a.angle, abs=1e-4
+    )  # arccos near 0 or 180 degrees: ~1e-6 a rounding
     assert b.deviation == pytest.approx(a.deviation, rel=1e-9, abs=1e-12)
     np.testing.assert_allclose(b.point, r.z(a.point), atol=1e-9)
     if a.step is not None:
