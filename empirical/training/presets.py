@@ -71,9 +71,10 @@ MASKING = {
 }
 # the paper's three-concept space (appendix C.4, Fig. 15; issue #55): color, size and background color, 8 classes,
 # those with two or more concepts present held out (011, 101, 110, 111); bg's signal set per run (--set sep.bg=0.6
-# strong, 0.15 weak). No shipped probe reads three concepts: like the masking presets it trains its own.
+# strong, 0.15 weak). It reads the probe the package ships for its concepts (empirical/probes/color-size-bg-24px):
+# every run of it read by one instrument, on any machine.
 TRAIN_PRESETS["small-3d"] = {
-    **{k: v for k, v in TRAIN_PRESETS["small"].items() if k != "probe"},
+    **TRAIN_PRESETS["small"],
     "concepts": ("color", "size", "bg"),
     "sep": {"color": 0.6, "size": 0.4, "bg": 0.4},
 }

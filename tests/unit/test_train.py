@@ -135,6 +135,10 @@ def test_small_reads_the_committed_probe_and_never_trains_into_the_package(tmp_p
         ):
             reader(wide, tmp_path)
     assert not (Path(path).parent / "color-size-32px").exists()
+    # three concepts (issue #55): one shipped instrument for every small-3d run too
+    _, cube, digest = load_probe(make_config("small-3d"), tmp_path)
+    assert Path(cube).name == "color-size-bg-24px" and digest == "77a84a8ade650338"
+    assert load(cube)[2] == digest
     # no probe of shape x color is shipped: small-mask trains its own, as the defaults do
     assert make_config("small-mask").probe == make_config("tiny").probe
 
