@@ -1,6 +1,7 @@
 """python -m fitting.outside check: whether the registered test's runs so far are as registered, read blind (no
 event of a run is read: the readers of the held-out class are made to fail here), on the committed runs."""
 
+import importlib.util
 import json
 import shutil
 from pathlib import Path
@@ -127,3 +128,11 @@ def test_the_facts_are_the_events_own():
     verdict = outside_score.score(reg, runs[:13])
     counts = outside_score.tally(reg, runs[:13])
     assert {k: verdict[k] for k in counts} == counts and counts["runs_per_setting"] == [8, 5]
+
+
+def test_the_queue_checks_the_kept_runs_after_each(blind, capsys):
+    spec = importlib.util.spec_from_file_location("outside_queue", HERE / "queue.py")
+    queue = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(queue)
+    assert queue.as_registered() == 0
+    assert capsys.readouterr().out.splitlines()[-1] == "as registered so far"

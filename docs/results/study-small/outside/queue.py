@@ -8,8 +8,9 @@ start before the registration). Each line of jobs.txt is trained as empirical.ba
 RUNS/FOLDER/.finished and skipped on a rerun, an unfinished one resumes from its last checkpoint. What the docs keep
 of each finished run (python -m empirical.keep: no checkpoints) is copied to runs/FOLDER here, and a run kept here
 whole (its trajectories reach its last step) is skipped too: a new checkout has no RUNS, and would otherwise train
-a committed run again. (A checkout's RUNS does not outlive its session here, so a run left unfinished at a
-session's end starts again from step 0 in the next.) Refuses a machine that trains in fp32 (errata.md, item 7: the
+a committed run again. After each run the kept ones are checked as registered, blind (python -m fitting.outside
+check): the queue stops at one that is not. (Where a checkout's RUNS does not outlive its session, a run left
+unfinished at a session's end starts again from step 0 in the next.) Refuses a machine that trains in fp32 (errata.md, item 7: the
 pool trained in bf16). With --hours, no run starts that would not finish within H hours of the queue's start (a
 run takes RUN_MINUTES, or the longest this queue has taken where one took longer): where RUNS is lost with the
 session, a run cut off at its end is work lost.
@@ -135,7 +136,21 @@ def main() -> int:
         if "FAILED" in said:
             return 1
         keep.keep(runs / folder, HERE / "runs" / folder)
+        if as_registered() != 0:
+            print(
+                "queue.py: stopped: a kept run is not as registered (above); no more runs",
+                flush=True,
+            )
+            return 1
     return 0
+
+
+def as_registered() -> int:
+    """python -m fitting.outside check on the runs kept here (it reads no event): 0 when they are as registered."""
+    from fitting.analyses.outside_check import check
+
+    kept = sorted(p for p in (HERE / "runs").iterdir() if p.is_dir())
+    return check(HERE / "preregistration.json", kept)
 
 
 if __name__ == "__main__":
