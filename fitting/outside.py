@@ -274,14 +274,14 @@ def _parser():
     )
     reg.add_argument("--out", type=Path, required=True)
     sc = sub.add_parser("score", help="score the registered predictions on the test's runs")
-    sc.add_argument("registration", type=Path)
+    sc.add_argument("registration", type=Path, help="the registration (preregistration.json)")
     sc.add_argument("runs", nargs="+", type=Path, help="the test's run folders")
     sc.add_argument("--out", type=Path, required=True)
     ch = sub.add_parser(
         "check",
         help="are the runs so far the registered test's? (reads no event: safe before scoring)",
     )
-    ch.add_argument("registration", type=Path)
+    ch.add_argument("registration", type=Path, help="the registration (preregistration.json)")
     ch.add_argument("runs", nargs="+", type=Path, help="the test's run folders so far")
     return parser
 
