@@ -359,6 +359,8 @@ class VerdictRecord(Record):
     b_sign: dict | None = None
     valid: bool = False
     invalid_because: list | None = None
+    # errata.md item 11: the test scored again with the readers as mended (reported beside; not the verdict)
+    mended: dict | None = None
 
 
 def _numbers(value: Any, where: str, cls: type[Record]) -> None:

@@ -35,15 +35,16 @@ def curves(
 
 
 def capability(
-    trajectories: Sequence[Trajectory], label: str
+    trajectories: Sequence[Trajectory], label: str, *, mended: bool = False
 ) -> tuple[np.ndarray, np.ndarray, list[str], bool] | None:
     """(steps, accuracy, protocol chosen per step, unbiased) of a class's capability, or None when never elicited.
 
-    On the steps every elicitation protocol logged: when each protocol kept the accuracy of its chosen setting on
-    the draw that chose it (``selection_accuracy``), the capability is the *score* of the protocol whose
-    selection accuracy was best, so neither the setting nor the protocol is chosen on the samples that score
-    it (unbiased). Older logs have no selection accuracy; there it is the best score over protocols (biased
-    upward, flagged False).
+    On the steps every elicitation protocol logged (``mended``, errata item 11 (b), the registered test's rule
+    until it is scored: on every step some protocol logged, chosen among those that did): when each protocol kept
+    the accuracy of its chosen setting on the draw that chose it (``selection_accuracy``), the capability is the
+    *score* of the protocol whose selection accuracy was best, so neither the setting nor the protocol is chosen
+    on the samples that score it (unbiased). Older logs have no selection accuracy; there it is the best score
+    over protocols (biased upward, flagged False).
     """
     found = {}
     for t in trajectories:
@@ -56,19 +57,25 @@ def capability(
             )
     if not found:
         return None
-    common = sorted(set.intersection(*(set(v[0].tolist()) for v in found.values())))
+    each = [set(v[0].tolist()) for v in found.values()]
+    common = sorted(set.union(*each) if mended else set.intersection(*each))
     if not common:
         return None
     names = sorted(found)
-    score = np.array([np.interp(common, *found[p][:2]) for p in names])
     unbiased = all(v[2] is not None and not np.isnan(v[2]).any() for v in found.values())
+    # a protocol's score and chooser on the steps, NaN where it logged none (never chosen there)
+    score = np.array([_on(common, found[p][0], found[p][1]) for p in names])
     chooser = (
-        np.array([np.interp(common, found[p][0], found[p][2]) for p in names])
-        if unbiased
-        else score
+        np.array([_on(common, found[p][0], found[p][2]) for p in names]) if unbiased else score
     )
-    pick = np.argmax(chooser, axis=0)
+    pick = np.argmax(np.where(np.isnan(chooser), -np.inf, chooser), axis=0)
     return np.array(common), score[pick, np.arange(len(common))], [names[i] for i in pick], unbiased
+
+
+def _on(steps: list[float], at: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """``values`` logged at ``at``, on ``steps`` (NaN where not logged)."""
+    index = {s: i for i, s in enumerate(at.tolist())}
+    return np.array([values[index[s]] if s in index else np.nan for s in steps], dtype=float)
 
 
 def intervals(trajectories: Sequence[Trajectory], label: str) -> dict[str, dict[str, list]]:

@@ -103,13 +103,14 @@ def run_facts(run: str | Path, label: str = "11") -> dict:
     }
 
 
-def run_events(run: str | Path, label: str = "11") -> dict:
+def run_events(run: str | Path, label: str = "11", *, mended: bool = False) -> dict:
     """One run's events: its facts (:func:`run_facts`), the held-out class's corner and time events, the concept
-    steps."""
+    steps; ``mended``: read as errata item 11 mends the readers (the registered test's readings until it is scored
+    are the default)."""
     from fitting.analyses.ladder import row  # the ladder's reading of the held-out class
 
     run = Path(run)
-    r = row(run, label)
+    r = row(run, label, mended=mended)
     facts = run_facts(run, label)
     end = float(r["final_step"])
     concepts = {

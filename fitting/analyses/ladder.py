@@ -51,8 +51,9 @@ def cost(run: Path, doc: dict) -> dict:
     }
 
 
-def row(run: Path, label: str) -> dict:
-    """The ladder row of one run folder (see python -m fitting.ladder --help)."""
+def row(run: Path, label: str, *, mended: bool = False) -> dict:
+    """The ladder row of one run folder (see python -m fitting.ladder --help); ``mended``: as
+    :func:`fitting.analyses.study.held_out`'s."""
     doc = read_json(run / "config.json", "config")
     if not isinstance(doc, dict) or not isinstance(doc.get("train"), dict):
         raise ValueError(f"{run}: not a training run's config (no 'train' section in config.json)")
@@ -64,7 +65,7 @@ def row(run: Path, label: str) -> dict:
         raise ValueError(
             f"{run}: no naive trajectory of class {label!r}; the log has {', '.join(have)}"
         )
-    reading = held_out(trajectories, label)
+    reading = held_out(trajectories, label, mended=mended)
     best = int(np.nanargmax(held.accuracy))
     return {
         "run": str(run),

@@ -110,8 +110,10 @@ def overlap(a: Sequence[float | None] | None, b: Sequence[float | None] | None) 
     return bool(lo <= hi)
 
 
-def held_out(trajectories: Sequence[Trajectory], label: str) -> dict:
-    """The held-out class's turn, behavior and capability times, and final reading (see python -m fitting.study --help)."""
+def held_out(trajectories: Sequence[Trajectory], label: str, *, mended: bool = False) -> dict:
+    """The held-out class's turn, behavior and capability times, and final reading (see python -m fitting.study --help);
+    ``mended``: the memorized corner and the capability as errata item 11 mends them (the registered test's
+    readings until it is scored are the default)."""
     naive = [t for t in trajectories if t.protocol == "naive"]
     held = next((t for t in naive if t.label == label), None)
     if held is None:
@@ -143,7 +145,7 @@ def held_out(trajectories: Sequence[Trajectory], label: str) -> dict:
     if held.accuracy is None:
         raise ValueError(f"run {held.run!r}: class {label} has no accuracy column")
     out |= timing("behavior", held.step.astype(float), held.accuracy)
-    cap = capability(trajectories, label)
+    cap = capability(trajectories, label, mended=mended)
     out |= (
         timing("capability", cap[0], cap[1])
         if cap is not None
@@ -152,7 +154,7 @@ def held_out(trajectories: Sequence[Trajectory], label: str) -> dict:
         )
     )
     out["capability_unbiased"] = None if cap is None else cap[3]
-    out["memorized"] = memorized(held, naive)
+    out["memorized"] = memorized(held, naive, mended=mended)
     out["left_memorized_step"] = (
         None
         if out["memorized"] is None

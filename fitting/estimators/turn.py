@@ -133,11 +133,19 @@ NEAR = 0.15  # concept-space distance within which a path counts as drawing a co
 
 
 def memorized(
-    held: Trajectory, naive: Sequence[Trajectory], held_out: Sequence[str] | None = None
+    held: Trajectory,
+    naive: Sequence[Trajectory],
+    held_out: Sequence[str] | None = None,
+    *,
+    mended: bool = False,
 ) -> dict | None:
     """Of the training classes' corners (not the class's own, nor another held-out class's: ``held_out`` as in
     :func:`learned_from`), the one with the highest share of its samples once the training classes are drawn:
-    {corner, share, step}; None when nothing was drawn."""
+    {corner, share, step}; None when nothing was drawn.
+
+    ``mended`` (errata item 11 (a), the registered test's rule until it is scored): None also when no sample was
+    read as a training corner (the best share is 0), and of corners at the same best share the one reached first.
+    """
     start = learned_from(held, naive, held_out)
     out = _held_out(naive, held_out)
     shares = {
@@ -148,7 +156,13 @@ def memorized(
     if not shares or held.step.size <= start or all(np.isnan(v).all() for v in shares.values()):
         return None
     # a corner never read (all NaN) loses to any read one
-    corner = max(shares, key=lambda c: -1.0 if np.isnan(shares[c]).all() else np.nanmax(shares[c]))
+    best = {c: -1.0 if np.isnan(s).all() else float(np.nanmax(s)) for c, s in shares.items()}
+    corner = max(shares, key=best.get)
+    if mended:
+        if best[corner] <= 0:
+            return None
+        top = [c for c in shares if best[c] == best[corner]]
+        corner = min(top, key=lambda c: int(np.nanargmax(shares[c])))
     i = int(np.nanargmax(shares[corner]))
     return {
         "corner": corner,

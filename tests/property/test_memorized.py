@@ -1,7 +1,8 @@
 """The memorized corner (fitting.estimators.turn.memorized), the registered test's corner event, against its
 definition written the slow way (hypothesis), on logs whose shares are continuous (no two corners tie); and the two
-readings errata.md item 11 (a) leaves as registered until the test is scored, as strict expected failures: when
-they are mended these fail, and their marks must go."""
+readings errata.md item 11 (a) leaves as registered until the test is scored, as strict expected failures (the
+default reader is the registered one; ``mended=True`` reads them as mended: when that is the default these fail,
+and their marks must go)."""
 
 from __future__ import annotations
 
@@ -92,3 +93,21 @@ def test_of_two_corners_at_the_same_share_the_one_reached_first_is_named():
         {"00": zero, "01": [0, 0, 0, 0, 1.0, 1.0], "10": [0, 1.0, 1.0, 0, 0, 0], "11": zero}
     )
     assert memorized(log[-1], log)["corner"] == "10"
+
+
+def test_mended_a_class_never_read_as_a_training_corner_memorized_none_and_a_tie_goes_to_the_first():
+    """The same two logs read as errata item 11 (a) mends the reader (its rule fixed before the test's runs were
+    read; fitting.outside score reports it beside the verdict)."""
+    log = _head({"00": [0.0] * 6, "01": [0.0] * 6, "10": [0.0] * 6, "11": [1.0] * 6})
+    assert memorized(log[-1], log, mended=True) is None
+    zero = [0.0] * 6
+    log = _head(
+        {"00": zero, "01": [0, 0, 0, 0, 1.0, 1.0], "10": [0, 1.0, 1.0, 0, 0, 0], "11": zero}
+    )
+    assert memorized(log[-1], log, mended=True) == {"corner": "10", "share": 1.0, "step": 200.0}
+
+
+@given(seed=seeds, d=st.sampled_from([2, 3]))
+def test_without_ties_or_empty_reads_mended_is_registered(seed, d):
+    log = run_log(seed, d)
+    assert memorized(log[-1], log, mended=True) == memorized(log[-1], log)

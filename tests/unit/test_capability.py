@@ -260,3 +260,46 @@ def test_a_class_without_naive_accuracy_is_named_with_the_classes_there(tmp_path
         ValueError, match="no naive accuracy for class '99' \\(naive classes in the log: 11;"
     ):
         analyse_run(run, "99", persist=1)
+
+
+def test_mended_the_capability_is_read_on_every_step_a_protocol_logged():
+    """Errata item 11 (b), the mend fixed before the registered test's runs were read (the default stays the
+    registered reader until it is scored): a protocol missing at a checkpoint no longer hides the others there,
+    and where one protocol logged alone it is the one read."""
+    from fitting.analyses.capability import capability
+
+    sel = lambda v, n: {"selection_accuracy": _fmt(np.full(n, v))}  # noqa: E731
+    rows = [
+        Trajectory(
+            STEPS, np.zeros((STEPS.size, 0)), (), "11", protocol="naive", accuracy=ramp(800)
+        ),
+        Trajectory(
+            STEPS,
+            np.zeros((STEPS.size, 0)),
+            (),
+            "11",
+            "overprompt",
+            accuracy=ramp(0) * 0.6,
+            extra=sel(0.7, STEPS.size),
+        ),
+        Trajectory(
+            STEPS[::2],
+            np.zeros((STEPS[::2].size, 0)),
+            (),
+            "11",
+            "cfg",
+            accuracy=ramp(0)[::2],
+            extra=sel(0.9, STEPS[::2].size),
+        ),
+    ]
+    step, acc, chose, unbiased = capability(rows, "11")
+    assert step.tolist() == STEPS[::2].tolist() and set(chose) == {"cfg"} and unbiased
+    step, acc, chose, unbiased = capability(rows, "11", mended=True)
+    assert step.tolist() == STEPS.tolist() and unbiased
+    assert chose == ["cfg" if i % 2 == 0 else "overprompt" for i in range(STEPS.size)]
+    np.testing.assert_allclose(
+        acc, np.where(np.arange(STEPS.size) % 2 == 0, ramp(0), ramp(0) * 0.6)
+    )
+    one = [rows[0], rows[1]]
+    for a, b in zip(capability(one, "11"), capability(one, "11", mended=True)):
+        assert np.array_equal(a, b)  # one protocol: the same reading

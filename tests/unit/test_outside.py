@@ -361,3 +361,22 @@ def test_the_verdict_figure_draws_each_setting_s_predictions_and_runs(tmp_path, 
     with pytest.raises(SystemExit) as exit_:
         raise SystemExit(fig_outside.main([str(tmp_path / "old.json")]))
     assert exit_.value.code == 2 and "score it again" in capsys.readouterr().err
+
+
+def test_the_mended_readings_are_scored_beside_the_verdict_never_as_it(tmp_path):
+    """errata.md item 11: fitting.outside score also scores the runs read by the mended readers, into verdict.json's
+    ``mended`` (a pool run here, under a registration of its own setting); the verdict's own fields are the
+    registered readers'."""
+    from core.records import VerdictRecord
+    from fitting.analyses.outside_score import with_validity
+
+    run = Path(__file__).parents[2] / "docs/results/study-small/weak-cpu/runs/sep.color=0.2,seed=1"
+    reg = fake_registration(pred=[11000.0, 9000.0], blind=[5800.0, 5800.0])
+    reg["settings"][1]["sep"] = {"color": 0.2, "size": 0.4}
+    v = with_validity({**score(reg, [run_events(run)]), **valid_git}, reg)
+    v["mended"] = outside.mended(reg, [run])
+    assert v["mended"]["rule"].startswith("errata.md item 11") and not v["valid"]
+    # this run reads alike either way: a corner read (share > 0), one protocol
+    assert v["mended"]["runs"] == v["runs"] and v["mended"]["events"] == v["events"]
+    path = VerdictRecord.from_json(json.loads(json.dumps(v))).write(tmp_path / "verdict.json")
+    assert VerdictRecord.read(path).mended["summary"] == v["summary"].split("\n", 1)[1]
