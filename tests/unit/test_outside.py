@@ -380,3 +380,15 @@ def test_the_mended_readings_are_scored_beside_the_verdict_never_as_it(tmp_path)
     assert v["mended"]["runs"] == v["runs"] and v["mended"]["events"] == v["events"]
     path = VerdictRecord.from_json(json.loads(json.dumps(v))).write(tmp_path / "verdict.json")
     assert VerdictRecord.read(path).mended["summary"] == v["summary"].split("\n", 1)[1]
+
+
+def test_a_mended_reading_that_fails_never_stops_the_verdict(monkeypatch):
+    def broken(run, label="11", *, mended=False):
+        raise ValueError("a reader's bug")
+
+    monkeypatch.setattr(outside, "run_events", broken)
+    reg = fake_registration(pred=[11000.0, 9000.0], blind=[5800.0, 5800.0])
+    assert outside.mended(reg, [Path("run")]) == {
+        "rule": "errata.md item 11 (a), (b): the readers as mended; reporting only",
+        "summary": "not read: ValueError: a reader's bug",
+    }
