@@ -123,33 +123,23 @@ def _fmt(values):
     return tuple(repr(float(v)) for v in values)
 
 
+def _row(step, protocol, accuracy, selection=None):
+    """Class 11's accuracy-only trajectory under a protocol, with a constant selection accuracy if given."""
+    extra = {} if selection is None else {"selection_accuracy": _fmt(np.full(len(step), selection))}
+    return Trajectory(
+        step, np.zeros((len(step), 0)), (), "11", protocol=protocol, accuracy=accuracy, extra=extra
+    )
+
+
 def test_capability_takes_the_score_of_the_protocol_chosen_on_its_selection_draw(tmp_path):
     """A protocol that scores high but chose badly does not win: the protocol is picked on the selection draw, and
     its independent score is the capability (the max of scores would be biased upward)."""
     lucky = ramp(0)  # scores 1 once it is up, but its selection draw said 0.2
     honest = ramp(0) * 0.6  # selection draw 0.7: chosen, and scores 0.6
     rows = [
-        Trajectory(
-            STEPS, np.zeros((STEPS.size, 0)), (), "11", protocol="naive", accuracy=ramp(800)
-        ),
-        Trajectory(
-            STEPS,
-            np.zeros((STEPS.size, 0)),
-            (),
-            "11",
-            protocol="cfg",
-            accuracy=lucky,
-            extra={"selection_accuracy": _fmt(np.full(STEPS.size, 0.2))},
-        ),
-        Trajectory(
-            STEPS,
-            np.zeros((STEPS.size, 0)),
-            (),
-            "11",
-            protocol="overprompt",
-            accuracy=honest,
-            extra={"selection_accuracy": _fmt(np.full(STEPS.size, 0.7))},
-        ),
+        _row(STEPS, "naive", ramp(800)),
+        _row(STEPS, "cfg", lucky, selection=0.2),
+        _row(STEPS, "overprompt", honest, selection=0.7),
     ]
     (tmp_path / "r").mkdir()
     write_csv(tmp_path / "r" / "trajectories.csv", rows)
@@ -268,29 +258,10 @@ def test_mended_the_capability_is_read_on_every_step_a_protocol_logged():
     and where one protocol logged alone it is the one read."""
     from fitting.analyses.capability import capability
 
-    sel = lambda v, n: {"selection_accuracy": _fmt(np.full(n, v))}  # noqa: E731
     rows = [
-        Trajectory(
-            STEPS, np.zeros((STEPS.size, 0)), (), "11", protocol="naive", accuracy=ramp(800)
-        ),
-        Trajectory(
-            STEPS,
-            np.zeros((STEPS.size, 0)),
-            (),
-            "11",
-            "overprompt",
-            accuracy=ramp(0) * 0.6,
-            extra=sel(0.7, STEPS.size),
-        ),
-        Trajectory(
-            STEPS[::2],
-            np.zeros((STEPS[::2].size, 0)),
-            (),
-            "11",
-            "cfg",
-            accuracy=ramp(0)[::2],
-            extra=sel(0.9, STEPS[::2].size),
-        ),
+        _row(STEPS, "naive", ramp(800)),
+        _row(STEPS, "overprompt", ramp(0) * 0.6, selection=0.7),
+        _row(STEPS[::2], "cfg", ramp(0)[::2], selection=0.9),
     ]
     step, acc, chose, unbiased = capability(rows, "11")
     assert step.tolist() == STEPS[::2].tolist() and set(chose) == {"cfg"} and unbiased
