@@ -68,7 +68,9 @@ def capability(
     chooser = (
         np.array([_on(common, found[p][0], found[p][2]) for p in names]) if unbiased else score
     )
-    pick = np.argmax(np.where(np.isnan(chooser), -np.inf, chooser), axis=0)
+    if mended:  # a protocol that logged nothing at a step ranks below any that did, whatever its chooser says
+        chooser = np.where(np.isnan(score), -np.inf, np.clip(chooser, -1.0, 2.0))
+    pick = np.argmax(chooser, axis=0)
     return np.array(common), score[pick, np.arange(len(common))], [names[i] for i in pick], unbiased
 
 

@@ -274,3 +274,13 @@ def test_mended_the_capability_is_read_on_every_step_a_protocol_logged():
     one = [rows[0], rows[1]]
     for a, b in zip(capability(one, "11"), capability(one, "11", mended=True)):
         assert np.array_equal(a, b)  # one protocol: the same reading
+
+
+def test_mended_a_protocol_that_logged_nothing_at_a_step_is_never_chosen_there():
+    """Found by review: a selection accuracy of -inf where the other protocol logged nothing named the absent one."""
+    from fitting.analyses.capability import capability
+
+    rows = [_row(STEPS, "naive", ramp(800)), _row(STEPS[:3], "cfg", ramp(0)[:3], selection=0.9)]
+    rows.append(_row(STEPS, "overprompt", ramp(0) * 0.5, selection=-np.inf))
+    step, acc, chose, _ = capability(rows, "11", mended=True)
+    assert chose == ["cfg"] * 3 + ["overprompt"] * (STEPS.size - 3) and not np.isnan(acc).any()
