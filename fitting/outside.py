@@ -314,7 +314,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if cli.checking(args):
             return 0
         reg_doc = RegistrationRecord.read(args.registration).to_json()
-        events = [run_events(r) for r in args.runs]
+        events = [run_events(r, as_registered=True) for r in args.runs]
         verdict = score(reg_doc, events)
         verdict["registered_before"] = registered_before(
             str(args.registration), [e["first_commit"] for e in events]
@@ -329,12 +329,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def mended(reg: dict, runs: Sequence[Path]) -> dict:
-    """The test scored again with its runs read as errata.md item 11 mends the readers (the memorized corner: none
-    where no sample was read as a training corner, ties to the corner reached first; the capability on every step a
-    protocol logged), decided before any of the test's events was read. Reported beside the verdict, never as it."""
+    """The test scored again with its runs read by the package's readers, as errata.md item 11 mends the registered
+    ones (the memorized corner: none where no sample was read as a training corner, ties to the corner reached
+    first; the capability on every step a protocol logged), decided before any of the test's events was read.
+    Reported beside the verdict, never as it."""
     rule = "errata.md item 11 (a), (b): the readers as mended; reporting only"
     try:
-        again = score(reg, [run_events(r, mended=True) for r in runs])
+        # the package's readers, which are item 12's mends (pinned: test_outside's score-reads-as-registered test)
+        again = score(reg, [run_events(r) for r in runs])
     except Exception as err:  # the registered verdict is written whatever befalls this report
         return {"rule": rule, "summary": f"not read: {type(err).__name__}: {err}"}
     return {

@@ -35,12 +35,12 @@ def curves(
 
 
 def capability(
-    trajectories: Sequence[Trajectory], label: str, *, mended: bool = False
+    trajectories: Sequence[Trajectory], label: str, *, as_registered: bool = False
 ) -> tuple[np.ndarray, np.ndarray, list[str], bool] | None:
     """(steps, accuracy, protocol chosen per step, unbiased) of a class's capability, or None when never elicited.
 
-    On the steps every elicitation protocol logged (``mended``, errata item 11 (b), the registered test's rule
-    until it is scored: on every step some protocol logged, chosen among those that did): when each protocol kept
+    On every step some elicitation protocol logged, chosen among those that did (``as_registered``: on the steps
+    every protocol logged, as issue #57's test registered it before errata.md item 11 (b)): when each protocol kept
     the accuracy of its chosen setting on the draw that chose it (``selection_accuracy``), the capability is the
     *score* of the protocol whose selection accuracy was best, so neither the setting nor the protocol is chosen
     on the samples that score it (unbiased). Older logs have no selection accuracy; there it is the best score
@@ -58,7 +58,7 @@ def capability(
     if not found:
         return None
     each = [set(v[0].tolist()) for v in found.values()]
-    common = sorted(set.union(*each) if mended else set.intersection(*each))
+    common = sorted(set.intersection(*each) if as_registered else set.union(*each))
     if not common:
         return None
     names = sorted(found)
@@ -68,7 +68,7 @@ def capability(
     chooser = (
         np.array([_on(common, found[p][0], found[p][2]) for p in names]) if unbiased else score
     )
-    if mended:  # a protocol that logged nothing at a step ranks below any that did, whatever its chooser says
+    if not as_registered:  # a protocol that logged nothing at a step ranks below any that did, whatever its chooser says
         chooser = np.where(np.isnan(score), -np.inf, np.clip(chooser, -1.0, 2.0))
     pick = np.argmax(chooser, axis=0)
     return np.array(common), score[pick, np.arange(len(common))], [names[i] for i in pick], unbiased

@@ -103,14 +103,14 @@ def run_facts(run: str | Path, label: str = "11") -> dict:
     }
 
 
-def run_events(run: str | Path, label: str = "11", *, mended: bool = False) -> dict:
+def run_events(run: str | Path, label: str = "11", *, as_registered: bool = False) -> dict:
     """One run's events: its facts (:func:`run_facts`), the held-out class's corner and time events, the concept
-    steps; ``mended``: read as errata item 11 mends the readers (the registered test's readings until it is scored
-    are the default)."""
+    steps; ``as_registered``: read by the readers as issue #57's test registered them (its verdict's reading;
+    :func:`fitting.analyses.study.held_out`)."""
     from fitting.analyses.ladder import row  # the ladder's reading of the held-out class
 
     run = Path(run)
-    r = row(run, label, mended=mended)
+    r = row(run, label, as_registered=as_registered)
     facts = run_facts(run, label)
     end = float(r["final_step"])
     concepts = {

@@ -51,8 +51,8 @@ def cost(run: Path, doc: dict) -> dict:
     }
 
 
-def row(run: Path, label: str, *, mended: bool = False) -> dict:
-    """The ladder row of one run folder (see python -m fitting.ladder --help); ``mended``: as
+def row(run: Path, label: str, *, as_registered: bool = False) -> dict:
+    """The ladder row of one run folder (see python -m fitting.ladder --help); ``as_registered``: as
     :func:`fitting.analyses.study.held_out`'s."""
     doc = read_json(run / "config.json", "config")
     if not isinstance(doc, dict) or not isinstance(doc.get("train"), dict):
@@ -65,7 +65,7 @@ def row(run: Path, label: str, *, mended: bool = False) -> dict:
         raise ValueError(
             f"{run}: no naive trajectory of class {label!r}; the log has {', '.join(have)}"
         )
-    reading = held_out(trajectories, label, mended=mended)
+    reading = held_out(trajectories, label, as_registered=as_registered)
     best = int(np.nanargmax(held.accuracy))
     return {
         "run": str(run),

@@ -19,7 +19,7 @@ def pool_events(runs: Sequence[str | Path], probe: str | None) -> tuple[list[dic
     """The pool: every run's events, one probe, the longest run of each (setting, seed)."""
     events = []
     for run in runs:
-        ev = run_events(run)
+        ev = run_events(run, as_registered=True)
         if sorted(ev["sep"]) != sorted(el.CONCEPTS):
             raise ValueError(
                 f"{run}: a {', '.join(ev['sep'])} run; the test's pool is {' x '.join(el.CONCEPTS)}"

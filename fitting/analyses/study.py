@@ -110,10 +110,12 @@ def overlap(a: Sequence[float | None] | None, b: Sequence[float | None] | None) 
     return bool(lo <= hi)
 
 
-def held_out(trajectories: Sequence[Trajectory], label: str, *, mended: bool = False) -> dict:
+def held_out(
+    trajectories: Sequence[Trajectory], label: str, *, as_registered: bool = False
+) -> dict:
     """The held-out class's turn, behavior and capability times, and final reading (see python -m fitting.study --help);
-    ``mended``: the memorized corner and the capability as errata item 11 mends them (the registered test's
-    readings until it is scored are the default)."""
+    ``as_registered``: the memorized corner and the capability as issue #57's test registered their readers
+    (:func:`fitting.estimators.turn.memorized`, :func:`fitting.analyses.capability.capability`)."""
     naive = [t for t in trajectories if t.protocol == "naive"]
     held = next((t for t in naive if t.label == label), None)
     if held is None:
@@ -145,7 +147,7 @@ def held_out(trajectories: Sequence[Trajectory], label: str, *, mended: bool = F
     if held.accuracy is None:
         raise ValueError(f"run {held.run!r}: class {label} has no accuracy column")
     out |= timing("behavior", held.step.astype(float), held.accuracy)
-    cap = capability(trajectories, label, mended=mended)
+    cap = capability(trajectories, label, as_registered=as_registered)
     out |= (
         timing("capability", cap[0], cap[1])
         if cap is not None
@@ -154,7 +156,7 @@ def held_out(trajectories: Sequence[Trajectory], label: str, *, mended: bool = F
         )
     )
     out["capability_unbiased"] = None if cap is None else cap[3]
-    out["memorized"] = memorized(held, naive, mended=mended)
+    out["memorized"] = memorized(held, naive, as_registered=as_registered)
     out["left_memorized_step"] = (
         None
         if out["memorized"] is None

@@ -137,14 +137,15 @@ def memorized(
     naive: Sequence[Trajectory],
     held_out: Sequence[str] | None = None,
     *,
-    mended: bool = False,
+    as_registered: bool = False,
 ) -> dict | None:
     """Of the training classes' corners (not the class's own, nor another held-out class's: ``held_out`` as in
     :func:`learned_from`), the one with the highest share of its samples once the training classes are drawn:
     {corner, share, step}; None when nothing was drawn.
 
-    ``mended`` (errata item 11 (a), the registered test's rule until it is scored): None also when no sample was
-    read as a training corner (the best share is 0), and of corners at the same best share the one reached first.
+    None also when no sample was read as a training corner (the best share is 0); of corners at the same best
+    share, the one reached first. ``as_registered``: as issue #57's test registered the reader, before errata.md
+    item 11 (a) mended it (a corner even at share 0; a tie to the first corner in column order): the verdict's.
     """
     start = learned_from(held, naive, held_out)
     out = _held_out(naive, held_out)
@@ -158,7 +159,7 @@ def memorized(
     # a corner never read (all NaN) loses to any read one
     best = {c: -1.0 if np.isnan(s).all() else float(np.nanmax(s)) for c, s in shares.items()}
     corner = max(shares, key=best.get)
-    if mended:
+    if not as_registered:
         if best[corner] <= 0:
             return None
         top = [c for c in shares if best[c] == best[corner]]

@@ -1,13 +1,11 @@
 """The memorized corner (fitting.estimators.turn.memorized), the registered test's corner event, against its
 definition written the slow way (hypothesis), on logs whose shares are continuous (no two corners tie); and the two
-readings errata.md item 11 (a) leaves as registered until the test is scored, as strict expected failures (the
-default reader is the registered one; ``mended=True`` reads them as mended: when that is the default these fail,
-and their marks must go)."""
+readings errata.md item 11 (a) mended after issue #57's test was scored (``as_registered=True`` reads them as the
+test registered the reader: its verdict's reading)."""
 
 from __future__ import annotations
 
 import numpy as np
-import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -80,13 +78,11 @@ def _head(shares: dict[str, list[float]]) -> list[Trajectory]:
     return [*log, Trajectory(step, np.full((n, 2), np.nan), ("a", "b"), "11", extra=extra)]
 
 
-@pytest.mark.xfail(strict=True, reason="errata.md item 11 (a): mended after issue #57 is scored")
 def test_a_class_never_read_as_a_training_corner_memorized_none():
     log = _head({"00": [0.0] * 6, "01": [0.0] * 6, "10": [0.0] * 6, "11": [1.0] * 6})
     assert memorized(log[-1], log) is None
 
 
-@pytest.mark.xfail(strict=True, reason="errata.md item 11 (a): mended after issue #57 is scored")
 def test_of_two_corners_at_the_same_share_the_one_reached_first_is_named():
     zero = [0.0] * 6
     log = _head(
@@ -95,19 +91,24 @@ def test_of_two_corners_at_the_same_share_the_one_reached_first_is_named():
     assert memorized(log[-1], log)["corner"] == "10"
 
 
-def test_mended_a_class_never_read_as_a_training_corner_memorized_none_and_a_tie_goes_to_the_first():
-    """The same two logs read as errata item 11 (a) mends the reader (its rule fixed before the test's runs were
-    read; fitting.outside score reports it beside the verdict)."""
+def test_as_registered_a_never_read_class_has_a_corner_and_a_tie_goes_by_column_not_to_the_first():
+    """The same two logs read as issue #57's test registered the reader (its verdict's reading): a corner at share
+    0, and of two corners at the same share the first in column order."""
     log = _head({"00": [0.0] * 6, "01": [0.0] * 6, "10": [0.0] * 6, "11": [1.0] * 6})
-    assert memorized(log[-1], log, mended=True) is None
+    assert memorized(log[-1], log, as_registered=True) == {
+        "corner": "00",
+        "share": 0.0,
+        "step": 100.0,
+    }
     zero = [0.0] * 6
     log = _head(
         {"00": zero, "01": [0, 0, 0, 0, 1.0, 1.0], "10": [0, 1.0, 1.0, 0, 0, 0], "11": zero}
     )
-    assert memorized(log[-1], log, mended=True) == {"corner": "10", "share": 1.0, "step": 200.0}
+    assert memorized(log[-1], log) == {"corner": "10", "share": 1.0, "step": 200.0}
+    assert memorized(log[-1], log, as_registered=True)["corner"] == "01"
 
 
 @given(seed=seeds, d=st.sampled_from([2, 3]))
-def test_without_ties_or_empty_reads_mended_is_registered(seed, d):
+def test_without_ties_or_empty_reads_the_registered_reader_agrees(seed, d):
     log = run_log(seed, d)
-    assert memorized(log[-1], log, mended=True) == memorized(log[-1], log)
+    assert memorized(log[-1], log, as_registered=True) == memorized(log[-1], log)

@@ -202,8 +202,11 @@ def test_the_training_classes_are_the_control(tmp_path):
     )
 
 
-def test_protocols_without_a_common_step_give_no_capability_curve(tmp_path):
-    """Found by the fuzz suite: two elicited protocols that share no step leave the capability undefined, not a crash."""
+def test_protocols_without_a_common_step_are_read_where_each_logged(tmp_path):
+    """Found by the fuzz suite: two elicited protocols that share no step, not a crash. Each step is read from the
+    protocol that logged it (as issue #57's test registered the reader, on common steps only: no capability)."""
+    from fitting.analyses.capability import capability
+
     rows = [
         Trajectory(
             STEPS, np.zeros((STEPS.size, 0)), (), "11", protocol="naive", accuracy=ramp(300)
@@ -214,11 +217,12 @@ def test_protocols_without_a_common_step_give_no_capability_curve(tmp_path):
     (tmp_path / "r").mkdir()
     write_csv(tmp_path / "r" / "trajectories.csv", rows)
     res = analyse_run(tmp_path / "r", "11", persist=1)
-    assert (
-        "capability" not in res["curves"]
-        and res["capability_unbiased"] is None
-        and res["capability_protocol"] == []
-    )
+    assert res["curves"]["capability"] == {
+        "step": [float(STEPS[0]), float(STEPS[3])],
+        "accuracy": [0.25, 0.5],
+    }
+    assert res["capability_protocol"] == ["cfg", "overprompt"]
+    assert capability(rows, "11", as_registered=True) is None
 
 
 def test_a_log_of_several_runs_is_refused_not_mixed(tmp_path):
@@ -252,10 +256,10 @@ def test_a_class_without_naive_accuracy_is_named_with_the_classes_there(tmp_path
         analyse_run(run, "99", persist=1)
 
 
-def test_mended_the_capability_is_read_on_every_step_a_protocol_logged():
-    """Errata item 11 (b), the mend fixed before the registered test's runs were read (the default stays the
-    registered reader until it is scored): a protocol missing at a checkpoint no longer hides the others there,
-    and where one protocol logged alone it is the one read."""
+def test_the_capability_is_read_on_every_step_a_protocol_logged():
+    """Errata item 11 (b), the mend fixed before issue #57's test runs were read and made the default after it was
+    scored: a protocol missing at a checkpoint no longer hides the others there, and where one protocol logged
+    alone it is the one read (``as_registered``: the test's reader, on the steps every protocol logged)."""
     from fitting.analyses.capability import capability
 
     rows = [
@@ -263,24 +267,24 @@ def test_mended_the_capability_is_read_on_every_step_a_protocol_logged():
         _row(STEPS, "overprompt", ramp(0) * 0.6, selection=0.7),
         _row(STEPS[::2], "cfg", ramp(0)[::2], selection=0.9),
     ]
-    step, acc, chose, unbiased = capability(rows, "11")
+    step, acc, chose, unbiased = capability(rows, "11", as_registered=True)
     assert step.tolist() == STEPS[::2].tolist() and set(chose) == {"cfg"} and unbiased
-    step, acc, chose, unbiased = capability(rows, "11", mended=True)
+    step, acc, chose, unbiased = capability(rows, "11")
     assert step.tolist() == STEPS.tolist() and unbiased
     assert chose == ["cfg" if i % 2 == 0 else "overprompt" for i in range(STEPS.size)]
     np.testing.assert_allclose(
         acc, np.where(np.arange(STEPS.size) % 2 == 0, ramp(0), ramp(0) * 0.6)
     )
     one = [rows[0], rows[1]]
-    for a, b in zip(capability(one, "11"), capability(one, "11", mended=True)):
+    for a, b in zip(capability(one, "11"), capability(one, "11", as_registered=True)):
         assert np.array_equal(a, b)  # one protocol: the same reading
 
 
-def test_mended_a_protocol_that_logged_nothing_at_a_step_is_never_chosen_there():
+def test_a_protocol_that_logged_nothing_at_a_step_is_never_chosen_there():
     """Found by review: a selection accuracy of -inf where the other protocol logged nothing named the absent one."""
     from fitting.analyses.capability import capability
 
     rows = [_row(STEPS, "naive", ramp(800)), _row(STEPS[:3], "cfg", ramp(0)[:3], selection=0.9)]
     rows.append(_row(STEPS, "overprompt", ramp(0) * 0.5, selection=-np.inf))
-    step, acc, chose, _ = capability(rows, "11", mended=True)
+    step, acc, chose, _ = capability(rows, "11")
     assert chose == ["cfg"] * 3 + ["overprompt"] * (STEPS.size - 3) and not np.isnan(acc).any()

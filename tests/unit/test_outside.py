@@ -364,16 +364,16 @@ def test_the_verdict_figure_draws_each_setting_s_predictions_and_runs(tmp_path, 
 
 
 def test_the_mended_readings_are_scored_beside_the_verdict_never_as_it(tmp_path):
-    """errata.md item 11: fitting.outside score also scores the runs read by the mended readers, into verdict.json's
-    ``mended`` (a pool run here, under a registration of its own setting); the verdict's own fields are the
-    registered readers'."""
+    """errata.md item 11: fitting.outside score also scores the runs read by the mended readers (the package's
+    defaults), into verdict.json's ``mended`` (a pool run here, under a registration of its own setting); the
+    verdict's own fields are the registered readers'."""
     from core.records import VerdictRecord
     from fitting.analyses.outside_score import with_validity
 
     run = Path(__file__).parents[2] / "docs/results/study-small/weak-cpu/runs/sep.color=0.2,seed=1"
     reg = fake_registration(pred=[11000.0, 9000.0], blind=[5800.0, 5800.0])
     reg["settings"][1]["sep"] = {"color": 0.2, "size": 0.4}
-    v = with_validity({**score(reg, [run_events(run)]), **valid_git}, reg)
+    v = with_validity({**score(reg, [run_events(run, as_registered=True)]), **valid_git}, reg)
     v["mended"] = outside.mended(reg, [run])
     assert v["mended"]["rule"].startswith("errata.md item 11") and not v["valid"]
     # this run reads alike either way: a corner read (share > 0), one protocol
@@ -383,7 +383,7 @@ def test_the_mended_readings_are_scored_beside_the_verdict_never_as_it(tmp_path)
 
 
 def test_a_mended_reading_that_fails_never_stops_the_verdict(monkeypatch):
-    def broken(run, label="11", *, mended=False):
+    def broken(run, label="11", *, as_registered=False):
         raise ValueError("a reader's bug")
 
     monkeypatch.setattr(outside, "run_events", broken)
@@ -392,3 +392,30 @@ def test_a_mended_reading_that_fails_never_stops_the_verdict(monkeypatch):
         "rule": "errata.md item 11 (a), (b): the readers as mended; reporting only",
         "summary": "not read: ValueError: a reader's bug",
     }
+
+
+def test_score_reads_the_verdict_as_registered_and_the_report_beside_it_as_mended(
+    tmp_path, monkeypatch
+):
+    """After issue #57's test was scored the mended readers became the defaults; `fitting.outside score` still reads
+    the verdict's runs as registered. On a committed run where the two memorized readers part (two corners at the
+    same best share: column order names 01, the first reached is 10), the verdict names 01 and the report beside
+    it 10."""
+    from types import SimpleNamespace
+
+    run = Path(__file__).parents[2] / "docs/results/study-small/dsize/runs/sep.size=0.4,seed=2"
+    reg = fake_registration(pred=[11000.0, 9000.0], blind=[5800.0, 5800.0])
+    reg["settings"][1]["sep"] = {"color": 0.5, "size": 0.4}
+    monkeypatch.setattr(
+        outside.RegistrationRecord, "read", lambda path: SimpleNamespace(to_json=lambda: reg)
+    )
+    seen = []
+    real = outside.run_events
+    monkeypatch.setattr(outside, "run_events", lambda r, **kw: seen.append(kw) or real(r, **kw))
+    out = tmp_path / "verdict.json"
+    assert outside.main(["score", str(tmp_path / "reg.json"), str(run), "--out", str(out)]) == 0
+    assert seen == [{"as_registered": True}, {}]
+    v = json.loads(out.read_text())
+    assert [r["corner"] for r in v["runs"]] == ["01"] and [
+        r["corner"] for r in v["mended"]["runs"]
+    ] == ["10"]

@@ -200,5 +200,19 @@ def test_the_pool_reads_today_as_it_read_when_registered():
     doc = json.loads((root / "docs/results/study-small/outside/preregistration.json").read_text())
     assert len(doc["pool"]["runs"]) == 20
     for row in doc["pool"]["runs"]:
-        again = json.loads(json.dumps(outside._pool_row(run_events(root / row["run"]))))
+        again = json.loads(
+            json.dumps(outside._pool_row(run_events(root / row["run"], as_registered=True)))
+        )
         assert {**again, "run": row["run"]} == row, row["run"]
+
+
+def test_the_pool_is_read_as_registered(monkeypatch):
+    """register reads the pool by the readers as registered, not the package's mended defaults (no pool run reads
+    differently under the two, so the test above cannot tell them apart)."""
+    from fitting.analyses import outside_pool
+
+    seen = []
+    monkeypatch.setattr(outside_pool, "run_events", lambda run, **kw: seen.append(kw) or 1 / 0)
+    with pytest.raises(ZeroDivisionError):
+        outside_pool.pool_events(["run"], probe=None)
+    assert seen == [{"as_registered": True}]

@@ -33,7 +33,7 @@ def main() -> None:
     signals, rows, totals = {}, [], {}
     for group, pattern in GROUPS.items():
         for run in sorted(glob.glob(str(HERE.parent / pattern))):
-            e = run_events(run)
+            e = run_events(run, as_registered=True)
             if e["corner"] not in ("01", "10"):
                 continue
             key = (e["sep"]["color"], e["sep"]["size"])
