@@ -136,3 +136,16 @@ def test_the_queue_checks_the_kept_runs_after_each(blind, capsys):
     spec.loader.exec_module(queue)
     assert queue.as_registered() == 0
     assert capsys.readouterr().out.splitlines()[-1] == "as registered so far"
+
+
+def test_the_committed_verdict_is_what_score_reads_from_the_committed_runs(tmp_path, monkeypatch):
+    """verdict.json (issue #57) is reproduced from the committed runs and the registration: a change to a reader, a
+    rule or a run that would move the registered verdict fails here (the mended readings beside it included)."""
+    if len(RUNS) < 16:
+        pytest.skip("the registered test is not complete: no verdict yet")
+    monkeypatch.chdir(ROOT)
+    here = HERE.relative_to(ROOT)
+    runs = [str(here / "runs" / run.name) for run in RUNS]
+    out = tmp_path / "verdict.json"
+    assert outside.main(["score", str(here / "preregistration.json"), *runs, "--out", str(out)]) == 0
+    assert json.loads(out.read_text()) == json.loads((HERE / "verdict.json").read_text())
