@@ -147,5 +147,7 @@ def test_the_committed_verdict_is_what_score_reads_from_the_committed_runs(tmp_p
     here = HERE.relative_to(ROOT)
     runs = [str(here / "runs" / run.name) for run in RUNS]
     out = tmp_path / "verdict.json"
-    assert outside.main(["score", str(here / "preregistration.json"), *runs, "--out", str(out)]) == 0
+    assert (
+        outside.main(["score", str(here / "preregistration.json"), *runs, "--out", str(out)]) == 0
+    )
     assert json.loads(out.read_text()) == json.loads((HERE / "verdict.json").read_text())
