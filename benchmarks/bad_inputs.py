@@ -1,4 +1,4 @@
-"""Every command against bad input, as a careless or hostile user would type it: docs/results/reliability/table.md.
+"""Every command against bad input, as a careless or hostile user would type it: results/reliability/table.md.
 
   python benchmarks/bad_inputs.py                 # all cases (about 6 min on 2 cores; trains a smoke run)
   python benchmarks/bad_inputs.py --no-torch      # theory, fitting and figures only (about 2 min)
@@ -16,7 +16,7 @@ Each case runs ``python -m <command> ...`` in a fresh folder, with a time limit,
   hang              still running at the time limit
 
 The exit status is 1 when any case is not 'clean error' or 'accepted'. ``--write-docs`` rewrites
-docs/results/reliability/table.md and its summary line between the markers in docs/reliability.md. The case list is also imported by
+results/reliability/table.md and its summary line between the markers in docs/reliability.md. The case list is also imported by
 tests/integration/test_bad_inputs_table.py, which runs its torch-free cases in process.
 """
 
@@ -34,7 +34,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs" / "reliability.md"  # its summary line, between the markers
-TABLE = ROOT / "docs" / "results" / "reliability" / "table.md"  # the whole table, generated
+TABLE = ROOT / "results" / "reliability" / "table.md"  # the whole table, generated
 MARK_BEGIN, MARK_END = "<!-- bad-inputs table: begin -->", "<!-- bad-inputs table: end -->"
 COMMANDS = (
     "theory.simulate",

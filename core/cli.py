@@ -114,17 +114,17 @@ def _check_writable(folder: Path, what: str) -> None:
         ) from None
 
 
-ROOT = Path(__file__).resolve().parents[1]  # the checkout (its docs/results: the committed results)
+ROOT = Path(__file__).resolve().parents[1]  # the checkout (its results: the committed results)
 RESULTS_ENV = "CONCEPT_DYNAMICS_RESULTS"  # =write: defaults may write into the committed results
 
 
 def default_out(path: str | os.PathLike) -> Path:
     """Where a command writes when no output is named: ``path``, except inside the committed results of a
-    checkout (``docs/results``), which an analysis leaves as committed: there, the same place under
+    checkout (``results``), which an analysis leaves as committed: there, the same place under
     ``runs/results/``, said on stderr. A named --out is taken as given; the regenerate scripts set
     CONCEPT_DYNAMICS_RESULTS=write to remake the committed files."""
     path = Path(path)
-    results = ROOT / "docs" / "results"
+    results = ROOT / "results"
     if os.environ.get(RESULTS_ENV) == "write" or not results.is_dir():
         return path
     try:

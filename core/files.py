@@ -28,7 +28,7 @@ MAX_DECOMPRESSED = 1 << 30
 
 
 def plain_or_gz(path: str | os.PathLike) -> Path:
-    """``path``, or ``path`` + ``.gz`` where only that gzip-compressed copy exists (docs/results keeps the
+    """``path``, or ``path`` + ``.gz`` where only that gzip-compressed copy exists (results keeps the
     training logs compressed); both present is refused, since one of them is stale."""
     path = Path(path)
     gz = path.with_name(path.name + ".gz")

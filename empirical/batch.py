@@ -19,7 +19,7 @@ Exit status: 0 when every run finished or was stopped by the deadline (rerun to 
 
 Example (a GPU machine, seven runs at a time, 9 minutes):
 
-  python -m empirical.batch docs/results/ladder/device-jobs.txt --runs runs/device --parallel 7 --seconds 540
+  python -m empirical.batch results/ladder/device-jobs.txt --runs runs/device --parallel 7 --seconds 540
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ sample grid, and RUN_DIR.log (the batch runner's log of the run) as train.log.
 
   python -m empirical.keep RUN_DIR DEST_DIR      # copy them into DEST_DIR (made if missing)
 
-``empirical.batch --pack`` packs the same files (:func:`kept_files`); ``docs/results/ladder/keep.sh`` calls this.
+``empirical.batch --pack`` packs the same files (:func:`kept_files`); ``results/ladder/keep.sh`` calls this.
 """
 
 from __future__ import annotations

@@ -171,7 +171,7 @@ def draw(
 
 def _paired(row: dict) -> float | None:
     """The law's RMSE at the points of the baseline it is compared with (a summary written before the paired
-    scoring, docs/results/study/dcolor-preliminary, has the law on every point)."""
+    scoring, results/study/dcolor-preliminary, has the law on every point)."""
     key = "law_at_interpolation" if row["interpolation"] is not None else "law_at_nearest"
     return row.get(key, row["law"])
 

@@ -3,7 +3,7 @@
   python -m fitting.ladder RUN_DIR [RUN_DIR ...] [--class 11] [--out FILE.json]
 
 Each RUN_DIR is a folder written by ``python -m empirical.train`` (config.json, trajectories.csv,
-metrics.jsonl, or metrics.jsonl.gz as docs/results keeps it). Printed as a markdown table, one row per run,
+metrics.jsonl, or metrics.jsonl.gz as results keeps it). Printed as a markdown table, one row per run,
 and written to FILE.json (default ``ladder.json`` in the current folder) with:
 
   settings    the training settings that differ between the runs given (all of seed and sep always)

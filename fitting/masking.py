@@ -208,7 +208,7 @@ def _spread_text(v: dict | None, digits: int = 2) -> str:
 
 
 def table(doc: MaskingRecord) -> str:
-    """masking.json's levels as a markdown table (docs/results/study-notebook.md quotes it): medians [range] over the seeds."""
+    """masking.json's levels as a markdown table (results/study-notebook.md quotes it): medians [range] over the seeds."""
     lv = doc.levels
     masked, label = doc.runs[0]["masked_class"], doc.label
     concepts = doc.runs[0]["concepts"]

@@ -3,7 +3,7 @@
   python -m fitting.turn RUN_DIR [RUN_DIR ...] [--class 11] [--min-dev 0.05] [--min-angle 30] [--out DIR]
 
 writes RUN_DIR/turn.json (figures.training marks it), or DIR/turn.json (several runs: DIR/<run folder>/turn.json);
-a run among the committed results (docs/results) is left as committed: its turn.json goes under runs/results/.
+a run among the committed results (results) is left as committed: its turn.json goes under runs/results/.
 
 Model-free. The path is smoothed lightly (Savitzky-Golay, window 7, in checkpoint order). The
 turn is the checkpoint where the smoothed path lies farthest from the chord joining its start

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import subprocess
 from collections import defaultdict
+from pathlib import Path
 
 import numpy as np
 from scipy import stats
@@ -282,21 +283,41 @@ def _run_checks(runs: list[dict], reg: dict) -> list[str]:
     return why
 
 
-def registered_before(registration_path: str, commits: list[str]) -> dict:
-    """Is the commit that added the registration an ancestor of every run's first stamp? (git; None without it)"""
+def _added(registration_path: str) -> tuple[str, bytes] | None:
+    """The commit that added the registration and the file as committed there, followed across renames (issue #53
+    moved docs/results to results/); None without git or history."""
     try:
-        added = subprocess.run(
-            ["git", "log", "--diff-filter=A", "--format=%H", "--", registration_path],
+        log = subprocess.run(
+            [
+                "git",
+                "log",
+                "--follow",
+                "--diff-filter=A",
+                "--format=%H",
+                "--name-only",
+                "--",
+                registration_path,
+            ],
             capture_output=True,
             text=True,
             check=True,
         ).stdout.split()
+        if len(log) < 2:
+            return None
+        reg, path = log[-2], log[-1]
+        then = subprocess.run(["git", "show", f"{reg}:{path}"], capture_output=True, check=True)
     except (OSError, subprocess.CalledProcessError):
+        return None
+    return reg, then.stdout
+
+
+def registered_before(registration_path: str, commits: list[str]) -> dict:
+    """Is the commit that added the registration an ancestor of every run's first stamp, and is the registration as
+    committed there? (git; None without it)"""
+    added = _added(registration_path)
+    if added is None:
         return {"registration_commit": None, "all_after": None}
-    if not added:
-        return {"registration_commit": None, "all_after": None}
-    reg = added[-1]
-    same = subprocess.run(["git", "diff", "--quiet", reg, "--", registration_path])
+    reg, then = added
     ok = []
     for c in commits:
         r = subprocess.run(
@@ -307,5 +328,5 @@ def registered_before(registration_path: str, commits: list[str]) -> dict:
         "registration_commit": reg,
         "all_after": all(ok),
         "after": ok,
-        "unchanged": same.returncode == 0,
+        "unchanged": Path(registration_path).read_bytes() == then,
     }

@@ -182,7 +182,7 @@ def steps_text(summary: dict) -> str:
 
 
 def tables(doc: StudyRecord) -> str:
-    """The study's numbers as markdown tables (docs/results/study-notebook.md quotes them): per level, then the relations."""
+    """The study's numbers as markdown tables (results/study-notebook.md quotes them): per level, then the relations."""
     by, label = doc.by, doc.held_out[0]
     concepts = list(doc.levels[0]["learned_step"])
     head = [by] + [

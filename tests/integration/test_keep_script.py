@@ -1,4 +1,4 @@
-"""docs/results/ladder/keep.sh: what the docs keep of a training run (no checkpoints, the metrics log
+"""results/ladder/keep.sh: what the docs keep of a training run (no checkpoints, the metrics log
 compressed, the last sample grid), checked on a hand-made run folder."""
 
 import gzip
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-KEEP = Path(__file__).resolve().parents[2] / "docs" / "results" / "ladder" / "keep.sh"
+KEEP = Path(__file__).resolve().parents[2] / "results" / "ladder" / "keep.sh"
 pytestmark = pytest.mark.skipif(
     not (shutil.which("bash") and shutil.which("gzip")), reason="needs bash and gzip"
 )

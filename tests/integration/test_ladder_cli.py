@@ -1,4 +1,4 @@
-"""fitting.ladder on real runs (the evidence logs under docs/results/ladder/evidence), with their known readings."""
+"""fitting.ladder on real runs (the evidence logs under results/ladder/evidence), with their known readings."""
 
 import json
 import shutil
@@ -10,7 +10,7 @@ from fitting.analyses.ladder import row, varying
 from fitting.ladder import main
 from core.files import plain_or_gz
 
-EVIDENCE = Path(__file__).resolve().parents[2] / "docs" / "results" / "ladder" / "evidence"
+EVIDENCE = Path(__file__).resolve().parents[2] / "results" / "ladder" / "evidence"
 COMPOSED = (
     EVIDENCE / "l3-24px" / "ema0999-c08-seed1"
 )  # 24 px: eight small blue objects at step 6,000

@@ -1,6 +1,8 @@
 """Synthetic registrations and test runs for the scoring rule of the registered outside-range test (fitting.outside):
 one event (behavior) and one law (clock), the baselines at one value, the registered seeds, probe and length."""
 
+from pathlib import Path
+
 import numpy as np
 
 from fitting.analyses.events import Event
@@ -52,3 +54,9 @@ def fake_runs(medians, n=8, spread=0.05, corner=None):
                 }
             )
     return runs
+
+
+def registered_run(root: Path, path: str) -> Path:
+    """A run the registration names (under docs/results, where results were on 2026-11-27; kept byte for byte) where
+    it is now: under ``root``/results (issue #53; errata item 14)."""
+    return root / "results" / Path(path).relative_to("docs/results")

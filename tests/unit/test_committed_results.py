@@ -1,4 +1,4 @@
-"""An analysis run on the committed results (docs/results) leaves them as committed unless an output is named
+"""An analysis run on the committed results (results) leaves them as committed unless an output is named
 there (issue #52: fitting.capability, fitting.turn and figures.capability rewrote a committed run's files)."""
 
 from __future__ import annotations
@@ -11,14 +11,14 @@ import pytest
 from core import cli
 
 ROOT = Path(__file__).resolve().parents[2]
-RUN = ROOT / "docs/results/study-small/capability/runs/seed=0,sep.color=0.5"  # over-prompted
+RUN = ROOT / "results/study-small/capability/runs/seed=0,sep.color=0.5"  # over-prompted
 
 
 def committed(tmp_path, monkeypatch, folder: str, source: Path, names: tuple[str, ...]) -> Path:
-    """A stand-in checkout at tmp_path whose docs/results/FOLDER holds copies of ``source``'s ``names``."""
+    """A stand-in checkout at tmp_path whose results/FOLDER holds copies of ``source``'s ``names``."""
     monkeypatch.setattr(cli, "ROOT", tmp_path)
     monkeypatch.delenv(cli.RESULTS_ENV, raising=False)
-    dest = tmp_path / "docs/results" / folder
+    dest = tmp_path / "results" / folder
     dest.mkdir(parents=True)
     for name in names:
         shutil.copy(source / name, dest / name)
@@ -27,7 +27,7 @@ def committed(tmp_path, monkeypatch, folder: str, source: Path, names: tuple[str
 
 @pytest.fixture
 def checkout(tmp_path, monkeypatch):
-    """A stand-in checkout: tmp/docs/results/sweep/run holding a committed run's log."""
+    """A stand-in checkout: tmp/results/sweep/run holding a committed run's log."""
     names = ("trajectories.csv", "trajectories.meta.json", "config.json")
     return committed(tmp_path, monkeypatch, "sweep/run", RUN, names)
 
@@ -87,7 +87,7 @@ def test_a_study_of_a_committed_sweep_leaves_it_as_committed(tmp_path, monkeypat
     from fitting.study import main as study
 
     # dsize tracks all three (validation's sweep.csv is remade by regenerate.sh, absent from a clean clone)
-    source, names = ROOT / "docs/results/study-small/dsize", ("sweep.csv", "covariates.csv")
+    source, names = ROOT / "results/study-small/dsize", ("sweep.csv", "covariates.csv")
     sweep = committed(tmp_path, monkeypatch, "sweep", source, (*names, "study.json"))
     before = snapshot(sweep)
     assert study([str(sweep)]) == 0

@@ -11,7 +11,7 @@ from fitting.analyses import forecast_methods as fm
 from fitting.analyses.events import Event
 from core.trajectory import Trajectory
 
-RUN = Path(__file__).parents[2] / "docs/results/study-small/weak-cpu/runs/sep.color=0.2,seed=1"
+RUN = Path(__file__).parents[2] / "results/study-small/weak-cpu/runs/sep.color=0.2,seed=1"
 
 
 def _run(cross=6000.0, width=400.0, learned=(1500.0, 3000.0), end=10000.0):

@@ -9,13 +9,13 @@ import pytest
 from empirical.job_file import lines, main
 
 ROOT = Path(__file__).resolve().parents[2]
-COMMITTED = sorted((ROOT / "docs/results").glob("*/*jobs*.txt"))
+COMMITTED = sorted((ROOT / "results").glob("*/*jobs*.txt"))
 
 
 def test_every_committed_job_file_is_good(tmp_path, capsys):
     """The job files a GPU or CPU session is asked to run: a bad line would stop the batch (the Δsize sweep
     first asked for sep.size=0.6, outside size's valid range, and was found only when its run started)."""
-    assert COMMITTED, "no job files under docs/results"
+    assert COMMITTED, "no job files under results"
     assert main([*map(str, COMMITTED), "--runs", str(tmp_path)]) == 0
     assert "all good" in capsys.readouterr().out
 

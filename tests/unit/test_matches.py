@@ -1,11 +1,11 @@
-"""docs/results/matches.py: regenerated results compared with the committed ones by their numbers (issue #52:
+"""results/matches.py: regenerated results compared with the committed ones by their numbers (issue #52:
 regenerate.sh rewrote 11 tracked files with last-digit float differences)."""
 
 import importlib.util
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-spec = importlib.util.spec_from_file_location("matches", ROOT / "docs/results/matches.py")
+spec = importlib.util.spec_from_file_location("matches", ROOT / "results/matches.py")
 matches = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(matches)
 

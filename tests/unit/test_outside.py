@@ -261,7 +261,7 @@ def test_register_then_score_end_to_end_on_a_known_truth():
 
 
 def test_the_events_of_a_committed_run_are_the_ladders_reading():
-    run = Path(__file__).parents[2] / "docs/results/study-small/weak-cpu/runs/sep.color=0.2,seed=1"
+    run = Path(__file__).parents[2] / "results/study-small/weak-cpu/runs/sep.color=0.2,seed=1"
     e = run_events(run)
     assert e["corner"] == "01" and e["finished"] and e["sep"] == {"color": 0.2, "size": 0.4}
     assert (e["behavior"].step, e["capability"].step) == (7134.0, 4400.0)
@@ -278,7 +278,7 @@ def test_the_rule_s_text_is_still_the_registered_one():
     module it names, would score the runs by words other than the registered ones."""
     from fitting.analyses import outside_score
 
-    registered = Path(__file__).resolve().parents[2] / "docs/results/study-small/outside"
+    registered = Path(__file__).resolve().parents[2] / "results/study-small/outside"
     doc = json.loads((registered / "preregistration.json").read_text())
     assert doc["rule"] == " ".join(outside_score.__doc__.split())
 
@@ -289,7 +289,7 @@ def test_the_queue_skips_a_run_kept_whole_and_trains_a_cut_one_again(tmp_path):
     import importlib.util
     import shutil
 
-    here = Path(__file__).resolve().parents[2] / "docs/results/study-small/outside"
+    here = Path(__file__).resolve().parents[2] / "results/study-small/outside"
     spec = importlib.util.spec_from_file_location("outside_queue", here / "queue.py")
     queue = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(queue)
@@ -311,7 +311,7 @@ def test_the_queue_starts_no_run_its_hours_cannot_hold():
     import argparse
     import importlib.util
 
-    here = Path(__file__).resolve().parents[2] / "docs/results/study-small/outside"
+    here = Path(__file__).resolve().parents[2] / "results/study-small/outside"
     spec = importlib.util.spec_from_file_location("outside_queue", here / "queue.py")
     queue = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(queue)
@@ -370,7 +370,7 @@ def test_the_mended_readings_are_scored_beside_the_verdict_never_as_it(tmp_path)
     from core.records import VerdictRecord
     from fitting.analyses.outside_score import with_validity
 
-    run = Path(__file__).parents[2] / "docs/results/study-small/weak-cpu/runs/sep.color=0.2,seed=1"
+    run = Path(__file__).parents[2] / "results/study-small/weak-cpu/runs/sep.color=0.2,seed=1"
     reg = fake_registration(pred=[11000.0, 9000.0], blind=[5800.0, 5800.0])
     reg["settings"][1]["sep"] = {"color": 0.2, "size": 0.4}
     v = with_validity({**score(reg, [run_events(run, as_registered=True)]), **valid_git}, reg)
@@ -403,7 +403,7 @@ def test_score_reads_the_verdict_as_registered_and_the_report_beside_it_as_mende
     it 10."""
     from types import SimpleNamespace
 
-    run = Path(__file__).parents[2] / "docs/results/study-small/dsize/runs/sep.size=0.4,seed=2"
+    run = Path(__file__).parents[2] / "results/study-small/dsize/runs/sep.size=0.4,seed=2"
     reg = fake_registration(pred=[11000.0, 9000.0], blind=[5800.0, 5800.0])
     reg["settings"][1]["sep"] = {"color": 0.5, "size": 0.4}
     monkeypatch.setattr(

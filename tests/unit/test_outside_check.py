@@ -13,9 +13,9 @@ from fitting import outside
 from fitting.analyses import events, ladder, outside_score, study
 from fitting.estimators import curves, turn
 from fitting.analyses.events import run_events, run_facts
-from outside_cases import fake_registration, fake_runs
+from outside_cases import fake_registration, fake_runs, registered_run
 
-HERE = ROOT / "docs/results/study-small/outside"
+HERE = ROOT / "results/study-small/outside"
 REG = HERE / "preregistration.json"
 RUNS = sorted(p for p in (HERE / "runs").iterdir() if p.is_dir())
 TRUTH = [11000.0, 8000.0]
@@ -121,7 +121,7 @@ def test_an_unreadable_log_is_refused_without_quoting_a_reading(tmp_path, capsys
 def test_the_facts_are_the_events_own():
     """score and check see a run alike: run_events carries run_facts unchanged (on a pool run, read when
     registered), and the counts in score's verdict are tally's."""
-    pool_run = json.loads(REG.read_text())["pool"]["runs"][0]["run"]
+    pool_run = registered_run(ROOT, json.loads(REG.read_text())["pool"]["runs"][0]["run"])
     e = run_events(pool_run)
     assert {k: e[k] for k in run_facts(pool_run)} == run_facts(pool_run)
     reg, runs = fake_registration(pred=TRUTH, blind=[5800.0, 5800.0]), fake_runs(TRUTH)

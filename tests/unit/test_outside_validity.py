@@ -195,13 +195,16 @@ def test_the_pool_reads_today_as_it_read_when_registered():
 
     from fitting import outside
     from fitting.analyses.events import run_events
+    from outside_cases import registered_run
 
     root = Path(__file__).resolve().parents[2]
-    doc = json.loads((root / "docs/results/study-small/outside/preregistration.json").read_text())
+    doc = json.loads((root / "results/study-small/outside/preregistration.json").read_text())
     assert len(doc["pool"]["runs"]) == 20
     for row in doc["pool"]["runs"]:
         again = json.loads(
-            json.dumps(outside._pool_row(run_events(root / row["run"], as_registered=True)))
+            json.dumps(
+                outside._pool_row(run_events(registered_run(root, row["run"]), as_registered=True))
+            )
         )
         assert {**again, "run": row["run"]} == row, row["run"]
 

@@ -138,12 +138,12 @@ def test_figures_read_fitting_s_json_only_through_the_records():
         assert "read_json" not in text, path.name
 
 
-def test_every_record_committed_under_docs_results_reads_and_writes_back_unchanged():
+def test_every_record_committed_under_results_reads_and_writes_back_unchanged():
     """The records the docs cite, old and new, read through their class; writing one back keeps its keys,
     their order and their values (only fields added later appear, with their defaults)."""
     read = 0
     for cls in RECORDS:
-        for path in sorted((ROOT / "docs" / "results").rglob(cls.FILE)):
+        for path in sorted((ROOT / "results").rglob(cls.FILE)):
             doc = json.loads(path.read_text())
             again = cls.read(path).to_json()
             assert [k for k in again if k in doc] == list(doc), path

@@ -645,5 +645,5 @@ def test_the_leave_out_figure_names_the_left_out_setting_as_the_text_does():
     from core.records import LeaveOutRecord
 
     root = Path(__file__).resolve().parents[2]
-    doc = LeaveOutRecord.read(root / "docs/results/study-small/validation/laws/eq1/leave_out.json")
+    doc = LeaveOutRecord.read(root / "results/study-small/validation/laws/eq1/leave_out.json")
     assert _leave_out_title(doc).startswith("leave one Δcolor out")

@@ -364,7 +364,7 @@ def test_load_runs_keeps_labels_as_strings_and_joins_covariates(tmp_path):
 
 
 def test_a_gzip_compressed_metrics_log_reads_as_the_plain_one(tmp_path):
-    """docs/results keeps metrics.jsonl gzip-compressed: read_metrics and last_step read it the same."""
+    """results keeps metrics.jsonl gzip-compressed: read_metrics and last_step read it the same."""
     pytest.importorskip("pandas")
     run = fake_run(tmp_path / "runs", ["sep.color=0.3"])
     plain = run / "metrics.jsonl"
