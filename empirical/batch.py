@@ -11,7 +11,7 @@ N at a time with T CPU threads each. A run still training when S seconds have pa
 (training is kill-safe) and resumes on a rerun of the same command; a finished run is marked DIR/FOLDER/.finished
 and skipped. A run that fails is named and the others go on.
 
---pack writes what the docs keep of every run (python -m empirical.keep: no checkpoints) and every run's log
+--pack writes what results/ keeps of every run (python -m empirical.keep: no checkpoints) and every run's log
 into one .tgz, e.g. the device tool's $OUT/runs.tgz.
 
 Exit status: 0 when every run finished or was stopped by the deadline (rerun to resume), 1 when a run failed,

@@ -1,4 +1,4 @@
-"""What the docs keep of a training run, no checkpoints: its config, metrics (gzip-compressed: every reader takes
+"""What results/ keeps of a training run, no checkpoints: its config, metrics (gzip-compressed: every reader takes
 metrics.jsonl.gz as it takes metrics.jsonl), trajectories and their meta, the over-prompting record, the last
 sample grid, and RUN_DIR.log (the batch runner's log of the run) as train.log.
 
@@ -29,7 +29,7 @@ def _step(grid: Path) -> int:
 
 
 def kept_files(run: Path) -> list[Path]:
-    """The files of ``run`` the docs keep, in a fixed order (the last sample grid by step number, not by name)."""
+    """The files of ``run`` results/ keeps, in a fixed order (the last sample grid by step number, not by name)."""
     run = Path(run)
     files = [run / name for name in (*KEPT, OVERPROMPT) if (run / name).is_file()]
     grids = sorted((run / "samples").glob("step_*.png"), key=_step)
@@ -47,7 +47,7 @@ def kept_name(run: Path, path: Path) -> str:
 
 
 def keep(run: Path, dest: Path) -> list[str]:
-    """Copy what the docs keep of ``run`` into ``dest`` (metrics compressed, the newer log replacing an older
+    """Copy what results/ keeps of ``run`` into ``dest`` (metrics compressed, the newer log replacing an older
     copy); returns the names written."""
     written = []
     for path in kept_files(run):

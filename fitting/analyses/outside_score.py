@@ -283,45 +283,56 @@ def _run_checks(runs: list[dict], reg: dict) -> list[str]:
     return why
 
 
-def _added(registration_path: str) -> tuple[str, bytes] | None:
+def _git(folder: Path, *args: str, text: bool = True) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        ["git", "-c", "core.quotePath=false", *args],
+        cwd=folder,
+        capture_output=True,
+        text=text,
+        check=True,
+    )
+
+
+def registering_commit(registration_path: str | Path) -> tuple[str, bytes] | None:
     """The commit that added the registration and the file as committed there, followed across renames (issue #53
-    moved docs/results to results/); None without git or history."""
+    moved docs/results to results/); None without git, outside a repository, or in a shallow clone (whose oldest
+    commit would pose as the one that added it)."""
+    path = Path(registration_path).resolve()
     try:
-        log = subprocess.run(
-            [
-                "git",
-                "log",
-                "--follow",
-                "--diff-filter=A",
-                "--format=%H",
-                "--name-only",
-                "--",
-                registration_path,
-            ],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.split()
-        if len(log) < 2:
+        if _git(path.parent, "rev-parse", "--is-shallow-repository").stdout.strip() != "false":
             return None
-        reg, path = log[-2], log[-1]
-        then = subprocess.run(["git", "show", f"{reg}:{path}"], capture_output=True, check=True)
+        log = _git(
+            path.parent,
+            "log",
+            "--follow",
+            "--diff-filter=A",
+            "--format=%H",
+            "--name-only",
+            "--",
+            path.name,
+        ).stdout
+        lines = [line for line in log.splitlines() if line]
+        if len(lines) < 2:
+            return None
+        reg, then = lines[-2], lines[-1]
+        return reg, _git(path.parent, "show", f"{reg}:{then}", text=False).stdout
     except (OSError, subprocess.CalledProcessError):
         return None
-    return reg, then.stdout
 
 
 def registered_before(registration_path: str, commits: list[str]) -> dict:
     """Is the commit that added the registration an ancestor of every run's first stamp, and is the registration as
     committed there? (git; None without it)"""
-    added = _added(registration_path)
+    added = registering_commit(registration_path)
     if added is None:
         return {"registration_commit": None, "all_after": None}
     reg, then = added
     ok = []
     for c in commits:
         r = subprocess.run(
-            ["git", "merge-base", "--is-ancestor", reg, c or "-"], capture_output=True
+            ["git", "merge-base", "--is-ancestor", reg, c or "-"],
+            cwd=Path(registration_path).resolve().parent,
+            capture_output=True,
         )
         ok.append(c is not None and r.returncode == 0)
     return {

@@ -5,7 +5,7 @@
 #   bash results/ladder/device.sh JOBS SECONDS PARALLEL [RUNS]
 #
 # RUNS defaults to runs/device; THREADS (environment, default 1) CPU threads per run; with OUT set (the device
-# tool's output folder) what the docs keep of every run, and the logs, are packed into OUT/runs.tgz.
+# tool's output folder) what results/ keeps of every run, and the logs, are packed into OUT/runs.tgz.
 set -euo pipefail
 [[ $# -ge 3 ]] || { sed -n '2,8p' "$0" >&2; exit 2; }
 exec python -m empirical.batch "$1" --seconds "$2" --parallel "$3" --runs "${4:-runs/device}" \

@@ -1,4 +1,4 @@
-"""results/ladder/keep.sh: what the docs keep of a training run (no checkpoints, the metrics log
+"""results/ladder/keep.sh: what results/ keeps of a training run (no checkpoints, the metrics log
 compressed, the last sample grid), checked on a hand-made run folder."""
 
 import gzip

@@ -120,6 +120,34 @@ def test_registered_before_finds_the_commit_that_added_the_registration(tmp_path
     assert registered_before("missing.json", [after])["all_after"] is None
 
 
+def test_registered_before_follows_the_registration_across_a_move(tmp_path, monkeypatch):
+    """Issue #53 moved docs/results to results/: the commit that added the registration is still the one found (not
+    the move), from any working folder, with a space and a non-ASCII letter in the path; a shallow clone, whose
+    oldest commit would pose as it, finds none."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _git(repo, "init", "-q")
+    for key, value in [("user.email", "t@t"), ("user.name", "t"), ("commit.gpgsign", "false")]:
+        _git(repo, "config", key, value)
+    (repo / "docs").mkdir()
+    (repo / "docs" / "reg.json").write_text("{}")
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-qm", "register")
+    added = _git(repo, "rev-parse", "HEAD")
+    (repo / "results Δ").mkdir()
+    _git(repo, "mv", "docs/reg.json", "results Δ/reg.json")
+    _git(repo, "commit", "-qm", "move")
+    moved = repo / "results Δ" / "reg.json"
+    monkeypatch.chdir(tmp_path)
+    found = registered_before(str(moved), [_git(repo, "rev-parse", "HEAD")])
+    assert found["registration_commit"] == added and found["all_after"] and found["unchanged"]
+    moved.write_text('{"edited": 1}')
+    assert registered_before(str(moved), [added])["unchanged"] is False
+    _git(tmp_path, "clone", "-q", "--depth", "1", f"file://{repo}", "shallow")
+    shallow = tmp_path / "shallow" / "results Δ" / "reg.json"
+    assert registered_before(str(shallow), [added])["all_after"] is None
+
+
 def test_coverage_fails_where_the_runs_spread_past_the_interval_though_the_median_is_right():
     reg = fake_registration(pred=TRUTH, blind=[5800.0, 5800.0], interval=(0.98, 1.02))
     law = score(reg, fake_runs(TRUTH, spread=2.0))["events"]["behavior"]["methods"]["clock"]

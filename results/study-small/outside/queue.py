@@ -5,7 +5,7 @@
 Refuses to start unless preregistration.json is committed and its commit is an ancestor of HEAD (no test run may
 start before the registration). Each line of jobs.txt is trained as empirical.batch trains a line
 (``python -m empirical.train ARGS --out RUNS/FOLDER``, its output in RUNS/FOLDER.log); a finished run is marked
-RUNS/FOLDER/.finished and skipped on a rerun, an unfinished one resumes from its last checkpoint. What the docs keep
+RUNS/FOLDER/.finished and skipped on a rerun, an unfinished one resumes from its last checkpoint. What results/ keeps
 of each finished run (python -m empirical.keep: no checkpoints) is copied to runs/FOLDER here, and a run kept here
 whole (its trajectories reach its last step) is skipped too: a new checkout has no RUNS, and would otherwise train
 a committed run again. After each run the kept ones are checked as registered, blind (python -m fitting.outside
@@ -30,6 +30,7 @@ ROOT = HERE.parents[2]
 sys.path = [str(ROOT)] + [p for p in sys.path if p and Path(p).resolve() != HERE]
 
 from empirical import batch, job_file, keep  # noqa: E402
+from fitting.analyses import outside_score  # noqa: E402
 
 # a registered run end to end on a bf16 CPU, with a margin (48.5 and 50.5 minutes measured, 2026-11-29)
 RUN_MINUTES = 55.0
@@ -37,23 +38,18 @@ RUN_MINUTES = 55.0
 
 def registered() -> str:
     reg = HERE / "preregistration.json"
-    added = subprocess.run(
-        ["git", "log", "--diff-filter=A", "--format=%H", "--", str(reg)],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        check=True,
-    ).stdout.split()
-    if not added:
+    added = outside_score.registering_commit(reg)  # followed across renames (errata item 14)
+    if added is None:
         raise SystemExit(
-            f"queue.py: {reg} is not committed; commit the registration before any run starts"
+            f"queue.py: {reg} is not committed (or the clone is shallow); commit the registration before any run "
+            "starts"
         )
-    ok = subprocess.run(["git", "merge-base", "--is-ancestor", added[-1], "HEAD"], cwd=ROOT)
+    ok = subprocess.run(["git", "merge-base", "--is-ancestor", added[0], "HEAD"], cwd=ROOT)
     if ok.returncode != 0:
         raise SystemExit(
-            f"queue.py: HEAD does not descend from the registration's commit {added[-1]}"
+            f"queue.py: HEAD does not descend from the registration's commit {added[0]}"
         )
-    return added[-1]
+    return added[0]
 
 
 def precision() -> str:
