@@ -78,6 +78,8 @@ class TurnRecord(Record):
             "turn_step": "float | None",
             "learned_step": "float | None",
             "turn_point": "list | None",
+            "memorized": "dict | None",
+            "left_memorized_step": "float | None",
         }
     }
 

@@ -12,6 +12,12 @@ turns to 11 is farthest from the chord at its corner. The 95% interval comes fro
 bootstrap: resample the residuals around the smoothed path, smooth again and find the farthest
 point again.
 
+Each class's record also names its *memorized corner*: of the training classes (in three concepts, one of seven
+corners), the one its samples were read as most once the training classes are drawn, with that share and step,
+and the step from which its mean path stays farther than 0.15 from that corner (``left_memorized_step``; null
+when it never came near or never left). A path that sits at that corner from its first reading and then goes
+straight to its own has no bend, so no turn, but it has a leaving step.
+
 A turn is reported only where the path bends: the farthest point must lie at least ``min_dev``
 (and 3 noise sd) from the chord, and the direction must change by at least ``min_angle`` degrees
 from (start -> turn) to (turn -> end). A path heading straight for its target has no turn.
@@ -111,14 +117,28 @@ def main(argv: Sequence[str] | None = None) -> int:
 def say(run: Path, doc: TurnRecord, labels: Sequence[str] | None) -> None:
     """Each class's turn, or why there was no path to read."""
     for t in doc.turns:
-        where = "no turn" if t["turn_step"] is None else f"turn at step {t['turn_step']:g}"
-        print(f"{run}: class {t['class']} {t['protocol']}: {where}")
+        where = "no turn" if t["turn_step"] is None else f"turn at step {t['turn_step']:,.0f}"
+        print(f"{run}: class {t['class']} {t['protocol']}: {where}{_memorized(t)}")
     if not doc.turns:
         print(
             f"{run}: no path to read: the log has no class {', '.join(labels or ['held out'])} with "
             "concept-space coordinates (an accuracy-only log, or a held-out class it does not hold)",
             file=sys.stderr,
         )
+
+
+def _memorized(row: dict) -> str:
+    """ "; drawn as 01 (62% at step 2,000), left it at step 3,500", or "" (rows of turn.json before these keys)."""
+    mem = row.get("memorized")
+    if not mem:
+        return ""
+    left = row.get("left_memorized_step")
+    gone = (
+        "not left (its mean path never within 0.15 of it, or still there)"
+        if left is None
+        else f"left it at step {left:,.0f}"
+    )
+    return f"; drawn as {mem['corner']} ({mem['share']:.0%} at step {mem['step']:,.0f}), {gone}"
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ from fitting.analyses.capability import capability
 from fitting.estimators.curves import fit_logistic, threshold_step
 from fitting.analyses.covariates import read_table, select
 from fitting.analyses.study_levels import level, relation
-from fitting.estimators.turn import held_out_turn, learned_from, left_corner, memorized
+from fitting.estimators.turn import held_out_turn, learned_from, memorization
 from core.records import StudyRecord
 from core.trajectory import UNREADABLE, Trajectory, held_out_of, read_csv, read_meta
 
@@ -156,12 +156,7 @@ def held_out(
         )
     )
     out["capability_unbiased"] = None if cap is None else cap[3]
-    out["memorized"] = memorized(held, naive, as_registered=as_registered)
-    out["left_memorized_step"] = (
-        None
-        if out["memorized"] is None
-        else left_corner(held.step[start:], held.z[start:], out["memorized"]["corner"])
-    )
+    out |= memorization(held, naive, as_registered=as_registered)
     out["turn_meets_capability"] = overlap(out["turn_ci"], out["capability_t50_ci"])
     out |= {
         "last_step": float(held.step[-1]),

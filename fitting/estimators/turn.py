@@ -200,6 +200,26 @@ def left_corner(step: np.ndarray, z: np.ndarray, corner: str) -> float | None:
     return settled_step(step, dist, NEAR)
 
 
+def memorization(
+    held: Trajectory,
+    naive: Sequence[Trajectory],
+    held_out: Sequence[str] | None = None,
+    *,
+    as_registered: bool = False,
+) -> dict:
+    """{memorized, left_memorized_step}: the training corner ``held`` was drawn as most (:func:`memorized`, None
+    when none) and the step from which its path stays away from that corner (:func:`left_corner`; None when it
+    never came near or never left). Read once the training classes are drawn (:func:`learned_from`).
+
+    The leaving step times a path that sits at its memorized corner from its first readable checkpoint and moves
+    straight to its own: :func:`find_turn` sees no bend there. In three concepts the corner is one of seven.
+    """
+    mem = memorized(held, naive, held_out, as_registered=as_registered)
+    start = learned_from(held, naive, held_out)
+    left = None if mem is None else left_corner(held.step[start:], held.z[start:], mem["corner"])
+    return {"memorized": mem, "left_memorized_step": left}
+
+
 def held_out_turn(
     held: Trajectory,
     trajectories: Sequence[Trajectory],
@@ -271,5 +291,6 @@ def run_turns(
                 "turn_step": None if turn is None else turn.step,
                 "turn_point": None if turn is None else list(turn.point),
             }
+            | memorization(t, same, out)
         )
     return TurnRecord(log=str(log), min_dev=min_dev, min_angle=min_angle, turns=turns)

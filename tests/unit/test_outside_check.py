@@ -31,8 +31,8 @@ def blind(monkeypatch):
     for module, names in [
         (ladder, ("row", "held_out")),
         (events, ("concept_steps", "run_events")),
-        (study, ("held_out", "capability", "memorized", "held_out_turn")),
-        (turn, ("find_turn", "held_out_turn", "memorized", "left_corner")),
+        (study, ("held_out", "capability", "memorization", "held_out_turn")),
+        (turn, ("find_turn", "held_out_turn", "memorized", "memorization", "left_corner")),
         (curves, ("threshold_step", "settled_step")),
     ]:
         for name in names:

@@ -3,6 +3,8 @@ training figure's cube faces."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 
 from core.trajectory import Trajectory, headline_class, held_out_of, write_csv
@@ -56,3 +58,34 @@ def test_the_turn_and_the_figure_of_a_three_concept_run(tmp_path, capsys):
     svg = (tmp_path / "cube.svg").read_text()
     for text in ("z_color", "z_size", "z_bg", "1·0", "·11", "class (thick: held out)"):
         assert text in svg, text
+
+
+def test_turn_json_names_the_memorized_corner_and_when_the_path_left_it(tmp_path, capsys):
+    """011 sits at the training class 010 from its first reading, then goes straight to 011: no bend, so no turn,
+    but turn.json names 010 as its memorized corner (one of seven) and times the leaving."""
+    u = np.clip(STEPS / 1000, 0, 1)[:, None]
+    out = []
+    for label in ("000", "001", "010", "100"):
+        corner = np.array([int(ch) for ch in label], float)
+        out.append(Trajectory(STEPS, 0.5 + (corner - 0.5) * u, CONCEPTS, label, accuracy=u[:, 0]))
+    then = np.clip((STEPS - 1500) / 1500, 0, 1)
+    z = np.array([0, 1, 0], float) + np.outer(then, [0, 0, 1])
+    # the probe's shares: 010 until the move, 011 after it; 000 once, early and little (a decoy corner)
+    fmt = lambda v: tuple(f"{x:.3f}" for x in v)  # noqa: E731
+    shares = {
+        "share_010": fmt(1 - then),
+        "share_011": fmt(then),
+        "share_000": fmt(0.2 * (STEPS == 0)),
+    }
+    out.append(Trajectory(STEPS, z, CONCEPTS, "011", accuracy=then, extra=shares))
+    folder = tmp_path / "run"
+    write_csv(folder / "trajectories.csv", out)
+    assert turns([str(folder), "--class", "011"]) == 0
+    row = json.loads((folder / "turn.json").read_text())["turns"][0]
+    assert row["turn_step"] is None  # a straight path: no bend
+    assert row["memorized"]["corner"] == "010" and row["memorized"]["share"] == 1.0
+    assert row["left_memorized_step"] == 1800  # farther than 0.15 from 010 from here on
+    said = capsys.readouterr().out
+    assert (
+        "class 011 naive: no turn; drawn as 010 (100% at step 500), left it at step 1,800" in said
+    )
