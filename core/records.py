@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.record import Record, _is, _label
+from core.trajectory import headline_class
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -131,6 +132,11 @@ class StudyRecord(Record):
     levels: list
     relations: dict = field(default_factory=dict)
     only: str = ""  # fitting.study --only: the runs studied, when not the whole sweep
+
+    @property
+    def headline(self) -> str:
+        """The held-out class the study is about: 11, or 111 of three concepts (core.trajectory.headline_class)."""
+        return headline_class((), {"held_out": list(self.held_out)})
 
 
 @dataclass(frozen=True, kw_only=True)

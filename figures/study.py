@@ -21,6 +21,7 @@ Writes into DIR (default SWEEP_DIR):
   held_out.png   paper Fig. 4: the held-out class's path in concept space under naive prompting, one
                  panel per seed, coloured by the swept covariate, its turn marked (a star) where
                  fitting.turn finds one; below, what its samples were read as at the last checkpoint.
+                 Of three concepts, the class 111 and one panel per face of the cube (as figures.cube).
 
 Reads only saved outputs (sweep.csv, study.json) and computes nothing: the medians are study.json's level
 summaries (``median_all``).
@@ -40,20 +41,15 @@ from core import cli
 from core.records import StudyRecord
 from core.plot import covariate_label, save, square, subplots
 from core.trajectory import UNREADABLE, read_csv
+from figures.class_paths import class_color
+from figures.cube import FACES, corner_names
 
 CONCEPT_COLORS = ("tab:red", "tab:green", "tab:blue")
-CORNER_COLORS = {
-    "00": "tab:red",
-    "01": "tab:orange",
-    "10": "tab:purple",
-    "11": "tab:blue",
-    UNREADABLE: "0.82",
-}
 
 
 def learning_figure(doc: StudyRecord, out: Path) -> Path:
     """learning.png: learned step against concept signal, the training classes and the held-out class (see the module docstring)."""
-    label = doc.held_out[0]
+    label = doc.headline
     fig, axes = subplots(1, 2, figsize=(12.4, 4.8), sharey=True)
     _learning_panel(
         axes[0],
@@ -137,7 +133,7 @@ def _medians(doc: StudyRecord, summary, concept: str) -> list[tuple[float, float
 
 def timing_figure(doc: StudyRecord, out: Path) -> Path:
     """timing.png: capability step against behavior step per run, censored times as arrows (see the module docstring)."""
-    label, by = doc.held_out[0], doc.by
+    label, by = doc.headline, doc.by
     runs = [
         r for r in doc.runs if r["held_out"].get(label, {}).get("capability_unbiased") is not None
     ]
@@ -212,18 +208,21 @@ def _line(ax, doc: StudyRecord, label: str) -> None:
 
 
 def held_out_figure(doc: StudyRecord, log: Path, out: Path) -> Path:
-    """held_out.png: the held-out class's paths per seed, coloured by the swept covariate, and its last readings."""
-    label, by = doc.held_out[0], doc.by
+    """held_out.png: the held-out class's paths per seed, coloured by the swept covariate, and its last readings;
+    in three concepts one row for each face of the cube (figures.cube)."""
+    label, by = doc.headline, doc.by
     trajectories = {t.run: t for t in read_csv(log) if t.label == label and t.protocol == "naive"}
     seeds = sorted({r["seed"] for r in doc.runs})
     values = [r[by] for r in doc.runs]
     norm = Normalize(min(values), max(values) if max(values) > min(values) else min(values) + 1)
+    d = len(next(iter(trajectories.values())).concepts) if trajectories else 2
+    faces = FACES if d == 3 else ((0, 1),)
     fig, axes = subplots(
-        2,
+        len(faces) + 1,
         len(seeds),
-        figsize=(4.4 * len(seeds) + 1.0, 7.6),
+        figsize=(4.4 * len(seeds) + 1.0, 5.3 * len(faces) + 2.3),
         squeeze=False,
-        gridspec_kw={"height_ratios": [1.3, 0.7]},
+        gridspec_kw={"height_ratios": [1.3] * len(faces) + [0.7]},
         layout="constrained",
     )
     for col, seed in enumerate(seeds):
@@ -235,15 +234,19 @@ def held_out_figure(doc: StudyRecord, log: Path, out: Path) -> Path:
                 )
         paths = [trajectories[r["run"]] for r in runs]
         names = run_names(runs, by)
-        _paths(axes[0, col], runs, paths, names, label, by, norm)
-        square(
-            axes[0, col],
-            paths[-1].concepts if paths else ("", ""),
-            f"seed {seed}: class {label} (naive)",
-        )
-        _final_shares(axes[1, col], runs, names, label)
+        concepts = paths[-1].concepts if paths else ("", "")
+        for row, dims in enumerate(faces):
+            ax = axes[row, col]
+            _paths(ax, runs, paths, names, label, by, norm, dims)
+            square(
+                ax,
+                [concepts[i] for i in dims],
+                f"seed {seed}: class {label} (naive)" if row == 0 else "",
+                names=corner_names(d, dims) if d > 2 else None,
+            )
+        _final_shares(axes[-1, col], runs, names, label)
     mapper = ScalarMappable(norm=norm, cmap="viridis")
-    fig.colorbar(mapper, ax=axes[0, :].tolist(), label=covariate_label(by), shrink=0.9)
+    fig.colorbar(mapper, ax=axes[:-1, :].ravel().tolist(), label=covariate_label(by), shrink=0.9)
     return save(fig, out)
 
 
@@ -256,17 +259,27 @@ def run_names(runs: list[dict], by: str) -> list[str]:
 
 
 def _paths(
-    ax, runs: list[dict], paths: list, names: list[str], label: str, by: str, norm: Normalize
+    ax,
+    runs: list[dict],
+    paths: list,
+    names: list[str],
+    label: str,
+    by: str,
+    norm: Normalize,
+    dims: tuple[int, int] = (0, 1),
 ) -> None:
-    """One seed's held-out paths, coloured by the covariate, with each run's turn (star)."""
+    """One seed's held-out paths in the plane of concepts ``dims``, coloured by the covariate, with each run's
+    turn (star)."""
+    i, j = dims
     for r, t, name in zip(runs, paths, names):
         if not t.missing.all():
             path = t.with_points()
             c = ScalarMappable(norm=norm, cmap="viridis").to_rgba(r[by])
-            ax.plot(path.z[:, 0], path.z[:, 1], "-o", color=c, ms=2.5, lw=1.4, label=name)
+            ax.plot(path.z[:, i], path.z[:, j], "-o", color=c, ms=2.5, lw=1.4, label=name)
         turn = r["held_out"].get(label, {})
         if turn.get("turn_step") is not None:
-            ax.plot(*turn["turn_point"], "k*", ms=11, zorder=5)
+            point = turn["turn_point"]
+            ax.plot(point[i], point[j], "k*", ms=11, zorder=5)
 
 
 def _final_shares(ax, runs: list[dict], names: list[str], label: str) -> None:
@@ -282,7 +295,7 @@ def _final_shares(ax, runs: list[dict], names: list[str], label: str) -> None:
             range(len(runs)),
             widths,
             left=left,
-            color=CORNER_COLORS.get(corner, "0.5"),
+            color=class_color(corner) if corner != UNREADABLE else "0.82",
             label=corner if corner == UNREADABLE else f"read as {corner}",
         )
         left += widths

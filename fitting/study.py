@@ -18,7 +18,8 @@ FILE (default SWEEP_DIR/study.json); ``python -m figures.study`` draws it. Per r
               bootstrap interval), when it carries each concept's value (``learning``, as for the
               training classes: the paper's Fig. 3 measures speed on the held-out class), how far each
               coordinate reached toward the class's value once the
-              training classes are drawn (``reach``: the highest reading and its step; e.g. how near
+              training classes are drawn (``reach``: the reading nearest that value, the highest where the
+              class has the concept and the lowest where it has not, and its step; e.g. how near
               class 11 came to the color of 10 before settling), what its last checkpoint's samples
               were read as, and two times,
               each model-free (``*_step``: first checkpoint from which the accuracy stays >= 0.5 for 2

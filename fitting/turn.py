@@ -12,11 +12,12 @@ turns to 11 is farthest from the chord at its corner. The 95% interval comes fro
 bootstrap: resample the residuals around the smoothed path, smooth again and find the farthest
 point again.
 
-Each class's record also names its *memorized corner*: of the training classes (in three concepts, one of seven
-corners), the one its samples were read as most once the training classes are drawn, with that share and step,
-and the step from which its mean path stays farther than 0.15 from that corner (``left_memorized_step``; null
-when it never came near or never left). A path that sits at that corner from its first reading and then goes
-straight to its own has no bend, so no turn, but it has a leaving step.
+Each class's record also names its *memorized corner*: of the training classes (in three concepts one of four
+corners, never another held-out class's: a sample of 111 read as 011 has dropped a concept, it has not
+memorized a training class), the one its samples were read as most once the training classes are drawn, with
+that share and step, and the step from which its mean path stays farther than 0.15 from that corner
+(``left_memorized_step``; null when it never came near or never left). A path that sits at that corner from
+its first reading and then goes straight to its own has no bend, so no turn, but it has a leaving step.
 
 A turn is reported only where the path bends: the farthest point must lie at least ``min_dev``
 (and 3 noise sd) from the chord, and the direction must change by at least ``min_angle`` degrees

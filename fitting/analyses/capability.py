@@ -10,7 +10,15 @@ import numpy as np
 
 from fitting.estimators.curves import LEVELS, settled_step, threshold_step
 from core import cli
-from core.trajectory import UNREADABLE, Trajectory, headline_class, read_csv, read_meta, run_log
+from core.trajectory import (
+    UNREADABLE,
+    Trajectory,
+    headline_class,
+    held_out_of,
+    read_csv,
+    read_meta,
+    run_log,
+)
 
 
 def _column(t: Trajectory, name: str, ok: np.ndarray) -> np.ndarray | None:
@@ -91,16 +99,23 @@ def intervals(trajectories: Sequence[Trajectory], label: str) -> dict[str, dict[
     return out
 
 
-def control(trajectories: Sequence[Trajectory], held_out: str, persist: int) -> dict:
+def control(
+    trajectories: Sequence[Trajectory],
+    label: str,
+    persist: int,
+    held_out: Sequence[str] | None = None,
+) -> dict:
     """The training classes as a control: when each became readable and correct under naive prompting, and what the
     protocols did to it. A protocol that lifts a class the model cannot draw yet, or breaks one it can, shows here.
 
-    Per training class (every class in the log but ``held_out``): ``readable_step``, the first step from which at
+    Per training class (every class in the log but ``label`` and the classes held out in training: ``held_out``,
+    default the rule training uses, core.trajectory.held_out_of; in three concepts 011, 101, 110, 111): ``readable_step``, the first step from which at
     most 5% of its samples were unreadable (held ``persist`` checkpoints; None without share columns);
     ``naive`` and ``capability`` first steps at 50%/80%; and the curves. ``learned_step``: the step by which
     every training class reached 80% naive accuracy (None if one never did).
     """
-    classes = sorted({t.label for t in trajectories} - {held_out})
+    have = {t.label for t in trajectories}
+    classes = sorted(have - {label} - set(held_out_of(have) if held_out is None else held_out))
     out = {}
     for label in classes:
         c = curves(trajectories, label)
@@ -196,7 +211,12 @@ def analyse_run(run: Path, label: str | None, persist: int) -> dict:
         "settled_lag_behavior_minus_capability": behavior_lags(st),
         "curves": {p: {"step": s.tolist(), "accuracy": a.tolist()} for p, (s, a) in c.items()},
         "intervals": intervals(trajectories, label),
-        "control": control(trajectories, label, persist),
+        "control": control(
+            trajectories,
+            label,
+            persist,
+            held_out_of({t.label for t in trajectories}, read_meta(log)),
+        ),
     }
 
 

@@ -14,7 +14,14 @@ from fitting.analyses.covariates import read_table, select
 from fitting.analyses.study_levels import level, relation
 from fitting.estimators.turn import held_out_turn, learned_from, memorization
 from core.records import StudyRecord
-from core.trajectory import UNREADABLE, Trajectory, held_out_of, read_csv, read_meta
+from core.trajectory import (
+    UNREADABLE,
+    Trajectory,
+    held_out_of,
+    read_csv,
+    read_meta,
+    target_of,
+)
 
 # a concept is learned when 80% of readable samples carry it, held 2 checkpoints
 LEVEL, PERSIST = (
@@ -133,17 +140,7 @@ def held_out(
     # before the training classes are drawn, the readings of 11 wander
     start = learned_from(held, naive)
     drawn = held.z[start:]
-    out["reach"] = {
-        c: (
-            None
-            if np.isnan(drawn[:, i]).all()
-            else {
-                "value": float(np.nanmax(drawn[:, i])),
-                "step": float(held.step[start + int(np.nanargmax(drawn[:, i]))]),
-            }
-        )
-        for i, c in enumerate(held.concepts)
-    }
+    out["reach"] = reach(held.step[start:], drawn, held.concepts, label)
     if held.accuracy is None:
         raise ValueError(f"run {held.run!r}: class {label} has no accuracy column")
     out |= timing("behavior", held.step.astype(float), held.accuracy)
@@ -163,6 +160,21 @@ def held_out(
         "final_shares": {corner: float(s[-1]) for corner, s in held.shares().items()},
         "final_point": [None if math.isnan(v) else float(v) for v in held.z[-1]],
     }
+    return out
+
+
+def reach(step: np.ndarray, z: np.ndarray, concepts: Sequence[str], label: str) -> dict:
+    """concept -> the reading of it nearest the class's value (core.trajectory.target_of: the highest where the
+    class has the concept, the lowest where it has not) and its step, {value, step}; None where never read."""
+    target = target_of(label, len(concepts))
+    out = {}
+    for i, c in enumerate(concepts):
+        toward = z[:, i] if target[i] else -z[:, i]
+        if np.isnan(toward).all():
+            out[c] = None
+            continue
+        k = int(np.nanargmax(toward))
+        out[c] = {"value": float(z[k, i]), "step": float(step[k])}
     return out
 
 
@@ -241,6 +253,13 @@ def study(sweep_dir: Path, by: str | None = None, only: str | None = None) -> St
         mine = [t for t in trajectories if t.run == run_id]
         if not mine:
             raise ValueError(f"{cov_path}: run {run_id!r} has no rows in {log}")
+        lacking = [c for c in mine[0].concepts if not cov.get(f"signal_{c}")]
+        if lacking:
+            raise ValueError(
+                f"{cov_path}: run {run_id!r} has no {', '.join(f'signal_{c}' for c in lacking)}: the study "
+                f"needs each concept's measured signal (the log's concepts: {', '.join(mine[0].concepts)}); "
+                f"python -m empirical.sweep collect {sweep_dir} writes them"
+            )
         runs.append(_run(run_id, cov, mine, by, held_labels))
     if not any(r["held_out"] for r in runs):
         have = sorted({t.label for t in trajectories})

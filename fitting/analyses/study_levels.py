@@ -9,6 +9,7 @@ from typing import Sequence
 import numpy as np
 
 from core.records import StudyRecord
+from core.trajectory import target_of
 
 
 def summarise(values: list[float | None], censored_at: list[float | None]) -> dict:
@@ -183,7 +184,7 @@ def steps_text(summary: dict) -> str:
 
 def tables(doc: StudyRecord) -> str:
     """The study's numbers as markdown tables (results/study-notebook.md quotes them): per level, then the relations."""
-    by, label = doc.by, doc.held_out[0]
+    by, label = doc.by, doc.headline
     concepts = list(doc.levels[0]["learned_step"])
     head = [by] + [
         f"{c}: signal; learned by the training classes (model-free; fitted); by class {label} (model-free; fitted)"
@@ -199,7 +200,10 @@ def tables(doc: StudyRecord) -> str:
         lines.append("| " + " | ".join(cells) + " |")
     head = (
         [by]
-        + [f"class {label}: highest {c} (median [range], at step)" for c in concepts]
+        + [
+            f"class {label}: {'highest' if bit else 'lowest'} {c} (median [range], at step)"
+            for c, bit in zip(concepts, target_of(label, len(concepts)))
+        ]
         + ["turn", "behavior", "capability"]
     )
     lines += ["", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]

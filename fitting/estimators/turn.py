@@ -212,7 +212,8 @@ def memorization(
     never came near or never left). Read once the training classes are drawn (:func:`learned_from`).
 
     The leaving step times a path that sits at its memorized corner from its first readable checkpoint and moves
-    straight to its own: :func:`find_turn` sees no bend there. In three concepts the corner is one of seven.
+    straight to its own: :func:`find_turn` sees no bend there. In three concepts the corner is one of the four
+    training classes'.
     """
     mem = memorized(held, naive, held_out, as_registered=as_registered)
     start = learned_from(held, naive, held_out)
