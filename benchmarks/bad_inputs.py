@@ -202,8 +202,8 @@ def write_docs(text: str) -> None:
     )
     doc = DOCS.read_text()
     begin, end = doc.index(MARK_BEGIN) + len(MARK_BEGIN), doc.index(MARK_END)
-    link = TABLE.relative_to(DOCS.parent).as_posix()
-    summary = f"{text.splitlines()[0]}; per command and case: [{link}]({link})"
+    link = Path(os.path.relpath(TABLE, DOCS.parent)).as_posix()  # ../results/...: not under docs/
+    summary = f"{text.splitlines()[0]}; per command and case: [{TABLE.relative_to(ROOT).as_posix()}]({link})"
     DOCS.write_text(doc[:begin] + "\n" + summary + "\n" + doc[end:])
 
 

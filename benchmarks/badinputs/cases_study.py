@@ -231,12 +231,29 @@ CASES = [
             copy_file("sweep.csv"),
             write(
                 "covariates.csv",
-                "".join(f"r{i},0,{0.3 + i / 10:g}\n" for i in range(5)).join(
-                    ["run,seed,sep_color\n", ""]
+                "".join(f"r{i},0,{0.3 + i / 10:g},0.05,0.05\n" for i in range(5)).join(
+                    ["run,seed,sep_color,signal_color,signal_size\n", ""]
                 ),
             ),
         ),
         label="DIR (a log of the held-out class only)",
+        check=no_file("study.json"),
+    ),
+    Case(
+        "missing input",
+        ST,
+        ["{c}"],
+        "has no signal_size: the study needs each concept's measured signal",
+        setup=then(
+            copy_file("sweep.csv"),
+            write(
+                "covariates.csv",
+                "".join(f"r{i},0,{0.3 + i / 10:g},0.05\n" for i in range(5)).join(
+                    ["run,seed,sep_color,signal_color\n", ""]
+                ),
+            ),
+        ),
+        label="DIR (covariates.csv without signal_size)",
         check=no_file("study.json"),
     ),
     Case("missing input", FS, ["{c}"], "study.json: not found; run python -m fitting.study"),

@@ -88,3 +88,21 @@ def test_the_summary_counts_cases_per_command_and_kind():
     text = bad_inputs.summary(rows).splitlines()
     assert text[0] == "| command | cases | bad flag | output path | not clean |"
     assert text[2:] == ["| a.cmd | 2 | 2 |  | 1 |", "| b.cmd | 1 |  | 1 | 0 |"]
+
+
+def test_write_docs_links_the_table_from_docs_to_results(tmp_path, monkeypatch):
+    """The table lives in results/, the summary in docs/ (before: a ValueError from relative_to after the move)."""
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "results" / "reliability").mkdir(parents=True)
+    doc = tmp_path / "docs" / "reliability.md"
+    doc.write_text(f"intro\n{bad_inputs.MARK_BEGIN}\nold\n{bad_inputs.MARK_END}\nrest\n")
+    monkeypatch.setattr(bad_inputs, "ROOT", tmp_path)
+    monkeypatch.setattr(bad_inputs, "DOCS", doc)
+    monkeypatch.setattr(bad_inputs, "TABLE", tmp_path / "results" / "reliability" / "table.md")
+    bad_inputs.write_docs("2 cases: 2 clean error\n\n| table |\n")
+    assert "2 cases: 2 clean error" in bad_inputs.TABLE.read_text()
+    assert (
+        "\n2 cases: 2 clean error; per command and case: "
+        "[results/reliability/table.md](../results/reliability/table.md)\n"
+    ) in doc.read_text()
+    assert doc.read_text().startswith("intro\n") and doc.read_text().endswith("rest\n")
