@@ -137,6 +137,20 @@ def _is(value: Any, annotation: str) -> bool:
     return any(t == "Any" or (t in _TYPES and isinstance(value, _TYPES[t])) for t in allowed)
 
 
+def _numbers(value: Any, where: str, cls: type[Record]) -> None:
+    """``value`` is a number, null, or a list or object of them (nested); ValueError naming the first that is not."""
+    if value is None or _is(value, "float"):
+        return
+    if isinstance(value, (list, dict)):
+        items = value.items() if isinstance(value, dict) else enumerate(value)
+        for key, item in items:
+            _numbers(item, f"{where}[{key!r}]", cls)
+        return
+    raise ValueError(
+        f"{where} is {type(value).__name__} {value!r:.40}, not a number; write it again with {cls.WRITER}"
+    )
+
+
 def _check_rows(rows: Any, key: str, needs: tuple[str, ...], where: str, cls: type[Record]) -> None:
     """Every row of the list ``key`` (its type already checked) is an object holding ``needs``."""
     for i, row in enumerate(rows or []):

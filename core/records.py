@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.record import Record, _is, _label
+from core.record import Record, _is, _label, _numbers
 from core.trajectory import headline_class
 
 
@@ -369,20 +369,6 @@ class VerdictRecord(Record):
     invalid_because: list | None = None
     # errata.md item 11: the test scored again with the readers as mended (reported beside; not the verdict)
     mended: dict | None = None
-
-
-def _numbers(value: Any, where: str, cls: type[Record]) -> None:
-    """``value`` is a number, null, or a list or object of them (nested); ValueError naming the first that is not."""
-    if value is None or _is(value, "float"):
-        return
-    if isinstance(value, (list, dict)):
-        items = value.items() if isinstance(value, dict) else enumerate(value)
-        for key, item in items:
-            _numbers(item, f"{where}[{key!r}]", cls)
-        return
-    raise ValueError(
-        f"{where} is {type(value).__name__} {value!r:.40}, not a number; write it again with {cls.WRITER}"
-    )
 
 
 def _step(value: float | None) -> str:

@@ -253,14 +253,7 @@ def study(sweep_dir: Path, by: str | None = None, only: str | None = None) -> St
         mine = [t for t in trajectories if t.run == run_id]
         if not mine:
             raise ValueError(f"{cov_path}: run {run_id!r} has no rows in {log}")
-        lacking = [c for c in mine[0].concepts if not cov.get(f"signal_{c}")]
-        if lacking:
-            raise ValueError(
-                f"{cov_path}: run {run_id!r} has no {', '.join(f'signal_{c}' for c in lacking)}: the study "
-                f"needs each concept's measured signal (the log's concepts: {', '.join(mine[0].concepts)}); "
-                f"python -m empirical.sweep collect {sweep_dir} writes them"
-            )
-        runs.append(_run(run_id, cov, mine, by, held_labels))
+        runs.append(_run(run_id, cov, mine, by, held_labels, cov_path))
     if not any(r["held_out"] for r in runs):
         have = sorted({t.label for t in trajectories})
         raise ValueError(
@@ -305,8 +298,17 @@ def _grouping(covariates: dict, by: str | None, cov_path: Path) -> str:
     return by
 
 
-def _run(run_id: str, cov: dict, mine: list[Trajectory], by: str, held_labels: list[str]) -> dict:
+def _run(
+    run_id: str, cov: dict, mine: list[Trajectory], by: str, held_labels: list[str], cov_path: Path
+) -> dict:
     """One run's record: its covariates, the training classes' learning and each held-out class."""
+    lacking = [c for c in mine[0].concepts if not cov.get(f"signal_{c}")]
+    if lacking:
+        raise ValueError(
+            f"{cov_path}: run {run_id!r} has no {', '.join(f'signal_{c}' for c in lacking)}: the study "
+            f"needs each concept's measured signal (the log's concepts: {', '.join(mine[0].concepts)}); "
+            f"python -m empirical.sweep collect {cov_path.parent} writes them"
+        )
     labels = sorted({t.label for t in mine})
     train_classes = [lab for lab in labels if lab not in held_labels]
     return {
