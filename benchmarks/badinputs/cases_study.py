@@ -15,6 +15,14 @@ out = ["--out", "{c}/out"]
 ran = no_file("ran")
 inj = "injection"
 
+
+def five_runs(*signals: str):
+    """Setup: the workspace's sweep.csv (class 11 only) and a covariates table of five runs with ``signals``."""
+    head = ",".join(["run,seed,sep_color", *signals]) + "\n"
+    rows = "".join(f"r{i},0,{0.3 + i / 10:g}" + ",0.05" * len(signals) + "\n" for i in range(5))
+    return then(copy_file("sweep.csv"), write("covariates.csv", head + rows))
+
+
 CASES = [
     Case(
         "missing input",
@@ -227,15 +235,7 @@ CASES = [
         ST,
         ["{c}"],
         "no naive trajectory of a training class (the log holds class 11 only)",
-        setup=then(
-            copy_file("sweep.csv"),
-            write(
-                "covariates.csv",
-                "".join(f"r{i},0,{0.3 + i / 10:g},0.05,0.05\n" for i in range(5)).join(
-                    ["run,seed,sep_color,signal_color,signal_size\n", ""]
-                ),
-            ),
-        ),
+        setup=five_runs("signal_color", "signal_size"),
         label="DIR (a log of the held-out class only)",
         check=no_file("study.json"),
     ),
@@ -244,15 +244,7 @@ CASES = [
         ST,
         ["{c}"],
         "has no signal_size: the study needs each concept's measured signal",
-        setup=then(
-            copy_file("sweep.csv"),
-            write(
-                "covariates.csv",
-                "".join(f"r{i},0,{0.3 + i / 10:g},0.05\n" for i in range(5)).join(
-                    ["run,seed,sep_color,signal_color\n", ""]
-                ),
-            ),
-        ),
+        setup=five_runs("signal_color"),
         label="DIR (covariates.csv without signal_size)",
         check=no_file("study.json"),
     ),
