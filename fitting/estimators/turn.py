@@ -254,6 +254,17 @@ def held_out_turn(
     return turn if closer >= 0.1 else None
 
 
+def _mates(t: Trajectory, trajectories: Sequence[Trajectory], out: Sequence[str]) -> list:
+    """``t`` and the training classes it is read against: of the same run, seed and protocol, or under naive
+    prompting where that protocol elicited no training class (``empirical.elicit --classes held-out``): when
+    the training classes are drawn is the model's, not the protocol's."""
+    run = [u for u in trajectories if (u.run, u.seed) == (t.run, t.seed)]
+    same = [u for u in run if u.protocol == t.protocol]
+    if any(u.label not in out and u.accuracy is not None for u in same):
+        return same
+    return [t] + [u for u in run if u.protocol == "naive" and u.label not in out]
+
+
 def run_turns(
     log: Path,
     labels: Sequence[str] | None = None,
@@ -277,9 +288,7 @@ def run_turns(
         if t.label not in held or not t.concepts:
             continue
         # the same run, seed and protocol: a log may hold several runs
-        same = [
-            u for u in trajectories if (u.protocol, u.run, u.seed) == (t.protocol, t.run, t.seed)
-        ]
+        same = _mates(t, trajectories, out)
         start = learned_from(t, same, out)
         turn = held_out_turn(t, same, min_dev=min_dev, min_angle=min_angle, held_out=out)
         turns.append(

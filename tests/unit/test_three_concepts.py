@@ -7,7 +7,7 @@ import json
 
 import numpy as np
 
-from core.trajectory import Trajectory, headline_class, held_out_of, write_csv
+from core.trajectory import Trajectory, headline_class, held_out_of, read_csv, write_csv
 from figures.cube import corner_names
 from figures.training import main as figure
 from fitting.turn import main as turns
@@ -89,3 +89,21 @@ def test_turn_json_names_the_memorized_corner_and_when_the_path_left_it(tmp_path
     assert (
         "class 011 naive: no turn; drawn as 010 (100% at step 500), left it at step 1,800" in said
     )
+
+
+def test_a_protocol_that_elicited_only_held_out_classes_is_read_from_when_naive_draws_the_training_classes(
+    tmp_path,
+):
+    """``empirical.elicit --classes held-out`` logs no training class under over-prompting: the turn is looked
+    for once naive prompting draws them (step 500 here), not from step 0 (before: learned_step 0)."""
+    folder = run_log(tmp_path / "run")
+    rows = read_csv(folder / "trajectories.csv")
+    held = next(t for t in rows if t.label == "011")
+    over = Trajectory(
+        held.step, held.z, CONCEPTS, "011", protocol="overprompt", accuracy=held.accuracy
+    )
+    write_csv(folder / "trajectories.csv", [*rows, over])
+    assert turns([str(folder), "--class", "011"]) == 0
+    doc = json.loads((folder / "turn.json").read_text())["turns"]
+    learned = {row["protocol"]: row["learned_step"] for row in doc}
+    assert learned == {"naive": 500.0, "overprompt": 500.0}
