@@ -34,7 +34,7 @@ from typing import Sequence
 from core import cli
 from core.records import TurnRecord
 from core.trajectory import run_log
-from fitting.estimators.turn import run_turns
+from fitting.estimators.turn import NEAR, run_turns
 
 
 def _outputs(runs: Sequence[Path], out: Path | None) -> dict[Path, Path]:
@@ -135,7 +135,7 @@ def _memorized(row: dict) -> str:
         return ""
     left = row.get("left_memorized_step")
     gone = (
-        "not left (its mean path never within 0.15 of it, or still there)"
+        f"not left (its mean path never within {NEAR} of it, or still there)"
         if left is None
         else f"left it at step {left:,.0f}"
     )

@@ -109,26 +109,27 @@ def control(
     protocols did to it. A protocol that lifts a class the model cannot draw yet, or breaks one it can, shows here.
 
     Per training class (every class in the log but ``label`` and the classes held out in training: ``held_out``,
-    default the rule training uses, core.trajectory.held_out_of; in three concepts 011, 101, 110, 111): ``readable_step``, the first step from which at
-    most 5% of its samples were unreadable (held ``persist`` checkpoints; None without share columns);
+    default the rule training uses, core.trajectory.held_out_of; in three concepts 011, 101, 110, 111):
+    ``readable_step``, the first step from which at most 5% of its samples were unreadable (held ``persist``
+    checkpoints; None without share columns);
     ``naive`` and ``capability`` first steps at 50%/80%; and the curves. ``learned_step``: the step by which
     every training class reached 80% naive accuracy (None if one never did).
     """
     have = {t.label for t in trajectories}
     classes = sorted(have - {label} - set(held_out_of(have) if held_out is None else held_out))
     out = {}
-    for label in classes:
-        c = curves(trajectories, label)
+    for train in classes:
+        c = curves(trajectories, train)
         if "naive" not in c:
             continue
-        naive = next(t for t in trajectories if t.label == label and t.protocol == "naive")
+        naive = next(t for t in trajectories if t.label == train and t.protocol == "naive")
         unread = naive.shares().get(UNREADABLE)
         readable = None
         if unread is not None and not np.isnan(unread).all():
             readable = threshold_step(
                 naive.step.astype(float), 1 - np.nan_to_num(unread, nan=1.0), 0.95, persist=persist
             )
-        out[label] = {
+        out[train] = {
             "readable_step": readable,
             "first_step": thresholds(c, persist),
             "curves": {

@@ -287,7 +287,7 @@ def run_turns(
     for t in trajectories:
         if t.label not in held or not t.concepts:
             continue
-        # the same run, seed and protocol: a log may hold several runs
+        # a log may hold several runs: the class's own run, seed and protocol (_mates)
         same = _mates(t, trajectories, out)
         start = learned_from(t, same, out)
         turn = held_out_turn(t, same, min_dev=min_dev, min_angle=min_angle, held_out=out)
