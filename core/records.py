@@ -327,12 +327,19 @@ class ForecastRecord(Record):
     method: str
     methods: list
     label: str = field(default="11", metadata={"key": "class"})
+    # what the pooled methods learned from (source, runs, kind), and each baseline's forecast at the same cut
+    pool: dict | None = None
+    baselines: list | None = None
+    # why there is no forecast (method "none"), in words
+    reason: str | None = None
 
     def line(self) -> str:
         """The forecast in one line, as fitting.forecast prints it and empirical.sweep status shows it."""
         c, read = f"class {self.label}", f"read to {self.at:,.0f}"
         if self.observed_behavior_step is not None:
             return f"{c} shown by naive prompting at {self.observed_behavior_step:,.0f} ({read})"
+        if self.method == "none":
+            return f"{c}: no forecast ({self.reason or 'no method could say'}; {read})"
         chance = "?" if self.p_compose is None else f"{self.p_compose:.2f}"
         if self.behavior_step is None:
             return f"{c} not expected by {self.horizon:,.0f} (p {chance}; {self.method}, {read})"

@@ -35,7 +35,7 @@ import time
 from pathlib import Path
 from typing import Sequence
 
-from fitting.analyses import forecast_methods as fm
+from fitting.analyses import forecast_methods as fm, reference_pool
 from core.records import ForecastRecord
 from fitting.analyses.events import run_events
 from core import cli
@@ -44,18 +44,25 @@ from core.trajectory import read_csv
 
 
 def forecast(
-    run: Path, at: float | None, horizon: float | None, pool: fm.Pool | None, label: str = "11"
+    run: Path,
+    at: float | None,
+    horizon: float | None,
+    pool: fm.Pool | None,
+    label: str = "11",
+    pool_info: dict | None = None,
 ) -> dict:
     trajectories = read_csv(run / "trajectories.csv")
     cfg = _config(run)
     last = max(float(t.step[-1]) for t in trajectories)
     at = last if at is None else at
-    if at <= 0:
+    if not (0 < at < float("inf")):
         raise cli.UsageError(
             f"--at {at:g}: give a step > 0 (the run's checkpoints reach {last:,.0f})"
         )
-    if horizon is not None and not horizon > 0:
-        raise cli.UsageError(f"--horizon {horizon:g}: give the step the forecast is for (> 0)")
+    if horizon is not None and not 0 < horizon < float("inf"):
+        raise cli.UsageError(
+            f"--horizon {horizon:g}: give the step the forecast is for (a finite step > 0)"
+        )
     if not (horizon or cfg.get("steps")):
         # the log's last step would tell a forecast at an earlier cut how long the run went on
         raise cli.UsageError(
@@ -65,15 +72,20 @@ def forecast(
     if horizon < at:
         raise cli.UsageError(f"--horizon {horizon:,.0f} is before --at {at:,.0f}")
     r = fm.reading(trajectories, at, label, cfg.get("sep"))
-    methods = [fm.logistic(r, horizon)]
-    if pool is not None:
-        methods = [
-            fm.clock(r, pool, horizon),
-            *methods,
-            fm.lag(r, pool, horizon),
-            fm.setting(r, pool, horizon),
-        ]
-    first = next((m for m in methods if m.step is not None or m.p_compose is not None), methods[0])
+    methods = (
+        []
+        if pool is None
+        else [fm.anchor(r, pool, horizon), fm.clock(r, pool, horizon), fm.lag(r, pool, horizon)]
+    )
+    first = next((m for m in methods if m.step is not None or m.p_compose is not None), None)
+    seen = r.behavior is not None
+    reason = None
+    if first is None and not seen:
+        reason = (
+            "; ".join(f"{m.method}: {m.note}" for m in methods)
+            if methods
+            else (pool_info or {}).get("why", "no pool of runs like this one: give --pool")
+        )
     return {
         "run": str(run),
         "class": label,
@@ -81,13 +93,14 @@ def forecast(
         "horizon": horizon,
         "observed_behavior_step": r.behavior,
         "pending_behavior_step": r.floor if r.pending else None,
-        "behavior_step": None if r.behavior is not None else first.step,
-        "interval": None
-        if r.behavior is not None or first.interval is None
-        else list(first.interval),
-        "p_compose": 1.0 if r.behavior is not None else first.p_compose,
-        "method": "observed" if r.behavior is not None else first.method,
+        "behavior_step": None if seen or first is None else first.step,
+        "interval": None if seen or first is None or first.interval is None else list(first.interval),
+        "p_compose": 1.0 if seen else (None if first is None else first.p_compose),
+        "method": "observed" if seen else ("none" if first is None else first.method),
         "methods": [m.to_json() for m in methods],
+        "baselines": [m.to_json() for m in fm.baselines(r, pool, horizon)],
+        "pool": pool_info,
+        "reason": reason,
     }
 
 
@@ -106,10 +119,9 @@ def summary(doc: dict) -> str:
             f" [read at >= 0.5 from {doc['pending_behavior_step']:,.0f}, not yet held 2 checkpoints: "
             "one more confirms it there]"
         )
-    if len(doc["methods"]) == 1:
-        line += (
-            " [only the learning-curve extrapolation ran; give --pool for the toy theory's clock]"
-        )
+    info = doc.get("pool") or {}
+    if info.get("runs"):
+        line += f" [learned from {info['runs']} {info.get('source', 'pool')} runs]"
     return line
 
 
@@ -120,6 +132,7 @@ def watch(
     pool: fm.Pool | None,
     label: str,
     out: Path | None,
+    pool_info: dict | None = None,
     sleep=time.sleep,
     looks: int | None = None,
 ) -> int:
@@ -130,7 +143,7 @@ def watch(
             stamp = log.stat().st_mtime_ns if log.exists() else None
             if stamp is not None and stamp != seen:
                 seen = stamp
-                doc = forecast(run, None, horizon, pool, label)
+                doc = forecast(run, None, horizon, pool, label, pool_info)
                 print(f"{time.strftime('%H:%M:%S')} {summary(doc)}", flush=True)
                 if out:
                     ForecastRecord.from_json(doc).write(out)
@@ -143,19 +156,53 @@ def watch(
     return 0
 
 
-def _others(run: Path, pool: list[Path], label: str) -> list[dict]:
-    """The pool's events, without the run: its folder, a copy of its log, a run of its seed at its separations."""
+def _others(run: Path, pool: list[Path], label: str, mix: bool = False) -> list[dict]:
+    """The pool's events, without the run: its folder, a copy of its log, a run of its seed at its separations.
+    A pool run of another preset, resolution or concept set is refused unless ``mix``."""
     cfg, log = _config(run), (run / "trajectories.csv").read_bytes()
     mine = {"seed": cfg.get("seed"), "sep": dict(cfg["sep"])} if cfg.get("sep") else None
+    kind = reference_pool.describe(cfg) if cfg else None
     out = []
     for p in pool:
         copy = (p / "trajectories.csv").exists() and (p / "trajectories.csv").read_bytes() == log
         if p.resolve() == run.resolve() or copy:
             continue
+        theirs = _config(p)
+        other = None if kind is None else reference_pool.mismatch(kind, reference_pool.describe(theirs))
+        if other and not mix:
+            raise cli.UsageError(
+                f"--pool {p}: not a run like {run} ({other}); give runs of the same preset, resolution "
+                "and concepts, or --mix-pool to learn from them anyway"
+            )
         e = run_events(p, label)
         if mine is None or not fm.same_run(e, mine):
             out.append(e)
     return out
+
+
+def default_pool(run: Path) -> tuple[fm.Pool | None, dict]:
+    """The package's reference runs of the run's preset, resolution and concepts (fitting.analyses.reference_pool),
+    without the run itself; (None, why) where there are none."""
+    cfg = _config(run)
+    if not cfg:
+        return None, {"why": f"{run} has no config.json, so no reference runs match it: give --pool"}
+    kind = reference_pool.describe(cfg)
+    path = reference_pool.path_for(kind)
+    if not path.exists():
+        have = sorted(p.name for p in reference_pool.HERE.glob("*.json"))
+        return None, {
+            "why": f"no reference runs of preset {kind['preset']} at {kind['resolution']} px with concepts "
+            f"{','.join(kind['concepts'])} (the package has {', '.join(have) or 'none'}): give --pool"
+        }
+    _, events = reference_pool.load(path)
+    mine = {"seed": cfg.get("seed"), "sep": dict(cfg.get("sep") or {})}
+    here = str(run.resolve())
+    keep = [
+        e
+        for e in events
+        if not fm.same_run(e, mine) and str((reference_pool.ROOT / e["run"]).resolve()) != here
+    ]
+    return fm.Pool(keep), {"source": f"reference {path.name}", "runs": len(keep), **kind}
 
 
 @cli.command("fitting.forecast")
@@ -172,7 +219,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         "config.json)",
     )
     parser.add_argument(
-        "--pool", type=Path, nargs="+", help="other runs' folders, for the pooled methods"
+        "--pool",
+        type=Path,
+        nargs="+",
+        help="other runs' folders to learn from (default: the package's reference runs of the run's preset, "
+        "resolution and concepts)",
+    )
+    parser.add_argument(
+        "--mix-pool",
+        action="store_true",
+        help="learn from --pool runs of another preset, resolution or concept set (refused otherwise)",
     )
     parser.add_argument(
         "--class", dest="label", default="11", help="the held-out class (default 11)"
@@ -186,7 +242,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     out = cli.output_file(args.json, "--json") if args.json else None
-    if args.watch is not None and not args.watch > 0:
+    if args.watch is not None and not 0 < args.watch < float("inf"):
         raise cli.UsageError(f"--watch {args.watch:g}: give the seconds between looks (> 0)")
     if args.watch is not None and args.at is not None:
         raise cli.UsageError("--watch follows the last checkpoint; leave --at out")
@@ -196,11 +252,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise cli.UsageError(
             f"{args.run}: no trajectories.csv (a run folder of empirical.train or empirical.elicitation.walk)"
         )
-    pool = fm.Pool(_others(args.run, args.pool, args.label)) if args.pool else None
+    if args.pool:
+        events = _others(args.run, args.pool, args.label, args.mix_pool)
+        pool, info = fm.Pool(events), {"source": "--pool", "runs": len(events)}
+    else:
+        pool, info = default_pool(args.run)
     if args.watch is not None:
-        return watch(args.run, args.watch, args.horizon, pool, args.label, out)
-    doc = forecast(args.run, args.at, args.horizon, pool, args.label)
-    for m in doc["methods"]:
+        return watch(args.run, args.watch, args.horizon, pool, args.label, out, info)
+    doc = forecast(args.run, args.at, args.horizon, pool, args.label, info)
+    for m in doc["methods"] + doc["baselines"]:
         step = "none" if m["behavior_step"] is None else f"{m['behavior_step']:,.0f}"
         p = "?" if m["p_compose"] is None else f"{m['p_compose']:.2f}"
         print(f"  {m['method']:<9} {step:>8}  P(by horizon) {p}  {m['note']}", file=sys.stderr)

@@ -27,12 +27,14 @@ Writes DIR/calibration.json (every forecast and the scores) and DIR/calibration.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 
-from fitting.analyses import forecast_methods as fm
+from fitting.analyses import forecast_methods as fm, reference_pool
+from core.files import write_json
 from fitting.analyses.event_records import CalibrationRecord
 from fitting.analyses.capability import capability
 from fitting.analyses.events import run_events
@@ -44,6 +46,7 @@ from core import cli
 from core.trajectory import UNREADABLE, Trajectory, read_csv
 
 FIXED_CUTS = (2000.0, 3000.0, 4000.0)
+ALL = fm.METHODS + tuple(b for b in fm.BASELINES if b not in fm.METHODS)
 CUTS = ("2000", "3000", "4000", "memorized", "memorized-live", "capability")
 
 
@@ -83,11 +86,16 @@ def memorized_live(trajectories: Sequence[Trajectory], label: str = "11") -> flo
     return min(seen) if seen else None
 
 
-def forecasts(runs: Sequence[Path], label: str = "11") -> list[dict]:
+def forecasts(runs: Sequence[Path], label: str = "11", leave: str = "run") -> list[dict]:
+    """Every run forecast at every cut from the others: ``leave`` "run" drops the run (and its seed's repeats at
+    its setting), "setting" every run at its separations (the registered test's runs are at new settings)."""
     events = [run_events(r, label) for r in runs]
     rows = []
-    for run, e in progress_bar(list(zip(runs, events)), desc="leave one out", unit="run"):
-        pool = fm.Pool([o for o in events if o is not e and not fm.same_run(o, e)])
+    for run, e in progress_bar(list(zip(runs, events)), desc=f"leave one {leave} out", unit="run"):
+        if leave == "setting":
+            pool = fm.Pool([o for o in events if o["sep"] != e["sep"]])
+        else:
+            pool = fm.Pool([o for o in events if o is not e and not fm.same_run(o, e)])
         trajectories = read_csv(Path(run) / "trajectories.csv")
         end = e["behavior"].censored_at
         truth = e["behavior"].step
@@ -98,12 +106,8 @@ def forecasts(runs: Sequence[Path], label: str = "11") -> list[dict]:
             if r.behavior is not None:  # the log cut here already shows it
                 rows.append({"run": str(run), "cut": name, "at": at, "already": True})
                 continue
-            made = [
-                fm.clock(r, pool, end),
-                fm.logistic(r, end),
-                fm.lag(r, pool, end),
-                fm.setting(r, pool, end),
-            ]
+            made = [fm.anchor(r, pool, end), fm.clock(r, pool, end), fm.lag(r, pool, end)]
+            made += fm.baselines(r, pool, end)
             rows.append(
                 {
                     "run": str(run),
@@ -116,6 +120,23 @@ def forecasts(runs: Sequence[Path], label: str = "11") -> list[dict]:
                 }
             )
     return rows
+
+
+def write_reference(runs: Sequence[Path], label: str, path: Path) -> None:
+    """The runs' events as a reference pool (one kind of run only)."""
+    events = [run_events(r, label) for r in runs]
+    kinds = {json.dumps(reference_pool.describe(e), sort_keys=True) for e in events}
+    if len(kinds) != 1:
+        raise cli.UsageError(f"--reference: the runs are of {len(kinds)} kinds ({sorted(kinds)}); give one")
+    kind = json.loads(kinds.pop())
+    root = reference_pool.ROOT
+    rows = []
+    for r, e in zip(runs, events):
+        p = Path(r).resolve()
+        e = {**e, "run": str(p.relative_to(root)) if p.is_relative_to(root) else str(r)}
+        rows.append(reference_pool.to_json(e, kind))
+    write_json(path, {**kind, "label": label, "made_by": "python -m fitting.forecast_calibration "
+                      "RUN ... --reference FILE", "runs": rows})
 
 
 def _score(rows: list[dict], method: str) -> dict:
@@ -149,7 +170,7 @@ def scores(rows: list[dict]) -> dict:
     for cut in CUTS:
         mine = [r for r in rows if r["cut"] == cut and not r["already"]]
         out[cut] = {"already": sum(r["cut"] == cut and r["already"] for r in rows)}
-        for method in fm.METHODS:
+        for method in ALL:
             out[cut][method] = _score(mine, method) if mine else None
     return out
 
@@ -160,7 +181,7 @@ def table(s: dict) -> str:
         "|---|---|---|---|---|---|---|",
     ]
     for cut, by in s.items():
-        for method in fm.METHODS:
+        for method in ALL:
             v = by.get(method)
             if not v:
                 continue
@@ -182,6 +203,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--out", type=Path, required=True, help="the folder for calibration.json and .md"
     )
+    parser.add_argument(
+        "--leave",
+        choices=("run", "setting"),
+        default="run",
+        help="what each forecast leaves out of the pool: its run (default) or every run at its setting",
+    )
+    parser.add_argument(
+        "--reference",
+        type=Path,
+        help="also write the runs' events as a reference pool (fitting.analyses.reference_pool) to this file",
+    )
     args = parser.parse_args(argv)
     if len(args.runs) < 4:
         raise cli.UsageError(
@@ -190,7 +222,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     out = cli.output_dir(args.out, "--out")
     if cli.checking(args):
         return 0
-    rows = forecasts(args.runs, args.label)
+    if args.reference:
+        write_reference(args.runs, args.label, cli.output_file(args.reference, "--reference"))
+        print(f"wrote {args.reference}")
+    rows = forecasts(args.runs, args.label, args.leave)
     s = scores(rows)
     CalibrationRecord(cuts=list(CUTS), scores=s, forecasts=rows).write(out / CalibrationRecord.FILE)
     (out / "calibration.md").write_text(table(s) + "\n")

@@ -25,6 +25,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import optimize, special
 
+from fitting.analyses import forecast_anchor, forecast_baselines as fb
 from fitting.estimators import censored
 from fitting.analyses.capability import capability
 from fitting.estimators.curves import settled_step, threshold_step
@@ -33,7 +34,9 @@ from fitting.analyses.study import PERSIST
 from core.trajectory import Trajectory
 
 Z80 = float(special.ndtri(0.9))
-METHODS = ("clock", "logistic", "lag", "setting")
+# the forecast's own methods, the default first; then the baselines it must beat (forecast_baselines)
+METHODS = ("anchor", "clock", "lag")
+BASELINES = ("blind", "setting", "base-rate", "logistic", "lc-naive", "lc-capability")
 
 
 @dataclass(frozen=True)
@@ -71,6 +74,8 @@ class Reading:
     capability: float | None
     clocks: dict  # concept -> step or None (not yet learned by the cut)
     sep: dict = field(default_factory=dict)
+    # the capability curve by the cut (steps, accuracy), None where nothing was elicited
+    capability_curve: tuple | None = None
 
     @property
     def pending(self) -> bool:
@@ -123,6 +128,7 @@ def reading(
         capability=cap_step,
         clocks=concept_steps(cut),
         sep=dict(sep or {}),
+        capability_curve=None if cap is None else (np.asarray(cap[0], float), np.asarray(cap[1], float)),
     )
 
 
@@ -152,6 +158,26 @@ class Pool:
     """The other runs' events (fitting.analyses.events.run_events), from which the pooled methods learn."""
 
     events: list[dict]
+    _cache: dict = field(default_factory=dict, compare=False, repr=False)
+
+    def anchor_model(self) -> forecast_anchor.AnchorModel:
+        if "anchor" not in self._cache:
+            self._cache["anchor"] = forecast_anchor.fit(self.events)
+        return self._cache["anchor"]
+
+    def concept_clocks(self) -> dict:
+        """Concept -> the pool's read clocks (steps) of that concept."""
+        out: dict = {}
+        for e in self.events:
+            for k, v in e["concept_steps"].items():
+                if v.step is not None:
+                    out.setdefault(k, []).append(float(v.step))
+        return out
+
+    def behaviors(self) -> tuple[NDArray, NDArray]:
+        """(behavior step or last checkpoint, censored) of every pool run."""
+        y = np.array([e["behavior"].value for e in self.events], float)
+        return y, np.array([e["behavior"].step is None for e in self.events])
 
     def clock_fit(self) -> tuple[float, float]:
         """(a, σ) of log behavior = a + log T_slow, censored, over the pool's runs with both clocks."""
@@ -193,6 +219,23 @@ class Pool:
             for e in self.events
             if e["sep"] and all(np.isclose(e["sep"].get(k, np.nan), v) for k, v in sep.items())
         ]
+
+    def nearest_setting(self, sep: dict) -> dict | None:
+        """The pool's setting nearest ``sep`` in log separation among those with at least 2 runs (None where the
+        run's separations are unknown or no setting shares its concepts)."""
+        if not sep or any(not v > 0 for v in sep.values()):
+            return None
+        counts: dict = {}
+        for e in self.events:
+            s = e.get("sep") or {}
+            if set(s) == set(sep) and all(v > 0 for v in s.values()):
+                key = tuple(sorted(s.items()))
+                counts[key] = counts.get(key, 0) + 1
+        ok = [k for k, n in counts.items() if n >= 2]
+        if not ok:
+            return None
+        dist = lambda k: sum(np.log(v / sep[c]) ** 2 for c, v in k)  # noqa: E731
+        return dict(min(ok, key=lambda k: (dist(k), k)))
 
     def slow_clocks(self) -> NDArray:
         """T_slow of the pool's runs that learned both concepts."""
@@ -320,16 +363,23 @@ def lag(r: Reading, pool: Pool, horizon: float) -> Forecast:
 
 
 def setting(r: Reading, pool: Pool, horizon: float) -> Forecast:
-    same = pool.same_setting(r.sep)
+    """The pool's runs at the run's separations, or (fewer than 2 there) at the nearest setting in log separation
+    that has at least 2: their behavior steps after the cut (censored ones sort last)."""
+    same, where = pool.same_setting(r.sep), ""
     if len(same) < 2:
-        return Forecast("setting", None, None, None, f"fewer than 2 pool runs at {r.sep}")
+        near = pool.nearest_setting(r.sep)
+        if near is None:
+            return Forecast("setting", None, None, None, f"fewer than 2 pool runs at {r.sep}")
+        same, where = pool.same_setting(near), " at the nearest setting " + ", ".join(
+            f"Δ{k} {v:g}" for k, v in near.items()
+        )
     y = np.array([e["behavior"].value for e in same], float)
     c = np.array([e["behavior"].step is None for e in same])
     # the run has not composed by the cut: only the runs that had not either (a pending run may compose at its floor)
     later = (y >= r.floor if r.pending else y > r.at) | c
     if not later.any():
         return Forecast(
-            "setting", None, None, None, f"all {len(same)} pool runs here composed by the cut"
+            "setting", None, None, None, f"all {len(same)} pool runs{where} composed by the cut"
         )
     y, c = y[later], c[later]
     med, bound = censored.median(y, c)
@@ -337,5 +387,78 @@ def setting(r: Reading, pool: Pool, horizon: float) -> Forecast:
     p = float(np.mean(~c & (y <= horizon)))
     interval = tuple(np.percentile(inside, [10, 90])) if inside.size >= 2 else None
     return Forecast(
-        "setting", None if bound or med > horizon else med, interval, p, f"{len(same)} runs"
+        "setting",
+        None if bound or med > horizon else med,
+        interval,
+        p,
+        f"{len(same)} runs{where}",
     )
+
+
+def anchor(r: Reading, pool: Pool, horizon: float) -> Forecast:
+    """The default: behavior anchored on the run's latest event on its own concept clocks (forecast_anchor)."""
+    try:
+        d = forecast_anchor.draw(
+            r.clocks,
+            r.at,
+            r.floor,
+            r.capability,
+            r.sep,
+            pool.anchor_model(),
+            pool.concept_clocks(),
+        )
+    except ValueError as err:
+        return Forecast("anchor", None, None, None, f"no forecast: {err}")
+    lo, med, hi = forecast_anchor.weighted_quantiles(d.steps, d.weights, (0.1, 0.5, 0.9))
+    p = float(np.sum(d.weights * (d.steps <= horizon)) / np.sum(d.weights))
+    return Forecast("anchor", med if med <= horizon else None, (lo, hi), p, d.inputs)
+
+
+def blind(r: Reading, pool: Pool, horizon: float) -> Forecast:
+    y, c = pool.behaviors()
+    med, interval, p, note = fb.km_forecast(y, c, r.floor if r.pending else r.at + 1e-6, horizon)
+    if p is None:
+        return Forecast("blind", None, None, None, note)
+    step = None if med is None or med > horizon else med
+    return Forecast("blind", step, interval, p, f"{len(y)} pool runs")
+
+
+def base_rate(pool: Pool) -> Forecast:
+    y, c = pool.behaviors()
+    return Forecast(
+        "base-rate", None, None, float(np.mean(~c)), f"{int((~c).sum())} of {c.size} composed"
+    )
+
+
+def _from_draws(method: str, draws: NDArray, horizon: float, note: str) -> Forecast:
+    med, interval, p = fb.summarize(draws, horizon)
+    return Forecast(method, med, interval, p, note)
+
+
+def lc_naive(r: Reading, horizon: float) -> Forecast:
+    if r.step.size < 5:
+        return Forecast("lc-naive", None, None, None, "fewer than 5 checkpoints")
+    draws, _ = fb.lc_forecast(r.step, r.accuracy, r.floor, horizon)
+    return _from_draws("lc-naive", draws, horizon, "")
+
+
+def lc_capability(r: Reading, pool: Pool, horizon: float) -> Forecast:
+    lags = pool.lags()
+    if lags.size < 3:
+        return Forecast("lc-capability", None, None, None, "the pool has fewer than 3 lags")
+    if r.capability is not None:
+        draws = np.maximum(r.capability + lags, r.floor)
+        return _from_draws("lc-capability", draws, horizon, f"capability {r.capability:,.0f}")
+    if r.capability_curve is None or r.capability_curve[0].size < 5:
+        return Forecast("lc-capability", None, None, None, "fewer than 5 capability checkpoints")
+    draws, _ = fb.lc_forecast(*r.capability_curve, r.floor, horizon, lag=lags)
+    return _from_draws("lc-capability", draws, horizon, "capability extrapolated")
+
+
+def baselines(r: Reading, pool: Pool | None, horizon: float) -> list[Forecast]:
+    """Every baseline of BASELINES at this cut (the pooled ones only with a pool)."""
+    out = [logistic(r, horizon), lc_naive(r, horizon)]
+    if pool is not None:
+        out = [blind(r, pool, horizon), setting(r, pool, horizon), base_rate(pool), *out]
+        out.append(lc_capability(r, pool, horizon))
+    return out

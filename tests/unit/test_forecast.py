@@ -91,8 +91,17 @@ def test_a_committed_run_already_composed_says_so(capsys):
     assert "class 11 shown by naive prompting at 7,134" in out
     doc = forecast.forecast(RUN, 6000.0, None, None)
     assert doc["observed_behavior_step"] is None and doc["horizon"] == 15000.0
-    assert doc["method"] == "logistic" and doc["at"] == 6000.0
-    assert "give --pool for the toy theory's clock" in forecast.summary(doc)
+    # without a pool there is no forecast (never the learning curve's confident p); the baselines still run
+    assert doc["method"] == "none" and doc["at"] == 6000.0 and doc["p_compose"] is None
+    assert "no forecast" in forecast.summary(doc)
+    assert {b["method"] for b in doc["baselines"]} == {"logistic", "lc-naive"}
+    # with no flag the package's reference runs are the pool, the run itself left out
+    pool, info = forecast.default_pool(RUN)
+    # 53 reference runs less the run and its seed's two repeats at its setting (validation, the H100 sweep)
+    assert info["runs"] == 50 and info["preset"] == "small" and pool is not None
+    doc = forecast.forecast(RUN, 6000.0, None, pool, "11", info)
+    assert doc["method"] == "anchor" and doc["pool"]["runs"] == 50
+    assert {b["method"] for b in doc["baselines"]} == set(fm.BASELINES)
 
 
 @pytest.mark.parametrize(
