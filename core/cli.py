@@ -72,12 +72,45 @@ def describe_os_error(err: OSError) -> str:
     return f"{path}: {why}" if path else why
 
 
+class _PipeSafe:
+    """stdout that a reader going away (``... | head``, ``| true``) cannot stop: the command finishes its work and
+    writes its files; what it would still print goes nowhere."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def _gone(self) -> None:
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), self._stream.fileno())
+        except (OSError, ValueError, AttributeError):
+            pass
+        self._stream = open(os.devnull, "w")
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except BrokenPipeError:
+            self._gone()
+            return len(text)
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            self._gone()
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
 def command(module: str) -> Callable[[Callable[..., int]], Callable[..., int]]:
     """Decorate the ``main(argv=None) -> int`` of ``python -m module`` so that bad input exits 2 with one line."""
 
     def wrap(main: Callable[..., int]) -> Callable[..., int]:
         @functools.wraps(main)
         def run(argv: Sequence[str] | None = None) -> int:
+            real = sys.stdout
+            sys.stdout = _PipeSafe(real) if real is not None else real
             try:
                 return main(argv)
             # the reader went away (`... | head`): stop quietly, as Unix tools do
@@ -91,6 +124,12 @@ def command(module: str) -> Callable[[Callable[..., int]], Callable[..., int]]:
                 return report(module, str(err))
             except OSError as err:
                 return report(module, describe_os_error(err))
+            finally:
+                try:
+                    sys.stdout.flush()
+                except (OSError, ValueError):
+                    pass
+                sys.stdout = real
 
         return run
 
@@ -182,7 +221,23 @@ PACKAGE_FILES = {
     "prediction.json": "python -m fitting.predict",
     "leave_out.json": "python -m fitting.predict --leave-out",
     "ladder.json": "python -m fitting.ladder",
+    # what empirical.elicit writes per protocol (elicit/<protocol>.json; a test checks the list against the
+    # protocols), the queues' job files and their marks
+    **{
+        f"{p}.json": "python -m empirical.elicit"
+        for p in ("overprompt", "intervention", "patch", "cfg", "naive")
+    },
+    "jobs.txt": "a registered test or a batch (its job file)",
 }
+
+
+def guarded() -> dict[str, str]:
+    """Every file name a command must not write unless it owns it: :data:`PACKAGE_FILES` and the file of every
+    record class defined so far (core.record.KNOWN: each names its writer), so a record added later is guarded
+    without a line here."""
+    from core.record import KNOWN
+
+    return {**PACKAGE_FILES, **{cls.FILE: cls.WRITER for cls in KNOWN if cls.FILE}}
 
 
 def output_file(
@@ -197,10 +252,15 @@ def output_file(
     other such name is refused: another command writes it and the package reads it)."""
     path = Path(path)
     what = f"{flag} {path}"
-    if path.name in PACKAGE_FILES and path.name not in owns:
+    names = guarded()
+    if path.name in names and path.name not in owns:
         raise UsageError(
-            f"{what}: {path.name} is the name of what {PACKAGE_FILES[path.name]} writes, which other "
+            f"{what}: {path.name} is the name of what {names[path.name]} writes, which other "
             "commands read; give the output another name"
+        )
+    if path.is_symlink():
+        raise UsageError(
+            f"{what}: is a symbolic link; refusing to write through it; write elsewhere"
         )
     endings = (suffix,) if isinstance(suffix, str) else suffix
     valid = None if endings is None else " or ".join(endings)

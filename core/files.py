@@ -143,6 +143,12 @@ def atomic_write(
         The path written.
     """
     path = Path(path)
+    if path.is_symlink():
+        # replacing it would leave the file it points to stale, writing through it would change another file
+        raise ValueError(
+            f"{path}: is a symbolic link (to {os.readlink(path)}); refusing to write through or over it: "
+            "remove the link or write elsewhere"
+        )
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(
         prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp", dir=path.parent
@@ -152,6 +158,10 @@ def atomic_write(
             os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", newline="", encoding="utf-8")
         ) as fh:
             write(fh)
+            fh.flush()
+            os.fsync(
+                fh.fileno()
+            )  # on disk before it takes the name: a crash leaves the old file or the new
         os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give the file the usual permissions
         os.replace(tmp, path)
     except BaseException:
@@ -159,6 +169,12 @@ def atomic_write(
         raise
     _remove_stale_temps(path)
     return path
+
+
+def copy_file(source: str | os.PathLike, dest: str | os.PathLike) -> Path:
+    """Copy a file with :func:`atomic_write` (never half a file, never through a symbolic link at ``dest``)."""
+    data = Path(source).read_bytes()
+    return atomic_write(dest, lambda fh: fh.write(data), binary=True)
 
 
 def _remove_stale_temps(path: Path) -> None:

@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import gzip
 import re
-import shutil
 import sys
 from pathlib import Path
 from typing import Sequence
 
 from core import cli
-from core.files import atomic_write
+from core.files import atomic_write, copy_file, read_json
 
 KEPT = ("config.json", "trajectories.csv", "trajectories.meta.json", "metrics.jsonl")
 OVERPROMPT = "elicit/overprompt.json"
@@ -46,9 +45,38 @@ def kept_name(run: Path, path: Path) -> str:
     return path.name
 
 
+def another_run(run: Path, dest: Path) -> str | None:
+    """Why ``dest`` holds another run than ``run`` (its config's training settings differ), or None."""
+    theirs, mine = dest / "config.json", run / "config.json"
+    if not theirs.is_file() or theirs.is_symlink():
+        return None
+    try:
+        a, b = read_json(mine, "config"), read_json(theirs, "config")
+    except ValueError as err:
+        return str(err)
+    a, b = (
+        (a.get("train") if isinstance(a, dict) else a),
+        (b.get("train") if isinstance(b, dict) else b),
+    )
+    if a == b:
+        return None
+    if isinstance(a, dict) and isinstance(b, dict):
+        diff = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
+        return "its config differs in " + ", ".join(
+            f"{k} ({b.get(k)!r} there, {a.get(k)!r} here)" for k in diff[:3]
+        )
+    return "its config.json is not a training run's"
+
+
 def keep(run: Path, dest: Path) -> list[str]:
     """Copy what results/ keeps of ``run`` into ``dest`` (metrics compressed, the newer log replacing an older
-    copy); returns the names written."""
+    copy; every file written whole, never through a symbolic link); returns the names written. A ``dest`` that
+    holds another run is refused (ValueError naming both)."""
+    other = another_run(run, dest)
+    if other:
+        raise ValueError(
+            f"DEST_DIR {dest}: holds another run than {run} ({other}); keep each run in its own folder"
+        )
     written = []
     for path in kept_files(run):
         name = kept_name(run, path)
@@ -59,8 +87,7 @@ def keep(run: Path, dest: Path) -> list[str]:
             (dest / "metrics.jsonl").unlink(missing_ok=True)
             name += ".gz"
         else:
-            (dest / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(path, dest / name)
+            copy_file(path, dest / name)
         written.append(name)
     return written
 

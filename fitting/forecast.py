@@ -35,7 +35,7 @@ import time
 from pathlib import Path
 from typing import Sequence
 
-from fitting.analyses import forecast_methods as fm, reference_pool
+from fitting.analyses import forecast_baselines as fb, forecast_methods as fm, reference_pool
 from core.records import ForecastRecord
 from fitting.analyses.events import run_events
 from core import cli
@@ -43,16 +43,8 @@ from core.files import read_json
 from core.trajectory import read_csv
 
 
-def forecast(
-    run: Path,
-    at: float | None,
-    horizon: float | None,
-    pool: fm.Pool | None,
-    label: str = "11",
-    pool_info: dict | None = None,
-) -> dict:
-    trajectories = read_csv(run / "trajectories.csv")
-    cfg = _config(run)
+def _cut(run: Path, trajectories, cfg: dict, at: float | None, horizon: float | None):
+    """(at, horizon), checked: a finite cut after 0, a finite horizon from the flag or the run's config."""
     last = max(float(t.step[-1]) for t in trajectories)
     at = last if at is None else at
     if not (0 < at < float("inf")):
@@ -71,6 +63,20 @@ def forecast(
     horizon = float(horizon or cfg["steps"])
     if horizon < at:
         raise cli.UsageError(f"--horizon {horizon:,.0f} is before --at {at:,.0f}")
+    return at, horizon
+
+
+def forecast(
+    run: Path,
+    at: float | None,
+    horizon: float | None,
+    pool: fm.Pool | None,
+    label: str = "11",
+    pool_info: dict | None = None,
+) -> dict:
+    trajectories = read_csv(run / "trajectories.csv")
+    cfg = _config(run)
+    at, horizon = _cut(run, trajectories, cfg, at, horizon)
     r = fm.reading(trajectories, at, label, cfg.get("sep"))
     methods = (
         []
@@ -94,11 +100,13 @@ def forecast(
         "observed_behavior_step": r.behavior,
         "pending_behavior_step": r.floor if r.pending else None,
         "behavior_step": None if seen or first is None else first.step,
-        "interval": None if seen or first is None or first.interval is None else list(first.interval),
+        "interval": None
+        if seen or first is None or first.interval is None
+        else list(first.interval),
         "p_compose": 1.0 if seen else (None if first is None else first.p_compose),
         "method": "observed" if seen else ("none" if first is None else first.method),
         "methods": [m.to_json() for m in methods],
-        "baselines": [m.to_json() for m in fm.baselines(r, pool, horizon)],
+        "baselines": [m.to_json() for m in fb.baselines(r, pool, horizon)],
         "pool": pool_info,
         "reason": reason,
     }
@@ -168,7 +176,9 @@ def _others(run: Path, pool: list[Path], label: str, mix: bool = False) -> list[
         if p.resolve() == run.resolve() or copy:
             continue
         theirs = _config(p)
-        other = None if kind is None else reference_pool.mismatch(kind, reference_pool.describe(theirs))
+        other = (
+            None if kind is None else reference_pool.mismatch(kind, reference_pool.describe(theirs))
+        )
         if other and not mix:
             raise cli.UsageError(
                 f"--pool {p}: not a run like {run} ({other}); give runs of the same preset, resolution "
@@ -185,7 +195,9 @@ def default_pool(run: Path) -> tuple[fm.Pool | None, dict]:
     without the run itself; (None, why) where there are none."""
     cfg = _config(run)
     if not cfg:
-        return None, {"why": f"{run} has no config.json, so no reference runs match it: give --pool"}
+        return None, {
+            "why": f"{run} has no config.json, so no reference runs match it: give --pool"
+        }
     kind = reference_pool.describe(cfg)
     path = reference_pool.path_for(kind)
     if not path.exists():
@@ -205,8 +217,20 @@ def default_pool(run: Path) -> tuple[fm.Pool | None, dict]:
     return fm.Pool(keep), {"source": f"reference {path.name}", "runs": len(keep), **kind}
 
 
-@cli.command("fitting.forecast")
-def main(argv: Sequence[str] | None = None) -> int:
+def _table(doc: dict) -> None:
+    """One line per method, then per baseline, on stderr."""
+    for kind in ("methods", "baselines"):
+        for m in doc[kind]:
+            step = "none" if m["behavior_step"] is None else f"{m['behavior_step']:,.0f}"
+            p = "?" if m["p_compose"] is None else f"{m['p_compose']:.2f}"
+            tag = "" if kind == "methods" else " (baseline)"
+            print(
+                f"  {m['method'] + tag:<24} {step:>8}  P(by horizon) {p}  {m['note']}",
+                file=sys.stderr,
+            )
+
+
+def _parser():
     parser = cli.parser("fitting.forecast", __doc__)
     parser.add_argument("run", type=Path, help="the run folder (trajectories.csv)")
     parser.add_argument(
@@ -240,10 +264,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="SECONDS",
         help="follow a training run: forecast again at each new checkpoint, looking every SECONDS",
     )
+    return parser
+
+
+@cli.command("fitting.forecast")
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
     args = parser.parse_args(argv)
-    out = cli.output_file(args.json, "--json") if args.json else None
-    if args.watch is not None and not 0 < args.watch < float("inf"):
-        raise cli.UsageError(f"--watch {args.watch:g}: give the seconds between looks (> 0)")
+    out = cli.output_file(args.json, "--json", owns=("forecast.json",)) if args.json else None
+    if args.watch is not None and not 1 <= args.watch <= 86400:
+        raise cli.UsageError(
+            f"--watch {args.watch:g}: give the seconds between looks, from 1 to 86,400 (a day)"
+        )
     if args.watch is not None and args.at is not None:
         raise cli.UsageError("--watch follows the last checkpoint; leave --at out")
     if cli.checking(args):
@@ -260,10 +292,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.watch is not None:
         return watch(args.run, args.watch, args.horizon, pool, args.label, out, info)
     doc = forecast(args.run, args.at, args.horizon, pool, args.label, info)
-    for m in doc["methods"] + doc["baselines"]:
-        step = "none" if m["behavior_step"] is None else f"{m['behavior_step']:,.0f}"
-        p = "?" if m["p_compose"] is None else f"{m['p_compose']:.2f}"
-        print(f"  {m['method']:<9} {step:>8}  P(by horizon) {p}  {m['note']}", file=sys.stderr)
+    _table(doc)
     print(summary(doc))
     if out:
         ForecastRecord.from_json(doc).write(out)

@@ -33,9 +33,8 @@ from typing import Sequence
 
 import numpy as np
 
-from fitting.analyses import forecast_methods as fm, reference_pool
-from core.files import write_json
-from fitting.analyses.event_records import CalibrationRecord
+from fitting.analyses import forecast_baselines as fb, forecast_methods as fm, reference_pool
+from fitting.analyses.event_records import CalibrationRecord, ReferencePoolRecord
 from fitting.analyses.capability import capability
 from fitting.analyses.events import run_events
 from fitting.analyses.study import PERSIST
@@ -107,7 +106,7 @@ def forecasts(runs: Sequence[Path], label: str = "11", leave: str = "run") -> li
                 rows.append({"run": str(run), "cut": name, "at": at, "already": True})
                 continue
             made = [fm.anchor(r, pool, end), fm.clock(r, pool, end), fm.lag(r, pool, end)]
-            made += fm.baselines(r, pool, end)
+            made += fb.baselines(r, pool, end)
             rows.append(
                 {
                     "run": str(run),
@@ -127,7 +126,9 @@ def write_reference(runs: Sequence[Path], label: str, path: Path) -> None:
     events = [run_events(r, label) for r in runs]
     kinds = {json.dumps(reference_pool.describe(e), sort_keys=True) for e in events}
     if len(kinds) != 1:
-        raise cli.UsageError(f"--reference: the runs are of {len(kinds)} kinds ({sorted(kinds)}); give one")
+        raise cli.UsageError(
+            f"--reference: the runs are of {len(kinds)} kinds ({sorted(kinds)}); give one"
+        )
     kind = json.loads(kinds.pop())
     root = reference_pool.ROOT
     rows = []
@@ -135,8 +136,9 @@ def write_reference(runs: Sequence[Path], label: str, path: Path) -> None:
         p = Path(r).resolve()
         e = {**e, "run": str(p.relative_to(root)) if p.is_relative_to(root) else str(r)}
         rows.append(reference_pool.to_json(e, kind))
-    write_json(path, {**kind, "label": label, "made_by": "python -m fitting.forecast_calibration "
-                      "RUN ... --reference FILE", "runs": rows})
+    ReferencePoolRecord(**kind, label=label, made_by=ReferencePoolRecord.WRITER, runs=rows).write(
+        path
+    )
 
 
 def _score(rows: list[dict], method: str) -> dict:

@@ -22,15 +22,19 @@ from typing import Sequence
 import numpy as np
 
 from core import cli
-from core.files import read_json, write_json
+from core.files import read_json
 from core.trajectory import read_csv
 from fitting import forecast as fc
+from fitting.analyses.event_records import ForecastRegistrationRecord, ForecastVerdictRecord
 from fitting.analyses.events import run_events, run_facts
 from fitting.analyses.outside_score import registering_commit
 from fitting.forecast_calibration import _score, cut_steps
 
 CAUSAL = ("2000", "3000", "memorized-live", "capability")
-HINDSIGHT = (0.6, 0.85)  # the check: cuts at these shares of a composing run's behavior step
+HINDSIGHT = (
+    0.6,
+    0.85,
+)  # the check: cuts at these shares of a composing run's behavior step
 SCORED_BASELINES = ("blind", "setting", "logistic", "lc-naive", "lc-capability")
 MIN_ROWS = 4  # a cut with fewer forecast rows is reported, not scored
 MIN_VALID = 10
@@ -157,7 +161,8 @@ def _paired(rows: list[dict], baseline: str) -> dict:
         r
         for r in rows
         if any(
-            f["method"] == baseline and (f["behavior_step"] is not None or f["p_compose"] is not None)
+            f["method"] == baseline
+            and (f["behavior_step"] is not None or f["p_compose"] is not None)
             for f in r["forecasts"]
         )
     ]
@@ -180,7 +185,9 @@ def verdict(rows: list[dict], n_valid: int) -> dict:
         per_cut[cut] = entry
     pooled = _score(causal, "default") if causal else None
     base = _score(causal, "base-rate") if causal else None
-    ok_b = pooled is not None and pooled["coverage"] is not None and 0.7 <= pooled["coverage"] <= 0.9
+    ok_b = (
+        pooled is not None and pooled["coverage"] is not None and 0.7 <= pooled["coverage"] <= 0.9
+    )
     ok_c = (
         pooled is not None
         and pooled["brier"] is not None
@@ -214,7 +221,9 @@ def score(folder: Path) -> dict:
     reg = read_json(folder / "preregistration.json", "registration")
     added = registering_commit(folder / "preregistration.json")
     commit = None if added is None else added[0]
-    changed = [p for p, h in reg["code_sha256"].items() if (ROOT / p).exists() and sha(ROOT / p) != h]
+    changed = [
+        p for p, h in reg["code_sha256"].items() if (ROOT / p).exists() and sha(ROOT / p) != h
+    ]
     runs = sorted(p for p in (folder / "runs").iterdir() if (p / "config.json").exists())
     rows, checks = [], {}
     for run in runs:
@@ -237,25 +246,29 @@ def score(folder: Path) -> dict:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = cli.parser("fitting.forecast_registered", __doc__)
     parser.add_argument("action", choices=("register", "score"))
-    parser.add_argument("folder", type=Path, help="the test's folder (jobs.txt, preregistration.json)")
+    parser.add_argument(
+        "folder", type=Path, help="the test's folder (jobs.txt, preregistration.json)"
+    )
     parser.add_argument("--out", type=Path, help="the verdict's file (default FOLDER/verdict.json)")
     args = parser.parse_args(argv)
     if not (args.folder / "jobs.txt").is_file():
         raise cli.UsageError(f"{args.folder}: no jobs.txt (the registered runs, one a line)")
     if args.action == "register":
-        out = cli.output_file(args.folder / "preregistration.json", "register")
+        out = cli.output_file(
+            args.folder / "preregistration.json", "register", owns=("preregistration.json",)
+        )
         if cli.checking(args):
             return 0
-        write_json(out, register(args.folder))
+        ForecastRegistrationRecord(**register(args.folder)).write(out)
         print(f"wrote {out}: commit it before any run trains")
         return 0
-    out = cli.output_file(args.out or args.folder / "verdict.json", "--out")
+    out = cli.output_file(args.out or args.folder / "verdict.json", "--out", owns=("verdict.json",))
     if out.resolve() == (args.folder / "preregistration.json").resolve():
         raise cli.UsageError("--out: that is the registration; the verdict goes beside it")
     if cli.checking(args):
         return 0
     doc = score(args.folder)
-    write_json(out, doc)
+    ForecastVerdictRecord(**doc).write(out)
     print(f"{doc['verdict']} ({doc['n_valid']} valid runs): {doc['parts']}")
     print(f"wrote {out}")
     return 0

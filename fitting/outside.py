@@ -300,7 +300,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
         if args.boot < 20:
             raise cli.UsageError(f"--boot {args.boot}: give at least 20 resamples")
-        out = cli.output_file(args.out, "--out")
+        out = cli.output_file(args.out, "--out", owns=("preregistration.json",))
         if cli.checking(args):
             return 0
         doc = register(args.runs, settings, steps, probe=args.probe, n_boot=args.boot)
@@ -310,7 +310,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         RegistrationRecord.from_json(doc).write(out)
         print(summary(doc))
     else:
-        out = cli.output_file(args.out, "--out")
+        out = cli.output_file(args.out, "--out", owns=("verdict.json",))
+        cli.not_an_input([out], [args.registration, *args.runs])
         if cli.checking(args):
             return 0
         reg_doc = RegistrationRecord.read(args.registration).to_json()

@@ -41,7 +41,9 @@ def registering_commit(reg: Path) -> str:
         )
     ok = subprocess.run(["git", "merge-base", "--is-ancestor", found[0], "HEAD"], cwd=ROOT)
     if ok.returncode != 0:
-        raise SystemExit(f"registered_queue: HEAD does not descend from the registration's commit {found[0]}")
+        raise SystemExit(
+            f"registered_queue: HEAD does not descend from the registration's commit {found[0]}"
+        )
     return found[0]
 
 
@@ -73,7 +75,9 @@ def check_run(run: Path, reg: dict, commit: str) -> list[str]:
     if facts["probe_hash"] != reg["probe_hash"]:
         bad.append(f"probe {facts['probe_hash']} (registered {reg['probe_hash']})")
     if not descends(facts["first_commit"], commit):
-        bad.append(f"first stamp's commit {facts['first_commit']} does not descend from {commit[:12]}")
+        bad.append(
+            f"first stamp's commit {facts['first_commit']} does not descend from {commit[:12]}"
+        )
     arithmetic = {d.split()[-1] for d in facts["device"]}
     if arithmetic != {reg["precision"]}:
         bad.append(f"trained in {sorted(arithmetic)} (registered {reg['precision']})")
@@ -95,8 +99,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m pipeline.registered_queue", description=__doc__.splitlines()[0]
     )
-    parser.add_argument("folder", type=Path, help="the test's folder (preregistration.json, jobs.txt)")
-    parser.add_argument("--runs", type=Path, help="where the runs train (default runs/<folder under results/>)")
+    parser.add_argument(
+        "folder", type=Path, help="the test's folder (preregistration.json, jobs.txt)"
+    )
+    parser.add_argument(
+        "--runs", type=Path, help="where the runs train (default runs/<folder under results/>)"
+    )
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--hours", type=float, default=float("inf"))
     args = parser.parse_args(argv)
@@ -110,7 +118,11 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit(
             f"registered_queue: this machine trains in {precision()}, the registration says {reg['precision']}"
         )
-    rel = folder.relative_to(ROOT / "results") if folder.is_relative_to(ROOT / "results") else folder.name
+    rel = (
+        folder.relative_to(ROOT / "results")
+        if folder.is_relative_to(ROOT / "results")
+        else folder.name
+    )
     runs = args.runs or ROOT / "runs" / rel
     jobs = folder / "jobs.txt"
     if job_file.main([str(jobs), "--runs", str(runs)]) != 0:
@@ -124,7 +136,10 @@ def main(argv: list[str] | None = None) -> int:
             continue
         need = max([reg["run_minutes"] * 60, *took])
         if deadline - time.monotonic() < need:
-            print(f"{name}: not started: a run takes about {need / 60:.0f} min; rerun to go on", flush=True)
+            print(
+                f"{name}: not started: a run takes about {need / 60:.0f} min; rerun to go on",
+                flush=True,
+            )
             return 0
         start = time.monotonic()
         said = batch.train_one(name, train_args, runs, float("inf"), args.threads)
@@ -135,7 +150,10 @@ def main(argv: list[str] | None = None) -> int:
         keep.keep(runs / name, kept)
         bad = check_run(kept, reg, commit)
         if bad:
-            print(f"registered_queue: stopped: {name} is not as registered: {'; '.join(bad)}", flush=True)
+            print(
+                f"registered_queue: stopped: {name} is not as registered: {'; '.join(bad)}",
+                flush=True,
+            )
             return 1
     return 0
 

@@ -47,8 +47,14 @@ P7 = (0.0, 40617522 / 29380423, -110615467 / 29380423, 69997945 / 29380423)  # r
 SAFETY, MIN_FACTOR, MAX_FACTOR = 0.9, 0.2, 10.0
 
 OK, TOO_MANY_STEPS, STEP_TOO_SMALL = 0, 1, 2
+NOT_FINITE = 4  # (3 is the exact path's UNRESOLVED)
 H_FLOOR = 1e-10  # the first step's least length, as a fraction of the integration span
-MESSAGES = {OK: "ok", TOO_MANY_STEPS: "too many steps", STEP_TOO_SMALL: "step size underflow"}
+MESSAGES = {
+    OK: "ok",
+    TOO_MANY_STEPS: "too many steps",
+    STEP_TOO_SMALL: "step size underflow",
+    NOT_FINITE: "the solution is not finite (overflow)",
+}
 
 # The integrator, as plain Python: :func:`kernel_source` turns it into a numba module together with a
 # landscape's generated ``flow(t, z, p, out)`` (theory.kernels caches that module's compiled code on disk).
@@ -152,8 +158,8 @@ def one(t_eval, y0, p, rtol, atol, max_steps, out):
                 E1 * k1[i] + E3 * k3[i] + E4 * k4[i] + E5 * k5[i] + E6 * k6[i] + E7 * k7[i]
             )
         e = norm(err, y, y_new, rtol, atol)
-        if e > 1.0:
-            h = hs * max(MIN_FACTOR, SAFETY * e**-0.2)
+        if not e <= 1.0:  # NaN too (overflow): rejected, the step shrinks until it underflows
+            h = hs * (max(MIN_FACTOR, SAFETY * e**-0.2) if e == e else MIN_FACTOR)
             continue
         t_new = t_end if clipped else t + hs
         while j < t_eval.size and t_eval[j] < t_new:  # outputs inside the step: dense output
@@ -175,12 +181,14 @@ def run(t_eval, Z0, P, rtol, atol, max_steps, out, status):
 
 
 INTEGRATOR = (norm, initial_step, dense, one, run)
+# error_model='numpy': a division by zero gives inf or NaN (which the step controller rejects), never an exception
+# raised inside the kernel
 JIT = {
-    "norm": "@numba.njit(cache={cache})",
-    "initial_step": "@numba.njit(cache={cache})",
-    "dense": "@numba.njit(inline='always', cache={cache})",
-    "one": "@numba.njit(cache={cache})",
-    "run": "@numba.njit(parallel=True, cache={cache})",
+    "norm": "@numba.njit(cache={cache}, error_model='numpy')",
+    "initial_step": "@numba.njit(cache={cache}, error_model='numpy')",
+    "dense": "@numba.njit(inline='always', cache={cache}, error_model='numpy')",
+    "one": "@numba.njit(cache={cache}, error_model='numpy')",
+    "run": "@numba.njit(parallel=True, cache={cache}, error_model='numpy')",
 }
 
 
@@ -197,7 +205,7 @@ def kernel_source(flow_source: str, *, cache: bool) -> str:
         "from numba import prange\n\n",
         constants,
         "\n\n",
-        f"@numba.njit(cache={cache}, fastmath=False)\n",
+        f"@numba.njit(cache={cache}, fastmath=False, error_model='numpy')\n",
         flow_source.replace("def f(", "def flow(", 1),
     ]
     for fn in INTEGRATOR:

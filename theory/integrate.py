@@ -257,11 +257,18 @@ def integrate(
             method, note = _exact_or_dopri(landscape, t, z0, p, rtol, atol, z, status)
     else:
         z, status = METHODS[method](landscape, t, z0, p, rtol, atol)
+    # finite or failed: a solver that reports success on a non-finite path (overflow) is overruled
+    status = np.where((status == 0) & ~np.isfinite(z).all(axis=(1, 2)), dopri.NOT_FINITE, status)
     bad = np.flatnonzero(status)
     message = "ok" + note
     if bad.size:
         messages = exact.MESSAGES if method == "exact" else dopri.MESSAGES
-        why = messages.get(int(status[bad[0]]), "solver failed")
+        code = int(status[bad[0]])
+        why = (
+            dopri.MESSAGES[code]
+            if code == dopri.NOT_FINITE
+            else messages.get(code, "solver failed")
+        )
         message = f"{bad.size} of {status.size} trajectories failed ({why}); first: index {bad[0]}"
     return Solution(
         t, z, arrays, landscape, method, rtol, atol, status, not bad.size, message, stats

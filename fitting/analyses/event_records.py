@@ -42,3 +42,64 @@ class CalibrationRecord(Record):
     cuts: list
     scores: dict
     forecasts: list
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReferencePoolRecord(Record):
+    """fitting/reference/PRESET-RESpx-CONCEPTS.json: the events of a kind of run, the forecast's default pool."""
+
+    FILE = ""  # named for its kind (fitting.analyses.reference_pool.name)
+    WRITER = "python -m fitting.forecast_calibration RUN ... --reference FILE"
+    ROWS = {"runs": ("run", "seed", "sep", "concept_steps", "behavior")}
+
+    preset: str | None
+    resolution: int | None
+    concepts: list
+    runs: list
+    label: str = "11"
+    made_by: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ForecastRegistrationRecord(Record):
+    """The forecast's registered test (fitting.forecast_registered register): its rule, code, pool and jobs."""
+
+    FILE = "preregistration.json"
+    WRITER = "python -m fitting.forecast_registered register"
+    ROWS = {}
+
+    issue: int
+    method: str
+    code_sha256: dict
+    pool: str
+    cuts: list
+    hindsight_cuts: list
+    baselines: list
+    metrics: list
+    rule: str
+    min_rows: int
+    min_valid: int
+    jobs: list
+    queue: dict
+    registered: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class ForecastVerdictRecord(Record):
+    """The forecast's registered verdict (fitting.forecast_registered score)."""
+
+    FILE = "verdict.json"
+    WRITER = "python -m fitting.forecast_registered score"
+    ROWS = {"rows": ("run", "cut", "at", "already")}
+
+    registration_commit: str | None
+    code_changed_since: list
+    runs: dict
+    n_valid: int
+    valid: bool
+    verdict: str
+    parts: dict
+    per_cut: dict
+    pooled: dict
+    hindsight: dict
+    rows: list

@@ -178,11 +178,15 @@ def draw(
             t[k], _ = _truncated_above(mu, np.full(n, m.sigma), at, rng)
             said.append(f"T_{k} > cut (from Δ{k} {sep[k]:g})")
             if m.span and not m.span[0] * (1 - 1e-9) <= sep[k] <= m.span[1] * (1 + 1e-9):
-                said.append(f"Δ{k} {sep[k]:g} outside the pool's {m.span[0]:g}-{m.span[1]:g}: extrapolated")
+                said.append(
+                    f"Δ{k} {sep[k]:g} outside the pool's {m.span[0]:g}-{m.span[1]:g}: extrapolated"
+                )
             continue
         later = np.asarray([v for v in pool_clocks.get(k, []) if v > at], float)
         if later.size < 3:
-            raise ValueError(f"{k} not learned by the cut and fewer than 3 pool runs learned it later")
+            raise ValueError(
+                f"{k} not learned by the cut and fewer than 3 pool runs learned it later"
+            )
         t[k] = rng.choice(later, n)
         said.append(f"T_{k} > cut (from {later.size} pool runs)")
     if not t:

@@ -5,16 +5,18 @@ behavior step (naive joint accuracy >= 0.5 held 2 checkpoints, fitting.study's r
 the probability that it comes by the horizon. The pooled methods read other runs (the pool, never the run being
 forecast) through :class:`Pool`.
 
+  anchor    the default (fitting.analyses.forecast_anchor): behavior anchored on the run's latest event (the
+            capability step once seen, else the slower concept's clock), a lag that depends on which concept is
+            slower; clocks not yet read drawn from each concept's clock regressed on its separation.
   clock     the toy theory: Eq. 1's held-out class composes on its slower concept's clock. T_slow, the step at
             which the run's own training classes have learned both concepts (fitting.analyses.events), times a factor
             fitted to the pool with censoring (log behavior = a + log T_slow + ε). Before both concepts are
             learned, T_slow is only known to exceed the cut: it is drawn from the pool's T_slow past the cut
             (at least 3 such runs), else the method gives no forecast.
-  logistic  the baseline of learning-curve extrapolation: a sigmoid fitted to the held-out class's naive accuracy
-            so far, extended to where it crosses 0.5 (residual bootstrap for the interval).
   lag       the capability step (over-prompting, if logged and already seen) plus the pool's lag of behavior
             behind capability.
-  setting   the pool's runs at the same separations: their behavior steps (censored ones sort last).
+
+The baselines every method must beat are fitting.analyses.forecast_baselines.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import optimize, special
 
-from fitting.analyses import forecast_anchor, forecast_baselines as fb
+from fitting.analyses import forecast_anchor
 from fitting.estimators import censored
 from fitting.analyses.capability import capability
 from fitting.estimators.curves import settled_step, threshold_step
@@ -128,7 +130,9 @@ def reading(
         capability=cap_step,
         clocks=concept_steps(cut),
         sep=dict(sep or {}),
-        capability_curve=None if cap is None else (np.asarray(cap[0], float), np.asarray(cap[1], float)),
+        capability_curve=None
+        if cap is None
+        else (np.asarray(cap[0], float), np.asarray(cap[1], float)),
     )
 
 
@@ -297,52 +301,6 @@ def _mixture(
     )
 
 
-def logistic(r: Reading, horizon: float, n_boot: int = 100, seed: int = 0) -> Forecast:
-    if r.step.size < 5:
-        return Forecast("logistic", None, None, None, "fewer than 5 checkpoints")
-    t0, span = r.step[0], max(r.step[-1] - r.step[0], 1.0)
-    u = (r.step - t0) / span
-    hz = (horizon - t0) / span
-
-    def model(x, uu):
-        h, a, c, w = x
-        return h + (a - h) * special.expit((uu - c) / w)
-
-    def fit(y):
-        best = None
-        for c0 in (0.5, 1.0, 2.0):
-            res = optimize.least_squares(
-                lambda x: model(x, u) - y,
-                [0.05, 0.9, c0, 0.1],
-                bounds=([0, 0, 0, 0.005], [0.5, 1, 4 * max(hz, 1), 2]),
-            )
-            best = res if best is None or res.cost < best.cost else best
-        return best.x
-
-    def crossing(x):
-        h, a, c, w = x
-        if a <= 0.5 + 1e-6:
-            return np.inf
-        return t0 + span * (c + w * np.log((0.5 - h) / (a - 0.5))) if h < 0.5 else t0
-
-    x = fit(r.accuracy)
-    rng = np.random.default_rng(seed)
-    res = r.accuracy - model(x, u)
-    boots = np.array(
-        [
-            crossing(fit(np.clip(model(x, u) + rng.choice(res, res.size), 0, 1)))
-            for _ in range(n_boot)
-        ]
-    )
-    boots = np.maximum(boots, r.floor)
-    p = float(np.mean(boots <= horizon))
-    med = float(np.percentile(boots, 50, method="nearest"))
-    # inf where fewer than 10% / 90% of the fits ever cross 0.5
-    lo, hi = np.percentile(boots, [10, 90], method="nearest")
-    interval = (float(lo), float(hi) if np.isfinite(hi) else None) if np.isfinite(lo) else None
-    return Forecast("logistic", med if np.isfinite(med) and med <= horizon else None, interval, p)
-
-
 def lag(r: Reading, pool: Pool, horizon: float) -> Forecast:
     lags = pool.lags()
     if r.capability is None:
@@ -359,39 +317,6 @@ def lag(r: Reading, pool: Pool, horizon: float) -> Forecast:
         tuple(np.percentile(steps, [10, 90])),
         float(np.mean(steps <= horizon)),
         f"capability {r.capability:,.0f}",
-    )
-
-
-def setting(r: Reading, pool: Pool, horizon: float) -> Forecast:
-    """The pool's runs at the run's separations, or (fewer than 2 there) at the nearest setting in log separation
-    that has at least 2: their behavior steps after the cut (censored ones sort last)."""
-    same, where = pool.same_setting(r.sep), ""
-    if len(same) < 2:
-        near = pool.nearest_setting(r.sep)
-        if near is None:
-            return Forecast("setting", None, None, None, f"fewer than 2 pool runs at {r.sep}")
-        same, where = pool.same_setting(near), " at the nearest setting " + ", ".join(
-            f"Δ{k} {v:g}" for k, v in near.items()
-        )
-    y = np.array([e["behavior"].value for e in same], float)
-    c = np.array([e["behavior"].step is None for e in same])
-    # the run has not composed by the cut: only the runs that had not either (a pending run may compose at its floor)
-    later = (y >= r.floor if r.pending else y > r.at) | c
-    if not later.any():
-        return Forecast(
-            "setting", None, None, None, f"all {len(same)} pool runs{where} composed by the cut"
-        )
-    y, c = y[later], c[later]
-    med, bound = censored.median(y, c)
-    inside = y[~c]
-    p = float(np.mean(~c & (y <= horizon)))
-    interval = tuple(np.percentile(inside, [10, 90])) if inside.size >= 2 else None
-    return Forecast(
-        "setting",
-        None if bound or med > horizon else med,
-        interval,
-        p,
-        f"{len(same)} runs{where}",
     )
 
 
@@ -412,53 +337,3 @@ def anchor(r: Reading, pool: Pool, horizon: float) -> Forecast:
     lo, med, hi = forecast_anchor.weighted_quantiles(d.steps, d.weights, (0.1, 0.5, 0.9))
     p = float(np.sum(d.weights * (d.steps <= horizon)) / np.sum(d.weights))
     return Forecast("anchor", med if med <= horizon else None, (lo, hi), p, d.inputs)
-
-
-def blind(r: Reading, pool: Pool, horizon: float) -> Forecast:
-    y, c = pool.behaviors()
-    med, interval, p, note = fb.km_forecast(y, c, r.floor if r.pending else r.at + 1e-6, horizon)
-    if p is None:
-        return Forecast("blind", None, None, None, note)
-    step = None if med is None or med > horizon else med
-    return Forecast("blind", step, interval, p, f"{len(y)} pool runs")
-
-
-def base_rate(pool: Pool) -> Forecast:
-    y, c = pool.behaviors()
-    return Forecast(
-        "base-rate", None, None, float(np.mean(~c)), f"{int((~c).sum())} of {c.size} composed"
-    )
-
-
-def _from_draws(method: str, draws: NDArray, horizon: float, note: str) -> Forecast:
-    med, interval, p = fb.summarize(draws, horizon)
-    return Forecast(method, med, interval, p, note)
-
-
-def lc_naive(r: Reading, horizon: float) -> Forecast:
-    if r.step.size < 5:
-        return Forecast("lc-naive", None, None, None, "fewer than 5 checkpoints")
-    draws, _ = fb.lc_forecast(r.step, r.accuracy, r.floor, horizon)
-    return _from_draws("lc-naive", draws, horizon, "")
-
-
-def lc_capability(r: Reading, pool: Pool, horizon: float) -> Forecast:
-    lags = pool.lags()
-    if lags.size < 3:
-        return Forecast("lc-capability", None, None, None, "the pool has fewer than 3 lags")
-    if r.capability is not None:
-        draws = np.maximum(r.capability + lags, r.floor)
-        return _from_draws("lc-capability", draws, horizon, f"capability {r.capability:,.0f}")
-    if r.capability_curve is None or r.capability_curve[0].size < 5:
-        return Forecast("lc-capability", None, None, None, "fewer than 5 capability checkpoints")
-    draws, _ = fb.lc_forecast(*r.capability_curve, r.floor, horizon, lag=lags)
-    return _from_draws("lc-capability", draws, horizon, "capability extrapolated")
-
-
-def baselines(r: Reading, pool: Pool | None, horizon: float) -> list[Forecast]:
-    """Every baseline of BASELINES at this cut (the pooled ones only with a pool)."""
-    out = [logistic(r, horizon), lc_naive(r, horizon)]
-    if pool is not None:
-        out = [blind(r, pool, horizon), setting(r, pool, horizon), base_rate(pool), *out]
-        out.append(lc_capability(r, pool, horizon))
-    return out

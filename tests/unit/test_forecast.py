@@ -7,7 +7,7 @@ import pytest
 
 from fitting import forecast
 
-from fitting.analyses import forecast_methods as fm
+from fitting.analyses import forecast_baselines as fb, forecast_methods as fm
 from fitting.analyses.events import Event
 from core.trajectory import Trajectory
 
@@ -38,11 +38,11 @@ def test_the_reading_sees_nothing_past_the_cut():
 
 
 def test_logistic_extrapolation_brackets_a_crossing_near_its_data():
-    f = fm.logistic(fm.reading(_run(), 5750.0), horizon=10000.0)
+    f = fb.logistic(fm.reading(_run(), 5750.0), horizon=10000.0)
     assert f.step == pytest.approx(6125.0, rel=0.05) and f.p_compose > 0.5
     lo, hi = f.interval
     assert lo <= 6250.0 and (hi is None or hi >= 6000.0)
-    early = fm.logistic(fm.reading(_run(), 4000.0), horizon=10000.0)
+    early = fb.logistic(fm.reading(_run(), 4000.0), horizon=10000.0)
     assert (
         early.step is None
     )  # before the rise the curve says nothing of a crossing: the baseline's weakness
@@ -81,7 +81,7 @@ def test_lag_and_setting_use_the_pool():
     pool = _pool()
     r = fm.reading(_run(), 4000.0, sep={"color": 0.5, "size": 0.4})
     assert fm.lag(r, pool, 10000.0).step is None  # no capability logged in this run
-    s = fm.setting(r, pool, 10000.0)
+    s = fb.setting(r, pool, 10000.0)
     assert s.step is not None and s.note == "12 runs"
 
 
@@ -286,7 +286,7 @@ def test_before_the_slower_concept_the_clock_draws_it_from_the_pool_or_says_noth
 def test_the_setting_method_forecasts_nothing_where_every_peer_composed_before_the_cut():
     pool = _pool()  # behavior 4,000-10,000
     r = fm.reading(_run(cross=20000.0, end=12000.0), 12000.0, sep={"color": 0.5, "size": 0.4})
-    f = fm.setting(r, pool, 15000.0)
+    f = fb.setting(r, pool, 15000.0)
     assert f.step is None and f.p_compose is None and "composed by the cut" in f.note
     assert fm.Pool(pool.events).same_setting({}) == []  # a run of unknown separations has no peers
 
@@ -334,7 +334,7 @@ def test_a_peer_that_composed_at_the_cut_is_not_one_that_had_not_yet():
     for e, b in zip(pool.events, [6000.0, 6000.0, 7000.0, 9000.0] + [5000.0] * 8):
         e["behavior"] = Event(b, 1e4)
     r = fm.reading(_run(cross=20000.0), 6000.0, sep={"color": 0.5, "size": 0.4})
-    assert not r.pending and fm.setting(r, pool, 10000.0).step == 8000.0  # of 7,000 and 9,000
+    assert not r.pending and fb.setting(r, pool, 10000.0).step == 8000.0  # of 7,000 and 9,000
 
 
 def test_a_cut_between_checkpoints_floors_at_the_unconfirmed_one():
@@ -347,5 +347,5 @@ def test_a_cut_between_checkpoints_floors_at_the_unconfirmed_one():
     pool = _pool()
     for e, b in zip(pool.events, [first + 50.0, first + 50.0, 9000.0] + [5000.0] * 9):
         e["behavior"] = Event(b, 1e4)
-    assert fm.setting(r, pool, 10000.0).step == first + 50.0  # median of first + 50 (x2) and 9,000
-    assert fm.logistic(r, 10000.0).interval[0] >= first
+    assert fb.setting(r, pool, 10000.0).step == first + 50.0  # median of first + 50 (x2) and 9,000
+    assert fb.logistic(r, 10000.0).interval[0] >= first

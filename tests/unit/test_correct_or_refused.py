@@ -1,0 +1,140 @@
+"""Issue #74's reproducers, each refused or correct: the guarded writer (never through a symbolic link, never over a
+file another command reads, never over another run), finite-or-refused solvers, a reader that goes away."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from core import cli
+from core.files import atomic_write
+from empirical import keep
+from fitting import forecast, outside
+
+ROOT = Path(__file__).parents[2]
+RUN = ROOT / "results/study-small/weak-cpu/runs/sep.color=0.2,seed=1"
+
+
+def _run(folder: Path, seed: int) -> Path:
+    folder.mkdir(parents=True)
+    (folder / "config.json").write_text(json.dumps({"train": {"preset": "smoke", "seed": seed}}))
+    (folder / "trajectories.csv").write_text("step,class,z_color\n0,00,0.5\n")
+    (folder / "metrics.jsonl").write_text('{"kind": "train", "step": 0}\n')
+    return folder
+
+
+def test_keep_refuses_a_destination_holding_another_run(tmp_path, capsys):
+    a, b = _run(tmp_path / "a", 0), _run(tmp_path / "b", 7)
+    before = {p.name: p.read_bytes() for p in b.iterdir()}
+    assert keep.main([str(a), str(b)]) == 2
+    err = capsys.readouterr().err
+    assert "holds another run" in err and "seed (7 there, 0 here)" in err
+    assert {
+        p.name: p.read_bytes() for p in b.iterdir()
+    } == before  # nothing replaced, nothing deleted
+
+
+def test_keep_never_writes_through_a_symbolic_link(tmp_path, capsys):
+    a = _run(tmp_path / "a", 0)
+    dest, elsewhere = tmp_path / "dest", tmp_path / "precious.json"
+    dest.mkdir()
+    elsewhere.write_text("keep me")
+    (dest / "config.json").symlink_to(elsewhere)
+    assert keep.main([str(a), str(dest)]) == 2
+    assert "symbolic link" in capsys.readouterr().err
+    assert elsewhere.read_text() == "keep me"
+
+
+def test_the_atomic_writer_refuses_a_symbolic_link(tmp_path):
+    target = tmp_path / "t.txt"
+    target.write_text("old")
+    (tmp_path / "link.txt").symlink_to(target)
+    with pytest.raises(ValueError, match="symbolic link"):
+        atomic_write(tmp_path / "link.txt", lambda fh: fh.write("new"))
+    assert target.read_text() == "old"
+
+
+@pytest.mark.parametrize("name", ["intervention.json", "patch.json", "cfg.json", "turn.json"])
+def test_a_forecast_never_writes_over_a_file_another_command_reads(tmp_path, name, capsys):
+    out = tmp_path / name
+    out.write_text("{}")
+    assert forecast.main([str(RUN), "--at", "3000", "--json", str(out)]) == 2
+    assert "which other commands read" in capsys.readouterr().err
+    assert out.read_text() == "{}"
+
+
+def test_every_elicitation_protocol_file_is_guarded():
+    from empirical.training.protocols import PROTOCOLS
+
+    names = cli.guarded()
+    assert all(f"{p}.json" in names for p in PROTOCOLS)
+
+
+def test_every_record_names_a_guarded_file():
+    from core.record import KNOWN
+    import fitting.analyses.event_records  # noqa: F401  (its records join KNOWN)
+
+    assert all(cls.FILE in cli.guarded() for cls in KNOWN if cls.FILE)
+
+
+def test_the_outside_score_never_writes_over_its_registration(tmp_path, capsys):
+    reg = ROOT / "results/study-small/outside/preregistration.json"
+    before = reg.read_bytes()
+    assert outside.main(["score", str(reg), str(RUN), "--out", str(reg)]) == 2
+    assert reg.read_bytes() == before
+    assert "preregistration.json" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--horizon", "inf"],
+        ["--horizon", "nan"],
+        ["--watch", "1e-300"],
+        ["--watch", "inf"],
+    ],
+)
+def test_forecast_refuses_infinite_and_degenerate_numbers(argv, capsys):
+    assert forecast.main([str(RUN), *argv]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--model", "eq1", "--param", "lam=1e100"],
+        ["--model", "eq1", "--param", "lam=1e150"],
+        ["--model", "eq1", "--param", "lam=1e60", "--method", "dopri"],
+    ],
+)
+def test_an_overflowing_integration_is_refused_and_writes_nothing(tmp_path, args):
+    out = tmp_path / "sim"
+    r = subprocess.run(
+        [sys.executable, "-m", "theory.simulate", *args, "--out", str(out)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+    assert r.returncode == 2, r.stderr
+    assert "integration failed" in r.stderr and "Traceback" not in r.stderr
+    assert not (out / "trajectories.csv").exists()
+
+
+def test_a_reader_that_goes_away_does_not_stop_the_output_file(tmp_path):
+    out = tmp_path / "f.json"
+    read, write = os.pipe()
+    os.close(read)  # the reader is gone before the command prints
+    r = subprocess.run(
+        [sys.executable, "-m", "fitting.forecast", str(RUN), "--at", "3000", "--json", str(out)],
+        stdout=write,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+    )
+    os.close(write)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(out.read_text())["at"] == 3000.0
