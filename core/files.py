@@ -25,6 +25,7 @@ import numpy as np
 
 # bytes a .gz may expand to (1 GiB): a small file must not fill the memory
 MAX_DECOMPRESSED = 1 << 30
+MAX_PLAIN = 1 << 30  # bytes a text file (a log, a record) may have
 
 
 def plain_or_gz(path: str | os.PathLike) -> Path:
@@ -62,6 +63,13 @@ def read_text(path: str | os.PathLike, what: str = "file") -> str:
     """A UTF-8 text file (decompressed first where its name ends in .gz), or a ValueError naming the file and why
     it is not one (folder, binary, encoding, broken gzip)."""
     try:
+        size = Path(path).stat().st_size
+        if (
+            size > MAX_PLAIN
+        ):  # refused before it is read (a sparse file of 1.5 GB was read whole first)
+            raise ValueError(
+                f"{path}: {size / 2**30:.1f} GiB, more than the {MAX_PLAIN >> 30} GiB a {what} may have"
+            )
         raw = Path(path).read_bytes()
     except IsADirectoryError:
         raise ValueError(f"{path}: is a folder, not a {what}") from None

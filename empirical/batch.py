@@ -24,6 +24,7 @@ Example (a GPU machine, seven runs at a time, 9 minutes):
 
 from __future__ import annotations
 
+import shlex
 import subprocess
 import sys
 import tarfile
@@ -44,14 +45,20 @@ TRAIN = ("-m", "empirical.train")  # what runs a line: python TRAIN ARGS --out D
 def train_one(folder: str, args: list[str], runs: Path, deadline: float, threads: int) -> str:
     """Train one run (resuming it) until it finishes or the deadline; returns what happened, one line."""
     out = runs / folder
-    if (out / ".finished").exists():
+    mark, line = out / ".finished", shlex.join(args)
+    if mark.is_file() and mark.read_text(errors="replace").strip() == line:
         return f"{folder}: already finished"
+    # no mark, or one of another line (edited since, or an older empty mark): train, which resumes a finished
+    # run at once and refuses a folder trained with other settings
     left = deadline - time.monotonic()
     if left < MIN_LEFT:
         return f"{folder}: not started (no time left)"
     out.mkdir(parents=True, exist_ok=True)
     command = [sys.executable, *TRAIN, *args, "--out", str(out)]
-    proc = processes.start(command, Path(f"{out}.log"), processes.thread_env(threads))
+    # the run ends with the batch (kill -9 included): it never trains on past --seconds beside a rerun
+    proc = processes.start(
+        command, Path(f"{out}.log"), processes.thread_env(threads), die_with_parent=True
+    )
     try:
         code = proc.wait(timeout=None if left == float("inf") else left)
     except subprocess.TimeoutExpired:
@@ -62,7 +69,7 @@ def train_one(folder: str, args: list[str], runs: Path, deadline: float, threads
         raise
     if code != 0:
         return f"{folder}: FAILED (exit {code}; see {out}.log)"
-    (out / ".finished").touch()
+    atomic_write(mark, lambda fh: fh.write(line + "\n"))
     return f"{folder}: finished"
 
 

@@ -60,6 +60,9 @@ def write(out: Path, root: Path, args, picked: dict) -> None:
     atomic_write(out / "selection.csv", lambda fh: fh.write("\n".join(lines) + "\n"))
 
 
+MAX_RESOLUTION = 512  # pixels a side: CelebA's aligned images are 178 x 218
+
+
 @cli.command("empirical.celeba")
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m empirical.celeba``: see the module docstring."""
@@ -79,8 +82,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--resolution", type=int, default=64, help="pixels a side (default 64)")
     parser.add_argument("--seed", type=int, default=0, help="which images are drawn (default 0)")
     args = parser.parse_args(argv)
-    if args.per_class < 1 or args.resolution < 4:
-        raise cli.UsageError("--per-class must be >= 1 and --resolution >= 4")
+    if args.per_class < 1 or not 4 <= args.resolution <= MAX_RESOLUTION:
+        raise cli.UsageError(
+            f"--per-class must be >= 1 and --resolution from 4 to {MAX_RESOLUTION} "
+            f"(got {args.per_class}, {args.resolution}; 20,000 would ask for ~143 GB)"
+        )
     cli.output_dir(args.out, "--out")
     if cli.checking(args):
         return 0

@@ -8,7 +8,8 @@ checks every line as ``python -m empirical.train ARGS --out DIR/FOLDER`` would t
 preset, every --set value, the run folder), reading and training nothing, and exits 2 naming each bad line
 (file, line number, folder, what is wrong): a folder named twice (in any spelling: 'a', './a' and 'a/' are
 one folder), a folder outside the runs folder (absolute, or through '..'), a line that names its own --out,
-or arguments python -m empirical.train refuses. empirical.batch runs it before a batch starts, so a bad line
+a line asking only for help or the version (it would train nothing and be marked finished), or arguments
+python -m empirical.train refuses. empirical.batch runs it before a batch starts, so a bad line
 costs seconds instead of a GPU session's minutes. Exit 0 when every line is good.
 """
 
@@ -69,6 +70,14 @@ def _train_refuses(args: list[str], out: Path) -> str | None:
     )
 
 
+NOT_A_RUN = (
+    "-h",
+    "--help",
+    "--version",
+    cli.CHECK_ARGS,
+)  # a train line with one of these trains nothing
+
+
 def problems(path: Path, runs: Path) -> list[str]:
     """Every bad line of one job file, as 'FILE:LINE (FOLDER): what is wrong'."""
     found, seen = [], {}
@@ -84,6 +93,8 @@ def problems(path: Path, runs: Path) -> list[str]:
             found.append(
                 f"{where}: names --out; the line's first word is its folder under the runs"
             )
+        elif asks := [a for a in args if a in NOT_A_RUN]:
+            found.append(f"{where}: {asks[0]} prints and exits: nothing would train; remove it")
         elif (why := _train_refuses(args, runs / folder)) is not None:
             found.append(f"{where}: {why}")
     return found

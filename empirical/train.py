@@ -27,6 +27,7 @@ from typing import Sequence
 from empirical.training.config import TRAIN_PRESETS, describe_keys, make_config
 from empirical.training.presets import describe
 from core import cli
+from empirical.training import lock
 from empirical.training.train import train
 
 
@@ -64,7 +65,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if cli.checking(args):
         return 0
     try:
-        summary = train(cfg, out)
+        # the run lock the sweep takes: two trainings of one folder at once (two batches, a batch and a sweep)
+        # would write one run's checkpoints and logs in turn
+        with lock.hold(out):
+            summary = train(cfg, out)
+    except lock.Busy as err:
+        raise cli.UsageError(f"--out {err}; wait for it, or train another folder") from None
     except KeyboardInterrupt:
         print(
             "train: interrupted; run the same command again to resume from the last checkpoint",

@@ -1,12 +1,12 @@
 """A run's forecast drawn on its path so far: when plain prompting will show the held-out class.
 
-  python -m fitting.forecast RUN --pool OTHER_RUN ... --json RUN/forecast.json     # the forecast
+  python -m fitting.forecast RUN --at STEP --json RUN/forecast.json     # the forecast
   python -m figures.forecast RUN/forecast.json [--out PNG]
 
 forecast.png (default: beside the forecast): the held-out class's joint accuracy under naive prompting (black)
 and over-prompting (red, where logged) against the training step, solid up to the cut the forecast read and
 faded after it (what was logged later, if anything: the forecast did not see it); the 0.5 line that counts as
-"shows the class"; below, one row per method: its forecast step (a dot) and 80% interval (a bar), an arrow where
+"shows the class"; below, one row per method, then per baseline: its forecast step (a dot) and 80% interval (a bar), an arrow where
 the interval runs past the horizon, and why where a method gave no step. Reads forecast.json and the run's
 trajectories.csv; every number drawn was computed by fitting.forecast.
 """
@@ -46,9 +46,35 @@ def _paths(ax, run: Path, label: str, at: float) -> None:
     ax.set_ylim(-0.03, 1.03)
 
 
+def _number(value, what: str) -> float | None:
+    """A step read from the record: a finite number or None (a NaN or a string is refused, never drawn)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value):
+        raise ValueError(f"{what}: {value!r} is not a step (a finite number or null)")
+    return float(value)
+
+
+def _rows(rec: ForecastRecord) -> list[dict]:
+    """The methods, then the baselines (marked), each with its numbers checked."""
+    rows = [
+        *rec.methods,
+        *({**b, "method": b["method"] + " (baseline)"} for b in rec.baselines or []),
+    ]
+    for m in rows:
+        where = f"forecast.json, method {m.get('method')!r}"
+        m["behavior_step"] = _number(m.get("behavior_step"), f"{where}, behavior_step")
+        m["interval"] = (
+            None
+            if m.get("interval") is None
+            else [_number(x, f"{where}, interval") for x in m["interval"]]
+        )
+    return rows
+
+
 def _methods(ax, rec: ForecastRecord) -> None:
-    """One row per method: the forecast step and its 80% interval."""
-    rows = rec.methods
+    """One row per method and baseline: the forecast step and its 80% interval."""
+    rows = _rows(rec)
     for i, m in enumerate(rows):
         y = len(rows) - 1 - i
         low, high = m["interval"] or (None, None)
@@ -56,6 +82,8 @@ def _methods(ax, rec: ForecastRecord) -> None:
             said = (
                 f"does not apply: {m.get('note') or 'nothing to go on'}"
                 if m["p_compose"] is None
+                else f"P(by the horizon) {m['p_compose']:.2f}, no step"
+                if m["method"].startswith("base-rate")
                 else f"none by the horizon (P {m['p_compose']:.2f})"
             )
             ax.text(rec.at, y, f"  {said}", va="center", fontsize=7, color="0.4")
@@ -72,7 +100,7 @@ def _methods(ax, rec: ForecastRecord) -> None:
 
 def draw(rec: ForecastRecord, label: str, path: Path) -> Path:
     fig, (top, bottom) = subplots(
-        2, 1, figsize=(7, 5.2), sharex=True, gridspec_kw={"height_ratios": [2.2, 1]}
+        2, 1, figsize=(7.5, 7), sharex=True, gridspec_kw={"height_ratios": [2, 1.8]}
     )
     _paths(top, Path(rec.run), label, rec.at)
     _methods(bottom, rec)
@@ -82,7 +110,8 @@ def draw(rec: ForecastRecord, label: str, path: Path) -> Path:
     top.text(rec.at, 1.0, " cut", fontsize=8, va="top")
     top.text(rec.horizon, 1.0, " horizon", fontsize=8, va="top")
     top.set_title(_title(rec), fontsize=9)
-    top.legend(fontsize=7, loc="center left", frameon=False)
+    top.legend(fontsize=7, loc="upper left", bbox_to_anchor=(0.0, 0.85), frameon=False)
+    fig.subplots_adjust(left=0.26, right=0.97)
     return save(fig, path)
 
 

@@ -9,14 +9,17 @@ and one interval bound of an ill-conditioned fit by 2.9e-4 (-1,480.58 -> -1,481.
 before and after that day's changes remade them byte for byte alike, 2026-11-27); text files (CSV,
 Markdown, logs) line by line, each number within the tolerance and the text between numbers equal. A figure (PNG,
 PDF, SVG) is drawn from those numbers: its bytes may differ from a new matplotlib or font, so it is listed, not
-judged. --restore puts back the committed version of every file that matches (and of the figures, when every
-number matched), so `git status` is clean again after a check. regenerate.sh --check runs this after remaking
+judged. CSV files are read as CSV (field by field). --restore puts back the committed version of every file that
+matches and of the figures, only when every file matched (after the report), so `git status` is clean again
+after a check that passed; a failed check leaves every file as it is. regenerate.sh --check runs this after remaking
 the files. Exit 0 when every file matches, 1 when one does not (each named with its first difference).
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
+import io
 import json
 import math
 import re
@@ -26,19 +29,19 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 FIGURES = (".png", ".pdf", ".svg")
-NUMBER = re.compile(r"[-+]?(?:\d[\d,]*\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
+# a number in text: thousands groups of exactly three digits (1,234.5), never "32,0.3" (two CSV fields)
+NUMBER = re.compile(r"[-+]?(?:\d{1,3}(?:,\d{3})+(?:\.\d*)?|\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
 
 
 def changed() -> list[str]:
     """Tracked files under results that differ from HEAD."""
     out = subprocess.run(
-        ["git", "diff", "--name-only", "HEAD", "--", "results"],
+        ["git", "diff", "--name-only", "-z", "HEAD", "--", "results"],
         cwd=ROOT,
         capture_output=True,
-        text=True,
         check=True,
     ).stdout
-    return [line for line in out.splitlines() if line]
+    return [name for name in out.decode("utf-8", "surrogateescape").split("\0") if name]
 
 
 def committed(path: str) -> bytes:
@@ -97,14 +100,41 @@ def text_difference(a: str, b: str, rtol: float, atol: float) -> str | None:
     return None
 
 
+def csv_difference(a: str, b: str, rtol: float, atol: float) -> str | None:
+    """The first CSV field (read as CSV: quoting, commas) whose text or number differs, or None."""
+    old, new = list(csv.reader(io.StringIO(a))), list(csv.reader(io.StringIO(b)))
+    if len(old) != len(new):
+        return f"{len(old)} -> {len(new)} rows"
+    for i, (x, y) in enumerate(zip(old, new), 1):
+        if len(x) != len(y):
+            return f"row {i}: {len(x)} -> {len(y)} fields"
+        for j, (u, v) in enumerate(zip(x, y), 1):
+            if u == v:
+                continue
+            try:
+                same = close(float(u), float(v), rtol, atol)
+            except ValueError:
+                same = False
+            if not same:
+                return f"row {i}, field {j}: {u!r} -> {v!r}"
+    return None
+
+
 def difference(path: str, rtol: float, atol: float) -> str | None:
     """Why the working file differs from the committed one beyond the tolerance (None: it matches)."""
+    if not (ROOT / path).is_file():
+        return "deleted (or no longer a file)"
     now, before = (ROOT / path).read_bytes(), committed(path)
     if now == before:
         return None
-    if path.endswith(".json"):
-        return json_difference(json.loads(before), json.loads(now), rtol, atol)
     try:
+        if path.endswith(".json"):
+            try:
+                return json_difference(json.loads(before), json.loads(now), rtol, atol)
+            except json.JSONDecodeError as err:
+                return f"not valid JSON now ({err})"
+        if path.endswith(".csv"):
+            return csv_difference(before.decode(), now.decode(), rtol, atol)
         return text_difference(before.decode(), now.decode(), rtol, atol)
     except UnicodeDecodeError:
         return "binary file: the bytes differ"
@@ -127,7 +157,9 @@ def main(argv=None) -> int:
     for f, why in bad.items():
         print(f"differs: {f}: {why}")
     back = [f for f in found if f not in bad] + (figures if not bad else [])
-    if args.restore and back:
+    if (
+        args.restore and back and not bad
+    ):  # a failed check leaves every file as it is, to be looked at
         subprocess.run(["git", "checkout", "HEAD", "--", *back], cwd=ROOT, check=True)
     tolerance = f"rtol {args.rtol:g}, atol {args.atol:g}"
     if bad:

@@ -159,6 +159,12 @@ class _Builder:
         if isinstance(value, float):
             if value != value or value in (float("inf"), float("-inf")):
                 raise self.fail(node, "is not a finite number")
+            written = ast.get_source_segment(self.text, node) or ""
+            if value == 0.0 and any(
+                ch in "123456789" for ch in written.split("e")[0].split("E")[0]
+            ):
+                # 1e-400 would be read as 0 and drop its term (and a coordinate with it) without a word
+                raise self.fail(node, "is below the smallest float (it would be read as 0)")
             return sympy.Float(value)
         return sympy.Integer(value) if abs(value) <= 10**15 else sympy.Float(value)
 
@@ -174,7 +180,8 @@ class _Builder:
             return self.symbols[name]
         if name in CONSTANTS:
             return CONSTANTS[name]
-        return sympy.Symbol(name)
+        # real: the energy is a real function of real coordinates (Abs' derivative is then sign, not re/im)
+        return sympy.Symbol(name, real=True)
 
     def binary(self, node: ast.BinOp, left: sympy.Expr, right: sympy.Expr) -> sympy.Expr:
         op = type(node.op)

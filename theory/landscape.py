@@ -18,6 +18,7 @@ default, a documented meaning and the range that is valid for it. The built-in m
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -331,7 +332,8 @@ def _compile(land: Landscape, exprs: Sequence[sympy.Expr], printer_cls, module: 
     lines += [f"    {s} = {printer.doprint(e)}" for s, e in reps]
     lines += [f"    out[{i}] = {printer.doprint(e)}" for i, e in enumerate(reduced)]
     source = "\n".join(lines) + "\n"
-    namespace: dict = {"numpy": np, "math": math}
+    # functools: the numpy printer writes Min and Max as functools.reduce(numpy.minimum, ...)
+    namespace: dict = {"numpy": np, "math": math, "functools": functools}
     exec(compile(source, f"<{land.name} {module} flow>", "exec"), namespace)
     fn = namespace["f"]
     fn.source = source

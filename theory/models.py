@@ -337,11 +337,9 @@ def from_expression(
     params = dict(params or {})
     expr = _energy(energy)
     free = {s.name: s for s in expr.free_symbols if s != T}
+    named = state is None
     if state is None:
-        state = sorted(
-            (n for n in free if n[:1] == "z" and n.lstrip("z_").isdigit()),
-            key=lambda n: int(n.lstrip("z_")),
-        )
+        state = _coordinates(free, energy)
     if not state:
         raise ValueError(
             f"the energy {energy!r} has no state variables (name them z1, z2, ... or pass state=)"
@@ -362,6 +360,10 @@ def from_expression(
             f"params {sorted(extra)} do not appear in the energy; its symbols are {others}"
         )
     plist = tuple(Param(n, (free[n],), (float(params[n]),), "user parameter") for n in others)
+    index = [int(n.lstrip("z_")) for n in state] if named else []
+    if concepts is None and index and index != list(range(1, len(index) + 1)):
+        # named as written: z2 without a z1 is concept c2, never c1
+        concepts = tuple(f"c{k}" for k in index)
     return Landscape(
         name,
         expr,
@@ -372,6 +374,27 @@ def from_expression(
         state_bounds=None,
         doc=f"user energy: {expr}",
     )
+
+
+def _coordinates(free: Mapping[str, sympy.Symbol], energy) -> list[str]:
+    """The energy's coordinates, z1, z2, ... (or z_1, ...), in order; a name like z01 is refused (it would be
+    read as z1's twin)."""
+    out, seen = [], {}
+    for n in free:
+        if n[:1] != "z" or not n.lstrip("z_").isdigit():
+            continue
+        digits = n.lstrip("z_")
+        if digits.startswith("0"):
+            raise ValueError(
+                f"{n!r} in the energy {energy!r}: name coordinates z1, z2, ... (no leading zero, no z0)"
+            )
+        if int(digits) in seen:
+            raise ValueError(
+                f"{seen[int(digits)]!r} and {n!r} in the energy name one coordinate twice"
+            )
+        seen[int(digits)] = n
+        out.append(n)
+    return sorted(out, key=lambda n: int(n.lstrip("z_")))
 
 
 def _energy(energy: str | sympy.Expr) -> sympy.Expr:

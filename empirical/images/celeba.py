@@ -108,12 +108,21 @@ def choose(
     }
 
 
+MAX_PIXELS = 4096 * 4096
+
+
 def load_image(path: Path, resolution: int) -> np.ndarray:
     """(3, R, R) in [0, 1]: the image's central square, resized (bilinear); ValueError naming an unreadable file."""
     from PIL import Image, UnidentifiedImageError
 
     try:
         with Image.open(path) as img:
+            if (
+                img.width * img.height > MAX_PIXELS
+            ):  # a decompression bomb: refused before it is decoded
+                raise ValueError(
+                    f"{path}: {img.width} x {img.height} pixels, more than the {MAX_PIXELS:,} an image may have"
+                )
             img = img.convert("RGB")
             w, h = img.size
             side = min(w, h)

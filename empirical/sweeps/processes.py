@@ -62,8 +62,27 @@ def visible_gpus(wanted: int, env=os.environ) -> list[str]:
     return listed[:wanted]
 
 
-def start(argv: Sequence[str], log: Path, env: dict[str, str], *, err: Path | None = None):
-    """Start ``argv`` with its output appended to ``log`` (its error output to ``err`` where given)."""
+def _die_with_parent() -> None:
+    """In the child, before it runs (Linux): the kernel sends it SIGTERM when its parent dies, kill -9 included,
+    so a killed batch leaves no run training on past its deadline beside a rerun."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):  # not Linux: nothing to ask
+        pass
+
+
+def start(
+    argv: Sequence[str],
+    log: Path,
+    env: dict[str, str],
+    *,
+    err: Path | None = None,
+    die_with_parent: bool = False,
+):
+    """Start ``argv`` with its output appended to ``log`` (its error output to ``err`` where given);
+    ``die_with_parent``: the child ends when the thread that started it dies (:func:`_die_with_parent`)."""
     log.parent.mkdir(parents=True, exist_ok=True)
     with open(log, "a") as out, open(err or os.devnull, "a") as errors:
         return subprocess.Popen(
@@ -72,6 +91,7 @@ def start(argv: Sequence[str], log: Path, env: dict[str, str], *, err: Path | No
             stdout=out,
             stderr=errors if err is not None else subprocess.STDOUT,
             env=env,
+            preexec_fn=_die_with_parent if die_with_parent and sys.platform == "linux" else None,
         )
 
 

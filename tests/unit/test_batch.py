@@ -131,3 +131,21 @@ def test_keep_copies_into_a_folder_with_the_metrics_compressed(tmp_path, fake_tr
         "train.log",
     ]
     assert keep.main([str(tmp_path), str(tmp_path / "kept2")]) == 2
+
+
+def test_a_finished_mark_holds_its_line_and_an_edited_line_trains_again(tmp_path, fake_train):
+    # issue #74: a finished line edited (steps, seed) was "already finished"
+    runs = tmp_path / "runs"
+    assert batch.train_one("good", ["good"], runs, time.monotonic() + 60, 1) == "good: finished"
+    assert (runs / "good" / ".finished").read_text().strip() == "good"
+    again = batch.train_one("good", ["good", "--set", "seed=1"], runs, time.monotonic() + 60, 1)
+    assert again == "good: finished"  # trained (resumed) again, not skipped
+    assert (runs / "good" / ".finished").read_text().strip() == "good --set seed=1"
+
+
+@pytest.mark.parametrize("ask", ["--help", "-h", "--version", "--check-args"])
+def test_a_line_that_trains_nothing_is_refused(tmp_path, capsys, ask):
+    jobs = tmp_path / "jobs.txt"
+    jobs.write_text(f"h --preset smoke {ask}\n")
+    assert batch.main([str(jobs), "--runs", str(tmp_path / "runs")]) == 2
+    assert f"{ask} prints and exits: nothing would train" in capsys.readouterr().err

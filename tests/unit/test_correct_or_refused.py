@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from core import cli
@@ -138,3 +139,99 @@ def test_a_reader_that_goes_away_does_not_stop_the_output_file(tmp_path):
     os.close(write)
     assert r.returncode == 0, r.stderr
     assert json.loads(out.read_text())["at"] == 3000.0
+
+
+def test_train_refuses_a_run_folder_another_process_is_training(tmp_path, capsys):
+    from empirical import train
+    from empirical.training import lock
+
+    out = tmp_path / "run"
+    with lock.hold(out):  # as a sweep or another batch's training holds it
+        assert train.main(["--preset", "smoke", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "in use by pid" in err and "Traceback" not in err
+    assert not (out / "trajectories.csv").exists()
+
+
+def test_a_batch_run_dies_with_its_batch(tmp_path):
+    """kill -9 of the process that started a run ends the run (it trained on past --seconds beside a rerun)."""
+    import signal
+    import time
+
+    script = (
+        "import sys, time\n"
+        "from pathlib import Path\n"
+        "from empirical.sweeps import processes\n"
+        "p = processes.start([sys.executable, '-c', 'import time; time.sleep(60)'], Path(sys.argv[1]),"
+        " {}, die_with_parent=True)\n"
+        "print(p.pid, flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    parent = subprocess.Popen(
+        [sys.executable, "-c", script, str(tmp_path / "log")],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+    )
+    child = int(parent.stdout.readline())
+    parent.send_signal(signal.SIGKILL)
+    parent.wait()
+    for _ in range(100):
+        try:
+            os.kill(child, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.05)
+    else:
+        os.kill(child, signal.SIGKILL)
+        raise AssertionError("the child outlived its parent")
+
+
+@pytest.mark.parametrize(
+    "energy, said",
+    [
+        ("1e-400*z1 + (z2 - 1)**2/2", "below the smallest float"),
+        ("(z01 - 1)**2 + (z1 - 1)**2", "no leading zero"),
+        ("(z_1 - 1)**2 + (z1 - 1)**2", "name one coordinate twice"),
+    ],
+)
+def test_an_energy_whose_coordinates_would_be_misread_is_refused(energy, said):
+    from theory.models import from_expression
+
+    with pytest.raises(ValueError, match=said):
+        from_expression(energy)
+
+
+def test_coordinates_are_named_as_written_and_abs_differentiates():
+    from theory.models import from_expression
+
+    assert from_expression("(z2 - 1)**2/2").concepts == ("c2",)
+    assert from_expression("(z1 - 1)**2/2 + (z2 - 1)**2/2").concepts == ("color", "size")
+    land = from_expression(
+        "Abs(z1 - 1) + (z2 - 1)**2/2"
+    )  # a printer error before (the symbols were complex)
+    out = np.empty(2)
+    land.numpy_flow(0.0, np.array([0.5, 0.5]), land.pack(land.resolve(None))[0], out)
+    assert out == pytest.approx([1.0, 0.5])
+    for fn in ("Min", "Max", "min", "max"):
+        land = from_expression(f"{fn}(z1, 0.5)**2/2 + (z2 - 1)**2/2")
+        land.numpy_flow(0.0, np.array([0.2, 0.5]), land.pack(land.resolve(None))[0], out)
+        assert np.isfinite(out).all()
+
+
+def test_a_huge_sparse_log_is_refused_before_it_is_read(tmp_path):
+    from core.files import read_text
+
+    big = tmp_path / "trajectories.csv"
+    with open(big, "wb") as fh:
+        fh.truncate((1 << 30) + 1)  # sparse: no disk, 1 GiB and a byte
+    with pytest.raises(ValueError, match="GiB, more than the 1 GiB"):
+        read_text(big, "trajectory log")
+
+
+def test_celeba_refuses_a_resolution_past_its_cap(capsys):
+    from empirical import celeba
+
+    argv = ["nowhere", "--concepts", "Male,Smiling", "--out", "x", "--resolution", "20000"]
+    assert celeba.main(argv) == 2
+    assert "--resolution from 4 to 512" in capsys.readouterr().err

@@ -34,3 +34,21 @@ def test_text_lines_compare_their_numbers_and_their_words():
         matches.text_difference(table, table.replace("median", "mean"), 1e-6, 0)
         == "line 1: the text differs"
     )
+
+
+def test_a_changed_csv_field_is_a_difference_never_one_number_with_its_neighbour():
+    # issue #74: the number pattern read "32,0.3" as 320.3 and called the changed field a match
+    old = "step,z_color,z_size\n32,0.0,0.5\n"
+    new = "step,z_color,z_size\n32,0.3,0.5\n"
+    assert matches.csv_difference(old, new, 1e-3, 1e-9) == "row 2, field 2: '0.0' -> '0.3'"
+    assert matches.text_difference(old, new, 1e-3, 1e-9) == "line 2: 0.0 -> 0.3"
+    assert matches.csv_difference(old, old.replace("0.5", "0.5000001"), 1e-3, 1e-9) is None
+    assert matches.csv_difference(old, '"a,b",1\n', 1e-3, 1e-9) == "2 -> 1 rows"
+
+
+def test_a_deleted_or_broken_file_is_named_not_a_traceback(tmp_path, monkeypatch):
+    monkeypatch.setattr(matches, "ROOT", tmp_path)
+    monkeypatch.setattr(matches, "committed", lambda path: b'{"a": 1}')
+    assert matches.difference("gone.json", 1e-3, 1e-9).startswith("deleted")
+    (tmp_path / "cut.json").write_text('{"a": ')
+    assert matches.difference("cut.json", 1e-3, 1e-9).startswith("not valid JSON now")
