@@ -94,7 +94,8 @@ def register(folder: Path) -> dict:
     }
 
 
-def _descends(commit: str | None, ancestor: str) -> bool:
+def descends(commit: str | None, ancestor: str) -> bool:
+    """Whether ``commit`` is ``ancestor`` or comes after it (git); False without a commit."""
     if not commit:
         return False
     r = subprocess.run(
@@ -109,7 +110,7 @@ def validity(run: Path, reg: dict, commit: str | None) -> list[str]:
         bad.append("not finished")
     if facts["probe_hash"] != q["probe_hash"]:
         bad.append(f"probe {facts['probe_hash']}")
-    if commit is None or not _descends(facts["first_commit"], commit):
+    if commit is None or not descends(facts["first_commit"], commit):
         bad.append("first stamp not after the registration")
     if {d.split()[-1] for d in facts["device"]} != {q["precision"]}:
         bad.append(f"arithmetic {facts['device']}")

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from core.files import read_json
 from empirical import batch, job_file, keep
+from fitting.forecast_registered import descends
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -53,15 +54,6 @@ def precision() -> str:
     from empirical.nets.device import resolve_precision
 
     return resolve_precision("auto", torch.device("cpu"))
-
-
-def descends(commit: str | None, ancestor: str) -> bool:
-    if not commit:
-        return False
-    ok = subprocess.run(
-        ["git", "merge-base", "--is-ancestor", ancestor, commit], cwd=ROOT, capture_output=True
-    )
-    return ok.returncode == 0
 
 
 def check_run(run: Path, reg: dict, commit: str) -> list[str]:

@@ -352,7 +352,8 @@ def from_expression(
     unknown = [n for n in others if n not in params]
     if unknown:
         raise ValueError(
-            f"the energy uses {unknown} but no value was given; pass params={{{unknown[0]!r}: ...}}"
+            f"the energy uses {unknown} but no value was given: --param {unknown[0]}=VALUE on the "
+            f"command line (params={{{unknown[0]!r}: ...}} in Python)"
         )
     extra = set(params) - set(others)
     if extra:

@@ -19,7 +19,6 @@ session, a run cut off at its end is work lost.
 from __future__ import annotations
 
 import argparse
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -30,47 +29,17 @@ ROOT = HERE.parents[2]
 sys.path = [str(ROOT)] + [p for p in sys.path if p and Path(p).resolve() != HERE]
 
 from empirical import batch, job_file, keep  # noqa: E402
-from fitting.analyses import outside_score  # noqa: E402
+from pipeline import registered_queue  # noqa: E402
+from pipeline.registered_queue import kept_whole, precision  # noqa: E402, F401  (what the tests read here)
 
 # a registered run end to end on a bf16 CPU, with a margin (48.5 and 50.5 minutes measured, 2026-11-29)
 RUN_MINUTES = 55.0
 
 
 def registered() -> str:
-    reg = HERE / "preregistration.json"
-    added = outside_score.registering_commit(reg)  # followed across renames (errata item 14)
-    if added is None:
-        raise SystemExit(
-            f"queue.py: {reg} is not committed (or the clone is shallow); commit the registration before any run "
-            "starts"
-        )
-    ok = subprocess.run(["git", "merge-base", "--is-ancestor", added[0], "HEAD"], cwd=ROOT)
-    if ok.returncode != 0:
-        raise SystemExit(
-            f"queue.py: HEAD does not descend from the registration's commit {added[0]}"
-        )
-    return added[0]
-
-
-def precision() -> str:
-    """The arithmetic this machine trains `small` in (precision=auto): the pool's 20 runs all trained in bf16."""
-    import torch
-
-    from empirical.nets.device import resolve_precision
-
-    return resolve_precision("auto", torch.device("cpu"))
-
-
-def kept_whole(kept: Path) -> bool:
-    """Whether ``kept`` (a run's copy here) holds a finished run (empirical.sweeps.collect's reading)."""
-    from empirical.sweeps.collect import read_run
-
-    if not (kept / "config.json").is_file():
-        return False
-    try:
-        return read_run(kept).finished
-    except ValueError:
-        return False
+    """The registration's commit, an ancestor of HEAD (followed across renames: errata item 14); SystemExit
+    otherwise."""
+    return registered_queue.registering_commit(HERE / "preregistration.json")
 
 
 def room_for_one(left: float, took: list[float]) -> tuple[bool, float]:
