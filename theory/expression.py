@@ -180,8 +180,7 @@ class _Builder:
             return self.symbols[name]
         if name in CONSTANTS:
             return CONSTANTS[name]
-        # real: the energy is a real function of real coordinates (Abs' derivative is then sign, not re/im)
-        return sympy.Symbol(name, real=True)
+        return sympy.Symbol(name)
 
     def binary(self, node: ast.BinOp, left: sympy.Expr, right: sympy.Expr) -> sympy.Expr:
         op = type(node.op)
@@ -233,3 +232,30 @@ class _Builder:
             )
             raise self.fail(node, f"takes {want}, got {n}")
         return fn(*(self.build(a, depth + 1) for a in node.args))
+
+
+def coordinates(free, energy) -> list[str]:
+    """The energy's coordinates, z1, z2, ... (or z_1, ...), in order; a name like z01 is refused (it would be
+    read as z1's twin)."""
+    out, seen = [], {}
+    for n in free:
+        if n[:1] != "z" or not n.lstrip("z_").isdigit():
+            continue
+        digits = n.lstrip("z_")
+        if digits.startswith("0"):
+            raise ValueError(
+                f"{n!r} in the energy {energy!r}: name coordinates z1, z2, ... (no leading zero, no z0)"
+            )
+        if int(digits) in seen:
+            raise ValueError(
+                f"{seen[int(digits)]!r} and {n!r} in the energy name one coordinate twice"
+            )
+        seen[int(digits)] = n
+        out.append(n)
+    return sorted(out, key=lambda n: int(n.lstrip("z_")))
+
+
+def named_as_written(state: list[str]) -> tuple[str, ...] | None:
+    """Concept names for coordinates that are not z1..zn in a row (z2 alone is c2, never c1); None otherwise."""
+    index = [int(n.lstrip("z_")) for n in state]
+    return None if index == list(range(1, len(index) + 1)) else tuple(f"c{k}" for k in index)

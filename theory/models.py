@@ -337,9 +337,9 @@ def from_expression(
     params = dict(params or {})
     expr = _energy(energy)
     free = {s.name: s for s in expr.free_symbols if s != T}
-    named = state is None
     if state is None:
-        state = _coordinates(free, energy)
+        state = expression.coordinates(free, energy)
+        concepts = concepts if concepts is not None else expression.named_as_written(state)
     if not state:
         raise ValueError(
             f"the energy {energy!r} has no state variables (name them z1, z2, ... or pass state=)"
@@ -361,10 +361,6 @@ def from_expression(
             f"params {sorted(extra)} do not appear in the energy; its symbols are {others}"
         )
     plist = tuple(Param(n, (free[n],), (float(params[n]),), "user parameter") for n in others)
-    index = [int(n.lstrip("z_")) for n in state] if named else []
-    if concepts is None and index and index != list(range(1, len(index) + 1)):
-        # named as written: z2 without a z1 is concept c2, never c1
-        concepts = tuple(f"c{k}" for k in index)
     return Landscape(
         name,
         expr,
@@ -377,27 +373,6 @@ def from_expression(
     )
 
 
-def _coordinates(free: Mapping[str, sympy.Symbol], energy) -> list[str]:
-    """The energy's coordinates, z1, z2, ... (or z_1, ...), in order; a name like z01 is refused (it would be
-    read as z1's twin)."""
-    out, seen = [], {}
-    for n in free:
-        if n[:1] != "z" or not n.lstrip("z_").isdigit():
-            continue
-        digits = n.lstrip("z_")
-        if digits.startswith("0"):
-            raise ValueError(
-                f"{n!r} in the energy {energy!r}: name coordinates z1, z2, ... (no leading zero, no z0)"
-            )
-        if int(digits) in seen:
-            raise ValueError(
-                f"{seen[int(digits)]!r} and {n!r} in the energy name one coordinate twice"
-            )
-        seen[int(digits)] = n
-        out.append(n)
-    return sorted(out, key=lambda n: int(n.lstrip("z_")))
-
-
 def _energy(energy: str | sympy.Expr) -> sympy.Expr:
     """The energy as a sympy expression in the package's time symbol (text parsed by a whitelist, never run)."""
     if isinstance(energy, str):
@@ -407,4 +382,6 @@ def _energy(energy: str | sympy.Expr) -> sympy.Expr:
     else:
         raise TypeError(f"energy must be text or a sympy expression, got {type(energy).__name__}")
     t_like = [s for s in expr.free_symbols if s.name == "t" and s != T]
-    return expr.xreplace({s: T for s in t_like})
+    expr = expr.xreplace({s: T for s in t_like})
+    # real symbols: the energy is a real function of real coordinates (Abs differentiates to a sign, not re/im)
+    return expr.xreplace({s: sympy.Symbol(s.name, real=True) for s in expr.free_symbols if s != T})

@@ -106,7 +106,9 @@ def run(module: str, argv: list[str]) -> tuple[int, str]:
 def _draws(module: str):
     flags = flags_of(module)
     positional = st.lists(st.sampled_from(VALUES), max_size=2)
-    pairs = st.lists(st.tuples(st.sampled_from(flags or ["--x"]), st.sampled_from(VALUES)), max_size=3)
+    pairs = st.lists(
+        st.tuples(st.sampled_from(flags or ["--x"]), st.sampled_from(VALUES)), max_size=3
+    )
     return st.tuples(positional, pairs)
 
 
@@ -114,7 +116,9 @@ def check(module: str, draw, folder: Path) -> None:
     positional, pairs = draw
     argv = [*positional, *(w for pair in pairs for w in pair)]
     before = sorted(p.name for p in folder.iterdir())
-    inputs = {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file() and not p.is_symlink()}
+    inputs = {
+        p.name: p.read_bytes() for p in folder.iterdir() if p.is_file() and not p.is_symlink()
+    }
     code, err = run(module, argv)
     assert code in (0, 2), f"python -m {module} {argv}: exit {code}\n{err[-2000:]}"
     assert "Traceback" not in err, f"python -m {module} {argv}:\n{err[-2000:]}"
