@@ -31,6 +31,22 @@ from empirical.training import lock
 from empirical.training.train import train
 
 
+def _locked_train(cfg, out: Path) -> dict:
+    """train() under the run lock the sweep takes: two trainings of one folder at once (two batches, a batch and
+    a sweep) would write one run's checkpoints and logs in turn. A run refused before it began leaves no folder."""
+    new = not out.exists()
+    try:
+        with lock.hold(out):
+            return train(cfg, out)
+    except lock.Busy as err:
+        raise cli.UsageError(f"--out {err}; wait for it, or train another folder") from None
+    except ValueError:
+        if new and {p.name for p in out.iterdir()} <= {lock.NAME}:
+            (out / lock.NAME).unlink(missing_ok=True)
+            out.rmdir()
+        raise
+
+
 @cli.command("empirical.train")
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m empirical.train``: see the module docstring."""
@@ -65,12 +81,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if cli.checking(args):
         return 0
     try:
-        # the run lock the sweep takes: two trainings of one folder at once (two batches, a batch and a sweep)
-        # would write one run's checkpoints and logs in turn
-        with lock.hold(out):
-            summary = train(cfg, out)
-    except lock.Busy as err:
-        raise cli.UsageError(f"--out {err}; wait for it, or train another folder") from None
+        summary = _locked_train(cfg, out)
     except KeyboardInterrupt:
         print(
             "train: interrupted; run the same command again to resume from the last checkpoint",

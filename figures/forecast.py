@@ -1,6 +1,6 @@
 """A run's forecast drawn on its path so far: when plain prompting will show the held-out class.
 
-  python -m fitting.forecast RUN --at STEP --json RUN/forecast.json     # the forecast
+  python -m fitting.forecast RUN --at 4000 --json RUN/forecast.json     # the forecast
   python -m figures.forecast RUN/forecast.json [--out PNG]
 
 forecast.png (default: beside the forecast): the held-out class's joint accuracy under naive prompting (black)
