@@ -66,13 +66,13 @@ def km_forecast(
 
 def lc_forecast(
     step: NDArray, acc: NDArray, floor: float, horizon: float, lag: NDArray | None = None
-) -> tuple[NDArray, str]:
+) -> NDArray:
     """Draws of the behavior step from the ensemble's 0.5 crossings of a curve (plus ``lag`` draws)."""
     c = np.maximum(lc_ensemble.crossings(step, acc, 0.5, horizon), 0.0)
     if lag is not None:
         rng = np.random.default_rng(1)
         c = c + rng.choice(lag, c.size)
-    return np.maximum(c, floor), ""
+    return np.maximum(c, floor)
 
 
 def summarize(draws: NDArray, horizon: float) -> tuple[float | None, tuple | None, float]:
@@ -189,7 +189,7 @@ def _from_draws(method: str, draws: NDArray, horizon: float, note: str) -> Forec
 def lc_naive(r: Reading, horizon: float) -> Forecast:
     if r.step.size < 5:
         return Forecast("lc-naive", None, None, None, "fewer than 5 checkpoints")
-    draws, _ = lc_forecast(r.step, r.accuracy, r.floor, horizon)
+    draws = lc_forecast(r.step, r.accuracy, r.floor, horizon)
     return _from_draws("lc-naive", draws, horizon, "")
 
 
@@ -202,7 +202,7 @@ def lc_capability(r: Reading, pool: Pool, horizon: float) -> Forecast:
         return _from_draws("lc-capability", draws, horizon, f"capability {r.capability:,.0f}")
     if r.capability_curve is None or r.capability_curve[0].size < 5:
         return Forecast("lc-capability", None, None, None, "fewer than 5 capability checkpoints")
-    draws, _ = lc_forecast(*r.capability_curve, r.floor, horizon, lag=lags)
+    draws = lc_forecast(*r.capability_curve, r.floor, horizon, lag=lags)
     return _from_draws("lc-capability", draws, horizon, "capability extrapolated")
 
 
