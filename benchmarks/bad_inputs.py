@@ -51,9 +51,9 @@ COMMANDS = (
     "empirical.probe",
     "empirical.train",
     "empirical.elicit",
-    "empirical.sweep",
+    "pipeline.sweep",
     "empirical.convert",
-    "empirical.batch",
+    "pipeline.batch",
     "fitting.ladder",
     "empirical.celeba",
 )

@@ -4,7 +4,7 @@
 
 Issue #54's CPU line, measured as a paired comparison. A round times each way once (by default these three):
 
-  separate            two one-thread processes side by side (empirical.batch's way), each run alone;
+  separate            two one-thread processes side by side (pipeline.batch's way), each run alone;
   threaded-lockstep   one process, two members in two threads meeting after every update (empirical.ensemble
                       before 2026-11-29);
   threaded            one process, two members meeting only at records (a training record, an evaluation, a save:

@@ -6,7 +6,7 @@ For K = 1, 2, 4, 8, 16, 32 (--quick: 1 and 2): training steps per second of each
 (K runs of the preset's length, training only: evaluation is the same work either way), for
 
   ensemble   one process training the K members together, all the machine's threads (CPU: 2);
-  separate   K processes side by side, the threads shared out (CPU: max(1, 2 // K) each), as empirical.batch
+  separate   K processes side by side, the threads shared out (CPU: max(1, 2 // K) each), as pipeline.batch
              runs them today.
 
 Each row is timed after a warm-up, in processes of its own (nothing else training). On the CPU and, where one is
@@ -121,7 +121,7 @@ def timed_both(
 ) -> tuple[float, float]:
     """The mean steps/s of each run, over each worker's span and each member's own (:func:`worker`): ``procs``
     worker processes side by side, each an ensemble of k, their timed spans started together."""
-    from empirical.sweeps.processes import thread_env
+    from pipeline.processes import thread_env
 
     env = thread_env(threads)
     with tempfile.TemporaryDirectory() as tmp:

@@ -16,14 +16,14 @@ import tempfile
 import time
 from pathlib import Path
 
-from empirical.sweeps.executor import cores
+from pipeline.executor import cores
 
 
 def run(out: Path, probe: str, steps: int, parallel: int, cpus: int) -> float:
     cmd = [
         sys.executable,
         "-m",
-        "empirical.sweep",
+        "pipeline.sweep",
         "--preset",
         "tiny",
         "--grid",

@@ -203,12 +203,12 @@ PACKAGE_FILES = {
     "trajectories.csv": "python -m empirical.train (or theory.simulate, empirical.convert)",
     "trajectories.meta.json": "python -m empirical.train",
     "metrics.jsonl": "python -m empirical.train",
-    "metrics.jsonl.gz": "python -m empirical.keep",
+    "metrics.jsonl.gz": "python -m pipeline.keep",
     "overprompt.json": "python -m empirical.elicit",
-    "sweep.json": "python -m empirical.sweep",
-    "sweep.csv": "python -m empirical.sweep",
-    "covariates.csv": "python -m empirical.sweep",
-    "stages.json": "python -m empirical.sweep",
+    "sweep.json": "python -m pipeline.sweep",
+    "sweep.csv": "python -m pipeline.sweep",
+    "covariates.csv": "python -m pipeline.sweep",
+    "stages.json": "python -m pipeline.sweep",
     "probe.json": "python -m empirical.probe",
     "probe.pt": "python -m empirical.probe",
     "fit.json": "python -m fitting.fit",
@@ -281,7 +281,7 @@ def parser(module: str, doc: str | None, **kwargs) -> argparse.ArgumentParser:
     """The argument parser of ``python -m module``: the module's docstring as its --help text, layout kept.
 
     Every parser takes a hidden ``--check-args``: a command that honours it (:func:`checking`) checks its flags and
-    values, reads no input, writes nothing and exits 0, so a chained step (``empirical.sweep --then``) is checked
+    values, reads no input, writes nothing and exits 0, so a chained step (``pipeline.sweep --then``) is checked
     before the first run trains."""
     made = argparse.ArgumentParser(
         prog=f"python -m {module}",

@@ -334,7 +334,7 @@ class ForecastRecord(Record):
     reason: str | None = None
 
     def line(self) -> str:
-        """The forecast in one line, as fitting.forecast prints it and empirical.sweep status shows it."""
+        """The forecast in one line, as fitting.forecast prints it and pipeline.sweep status shows it."""
         c, read = f"class {self.label}", f"read to {self.at:,.0f}"
         if self.observed_behavior_step is not None:
             return f"{c} shown by naive prompting at {self.observed_behavior_step:,.0f} ({read})"

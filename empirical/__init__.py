@@ -3,7 +3,7 @@
 torch is imported only inside this package. The data-generating process (``data``, ``render``) and the
 sample grids (``grid``) need numpy and matplotlib only.
 
-Run as ``python -m empirical.<command>`` without an optional dependency it needs (torch, diffusers, submitit,
+Run as ``python -m empirical.<command>`` (or a pipeline command, which imports this package) without an optional dependency it needs (torch, diffusers, submitit,
 pandas), a command stops with one line naming the extra to install, not a traceback.
 """
 
@@ -23,14 +23,11 @@ def _missing_extra(kind, err, tb, previous=sys.excepthook):
     name = (getattr(err, "name", None) or "").split(".")[0]
     if not (isinstance(err, ModuleNotFoundError) and name in EXTRAS):
         return previous(kind, err, tb)
-    module = (
-        sys.argv[0].rsplit("/", 1)[-1].removesuffix(".py")
-        if sys.argv and sys.argv[0]
-        else "empirical"
-    )
+    parts = (sys.argv[0] if sys.argv else "").removesuffix(".py").split("/")
+    module = ".".join(parts[-2:]) if len(parts) > 1 else "empirical"  # .../pipeline/sweep.py
     extra = EXTRAS[name]
     sys.stderr.write(
-        f"python -m empirical.{module}: error: this command needs {name}, an optional extra: "
+        f"python -m {module}: error: this command needs {name}, an optional extra: "
         f'pip install -c constraints.txt -e ".[{extra}]" from a clone (the constraints file keeps '
         "torch to its CPU build)\n"
     )

@@ -3,11 +3,11 @@
   python -m pipeline.registered_queue FOLDER [--runs DIR] [--threads 2] [--hours H]
 
 FOLDER holds preregistration.json (committed, an ancestor of HEAD: no run may start before it) and jobs.txt (one
-run a line: ``NAME ARGS...`` for python -m empirical.train, as empirical.batch reads a job file). Each line is
-trained as empirical.batch trains one (``python -m empirical.train ARGS --out DIR/NAME``, its output in
+run a line: ``NAME ARGS...`` for python -m empirical.train, as pipeline.batch reads a job file). Each line is
+trained as pipeline.batch trains one (``python -m empirical.train ARGS --out DIR/NAME``, its output in
 DIR/NAME.log, DIR defaulting to runs/<FOLDER's path under results/>); a finished run is marked and skipped on a
 rerun, an unfinished one resumes from its last checkpoint. What results/ keeps of each finished run (python -m
-empirical.keep: no checkpoints) is copied to FOLDER/runs/NAME, and a run kept there whole is skipped too (a new
+pipeline.keep: no checkpoints) is copied to FOLDER/runs/NAME, and a run kept there whole is skipped too (a new
 checkout has no DIR). After each run every kept run is checked against the registration, reading no event: it
 finished, its probe is the registered one, its first stamp's commit descends from the registration's commit and
 every stamp trained in the registered arithmetic. The queue stops at one that is not. With --hours, no run starts
@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 from core.files import read_json
-from empirical import batch, job_file, keep
+from pipeline import batch, job_file, keep
 from fitting.forecast_registered import descends
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -77,7 +77,7 @@ def check_run(run: Path, reg: dict, commit: str) -> list[str]:
 
 
 def kept_whole(kept: Path) -> bool:
-    from empirical.sweeps.collect import read_run
+    from pipeline.collect import read_run
 
     if not (kept / "config.json").is_file():
         return False

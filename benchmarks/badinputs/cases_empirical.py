@@ -282,7 +282,7 @@ CASES = [
     # the job-file runner (issue #51: the shell runner dropped or mixed runs silently)
     Case(
         "bad flag",
-        "empirical.batch",
+        "pipeline.batch",
         ["{c}/jobs.txt", "--runs", "{c}/runs", "--parallel", "two"],
         "argument --parallel: invalid int value: 'two'",
         setup=write("jobs.txt", "a --preset smoke\n"),
@@ -291,7 +291,7 @@ CASES = [
     *(
         Case(
             "bad run folder",
-            "empirical.batch",
+            "pipeline.batch",
             ["{c}/jobs.txt", "--runs", "{c}/runs"],
             words,
             setup=write("jobs.txt", text),
@@ -304,7 +304,7 @@ CASES = [
     ),
     Case(  # line 1 is checked as empirical.train takes it: torch
         "bad run folder",
-        "empirical.batch",
+        "pipeline.batch",
         ["{c}/jobs.txt", "--runs", "{c}/runs"],
         "the folder is also line 1's",
         setup=then(write("jobs.txt", "a --preset smoke\n./a/ --preset smoke\n"), _torch_setup),

@@ -8,7 +8,7 @@ from badinputs.fixtures import Case, then, write, copy_file, no_file, two_levels
 PD = "fitting.predict"
 ST = "fitting.study"
 FS = "figures.study"
-SW = "empirical.sweep"
+SW = "pipeline.sweep"
 sweep = ["--preset", "smoke", "--executor", "debug", "--out", "{c}/sw"]
 canary = "touch {c}/ran"
 out = ["--out", "{c}/out"]
@@ -179,7 +179,7 @@ CASES = [
         "missing input",
         ST,
         ["{c}/none"],
-        "sweep.csv: not found; run python -m empirical.sweep collect",
+        "sweep.csv: not found; run python -m pipeline.sweep collect",
         check=no_file("none/study.json"),
     ),
     Case(
@@ -263,7 +263,7 @@ CASES = [
         "lost data",
         ST,
         ["{c}", "--out", "{c}/sweep.json"],
-        "sweep.json is the name of what python -m empirical.sweep writes",
+        "sweep.json is the name of what python -m pipeline.sweep writes",
         setup=write("sweep.json", '{"grid": 1}'),
         check=unchanged("sweep.json", '{"grid": 1}'),
     ),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from badinputs.fixtures import Case, then, write, copy_log, no_file, unchanged, sweep_folder
 
-SW = "empirical.sweep"
+SW = "pipeline.sweep"
 TU = "fitting.turn"
 sweep = ["--preset", "smoke", "--executor", "debug", "--out", "{c}/sw"]
 nothing = no_file("sw")

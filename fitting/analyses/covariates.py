@@ -1,5 +1,5 @@
 """The covariates table of a sweep (COV.csv: a ``run`` column and numeric ``<name>_<concept>`` columns, as
-``python -m empirical.sweep collect`` writes covariates.csv): reading one or several, each run's covariates,
+``python -m pipeline.sweep collect`` writes covariates.csv): reading one or several, each run's covariates,
 its masking fraction, and choosing runs by id or by ``COLUMN=VALUE``. Every error names the file, row and
 column."""
 
@@ -20,7 +20,7 @@ def read_table(path: Path) -> dict[str, dict[str, str]]:
     if not rows or "run" not in rows[0]:
         raise ValueError(
             f"{path}: no 'run' column in the header; a covariates table has run and <name>_<concept> columns "
-            "(python -m empirical.sweep collect writes one)"
+            "(python -m pipeline.sweep collect writes one)"
         )
     header, table = rows[0], {}
     for line, row in enumerate(rows[1:], 2):

@@ -184,7 +184,7 @@ def read_covariates(path: Path) -> dict[str, dict[str, str]]:
     if not table or "seed" not in next(iter(table.values())):
         raise ValueError(
             f"{path}: not a sweep's covariates table (no run, or no 'seed' column); "
-            "write it with python -m empirical.sweep collect"
+            "write it with python -m pipeline.sweep collect"
         )
     # a column empty in every row does not apply to this sweep (collect writes sep_shape empty: shape has no
     # separation); a column with no number in any row is a list-valued setting that varies (protocols,
@@ -231,7 +231,7 @@ def study(sweep_dir: Path, by: str | None = None, only: str | None = None) -> St
     for path in (log, cov_path):
         if not path.is_file():
             raise ValueError(
-                f"{path}: not found; run python -m empirical.sweep collect {sweep_dir} first"
+                f"{path}: not found; run python -m pipeline.sweep collect {sweep_dir} first"
             )
     covariates = read_covariates(cov_path)
     # by default the covariate that varies in the whole sweep, not only in the --only slice
@@ -246,7 +246,7 @@ def study(sweep_dir: Path, by: str | None = None, only: str | None = None) -> St
         raise ValueError(
             f"{log}: {len(uncovered)} run(s) have no row in {cov_path} ({', '.join(map(repr, uncovered[:5]))}"
             f"{', ...' if len(uncovered) > 5 else ''}), so every statistic would leave them out; collect the "
-            f"sweep again (python -m empirical.sweep collect {sweep_dir}) or give them rows"
+            f"sweep again (python -m pipeline.sweep collect {sweep_dir}) or give them rows"
         )
     runs = []
     for run_id, cov in covariates.items():
@@ -307,7 +307,7 @@ def _run(
         raise ValueError(
             f"{cov_path}: run {run_id!r} has no {', '.join(f'signal_{c}' for c in lacking)}: the study "
             f"needs each concept's measured signal (the log's concepts: {', '.join(mine[0].concepts)}); "
-            f"python -m empirical.sweep collect {cov_path.parent} writes them"
+            f"python -m pipeline.sweep collect {cov_path.parent} writes them"
         )
     labels = sorted({t.label for t in mine})
     train_classes = [lab for lab in labels if lab not in held_labels]

@@ -46,7 +46,7 @@ from theory.landscape import Landscape
 from theory.models import eq1, eq2, notebook
 from core.trajectory import Trajectory, corner_of
 
-MIN_POINTS = 8  # located points a model fit needs (empirical.sweeps.plan.FIT_MIN_POINTS refuses a sweep step early)
+MIN_POINTS = 8  # located points a model fit needs (a sweep's fit step is refused early for fewer)
 FITTABLE = ("eq1", "eq2", "notebook")
 TOL = (1e-10, 1e-12)  # (rtol, atol): final polish and reported fit
 SEARCH_TOL = (1e-8, 1e-10)  # multi-start search

@@ -31,7 +31,7 @@ COMMANDS = [
     "fitting.outside",
     "empirical.train",
     "empirical.elicit",
-    "empirical.sweep",
+    "pipeline.sweep",
     "empirical.data",
     "empirical.probe",
     "empirical.convert",
@@ -43,8 +43,8 @@ COMMANDS = [
     "figures.fit",
     "figures.predict",
     "figures.forecast",
-    "empirical.batch",
-    "empirical.keep",
+    "pipeline.batch",
+    "pipeline.keep",
     "empirical.ensemble",
     "empirical.celeba",
 ]
@@ -97,7 +97,7 @@ def test_the_examples_are_found():
     modules = {split(line)[0] for line in EXAMPLES}
     assert (
         len(EXAMPLES) >= 30
-        and {"theory.simulate", "empirical.sweep", "fitting.predict", "figures.masking"} <= modules
+        and {"theory.simulate", "pipeline.sweep", "fitting.predict", "figures.masking"} <= modules
     )
     assert any("--no-wait" in line for line in EXAMPLES)  # a continued line, joined
 
@@ -115,7 +115,7 @@ def test_check_args_refuses_what_the_command_refuses(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert run("theory.simulate", ["--model", "eq1", "--param", "k=-1", "--check-args"])[0] == 2
     assert run("empirical.train", ["--preset", "tiny", "--set", "steps=0", "--check-args"])[0] == 2
-    assert run("empirical.sweep", ["--preset", "tiny", "--grid", "seed=", "--check-args"])[0] == 2
+    assert run("pipeline.sweep", ["--preset", "tiny", "--grid", "seed=", "--check-args"])[0] == 2
     assert (
         run("fitting.predict", ["a.csv", "--covariates", "c.csv", "--boot", "3", "--check-args"])[0]
         == 2

@@ -1,4 +1,4 @@
-"""python -m empirical.sweep end to end: a 2x2 smoke grid on the local executor (killed and resumed, then
+"""python -m pipeline.sweep end to end: a 2x2 smoke grid on the local executor (killed and resumed, then
 collected, then rerun to do nothing), chained post-hoc steps and failures on the debug executor, and
 the SLURM path through a fake sbatch (the job scripts and the array are checked, since no cluster is here)."""
 
@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from empirical.sweeps import plan
-from empirical.sweep import main
+from pipeline import sweep_plan as plan
+from pipeline.sweep import main
 from core.files import read_json
 from core.trajectory import read_csv
 
@@ -30,7 +30,7 @@ def sweep_cmd(out: Path, *extra: str) -> list[str]:
     return [
         sys.executable,
         "-m",
-        "empirical.sweep",
+        "pipeline.sweep",
         *GRID,
         "--executor",
         "local",
@@ -75,7 +75,7 @@ def test_local_sweep_killed_resumed_collected_and_rerun_for_nothing(tmp_path):
     assert all(
         c["stamps"][-1]["commit"] is None or len(c["stamps"][-1]["commit"]) == 40 for c in configs
     )
-    assert all("empirical.sweep" in c["stamps"][0]["command"] for c in configs)
+    assert all("pipeline.sweep" in c["stamps"][0]["command"] for c in configs)
     for r in RUNS:
         naive = [
             t for t in read_csv(out / "runs" / r / "trajectories.csv") if t.protocol == "naive"
@@ -292,7 +292,7 @@ def long_local_sweep(out: Path) -> list[str]:
     return [
         sys.executable,
         "-m",
-        "empirical.sweep",
+        "pipeline.sweep",
         *("--preset", "smoke", "--grid", "seed=0,1", "--set", "steps=5000"),
         *("--executor", "local", "--max-parallel", "2", "--out", str(out)),
     ]
@@ -400,7 +400,7 @@ def test_an_interrupt_while_jobs_start_is_held_then_raised_and_every_started_job
     train on unstopped): the started jobs are stopped, then the interrupt is raised."""
     import argparse
 
-    from empirical.sweeps.executor import run_probes
+    from pipeline.executor import run_probes
 
     class Process:
         def __init__(self):

@@ -22,16 +22,16 @@ from hypothesis import strategies as st
 
 COMMANDS = (
     "theory.simulate",
-    "empirical.batch",
+    "pipeline.batch",
     "empirical.celeba",
     "empirical.convert",
     "empirical.data",
     "empirical.elicit",
     "empirical.ensemble",
-    "empirical.job_file",
-    "empirical.keep",
+    "pipeline.job_file",
+    "pipeline.keep",
     "empirical.probe",
-    "empirical.sweep",
+    "pipeline.sweep",
     "empirical.train",
     "fitting.capability",
     "fitting.fit",
@@ -171,7 +171,7 @@ def test_the_commands_listed_are_every_command():
             text = path.read_text()
             for name in re.findall(r'@cli\.command\("([\w.]+)"\)', text):
                 found.add(name)
-    assert found - {"empirical.sweeps.collect"} <= set(COMMANDS), sorted(found - set(COMMANDS))
+    assert found - {"pipeline.collect"} <= set(COMMANDS), sorted(found - set(COMMANDS))
 
 
 def test_the_fuzzer_catches_a_traceback_and_a_second_line(folder, monkeypatch):

@@ -1,4 +1,4 @@
-"""python -m empirical.batch: the runs of a job file, N at a time, stopped at a deadline, packed; and the job
+"""python -m pipeline.batch: the runs of a job file, N at a time, stopped at a deadline, packed; and the job
 lines it reads (issue #51: the shell runner joined lines, cut quoted '#', passed CR into paths, trained nothing
 on PARALLEL=two and accepted folders outside the runs)."""
 
@@ -11,8 +11,8 @@ import time
 
 import pytest
 
-from empirical import batch, job_file, keep
-from empirical.sweeps import processes
+from pipeline import batch, job_file, keep
+from pipeline import processes
 
 FAKE_TRAIN = textwrap.dedent(
     """

@@ -297,7 +297,7 @@ def test_the_readers_of_runs_read_a_faces_run_and_refuse_what_it_lacks(faces_run
     over-prompting and intervention, which move the synthetic concepts' values, are refused by name; a probe of
     another selection is refused; {selection} in a synthetic run's probe path is refused."""
     from empirical.elicitation.elicit import run_protocols
-    from empirical.sweeps.collect import covariates, read_run
+    from pipeline.collect import covariates, read_run
     from empirical.training.config import make_config
     from empirical.training.probes import load_probe
 

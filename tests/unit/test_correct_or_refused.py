@@ -12,7 +12,7 @@ import pytest
 
 from core import cli
 from core.files import atomic_write
-from empirical import keep
+from pipeline import keep
 from fitting import forecast, outside
 
 ROOT = Path(__file__).parents[2]
@@ -161,7 +161,7 @@ def test_a_batch_run_dies_with_its_batch(tmp_path):
     script = (
         "import sys, time\n"
         "from pathlib import Path\n"
-        "from empirical.sweeps import processes\n"
+        "from pipeline import processes\n"
         "p = processes.start([sys.executable, '-c', 'import time; time.sleep(60)'], Path(sys.argv[1]),"
         " {}, die_with_parent=True)\n"
         "print(p.pid, flush=True)\n"

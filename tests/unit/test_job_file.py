@@ -1,4 +1,4 @@
-"""python -m empirical.job_file: every line of a job file checked before a batch trains anything."""
+"""python -m pipeline.job_file: every line of a job file checked before a batch trains anything."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from empirical.job_file import lines, main
+from pipeline.job_file import lines, main
 
 ROOT = Path(__file__).resolve().parents[2]
 COMMITTED = sorted((ROOT / "results").glob("*/*jobs*.txt"))

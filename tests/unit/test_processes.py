@@ -1,4 +1,4 @@
-"""empirical.sweeps.processes, the one runner of jobs as processes under empirical.batch and the sweep's
+"""pipeline.processes, the one runner of jobs as processes under pipeline.batch and the sweep's
 --executor local (issue #53: two ways to run a grid, and local sweeps needed submitit): a callable's value and
 its error come back, the job's threads and GPUs are capped, a job past its limit or killed fails naming why, and
 a local or debug sweep needs no submitit."""
@@ -14,8 +14,8 @@ import time
 
 import pytest
 
-from empirical.sweeps import processes
-from empirical.sweeps.executor import make_executor
+from pipeline import processes
+from pipeline.executor import make_executor
 
 
 def executor(tmp_path, **kw) -> processes.ProcessExecutor:
@@ -59,7 +59,7 @@ def test_a_killed_job_fails_naming_its_exit_and_its_last_error(tmp_path):
 
 def test_stopping_a_job_unwinds_it_and_stops_the_step_it_started(tmp_path):
     """A local sweep's job runs its --then steps as child processes: SIGTERM must not leave one running."""
-    from empirical.sweeps.jobs import run_step
+    from pipeline.sweep_jobs import run_step
 
     job = executor(tmp_path).submit(functools.partial(run_step, ["sleep", "31.5"]))
     deadline = time.monotonic() + 30

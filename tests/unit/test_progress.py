@@ -68,7 +68,7 @@ def test_fit_names_only_the_selection_that_was_given(tmp_path, capsys):
 
 
 def test_the_plain_lines_take_every_call_a_tqdm_bar_takes(monkeypatch):
-    """empirical.sweep's follow loop calls write, set_postfix and refresh (a sweep crashed on refresh)."""
+    """pipeline.sweep's follow loop calls write, set_postfix and refresh (a sweep crashed on refresh)."""
     log = _Log()
     monkeypatch.setattr(sys, "stderr", log)
     shown = progress.bar(total=2, desc="sweep", unit="run", every=0)

@@ -309,7 +309,7 @@ def test_cli_writes_json_and_figures(sweep, capsys):
 @pytest.mark.parametrize(
     "setup, args, message",
     [
-        ("no-sweep", [], "sweep.csv: not found; run python -m empirical.sweep collect"),
+        ("no-sweep", [], "sweep.csv: not found; run python -m pipeline.sweep collect"),
         ("", ["--by", "lr"], "--by lr: not a column of"),
         (
             "two-varying",

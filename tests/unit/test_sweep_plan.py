@@ -14,7 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from empirical.sweeps import collect, plan
+from pipeline import collect
+from pipeline import sweep_plan as plan
 from empirical.training import lock
 from empirical.training.config import make_config
 from core.files import write_json
@@ -144,9 +145,6 @@ def test_a_valid_step_passes_its_check_and_writes_nothing(tmp_path, text):
 
 
 def test_a_fit_step_is_refused_for_runs_that_log_too_few_checkpoints(tmp_path):
-    from fitting.estimators.model_fit import MIN_POINTS
-
-    assert plan.FIT_MIN_POINTS == MIN_POINTS
     fit = plan.parse_step("fit --class 11")
     smoke = plan.expand("smoke", plan.parse_grid(["seed=0,1"]), [], tmp_path / "sw")
     with pytest.raises(
@@ -163,7 +161,7 @@ def test_a_fit_step_is_refused_for_runs_that_log_too_few_checkpoints(tmp_path):
 
 
 def test_a_failed_steps_own_message_is_its_cause(capfd):
-    from empirical.sweeps.jobs import run_step
+    from pipeline.sweep_jobs import run_step
 
     code = "import sys; print('working', file=sys.stderr); sys.exit(print('python -m x: error: --every 0: must be >= 1', file=sys.stderr) or 2)"
     assert run_step([sys.executable, "-c", code]) == (2, "--every 0: must be >= 1")
@@ -385,7 +383,7 @@ def test_colliding_run_names_fall_back_to_their_paths(tmp_path):
 def test_a_users_thread_cap_is_respected():
     from argparse import Namespace
 
-    from empirical.sweeps.executor import cores, job_threads
+    from pipeline.executor import cores, job_threads
 
     local = Namespace(cpus_per_job=None, executor="local", max_parallel=1)
     assert job_threads(local, {}) == cores()
@@ -407,7 +405,7 @@ def test_a_users_thread_cap_is_respected():
 
 
 def test_status_counts_failures_in_its_exit_code(tmp_path, capsys):
-    from empirical.sweep import main as sweep
+    from pipeline.sweep import main as sweep
 
     (tmp_path / "runs").mkdir()
     assert sweep(["status", str(tmp_path)]) == 2  # nothing to report is not "0 runs", exit 0
@@ -427,14 +425,14 @@ def test_status_counts_failures_in_its_exit_code(tmp_path, capsys):
     (tmp_path / "sweep.json").write_text("[1, 2]")  # not the sweep's own file: named, no traceback
     assert sweep(["status", str(tmp_path)]) == 2
     assert (
-        "sweep.json: not a sweep file written by python -m empirical.sweep"
+        "sweep.json: not a sweep file written by python -m pipeline.sweep"
         in capsys.readouterr().err
     )
 
 
 def test_a_job_that_died_in_its_own_code_is_reported_with_the_cause_from_its_log(tmp_path):
-    from empirical.sweeps.executor import with_cause
-    from empirical.sweeps.processes import last_error
+    from pipeline.executor import with_cause
+    from pipeline.processes import last_error
 
     log = tmp_path / "job.err"
     log.write_text(
@@ -482,7 +480,7 @@ def test_run_folder_names_fit_the_file_system_and_stay_distinct(tmp_path):
 def test_slurm_where_there_is_none_is_refused_before_anything_is_written(
     tmp_path, monkeypatch, capsys
 ):
-    from empirical.sweep import main as sweep
+    from pipeline.sweep import main as sweep
 
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     assert (
@@ -506,7 +504,7 @@ def test_slurm_where_there_is_none_is_refused_before_anything_is_written(
 
 def test_status_shows_each_runs_latest_forecast(tmp_path, capsys):
     """Issue #56: the forecast a step (or fitting.forecast --watch --json RUN/forecast.json) wrote, one line."""
-    from empirical.sweep import main as sweep
+    from pipeline.sweep import main as sweep
     from core.records import ForecastRecord
 
     run = fake_run(tmp_path / "runs", ["seed=0"])

@@ -3,10 +3,10 @@
   python results/study-small/outside/queue.py [--runs runs/study-small/outside] [--threads 2] [--hours H]
 
 Refuses to start unless preregistration.json is committed and its commit is an ancestor of HEAD (no test run may
-start before the registration). Each line of jobs.txt is trained as empirical.batch trains a line
+start before the registration). Each line of jobs.txt is trained as pipeline.batch trains a line
 (``python -m empirical.train ARGS --out RUNS/FOLDER``, its output in RUNS/FOLDER.log); a finished run is marked
 RUNS/FOLDER/.finished and skipped on a rerun, an unfinished one resumes from its last checkpoint. What results/ keeps
-of each finished run (python -m empirical.keep: no checkpoints) is copied to runs/FOLDER here, and a run kept here
+of each finished run (python -m pipeline.keep: no checkpoints) is copied to runs/FOLDER here, and a run kept here
 whole (its trajectories reach its last step) is skipped too: a new checkout has no RUNS, and would otherwise train
 a committed run again. After each run the kept ones are checked as registered, blind (python -m fitting.outside
 check): the queue stops at one that is not. (Where a checkout's RUNS does not outlive its session, a run left
@@ -28,7 +28,7 @@ ROOT = HERE.parents[2]
 # this file's folder leaves the path: its name would shadow the standard library's queue (torch imports it)
 sys.path = [str(ROOT)] + [p for p in sys.path if p and Path(p).resolve() != HERE]
 
-from empirical import batch, job_file, keep  # noqa: E402
+from pipeline import batch, job_file, keep  # noqa: E402
 from pipeline import registered_queue  # noqa: E402
 from pipeline.registered_queue import kept_whole, precision  # noqa: E402, F401  (what the tests read here)
 

@@ -2,9 +2,9 @@
 metrics.jsonl.gz as it takes metrics.jsonl), trajectories and their meta, the over-prompting record, the last
 sample grid, and RUN_DIR.log (the batch runner's log of the run) as train.log.
 
-  python -m empirical.keep RUN_DIR DEST_DIR      # copy them into DEST_DIR (made if missing)
+  python -m pipeline.keep RUN_DIR DEST_DIR      # copy them into DEST_DIR (made if missing)
 
-``empirical.batch --pack`` packs the same files (:func:`kept_files`); ``results/ladder/keep.sh`` calls this.
+``pipeline.batch --pack`` packs the same files (:func:`kept_files`); ``results/ladder/keep.sh`` calls this.
 """
 
 from __future__ import annotations
@@ -92,10 +92,10 @@ def keep(run: Path, dest: Path) -> list[str]:
     return written
 
 
-@cli.command("empirical.keep")
+@cli.command("pipeline.keep")
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m empirical.keep``: see the module docstring."""
-    parser = cli.parser("empirical.keep", __doc__)
+    """``python -m pipeline.keep``: see the module docstring."""
+    parser = cli.parser("pipeline.keep", __doc__)
     parser.add_argument("run", type=Path, help="a training run's folder (holding config.json)")
     parser.add_argument("dest", type=Path, help="the folder to copy into")
     args = parser.parse_args(argv)

@@ -1,10 +1,10 @@
 """Run a grid of training runs (processes on this machine, or SLURM job arrays with submitit), then collect them.
 
-  python -m empirical.sweep --preset PRESET --grid KEY=V1,V2,.. [--grid ...] [--set KEY=VALUE ...]
+  python -m pipeline.sweep --preset PRESET --grid KEY=V1,V2,.. [--grid ...] [--set KEY=VALUE ...]
          [--then 'STEP [ARGS]' ...] --executor {local,slurm,debug} [--max-parallel N]
          [--cpus-per-job C] [--gpus-per-job G] [--timeout-min M] [--slurm-partition P] [--no-wait] --out DIR
-  python -m empirical.sweep collect DIR     # DIR/sweep.csv and DIR/covariates.csv
-  python -m empirical.sweep status DIR      # what each run has done, what runs, what failed (and its log);
+  python -m pipeline.sweep collect DIR     # DIR/sweep.csv and DIR/covariates.csv
+  python -m pipeline.sweep status DIR      # what each run has done, what runs, what failed (and its log);
                                             # exit 1 when a run or stage failed
 
 The runs are the product of the --grid values (every --set key is a grid key, seeds included: --grid
@@ -27,8 +27,8 @@ the same command again at any time: finished runs are skipped (nothing is submit
 done), interrupted ones resume from their last checkpoint, runs in use by another process are waited
 for, and new --then steps run on runs that have trained.
 
-Executors: local (jobs are processes on this machine, started by empirical.sweeps.processes, the runner
-empirical.batch uses too: no submitit needed; at most --max-parallel at once, default 1, each stopped after
+Executors: local (jobs are processes on this machine, started by pipeline.processes, the runner
+pipeline.batch uses too: no submitit needed; at most --max-parallel at once, default 1, each stopped after
 --timeout-min and seeing --gpus-per-job GPUs, none by default,
 each capped to --cpus-per-job threads, default the cores divided by --max-parallel, or OMP_NUM_THREADS
 where you set it lower: two torch jobs with default threads on two cores were measured 30x slower); slurm
@@ -50,10 +50,11 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
-from empirical.sweeps import collect as collect_mod
-from empirical.sweeps import jobs, plan
+from pipeline import collect as collect_mod
+from pipeline import sweep_jobs as jobs
+from pipeline import sweep_plan as plan
 from empirical.training import lock
-from empirical.sweeps.executor import (
+from pipeline.executor import (
     follow,
     interrupt,
     job_threads,
@@ -73,7 +74,7 @@ EXECUTORS = ("local", "slurm", "debug")
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     """The sweep's flags, checked, with the executor's defaults filled in."""
-    parser = cli.parser("empirical.sweep", __doc__)
+    parser = cli.parser("pipeline.sweep", __doc__)
     _run_arguments(parser)
     _job_arguments(parser)
     return _checked(parser.parse_args(argv))
@@ -154,7 +155,7 @@ def _job_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--no-wait",
         action="store_true",
-        help="submit and return (follow with: python -m empirical.sweep status DIR)",
+        help="submit and return (follow with: python -m pipeline.sweep status DIR)",
     )
 
 
@@ -205,7 +206,7 @@ def run_sweep(argv: Sequence[str] | None) -> int:
     if not todo:
         print(
             f"all {len(specs)} runs of {out} have finished every step; nothing to do "
-            f"(collect them: python -m empirical.sweep collect {out})"
+            f"(collect them: python -m pipeline.sweep collect {out})"
         )
         return 0
     return _launch(args, out, steps, specs, todo)
@@ -306,7 +307,7 @@ def _report(out: Path, finished: int, total: int, failed: dict[str, str]) -> int
     for name, why in failed.items():
         print(f"  {name}: {why}")
     if not failed:
-        print(f"collect them: python -m empirical.sweep collect {out}")
+        print(f"collect them: python -m pipeline.sweep collect {out}")
     return 1 if failed else 0
 
 
@@ -324,8 +325,8 @@ def _forecast(run: Path) -> str:
 
 def status(argv: Sequence[str] | None) -> int:
     parser = cli.parser(
-        "empirical.sweep status",
-        "What each run of a sweep has done: python -m empirical.sweep status DIR\n\n"
+        "pipeline.sweep status",
+        "What each run of a sweep has done: python -m pipeline.sweep status DIR\n\n"
         "Exit codes: 0 when no run or stage has failed (done, running, interrupted or not started), 1 when "
         "any has (each named with its error and log), 2 for bad input.",
     )
@@ -342,14 +343,14 @@ def status(argv: Sequence[str] | None) -> int:
             isinstance(n, str) and n and "/" not in n for n in names
         ):
             raise ValueError(
-                f"{spec}: not a sweep file written by python -m empirical.sweep (it needs an object whose "
+                f"{spec}: not a sweep file written by python -m pipeline.sweep (it needs an object whose "
                 "'runs' is a list of run folder names)"
             )
         rows += [args.dir / "runs" / n for n in names if not (args.dir / "runs" / n).is_dir()]
     if not rows:
         raise ValueError(
             f"{args.dir}: no runs (no run folder in runs/, no {spec.name} listing any); "
-            "give the --out of python -m empirical.sweep"
+            "give the --out of python -m pipeline.sweep"
         )
     counts: dict[str, int] = {}
     for run in rows:
@@ -380,9 +381,9 @@ def status(argv: Sequence[str] | None) -> int:
     return 1 if counts.get("failed") else 0
 
 
-@cli.command("empirical.sweep")
+@cli.command("pipeline.sweep")
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m empirical.sweep``: see the module docstring."""
+    """``python -m pipeline.sweep``: see the module docstring."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "collect":
         return collect_mod.main(argv[1:])

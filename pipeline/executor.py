@@ -16,8 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
-from empirical.sweeps import jobs, plan, processes
-from empirical.sweeps.processes import last_error
+from pipeline import processes
+from pipeline import sweep_jobs as jobs
+from pipeline import sweep_plan as plan
+from pipeline.processes import last_error
 from empirical.training import lock
 from empirical.training.probes import probe_folder
 from core.progress import bar as progress_bar
@@ -55,7 +57,7 @@ def make_executor(args: argparse.Namespace, folder: Path, threads: int):
         import submitit
     except ImportError:
         raise cli.UsageError(
-            "python -m empirical.sweep --executor slurm needs submitit: pip install 'concept-dynamics[sweep]' "
+            "python -m pipeline.sweep --executor slurm needs submitit: pip install 'concept-dynamics[sweep]' "
             "(or pip install submitit); --executor local needs nothing more"
         ) from None
     ex = submitit.AutoExecutor(folder=folder, cluster="slurm")
@@ -272,7 +274,7 @@ def submit_and_leave(
     print(
         f"submitted {len(todo)} runs as SLURM job {', '.join(ids)}"
         + (f" (after the probe job {', '.join(depend)})" if depend else "")
-        + f"; follow with: python -m empirical.sweep status {out}"
+        + f"; follow with: python -m pipeline.sweep status {out}"
     )
     return 0
 

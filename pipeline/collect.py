@@ -1,6 +1,6 @@
 """Runs as data: a sweep's runs (or any run folders) joined with their covariates, as one table.
 
-  python -m empirical.sweep collect DIR [--partial]
+  python -m pipeline.sweep collect DIR [--partial]
 
 writes DIR/sweep.csv, a trajectory log (docs: core/trajectory.py) with one row per run x class x
 protocol x checkpoint and the run's covariates as extra columns, and DIR/covariates.csv, one row per
@@ -12,7 +12,7 @@ Unfinished runs are left out unless --partial.
 
 From Python (pandas, an optional extra: pip install 'concept-dynamics[pandas]'):
 
-    from empirical.sweeps.collect import load_runs, read_metrics
+    from pipeline.collect import load_runs, read_metrics
     df = load_runs(["runs/sweep"])          # a sweep folder, or run folders
     df[df["class"] == "11"]                  # class labels stay strings ("01", not 1)
     read_metrics("runs/sweep/runs/seed=0,sep.color=0.3")   # training records: loss, gamma, images/s
@@ -52,7 +52,7 @@ def run_folders(root: str | Path) -> list[Path]:
     root = Path(root)
     if not (root / "runs").is_dir():
         raise ValueError(
-            f"{root}: not a sweep folder (no runs/ inside); give the --out of python -m empirical.sweep"
+            f"{root}: not a sweep folder (no runs/ inside); give the --out of python -m pipeline.sweep"
         )
     return sorted(p for p in (root / "runs").iterdir() if p.is_dir())
 
@@ -309,15 +309,15 @@ def _pandas(what: str):
     return pandas
 
 
-@cli.command("empirical.sweep")
+@cli.command("pipeline.sweep")
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m empirical.sweep collect DIR``: see the module docstring."""
-    parser = cli.parser("empirical.sweep collect", __doc__)
+    """``python -m pipeline.sweep collect DIR``: see the module docstring."""
+    parser = cli.parser("pipeline.sweep collect", __doc__)
     parser.add_argument(
         "dir",
         type=Path,
         metavar="DIR",
-        help="a sweep folder (the --out of python -m empirical.sweep)",
+        help="a sweep folder (the --out of python -m pipeline.sweep)",
     )
     parser.add_argument(
         "--partial", action="store_true", help="also collect runs that have not finished training"
@@ -337,7 +337,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     if left:
         print(
-            f"python -m empirical.sweep collect: left out (unfinished): {', '.join(left)}",
+            f"python -m pipeline.sweep collect: left out (unfinished): {', '.join(left)}",
             file=sys.stderr,
         )
     return 0

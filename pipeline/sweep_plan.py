@@ -23,6 +23,7 @@ from typing import Sequence
 from empirical.training.config import TrainConfig, make_config
 from core import cli
 from core.files import read_json, write_json
+from fitting.estimators.model_fit import MIN_POINTS as FIT_MIN_POINTS
 
 MAX_NAME = 240  # bytes of a run folder's name (most file systems allow 255)
 PROBE = "probe/{concepts}-{resolution}px"  # inside the sweep folder
@@ -38,7 +39,7 @@ STEPS = {
     "figure": ("figures.training", "{run}"),
     "forecast": ("fitting.forecast", "{run}"),
 }
-# what a step writes into the run folder unless its arguments name it (empirical.sweep status reads it)
+# what a step writes into the run folder unless its arguments name it (pipeline.sweep status reads it)
 STEP_OUTPUTS = {"forecast": ("--json", "{run}/forecast.json")}
 
 
@@ -89,10 +90,6 @@ class Step:
                     f"{spec.cfg.evals}); give a preset that logs more (tiny logs "
                     f"{len(TrainConfig().eval_schedule())}) or --set evals=N"
                 )
-
-
-# fitting.estimators.model_fit.MIN_POINTS (empirical never imports fitting; a test keeps them equal)
-FIT_MIN_POINTS = 8
 
 
 def error_line(lines: Sequence[str]) -> str | None:

@@ -1,15 +1,15 @@
-"""A file of training runs, one per line, as ``python -m empirical.batch`` trains them:
+"""A file of training runs, one per line, as ``python -m pipeline.batch`` trains them:
 
   FOLDER --preset NAME --set KEY=VALUE ...      (# starts a comment, to the end of the line)
 
-  python -m empirical.job_file JOBS [JOBS ...] [--runs DIR]
+  python -m pipeline.job_file JOBS [JOBS ...] [--runs DIR]
 
 checks every line as ``python -m empirical.train ARGS --out DIR/FOLDER`` would take it (its flags, the
 preset, every --set value, the run folder), reading and training nothing, and exits 2 naming each bad line
 (file, line number, folder, what is wrong): a folder named twice (in any spelling: 'a', './a' and 'a/' are
 one folder), a folder outside the runs folder (absolute, or through '..'), a line that names its own --out,
 a line asking only for help or the version (it would train nothing and be marked finished), or arguments
-python -m empirical.train refuses. empirical.batch runs it before a batch starts, so a bad line
+python -m empirical.train refuses. pipeline.batch runs it before a batch starts, so a bad line
 costs seconds instead of a GPU session's minutes. Exit 0 when every line is good.
 """
 
@@ -100,23 +100,23 @@ def problems(path: Path, runs: Path) -> list[str]:
     return found
 
 
-@cli.command("empirical.job_file")
+@cli.command("pipeline.job_file")
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m empirical.job_file``: see the module docstring."""
-    parser = cli.parser("empirical.job_file", __doc__)
+    """``python -m pipeline.job_file``: see the module docstring."""
+    parser = cli.parser("pipeline.job_file", __doc__)
     parser.add_argument("jobs", nargs="+", type=Path, help="job files, one run per line")
     parser.add_argument(
         "--runs",
         type=Path,
         default=Path("runs/device"),
-        help="the folder the runs go under (empirical.batch --runs; default runs/device)",
+        help="the folder the runs go under (pipeline.batch --runs; default runs/device)",
     )
     args = parser.parse_args(argv)
     found = [p for path in args.jobs for p in problems(path, args.runs)]
     for line in found:
         print(line, file=sys.stderr)
     if found:
-        return cli.report("empirical.job_file", f"{len(found)} bad line(s); nothing was started")
+        return cli.report("pipeline.job_file", f"{len(found)} bad line(s); nothing was started")
     count = sum(len(lines(p)) for p in args.jobs)
     print(f"{count} run line(s) checked in {len(args.jobs)} file(s): all good")
     return 0

@@ -1,17 +1,17 @@
 """Many training runs from a job file, PARALLEL at a time, stopped at a deadline and resumed by a rerun.
 
-  python -m empirical.batch JOBS --runs DIR [--parallel N] [--threads T] [--seconds S] [--pack FILE.tgz]
+  python -m pipeline.batch JOBS --runs DIR [--parallel N] [--threads T] [--seconds S] [--pack FILE.tgz]
 
 JOBS holds one run per line, "FOLDER --preset NAME --set KEY=VALUE ..." (# starts a comment), read by
-empirical.job_file, the one parser of job lines: quotes as the shell takes them, CRLF endings and blank lines
+pipeline.job_file, the one parser of job lines: quotes as the shell takes them, CRLF endings and blank lines
 are fine. Every line is checked first; a bad line stops the batch before anything trains. Each line becomes
 ``python -m empirical.train ARGS --out DIR/FOLDER`` (its output appended to DIR/FOLDER.log), a process of
-empirical.sweeps.processes (the runner the sweep's local jobs use too), in the file's order,
+pipeline.processes (the runner the sweep's local jobs use too), in the file's order,
 N at a time with T CPU threads each. A run still training when S seconds have passed since the start is stopped
 (training is kill-safe) and resumes on a rerun of the same command; a finished run is marked DIR/FOLDER/.finished
 and skipped. A run that fails is named and the others go on.
 
---pack writes what results/ keeps of every run (python -m empirical.keep: no checkpoints) and every run's log
+--pack writes what results/ keeps of every run (python -m pipeline.keep: no checkpoints) and every run's log
 into one .tgz, e.g. the device tool's $OUT/runs.tgz.
 
 Exit status: 0 when every run finished or was stopped by the deadline (rerun to resume), 1 when a run failed,
@@ -19,7 +19,7 @@ Exit status: 0 when every run finished or was stopped by the deadline (rerun to 
 
 Example (a GPU machine, seven runs at a time, 9 minutes):
 
-  python -m empirical.batch results/ladder/device-jobs.txt --runs runs/device --parallel 7 --seconds 540
+  python -m pipeline.batch results/ladder/device-jobs.txt --runs runs/device --parallel 7 --seconds 540
 """
 
 from __future__ import annotations
@@ -33,8 +33,8 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 from typing import Sequence
 
-from empirical import job_file, keep
-from empirical.sweeps import processes
+from pipeline import job_file, keep
+from pipeline import processes
 from core import cli
 from core.files import atomic_write
 
@@ -93,7 +93,7 @@ def pack(runs: Path, folders: list[str], path: Path) -> int:
 
 
 def _parser():
-    parser = cli.parser("empirical.batch", __doc__)
+    parser = cli.parser("pipeline.batch", __doc__)
     parser.add_argument("jobs", type=Path, help="the job file, one run per line")
     parser.add_argument("--runs", type=Path, required=True, help="the folder the runs go under")
     parser.add_argument("--parallel", type=int, default=1, help="runs training at once (default 1)")
@@ -110,9 +110,9 @@ def _parser():
     return parser
 
 
-@cli.command("empirical.batch")
+@cli.command("pipeline.batch")
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m empirical.batch``: see the module docstring."""
+    """``python -m pipeline.batch``: see the module docstring."""
     args = _parser().parse_args(argv)
     for flag, value in (("--parallel", args.parallel), ("--threads", args.threads)):
         if value < 1:

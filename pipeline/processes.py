@@ -1,6 +1,6 @@
-"""Jobs as processes on this machine: the one runner under ``python -m empirical.batch`` (a job file's lines, each
+"""Jobs as processes on this machine: the one runner under ``python -m pipeline.batch`` (a job file's lines, each
 a ``python -m empirical.train`` process) and the sweep's ``--executor local`` (each job a Python callable, pickled
-and run by ``python -m empirical.sweeps.processes JOB.pkl``), so neither needs submitit.
+and run by ``python -m pipeline.processes JOB.pkl``), so neither needs submitit.
 
 A process gets its own log, its threads capped (every pool in THREAD_VARIABLES), and a stop that asks first
 (SIGTERM, then SIGKILL after GRACE seconds: training is kill-safe, so neither loses more than the steps since the
@@ -33,9 +33,9 @@ THREAD_VARIABLES = (
     "NUMBA_NUM_THREADS",
 )
 GRACE = 15  # seconds a stopped process gets to end before it is killed
-# a job's own log, for the errors it records (sweeps.jobs.log_path)
+# a job's own log, for the errors it records (sweep_jobs.log_path)
 LOG_VARIABLE = "CONCEPT_DYNAMICS_JOB_LOG"
-WORKER = ("-m", "empirical.sweeps.processes")
+WORKER = ("-m", "pipeline.processes")
 SUBMITTED = "_submitted.pkl"
 
 
@@ -276,5 +276,5 @@ def work(job: Path) -> int:
 if __name__ == "__main__":
     signal.signal(signal.SIGTERM, _stopped)
     if len(sys.argv) != 2:
-        sys.exit(f"usage: python -m empirical.sweeps.processes JOBID{SUBMITTED}")
+        sys.exit(f"usage: python -m pipeline.processes JOBID{SUBMITTED}")
     sys.exit(work(Path(sys.argv[1])))

@@ -1,4 +1,4 @@
-"""What a sweep's jobs run, wherever they run (a process of empirical.sweeps.processes, a SLURM array task
+"""What a sweep's jobs run, wherever they run (a process of pipeline.processes, a SLURM array task
 started by submitit, or the calling process for ``--executor debug``): train one run's probe, or train one
 run and chain its post-hoc steps.
 
@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from empirical.training import lock
-from empirical.sweeps import plan
-from empirical.sweeps.processes import LOG_VARIABLE, THREAD_VARIABLES
+from pipeline import sweep_plan as plan
+from pipeline.processes import LOG_VARIABLE, THREAD_VARIABLES
 from empirical.training.config import make_config
 
 
@@ -41,7 +41,7 @@ def limit_threads(threads: int) -> None:
 
 
 def log_path() -> str | None:
-    """The log of the running job: a local process's (empirical.sweeps.processes), or submitit's; None when
+    """The log of the running job: a local process's (pipeline.processes), or submitit's; None when
     called directly (the debug executor)."""
     if os.environ.get(LOG_VARIABLE):
         return os.environ[LOG_VARIABLE]
