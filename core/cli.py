@@ -7,7 +7,7 @@ checked before any work starts, so a bad ``--out`` never costs minutes of traini
 
 Usage, in a command module::
 
-    @cli.command("theory.simulate")
+    @cli.command("mypackage.mycommand")
     def main(argv=None) -> int:
         args = parser.parse_args(argv)
         out = cli.output_dir(args.out, "--out")
@@ -196,48 +196,18 @@ def output_dir(path: str | os.PathLike, flag: str = "--out") -> Path:
     return path
 
 
-# The files the package reads by their names (in run, sweep, probe and result folders) and what writes each: an
-# output of another command under one of these names would later be read as the wrong thing (or overwrite it).
-PACKAGE_FILES = {
-    "config.json": "python -m empirical.train",
-    "trajectories.csv": "python -m empirical.train (or theory.simulate, empirical.convert)",
-    "trajectories.meta.json": "python -m empirical.train",
-    "metrics.jsonl": "python -m empirical.train",
-    "metrics.jsonl.gz": "python -m pipeline.keep",
-    "overprompt.json": "python -m empirical.elicit",
-    "sweep.json": "python -m pipeline.sweep",
-    "sweep.csv": "python -m pipeline.sweep",
-    "covariates.csv": "python -m pipeline.sweep",
-    "stages.json": "python -m pipeline.sweep",
-    "probe.json": "python -m empirical.probe",
-    "probe.pt": "python -m empirical.probe",
-    "fit.json": "python -m fitting.fit",
-    "sim_joint.json": "python -m fitting.sim_joint",
-    "turn.json": "python -m fitting.turn",
-    "study.json": "python -m fitting.study",
-    "masking.json": "python -m fitting.masking",
-    "elicitation.json": "python -m fitting.capability",
-    "elicitation_summary.json": "python -m fitting.capability",
-    "prediction.json": "python -m fitting.predict",
-    "leave_out.json": "python -m fitting.predict --leave-out",
-    "ladder.json": "python -m fitting.ladder",
-    # what empirical.elicit writes per protocol (elicit/<protocol>.json; a test checks the list against the
-    # protocols), the queues' job files and their marks
-    **{
-        f"{p}.json": "python -m empirical.elicit"
-        for p in ("overprompt", "intervention", "patch", "cfg", "naive")
-    },
-    "jobs.txt": "a registered test or a batch (its job file)",
-}
-
-
 def guarded() -> dict[str, str]:
-    """Every file name a command must not write unless it owns it: :data:`PACKAGE_FILES` and the file of every
-    record class defined so far (core.record.KNOWN: each names its writer), so a record added later is guarded
-    without a line here."""
+    """Every record's file name (the record classes defined so far, core.record.KNOWN) and what writes it."""
     from core.record import KNOWN
 
-    return {**PACKAGE_FILES, **{cls.FILE: cls.WRITER for cls in KNOWN if cls.FILE}}
+    return {cls.FILE: f"what {cls.WRITER} writes" for cls in KNOWN if cls.FILE}
+
+
+def _read_as(path: Path) -> str | None:
+    """What the package would read a file at ``path`` as (None: nothing reads it by name)."""
+    from core.layout import held
+
+    return held(path) or guarded().get(path.name)
 
 
 def output_file(
@@ -248,15 +218,15 @@ def output_file(
     owns: tuple[str, ...] = (),
 ) -> Path:
     """Check that ``path`` can be written as a file (its folder can be made and written in); ``suffix``: the
-    file name ending (or endings) accepted; ``owns``: the names of :data:`PACKAGE_FILES` this command writes (any
-    other such name is refused: another command writes it and the package reads it)."""
+    file name ending (or endings) accepted; ``owns``: the names of guarded files this command writes (any other
+    name in :mod:`core.layout` or of a record is refused: another command writes it and the package reads it)."""
     path = Path(path)
     what = f"{flag} {path}"
-    names = guarded()
-    if path.name in names and path.name not in owns:
+    read_as = _read_as(path)
+    if read_as and path.name not in owns:
         raise UsageError(
-            f"{what}: {path.name} is the name of what {names[path.name]} writes, which other "
-            "commands read; give the output another name"
+            f"{what}: {path.name} is the name of {read_as}, which other commands read; give the "
+            "output another name"
         )
     if path.is_symlink():
         raise UsageError(
@@ -281,7 +251,7 @@ def parser(module: str, doc: str | None, **kwargs) -> argparse.ArgumentParser:
     """The argument parser of ``python -m module``: the module's docstring as its --help text, layout kept.
 
     Every parser takes a hidden ``--check-args``: a command that honours it (:func:`checking`) checks its flags and
-    values, reads no input, writes nothing and exits 0, so a chained step (``pipeline.sweep --then``) is checked
+    values, reads no input, writes nothing and exits 0, so a chained step (a sweep's ``--then``) is checked
     before the first run trains."""
     made = argparse.ArgumentParser(
         prog=f"python -m {module}",

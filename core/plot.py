@@ -20,15 +20,6 @@ from matplotlib.text import Text
 
 from core.files import atomic_write
 
-PROTOCOL_COLORS = {
-    "naive": "k",
-    "capability": "tab:red",
-    "overprompt": "tab:orange",
-    "intervention": "tab:green",
-    "patch": "tab:purple",
-    "cfg": "tab:blue",
-}
-
 
 def covariate_label(name: str) -> str:
     """A covariate or setting as the text names it: ``sep_color`` (or ``sep.color``) is Δcolor, ``signal_size``

@@ -1,7 +1,7 @@
 """Progress on long work: a tqdm bar on a terminal, and plain lines where stderr is a log file.
 
 tqdm draws nothing when stderr is not a terminal (its ``disable=None``), so a command whose output went to a
-file was silent for minutes (issue #52: empirical.elicit, 5 minutes). :func:`bar` keeps tqdm's bar on a terminal
+file was silent for minutes (issue #52: an elicitation, 5 minutes). :func:`bar` keeps tqdm's bar on a terminal
 and, elsewhere, writes one line at most every ``every`` seconds (and at the end):
 
     elicit: 12/40 ckpt (30%), 95 s, about 221 s left

@@ -1,10 +1,10 @@
-"""A saved record: one frozen, typed class per JSON file (the records themselves: core.records).
+"""A saved record: one frozen, typed class per JSON file (each part defines the records it writes).
 
 An analysis (fitting) builds its record and writes it; a figure reads it back through the same class and uses
 its fields, so the file's layout is stated once, here, and never re-derived by string keys in two places:
 
-    FitRecord(log=..., model=..., fits=rows, ...).write(out / FitRecord.FILE)     # fitting.fit
-    rec = FitRecord.read(path)          # figures.fit: a folder holding fit.json, or the file itself
+    FitRecord(log=..., model=..., fits=rows, ...).write(out / FitRecord.FILE)     # the analysis
+    rec = FitRecord.read(path)          # the figure: a folder holding fit.json, or the file itself
     rec.fits, rec.log
 
 Reading checks what a figure would otherwise meet as a KeyError deep in matplotlib: the file exists (else: the

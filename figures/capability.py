@@ -18,8 +18,8 @@ from typing import Sequence
 import numpy as np
 
 from core import cli
-from core.records import ElicitationSummaryRecord
-from core.plot import PROTOCOL_COLORS as COLORS
+from fitting.records import ElicitationSummaryRecord
+from figures.palette import PROTOCOL_COLORS as COLORS
 from core.plot import save, subplots
 
 

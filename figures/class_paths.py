@@ -11,7 +11,7 @@ import numpy as np
 from matplotlib import colormaps
 from matplotlib.colors import LogNorm
 
-from core.records import TurnRecord
+from fitting.records import TurnRecord
 from core.trajectory import UNREADABLE, held_out_of, read_csv, read_meta, run_log
 
 CLASS_COLORS = {"00": "tab:red", "01": "tab:orange", "10": "tab:purple", "11": "tab:blue"}

@@ -20,7 +20,7 @@ import matplotlib
 import numpy as np
 
 from core import cli, plot
-from core.records import FitRecord
+from fitting.records import FitRecord
 from core.trajectory import Trajectory, read_csv
 
 

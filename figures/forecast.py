@@ -18,9 +18,10 @@ from typing import Sequence
 
 import numpy as np
 
-from core.records import ForecastRecord
+from fitting.records import ForecastRecord
 from core import cli
-from core.plot import PROTOCOL_COLORS, save, subplots
+from core.plot import save, subplots
+from figures.palette import PROTOCOL_COLORS
 from core.trajectory import read_csv
 
 THRESHOLD = 0.5

@@ -23,8 +23,9 @@ import numpy as np
 from matplotlib import colormaps
 
 from core import cli
-from core.records import MaskingRecord
-from core.plot import PROTOCOL_COLORS, save, square, subplots
+from fitting.records import MaskingRecord
+from core.plot import save, square, subplots
+from figures.palette import PROTOCOL_COLORS
 
 
 def load(path: Path) -> list[dict]:

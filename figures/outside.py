@@ -21,7 +21,7 @@ import numpy as np
 
 from core import cli
 from core.plot import covariate_label, save, subplots
-from core.records import VerdictRecord
+from fitting.records import VerdictRecord
 
 LAW_COLOR, BASELINE_COLOR = "tab:blue", "0.55"
 

@@ -22,7 +22,7 @@ import matplotlib
 import numpy as np
 
 from core import cli, plot
-from core.records import LeaveOutRecord, PredictionRecord
+from fitting.records import LeaveOutRecord, PredictionRecord
 from core.trajectory import Trajectory, read_csv
 
 COVARIATE_AXES = {  # each concept's own covariate, on one axis for all concepts

@@ -18,7 +18,7 @@ import numpy as np
 
 from figures.fit import slug
 from core import cli
-from core.records import SimJointRecord
+from fitting.records import SimJointRecord
 from core.plot import save, subplots
 
 FITS = (  # the fitted paths drawn: key in curves, line style, colour, legend

@@ -38,7 +38,7 @@ from matplotlib.colors import Normalize
 from matplotlib.ticker import NullLocator
 
 from core import cli
-from core.records import StudyRecord
+from fitting.records import StudyRecord
 from core.plot import covariate_label, save, square, subplots
 from core.trajectory import UNREADABLE, read_csv
 from figures.class_paths import class_color

@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from core import cli
-from core.records import ElicitationRecord, ElicitationSummaryRecord
+from fitting.records import ElicitationRecord, ElicitationSummaryRecord
 from fitting.analyses.capability import analyse_run, mean_curves, runs_arguments, summarize
 
 

@@ -41,7 +41,7 @@ from fitting.analyses.report import analyse, fitted_curves
 from core.progress import bar as progress_bar
 from core import cli
 from core.cli import UsageError
-from core.records import FitRecord
+from fitting.records import FitRecord
 from core.stamp import stamp
 from core.trajectory import read_csv
 

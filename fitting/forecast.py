@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Sequence
 
 from fitting.analyses import forecast_baselines as fb, forecast_methods as fm, reference_pool
-from core.records import ForecastRecord
+from fitting.records import ForecastRecord
 from fitting.analyses.events import run_events
 from core import cli
 from core.files import read_json

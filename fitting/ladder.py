@@ -31,7 +31,7 @@ from typing import Sequence
 
 from fitting.analyses.study import PERSIST
 from core import cli
-from core.records import LadderRecord
+from fitting.records import LadderRecord
 from fitting.analyses.ladder import row, table
 
 

@@ -41,7 +41,7 @@ from fitting.analyses.capability import analyse_run, runs_arguments
 from fitting.analyses.study_levels import steps_text, summarise
 from fitting.estimators.turn import NEAR, distance, learned_from, left_corner
 from core import cli
-from core.records import MaskingRecord
+from fitting.records import MaskingRecord
 from core.trajectory import Trajectory, read_csv, read_meta, run_log
 
 

@@ -40,7 +40,7 @@ from fitting.analyses.event_records import RegistrationRecord
 from fitting.analyses.outside_check import check
 from fitting.analyses.outside_score import margin, registered_before, score, with_validity
 from core import cli
-from core.records import VerdictRecord
+from fitting.records import VerdictRecord
 from core.stamp import stamp
 
 SEEDS_PER_SETTING = (

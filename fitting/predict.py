@@ -44,7 +44,7 @@ from fitting.analyses.prediction import (
 )
 from core import cli
 from core.cli import UsageError
-from core.records import PredictionRecord
+from fitting.records import PredictionRecord
 from core.stamp import stamp
 from core.trajectory import Trajectory, read_csv, write_csv
 

@@ -37,7 +37,7 @@ from fitting.estimators.sim_fit import fit_sim
 from core.progress import bar as progress_bar
 from core import cli
 from core.cli import UsageError
-from core.records import SimJointRecord
+from fitting.records import SimJointRecord
 from core.stamp import stamp
 from core.trajectory import Trajectory, read_csv
 

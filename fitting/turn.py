@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Sequence
 
 from core import cli
-from core.records import TurnRecord
+from fitting.records import TurnRecord
 from core.trajectory import run_log
 from fitting.estimators.turn import NEAR, run_turns
 

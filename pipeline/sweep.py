@@ -65,7 +65,7 @@ from pipeline.executor import (
 )
 from empirical.training.config import TRAIN_PRESETS, check_folder
 from core import cli
-from core.records import ForecastRecord
+from fitting.records import ForecastRecord
 from core.files import read_json, write_json
 from core.stamp import stamp
 

@@ -263,7 +263,7 @@ CASES = [
         "lost data",
         ST,
         ["{c}", "--out", "{c}/sweep.json"],
-        "sweep.json is the name of what python -m pipeline.sweep writes",
+        "sweep.json is the name of a sweep's plan, which other commands read",
         setup=write("sweep.json", '{"grid": 1}'),
         check=unchanged("sweep.json", '{"grid": 1}'),
     ),
@@ -272,10 +272,13 @@ CASES = [
             "lost data",
             "fitting.ladder",
             ["{w}/naive-run", "--out", "{c}/" + name],
-            f"{name.split('/')[-1]} is the name of what python -m empirical",
+            f"{name.split('/')[-1]} is the name of {what}, which other commands read",
             setup=write(name, "{}"),
             check=unchanged(name, "{}"),
         )
-        for name in ("trajectories.meta.json", "elicit/overprompt.json")
+        for name, what in (
+            ("trajectories.meta.json", "a trajectory log's sidecar"),
+            ("elicit/overprompt.json", "an elicitation protocol's record of the run"),
+        )
     ),
 ]

@@ -1,5 +1,5 @@
-"""The records of the event-time analyses (core.records explains a record): the registered outside-range test's
-registration (fitting.outside; its verdict, which figures.outside reads, is core.records.VerdictRecord) and the
+"""The records of the event-time analyses (fitting.records explains a record): the registered outside-range test's
+registration (fitting.outside; its verdict, which figures.outside reads, is fitting.records.VerdictRecord) and the
 forecasts' calibration (fitting.forecast_calibration)."""
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ from fitting.estimators.intervals import clustered_mean
 from fitting.analyses.prediction import Setup, analyse, pooled_fit
 from core.progress import bar as progress_bar
 from core.cli import UsageError
-from core.records import LeaveOutRecord
+from fitting.records import LeaveOutRecord
 from core.trajectory import Trajectory
 
 KEYS = (

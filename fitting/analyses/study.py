@@ -13,7 +13,7 @@ from fitting.estimators.curves import fit_logistic, threshold_step
 from fitting.analyses.covariates import read_table, select
 from fitting.analyses.study_levels import level, relation
 from fitting.estimators.turn import held_out_turn, learned_from, memorization
-from core.records import StudyRecord
+from fitting.records import StudyRecord
 from core.trajectory import (
     UNREADABLE,
     Trajectory,

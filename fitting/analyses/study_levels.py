@@ -8,7 +8,7 @@ from typing import Sequence
 
 import numpy as np
 
-from core.records import StudyRecord
+from fitting.records import StudyRecord
 from core.trajectory import target_of
 
 

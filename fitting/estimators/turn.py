@@ -11,7 +11,7 @@ from numpy.typing import NDArray
 from scipy.signal import savgol_filter
 
 from fitting.estimators.curves import noise_scale, settled_step
-from core.records import TurnRecord
+from fitting.records import TurnRecord
 from core.trajectory import (
     UNREADABLE,
     Trajectory,

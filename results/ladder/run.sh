@@ -41,7 +41,7 @@ rungs=("$@")
 for rung in "${rungs[@]}"; do
   [[ -v "RUNG[$rung]" ]] || { echo "unknown rung '$rung'; valid: ${ORDER[*]}" >&2; exit 2; }
   # shellcheck disable=SC2086
-  python -m empirical.sweep "${BASE[@]}" ${RUNG[$rung]} --out "$RUNS/$rung"
+  python -m pipeline.sweep "${BASE[@]}" ${RUNG[$rung]} --out "$RUNS/$rung"
   for run in "$RUNS/$rung"/runs/*/; do
     dest="$DOCS/$rung/$(basename "$run")"
     mkdir -p "$dest"

@@ -25,7 +25,7 @@ laws() {  # laws SWEEP: every law of $LAWS, leave one Δcolor level out, and its
     done
 }
 V=results/study-small/validation    # small's validation runs (docs/ladder.md): Δcolor 0.2, 0.3, 0.5, 0.8 x
-python -m empirical.sweep collect "$V"   # seeds 0-2, naive prompting only; runs/ links to results/ladder/small
+python -m pipeline.sweep collect "$V"   # seeds 0-2, naive prompting only; runs/ links to results/ladder/small
 python -m fitting.study "$V"             # study.json: learning, turn, behavior per run and per level
 python -m figures.study "$V"             # learning.png (Fig. 3), held_out.png (Fig. 4)
 laws "$V"
@@ -34,7 +34,7 @@ laws "$V"
 # committed laws were fitted from validation/ and dcolor/'s logs, before the 0.65 runs joined dcolor/: the same
 # 15 runs; eq1 refitted from five-levels/sweep.csv agrees to 1e-7.)
 F=results/study-small/five-levels D=results/study-small/dcolor
-python -m empirical.sweep collect "$F"
+python -m pipeline.sweep collect "$F"
 python -m fitting.study "$F" --by sep_color
 python -m figures.study "$F"
 laws "$F"
@@ -43,8 +43,8 @@ laws "$F"
 # fresh-level/runs/ links to the test's input, the over-prompted 0.4 and 0.65 runs of dcolor/ (which since holds the
 # weak levels' over-prompted runs too).
 R=results/study-small/fresh-level
-python -m empirical.sweep collect "$R" --partial
-python -m empirical.sweep collect "$D" --partial
+python -m pipeline.sweep collect "$R" --partial
+python -m pipeline.sweep collect "$D" --partial
 if [[ -z $SKIP_LAWS ]]; then  # (not `cond || for ...`: set -e does not reach inside an || list)
     for law in eq1+compete+onset coupled+onset+local; do
         python -m fitting.predict "$V/sweep.csv" "$R/sweep.csv" --covariates "$V/covariates.csv" "$R/covariates.csv" \
@@ -58,7 +58,7 @@ fi
 # 6,000 steps: Δcolor 0.5 and 0.8, seeds 0 and 1) and the Δsize sweep at Δcolor 0.5 (dsize/runs/, grouped with
 # Δcolor 0.5); capability/runs/ links to them. Grouped by Δcolor (the steps differ: 6,000, 8,632 or 10,000).
 C=results/study-small/capability
-python -m empirical.sweep collect "$C" --partial  # the weak levels were cut at 8,632 of 15,000
+python -m pipeline.sweep collect "$C" --partial  # the weak levels were cut at 8,632 of 15,000
 python -m fitting.study "$C" --by sep_color
 python -m fitting.study "$C" --by sep_color --only sep_size=0.4  # study-sep_size=0.4.json: across Δcolor alone
 python -m figures.study "$C"
@@ -66,20 +66,20 @@ python -m figures.study "$C"
 # over-prompted (dsize/runs/), and Δsize 0.4, the validation runs at Δcolor 0.5 (links named by their Δsize;
 # 0.4 is the largest separation of size the data allow).
 S=results/study-small/dsize
-python -m empirical.sweep collect "$S" --partial
+python -m pipeline.sweep collect "$S" --partial
 python -m fitting.study "$S" --by sep_size
 python -m figures.study "$S"
 # The masking sweep on shape x color (`small-mask`, Δcolor 0.3; Fig. 8-10): p x seed under mask/runs/ (the pilot
 # is p = 0 seed 0; all 8 runs, p = 0, 0.25, 0.5, 0.75 x seeds 0 and 1, trained on the CPU by cpu-jobs-2026-11-26.txt)
 M=results/study-small/mask
-python -m empirical.sweep collect "$M" --partial
+python -m pipeline.sweep collect "$M" --partial
 python -m fitting.masking "$M"/runs/* --out "$M"          # masking.json and its table
 python -m figures.masking "$M/masking.json" --detail 0.5  # masking.png (panel (c): the run nearest p = 0.5)
 # The weak color seeds trained again on the CPU to 15,000 steps (weak-cpu/: Δcolor 0.2 seed 2, 0.3 seeds 0 and 2;
 # the rest of cpu-jobs-2026-11-26.txt as it finishes): the held-out color's learning step past 10,000 (Fig. 3's
 # weak end), and each run's capability against its behavior
 W=results/study-small/weak-cpu
-python -m empirical.sweep collect "$W" --partial
+python -m pipeline.sweep collect "$W" --partial
 python -m fitting.study "$W" --by sep_color
 for run in "$W"/runs/*/; do
     python -m fitting.capability "$run"   # elicitation.json, elicitation_summary.json
@@ -88,7 +88,7 @@ done
 # Fig. 3 on each (Δcolor, seed)'s longest run: fig3/runs/ links to the validation runs (10,000 steps), the
 # over-prompted 0.4 and 0.65 runs (10,000) and, where they went further, the weak seeds' CPU runs (weak-cpu/, 15,000)
 G=results/study-small/fig3
-python -m empirical.sweep collect "$G"
+python -m pipeline.sweep collect "$G"
 python -m fitting.study "$G" --by sep_color   # study.json (its capability rows: see capability/, the pool for those)
 python -m figures.study "$G"                  # learning.png (Fig. 3 with six levels), held_out.png
 # The runs trained with over-prompting at every checkpoint (device-jobs.txt, device-jobs-weak.txt; weak-cpu/: the

@@ -34,32 +34,32 @@ laws() {  # laws OUT SWEEP..: the pooled toy models on the sweeps' runs, one Δc
 }
 
 D=results/study/dcolor
-python -m empirical.sweep collect "$D" --partial          # sweep.csv, covariates.csv from the run logs
+python -m pipeline.sweep collect "$D" --partial          # sweep.csv, covariates.csv from the run logs
 python -m fitting.study "$D"                              # study.json: learning, turn, behavior, capability
 python -m figures.study "$D"                              # learning.png, timing.png, held_out.png
 laws "$D" "$D"
 P=results/study/mask-pilot                           # the masking pilot: p = 0 at Δcolor 0.6 and 0.8
-python -m empirical.sweep collect "$P" --partial
+python -m pipeline.sweep collect "$P" --partial
 python -m fitting.study "$P" --by sep_color
 python -m figures.study "$P"
 M=results/study/mask                                 # the masking sweep at Δcolor 0.6 (p x seed)
 python -m fitting.masking "$M"/runs/* --out "$M"          # masking.json and its table
 python -m figures.masking "$M/masking.json" --detail 0.5  # masking.png (Fig. 8, 9a, 10)
 E=results/study/dcolor-elicit                        # seeds 3 and 4 at every Δcolor, elicited after training
-python -m empirical.sweep collect "$E" --partial
+python -m pipeline.sweep collect "$E" --partial
 python -m fitting.study "$E"
 python -m figures.study "$E"
 laws "$E" "$E"                                            # the pooled laws again on these runs alone: a replication
 S=results/study/dcolor-seeds                         # seeds 5 and 6 at every Δcolor, naive only (issue 15)
-python -m empirical.sweep collect "$S" --partial
+python -m pipeline.sweep collect "$S" --partial
 python -m fitting.study "$S"
 python -m figures.study "$S"
 laws "$S" "$S"                                            # a second replication, on runs no law was chosen on
 N=results/study/dcolor-07                            # Δcolor 0.7, seeds 5 to 8: a sixth level (issue 15)
-python -m empirical.sweep collect "$N" --partial          # (one level: no study.json of its own)
+python -m pipeline.sweep collect "$N" --partial          # (one level: no study.json of its own)
 laws results/study/dcolor-pooled-07 "$D" "$E" "$S" "$N"   # the four sweeps pooled: 0.7 between 0.6 and 0.8
 F=results/study/dcolor-02                            # Δcolor 0.2, seeds 5-6: a fresh level below the range, trained
-python -m empirical.sweep collect "$F" --partial          # after the local discrepancy was designed (its README)
+python -m pipeline.sweep collect "$F" --partial          # after the local discrepancy was designed (its README)
 for model in "coupled+onset+local fresh-coupled-onset-local" \
              "memorize+onset+compete+mean fresh-memorize-onset-compete-discrepancy" \
              "coupled+onset fresh-coupled-onset"; do

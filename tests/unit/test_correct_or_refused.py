@@ -58,9 +58,19 @@ def test_the_atomic_writer_refuses_a_symbolic_link(tmp_path):
     assert target.read_text() == "old"
 
 
-@pytest.mark.parametrize("name", ["intervention.json", "patch.json", "cfg.json", "turn.json"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "elicit/intervention.json",
+        "elicit/patch.json",
+        "elicit/cfg.json",
+        "turn.json",
+        "config.json",
+    ],
+)
 def test_a_forecast_never_writes_over_a_file_another_command_reads(tmp_path, name, capsys):
     out = tmp_path / name
+    out.parent.mkdir(exist_ok=True)
     out.write_text("{}")
     assert forecast.main([str(RUN), "--at", "3000", "--json", str(out)]) == 2
     assert "which other commands read" in capsys.readouterr().err
@@ -70,8 +80,10 @@ def test_a_forecast_never_writes_over_a_file_another_command_reads(tmp_path, nam
 def test_every_elicitation_protocol_file_is_guarded():
     from empirical.training.protocols import PROTOCOLS
 
-    names = cli.guarded()
-    assert all(f"{p}.json" in names for p in PROTOCOLS)
+    from core.layout import held
+
+    assert all(held(Path("run/elicit") / f"{p}.json") for p in PROTOCOLS)
+    assert held(Path("run/cfg.json")) is None  # outside a run's elicit/ folder the name is free
 
 
 def test_every_record_names_a_guarded_file():

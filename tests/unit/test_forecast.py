@@ -123,7 +123,7 @@ def test_the_forecast_figure_draws_the_path_and_every_methods_row(tmp_path):
     import numpy as np
 
     from figures.forecast import main as figure
-    from core.records import ForecastRecord
+    from fitting.records import ForecastRecord
     from core.trajectory import Trajectory, write_csv
 
     run = tmp_path / "run"

@@ -334,7 +334,7 @@ def test_the_verdict_figure_draws_each_setting_s_predictions_and_runs(tmp_path, 
     """figures.outside reads verdict.json alone: per event and setting every method's registered median and 80%
     interval, each test run's step (an open triangle where censored), the observed median with its margin; an
     interim verdict says so, and a verdict written without the predictions is refused in one line."""
-    from core.records import VerdictRecord
+    from fitting.records import VerdictRecord
     from figures import outside as fig_outside
     from fitting.analyses.outside_score import with_validity
 
@@ -367,7 +367,7 @@ def test_the_mended_readings_are_scored_beside_the_verdict_never_as_it(tmp_path)
     """errata.md item 11: fitting.outside score also scores the runs read by the mended readers (the package's
     defaults), into verdict.json's ``mended`` (a pool run here, under a registration of its own setting); the
     verdict's own fields are the registered readers'."""
-    from core.records import VerdictRecord
+    from fitting.records import VerdictRecord
     from fitting.analyses.outside_score import with_validity
 
     run = Path(__file__).parents[2] / "results/study-small/weak-cpu/runs/sep.color=0.2,seed=1"

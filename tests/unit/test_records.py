@@ -1,4 +1,4 @@
-"""core.records: the saved JSON records that join fitting to figures."""
+"""fitting.records: the saved JSON records that join fitting to figures."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from core.records import (
+from fitting.records import (
     RECORDS,
     FitRecord,
     LeaveOutRecord,
@@ -121,7 +121,7 @@ def test_a_missing_file_names_the_command_that_writes_it(tmp_path):
 
 
 def test_fitting_writes_its_json_only_through_the_records():
-    """No module of fitting writes JSON by hand: every saved record's layout is stated in core.records."""
+    """No module of fitting writes JSON by hand: every saved record's layout is stated in fitting.records."""
     for path in sorted((ROOT / "fitting").rglob("*.py")):
         tree = ast.parse(path.read_text())
         for node in ast.walk(tree):
@@ -170,7 +170,7 @@ def test_a_row_value_of_the_wrong_type_is_named(cls, key, row, message):
 
 def test_a_prediction_whose_numbers_are_text_is_named():
     """figures.predict draws the law's coefficients and each run's rmse and covariates."""
-    from core.records import PredictionRecord
+    from fitting.records import PredictionRecord
 
     doc = minimal(PredictionRecord) | {
         "law": {"coefficients": {"b_lam": "-0.6"}},

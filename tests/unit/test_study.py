@@ -414,7 +414,7 @@ def test_the_relation_line_has_resampled_intervals():
 
 def test_the_timing_figure_draws_the_fitted_line_with_its_slope_interval(tmp_path, monkeypatch):
     import figures.study as fs
-    from core.records import StudyRecord
+    from fitting.records import StudyRecord
 
     drawn = {}
     monkeypatch.setattr(fs, "save", lambda fig, out: drawn.setdefault("fig", fig))
@@ -498,7 +498,7 @@ def test_a_level_s_median_is_not_claimed_when_a_shorter_run_stopped_before_it():
 
 def test_the_figure_draws_the_level_summaries_medians():
     from figures.study import _medians
-    from core.records import StudyRecord
+    from fitting.records import StudyRecord
 
     levels = [
         {"sep_color": v, "signal": {"color": v / 10}, "learned_step": {"color": {"median_all": m}}}
@@ -642,7 +642,7 @@ def test_runs_sharing_a_level_in_a_panel_are_named_by_their_ids():
 
 def test_the_leave_out_figure_names_the_left_out_setting_as_the_text_does():
     from figures.predict import _leave_out_title
-    from core.records import LeaveOutRecord
+    from fitting.records import LeaveOutRecord
 
     root = Path(__file__).resolve().parents[2]
     doc = LeaveOutRecord.read(root / "results/study-small/validation/laws/eq1/leave_out.json")

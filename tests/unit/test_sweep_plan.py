@@ -505,7 +505,7 @@ def test_slurm_where_there_is_none_is_refused_before_anything_is_written(
 def test_status_shows_each_runs_latest_forecast(tmp_path, capsys):
     """Issue #56: the forecast a step (or fitting.forecast --watch --json RUN/forecast.json) wrote, one line."""
     from pipeline.sweep import main as sweep
-    from core.records import ForecastRecord
+    from fitting.records import ForecastRecord
 
     run = fake_run(tmp_path / "runs", ["seed=0"])
     plan.mark(run, "train", {})

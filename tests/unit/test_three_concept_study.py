@@ -14,7 +14,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
-from core.records import StudyRecord  # noqa: E402
+from fitting.records import StudyRecord  # noqa: E402
 from core.trajectory import Trajectory, read_csv, write_csv  # noqa: E402
 from figures.study import _final_shares, _paths  # noqa: E402
 from figures.study import main as draw  # noqa: E402
