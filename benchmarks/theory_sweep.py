@@ -7,7 +7,7 @@ method runs at *matched accuracy*: its tolerance is the loosest of a ladder whos
 a tight reference (DOP853, rtol 1e-13, per trajectory) is <= 1e-6. The reference covers all
 trajectories for N <= 1000 and a random 1000 of them above. Timings are the best of --repeats runs,
 after warm-up. The first sweep of a new process is reported on its own, with an empty kernel cache
-(numba compiles) and again in a second process (theory.kernels loads the compiled code); the exact path's
+(numba compiles) and again in a second process (theory.solvers.kernels loads the compiled code); the exact path's
 first sweep in a new process is timed for notebook, eq1 and eq2 (the sympy derivation included, imports not).
 The output floor is the time to write the (N, T, 2) result alone. The loop baselines are
 measured at the smallest N and, being linear in N, scaled for the larger ones (marked '~').
@@ -28,8 +28,8 @@ from scipy.integrate import solve_ivp
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from theory.integrate import integrate, time_grid  # noqa: E402
-from theory.models import notebook  # noqa: E402
+from theory.solvers.integrate import integrate, time_grid  # noqa: E402
+from theory.models.paper import notebook  # noqa: E402
 from timing import best_time  # noqa: E402
 
 TARGET = 1e-6
@@ -85,8 +85,8 @@ LOOPS = [m for m in METHODS if m.startswith("loop")]
 FIRST_SWEEP = """
 import time
 import numpy as np
-from theory.integrate import integrate, time_grid
-from theory.models import {model}
+from theory.solvers.integrate import integrate, time_grid
+from theory.models.paper import {model}
 start = time.perf_counter()
 integrate({model}(), time_grid(25, 200), {values}, method="{method}")
 print(time.perf_counter() - start)

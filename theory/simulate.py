@@ -39,17 +39,18 @@ import numpy as np
 
 from core import cli, plot
 
-from theory import exact
+from theory.solvers import exact
 from core.stamp import stamp
 from core.cli import UsageError
-from theory.integrate import choose_method, compiled, integrate, time_grid
-from theory.landscape import Landscape
-from theory.presets import PRESETS, Panel
-from theory import swingby, swingby_plot
-from theory.swingby import SIM_MODELS, SIM_PRESETS
+from theory.solvers.integrate import choose_method, compiled, integrate, time_grid
+from theory.models.landscape import Landscape
+from theory.cli.presets import PRESETS, Panel
+from theory.cli import swingby
+from theory.cli import swingby_plot
+from theory.cli.swingby import SIM_MODELS, SIM_PRESETS
 from core.files import write_json
 from core.trajectory import write_csv
-from theory.simulate_args import MAX_ROWS, build_parser, check_args, landscape, settings
+from theory.cli.args import MAX_ROWS, build_parser, check_args, landscape, settings
 
 # ---------------------------------------------------------------------------------------------
 # running

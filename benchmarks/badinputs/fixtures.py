@@ -55,8 +55,8 @@ def prepare(w: Path, *, torch: bool) -> None:
     covariates, a run folder of the log, and (torch) a smoke run."""
     import numpy as np
 
-    from theory.integrate import integrate, time_grid
-    from theory.models import eq1
+    from theory.solvers.integrate import integrate, time_grid
+    from theory.models.paper import eq1
     from core.trajectory import Trajectory, write_csv
 
     sol = integrate(eq1(), time_grid(25, 30), {"t_switch": [[8.0, 0.0]]}, method="stacked")

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from theory.integrate import integrate
-from theory.models import eq1
+from theory.solvers.integrate import integrate
+from theory.models.paper import eq1
 from core.trajectory import Trajectory
 
 
@@ -239,9 +239,9 @@ SIM2_U0 = np.array([[0.2, 0.0], [0.1, 0.15]])  # and its start
 
 
 def sim2_case(noise: float = 0.02, seed: int = 0) -> Trajectory:
-    """A class-11 path of the two-layer model (theory.sim.two_layer) at 40 quadratically spaced steps to 5,000,
+    """A class-11 path of the two-layer model (theory.solvers.two_layer.two_layer) at 40 quadratically spaced steps to 5,000,
     with Gaussian noise on the coordinates (clipped to [0, 1])."""
-    from theory.sim import two_layer
+    from theory.solvers.two_layer import two_layer
 
     steps = quadratic_steps(40, 50, 5000)
     w = two_layer(SIM2_A, np.r_[0.0, steps], SIM2_U0)

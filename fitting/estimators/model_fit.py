@@ -1,4 +1,4 @@
-"""Fit the toy models of :mod:`theory.models` to a logged trajectory: least squares on the simulated path.
+"""Fit the toy models of :mod:`theory.models.paper` to a logged trajectory: least squares on the simulated path.
 
 Training steps are the model's time unit. Internally time is normalized to u = (step - s0) / span
 over the logged range (exact, by the time-rescaling invariance: λ, k and s scale by span, switch
@@ -41,9 +41,9 @@ from fitting.estimators.engine import (
 )
 from fitting.estimators.model_params import Block, blocks, report
 from fitting.estimators.turn import find_turn
-from theory.integrate import integrate
-from theory.landscape import Landscape
-from theory.models import eq1, eq2, notebook
+from theory.solvers.integrate import integrate
+from theory.models.landscape import Landscape
+from theory.models.paper import eq1, eq2, notebook
 from core.trajectory import Trajectory, corner_of
 
 MIN_POINTS = 8  # located points a model fit needs (a sweep's fit step is refused early for fewer)
@@ -188,7 +188,7 @@ class Problem:
         return out
 
     def values(self, theta: NDArray) -> dict[str, NDArray]:
-        """θ of shape (B, P) -> the landscape's parameters in normalized time (theory.models names), batched."""
+        """θ of shape (B, P) -> the landscape's parameters in normalized time (theory.models.paper names), batched."""
         parts = self.split(theta)
         if self.model == "notebook":
             return {

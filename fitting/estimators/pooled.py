@@ -28,8 +28,8 @@ from fitting.estimators import engine
 from fitting.estimators.engine import H, bootstrap, central_jacobian, multistart, wald
 from fitting.estimators.discrepancy import KINDS, Discrepancy, features, run_residuals
 from fitting.estimators.pooled_law import Law
-from theory.integrate import integrate
-from theory.models import eq1
+from theory.solvers.integrate import integrate
+from theory.models.paper import eq1
 from core.trajectory import Trajectory, target_of
 
 TOL = (1e-8, 1e-10)

@@ -26,7 +26,7 @@ With ``onset``, one more shared coefficient ``t_on`` (steps): eq1's clock starts
 waiting at z0 until then (t_switch counts from it). A real run draws nothing the probe can follow for
 its first few hundred steps, then its concepts rise as sigmoids, not as eq1's exponentials from step 0.
 
-With ``gate="state"`` (the coupled model, :func:`theory.models.coupled`; order ``target-first``) no clock times
+With ``gate="state"`` (the coupled model, :func:`theory.models.paper.coupled`; order ``target-first``) no clock times
 the switch: concept i heads for ẑ_i until the other concepts' mean progress 1 − (z_j − ẑ_j)² passes ``theta``
 (sharpness ``kappa``), then settles into its bias. The two shared coefficients replace ``t_ref``, ``b_t`` and
 ``k``: when a concept memorizes follows from how fast the others are learned (on the Δcolor sweep, color falls
@@ -43,7 +43,7 @@ from numpy.typing import NDArray
 
 from fitting.estimators.laws import GATES, OPTION, ORDERS, PARTS, THETA_ORDER, Runs, Term
 from fitting.estimators.laws import base_terms, options_of
-from theory.models import coupled, eq1
+from theory.models.paper import coupled, eq1
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@
     law.predict(steps, covariates=x_new)                # (N, T, D): the law's paths at new covariates
 
 Per-run estimators (``ESTIMATORS``) take one trajectory and carry the names of the theory.simulate models they
-integrate (eq1, eq2, notebook; sim2, the two-layer model of theory.sim); their results predict without
+integrate (eq1, eq2, notebook; sim2, the two-layer model of theory.models.identity_mapping); their results predict without
 covariates. Given covariates, a name is a law pooled over runs, named as ``fitting.predict --law`` names it: a
 base and options from :data:`fitting.estimators.laws.PARTS` (``python -m fitting.predict --list-laws``), fitted to the
 runs of one class with one row of covariates (N, D) per run; its result predicts the paths at any

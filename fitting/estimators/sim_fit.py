@@ -1,4 +1,4 @@
-"""Fit the structured identity mapping's two-layer model (``sim2``, theory/sim.py) to a logged path.
+"""Fit the structured identity mapping's two-layer model (``sim2``, theory/models/identity_mapping.py) to a logged path.
 
 The logged class is read as the out-of-distribution probe x_hat of the SIM: coordinate p of the path
 is (W(t) m)_p / m_p, with W(t) the two-layer flow for signals a_p and m the probe's norms relative to
@@ -31,7 +31,7 @@ from numpy.typing import NDArray
 from fitting.estimators.curves import noise_scale
 from fitting.estimators.engine import Z95, multistart, on_bounds, wald
 from fitting.estimators.model_fit import no_covariates
-from theory.sim import two_layer
+from theory.solvers.two_layer import two_layer
 from core.trajectory import Trajectory, target_of
 
 

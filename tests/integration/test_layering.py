@@ -6,7 +6,7 @@ numba or torch, and names no upper package even in text; theory imports none of 
 empirical never imports fitting or figures; figures never imports empirical, and of fitting only its records (it
 reads files); torch only in empirical; no import cycle between files. Inside a package with floors (FLOORS), no
 module imports one on a higher floor: fitting's records (the lowest) import none of fitting, its estimators no analysis, and neither imports the commands
-on top; empirical's floors go images, nets, probing, training, elicitation, then its commands. pipeline, the
+on top; theory's go models, solvers, cli, then its command; empirical's floors go images, nets, probing, training, elicitation, then its commands. pipeline, the
 orchestration floor, sits on top of every package and nothing imports it. The checker is tested on planted
 violations. At run time: the torch-free parts import and run without torch.
 """
@@ -45,6 +45,7 @@ UPPER = (
 # the top floor
 FLOORS = {
     "fitting": ("fitting.records", "fitting.estimators", "fitting.analyses"),
+    "theory": ("theory.models", "theory.solvers", "theory.cli"),
     "empirical": tuple(
         f"empirical.{f}" for f in ("images", "nets", "probing", "training", "elicitation")
     ),
@@ -166,11 +167,15 @@ def test_core_names_no_upper_package():
     "file, line, found",
     [
         (
-            "theory/landscape.py",
+            "theory/models/landscape.py",
             "import fitting.estimators.curves",
-            "theory.landscape imports fitting.estimators.curves",
+            "theory.models.landscape imports fitting.estimators.curves",
         ),
-        ("core/plot.py", "from theory import models", "core.plot imports theory.models"),
+        (
+            "core/plot.py",
+            "from theory.models import paper",
+            "core.plot imports theory.models.paper",
+        ),
         ("core/cli.py", "    import sympy", "core.cli imports sympy"),
         (
             "figures/training.py",
@@ -207,6 +212,11 @@ def test_core_names_no_upper_package():
             "empirical/training/run.py",
             "from pipeline import sweep",
             "empirical.training.run imports pipeline.sweep",
+        ),
+        (
+            "theory/models/identity_mapping.py",
+            "from theory.solvers import dopri",
+            "theory.models.identity_mapping imports theory.solvers.dopri (a higher floor)",
         ),
         (
             "figures/fit.py",
@@ -256,7 +266,7 @@ def run(code: str, tmp_path) -> subprocess.CompletedProcess:
 
 def test_theory_fitting_and_data_run_without_torch(tmp_path):
     code = f"""
-import theory.simulate, theory.integrate, fitting.fit, fitting.estimators.model_fit, fitting.capability, figures.training
+import theory.simulate, theory.solvers.integrate, fitting.fit, fitting.estimators.model_fit, fitting.capability, figures.training
 import empirical.data, empirical.images.render, empirical.images.grid
 from theory.simulate import main as simulate
 from fitting.fit import main as fit

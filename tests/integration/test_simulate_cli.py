@@ -299,7 +299,7 @@ def test_module_entry_point_runs(tmp_path):
 
 
 def test_swingby_presets_show_multiple_descent_with_a_monotone_training_loss(presets):
-    from theory.sim import rises
+    from theory.models.identity_mapping import rises
 
     for name, s in (("swingby3", 3), ("swingby4", 4)):
         folder = presets / name

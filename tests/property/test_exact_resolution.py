@@ -12,9 +12,9 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from theory import exact
-from theory.integrate import integrate, time_grid
-from theory.models import eq1
+from theory.solvers import exact
+from theory.solvers.integrate import integrate, time_grid
+from theory.models.paper import eq1
 
 AGREE = (
     1e-6  # |auto - dopri| at every output time, both at their default tolerances (1e-9 relative)

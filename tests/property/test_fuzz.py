@@ -24,8 +24,8 @@ from hypothesis import strategies as st
 
 from fitting import capability
 from fitting import fit as fit_cli
-from theory.integrate import integrate, time_grid
-from theory.models import eq1
+from theory.solvers.integrate import integrate, time_grid
+from theory.models.paper import eq1
 from core.trajectory import Trajectory, read_csv, read_meta, write_csv
 
 SHORT = settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))

@@ -13,9 +13,9 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from reference import first_crossing, signed_area
-from theory.integrate import integrate, time_grid
-from theory.landscape import T
-from theory.models import coupled, eq1, eq2, notebook
+from theory.solvers.integrate import integrate, time_grid
+from theory.models.landscape import T
+from theory.models.paper import coupled, eq1, eq2, notebook
 
 TOL = dict(rtol=1e-10, atol=1e-12)
 unit = st.floats(0, 1)

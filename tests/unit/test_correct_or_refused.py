@@ -208,14 +208,14 @@ def test_a_batch_run_dies_with_its_batch(tmp_path):
     ],
 )
 def test_an_energy_whose_coordinates_would_be_misread_is_refused(energy, said):
-    from theory.models import from_expression
+    from theory.models.paper import from_expression
 
     with pytest.raises(ValueError, match=said):
         from_expression(energy)
 
 
 def test_coordinates_are_named_as_written_and_abs_differentiates():
-    from theory.models import from_expression
+    from theory.models.paper import from_expression
 
     assert from_expression("(z2 - 1)**2/2").concepts == ("c2",)
     assert from_expression("(z1 - 1)**2/2 + (z2 - 1)**2/2").concepts == ("color", "size")

@@ -11,8 +11,8 @@ import pytest
 from fitting.estimators import registry as estimators
 from fitting.estimators.registry import ESTIMATORS, LawFit, fit
 from fitting.analyses.synthetic import eq1_case, quadratic_steps, sim2_case, sweep_case
-from theory.models import MODELS
-from theory.swingby import SIM_MODELS
+from theory.models.paper import MODELS
+from theory.cli.swingby import SIM_MODELS
 from core.trajectory import Trajectory
 
 

@@ -7,9 +7,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import reference
-from theory import exact
-from theory.integrate import integrate, time_grid
-from theory.models import coupled, eq1, eq2, eq2_split, from_expression, get_model, notebook
+from theory.solvers import exact
+from theory.solvers.integrate import integrate, time_grid
+from theory.models.paper import coupled, eq1, eq2, eq2_split, from_expression, get_model, notebook
 
 T25 = time_grid(25, 200)
 TIGHT = dict(
@@ -218,7 +218,7 @@ def test_the_paths_are_a_time_major_view_that_reads_as_n_t_d():
 def test_a_power_too_large_to_expand_is_split_as_written():
     """(t/50 + a + b + c + d + e)**30 has 324,632 terms expanded: sympy.expand hung the default path (issue #51);
     the form is split as written and the exact path still agrees with dopri."""
-    from theory.linear_form import MAX_EXPANDED_TERMS, expanded_terms, linear_form
+    from theory.models.linear_form import MAX_EXPANDED_TERMS, expanded_terms, linear_form
 
     land = from_expression(
         "(z1 - (t/50 + a + b + c + d + e)**30)**2/2 + (z2 - 1)**2/2", {n: 0.01 for n in "abcde"}

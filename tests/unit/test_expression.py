@@ -11,9 +11,9 @@ import sympy
 from hypothesis import given
 from hypothesis import strategies as st
 
-from theory import expression
-from theory.expression import ExpressionError, parse
-from theory.landscape import T
+from theory.models import expression
+from theory.models.expression import ExpressionError, parse
+from theory.models.landscape import T
 from theory.simulate import main as simulate
 
 INJECTIONS = [

@@ -9,8 +9,8 @@ from fitting.estimators.curves import changepoint, fit_logistic, settled_step, t
 from fitting.estimators.model_fit import fit_model
 from fitting.analyses.synthetic import quadratic_steps, switch_recovery, t50_recovery
 from fitting.estimators.turn import find_turn
-from theory.integrate import integrate
-from theory.models import eq1, eq2, notebook
+from theory.solvers.integrate import integrate
+from theory.models.paper import eq1, eq2, notebook
 from core.trajectory import Trajectory
 
 STEPS = quadratic_steps(60, 500, 20_000)

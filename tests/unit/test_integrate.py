@@ -5,8 +5,8 @@ import pytest
 
 import reference
 from reference import first_crossing, signed_area
-from theory.integrate import METHODS, integrate, kernel, time_grid
-from theory.models import coupled, eq1, eq2, eq2_split, get_model, notebook
+from theory.solvers.integrate import METHODS, integrate, kernel, time_grid
+from theory.models.paper import coupled, eq1, eq2, eq2_split, get_model, notebook
 from core.trajectory import read_csv, write_csv
 
 T25 = time_grid(25, 200)
@@ -133,7 +133,7 @@ def test_solution_converts_to_a_valid_log(tmp_path):
 
 
 def test_failed_solves_are_reported_not_hidden():
-    from theory import dopri
+    from theory.solvers import dopri
 
     land = eq1()
     out, status = dopri.solve(
@@ -191,7 +191,7 @@ def test_all_methods_are_registered():
 
 def test_dense_output_coefficients():
     """The continuous extension equals the 5th-order step at x = 1 and matches scipy's RK45 table."""
-    from theory import dopri
+    from theory.solvers import dopri
 
     P = np.array([dopri.P1, [0.0] * 4, dopri.P3, dopri.P4, dopri.P5, dopri.P6, dopri.P7])
     b = np.array([dopri.B1, 0.0, dopri.B3, dopri.B4, dopri.B5, dopri.B6, 0.0])

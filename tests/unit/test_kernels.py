@@ -1,4 +1,4 @@
-"""Compiled integrators cached across processes (theory.kernels): a second process loads the machine code
+"""Compiled integrators cached across processes (theory.solvers.kernels): a second process loads the machine code
 from numba's cache instead of compiling it, with the same results as the in-memory kernel."""
 
 import json
@@ -9,16 +9,17 @@ import sys
 import numpy as np
 import pytest
 
-from theory import dopri, kernels
-from theory.integrate import time_grid
-from theory.models import eq1, from_expression
+from theory.solvers import dopri
+from theory.solvers import kernels
+from theory.solvers.integrate import time_grid
+from theory.models.paper import eq1, from_expression
 
 CHILD = """
 import json, sys
 import numpy as np
 import pytest
-from theory.integrate import integrate, kernel, time_grid
-from theory.models import eq1
+from theory.solvers.integrate import integrate, kernel, time_grid
+from theory.models.paper import eq1
 land = eq1()
 sol = integrate(land, time_grid(25, 50), {"t_switch": np.c_[np.linspace(2, 12, 70), np.zeros(70)]}, method="dopri")
 run = kernel(land)

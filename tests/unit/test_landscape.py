@@ -6,9 +6,18 @@ import sympy
 from hypothesis import given
 from hypothesis import strategies as st
 
-from theory.landscape import T, sigmoid
+from theory.models.landscape import T, sigmoid
 import reference
-from theory.models import MODELS, coupled, eq1, eq2, eq2_split, from_expression, get_model, notebook
+from theory.models.paper import (
+    MODELS,
+    coupled,
+    eq1,
+    eq2,
+    eq2_split,
+    from_expression,
+    get_model,
+    notebook,
+)
 
 unit = st.floats(0, 1)
 MODEL_NAMES = list(MODELS)

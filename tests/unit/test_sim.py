@@ -8,7 +8,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.integrate import solve_ivp
 
-from theory.sim import Task, coordinates, flow, ood_loss, rises, sim1, sim2, train_loss
+from theory.models.identity_mapping import (
+    Task,
+    coordinates,
+    flow,
+    ood_loss,
+    rises,
+    sim1,
+    train_loss,
+)
+from theory.solvers.two_layer import sim2
 
 mus = st.lists(st.floats(0.5, 3.0), min_size=2, max_size=4)
 
@@ -196,9 +205,9 @@ def logged(folder, name):
 
 
 def test_the_figure_presets_show_their_figures_shapes_on_the_logged_curves(tmp_path):
-    from theory.sim import plateau, rises
+    from theory.models.identity_mapping import plateau, rises
     from theory.simulate import main
-    from theory.swingby import FIGURES
+    from theory.cli.swingby import FIGURES
 
     names = [f"swingby-fig{f}" for f in FIGURES]
     assert main(["--out", str(tmp_path), *[a for n in names for a in ("--preset", n)]]) == 0
@@ -218,8 +227,8 @@ def test_the_figure_presets_show_their_figures_shapes_on_the_logged_curves(tmp_p
 
 def test_the_conventions_change_the_shape_as_the_issue_measured():
     """Same start, the printed equations' signal a: Fig. 5's rise and Fig. 8's second rise go, Fig. 10's plateau ends."""
-    from theory.sim import plateau
-    from theory.swingby import FIGURE_SEEDS, FIGURES, simulate
+    from theory.models.identity_mapping import plateau
+    from theory.cli.swingby import FIGURE_SEEDS, FIGURES, simulate
 
     def summary(fig, signal):
         mu, sigma, d, scale, t_end, _ = FIGURES[fig]
@@ -271,7 +280,7 @@ def test_sim2_counts_time_from_zero_whatever_the_grid_starts_at():
 def test_the_u_flow_stays_finite_where_euler_on_w_diverges():
     """The scripts' integrator (Euler on W, step 0.01, t = 100) blows up from many positive starts of the
     triple-descent setting; integrating U keeps W = U U^T positive semi-definite and finite."""
-    from theory.sim import flow
+    from theory.models.identity_mapping import flow
 
     task = Task((1.0, 1.7, 2.25), (0.5, 0.25, 0.25))
     a, blew_up = task.rates("a2"), []

@@ -11,9 +11,9 @@ from core.trajectory import target_of
 from fitting.estimators.sim_fit import fit_sim
 from fitting.sim_joint import compare_run, main
 from fitting.analyses.synthetic import quadratic_steps
-from theory.integrate import integrate
-from theory.models import eq1
-from theory.sim import two_layer
+from theory.solvers.integrate import integrate
+from theory.models.paper import eq1
+from theory.solvers.two_layer import two_layer
 from core.trajectory import Trajectory, write_csv
 
 A, M, U0 = np.array([0.0008, 0.002]), np.array([1.0, 1.3]), np.array([[0.2, 0.0], [0.1, 0.15]])

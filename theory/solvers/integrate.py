@@ -7,7 +7,7 @@ Which path when:
 
 ``dopri`` (default)
     Numba Dormand-Prince 5(4), one adaptive solve per trajectory, parallel over trajectories
-    (:mod:`theory.dopri`). The fast path for sweeps: thousands of trajectories at once. First use
+    (:mod:`theory.solvers.dopri`). The fast path for sweeps: thousands of trajectories at once. First use
     of a landscape compiles it (about 1-3 s, reported separately by the benchmark).
 ``stacked``
     All N systems stacked into one ``solve_ivp`` call with the numpy (broadcasting) flow. No
@@ -19,7 +19,7 @@ Which path when:
     For flows linear in z (dz_i/dt = -a_i(t) z_i + b_i(t): Eq. 1, Eq. 2, the notebook model, any
     energy quadratic in each coordinate without cross terms, detected from the sympy expression):
     variation of constants with a Gauss-Legendre quadrature whose subdivision is refined until two
-    successive ones agree to rtol/atol (:mod:`theory.exact`). No adaptive solver, nothing to compile.
+    successive ones agree to rtol/atol (:mod:`theory.solvers.exact`). No adaptive solver, nothing to compile.
     ``auto`` takes it wherever it applies.
 """
 
@@ -33,8 +33,10 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.integrate import solve_ivp
 
-from theory import dopri, exact, kernels
-from theory.landscape import Landscape
+from theory.solvers import dopri
+from theory.solvers import exact
+from theory.solvers import kernels
+from theory.models.landscape import Landscape
 from core.trajectory import Trajectory
 
 RTOL, ATOL = 1e-9, 1e-11
@@ -113,7 +115,7 @@ def _check_t_eval(t_eval: Sequence[float]) -> NDArray[np.float64]:
 
 def kernel(land: Landscape) -> Callable:
     """The parallel Dormand-Prince batch integrator of a landscape's flow: loaded from the on-disk cache of
-    theory.kernels (compiled there on the first use on this machine), then kept for the process."""
+    theory.solvers.kernels (compiled there on the first use on this machine), then kept for the process."""
     if land not in _KERNELS:
         _KERNELS[land] = kernels.load(land.flow_source)
     return _KERNELS[land]

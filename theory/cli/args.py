@@ -13,14 +13,14 @@ import numpy as np
 
 from core import cli
 
-from theory import swingby
+from theory.cli import swingby
 from core.cli import UsageError
-from theory.expression import FUNCTIONS
-from theory.integrate import AUTO_DOPRI_FROM
-from theory.landscape import Landscape
-from theory.models import MODELS, from_expression, get_model
-from theory.presets import PRESETS
-from theory.swingby import SIM_MODELS, SIM_PRESETS
+from theory.models.expression import FUNCTIONS
+from theory.solvers.integrate import AUTO_DOPRI_FROM
+from theory.models.landscape import Landscape
+from theory.models.paper import MODELS, from_expression, get_model
+from theory.cli.presets import PRESETS
+from theory.cli.swingby import SIM_MODELS, SIM_PRESETS
 
 MAX_ROWS = (
     2_000_000  # trajectories x points written to one log (about 150 MB of CSV, 1 GB while writing)

@@ -5,7 +5,7 @@ have a flow that is linear in z once the gates are evaluated:
 
     dz_i/dt = -a_i(t) z_i + b_i(t),
 
-with a_i, b_i functions of time and the parameters only (:mod:`theory.linear_form` finds them). Such a
+with a_i, b_i functions of time and the parameters only (:mod:`theory.models.linear_form` finds them). Such a
 flow is solved by quadrature (variation of constants, an exponential integrator): with A_i(t) = ∫ a_i,
 
     z_i(t1) = exp(-(A_i(t1) - A_i(t0))) z_i(t0) + ∫_{t0}^{t1} exp(-(A_i(t1) - A_i(s))) b_i(s) ds.
@@ -38,8 +38,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from theory.landscape import Landscape
-from theory.linear_form import LinearForm, at as _at, linear_form, why_not_linear
+from theory.models.landscape import Landscape
+from theory.models.linear_form import LinearForm, at as _at, linear_form, why_not_linear
 
 __all__ = ["ExactStats", "LinearForm", "linear_form", "solve", "why_not_linear"]
 

@@ -25,7 +25,7 @@ from typing import Callable, Mapping
 
 import sympy
 
-from theory.landscape import sigmoid
+from theory.models.landscape import sigmoid
 
 MAX_LENGTH = 2000  # characters
 MAX_DEPTH = 60  # nested operations

@@ -4,7 +4,7 @@
 Each simulation logs, in concept space, the output at the out-of-distribution probe x_hat (the class
 whose label is all ones, e.g. ``111``) and at every training cluster's centre (one-hot labels,
 ``100``, ``010``, ``001``), protocol ``sim``, step = model time. Coordinate p is (W x)_p / mu_p
-(theory/sim.py). The log's ``z_`` columns hold it clipped to [0, 1], as the log format requires; a
+(theory/models/identity_mapping.py). The log's ``z_`` columns hold it clipped to [0, 1], as the log format requires; a
 swing can overshoot, so the raw value is kept in ``raw_<concept>``, and the losses at every step in
 ``train_loss`` and ``ood_loss``. config.json says how often the OOD loss rose again (``ood_rises``)
 and whether the training loss ever rose (``train_monotone``).
@@ -29,7 +29,7 @@ import numpy as np
 
 from core import cli
 from core.cli import UsageError
-from theory.sim import (
+from theory.models.identity_mapping import (
     SIGNALS,
     STARTS,
     Task,
@@ -39,9 +39,9 @@ from theory.sim import (
     plateau,
     rises,
     sim1,
-    sim2,
     train_loss,
 )
+from theory.solvers.two_layer import sim2
 from core.trajectory import Trajectory
 
 SIM_MODELS = ("sim1", "sim2")
@@ -384,7 +384,7 @@ def _task(v: dict) -> Task:
 def help_text() -> str:
     """The SIM models' parameters for --help."""
     lines = [
-        "  sim1, sim2: the structured identity mapping (theory/sim.py): one linear layer (closed form), or the "
+        "  sim1, sim2: the structured identity mapping (theory/models/identity_mapping.py): one linear layer (closed form), or the "
         "symmetric two-layer model (integrated); log: x_hat as class 11..1, the clusters one-hot"
     ]
     for name, (default, doc) in SIM_PARAMS.items():

@@ -21,7 +21,7 @@ Three families (see ``docs/theory.md``):
     alternative U2, which splits the final well: S_1 λ_1 [(1-p)(z_1-ẑ_1)² + βp z_1²] / 2.
 
 Any other landscape: :func:`from_expression` turns an energy written as a string or sympy
-expression into a :class:`~theory.landscape.Landscape`, gradients included.
+expression into a :class:`~theory.models.landscape.Landscape`, gradients included.
 """
 
 from __future__ import annotations
@@ -32,8 +32,8 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 import sympy
 
-from theory import expression
-from theory.landscape import T, Landscape, Param, sigmoid
+from theory.models import expression
+from theory.models.landscape import T, Landscape, Param, sigmoid
 
 DEFAULT_CONCEPTS = {2: ("color", "size")}
 

@@ -9,11 +9,11 @@ is derived with ``sympy.diff`` (never by hand) and compiled to
 * a numpy function ``f(t, z, p, out)`` that broadcasts: z of shape (D,) or (D, N), p of shape (P,)
   or (P, N) — used by the reference ``solve_ivp`` path and the stacked batch path;
 * a numba function with the same signature on 1-d arrays — used by the batched Dormand-Prince
-  kernel in :mod:`theory.dopri`.
+  kernel in :mod:`theory.solvers.dopri`.
 
 Parameters are named groups (``lam`` is one entry per concept, ``a`` is a scalar); each carries a
 default, a documented meaning and the range that is valid for it. The built-in models live in
-:mod:`theory.models`; a user's own energy comes from :func:`theory.models.from_expression`.
+:mod:`theory.models.paper`; a user's own energy comes from :func:`theory.models.paper.from_expression`.
 """
 
 from __future__ import annotations

@@ -21,8 +21,8 @@ from typing import Callable
 import numpy as np
 from matplotlib.colors import LogNorm, Normalize
 
-from theory.landscape import Landscape
-from theory.models import eq1, eq2, notebook
+from theory.models.landscape import Landscape
+from theory.models.paper import eq1, eq2, notebook
 
 
 @dataclass(frozen=True)

@@ -57,7 +57,7 @@ MESSAGES = {
 }
 
 # The integrator, as plain Python: :func:`kernel_source` turns it into a numba module together with a
-# landscape's generated ``flow(t, z, p, out)`` (theory.kernels caches that module's compiled code on disk).
+# landscape's generated ``flow(t, z, p, out)`` (theory.solvers.kernels caches that module's compiled code on disk).
 flow = None  # bound to the landscape's flow in each generated kernel module
 
 
@@ -220,7 +220,7 @@ def _constants() -> dict:
 
 def kernel(flow_source: str) -> Callable:
     """The parallel batch integrator for a flow given as source (``def f(t, z, p, out)``), built in memory
-    (compiled on the first call, seconds; nothing cached on disk: see theory.kernels for that)."""
+    (compiled on the first call, seconds; nothing cached on disk: see theory.solvers.kernels for that)."""
     namespace: dict = {}
     exec(compile(kernel_source(flow_source, cache=False), "<dopri kernel>", "exec"), namespace)
     return namespace["run"]

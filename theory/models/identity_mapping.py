@@ -20,7 +20,8 @@ loss is 1/2 ||W x_hat - x_hat||^2.
   W(t) = I + (W(0) - I) exp(-A t). Coordinate k of the output at z is
   (1 - e^{-a_k t}) z_k + sum_i e^{-a_i t} w_ki(0) z_i. Each concept is learned at its own rate a_k,
   independently.
-- ``sim2``, the symmetric two-layer linear model W = U U^T from a start U(0), integrated numerically:
+- ``sim2`` (:mod:`theory.solvers.two_layer`, which integrates this module's :func:`u_flow`), the symmetric
+  two-layer linear model W = U U^T from a start U(0), integrated numerically:
 
       dW/dt = W A + A W - 1/2 (A W^2 + W^2 A + 2 W A W).
 
@@ -52,8 +53,6 @@ from typing import Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from theory import dopri
-from theory.integrate import capped_ivp
 
 # the flow's rates: the signal (the printed equations) or its square (the authors' scripts)
 SIGNALS = (
@@ -150,7 +149,7 @@ class Task:
         return x
 
 
-def _check(task: Task, t: Sequence[float], w0: NDArray) -> tuple[NDArray, NDArray]:
+def check_start(task: Task, t: Sequence[float], w0: NDArray) -> tuple[NDArray, NDArray]:
     t = np.asarray(t, dtype=float)
     w0 = np.asarray(w0, dtype=float)
     if (
@@ -170,7 +169,7 @@ def _check(task: Task, t: Sequence[float], w0: NDArray) -> tuple[NDArray, NDArra
 
 def sim1(task: Task, t: Sequence[float], w0: NDArray, *, signal: str = "a") -> NDArray[np.float64]:
     """(T, d, d) W(t) of the one-layer model: I + (W(0) - I) exp(-A t), exactly (A^2 with ``signal="a2"``)."""
-    t, w0 = _check(task, t, w0)
+    t, w0 = check_start(task, t, w0)
     eye = np.eye(task.d)
     return eye + (w0 - eye)[None] * np.exp(-np.outer(t, task.rates(signal)))[:, None, :]
 
@@ -182,36 +181,11 @@ def flow(w: NDArray, a: NDArray) -> NDArray[np.float64]:
     return wa + aw - 0.5 * (a[:, None] * w2 + w2 * a[None, :] + 2 * (wa @ w))
 
 
-def sim2(
-    task: Task,
-    t: Sequence[float],
-    u0: NDArray,
-    *,
-    signal: str = "a",
-    rtol: float = 1e-9,
-    atol: float = 1e-12,
-) -> NDArray[np.float64]:
-    """(T, d, d) W(t) = U(t) U(t)^T of the symmetric two-layer model from U(0) = ``u0`` at time 0 (DOP853, capped
-    steps); ``signal="a2"`` runs it at the rates A^2 of the authors' scripts.
-
-    U is integrated, dU/dt = -1/2 G U with G = (W - I) A + A (W - I), which moves W = U U^T exactly by
-    :func:`flow` and keeps it positive semi-definite (integrating W itself, a negative eigenvalue from round-off
-    would blow up in finite time).
-    """
-    t, u0 = _check(task, t, u0)
-    return two_layer(task.rates(signal), t, u0, rtol=rtol, atol=atol)
-
-
-def two_layer(
-    a: NDArray, t: NDArray, u0: NDArray, *, rtol: float = 1e-9, atol: float = 1e-12
-) -> NDArray[np.float64]:
-    """(T, d, d) W(t) of the two-layer flow for signals ``a`` (d,) at times ``t`` (>= 0) from U(0) = ``u0`` at time 0,
-    as sim1 counts time: a grid that starts later is reached by integrating from 0 (:func:`sim2` without a Task;
-    the fits of fitting.estimators.sim_fit give the signals directly, per step)."""
+def u_flow(a: NDArray):
+    """The two-layer model's term for signals ``a`` (d,): dU/dt = -1/2 G U with G = (W - I) A + A (W - I) and
+    W = U U^T, as a function of (t, U raveled), which moves W exactly by :func:`flow` and keeps it positive
+    semi-definite (integrating W itself, a negative eigenvalue from round-off would blow up in finite time)."""
     a = np.asarray(a, dtype=float)
-    t = np.asarray(t, dtype=float)
-    if t[0] > 0:  # the start is the state at time 0, not at the grid's first time
-        return two_layer(a, np.r_[0.0, t], u0, rtol=rtol, atol=atol)[1:]
     d, eye = a.size, np.eye(a.size)
 
     def rhs(_, y):
@@ -220,15 +194,7 @@ def two_layer(
         g = dev * a[None, :] + a[:, None] * dev
         return (-0.5 * g @ u).ravel()
 
-    if t.size == 1:
-        return (u0 @ u0.T)[None]
-    y, status = capped_ivp(rhs, t, u0.ravel(), rtol, atol, "DOP853", 12)
-    if status != dopri.OK:
-        raise ValueError(
-            f"sim2: integration failed ({dopri.MESSAGES[status]}); try a shorter time or a looser rtol"
-        )
-    u = y.T.reshape(t.size, d, d)
-    return u @ np.swapaxes(u, 1, 2)
+    return rhs
 
 
 def train_loss(task: Task, w: NDArray) -> NDArray[np.float64]:

@@ -1,7 +1,7 @@
 """Compiled integrators cached across processes: the first dopri solve of a landscape no longer pays
 numba's compilation in every new process.
 
-A landscape's kernel is a generated module (theory.dopri.kernel_source: the landscape's flow and the
+A landscape's kernel is a generated module (theory.solvers.dopri.kernel_source: the landscape's flow and the
 integrator), written once to the cache folder under a name keyed by the hash of its source, numba's
 and Python's versions, and imported from there with ``cache=True``, so numba's own on-disk cache
 applies: the second process loads the machine code instead of compiling it. The folder is
@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 from typing import Callable
 
-from theory import dopri
+from theory.solvers import dopri
 from core.files import atomic_write
 
 

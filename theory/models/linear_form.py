@@ -5,7 +5,7 @@ have a flow that is linear in z once the gates are evaluated. :func:`linear_form
 (∂f_i/∂z_j must be free of z, and zero for j != i), so any landscape qualifies by its expression, not by
 its name; :func:`why_not_linear` says in one line why one does not. b is split into t-free factors times
 functions of time, so that a gate shared by every trajectory is evaluated once per time
-(:mod:`theory.exact` integrates the form).
+(:mod:`theory.solvers.exact` integrates the form).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import sympy
 from numpy.typing import NDArray
 from sympy.printing.numpy import NumPyPrinter
 
-from theory.landscape import T, Landscape, _compile
+from theory.models.landscape import T, Landscape, _compile
 
 _FORMS: "weakref.WeakKeyDictionary[Landscape, LinearForm | str]" = weakref.WeakKeyDictionary()
 

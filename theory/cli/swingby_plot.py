@@ -1,4 +1,4 @@
-"""The figure of a structured-identity-mapping simulation (:mod:`theory.swingby`): the losses over time, the
+"""The figure of a structured-identity-mapping simulation (:mod:`theory.cli.swingby`): the losses over time, the
 probe's concept coordinates, and the off-diagonal entries of W whose swing the model is named for."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING, Sequence
 import numpy as np
 
 from core import plot
-from theory.sim import coordinates
+from theory.models.identity_mapping import coordinates
 
 if TYPE_CHECKING:
-    from theory.swingby import SimRun
+    from theory.cli.swingby import SimRun
 
 
 def _rises(n: int) -> str:
