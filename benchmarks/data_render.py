@@ -2,7 +2,7 @@
 
     python benchmarks/data_render.py [--repeats 5]
 
-Times ``empirical.images.data.sample`` (values, rendering, noise, h) for the 2x2 color x size setup, best of
+Times ``empirical.images.dgp.sample`` (values, rendering, noise, h) for the 2x2 color x size setup, best of
 --repeats, at 16, 32 and 64 px. The baseline, side by side: the same images drawn one at a time
 (a Python loop over images, as a per-image renderer does).
 """
@@ -17,7 +17,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from empirical.images.data import DataConfig, sample, sample_values  # noqa: E402
+from empirical.images.dgp import DataConfig, sample, sample_values  # noqa: E402
 from empirical.images.render import render  # noqa: E402
 from timing import best_time  # noqa: E402
 

@@ -219,7 +219,7 @@ def equivalence(preset: str, steps: int) -> dict:
 
     from empirical.training.config import make_config
     from empirical.ensemble import train_members
-    from empirical.training.train import train
+    from empirical.training.loop import train
     from core.trajectory import read_csv
 
     torch.set_num_threads(2)

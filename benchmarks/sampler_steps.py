@@ -24,8 +24,8 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from empirical.training import checkpoint, evaluate  # noqa: E402
-from empirical.elicitation.elicit import load_run  # noqa: E402
-from empirical.probing.probe import load as load_probe  # noqa: E402
+from empirical.elicitation.finished_run import load_run  # noqa: E402
+from empirical.probing.reader import load as load_probe  # noqa: E402
 
 
 def readings(model, probe, cfg, step: int, steps: int, stream: int) -> dict[str, evaluate.Point]:

@@ -97,7 +97,7 @@ def one_path(path: str, out: Path, steps: int, evals: int, probe: str) -> dict:
 
     from empirical.training import checkpoint, evaluate, protocols, run
     from empirical.nets import unet
-    from empirical.training.train import train
+    from empirical.training.loop import train
 
     if path == "eager":
         unet.Dropout = (
@@ -113,7 +113,7 @@ def one_path(path: str, out: Path, steps: int, evals: int, probe: str) -> dict:
     records = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
     eval_s = sum(r["eval_s"] for r in records if r["kind"] == "eval")
     model = checkpoint.load_model(out, cfg.steps, cfg)
-    from empirical.probing.probe import load
+    from empirical.probing.reader import load
 
     probe_model = load(Path(probe))[0]
     label = cfg.data.held_out[0]

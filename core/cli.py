@@ -1,7 +1,7 @@
 """The error convention every command of the package follows.
 
-Bad input ends a command with exit code 2 and one line on stderr, ``python -m <module>: error: <what>``
-(the same prefix as argparse's own errors),
+Bad input ends a command with exit code 2 and one line on stderr, ``python -m <module>: error:
+<what>`` (the same prefix as argparse's own errors),
 which names the file (row, column) or flag, what was wrong and what is valid. Output locations are
 checked before any work starts, so a bad ``--out`` never costs minutes of training or fitting.
 
@@ -73,8 +73,8 @@ def describe_os_error(err: OSError) -> str:
 
 
 class _PipeSafe:
-    """stdout that a reader going away (``... | head``, ``| true``) cannot stop: the command finishes its work and
-    writes its files; what it would still print goes nowhere."""
+    """stdout that a reader going away (``... | head``, ``| true``) cannot stop: the command
+    finishes its work and writes its files; what it would still print goes nowhere."""
 
     def __init__(self, stream):
         self._stream = stream
@@ -104,7 +104,8 @@ class _PipeSafe:
 
 
 def command(module: str) -> Callable[[Callable[..., int]], Callable[..., int]]:
-    """Decorate the ``main(argv=None) -> int`` of ``python -m module`` so that bad input exits 2 with one line."""
+    """Decorate the ``main(argv=None) -> int`` of ``python -m module`` so that bad input exits 2
+    with one line."""
 
     def wrap(main: Callable[..., int]) -> Callable[..., int]:
         @functools.wraps(main)
@@ -158,8 +159,8 @@ RESULTS_ENV = "CONCEPT_DYNAMICS_RESULTS"  # =write: defaults may write into the 
 
 
 def default_out(path: str | os.PathLike) -> Path:
-    """Where a command writes when no output is named: ``path``, except inside the committed results of a
-    checkout (``results``), which an analysis leaves as committed: there, the same place under
+    """Where a command writes when no output is named: ``path``, except inside the committed results
+    of a checkout (``results``), which an analysis leaves as committed: there, the same place under
     ``runs/results/``, said on stderr. A named --out is taken as given; the regenerate scripts set
     CONCEPT_DYNAMICS_RESULTS=write to remake the committed files."""
     path = Path(path)
@@ -197,7 +198,8 @@ def output_dir(path: str | os.PathLike, flag: str = "--out") -> Path:
 
 
 def guarded() -> dict[str, str]:
-    """Every record's file name (the record classes defined so far, core.record.KNOWN) and what writes it."""
+    """Every record's file name (the record classes defined so far, core.record.KNOWN) and what
+    writes it."""
     from core.record import KNOWN
 
     return {cls.FILE: f"what {cls.WRITER} writes" for cls in KNOWN if cls.FILE}
@@ -217,9 +219,10 @@ def output_file(
     suffix: str | tuple[str, ...] | None = None,
     owns: tuple[str, ...] = (),
 ) -> Path:
-    """Check that ``path`` can be written as a file (its folder can be made and written in); ``suffix``: the
-    file name ending (or endings) accepted; ``owns``: the names of guarded files this command writes (any other
-    name in :mod:`core.layout` or of a record is refused: another command writes it and the package reads it)."""
+    """Check that ``path`` can be written as a file (its folder can be made and written in);
+    ``suffix``: the file name ending (or endings) accepted; ``owns``: the names of guarded files
+    this command writes (any other name in :mod:`core.layout` or of a record is refused: another
+    command writes it and the package reads it)."""
     path = Path(path)
     what = f"{flag} {path}"
     read_as = _read_as(path)
@@ -248,11 +251,12 @@ def output_file(
 
 
 def parser(module: str, doc: str | None, **kwargs) -> argparse.ArgumentParser:
-    """The argument parser of ``python -m module``: the module's docstring as its --help text, layout kept.
+    """The argument parser of ``python -m module``: the module's docstring as its --help text,
+    layout kept.
 
-    Every parser takes a hidden ``--check-args``: a command that honours it (:func:`checking`) checks its flags and
-    values, reads no input, writes nothing and exits 0, so a chained step (a sweep's ``--then``) is checked
-    before the first run trains."""
+    Every parser takes a hidden ``--check-args``: a command that honours it (:func:`checking`)
+    checks its flags and values, reads no input, writes nothing and exits 0, so a chained step (a
+    sweep's ``--then``) is checked before the first run trains."""
     made = argparse.ArgumentParser(
         prog=f"python -m {module}",
         description=doc,
@@ -267,19 +271,20 @@ CHECK_ARGS = "--check-args"
 
 
 def checking(args: argparse.Namespace) -> bool:
-    """Whether the command was asked only to check its arguments (``--check-args``): it returns 0 at this point,
-    after its flag and value checks and before it reads any input."""
+    """Whether the command was asked only to check its arguments (``--check-args``): it returns 0 at
+    this point, after its flag and value checks and before it reads any input."""
     return bool(getattr(args, "check_args", False))
 
 
 def not_an_input(outputs, inputs, flag: str = "--out") -> None:
-    """Refuse, before any work, an output path that is (or resolves to) one of the command's inputs: a command
-    never overwrites what it reads."""
+    """Refuse, before any work, an output path that is (or resolves to) one of the command's inputs:
+    a command never overwrites what it reads."""
     read = {Path(p).resolve(): Path(p) for p in inputs}
     for out in outputs:
         if Path(out).resolve() in read:
             raise UsageError(
-                f"{flag} {out}: would overwrite the input {read[Path(out).resolve()]}; write elsewhere"
+                f"{flag} {out}: would overwrite the input {read[Path(out).resolve()]}; write "
+                "elsewhere"
             )
 
 
@@ -287,8 +292,8 @@ FIGURE_FORMATS = (".png", ".pdf", ".svg")
 
 
 def figure_path(out: str | os.PathLike, name: str, flag: str = "--out") -> Path:
-    """Where a figure command writes: ``out/name`` when ``out`` is a folder (or has no suffix), else ``out`` (a .png,
-    .pdf or .svg: the format follows the name)."""
+    """Where a figure command writes: ``out/name`` when ``out`` is a folder (or has no suffix), else
+    ``out`` (a .png, .pdf or .svg: the format follows the name)."""
     out = Path(out)
     return output_file(
         out / name if out.is_dir() or not out.suffix else out, flag, suffix=FIGURE_FORMATS
@@ -296,7 +301,8 @@ def figure_path(out: str | os.PathLike, name: str, flag: str = "--out") -> Path:
 
 
 def assignment(item: str, flag: str, form: str = "NAME=VALUE") -> tuple[str, str]:
-    """``'lam=0.5'`` -> ``('lam', '0.5')``, stripped: the one NAME=VALUE syntax of every command's flags."""
+    """``'lam=0.5'`` -> ``('lam', '0.5')``, stripped: the one NAME=VALUE syntax of every command's
+    flags."""
     name, eq, value = item.partition("=")
     if not eq or not name.strip() or not value.strip():
         raise UsageError(f"{flag} {item!r}: expected {form}")
@@ -304,7 +310,8 @@ def assignment(item: str, flag: str, form: str = "NAME=VALUE") -> tuple[str, str
 
 
 def numbers(text: str, flag: str, name: str) -> list[float]:
-    """``'1,2.5'`` -> ``[1.0, 2.5]``: finite numbers, comma-separated, or a UsageError naming the flag."""
+    """``'1,2.5'`` -> ``[1.0, 2.5]``: finite numbers, comma-separated, or a UsageError naming the
+    flag."""
     values = []
     for part in text.split(","):
         try:

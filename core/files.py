@@ -1,6 +1,6 @@
-"""Files every part reads and writes: UTF-8 text (plain or gzip-compressed) and JSON read with errors that name
-the file, and the one atomic writer behind every output (logs, JSON, checkpoints, figures), so an interrupted
-write never leaves half a file.
+"""Files every part reads and writes: UTF-8 text (plain or gzip-compressed) and JSON read with
+errors that name the file, and the one atomic writer behind every output (logs, JSON, checkpoints,
+figures), so an interrupted write never leaves half a file.
 
 Only the standard library and numpy (to write its arrays and scalars as JSON).
 """
@@ -29,13 +29,14 @@ MAX_PLAIN = 1 << 30  # bytes a text file (a log, a record) may have
 
 
 def plain_or_gz(path: str | os.PathLike) -> Path:
-    """``path``, or ``path`` + ``.gz`` where only that gzip-compressed copy exists (results keeps the
-    training logs compressed); both present is refused, since one of them is stale."""
+    """``path``, or ``path`` + ``.gz`` where only that gzip-compressed copy exists (results keeps
+    the training logs compressed); both present is refused, since one of them is stale."""
     path = Path(path)
     gz = path.with_name(path.name + ".gz")
     if path.exists() and gz.exists():
         raise ValueError(
-            f"{path}: there is also {gz.name} beside it, and one of the two is stale; remove the older one"
+            f"{path}: there is also {gz.name} beside it, and one of the two is stale; remove the "
+            "older one"
         )
     return gz if gz.exists() else path
 
@@ -53,22 +54,24 @@ def _gunzip(path: Path, raw: bytes, what: str) -> bytes:
         ) from None
     if len(data) > MAX_DECOMPRESSED:
         raise ValueError(
-            f"{path}: expands to more than {MAX_DECOMPRESSED >> 20} MiB (the limit on a compressed {what}); "
+            f"{path}: expands to more than {MAX_DECOMPRESSED >> 20} MiB (the limit on a "
+            f"compressed {what}); "
             "decompress it yourself if it is really that large"
         )
     return data
 
 
 def read_text(path: str | os.PathLike, what: str = "file") -> str:
-    """A UTF-8 text file (decompressed first where its name ends in .gz), or a ValueError naming the file and why
-    it is not one (folder, binary, encoding, broken gzip)."""
+    """A UTF-8 text file (decompressed first where its name ends in .gz), or a ValueError naming the
+    file and why it is not one (folder, binary, encoding, broken gzip)."""
     try:
         size = Path(path).stat().st_size
         if (
             size > MAX_PLAIN
         ):  # refused before it is read (a sparse file of 1.5 GB was read whole first)
             raise ValueError(
-                f"{path}: {size / 2**30:.1f} GiB, more than the {MAX_PLAIN >> 30} GiB a {what} may have"
+                f"{path}: {size / 2**30:.1f} GiB, more than the {MAX_PLAIN >> 30} GiB a {what} "
+                "may have"
             )
         raw = Path(path).read_bytes()
     except IsADirectoryError:
@@ -87,13 +90,15 @@ def read_text(path: str | os.PathLike, what: str = "file") -> str:
     except UnicodeDecodeError as err:
         line = raw[: err.start].count(b"\n") + 1
         raise ValueError(
-            f"{path}, line {line}: byte 0x{raw[err.start]:02x} is not UTF-8; save the {what} as UTF-8 "
+            f"{path}, line {line}: byte 0x{raw[err.start]:02x} is not UTF-8; save the {what} as "
+            "UTF-8 "
             "(Latin-1 or another encoding?)"
         ) from None
 
 
 def read_json(path: str | os.PathLike, what: str = "JSON file", fix: str = "") -> Any:
-    """A JSON document, or a ValueError naming the file and what is wrong (not UTF-8, not JSON); ``fix`` says what to do."""
+    """A JSON document, or a ValueError naming the file and what is wrong (not UTF-8, not JSON);
+    ``fix`` says what to do."""
     try:
         return json.loads(read_text(Path(path), what))
     except json.JSONDecodeError as err:
@@ -106,14 +111,16 @@ def read_json(path: str | os.PathLike, what: str = "JSON file", fix: str = "") -
 
 
 def write_json(path: str | os.PathLike, obj: Mapping[str, Any], *, sort_keys: bool = False) -> Path:
-    """Write a JSON document atomically (numpy arrays and scalars allowed). JSON has no NaN or infinity: a number
-    that is not finite is written as null (a value not measured), so every reader of JSON can read the file."""
+    """Write a JSON document atomically (numpy arrays and scalars allowed). JSON has no NaN or
+    infinity: a number that is not finite is written as null (a value not measured), so every reader
+    of JSON can read the file."""
     text = json.dumps(_jsonable(dict(obj)), indent=2, sort_keys=sort_keys, allow_nan=False)
     return atomic_write(path, lambda fh: fh.write(text + "\n"))
 
 
 def _jsonable(obj: Any) -> Any:
-    """``obj`` as plain JSON values: numpy arrays and scalars as lists and numbers, non-finite floats as None."""
+    """``obj`` as plain JSON values: numpy arrays and scalars as lists and numbers, non-finite
+    floats as None."""
     if isinstance(obj, np.ndarray):
         obj = obj.tolist()
     elif isinstance(obj, np.generic):
@@ -138,10 +145,11 @@ def _umask() -> int:
 def atomic_write(
     path: str | os.PathLike, write: Callable[[IO], object], *, binary: bool = False
 ) -> Path:
-    """Write a file so that a reader (or a kill -9) never sees half of it: a temp file in the same folder, then rename.
+    """Write a file so that a reader (or a kill -9) never sees half of it: a temp file in the same
+    folder, then rename.
 
-    The temp file's name holds this process's id: a later write of the same file removes the temp files that a
-    killed writer left (its process gone, or the file untouched for a day).
+    The temp file's name holds this process's id: a later write of the same file removes the temp
+    files that a killed writer left (its process gone, or the file untouched for a day).
 
     Args:
         path: the file to write; its folder is created.
@@ -152,9 +160,11 @@ def atomic_write(
     """
     path = Path(path)
     if path.is_symlink():
-        # replacing it would leave the file it points to stale, writing through it would change another file
+        # replacing it would leave the file it points to stale, writing through it would change
+        # another file
         raise ValueError(
-            f"{path}: is a symbolic link (to {os.readlink(path)}); refusing to write through or over it: "
+            f"{path}: is a symbolic link (to {os.readlink(path)}); refusing to write through or "
+            "over it: "
             "remove the link or write elsewhere"
         )
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -180,7 +190,8 @@ def atomic_write(
 
 
 def copy_file(source: str | os.PathLike, dest: str | os.PathLike) -> Path:
-    """Copy a file with :func:`atomic_write` (never half a file, never through a symbolic link at ``dest``)."""
+    """Copy a file with :func:`atomic_write` (never half a file, never through a symbolic link at
+    ``dest``)."""
     data = Path(source).read_bytes()
     return atomic_write(dest, lambda fh: fh.write(data), binary=True)
 
@@ -209,10 +220,11 @@ def _alive(pid: int) -> bool:
 
 @contextlib.contextmanager
 def folder_lock(folder: str | os.PathLike) -> Iterator[None]:
-    """Hold an exclusive lock on ``folder`` (made if missing) for the ``with`` block, waiting for another holder:
-    two writers of files that belong together (a log and its sidecar) then never mix them. The lock is the
-    kernel's on the folder itself (flock), released when its holder exits, kill -9 included; no lock file is
-    left behind. Where flock is missing (Windows) it does nothing."""
+    """Hold an exclusive lock on ``folder`` (made if missing) for the ``with`` block, waiting for
+    another holder: two writers of files that belong together (a log and its sidecar) then never mix
+    them. The lock is the kernel's on the folder itself (flock), released when its holder exits,
+    kill -9 included; no lock file is left behind. Where flock is missing (Windows) it does
+    nothing."""
     Path(folder).mkdir(parents=True, exist_ok=True)
     try:
         import fcntl

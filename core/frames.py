@@ -1,10 +1,13 @@
-"""Trajectories made elsewhere: a pandas DataFrame or a numpy array in, the package's trajectories out (and back).
+"""Trajectories made elsewhere: a pandas DataFrame or a numpy array in, the package's trajectories
+out (and back).
 
-- :func:`to_frame` / :func:`from_frame`: the log as a DataFrame, one row per (trajectory, step), the columns of the
-  CSV (core/trajectory.py), and back, every cell checked as a file's is (errors name the DataFrame's row and
-  column). pandas is needed for :func:`to_frame` only (``pip install 'concept-dynamics[pandas]'``).
-- :func:`from_array`: an array of concept-space points in any axis order, e.g. the official code's exported
-  trajectories (conditions, classes, checkpoints, concepts), with the steps of its checkpoints.
+- :func:`to_frame` / :func:`from_frame`: the log as a DataFrame, one row per (trajectory, step), the
+  columns of the CSV (core/trajectory.py), and back, every cell checked as a file's is (errors name
+  the DataFrame's row and column). pandas is needed for :func:`to_frame` only (``pip install
+  'concept-dynamics[pandas]'``).
+- :func:`from_array`: an array of concept-space points in any axis order, e.g. the official code's
+  exported trajectories (conditions, classes, checkpoints, concepts), with the steps of its
+  checkpoints.
 
 Then ``write_csv(path, trajectories)`` gives a log every command reads.
 """
@@ -25,8 +28,9 @@ AXES = ("run", "class", "step", "concept")
 
 
 def to_frame(trajectories: Sequence[Trajectory]):
-    """A pandas DataFrame of the log: the CSV's columns, numbers as numbers, ``class``, ``run`` and ``protocol``
-    as text (a class label such as ``01`` keeps its leading zero), empty cells as NaN."""
+    """A pandas DataFrame of the log: the CSV's columns, numbers as numbers, ``class``, ``run`` and
+    ``protocol`` as text (a class label such as ``01`` keeps its leading zero), empty cells as
+    NaN."""
     import pandas as pd
 
     text = io.StringIO()
@@ -45,8 +49,9 @@ def to_frame(trajectories: Sequence[Trajectory]):
 
 
 def from_frame(frame: Any, *, name: str = "the DataFrame") -> list[Trajectory]:
-    """Trajectories from a DataFrame with the log's columns (``step``, ``class``, ``z_<concept>``..., optional
-    ``protocol``, ``seed``, ``run``, ``accuracy`` and the reading columns); ValueError naming the row and column."""
+    """Trajectories from a DataFrame with the log's columns (``step``, ``class``,
+    ``z_<concept>``..., optional ``protocol``, ``seed``, ``run``, ``accuracy`` and the reading
+    columns); ValueError naming the row and column."""
     columns = [str(c) for c in getattr(frame, "columns", [])]
     if not columns:
         raise ValueError(
@@ -83,20 +88,23 @@ def from_array(
     protocol: str = "naive",
     seed: int | None = None,
 ) -> list[Trajectory]:
-    """Trajectories from an array of points: ``layout`` names its axes in order, from ``run`` (optional),
-    ``class``, ``step`` and ``concept``, e.g. ``"run,class,step,concept"`` for (conditions, classes, checkpoints,
-    concepts). Points lie in [0, 1]; a point whose coordinates are all NaN is a missing point (nothing readable).
-    One trajectory per (run, class), named by ``runs`` (default ``run0``, ``run1``...)."""
+    """Trajectories from an array of points: ``layout`` names its axes in order, from ``run``
+    (optional), ``class``, ``step`` and ``concept``, e.g. ``"run,class,step,concept"`` for
+    (conditions, classes, checkpoints, concepts). Points lie in [0, 1]; a point whose coordinates
+    are all NaN is a missing point (nothing readable). One trajectory per (run, class), named by
+    ``runs`` (default ``run0``, ``run1``...)."""
     axes = [a.strip() for a in layout.split(",")]
     if sorted(axes) not in (sorted(AXES), sorted(AXES[1:])):
         raise ValueError(
-            f"layout {layout!r}: name the axes of the array in order, each once: class, step and concept, "
+            f"layout {layout!r}: name the axes of the array in order, each once: class, step and "
+            "concept, "
             "and run if the array holds several runs (e.g. run,class,step,concept)"
         )
     arr = np.asarray(z, dtype=float)
     if arr.ndim != len(axes):
         raise ValueError(
-            f"layout {layout!r} names {len(axes)} axes; the array has {arr.ndim} (shape {arr.shape})"
+            f"layout {layout!r} names {len(axes)} axes; the array has {arr.ndim} (shape "
+            f"{arr.shape})"
         )
     if "run" not in axes:
         arr, axes = arr[None], ["run", *axes]
@@ -129,19 +137,21 @@ def from_array(
 
 
 def _check_points(arr: np.ndarray, names, classes, steps, concepts) -> None:
-    """Every point (runs, classes, steps, concepts) is finite or wholly missing, and lies in [0, 1]; the first
-    that is not is named by run, class, step and concept."""
+    """Every point (runs, classes, steps, concepts) is finite or wholly missing, and lies in [0, 1];
+    the first that is not is named by run, class, step and concept."""
     whole = np.isfinite(arr).all(-1) | np.isnan(arr).all(-1)
     if not whole.all():
         r, c, s = np.argwhere(~whole)[0]
         raise ValueError(
-            f"run {names[r]}, class {classes[c]}, step {steps[s]}: point {arr[r, c, s].tolist()} is neither "
+            f"run {names[r]}, class {classes[c]}, step {steps[s]}: point {arr[r, c, s].tolist()} "
+            "is neither "
             "finite nor missing (all NaN)"
         )
     finite = arr[np.isfinite(arr)]
     if finite.size and (finite.min() < 0 or finite.max() > 1):
         r, c, s, k = np.argwhere(np.isfinite(arr) & ((arr < 0) | (arr > 1)))[0]
         raise ValueError(
-            f"run {names[r]}, class {classes[c]}, step {steps[s]}, concept {concepts[k]}: {arr[r, c, s, k]:g} "
+            f"run {names[r]}, class {classes[c]}, step {steps[s]}, concept {concepts[k]}: "
+            f"{arr[r, c, s, k]:g} "
             "lies outside [0, 1]; concept-space coordinates are probabilities or shares"
         )

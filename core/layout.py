@@ -1,9 +1,11 @@
-"""The folders the parts hand each other, by the names of their files: what a run folder, a sweep folder and a
-probe folder hold. Every reader finds these files by name, so a command's output must never take one of these
-names (:func:`core.cli.output_file` refuses it, unless the command is the one that writes it).
+"""The folders the parts hand each other, by the names of their files: what a run folder, a sweep
+folder and a probe folder hold. Every reader finds these files by name, so a command's output must
+never take one of these names (:func:`core.cli.output_file` refuses it, unless the command is the
+one that writes it).
 
-A saved record's file (``fit.json``, ``forecast.json``, ...) is named by its class (``core.record.Record.FILE``)
-where the record is defined; the elicitation records of a run are every ``.json`` in its ``elicit/`` folder.
+A saved record's file (``fit.json``, ``forecast.json``, ...) is named by its class
+(``core.record.Record.FILE``) where the record is defined; the elicitation records of a run are
+every ``.json`` in its ``elicit/`` folder.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""The trajectory log's cells, checked (:mod:`core.trajectory` is the format's specification): its column
-names, and the readers of a file's rows, header and cells, each problem named by file, row, line and column.
+"""The trajectory log's cells, checked (:mod:`core.trajectory` is the format's specification): its
+column names, and the readers of a file's rows, header and cells, each problem named by file, row,
+line and column.
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ BOUND_TOL = 1e-6  # coordinates may leave [0, 1] by this much (integrator round-
 
 
 class _Where:
-    """Formats the location of a cell for error messages: file, row (1 = first data row), line, column."""
+    """Formats the location of a cell for error messages: file, row (1 = first data row), line,
+    column."""
 
     def __init__(self, path: Path | str) -> None:
         self.path = path  # the file, or a name for where the rows came from (e.g. "the DataFrame")
@@ -77,7 +79,8 @@ def _rows(path: Path, where: _Where) -> list[list[str]]:
 
 
 def _header(rows: list[list[str]], where: _Where) -> tuple[list[str], list[str]]:
-    """The header's columns and concept names, checked: required columns, no duplicates, at least one data row."""
+    """The header's columns and concept names, checked: required columns, no duplicates, at least
+    one data row."""
     if not rows or all(not any(cell.strip() for cell in r) for r in rows):
         raise where(None, None, "the file is empty (expected a header row and data rows)")
     header = [h.strip() for h in rows[0]]

@@ -1,8 +1,9 @@
-"""Drawing primitives every part uses: concept-space axes, coordinates over time, new figures and saving them.
+"""Drawing primitives every part uses: concept-space axes, coordinates over time, new figures and
+saving them.
 
-Figures are built with matplotlib's object API (``matplotlib.figure.Figure``), never pyplot: importing
-this module, or any module of the package, leaves matplotlib's backend and global state alone, so it
-is safe inside a notebook or a GUI, and works on a machine with no display.
+Figures are built with matplotlib's object API (``matplotlib.figure.Figure``), never pyplot:
+importing this module, or any module of the package, leaves matplotlib's backend and global state
+alone, so it is safe inside a notebook or a GUI, and works on a machine with no display.
 """
 
 from __future__ import annotations
@@ -22,8 +23,8 @@ from core.files import atomic_write
 
 
 def covariate_label(name: str) -> str:
-    """A covariate or setting as the text names it: ``sep_color`` (or ``sep.color``) is Δcolor, ``signal_size``
-    the size signal, ``sep_color=0.2`` Δcolor 0.2; any other name as given."""
+    """A covariate or setting as the text names it: ``sep_color`` (or ``sep.color``) is Δcolor,
+    ``signal_size`` the size signal, ``sep_color=0.2`` Δcolor 0.2; any other name as given."""
     if "=" in name:
         key, value = name.split("=", 1)
         return f"{covariate_label(key)} {value}"
@@ -72,9 +73,9 @@ def concept_space(
 
 
 def square(ax, concepts: Sequence[str], title: str = "", names=None) -> None:
-    """The unit square of a 2-concept space (or a projection of a larger one): limits, labels, and the class
-    names at the corners (inside the square, clear of the tick labels and of a marker drawn on the corner);
-    ``names``: corner (a, b) -> its name (default "ab")."""
+    """The unit square of a 2-concept space (or a projection of a larger one): limits, labels, and
+    the class names at the corners (inside the square, clear of the tick labels and of a marker
+    drawn on the corner); ``names``: corner (a, b) -> its name (default "ab")."""
     for corner in ((0, 0), (0, 1), (1, 0), (1, 1)):
         ax.annotate(
             names(*corner) if names else f"{corner[0]}{corner[1]}",
@@ -121,9 +122,9 @@ def coordinates(
 
 
 def text_overlaps(fig: Figure, *, pad: float = 0.0) -> list[tuple[str, str]]:
-    """Pairs of visible, non-empty texts of a drawn figure whose boxes intersect, and texts that leave the figure
-    (paired with ``"<edge>"``): what a figure test asserts is empty. Tick labels outside the view are not drawn
-    and not counted."""
+    """Pairs of visible, non-empty texts of a drawn figure whose boxes intersect, and texts that
+    leave the figure (paired with ``"<edge>"``): what a figure test asserts is empty. Tick labels
+    outside the view are not drawn and not counted."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
     canvas = fig.canvas if isinstance(fig.canvas, FigureCanvasAgg) else FigureCanvasAgg(fig)
@@ -169,16 +170,17 @@ def text_overlaps(fig: Figure, *, pad: float = 0.0) -> list[tuple[str, str]]:
 
 
 def subplots(nrows: int = 1, ncols: int = 1, **kwargs):
-    """``(fig, axes)`` like ``pyplot.subplots``, without pyplot; figure options (figsize, layout) go to the Figure."""
+    """``(fig, axes)`` like ``pyplot.subplots``, without pyplot; figure options (figsize, layout) go
+    to the Figure."""
     fig_kw = {k: kwargs.pop(k) for k in ("figsize", "layout", "dpi") if k in kwargs}
     fig = Figure(**fig_kw)
     return fig, fig.subplots(nrows, ncols, **kwargs)
 
 
 def save(fig: Figure, path: str | Path, *, dpi: int = 130, palette: bool = True, **kwargs) -> Path:
-    """Write a figure atomically (its folder created), in the format of the path's suffix. A PNG is written
-    with a 256-colour palette (``palette=False``: full colour): a third of the bytes, with no difference
-    a reader sees in a plot."""
+    """Write a figure atomically (its folder created), in the format of the path's suffix. A PNG is
+    written with a 256-colour palette (``palette=False``: full colour): a third of the bytes, with
+    no difference a reader sees in a plot."""
     path = Path(path)
     fmt = path.suffix.lstrip(".") or "png"
     if fmt != "png" or not palette:
@@ -192,7 +194,8 @@ def save(fig: Figure, path: str | Path, *, dpi: int = 130, palette: bool = True,
 
 
 def paletted(png: bytes) -> bytes:
-    """A PNG's bytes with its colours reduced to a 256-colour palette (median cut), alpha flattened on white."""
+    """A PNG's bytes with its colours reduced to a 256-colour palette (median cut), alpha flattened
+    on white."""
     from PIL import Image
 
     with Image.open(io.BytesIO(png)) as im:

@@ -1,8 +1,9 @@
 """Progress on long work: a tqdm bar on a terminal, and plain lines where stderr is a log file.
 
-tqdm draws nothing when stderr is not a terminal (its ``disable=None``), so a command whose output went to a
-file was silent for minutes (issue #52: an elicitation, 5 minutes). :func:`bar` keeps tqdm's bar on a terminal
-and, elsewhere, writes one line at most every ``every`` seconds (and at the end):
+tqdm draws nothing when stderr is not a terminal (its ``disable=None``), so a command whose output
+went to a file was silent for minutes (issue #52: an elicitation, 5 minutes). :func:`bar` keeps
+tqdm's bar on a terminal and, elsewhere, writes one line at most every ``every`` seconds (and at the
+end):
 
     elicit: 12/40 ckpt (30%), 95 s, about 221 s left
 
@@ -22,8 +23,8 @@ EVERY = 30.0  # seconds between two plain lines
 
 
 class _Lines:
-    """tqdm's small interface (update, set_postfix, refresh, write, close, iteration), as occasional lines on
-    stderr."""
+    """tqdm's small interface (update, set_postfix, refresh, write, close, iteration), as occasional
+    lines on stderr."""
 
     def __init__(
         self,
@@ -55,7 +56,8 @@ class _Lines:
         self.postfix = ", ".join(f"{k} {v}" for k, v in values.items())
 
     def refresh(self) -> None:
-        """A line now if ``every`` seconds have passed since the last (tqdm redraws its bar here)."""
+        """A line now if ``every`` seconds have passed since the last (tqdm redraws its bar
+        here)."""
         if time.monotonic() - self.last >= self.every:
             self._say()
 
@@ -103,8 +105,8 @@ def bar(
     every: float = EVERY,
     **tqdm_options: Any,
 ):
-    """A progress bar (tqdm) on a terminal, plain lines elsewhere, nothing when not ``enabled``. With an
-    ``iterable``, iterate over what this returns (as tqdm)."""
+    """A progress bar (tqdm) on a terminal, plain lines elsewhere, nothing when not ``enabled``.
+    With an ``iterable``, iterate over what this returns (as tqdm)."""
     if total is None and iterable is not None and hasattr(iterable, "__len__"):
         total = len(iterable)  # type: ignore[arg-type]
     if enabled and sys.stderr.isatty():

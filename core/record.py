@@ -1,21 +1,23 @@
 """A saved record: one frozen, typed class per JSON file (each part defines the records it writes).
 
-An analysis (fitting) builds its record and writes it; a figure reads it back through the same class and uses
-its fields, so the file's layout is stated once, here, and never re-derived by string keys in two places:
+An analysis (fitting) builds its record and writes it; a figure reads it back through the same class
+and uses its fields, so the file's layout is stated once, here, and never re-derived by string keys
+in two places:
 
     FitRecord(log=..., model=..., fits=rows, ...).write(out / FitRecord.FILE)     # the analysis
     rec = FitRecord.read(path)          # the figure: a folder holding fit.json, or the file itself
     rec.fits, rec.log
 
-Reading checks what a figure would otherwise meet as a KeyError deep in matplotlib: the file exists (else: the
-command that writes it), it is a JSON object with every required field, each row of a listed field holds the
-keys the figures read (and the values they read have their JSON types: a number, not the string '0.5'), and
-where a field is missing it says which record the file is instead (a fit.json given where a study.json was
-wanted). Fields added after files were saved have defaults, so older records still read. Fields a record does
-not know are kept (``extra``) and written back after the known ones. The JSON keys are the field names, except
-``class`` (a Python keyword), held as ``label``. Each field's JSON type is checked on reading (a list, an
-object, a string, a number, or null where the field allows it); nested values stay plain JSON (lists and
-mappings) as the file holds them; the records are frozen, their contents are not copied.
+Reading checks what a figure would otherwise meet as a KeyError deep in matplotlib: the file exists
+(else: the command that writes it), it is a JSON object with every required field, each row of a
+listed field holds the keys the figures read (and the values they read have their JSON types: a
+number, not the string '0.5'), and where a field is missing it says which record the file is instead
+(a fit.json given where a study.json was wanted). Fields added after files were saved have defaults,
+so older records still read. Fields a record does not know are kept (``extra``) and written back
+after the known ones. The JSON keys are the field names, except ``class`` (a Python keyword), held
+as ``label``. Each field's JSON type is checked on reading (a list, an object, a string, a number,
+or null where the field allows it); nested values stay plain JSON (lists and mappings) as the file
+holds them; the records are frozen, their contents are not copied.
 
 Standard library only (and core.files), so theory, fitting and figures can all use it.
 """
@@ -46,7 +48,8 @@ class Record:
     FILE: ClassVar[str] = ""  # the file's usual name, read when a folder is given
     WRITER: ClassVar[str] = ""  # the command that writes it, named in errors
     ROWS: ClassVar[Mapping[str, tuple[str, ...]]] = {}  # list field -> keys each of its rows holds
-    # list field -> {key: JSON type} of row values the figures read (checked where present): "float | None", ...
+    # list field -> {key: JSON type} of row values the figures read (checked where present): "float
+    # | None", ...
     ROW_TYPES: ClassVar[Mapping[str, Mapping[str, str]]] = {}
 
     extra: Mapping[str, Any] = field(default_factory=dict, kw_only=True, repr=False, compare=False)
@@ -80,7 +83,8 @@ class Record:
 
     @classmethod
     def from_json(cls: type[R], doc: Any, where: str = "") -> R:
-        """The record held by a parsed JSON document; ValueError (naming ``where``) when it is not one."""
+        """The record held by a parsed JSON document; ValueError (naming ``where``) when it is not
+        one."""
         where = where or f"a {cls.FILE}"
         if not isinstance(doc, dict):
             raise ValueError(
@@ -96,7 +100,8 @@ class Record:
             key = f.metadata.get("key", f.name)
             if key in doc and not _is(doc[key], str(f.type)):
                 raise ValueError(
-                    f"{where}: '{key}' is {type(doc[key]).__name__} {doc[key]!r:.40}, not {f.type}; "
+                    f"{where}: '{key}' is {type(doc[key]).__name__} {doc[key]!r:.40}, not "
+                    f"{f.type}; "
                     f"write it again with {cls.WRITER}"
                 )
         for key, needs in cls.ROWS.items():
@@ -138,7 +143,8 @@ def _is(value: Any, annotation: str) -> bool:
 
 
 def _numbers(value: Any, where: str, cls: type[Record]) -> None:
-    """``value`` is a number, null, or a list or object of them (nested); ValueError naming the first that is not."""
+    """``value`` is a number, null, or a list or object of them (nested); ValueError naming the
+    first that is not."""
     if value is None or _is(value, "float"):
         return
     if isinstance(value, (list, dict)):
@@ -147,7 +153,8 @@ def _numbers(value: Any, where: str, cls: type[Record]) -> None:
             _numbers(item, f"{where}[{key!r}]", cls)
         return
     raise ValueError(
-        f"{where} is {type(value).__name__} {value!r:.40}, not a number; write it again with {cls.WRITER}"
+        f"{where} is {type(value).__name__} {value!r:.40}, not a number; write it again with "
+        f"{cls.WRITER}"
     )
 
 
@@ -165,7 +172,8 @@ def _check_rows(rows: Any, key: str, needs: tuple[str, ...], where: str, cls: ty
 def _check_row_types(
     rows: Any, key: str, types: Mapping[str, str], where: str, cls: type[Record]
 ) -> None:
-    """Every value of a row that the figures read has its JSON type (a number, not the string '0.5')."""
+    """Every value of a row that the figures read has its JSON type (a number, not the string
+    '0.5')."""
     for i, row in enumerate(rows if isinstance(rows, list) else []):
         for name, annotation in types.items():
             if isinstance(row, dict) and name in row and not _is(row[name], annotation):

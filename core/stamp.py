@@ -1,9 +1,9 @@
-"""The reproducibility stamp written into every ``config.json`` and ``fit.json``: which code (git commit
-and whether the working tree had changes), which versions of Python and of the numerical libraries,
-which device and host, which command line, and when it started.
+"""The reproducibility stamp written into every ``config.json`` and ``fit.json``: which code (git
+commit and whether the working tree had changes), which versions of Python and of the numerical
+libraries, which device and host, which command line, and when it started.
 
-Versions are read from the installed distributions' metadata, so stamping never imports torch (theory
-and fitting must run without it). Only the standard library is used.
+Versions are read from the installed distributions' metadata, so stamping never imports torch
+(theory and fitting must run without it). Only the standard library is used.
 """
 
 from __future__ import annotations
@@ -33,7 +33,8 @@ def version(dist: str) -> str | None:
 
 @functools.lru_cache(maxsize=1)
 def git_state() -> tuple[str | None, bool | None]:
-    """(commit, dirty) of the source tree the package runs from; (None, None) outside a git checkout.
+    """(commit, dirty) of the source tree the package runs from; (None, None) outside a git
+    checkout.
 
     ``dirty``: tracked files differ from the commit (untracked files, like runs/, do not count)."""
     if not (ROOT / ".git").exists():

@@ -1,4 +1,5 @@
-"""The trajectory log: the one format that joins theory, empirical and fitting (this docstring is its specification).
+"""The trajectory log: the one format that joins theory, empirical and fitting (this docstring is
+its specification).
 
 A log is a CSV file (UTF-8, one header row, one row per (trajectory, step)):
 
@@ -8,9 +9,10 @@ A log is a CSV file (UTF-8, one header row, one row per (trajectory, step)):
 
 Required columns are ``step`` and ``class`` plus at least one ``z_<concept>`` column (or an
 ``accuracy`` column alone, for accuracy curves). ``protocol`` (default ``naive``), ``seed``,
-``run`` and ``accuracy`` are optional; any other column is kept verbatim as text. The rows that share
-(``run``, ``seed``, ``class``, ``protocol``) form one :class:`Trajectory`, whose steps must be strictly
-increasing. Every malformed input raises :class:`ValueError` naming the file, row and column.
+``run`` and ``accuracy`` are optional; any other column is kept verbatim as text. The rows that
+share (``run``, ``seed``, ``class``, ``protocol``) form one :class:`Trajectory`, whose steps must be
+strictly increasing. Every malformed input raises :class:`ValueError` naming the file, row and
+column.
 
 A *missing point*: every ``z_`` cell of a row empty means no sample of the class could be read at
 that step (the probe abstained on all of them); the row is kept (its accuracy and shares still
@@ -64,9 +66,10 @@ UNREADABLE = "unreadable"
 
 
 def held_out_of(labels, meta: dict | None = None) -> list[str]:
-    """The held-out classes of a log: its sidecar's ``held_out`` (even an empty one), else the rule training uses
-    on binary labels (more than one concept present: 11 of two concepts; 011, 101, 110, 111 of three), else 11
-    (labels of other kinds: converted logs, more than two values a concept)."""
+    """The held-out classes of a log: its sidecar's ``held_out`` (even an empty one), else the rule
+    training uses on binary labels (more than one concept present: 11 of two concepts; 011, 101,
+    110, 111 of three), else 11 (labels of other kinds: converted logs, more than two values a
+    concept)."""
     if meta and "held_out" in meta and isinstance(meta["held_out"], list):
         return list(meta["held_out"])
     binary = [label for label in set(labels) if label and set(label) <= {"0", "1"}]
@@ -74,24 +77,24 @@ def held_out_of(labels, meta: dict | None = None) -> list[str]:
 
 
 def headline_class(labels, meta: dict | None = None) -> str:
-    """The class a run is about: the held-out class with every concept present (11, 111), else the last
-    held-out class, else 11."""
+    """The class a run is about: the held-out class with every concept present (11, 111), else the
+    last held-out class, else 11."""
     held = held_out_of(labels, meta)
     full = [label for label in held if label and set(label) == {"1"}]
     return (full or held or ["11"])[-1]
 
 
 def corner_of(label: str, d: int) -> tuple[int, ...] | None:
-    """The class's corner in concept space from its label's bits, one per concept ('10': the first concept
-    present, the second absent); None for a label that is not d binary digits."""
+    """The class's corner in concept space from its label's bits, one per concept ('10': the first
+    concept present, the second absent); None for a label that is not d binary digits."""
     if len(label) == d and set(label) <= {"0", "1"}:
         return tuple(int(ch) for ch in label)
     return None
 
 
 def target_of(label: str, d: int) -> tuple[int, ...]:
-    """The corner a class's path heads for: :func:`corner_of`, or all ones for a label that is not d binary
-    digits (the toy theory's target)."""
+    """The corner a class's path heads for: :func:`corner_of`, or all ones for a label that is not d
+    binary digits (the toy theory's target)."""
     return corner_of(label, d) or (1,) * d
 
 
@@ -101,9 +104,9 @@ class Trajectory:
 
     Args:
         step: (T,) training step (int) or model time (float), strictly increasing.
-        z: (T, D) concept-space coordinates in [0, 1], time-major; D may be 0 for accuracy-only logs.
-        concepts: (D,) concept names, e.g. ``("color", "size")`` (the CSV columns are ``z_<name>``).
-        label: class label, e.g. ``"11"`` (a string: leading zeros matter).
+        z: (T, D) concept-space coordinates in [0, 1], time-major; D may be 0 for accuracy-only
+        logs. concepts: (D,) concept names, e.g. ``("color", "size")`` (the CSV columns are
+        ``z_<name>``). label: class label, e.g. ``"11"`` (a string: leading zeros matter).
         protocol: ``naive``, ``overprompt``, ``intervention``, ``patch``, ``cfg``, ``sim``, ...
         seed: integer seed of the run, or None.
         run: free-form run id.
@@ -145,7 +148,8 @@ class Trajectory:
         if z.shape[1] and np.isnan(z[present]).any():
             i = int(np.argmax(np.isnan(z).any(axis=1) & present))
             raise ValueError(
-                f"z row {i} (step {step[i]}) is partly missing; a point is either whole or missing (all NaN)"
+                f"z row {i} (step {step[i]}) is partly missing; a point is either whole or "
+                "missing (all NaN)"
             )
         _check_unit(z[present], "z")
         acc = None
@@ -200,7 +204,8 @@ class Trajectory:
         )
 
     def shares(self) -> dict[str, NDArray[np.float64]]:
-        """corner (or ``unreadable``) -> (T,) the share of samples read as it (NaN where not logged); {} if none."""
+        """corner (or ``unreadable``) -> (T,) the share of samples read as it (NaN where not
+        logged); {} if none."""
         return {
             k[len(SHARE_PREFIX) :]: np.array([float(v) if v else math.nan for v in vals])
             for k, vals in self.extra.items()
@@ -253,8 +258,9 @@ def read_csv(path: str | os.PathLike) -> list[Trajectory]:
 
 
 def parse_rows(rows: list[list[str]], where: "_Where | str") -> list[Trajectory]:
-    """Trajectories from a log's rows as text (the header row first), every cell checked as :func:`read_csv`
-    checks a file's; ``where`` names the source in error messages (a path, or e.g. ``"the DataFrame"``)."""
+    """Trajectories from a log's rows as text (the header row first), every cell checked as
+    :func:`read_csv` checks a file's; ``where`` names the source in error messages (a path, or e.g.
+    ``"the DataFrame"``)."""
     where = where if isinstance(where, _Where) else _Where(where)
     header, concepts = _header(rows, where)
     col = {h: i for i, h in enumerate(header)}
@@ -318,7 +324,8 @@ def write_csv(
     Args:
         path: the CSV file to write.
         trajectories: trajectories sharing one set of concepts; keys must be distinct.
-        meta: if given, written as the sidecar ``<name>.meta.json`` (config, concept names, targets).
+        meta: if given, written as the sidecar ``<name>.meta.json`` (config, concept names,
+        targets).
 
     Returns:
         The path written.
@@ -335,8 +342,8 @@ def write_csv(
 def table_rows(
     trajectories: Sequence[Trajectory], where: str | os.PathLike = "the log"
 ) -> list[list[str]]:
-    """The log's rows as text, the header first (what :func:`write_csv` writes); ``where`` names the destination
-    in error messages."""
+    """The log's rows as text, the header first (what :func:`write_csv` writes); ``where`` names the
+    destination in error messages."""
     trajectories = list(trajectories)
     if not trajectories:
         raise ValueError(f"{where}: nothing to write (no trajectories)")
@@ -345,7 +352,8 @@ def table_rows(
     for tr in trajectories:
         if tr.concepts != concepts:
             raise ValueError(
-                f"{where}: all trajectories in a log need the same concepts: {concepts} vs {tr.concepts}"
+                f"{where}: all trajectories in a log need the same concepts: {concepts} vs "
+                f"{tr.concepts}"
             )
         if tr.key in seen:
             raise ValueError(
@@ -377,7 +385,8 @@ def table_rows(
 
 
 def run_log(path: str | os.PathLike) -> Path:
-    """A run folder's trajectory log, ``RUN/trajectories.csv`` (a path to a CSV is returned as is)."""
+    """A run folder's trajectory log, ``RUN/trajectories.csv`` (a path to a CSV is returned as
+    is)."""
     path = Path(path)
     return path / "trajectories.csv" if path.is_dir() else path
 

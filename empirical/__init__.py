@@ -1,10 +1,12 @@
-"""Real training: the conditional VDM on synthetic concept images, logged as concept-space trajectories.
+"""Real training: the conditional VDM on synthetic concept images, logged as concept-space
+trajectories.
 
-torch is imported only inside this package. The data-generating process (``data``, ``render``) and the
-sample grids (``grid``) need numpy and matplotlib only.
+torch is imported only inside this package. The data-generating process (``data``, ``render``) and
+the sample grids (``grid``) need numpy and matplotlib only.
 
-Run as ``python -m empirical.<command>`` (or a pipeline command, which imports this package) without an optional dependency it needs (torch, diffusers, submitit,
-pandas), a command stops with one line naming the extra to install, not a traceback.
+Run as ``python -m empirical.<command>`` (or a pipeline command, which imports this package) without
+an optional dependency it needs (torch, diffusers, submitit, pandas), a command stops with one line
+naming the extra to install, not a traceback.
 """
 
 import os

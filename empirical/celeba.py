@@ -1,19 +1,21 @@
-"""CelebA in its published layout as a two-concept dataset (the paper's appendix C.3): two attributes are the
-concepts, the four classes balanced, images square-cropped and resized, jittered and flipped in training.
+"""CelebA in its published layout as a two-concept dataset (the paper's appendix C.3): two
+attributes are the concepts, the four classes balanced, images square-cropped and resized, jittered
+and flipped in training.
 
   python -m empirical.celeba DIR --concepts Male,Smiling --out OUT [--per-class N] [--split train]
                              [--resolution 64] [--seed 0]
 
-DIR holds CelebA as published: ``img_align_celeba/*.jpg``, ``list_attr_celeba.txt`` (a count, the 40 attribute
-names, then ``FILE v1 ... v40`` with values -1 or 1) and ``list_eval_partition.txt`` (``FILE 0|1|2``: train,
-validation, test). A concept is an attribute, bit 1 where the image has it; ``!Male`` takes its absence (the
-paper's "Not Male"). Class ``ab`` holds the images whose first concept is a and second is b; 11 is held out of
-training, as in the paper.
+DIR holds CelebA as published: ``img_align_celeba/*.jpg``, ``list_attr_celeba.txt`` (a count, the 40
+attribute names, then ``FILE v1 ... v40`` with values -1 or 1) and ``list_eval_partition.txt``
+(``FILE 0|1|2``: train, validation, test). A concept is an attribute, bit 1 where the image has it;
+``!Male`` takes its absence (the paper's "Not Male"). Class ``ab`` holds the images whose first
+concept is a and second is b; 11 is held out of training, as in the paper.
 
-Writes OUT/selection.csv (each chosen image: file, class, split: the dataset a run reads), OUT/classes.json (how
-many images each class has in the split and how many were chosen) and OUT/grid.png (8 images a class, cropped and
-resized as training reads them, before augmentation). Nothing is downloaded: the package never fetches CelebA.
-Next, ``python -m empirical.probe --celeba OUT`` trains the probe of faces on the selection.
+Writes OUT/selection.csv (each chosen image: file, class, split: the dataset a run reads),
+OUT/classes.json (how many images each class has in the split and how many were chosen) and
+OUT/grid.png (8 images a class, cropped and resized as training reads them, before augmentation).
+Nothing is downloaded: the package never fetches CelebA. Next, ``python -m empirical.probe --celeba
+OUT`` trains the probe of faces on the selection.
 """
 
 from __future__ import annotations
@@ -25,12 +27,12 @@ from typing import Sequence
 import numpy as np
 
 from core import cli
-from empirical.images.celeba import FILES, HELD_OUT, SPLITS, load_image, select
+from empirical.images.celeba_layout import FILES, HELD_OUT, SPLITS, load_image, select
 
 
 def write(out: Path, root: Path, args, picked: dict) -> None:
-    """grid.png, classes.json and selection.csv under ``out``, each written whole (the grid's images read
-    first: an unreadable one stops the command before anything is written)."""
+    """grid.png, classes.json and selection.csv under ``out``, each written whole (the grid's images
+    read first: an unreadable one stops the command before anything is written)."""
     from types import SimpleNamespace
 
     from core.files import atomic_write, write_json

@@ -1,23 +1,29 @@
-"""Turn an array of concept-space points saved elsewhere into the package's trajectory log, in one line.
+"""Turn an array of concept-space points saved elsewhere into the package's trajectory log, in one
+line.
 
-  python -m empirical.convert FILE --layout AXES --concepts C1,C2 --classes L1,L2,... (--steps S,S,... | --steps-key K)
+  python -m empirical.convert FILE --layout AXES --concepts C1,C2 --classes L1,L2,... (--steps
+  S,S,... | --steps-key K)
                               [--key K] [--runs R1,R2,...] [--protocol naive] --out trajectories.csv
 
 FILE is one array of points in [0, 1] (an all-NaN point is a missing one), in any axis order:
   .npy   the array itself (read without unpickling objects)
   .npz   one array of it, named by --key (the keys are listed when it is missing)
-  .pth   a tensor, or a dict (nested dicts too: --key a.b) of tensors, arrays or lists, as the official code saves
-         its trajectory exports; read with torch's weights-only loader, so no arbitrary object is unpickled (needs
-         torch)
---layout names the axes in order: class, step and concept, and run when the file holds several runs (conditions),
-e.g. run,class,step,concept for the official (conditions, classes, checkpoints, concepts) exports. The steps come
-from --steps (one per checkpoint) or from another entry of the same .npz/.pth (--steps-key). Every fitting and
-figure command reads the output (core/trajectory.py's format).
+  .pth   a tensor, or a dict (nested dicts too: --key a.b) of tensors, arrays or lists, as the
+  official code saves
+         its trajectory exports; read with torch's weights-only loader, so no arbitrary object is
+         unpickled (needs torch)
+--layout names the axes in order: class, step and concept, and run when the file holds several runs
+(conditions), e.g. run,class,step,concept for the official (conditions, classes, checkpoints,
+concepts) exports. The steps come from --steps (one per checkpoint) or from another entry of the
+same .npz/.pth (--steps-key). Every fitting and figure command reads the output
+(core/trajectory.py's format).
 
 Examples:
-  python -m empirical.convert data.pth --key data --layout run,class,step,concept --concepts color,size \\
+  python -m empirical.convert data.pth --key data --layout run,class,step,concept --concepts
+  color,size \\
       --classes 00,01,10,11 --steps-key steps --out runs/official/trajectories.csv
-  python -m empirical.convert points.npy --layout class,step,concept --concepts color,size --classes 00,01,10,11 \\
+  python -m empirical.convert points.npy --layout class,step,concept --concepts color,size --classes
+  00,01,10,11 \\
       --steps 0,500,1000,1500 --out runs/mine/trajectories.csv
 """
 
@@ -38,8 +44,8 @@ SUFFIXES = (".npy", ".npz", ".pth", ".pt")
 
 
 class NpzEntries(Mapping):
-    """The arrays of a .npz file by name, each read when asked for (issue #51: every entry was loaded, also
-    those --key did not select)."""
+    """The arrays of a .npz file by name, each read when asked for (issue #51: every entry was
+    loaded, also those --key did not select)."""
 
     def __init__(self, path: Path, names: tuple[str, ...]):
         self.path, self.names = path, names
@@ -58,11 +64,13 @@ class NpzEntries(Mapping):
 
 
 def load_entries(path: Path) -> Any:
-    """The file's content: an array (.npy), or a mapping of names to arrays (.npz, .pth), or a .pth tensor."""
+    """The file's content: an array (.npy), or a mapping of names to arrays (.npz, .pth), or a .pth
+    tensor."""
     suffix = path.suffix.lower()
     if suffix not in SUFFIXES:
         raise ValueError(
-            f"{path}: a {suffix or 'file without suffix'} cannot be read; valid: {', '.join(SUFFIXES)}"
+            f"{path}: a {suffix or 'file without suffix'} cannot be read; valid: "
+            f"{', '.join(SUFFIXES)}"
         )
     if suffix == ".npy":
         try:
@@ -85,19 +93,22 @@ def load_entries(path: Path) -> Any:
             f"{path}: reading .pth needs torch (pip install torch); or save the array as .npy"
         ) from None
     try:
-        # mmap: a tensor is read from disk only when --key selects it (the zip format; not the legacy one)
+        # mmap: a tensor is read from disk only when --key selects it (the zip format; not the
+        # legacy one)
         lazy = zipfile.is_zipfile(path)
         return torch.load(path, map_location="cpu", weights_only=True, mmap=lazy)
     except Exception as err:  # the weights-only unpickler refuses arbitrary objects
         first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         raise ValueError(
-            f"{path}: not readable without unpickling arbitrary objects ({first}); save tensors, arrays, "
+            f"{path}: not readable without unpickling arbitrary objects ({first}); save tensors, "
+            "arrays, "
             "lists and dicts only"
         ) from None
 
 
 def entry(content: Any, key: str | None, path: Path, flag: str) -> np.ndarray:
-    """The array named by ``key`` (dots go into nested dicts), or the content itself when it is one array."""
+    """The array named by ``key`` (dots go into nested dicts), or the content itself when it is one
+    array."""
     if key is None:
         if isinstance(content, Mapping):
             raise ValueError(
@@ -142,7 +153,8 @@ def _csv(text: str, flag: str) -> list[str]:
 
 
 def one_steps_source(steps, steps_key) -> None:
-    """The steps come from exactly one place: a list (--steps) or an entry of the file (--steps-key)."""
+    """The steps come from exactly one place: a list (--steps) or an entry of the file
+    (--steps-key)."""
     if (steps is None) == (steps_key is None):
         raise ValueError(
             "give the steps either with --steps (a list) or with --steps-key (an entry of the file)"
@@ -162,7 +174,8 @@ def convert(
     runs: Sequence[str] | None = None,
     protocol: str = "naive",
 ) -> Path:
-    """Read ``file``'s array (and steps), check it as a log is checked, write the trajectory log ``out``."""
+    """Read ``file``'s array (and steps), check it as a log is checked, write the trajectory log
+    ``out``."""
     path = Path(file)
     one_steps_source(steps, steps_key)
     content = load_entries(path)
@@ -178,7 +191,8 @@ def convert(
         not np.all(np.isfinite(steps)) or steps.min() < 0 or np.any(np.diff(steps) <= 0)
     ):
         raise ValueError(
-            f"steps {steps.tolist()[:8]}{'...' if steps.size > 8 else ''}: they must be finite, >= 0 and "
+            f"steps {steps.tolist()[:8]}{'...' if steps.size > 8 else ''}: they must be finite, "
+            ">= 0 and "
             "increasing"
         )
     trajs = from_array(

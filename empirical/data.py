@@ -1,6 +1,7 @@
 """The data-generating process: synthetic images whose concepts and concept signal are controlled.
 
-  python -m empirical.data --concepts color,size --sep color=0.3,size=0.4 [--res 32] [--n 16] [--out DIR]
+  python -m empirical.data --concepts color,size --sep color=0.3,size=0.4 [--res 32] [--n 16] [--out
+  DIR]
 
 writes DIR/samples.png (a grid of samples per class, the held-out classes marked, like the paper's
 Fig. 2) and DIR/signals.json (the measured concept signal of each concept, the class means, the
@@ -12,8 +13,8 @@ Concepts (any subset active, each with 2 or more values; the classes are their p
 |---|---|---|---|
 | shape | circle, triangle (same area) | none | none |
 | x, y | centre positions -sep/2 ... +sep/2 (image spans [-1, 1]) | (0, 1] | uniform ± sep/8 |
-| color | RGB from red (0.5+sep/2, 0.5-sep/2, 0.5-sep/2) to blue (0.5-sep/2, 0.5-sep/2, 0.5+sep/2) | (0, 0.8] | uniform ± sep/8 per channel |
-| size | radius from large 0.45+sep/2 to small 0.45-sep/2 | (0, 0.4] | uniform ± 3 sep/8 (floor 0.1) |
+| color | red (½+s, ½-s, ½-s) to blue (½-s, ½-s, ½+s), s = sep/2 | (0, 0.8] | ± sep/8 per channel |
+| size | radius from large 0.45+sep/2 to small 0.45-sep/2 | (0, 0.4] | ± 3 sep/8 (floor 0.1) |
 | bg | gray from light 0.5+sep/2 to dark 0.5-sep/2 | (0, 0.8] | uniform ± sep/8 per channel |
 
 With more than 2 values, the means are evenly spaced between the two ends. Inactive concepts:
@@ -30,9 +31,9 @@ The conditioning vector h has 11 slots and carries the *sampled* values:
 Inactive concepts' slots are 0. Masked slots (underspecification, paper Sec. 5) hold ``MASK_FILL``
 = -1, a value no concept takes.
 
-Images are rendered by :mod:`empirical.images.render` (anti-aliased, resolution-agnostic); Gaussian pixel
-noise (sd ``noise``) is added and the result clipped to [0, 1]. :func:`concept_signal` measures each
-concept's signal; :mod:`empirical.images.grid` draws the sample grid.
+Images are rendered by :mod:`empirical.images.render` (anti-aliased, resolution-agnostic); Gaussian
+pixel noise (sd ``noise``) is added and the result clipped to [0, 1]. :func:`concept_signal`
+measures each concept's signal; :mod:`empirical.images.grid` draws the sample grid.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ from typing import Sequence
 
 from core import cli
 
-from empirical.images.data import class_means, concept_signal, sample
+from empirical.images.dgp import class_means, concept_signal, sample
 from empirical.images.data_config import CONCEPTS, MASK_FILL, SLOTS, DataConfig
 
 
@@ -68,7 +69,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="append",
         default=None,
         metavar="CONCEPT=VALUE",
-        help="a separation, repeatable (or comma-separated); default color=0.3 and size=0.4; valid ranges above",
+        help="a separation, repeatable (or comma-separated); default color=0.3 and size=0.4; "
+        "valid ranges above",
     )
     parser.add_argument("--res", type=int, default=32, help="resolution in pixels (default 32)")
     parser.add_argument(

@@ -1,13 +1,14 @@
 """Run the hidden-capability protocols on a run's saved checkpoints.
 
-  python -m empirical.elicit RUN_DIR [--protocols overprompt,intervention,patch,cfg] [--classes all] [--every 1]
+  python -m empirical.elicit RUN_DIR [--protocols overprompt,intervention,patch,cfg] [--classes all]
+  [--every 1]
 
 For every saved checkpoint (or every --every-th, always with the last) and every chosen class, each
 protocol picks the best setting of the run's grid on one noise draw and scores it on an independent
-one (see empirical.training.protocols): the logged accuracy is that score, with its 95% interval, next to the
-shares of samples read as each corner and as unreadable. By default every class is elicited: the
-held-out classes, and the training classes as a control (a protocol that "elicits" a class the
-model cannot yet draw, or that breaks one it can, shows there). Results go to
+one (see empirical.training.protocols): the logged accuracy is that score, with its 95% interval,
+next to the shares of samples read as each corner and as unreadable. By default every class is
+elicited: the held-out classes, and the training classes as a control (a protocol that "elicits" a
+class the model cannot yet draw, or that breaks one it can, shows there). Results go to
 RUN_DIR/elicit/<protocol>.json after every checkpoint; the scored samples of a few checkpoints are
 saved as RUN_DIR/elicit/samples/<protocol>_step_NNNNNN.png (what "capable" looks like); and
 RUN_DIR/trajectories.csv is rebuilt with one trajectory per (class, protocol) next to the naive
@@ -23,7 +24,7 @@ from typing import Sequence
 
 from empirical.training import protocols
 from core import cli
-from empirical.elicitation.elicit import chosen_steps, load_run, run_protocols
+from empirical.elicitation.finished_run import chosen_steps, load_run, run_protocols
 
 
 def _protocol_names(text: str | None) -> list[str]:
@@ -36,7 +37,8 @@ def _protocol_names(text: str | None) -> list[str]:
     unknown = [n for n in names if n not in protocols.PROTOCOLS]
     if unknown:
         raise ValueError(
-            f"--protocols {text!r}: unknown protocol {', '.join(map(repr, unknown))}; valid: {valid}"
+            f"--protocols {text!r}: unknown protocol {', '.join(map(repr, unknown))}; valid: "
+            f"{valid}"
         )
     return names
 
@@ -55,7 +57,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--classes",
         default="all",
-        help="all (default: the held-out classes and the training classes as a control), held-out, or labels like 11,01",
+        help="all (default: the held-out classes and the training classes as a control), "
+        "held-out, or labels like 11,01",
     )
     parser.add_argument(
         "--every",
@@ -87,7 +90,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         classes = [c.strip() for c in args.classes.split(",") if c.strip()]
     if "cfg" in names and cfg.p_cfg == 0:
         raise ValueError(
-            f"--protocols cfg: {args.run} was trained with p_cfg=0 (no unconditional model); drop cfg"
+            f"--protocols cfg: {args.run} was trained with p_cfg=0 (no unconditional model); "
+            "drop cfg"
         )
     results = run_protocols(args.run, names, classes, device=args.device, every=args.every)
     for name, res in results.items():

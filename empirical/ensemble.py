@@ -1,21 +1,25 @@
 """Train many runs of one preset in one process, as one batched model: a seed sweep in one sitting.
 
   python -m empirical.ensemble --runs DIR --preset NAME [--set KEY=VALUE ...] --seeds 0-7
-  python -m empirical.ensemble --runs DIR --preset NAME --member seed=0,sep.color=0.3 --member seed=1 ...
+  python -m empirical.ensemble --runs DIR --preset NAME --member seed=0,sep.color=0.3 --member
+  seed=1 ...
 
-Each member is a run of its own, in DIR/<its settings> (DIR/seed=3, DIR/seed=1,sep.color=0.3): the folder of a
-run trained alone (python -m empirical.train), read by every command as one, and equal to that run to rounding
-(same seed: same batches, noise, dropout, clipping, optimizer, EMA; empirical.training.stacked says how). --set gives
-what all members share; --member (repeat) or --seeds what each has of its own: seed, sep.<concept>, per_class,
-mask_p, mask_classes, mask_concepts. The members meet at every record (training records, evaluations, saves:
-the same steps for all), in between the stacked engine updates all of them at once and the threaded one each in its
-own thread without waiting for the others; the stacked engine draws every member's naive samples at once.
+Each member is a run of its own, in DIR/<its settings> (DIR/seed=3, DIR/seed=1,sep.color=0.3): the
+folder of a run trained alone (python -m empirical.train), read by every command as one, and equal
+to that run to rounding (same seed: same batches, noise, dropout, clipping, optimizer, EMA;
+empirical.training.stacked says how). --set gives what all members share; --member (repeat) or
+--seeds what each has of its own: seed, sep.<concept>, per_class, mask_p, mask_classes,
+mask_concepts. The members meet at every record (training records, evaluations, saves: the same
+steps for all), in between the stacked engine updates all of them at once and the threaded one each
+in its own thread without waiting for the others; the stacked engine draws every member's naive
+samples at once.
 
-Rerun the same command to resume, even after kill -9 (each member from its own last.pt). A member whose training
-diverges is named and stops; the others go on (exit status 1 at the end).
+Rerun the same command to resume, even after kill -9 (each member from its own last.pt). A member
+whose training diverges is named and stops; the others go on (exit status 1 at the end).
 
-Where it pays: on a GPU, K members cost little more than one (the net is small); on a CPU one process of K
-members against K processes side by side: benchmarks/ensemble_speed.py measures both (docs/speed.md).
+Where it pays: on a GPU, K members cost little more than one (the net is small); on a CPU one
+process of K members against K processes side by side: benchmarks/ensemble_speed.py measures both
+(docs/speed.md).
 """
 
 from __future__ import annotations
@@ -28,14 +32,15 @@ from empirical.training.config import TrainConfig, make_config
 from empirical.training.run import Diverged, Run, open_run
 from empirical.training import stacked
 from empirical.training.stacked import MEMBER_KEYS, check_shared, streams_now
-from empirical.training.train import Meter, checkpoint_line, headline, summary
+from empirical.training.loop import Meter, checkpoint_line, headline, summary
 from core import cli
 
 
 def open_members(
     cfgs: Sequence[TrainConfig], outs: Sequence[Path], *, progress: bool, command=None
 ) -> list[Run]:
-    """Open (or resume) every member as a run alone, each with the random streams it would draw from next."""
+    """Open (or resume) every member as a run alone, each with the random streams it would draw from
+    next."""
     check_shared(cfgs)
     if len({Path(o).resolve() for o in outs}) != len(outs):
         raise ValueError("two members share a folder; give each its own")
@@ -57,10 +62,11 @@ def train_members(
     stop_after: int | None = None,
     command: Sequence[str] | None = None,
 ) -> tuple[list[dict], list[str]]:
-    """Train (or resume) the members together; returns each one's summary (as empirical.training.train.train's) and a line for
-    each member that diverged and stopped. ``engine``: empirical.training.stacked's; ``workers``: threads of the threaded
-    engine (default: this process's torch threads, each member then computing on one);
-    ``stop_after``: stop after that many updates (tests)."""
+    """Train (or resume) the members together; returns each one's summary (as
+    empirical.training.loop.train's) and a line for each member that diverged and stopped.
+    ``engine``: empirical.training.stacked's; ``workers``: threads of the threaded engine (default:
+    this process's torch threads, each member then computing on one); ``stop_after``: stop after
+    that many updates (tests)."""
     import torch
     from tqdm import tqdm
 
@@ -108,11 +114,11 @@ def train_members(
 
 
 def advance(ens, target: int, left: int | None, bar, plain: bool):
-    """Train the ensemble's members up to step ``target`` (or ``left`` updates), logging, evaluating and
-    saving each as alone; their own models hold the state at the end. The members run from one record (a
-    training record, an evaluation, a save) to the next without meeting (:func:`to_record`). Returns the updates
-    left, and the members that diverged with their errors (the ensemble stops there; the caller goes on without
-    them)."""
+    """Train the ensemble's members up to step ``target`` (or ``left`` updates), logging, evaluating
+    and saving each as alone; their own models hold the state at the end. The members run from one
+    record (a training record, an evaluation, a save) to the next without meeting
+    (:func:`to_record`). Returns the updates left, and the members that diverged with their errors
+    (the ensemble stops there; the caller goes on without them)."""
     cfg, runs = ens.cfg, ens.runs
     evals, held = set(runs[0].evals), headline(cfg)
     start = {id(run): (run.step, run.wall) for run in runs}
@@ -135,8 +141,8 @@ def advance(ens, target: int, left: int | None, bar, plain: bool):
 
 
 def to_record(cfg: TrainConfig, step: int, evals: set[int], target: int) -> int:
-    """Updates from ``step`` to the next step that writes a record (a training record, an evaluation in
-    ``evals``, a save) or to ``target``, whichever comes first."""
+    """Updates from ``step`` to the next step that writes a record (a training record, an evaluation
+    in ``evals``, a save) or to ``target``, whichever comes first."""
     s = step + 1
     while s < target and not (s % cfg.log_every == 0 or s % cfg.save_every == 0 or s in evals):
         s += 1
@@ -144,8 +150,8 @@ def to_record(cfg: TrainConfig, step: int, evals: set[int], target: int) -> int:
 
 
 def _checkpoint(ens, stepped: list[Run], evals: set, held: str, start: dict, plain: bool) -> None:
-    """After a stretch of updates (:func:`to_record`): the training record, the evaluation and the save each member
-    alone would make at this step."""
+    """After a stretch of updates (:func:`to_record`): the training record, the evaluation and the
+    save each member alone would make at this step."""
     cfg, s = ens.cfg, stepped[0].step
     is_eval, is_save = s in evals, s % cfg.save_every == 0 or s == cfg.steps
     if s % cfg.log_every == 0 or is_eval or is_save:
@@ -164,9 +170,9 @@ def _checkpoint(ens, stepped: list[Run], evals: set, held: str, start: dict, pla
 
 
 def evaluate_and_save(ens, members: list[Run], *, evaluated: bool, after=None) -> None:
-    """Each of ``members`` (those of the ensemble at this checkpoint) evaluated (when ``evaluated``: its naive
-    samples drawn for all of them at once where the engine can) and saved, as alone; ``after(run)`` after
-    each evaluation."""
+    """Each of ``members`` (those of the ensemble at this checkpoint) evaluated (when ``evaluated``:
+    its naive samples drawn for all of them at once where the engine can) and saved, as alone;
+    ``after(run)`` after each evaluation."""
     drawn = ens.naive_images() if evaluated else None
     elicited = ens.elicited() if evaluated else None
 
@@ -255,7 +261,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--engine",
         choices=("auto", *stacked.ENGINES),
         default="auto",
-        help="stacked: one batched model (vmap), threaded: one member a core; auto: stacked on a GPU, "
+        help="stacked: one batched model (vmap), threaded: one member a core; auto: stacked on a "
+        "GPU, "
         "threaded on a CPU (faster there, benchmarks/ensemble_speed.py)",
     )
     args = parser.parse_args(argv)

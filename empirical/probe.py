@@ -1,4 +1,5 @@
-"""The frozen classifier probe: turns any generated image into a point in concept space, or refuses to.
+"""The frozen classifier probe: turns any generated image into a point in concept space, or refuses
+to.
 
   python -m empirical.probe [--setup 2x2] [--res 32] [--steps 3000] [--out DIR]
   python -m empirical.probe --celeba SELECTION [--res 64] [--steps 3000] [--out DIR]
@@ -7,24 +8,25 @@ A small U-Net-style network with no time or h input, followed by a global max-po
 per concept (paper App. A.2), plus a readability head: P(readable), from the max- and mean-pooled
 features. It is trained on the data-generating process over *all* classes, the held-out ones
 included, with maximal diversity (each training image draws its separations from the setup's whole
-range), and on as many images it must not read (:mod:`empirical.probing.unreadable`: blank canvases, noise,
-smooth blobs, partly denoised renders, specks, oversized objects, off-axis colors). It is then
-evaluated on fresh images from a grid of separations and on a fresh draw of every unreadable kind,
-plus samples of an untrained diffusion model (a kind it never saw). Saved as DIR/probe.pt (weights
-and config) and DIR/probe.json (config; per separation: per-concept accuracy, calibration error and
-the share read; per unreadable kind: the share refused (``abstention``); training time; content
-hash). Anything that uses the probe records its hash.
+range), and on as many images it must not read (:mod:`empirical.probing.unreadable`: blank canvases,
+noise, smooth blobs, partly denoised renders, specks, oversized objects, off-axis colors). It is
+then evaluated on fresh images from a grid of separations and on a fresh draw of every unreadable
+kind, plus samples of an untrained diffusion model (a kind it never saw). Saved as DIR/probe.pt
+(weights and config) and DIR/probe.json (config; per separation: per-concept accuracy, calibration
+error and the share read; per unreadable kind: the share refused (``abstention``); training time;
+content hash). Anything that uses the probe records its hash.
 
-Readings (:func:`empirical.probing.probe.coordinates`): a sample with P(readable) < 0.5 is *unreadable*. For a batch of images
-of one class: the share read as each corner of concept space and the share unreadable; the point z,
-the mean over the readable samples of each concept's expected value index / (n - 1) (P(value 1) for
-two values), missing (NaN) when none is readable; and the joint accuracy, the share of all samples
-read as the target class (unreadable counts as wrong).
+Readings (:func:`empirical.probing.reader.coordinates`): a sample with P(readable) < 0.5 is
+*unreadable*. For a batch of images of one class: the share read as each corner of concept space and
+the share unreadable; the point z, the mean over the readable samples of each concept's expected
+value index / (n - 1) (P(value 1) for two values), missing (NaN) when none is readable; and the
+joint accuracy, the share of all samples read as the target class (unreadable counts as wrong).
 
---celeba SELECTION trains the probe of faces instead (:mod:`empirical.probing.celeba_probe`): on the images a
-``python -m empirical.celeba DIR --concepts A,B --out SELECTION`` chose, its two attributes as the concepts,
-mean-pooled, flipped and jittered per batch as the paper's; its report is on a tenth of each class kept out of
-training (default --out runs/probe/celeba-<A>-<B>-<res>px, "!" written "not").
+--celeba SELECTION trains the probe of faces instead (:mod:`empirical.probing.celeba_probe`): on the
+images a ``python -m empirical.celeba DIR --concepts A,B --out SELECTION`` chose, its two attributes
+as the concepts, mean-pooled, flipped and jittered per batch as the paper's; its report is on a
+tenth of each class kept out of training (default --out runs/probe/celeba-<A>-<B>-<res>px, "!"
+written "not").
 """
 
 from __future__ import annotations
@@ -32,8 +34,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Sequence
 
-from empirical.images.celeba import selection_doc
-from empirical.images.data import DataConfig
+from empirical.images.celeba_layout import selection_doc
+from empirical.images.dgp import DataConfig
 from empirical.training.config import PROBE_DIR
 from empirical.nets.probe_net import CELEBA, SETUPS, ProbeConfig
 from empirical.probing import celeba_probe
@@ -66,7 +68,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         type=Path,
         default=None,
         metavar="SELECTION",
-        help="train the probe of faces on this CelebA selection (the --out of python -m empirical.celeba)",
+        help="train the probe of faces on this CelebA selection (the --out of python -m "
+        "empirical.celeba)",
     )
     args = parser.parse_args(argv)
     cli.nonnegative_seed(args.seed)
@@ -83,7 +86,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         accs = ", ".join(f"{c} {r[c]['accuracy']:.4f}" for c in cfg.concepts)
         joint = r["held_out_class_joint_accuracy"]
         print(
-            f"  {'sep ' + str(r['sep']) if 'sep' in r else r['images']}: {accs}; read {r['readable']:.4f}; "
+            f"  {'sep ' + str(r['sep']) if 'sep' in r else r['images']}: {accs}; read "
+            f"{r['readable']:.4f}; "
             f"held-out class joint {'none' if joint is None else f'{joint:.4f}'}"
         )
     print(
@@ -91,7 +95,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         + ", ".join(f"{kind} {rate:.3f}" for kind, rate in doc["abstention"].items())
     )
     print(
-        f"trained in {doc['train_seconds']:.0f} s; worst per-concept accuracy {doc['min_accuracy']}; "
+        f"trained in {doc['train_seconds']:.0f} s; worst per-concept accuracy "
+        f"{doc['min_accuracy']}; "
         f"worst readable share {doc['min_readable']:.4f}; hash {doc['hash']}"
     )
     print(f"wrote {out / 'probe.pt'} and {out / 'probe.json'}")

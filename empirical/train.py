@@ -1,6 +1,7 @@
 """Train the conditional VDM on the concept data and log concept-space trajectories.
 
-  python -m empirical.train --preset {smoke,tiny,small,paper,tiny-mask,paper-mask} [--set KEY=VALUE ...] [--out DIR]
+  python -m empirical.train --preset {smoke,tiny,small,paper,tiny-mask,paper-mask} [--set KEY=VALUE
+  ...] [--out DIR]
 
 At every checkpoint of a schedule that is dense early (quadratic spacing), the model generates
 ``samples`` images for every class from the class's mean prompt; the frozen probe turns them into a
@@ -28,12 +29,13 @@ from empirical.training.config import TRAIN_PRESETS, describe_keys, make_config
 from empirical.training.presets import describe
 from core import cli
 from empirical.training import lock
-from empirical.training.train import train
+from empirical.training.loop import train
 
 
 def _locked_train(cfg, out: Path) -> dict:
-    """train() under the run lock the sweep takes: two trainings of one folder at once (two batches, a batch and
-    a sweep) would write one run's checkpoints and logs in turn. A run refused before it began leaves no folder."""
+    """train() under the run lock the sweep takes: two trainings of one folder at once (two batches,
+    a batch and a sweep) would write one run's checkpoints and logs in turn. A run refused before it
+    began leaves no folder."""
     new = not out.exists()
     try:
         with lock.hold(out):
@@ -70,7 +72,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--out",
         type=Path,
         default=None,
-        help="run folder (default runs/train/<preset>-color<Δ>-size<Δ>-seed<seed>); rerun to resume",
+        help="run folder (default runs/train/<preset>-color<Δ>-size<Δ>-seed<seed>); rerun to "
+        "resume",
     )
     args = parser.parse_args(argv)
     cfg = make_config(args.preset, args.overrides)
@@ -92,7 +95,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{k}: ({', '.join(f'{v:.3f}' for v in z)})" for k, z in summary["final"].items()
     )
     print(
-        f"trained {summary['step']} steps in {summary['wall_s']:.0f} s of training; final points {final}"
+        f"trained {summary['step']} steps in {summary['wall_s']:.0f} s of training; final points "
+        f"{final}"
     )
     print(f"wrote {out / 'trajectories.csv'}, {out / 'metrics.jsonl'}, {out / 'samples'}")
     return 0

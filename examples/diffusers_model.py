@@ -20,9 +20,9 @@ from pathlib import Path
 import torch
 from diffusers import DDIMScheduler, DDPMScheduler, UNet2DConditionModel
 
-from empirical.images.data import DataConfig, sample
+from empirical.images.dgp import DataConfig, sample
 from empirical.elicitation.diffusers_sampler import DiffusersSampler, concept_condition
-from empirical.probing.probe import ProbeReader
+from empirical.probing.reader import ProbeReader
 from empirical.elicitation.walk import walk
 
 TRAIN, HELD_OUT = ("00", "01", "10"), ("11",)

@@ -5,7 +5,7 @@
 Three pieces are yours in real use; here each is a small stand-in you would replace:
 1. the checkpoints: here steps 0 to 6,000 of a stand-in generator (yours: paths, state dicts or models);
 2. the sampler (`StandIn`): given a checkpoint, a prompt and a seed, n images. The stand-in draws the
-   package's synthetic images (empirical.images.data) with the behavior of a model that learns the held-out class 11
+   package's synthetic images (empirical.images.dgp) with the behavior of a model that learns the held-out class 11
    late: it draws 11 as 10 (blue, large) first and turns to small around step 3,000; over-prompting (strength
    > 1) makes the turn show earlier, a hidden capability, by construction;
 3. the reader (`PixelReader`): your classifier, images -> each concept's probability and whether the image
@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from empirical.images.data import DataConfig, sample
+from empirical.images.dgp import DataConfig, sample
 from empirical.elicitation.walk import Prompt, walk
 
 CONFIG = DataConfig(("color", "size"), {"color": 0.6, "size": 0.4}, resolution=16)

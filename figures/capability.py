@@ -1,13 +1,15 @@
-"""Capability versus behavior (the paper's Fig. 6), drawn from fitting.capability's elicitation_summary.json.
+"""Capability versus behavior (the paper's Fig. 6), drawn from fitting.capability's
+elicitation_summary.json.
 
-  python -m fitting.capability RUN_DIR [RUN_DIR ...] --out DIR      # the analysis: DIR/elicitation_summary.json
-  python -m figures.capability DIR/elicitation_summary.json [--out DIR]
+  python -m fitting.capability RUN_DIR [RUN_DIR ...] --out DIR      # the analysis:
+  DIR/elicitation_summary.json python -m figures.capability DIR/elicitation_summary.json [--out DIR]
 
-capability.png (default: beside the summary): the held-out class's joint accuracy against the training
-step, one colour per protocol, each run a thin line and the mean over runs thick; naive prompting (behavior)
-in black, the capability (the protocol chosen on an independent draw) red and dashed, with the 95%
-intervals of both; the training classes (the control) in gray, and the step at which they reached 80%
-dotted. Reads the summary only; every number drawn was computed by fitting.capability.
+capability.png (default: beside the summary): the held-out class's joint accuracy against the
+training step, one colour per protocol, each run a thin line and the mean over runs thick; naive
+prompting (behavior) in black, the capability (the protocol chosen on an independent draw) red and
+dashed, with the 95% intervals of both; the training classes (the control) in gray, and the step at
+which they reached 80% dotted. Reads the summary only; every number drawn was computed by
+fitting.capability.
 """
 
 from __future__ import annotations
@@ -24,11 +26,13 @@ from core.plot import save, subplots
 
 
 def load(path: Path) -> tuple[list[dict], dict]:
-    """(per-run results, mean curves) of an elicitation_summary.json, checked for what the figure needs."""
+    """(per-run results, mean curves) of an elicitation_summary.json, checked for what the figure
+    needs."""
     rec = ElicitationSummaryRecord.read(path)
     if rec.per_run is None:
         raise ValueError(
-            f"{path}: no per-run curves ('per_run'); it was written by an older fitting.capability: "
+            f"{path}: no per-run curves ('per_run'); it was written by an older "
+            "fitting.capability: "
             "run python -m fitting.capability again on its runs"
         )
     return rec.per_run, rec.mean_curves
@@ -58,7 +62,8 @@ def _protocols(ax, results: Sequence[dict], means: dict) -> None:
 
 
 def _intervals(ax, results: Sequence[dict]) -> None:
-    """95% intervals of the held-out class's naive accuracy and of its capability (every protocol's for one run)."""
+    """95% intervals of the held-out class's naive accuracy and of its capability (every protocol's
+    for one run)."""
     for r in results:
         for p, band in r.get("intervals", {}).items():
             if p in ("naive", "capability") or len(results) == 1:
@@ -69,7 +74,8 @@ def _intervals(ax, results: Sequence[dict]) -> None:
 
 
 def _control(ax, results: Sequence[dict]) -> None:
-    """The training classes under naive prompting and their capability, and when they reached 80%."""
+    """The training classes under naive prompting and their capability, and when they reached
+    80%."""
     for i, r in enumerate(results):
         ctrl = r.get("control", {})
         for label, v in ctrl.get("classes", {}).items():
@@ -129,7 +135,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--out",
         type=Path,
         default=None,
-        help="folder for capability.png, or a .png, .pdf or .svg path (default: beside the summary)",
+        help="folder for capability.png, or a .png, .pdf or .svg path (default: beside the "
+        "summary)",
     )
     args = parser.parse_args(argv)
     folder = args.analysis if args.analysis.is_dir() else args.analysis.parent

@@ -1,6 +1,6 @@
-"""What the training figures draw of a run's classes (figures.training in two concepts, figures.cube in three):
-their colours, a run's trajectories and turns, a class's path in a plane of concepts, its accuracy, and the
-held-out class's shares."""
+"""What the training figures draw of a run's classes (figures.training in two concepts, figures.cube
+in three): their colours, a run's trajectories and turns, a class's path in a plane of concepts, its
+accuracy, and the held-out class's shares."""
 
 from __future__ import annotations
 
@@ -18,7 +18,8 @@ CLASS_COLORS = {"00": "tab:red", "01": "tab:orange", "10": "tab:purple", "11": "
 
 
 def saved_turns(log: Path) -> dict[tuple[str, str], dict]:
-    """(class, protocol) -> the turn record of the run's turn.json (written by python -m fitting.turn), if any."""
+    """(class, protocol) -> the turn record of the run's turn.json (written by python -m
+    fitting.turn), if any."""
     path = log.parent / TurnRecord.FILE
     if not path.exists():
         return {}
@@ -26,7 +27,8 @@ def saved_turns(log: Path) -> dict[tuple[str, str], dict]:
 
 
 def class_color(label: str):
-    """A class's colour: the paper's four for 2-concept labels, tab10 by the label's bits for longer ones."""
+    """A class's colour: the paper's four for 2-concept labels, tab10 by the label's bits for longer
+    ones."""
     if label in CLASS_COLORS:
         return CLASS_COLORS[label]
     if label and set(label) <= {"0", "1"}:
@@ -35,7 +37,8 @@ def class_color(label: str):
 
 
 def load(run: Path, protocol: str):
-    """A run's trajectories under ``protocol``, its held-out classes, turns, separations and a step colour scale."""
+    """A run's trajectories under ``protocol``, its held-out classes, turns, separations and a step
+    colour scale."""
     log = run_log(Path(run))
     trajectories = [t for t in read_csv(log) if t.protocol == protocol]
     if not trajectories:
@@ -49,8 +52,8 @@ def load(run: Path, protocol: str):
 
 
 def path_of(ax, t, thick: bool, norm: LogNorm, turn: dict | None, dims=(0, 1)) -> None:
-    """A class's path in the plane of concepts ``dims``, coloured by step (none where nothing was readable), and
-    its turn; a held-out class (``thick``) drawn heavier."""
+    """A class's path in the plane of concepts ``dims``, coloured by step (none where nothing was
+    readable), and its turn; a held-out class (``thick``) drawn heavier."""
     i, j = dims
     if not t.missing.all():
         path = t.with_points()
@@ -88,7 +91,8 @@ def accuracy_of(ax, t, thick: bool) -> None:
 
 
 def shares_strip(ax, held: Sequence) -> None:
-    """What the first held-out class's samples were read as, per step: stacked shares per corner, unreadable gray."""
+    """What the first held-out class's samples were read as, per step: stacked shares per corner,
+    unreadable gray."""
     shares = held[0].shares() if held else {}
     if not shares:
         ax.set_axis_off()
@@ -120,7 +124,8 @@ def shares_strip(ax, held: Sequence) -> None:
 
 
 def accuracy_axes(ax, protocol: str, **legend) -> None:
-    """The accuracy panel's axes (log steps, joint accuracy in [0, 1]), grid and legend (``legend``: its options)."""
+    """The accuracy panel's axes (log steps, joint accuracy in [0, 1]), grid and legend (``legend``:
+    its options)."""
     ax.set(
         xscale="log",
         xlabel="training step",

@@ -1,12 +1,13 @@
-"""The training figure of a three-concept run (issue #55, the paper's Fig. 15): ``python -m figures.training``
-draws it for a log with three concepts.
+"""The training figure of a three-concept run (issue #55, the paper's Fig. 15): ``python -m
+figures.training`` draws it for a log with three concepts.
 
-Concept space is a cube; a drawn cube hides paths behind each other and its depth cannot be read off a page, so
-each run gets the cube's three faces instead: the classes' paths projected on (c1, c2), (c1, c3) and (c2, c3),
-each corner named by its two bits with a dot for the concept the face leaves out (``1·0``: first present, third
-absent, second either), the held-out classes thick, points coloured by step, the turn marked where fitting.turn
-found one. Below them, as in two dimensions: every class's joint accuracy, and what the first held-out class's
-samples were read as (its share of each of the 8 corners and unreadable).
+Concept space is a cube; a drawn cube hides paths behind each other and its depth cannot be read off
+a page, so each run gets the cube's three faces instead: the classes' paths projected on (c1, c2),
+(c1, c3) and (c2, c3), each corner named by its two bits with a dot for the concept the face leaves
+out (``1·0``: first present, third absent, second either), the held-out classes thick, points
+coloured by step, the turn marked where fitting.turn found one. Below them, as in two dimensions:
+every class's joint accuracy, and what the first held-out class's samples were read as (its share of
+each of the 8 corners and unreadable).
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ FACES = ((0, 1), (0, 2), (1, 2))
 
 
 def corner_names(d: int, dims: tuple[int, int]):
-    """Corner (a, b) of the face of concepts ``dims`` -> its name: the two bits in place, '·' elsewhere."""
+    """Corner (a, b) of the face of concepts ``dims`` -> its name: the two bits in place, '·'
+    elsewhere."""
 
     def name(a: int, b: int) -> str:
         chars = ["·"] * d
@@ -38,8 +40,8 @@ def corner_names(d: int, dims: tuple[int, int]):
 def draw(
     runs: Sequence[Path], loaded: Sequence[tuple], out: Path, *, protocol: str = "naive"
 ) -> Path:
-    """concept_space.png for three-concept runs (``loaded``: figures.class_paths.load of each): a column of three
-    faces, accuracies and shares per run."""
+    """concept_space.png for three-concept runs (``loaded``: figures.class_paths.load of each): a
+    column of three faces, accuracies and shares per run."""
     fig = Figure(figsize=(11 * len(runs), 10.5), layout="constrained")
     subs = np.atleast_1d(fig.subfigures(1, len(runs)))
     for sub, run, (trajectories, held, turns, sep, norm) in zip(subs, runs, loaded):

@@ -1,13 +1,15 @@
 """The per-trajectory figures of fitting.fit, drawn from its fit.json and the log it read.
 
-  python -m fitting.fit runs/theory/fig5/trajectories.csv --class 11    # the analysis: runs/theory/fig5/fit/fit.json
-  python -m figures.fit runs/theory/fig5/fit                            # one figure per trajectory, beside it
+  python -m fitting.fit runs/theory/fig5/trajectories.csv --class 11    # the analysis:
+  runs/theory/fig5/fit/fit.json python -m figures.fit runs/theory/fig5/fit
+  # one figure per trajectory, beside it
 
-One PNG per fitted trajectory (<run>_<seed>_<class>_<protocol>.png): the logged path in concept space with the
-fitted model's and the turn (two concepts), each coordinate against the step with the fitted path, the switch
-times (dotted) and the turn's 95% interval, and the accuracy with its sigmoid and t50. Every number drawn was
-computed by fitting.fit; the logged points come from the log fit.json names (--log where it has moved). A record
-written with fitting.fit --no-figures has no curves and is skipped, named.
+One PNG per fitted trajectory (<run>_<seed>_<class>_<protocol>.png): the logged path in concept
+space with the fitted model's and the turn (two concepts), each coordinate against the step with the
+fitted path, the switch times (dotted) and the turn's 95% interval, and the accuracy with its
+sigmoid and t50. Every number drawn was computed by fitting.fit; the logged points come from the log
+fit.json names (--log where it has moved). A record written with fitting.fit --no-figures has no
+curves and is skipped, named.
 """
 
 from __future__ import annotations
@@ -56,7 +58,8 @@ def _square(ax, traj: Trajectory, record: dict, curves: dict, color) -> None:
 
 
 def _coordinates(ax, traj: Trajectory, record: dict, curves: dict, colors) -> None:
-    """Each coordinate against the step, the fitted path, the switch times and the turn's interval."""
+    """Each coordinate against the step, the fitted path, the switch times and the turn's
+    interval."""
     switches = record["params"].get("t_switch")
     for i, c in enumerate(traj.concepts):
         color = colors[i % len(colors)]
@@ -93,7 +96,8 @@ def _accuracy(ax, traj: Trajectory, record: dict, curves: dict, color) -> None:
 
 
 def draw(traj: Trajectory, record: dict, path: Path) -> Path:
-    """One trajectory's figure: concept space (2 concepts), coordinates and accuracy against the step."""
+    """One trajectory's figure: concept space (2 concepts), coordinates and accuracy against the
+    step."""
     d, curves = traj.z.shape[1], record["curves"]
     panels = (d == 2) + (d > 0) + (traj.accuracy is not None)
     fig, axes = plot.subplots(
@@ -142,7 +146,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if "curves" not in r or key not in trajs:
             why = "no curves (fitted with --no-figures)" if "curves" not in r else "not in the log"
             print(
-                f"python -m figures.fit: skipped run={key[0]!r} seed={cli.shown(key[1])} class={key[2]!r}: {why}",
+                f"python -m figures.fit: skipped run={key[0]!r} seed={cli.shown(key[1])} "
+                f"class={key[2]!r}: {why}",
                 file=sys.stderr,
             )
             continue

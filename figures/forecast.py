@@ -3,11 +3,12 @@
   python -m fitting.forecast RUN --at 4000 --json RUN/forecast.json     # the forecast
   python -m figures.forecast RUN/forecast.json [--out PNG]
 
-forecast.png (default: beside the forecast): the held-out class's joint accuracy under naive prompting (black)
-and over-prompting (red, where logged) against the training step, solid up to the cut the forecast read and
-faded after it (what was logged later, if anything: the forecast did not see it); the 0.5 line that counts as
-"shows the class"; below, one row per method, then per baseline: its forecast step (a dot) and 80% interval (a bar), an arrow where
-the interval runs past the horizon, and why where a method gave no step. Reads forecast.json and the run's
+forecast.png (default: beside the forecast): the held-out class's joint accuracy under naive
+prompting (black) and over-prompting (red, where logged) against the training step, solid up to the
+cut the forecast read and faded after it (what was logged later, if anything: the forecast did not
+see it); the 0.5 line that counts as "shows the class"; below, one row per method, then per
+baseline: its forecast step (a dot) and 80% interval (a bar), an arrow where the interval runs past
+the horizon, and why where a method gave no step. Reads forecast.json and the run's
 trajectories.csv; every number drawn was computed by fitting.forecast.
 """
 
@@ -48,7 +49,8 @@ def _paths(ax, run: Path, label: str, at: float) -> None:
 
 
 def _number(value, what: str) -> float | None:
-    """A step read from the record: a finite number or None (a NaN or a string is refused, never drawn)."""
+    """A step read from the record: a finite number or None (a NaN or a string is refused, never
+    drawn)."""
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value):
@@ -118,7 +120,10 @@ def draw(rec: ForecastRecord, label: str, path: Path) -> Path:
 
 def _title(rec: ForecastRecord) -> str:
     if rec.observed_behavior_step is not None:
-        return f"{Path(rec.run).name}: shown at {rec.observed_behavior_step:,.0f} (read to {rec.at:,.0f})"
+        return (
+            f"{Path(rec.run).name}: shown at {rec.observed_behavior_step:,.0f} (read to "
+            f"{rec.at:,.0f})"
+        )
     if rec.behavior_step is None:
         return f"{Path(rec.run).name}: not expected by {rec.horizon:,.0f} ({rec.method})"
     return (

@@ -1,14 +1,15 @@
-"""The underspecification figure (paper Fig. 8, 9a and 10) of a masking sweep, from its masking.json.
+"""The underspecification figure (paper Fig. 8, 9a and 10) of a masking sweep, from its
+masking.json.
 
-  python -m fitting.masking RUN_DIR [RUN_DIR ...] --out DIR    # the analysis, once: DIR/masking.json
-  python -m figures.masking DIR/masking.json [--detail 0.5] [--out DIR]
+  python -m fitting.masking RUN_DIR [RUN_DIR ...] --out DIR    # the analysis, once:
+  DIR/masking.json python -m figures.masking DIR/masking.json [--detail 0.5] [--out DIR]
 
 masking.png (default: beside masking.json):
 
   (a) the held-out class's naive path in concept space, one line per masking rate p (Fig. 9a);
   (b) the first step at which naive prompting and the best elicitation protocol reach 80% (and 50%)
-      accuracy against p, with runs that never get there drawn on the top edge (Fig. 8); and the step
-      from which the held-out path stays away from the masked class it drew (open: never left);
+      accuracy against p, with runs that never get there drawn on the top edge (Fig. 8); and the
+      step from which the held-out path stays away from the masked class it drew (open: never left);
   (c) naive against overprompt accuracy over training at the p nearest --detail (Fig. 10).
 
 Reads masking.json only; every number drawn was computed by fitting.masking.
@@ -29,7 +30,8 @@ from figures.palette import PROTOCOL_COLORS
 
 
 def load(path: Path) -> list[dict]:
-    """The run records of a masking.json written by python -m fitting.masking (checked on reading)."""
+    """The run records of a masking.json written by python -m fitting.masking (checked on
+    reading)."""
     runs = MaskingRecord.read(path).runs
     if not runs:
         raise ValueError(f"{path}: holds no runs, so there is nothing to draw")
@@ -46,8 +48,9 @@ def _seed_index(results: Sequence[dict]) -> dict:
 
 
 def _steps_panel(ax, results: Sequence[dict]) -> None:
-    """Fig. 8: per run (jittered by seed) the first step at 80% / 50%, naive and best protocol; the line joins each
-    p's median over the seeds that got there; runs that never did sit above the end of training."""
+    """Fig. 8: per run (jittered by seed) the first step at 80% / 50%, naive and best protocol; the
+    line joins each p's median over the seeds that got there; runs that never did sit above the end
+    of training."""
     index = _seed_index(results)
     ps = sorted({r["p"] for r in results})
     width = 0.012 * (max(ps) - min(ps) or 1)
@@ -78,7 +81,8 @@ def _steps_panel(ax, results: Sequence[dict]) -> None:
 
 
 def _first_steps(ax, results, x, ps, horizon, key: str, level: str, marker: str, ls: str) -> None:
-    """One protocol's first step at one accuracy level: per run, the median per p, and 'never' on top."""
+    """One protocol's first step at one accuracy level: per run, the median per p, and 'never' on
+    top."""
     px = np.array([r["p"] for r in results])
     first = [r["first_step"].get(key, {}).get(level) for r in results]
     y = np.array([np.nan if v is None else v for v in first], dtype=float)
@@ -106,8 +110,8 @@ def _left_masked_class(ax, results, x, horizon) -> None:
 
 
 def draw(results: Sequence[dict], out: Path, *, detail: float) -> Path:
-    """masking.png from masking.json's records: panels (a), (b), (c) of the module docstring; one line style per
-    seed where the sweep has several."""
+    """masking.png from masking.json's records: panels (a), (b), (c) of the module docstring; one
+    line style per seed where the sweep has several."""
     fig, axes = subplots(1, 3, figsize=(15.5, 4.8))
     _paths_panel(axes[0], results)
     _steps_panel(axes[1], results)
@@ -137,7 +141,8 @@ def _paths_panel(ax, results: Sequence[dict]) -> None:
 
 
 def _detail_panel(ax, results: Sequence[dict], detail: float) -> None:
-    """Fig. 10: naive, overprompt and the best protocol's accuracy over training at the p nearest ``detail``."""
+    """Fig. 10: naive, overprompt and the best protocol's accuracy over training at the p nearest
+    ``detail``."""
     index = _seed_index(results)
     p_near = min({r["p"] for r in results}, key=lambda p: abs(p - detail))
     detail_runs = [r for r in results if r["p"] == p_near]  # sorted by seed (masking.json's order)
@@ -185,7 +190,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--out",
         type=Path,
         default=None,
-        help="folder for masking.png, or a .png, .pdf or .svg path (default: masking.json's folder)",
+        help="folder for masking.png, or a .png, .pdf or .svg path (default: masking.json's "
+        "folder)",
     )
     args = parser.parse_args(argv)
     if not 0 <= args.detail <= 1:

@@ -3,13 +3,14 @@
   python -m fitting.outside score preregistration.json RUN ... --out verdict.json     # the verdict
   python -m figures.outside verdict.json [--out PNG]
 
-verdict.png (default: beside the verdict): one row per time event (turn, capability, behavior), one column per
-registered setting. In each panel, one column per method (the laws, then the baselines, in grey): its registered
-median step (a dot) and its 80% interval for one new seed (a bar); at the right, the test's runs (one dot each, an
-open triangle at the run's end where the event had not come by then); across, the observed median of the runs
-(a line: dashed where it is only a lower bound) and the margin δ around it (the band a law's median must reach
-at every setting to pass). A row's label gives each law's verdict. Reads only verdict.json: every number drawn was
-written by fitting.outside score; an interim verdict is titled as one.
+verdict.png (default: beside the verdict): one row per time event (turn, capability, behavior), one
+column per registered setting. In each panel, one column per method (the laws, then the baselines,
+in grey): its registered median step (a dot) and its 80% interval for one new seed (a bar); at the
+right, the test's runs (one dot each, an open triangle at the run's end where the event had not come
+by then); across, the observed median of the runs (a line: dashed where it is only a lower bound)
+and the margin δ around it (the band a law's median must reach at every setting to pass). A row's
+label gives each law's verdict. Reads only verdict.json: every number drawn was written by
+fitting.outside score; an interim verdict is titled as one.
 """
 
 from __future__ import annotations
@@ -31,12 +32,14 @@ def _setting(sep: dict) -> str:
 
 
 def _same(sep: dict, registered: dict) -> bool:
-    """Whether a run's separations are a registered setting's (as fitting.outside score groups them)."""
+    """Whether a run's separations are a registered setting's (as fitting.outside score groups
+    them)."""
     return all(np.isclose(sep.get(c, np.nan), v) for c, v in registered.items())
 
 
 def _runs(ax, verdict: VerdictRecord, setting: dict, name: str, x: float) -> None:
-    """The test's runs of this setting at ``x``: a dot per event step, an open triangle where censored."""
+    """The test's runs of this setting at ``x``: a dot per event step, an open triangle where
+    censored."""
     mine = [r for r in verdict.runs if _same(r["sep"], setting["sep"]) and r.get("events")]
     events = [r["events"].get(name) for r in mine]
     seen = [e["step"] for e in events if e and e["step"] is not None]
@@ -82,7 +85,8 @@ def draw(verdict: VerdictRecord):
     """The figure (see the module docstring)."""
     if not verdict.settings:
         raise ValueError(
-            "this verdict.json holds no registered predictions (written before figures.outside existed); "
+            "this verdict.json holds no registered predictions (written before figures.outside "
+            "existed); "
             "score it again with python -m fitting.outside score"
         )
     names = list(verdict.events)

@@ -1,15 +1,18 @@
-"""The figures of fitting.predict, drawn from what it wrote: prediction.json, predicted.csv and the logs.
+"""The figures of fitting.predict, drawn from what it wrote: prediction.json, predicted.csv and the
+logs.
 
-  python -m fitting.predict runs/sweep/sweep.csv --covariates runs/sweep/covariates.csv --holdout sep_color=0.5
-  python -m figures.predict runs/sweep/predict      # prediction.png beside prediction.json
+  python -m fitting.predict runs/sweep/sweep.csv --covariates runs/sweep/covariates.csv --holdout
+  sep_color=0.5 python -m figures.predict runs/sweep/predict      # prediction.png beside
+  prediction.json
 
-DIR: fitting.predict's --out. prediction.png for DIR/prediction.json and for each DIR/*/prediction.json (the
-levels of --leave-out); leave_out.png where DIR holds leave_out.json. prediction.png: the held-out runs in
-concept space, observed (dots, from the logs prediction.json names; --log where they moved) and predicted by
-the law (lines, predicted.csv); then the law's curves (speed, switch, bias) as prediction.json holds them,
-with each training run's own eq1 fit over them (not under the memorize and coupled laws: those fits assume
-the other order). leave_out.png: per left-out level, the RMSE of the law, of the baselines, the seed floor and
-the ceiling. Every number drawn was computed by fitting.predict.
+DIR: fitting.predict's --out. prediction.png for DIR/prediction.json and for each
+DIR/*/prediction.json (the levels of --leave-out); leave_out.png where DIR holds leave_out.json.
+prediction.png: the held-out runs in concept space, observed (dots, from the logs prediction.json
+names; --log where they moved) and predicted by the law (lines, predicted.csv); then the law's
+curves (speed, switch, bias) as prediction.json holds them, with each training run's own eq1 fit
+over them (not under the memorize and coupled laws: those fits assume the other order).
+leave_out.png: per left-out level, the RMSE of the law, of the baselines, the seed floor and the
+ceiling. Every number drawn was computed by fitting.predict.
 """
 
 from __future__ import annotations
@@ -41,7 +44,8 @@ def observed_runs(
     for log in logs or [Path(p) for p in doc.log]:
         if not log.is_file():
             raise ValueError(
-                f"{where} names the log {log}, which is not there; give the logs with --log LOG.csv ..."
+                f"{where} names the log {log}, which is not there; give the logs with --log "
+                "LOG.csv ..."
             )
         for t in read_csv(log):
             if t.run in held and t.label == doc.label and t.protocol == doc.protocol:
@@ -64,7 +68,8 @@ def _square(ax, doc: PredictionRecord, observed: dict, predicted: dict) -> None:
 
 
 def _points(ax, fits: dict, cov: dict, concepts, key: str, label: str) -> None:
-    """Each training run's own eq1 estimate of ``key`` against its covariate, one colour per concept."""
+    """Each training run's own eq1 estimate of ``key`` against its covariate, one colour per
+    concept."""
     for i, name in enumerate(concepts):
         pts = [
             (cov[r][i], f[key][i])
@@ -170,8 +175,8 @@ def draw(
 
 
 def _paired(row: dict) -> float | None:
-    """The law's RMSE at the points of the baseline it is compared with (a summary written before the paired
-    scoring, results/study/dcolor-preliminary, has the law on every point)."""
+    """The law's RMSE at the points of the baseline it is compared with (a summary written before
+    the paired scoring, results/study/dcolor-preliminary, has the law on every point)."""
     key = "law_at_interpolation" if row["interpolation"] is not None else "law_at_nearest"
     return row.get(key, row["law"])
 
@@ -198,10 +203,10 @@ def _leave_out_title(doc: LeaveOutRecord) -> str:
 
 
 def leave_out_figure(doc: LeaveOutRecord, path) -> Path:
-    """leave_out.png: per left-out level, the RMSE of the law, of the baselines, the seed floor and the law's
-    ceiling (lines: the level's mean; dots: the law on each held-out run); shaded: the levels outside the
-    training range). The law is scored at the points of the baseline it is compared with: interpolation's
-    inside the range, the nearest level's outside it."""
+    """leave_out.png: per left-out level, the RMSE of the law, of the baselines, the seed floor and
+    the law's ceiling (lines: the level's mean; dots: the law on each held-out run); shaded: the
+    levels outside the training range). The law is scored at the points of the baseline it is
+    compared with: interpolation's inside the range, the nearest level's outside it."""
     levels = doc.levels
     fig, ax = plot.subplots(figsize=(8.6, 4.2), layout="constrained")
     x = np.arange(len(levels))
@@ -243,7 +248,8 @@ def leave_out_figure(doc: LeaveOutRecord, path) -> Path:
 
 
 def targets(folder: Path) -> tuple[list[Path], Path | None]:
-    """The prediction.json files under fitting.predict's --out (its own and its levels'), and leave_out.json."""
+    """The prediction.json files under fitting.predict's --out (its own and its levels'), and
+    leave_out.json."""
     if folder.is_file():
         return ([folder], None) if folder.name == "prediction.json" else ([], folder)
     found = sorted(
@@ -252,7 +258,8 @@ def targets(folder: Path) -> tuple[list[Path], Path | None]:
     leave = folder / "leave_out.json"
     if not found and not leave.is_file():
         raise ValueError(
-            f"{folder}: no prediction.json or leave_out.json; write them with python -m fitting.predict ... "
+            f"{folder}: no prediction.json or leave_out.json; write them with python -m "
+            "fitting.predict ... "
             f"--out {folder}"
         )
     return found, leave if leave.is_file() else None
@@ -284,7 +291,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         doc = PredictionRecord.read(path)
         if "curves" not in doc.law:
             print(
-                f"python -m figures.predict: skipped {path}: no law curves (written before they were saved; "
+                f"python -m figures.predict: skipped {path}: no law curves (written before they "
+                "were saved; "
                 "rerun fitting.predict)",
                 file=sys.stderr,
             )

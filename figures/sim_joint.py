@@ -3,10 +3,10 @@
   python -m fitting.sim_joint LOG.csv --out DIR          # the analysis, once: DIR/sim_joint.json
   python -m figures.sim_joint DIR/sim_joint.json [--out DIR]
 
-One figure per run (sim_joint-<run>-seed<seed>.png, default beside sim_joint.json): a column per class
-(01, 10, 11, ...), a row per concept; the logged coordinates as dots, sim2 with one W(t) for all classes
-as a solid line and Eq. 1 fitted to each class on its own as a dashed line. The title gives each
-model's AIC over all classes. Reads sim_joint.json only.
+One figure per run (sim_joint-<run>-seed<seed>.png, default beside sim_joint.json): a column per
+class (01, 10, 11, ...), a row per concept; the logged coordinates as dots, sim2 with one W(t) for
+all classes as a solid line and Eq. 1 fitted to each class on its own as a dashed line. The title
+gives each model's AIC over all classes. Reads sim_joint.json only.
 """
 
 from __future__ import annotations
@@ -28,7 +28,8 @@ FITS = (  # the fitted paths drawn: key in curves, line style, colour, legend
 
 
 def load(path: Path) -> list[dict]:
-    """The run records of a sim_joint.json written by python -m fitting.sim_joint (checked on reading)."""
+    """The run records of a sim_joint.json written by python -m fitting.sim_joint (checked on
+    reading)."""
     runs = SimJointRecord.read(path).runs
     if not runs:
         raise ValueError(f"{path}: holds no runs, so there is nothing to draw")

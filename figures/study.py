@@ -4,27 +4,31 @@
 
 Writes into DIR (default SWEEP_DIR):
 
-  learning.png   paper Fig. 3: the step at which each concept is learned (80% of the readable samples
+  learning.png   paper Fig. 3: the step at which each concept is learned (80% of the readable
+  samples
                  carry the class's value of it, model-free) against its measured concept signal, one
-                 point per run: left by the training classes, right by the held-out class (the paper's
-                 measure);
+                 point per run: left by the training classes, right by the held-out class (the
+                 paper's measure);
                  a run that never got there within its budget is an open triangle at its last step
                  (a lower bound), never a number. The solid line joins the medians of the seeds per
-                 level, a seed that never got there counted as later than any that did (a level where
-                 half or more never did has no median, and the line skips it); the dashed one, the
-                 same of where a sigmoid fitted to the same curve crosses 80%.
-  timing.png     capability against behavior: for each run, the step the held-out class can be elicited
-                 (capability, 50% accuracy held 2 checkpoints) against the step naive prompting shows it
-                 (behavior), coloured by the swept covariate; a time never reached within the run is
-                 drawn at the run's last step with an arrow pointing past it (censored). Only runs that
-                 were elicited (python -m empirical.elicit) appear; with none, the figure says so.
+                 level, a seed that never got there counted as later than any that did (a level
+                 where half or more never did has no median, and the line skips it); the dashed one,
+                 the same of where a sigmoid fitted to the same curve crosses 80%.
+  timing.png     capability against behavior: for each run, the step the held-out class can be
+  elicited
+                 (capability, 50% accuracy held 2 checkpoints) against the step naive prompting
+                 shows it (behavior), coloured by the swept covariate; a time never reached within
+                 the run is drawn at the run's last step with an arrow pointing past it (censored).
+                 Only runs that were elicited (python -m empirical.elicit) appear; with none, the
+                 figure says so.
   held_out.png   paper Fig. 4: the held-out class's path in concept space under naive prompting, one
                  panel per seed, coloured by the swept covariate, its turn marked (a star) where
-                 fitting.turn finds one; below, what its samples were read as at the last checkpoint.
-                 Of three concepts, the class 111 and one panel per face of the cube (as figures.cube).
+                 fitting.turn finds one; below, what its samples were read as at the last
+                 checkpoint. Of three concepts, the class 111 and one panel per face of the cube (as
+                 figures.cube).
 
-Reads only saved outputs (sweep.csv, study.json) and computes nothing: the medians are study.json's level
-summaries (``median_all``).
+Reads only saved outputs (sweep.csv, study.json) and computes nothing: the medians are study.json's
+level summaries (``median_all``).
 """
 
 from __future__ import annotations
@@ -48,7 +52,8 @@ CONCEPT_COLORS = ("tab:red", "tab:green", "tab:blue")
 
 
 def learning_figure(doc: StudyRecord, out: Path) -> Path:
-    """learning.png: learned step against concept signal, the training classes and the held-out class (see the module docstring)."""
+    """learning.png: learned step against concept signal, the training classes and the held-out
+    class (see the module docstring)."""
     label = doc.headline
     fig, axes = subplots(1, 2, figsize=(12.4, 4.8), sharey=True)
     _learning_panel(
@@ -73,8 +78,9 @@ def learning_figure(doc: StudyRecord, out: Path) -> Path:
 
 
 def _learning_panel(ax, doc: StudyRecord, records, steps, fits, title: str) -> None:
-    """One panel of learning.png: records(run) are a run's per-concept records, steps(level) and fits(level)
-    the level's summaries of their model-free and fitted steps (fits None: no dashed line)."""
+    """One panel of learning.png: records(run) are a run's per-concept records, steps(level) and
+    fits(level) the level's summaries of their model-free and fitted steps (fits None: no dashed
+    line)."""
     for color, concept in zip(CONCEPT_COLORS, doc.runs[0]["learning"]):
         for r in doc.runs:
             rec, x = records(r)[concept], r["signal"][concept]
@@ -109,8 +115,9 @@ def _learning_panel(ax, doc: StudyRecord, records, steps, fits, title: str) -> N
 
 
 def _swept_axis(ax, doc: StudyRecord) -> None:
-    """A top axis naming the swept setting (Δcolor, say) at its levels' measured signals, where the sweep
-    varies one concept's separation: the bottom axis is the signal it gives, the top one the setting."""
+    """A top axis naming the swept setting (Δcolor, say) at its levels' measured signals, where the
+    sweep varies one concept's separation: the bottom axis is the signal it gives, the top one the
+    setting."""
     concept = doc.by.removeprefix("sep_")
     if concept == doc.by or any(concept not in lev["signal"] for lev in doc.levels):
         return
@@ -124,15 +131,16 @@ def _swept_axis(ax, doc: StudyRecord) -> None:
 
 
 def _medians(doc: StudyRecord, summary, concept: str) -> list[tuple[float, float]]:
-    """Per level, (signal, the median over all its seeds), a seed that never got there counted as later than
-    any that did (fitting.study's ``median_all``); a level where half or more never got there, or where a run
-    stopped short of the median without getting there, has none."""
+    """Per level, (signal, the median over all its seeds), a seed that never got there counted as
+    later than any that did (fitting.study's ``median_all``); a level where half or more never got
+    there, or where a run stopped short of the median without getting there, has none."""
     medians = [(lev["signal"][concept], summary(lev)["median_all"]) for lev in doc.levels]
     return [(x, m) for x, m in medians if m is not None]
 
 
 def timing_figure(doc: StudyRecord, out: Path) -> Path:
-    """timing.png: capability step against behavior step per run, censored times as arrows (see the module docstring)."""
+    """timing.png: capability step against behavior step per run, censored times as arrows (see the
+    module docstring)."""
     label, by = doc.headline, doc.by
     runs = [
         r for r in doc.runs if r["held_out"].get(label, {}).get("capability_unbiased") is not None
@@ -143,7 +151,8 @@ def timing_figure(doc: StudyRecord, out: Path) -> Path:
         ax.text(
             0.5,
             0.5,
-            "no run of this sweep was elicited yet\n(python -m empirical.elicit RUN, or --then elicit)",
+            "no run of this sweep was elicited yet\n(python -m empirical.elicit RUN, or --then "
+            "elicit)",
             ha="center",
             va="center",
             transform=ax.transAxes,
@@ -192,8 +201,8 @@ def timing_figure(doc: StudyRecord, out: Path) -> Path:
 
 
 def _line(ax, doc: StudyRecord, label: str) -> None:
-    """The line fitted through the fully observed (capability, behavior) pairs, over their range, with its
-    resampled slope interval in the legend (none with fewer than 3 pairs)."""
+    """The line fitted through the fully observed (capability, behavior) pairs, over their range,
+    with its resampled slope interval in the legend (none with fewer than 3 pairs)."""
     rel = next((r for r in doc.relations.get(label, []) if r["y"] == "behavior_step"), None)
     line = None if rel is None else rel.get("line")
     if line is None:
@@ -208,8 +217,8 @@ def _line(ax, doc: StudyRecord, label: str) -> None:
 
 
 def held_out_figure(doc: StudyRecord, log: Path, out: Path) -> Path:
-    """held_out.png: the held-out class's paths per seed, coloured by the swept covariate, and its last readings;
-    in three concepts one row for each face of the cube (figures.cube)."""
+    """held_out.png: the held-out class's paths per seed, coloured by the swept covariate, and its
+    last readings; in three concepts one row for each face of the cube (figures.cube)."""
     label, by = doc.headline, doc.by
     trajectories = {t.run: t for t in read_csv(log) if t.label == label and t.protocol == "naive"}
     seeds = sorted({r["seed"] for r in doc.runs})
@@ -230,7 +239,8 @@ def held_out_figure(doc: StudyRecord, log: Path, out: Path) -> Path:
         for r in runs:
             if r["run"] not in trajectories:
                 raise ValueError(
-                    f"{log}: run {r['run']!r} of study.json has no naive trajectory of class {label}"
+                    f"{log}: run {r['run']!r} of study.json has no naive trajectory of class "
+                    f"{label}"
                 )
         paths = [trajectories[r["run"]] for r in runs]
         names = run_names(runs, by)
@@ -251,8 +261,9 @@ def held_out_figure(doc: StudyRecord, log: Path, out: Path) -> Path:
 
 
 def run_names(runs: list[dict], by: str) -> list[str]:
-    """Each run's name in a seed's panel: its value of the covariate, or its run id where another run of the
-    panel shares that value (a pool that varies another covariate too, e.g. Δsize within Δcolor 0.5)."""
+    """Each run's name in a seed's panel: its value of the covariate, or its run id where another
+    run of the panel shares that value (a pool that varies another covariate too, e.g. Δsize within
+    Δcolor 0.5)."""
     values = [r[by] for r in runs]
     name = covariate_label(by)
     return [r["run"] if values.count(r[by]) > 1 else f"{name} {r[by]:g}" for r in runs]
@@ -268,8 +279,8 @@ def _paths(
     norm: Normalize,
     dims: tuple[int, int] = (0, 1),
 ) -> None:
-    """One seed's held-out paths in the plane of concepts ``dims``, coloured by the covariate, with each run's
-    turn (star)."""
+    """One seed's held-out paths in the plane of concepts ``dims``, coloured by the covariate, with
+    each run's turn (star)."""
     i, j = dims
     for r, t, name in zip(runs, paths, names):
         if not t.missing.all():
@@ -283,7 +294,8 @@ def _paths(
 
 
 def _final_shares(ax, runs: list[dict], names: list[str], label: str) -> None:
-    """One seed's last readings of the held-out class: the share read as each corner, and unreadable."""
+    """One seed's last readings of the held-out class: the share read as each corner, and
+    unreadable."""
     corners = sorted(
         {k for r in runs for k in r["held_out"].get(label, {}).get("final_shares", {})},
         key=lambda k: (k == UNREADABLE, k),

@@ -3,9 +3,9 @@
   python -m figures.training RUN_DIR [RUN_DIR ...] [--out DIR] [--protocol naive]
 
 One column per run. Top: every class's path in concept space, points coloured by training step (log
-scale), the held-out class drawn thick, with its turn marked when the run has a turn.json (written by
-``python -m fitting.turn RUN_DIR``); a step where no sample was readable has no point. Middle: each
-class's joint accuracy against step. Bottom, when the log has share columns: what the held-out
+scale), the held-out class drawn thick, with its turn marked when the run has a turn.json (written
+by ``python -m fitting.turn RUN_DIR``); a step where no sample was readable has no point. Middle:
+each class's joint accuracy against step. Bottom, when the log has share columns: what the held-out
 class's samples were read as, step by step (a stacked strip: the share read as each corner of
 concept space, and unreadable in gray), so a mixture of two memorized classes and a genuine
 composition look different even where their mean points agree. Reads only saved outputs
@@ -27,7 +27,8 @@ from figures.class_paths import accuracy_axes, accuracy_of, load, path_of, share
 
 
 def draw(runs: Sequence[Path], out: Path, *, protocol: str = "naive") -> Path:
-    """concept_space.png: one column per run, paths on top, accuracies below (three concepts: figures.cube)."""
+    """concept_space.png: one column per run, paths on top, accuracies below (three concepts:
+    figures.cube)."""
     loaded = [load(run, protocol) for run in runs]
     if any(len(trajectories[0].concepts) == 3 for trajectories, *_ in loaded):
         return cube.draw(runs, loaded, out, protocol=protocol)
@@ -67,7 +68,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--out",
         type=Path,
         default=None,
-        help="folder to write concept_space.png in, or a .png, .pdf or .svg path (default: the first run's folder)",
+        help="folder to write concept_space.png in, or a .png, .pdf or .svg path (default: the "
+        "first run's folder)",
     )
     parser.add_argument(
         "--protocol", default="naive", help="which protocol's rows to draw (default naive)"
@@ -87,7 +89,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     unmarked = [str(run) for run in args.runs if not (run_log(run).parent / "turn.json").exists()]
     if unmarked:
         print(
-            f"no turn.json in {', '.join(unmarked)}: python -m fitting.turn {' '.join(unmarked)} marks the held-out turn"
+            f"no turn.json in {', '.join(unmarked)}: python -m fitting.turn {' '.join(unmarked)} "
+            "marks the held-out turn"
         )
     print(f"wrote {path}")
     return 0

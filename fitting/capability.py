@@ -3,18 +3,18 @@
   python -m fitting.capability RUN_DIR [RUN_DIR ...] [--class 11] [--persist 2] [--out DIR]
 
 Behavior is the naive joint accuracy of the class; capability at a checkpoint is the score of the
-elicitation protocol (overprompt, intervention, patch, cfg) whose chosen setting did best on the draw
-that chose it, scored on an independent draw (see empirical.training.protocols; logs without selection
-accuracies fall back to the best score, flagged ``capability_unbiased: false``). The training classes
-are the control: when each became readable and correct, and what the protocols did to them
-(``control`` in elicitation.json, gray lines in the figure). For each run: the first steps at which behavior, capability and each
-protocol reach 50% and 80% (held for --persist checkpoints), and the lag behavior - capability;
-and the same for the settled step, from which the level holds to the end of training (an early
-excursion that is lost again, e.g. an intervention succeeding before the training classes are
-learned, moves the first step but not the settled one).
-Written to RUN_DIR/elicitation.json, and a summary over the runs (seeds) to --out/elicitation_summary.json,
-from which python -m figures.capability draws the paper's Fig. 6 (accuracy against step, one colour per
-protocol, each run a thin line, the mean thick).
+elicitation protocol (overprompt, intervention, patch, cfg) whose chosen setting did best on the
+draw that chose it, scored on an independent draw (see empirical.training.protocols; logs without
+selection accuracies fall back to the best score, flagged ``capability_unbiased: false``). The
+training classes are the control: when each became readable and correct, and what the protocols did
+to them (``control`` in elicitation.json, gray lines in the figure). For each run: the first steps
+at which behavior, capability and each protocol reach 50% and 80% (held for --persist checkpoints),
+and the lag behavior - capability; and the same for the settled step, from which the level holds to
+the end of training (an early excursion that is lost again, e.g. an intervention succeeding before
+the training classes are learned, moves the first step but not the settled one).
+Written to RUN_DIR/elicitation.json, and a summary over the runs (seeds) to
+--out/elicitation_summary.json, from which python -m figures.capability draws the paper's Fig. 6
+(accuracy against step, one colour per protocol, each run a thin line, the mean thick).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from typing import Sequence
 
 from core import cli
 from fitting.records import ElicitationRecord, ElicitationSummaryRecord
-from fitting.analyses.capability import analyse_run, mean_curves, runs_arguments, summarize
+from fitting.analyses.capability_readings import analyse_run, mean_curves, runs_arguments, summarize
 
 
 @cli.command("fitting.capability")

@@ -1,29 +1,29 @@
-"""Fit the toy models to logged concept-space trajectories: when each concept switched, where the model
-was biased toward before the turn, how strong each concept's signal is, with intervals.
+"""Fit the toy models to logged concept-space trajectories: when each concept switched, where the
+model was biased toward before the turn, how strong each concept's signal is, with intervals.
 
   python -m fitting.fit runs/theory/fig5/trajectories.csv --class 11
-  python -m fitting.fit runs/empirical/tiny/trajectories.csv --model eq1 --protocol naive --out runs/fit
-  python -m fitting.fit LOG.csv --model eq2 --fix z_target=1,1 --ci bootstrap --boot 200
+  python -m fitting.fit runs/empirical/tiny/trajectories.csv --model eq1 --protocol naive --out
+  runs/fit python -m fitting.fit LOG.csv --model eq2 --fix z_target=1,1 --ci bootstrap --boot 200
 
 Every trajectory of the log that matches --class/--protocol/--run (a trajectory is the rows sharing
 run, seed, class and protocol) gets:
 
   model-free  threshold steps (first step each coordinate and the accuracy reach 0.5 / 0.8, held for
-              --persist checkpoints); the turn (a two-segment fit in concept space, profile-likelihood
-              95% interval) and the memorization point; the accuracy 50% time (sigmoid fit,
-              profile-likelihood interval) when the log has an accuracy column;
+              --persist checkpoints); the turn (a two-segment fit in concept space,
+              profile-likelihood 95% interval) and the memorization point; the accuracy 50% time
+              (sigmoid fit, profile-likelihood interval) when the log has an accuracy column;
   model fit   eq1, eq2 or notebook by least squares on the simulated path (training steps are the
               model's time unit): t_switch, k, lam, z_bias, z0 (z_target fixed to the class corner,
               e.g. 11 -> (1, 1), unless --fix says otherwise), p_beta for eq2; 95% intervals (wald,
               or a residual bootstrap); a switch the data cannot identify gets t_switch null.
 
-Output in --out (default: a 'fit' folder beside the log): fit.json ({"fits": [...], "skipped": [...],
-"lags": [...]}, written once all fits are done), each record with the fitted curves that python -m
-figures.fit draws (one figure per trajectory: data and fitted path; --no-figures leaves them out). A
-trajectory that cannot be fitted (fewer than 8 points, say) is skipped and named, with why, in
-"skipped" and on stderr; the others are still fitted (exit 2 only when none can be). "lags" gives,
-per run, seed and class, how many steps each protocol's accuracy reached 0.5 before naive prompting.
-A malformed log exits with code 2 and the validator's message, and nothing is written.
+Output in --out (default: a 'fit' folder beside the log): fit.json ({"fits": [...], "skipped":
+[...], "lags": [...]}, written once all fits are done), each record with the fitted curves that
+python -m figures.fit draws (one figure per trajectory: data and fitted path; --no-figures leaves
+them out). A trajectory that cannot be fitted (fewer than 8 points, say) is skipped and named, with
+why, in "skipped" and on stderr; the others are still fitted (exit 2 only when none can be). "lags"
+gives, per run, seed and class, how many steps each protocol's accuracy reached 0.5 before naive
+prompting. A malformed log exits with code 2 and the validator's message, and nothing is written.
 """
 
 from __future__ import annotations
@@ -59,7 +59,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--model",
         choices=list(ESTIMATORS),
         default="eq1",
-        help="toy model to fit (default eq1; sim2: the structured identity mapping's two-layer model)",
+        help="toy model to fit (default eq1; sim2: the structured identity mapping's two-layer "
+        "model)",
     )
     parser.add_argument(
         "--compare",
@@ -92,7 +93,8 @@ def build_parser() -> argparse.ArgumentParser:
         type=int,
         default=2,
         metavar="M",
-        help="threshold steps must hold for M consecutive checkpoints (default 2; the official analysis used 3)",
+        help="threshold steps must hold for M consecutive checkpoints (default 2; the official "
+        "analysis used 3)",
     )
     parser.add_argument("--no-figures", action="store_true", help="no curves for figures.fit")
     parser.add_argument(
@@ -114,7 +116,8 @@ def _fixes(items: Sequence[str]) -> dict[str, list[float]]:
 
 
 def protocol_lags(records: list[dict]) -> list[dict]:
-    """Steps by which each protocol's accuracy reached 0.5 before naive prompting did (positive: earlier)."""
+    """Steps by which each protocol's accuracy reached 0.5 before naive prompting did (positive:
+    earlier)."""
     out = []
     groups: dict[tuple, dict[str, dict]] = {}
     for r in records:
@@ -147,7 +150,8 @@ def protocol_lags(records: list[dict]) -> list[dict]:
 
 
 def compare(record: dict, other: dict) -> dict:
-    """Two models fitted to one trajectory, side by side: AIC (lower is better), RMSE, parameters counted."""
+    """Two models fitted to one trajectory, side by side: AIC (lower is better), RMSE, parameters
+    counted."""
     models = {
         r["model"]: {
             "aic": r["aic"],
@@ -165,7 +169,8 @@ def compare(record: dict, other: dict) -> dict:
 
 
 def _chosen(args) -> list:
-    """The log's trajectories that --class/--protocol/--run select (UsageError naming what it has)."""
+    """The log's trajectories that --class/--protocol/--run select (UsageError naming what it
+    has)."""
     if not args.log.exists():
         raise UsageError(
             f"{args.log}: no such file (a log from python -m theory.simulate or empirical.train)"
@@ -193,8 +198,9 @@ def _chosen(args) -> list:
 
 
 def _fit_each(chosen, model, *, fix, ci, boot, persist, versus, log) -> tuple[list, list[dict]]:
-    """(trajectory, record, fit, turn, accuracy fit) per trajectory that could be fitted, and the skipped
-    ones with why (too few points, a --fix that does not fit this model: the others still fit)."""
+    """(trajectory, record, fit, turn, accuracy fit) per trajectory that could be fitted, and the
+    skipped ones with why (too few points, a --fix that does not fit this model: the others still
+    fit)."""
     results, skipped = [], []
     for traj in progress_bar(chosen, desc="fitting", unit="trajectory"):
         try:
@@ -221,7 +227,8 @@ def _say(records: list[dict], skipped: list[dict]) -> None:
     """The skipped trajectories on stderr, a line per fitted one on stdout."""
     for s in skipped:
         print(
-            f"python -m fitting.fit: skipped run={s['run']!r} seed={cli.shown(s['seed'])} class={s['class']!r} "
+            f"python -m fitting.fit: skipped run={s['run']!r} seed={cli.shown(s['seed'])} "
+            f"class={s['class']!r} "
             f"protocol={s['protocol']!r}: {s['reason']}",
             file=sys.stderr,
         )
@@ -233,7 +240,8 @@ def _say(records: list[dict], skipped: list[dict]) -> None:
             c = r["comparison"]
             versus = f"; AIC prefers {c['better']} by {c['aic_gap']:.1f}"
         print(
-            f"  {r['run'] or '-'} seed={cli.shown(r['seed'])} class={r['class']} {r['protocol']}: {said}; "
+            f"  {r['run'] or '-'} seed={cli.shown(r['seed'])} class={r['class']} "
+            f"{r['protocol']}: {said}; "
             f"turn={turn} rmse={np.nan if r['rmse'] is None else r['rmse']:.3g}{versus}"
         )
 

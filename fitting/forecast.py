@@ -2,30 +2,34 @@
 
   python -m fitting.forecast RUN [--at STEP] [--horizon STEPS] [--pool RUN ...] [--json FILE]
 
-RUN: a folder with a trajectory log (trajectories.csv: a training run of python -m empirical.train, or a user's
-model walked with empirical.elicitation.walk, docs/your-model.md), and its config.json where there is one (the separations and the
-configured steps; without one, give --horizon). The logs are read only up to --at (default: the last checkpoint).
-Printed: one line per method and a summary line; --json writes
+RUN: a folder with a trajectory log (trajectories.csv: a training run of python -m empirical.train,
+or a user's model walked with empirical.elicitation.walk, docs/your-model.md), and its config.json
+where there is one (the separations and the configured steps; without one, give --horizon). The logs
+are read only up to --at (default: the last checkpoint). Printed: one line per method and a summary
+line; --json writes
 
-  behavior_step           the forecast step at which naive prompting shows the class (joint accuracy >= 0.5 held 2
-                          checkpoints), by the first method that gives a forecast (a step, or a probability of
-                          none by the horizon: clock, then logistic, lag, setting); null when already observed or
-                          not expected by the horizon
+  behavior_step           the forecast step at which naive prompting shows the class (joint accuracy
+  >= 0.5 held 2
+                          checkpoints), by the first method that gives a forecast (a step, or a
+                          probability of none by the horizon: clock, then logistic, lag, setting);
+                          null when already observed or not expected by the horizon
   interval                its 80% interval [low, high]
-  p_compose               the probability that it comes by the horizon (default: the run's configured steps)
-  observed_behavior_step  when it is already seen by the cut
-  pending_behavior_step   where the last checkpoints by the cut read the class at >= 0.5 but too few to confirm it:
-                          the step the behavior will be dated to if the next checkpoint holds (null otherwise)
+  p_compose               the probability that it comes by the horizon (default: the run's
+  configured steps) observed_behavior_step  when it is already seen by the cut
+  pending_behavior_step   where the last checkpoints by the cut read the class at >= 0.5 but too few
+  to confirm it:
+                          the step the behavior will be dated to if the next checkpoint holds (null
+                          otherwise)
   method, at, horizon     which method, the cut, the horizon
   methods                 every method's forecast (fitting.analyses.forecast_methods explains each)
 
-The pooled methods (clock, lag, setting) learn from --pool's run folders (never the run forecast: the run itself, a
-copy of its log, or another run of its seed at its separations is dropped from the pool if given); without --pool
-only the logistic extrapolation runs.
+The pooled methods (clock, lag, setting) learn from --pool's run folders (never the run forecast:
+the run itself, a copy of its log, or another run of its seed at its separations is dropped from the
+pool if given); without --pool only the logistic extrapolation runs.
 
---watch SECONDS follows a run that is training: every SECONDS it looks for a new checkpoint in the log and, when
-there is one, forecasts again from it (one summary line each, --json rewritten), until naive prompting shows the
-class or the log reaches the horizon (Ctrl-C stops it).
+--watch SECONDS follows a run that is training: every SECONDS it looks for a new checkpoint in the
+log and, when there is one, forecasts again from it (one summary line each, --json rewritten), until
+naive prompting shows the class or the log reaches the horizon (Ctrl-C stops it).
 """
 
 from __future__ import annotations
@@ -44,7 +48,8 @@ from core.trajectory import read_csv
 
 
 def _cut(run: Path, trajectories, cfg: dict, at: float | None, horizon: float | None):
-    """(at, horizon), checked: a finite cut after 0, a finite horizon from the flag or the run's config."""
+    """(at, horizon), checked: a finite cut after 0, a finite horizon from the flag or the run's
+    config."""
     last = max(float(t.step[-1]) for t in trajectories)
     at = last if at is None else at
     if not (0 < at < float("inf")):
@@ -58,7 +63,8 @@ def _cut(run: Path, trajectories, cfg: dict, at: float | None, horizon: float | 
     if not (horizon or cfg.get("steps")):
         # the log's last step would tell a forecast at an earlier cut how long the run went on
         raise cli.UsageError(
-            f"{run}: no config.json giving the run's steps: give --horizon STEPS, the step the forecast is for"
+            f"{run}: no config.json giving the run's steps: give --horizon STEPS, the step the "
+            "forecast is for"
         )
     horizon = float(horizon or cfg["steps"])
     if horizon < at:
@@ -124,7 +130,8 @@ def summary(doc: dict) -> str:
     line = f"{doc['run']}: {ForecastRecord.from_json(doc).line()}"
     if doc.get("pending_behavior_step") is not None:
         line += (
-            f" [read at >= 0.5 from {doc['pending_behavior_step']:,.0f}, not yet held 2 checkpoints: "
+            f" [read at >= 0.5 from {doc['pending_behavior_step']:,.0f}, not yet held 2 "
+            "checkpoints: "
             "one more confirms it there]"
         )
     info = doc.get("pool") or {}
@@ -144,7 +151,8 @@ def watch(
     sleep=time.sleep,
     looks: int | None = None,
 ) -> int:
-    """Forecast at each new checkpoint of a run in training (``looks``: stop after that many, for tests)."""
+    """Forecast at each new checkpoint of a run in training (``looks``: stop after that many, for
+    tests)."""
     log, seen = run / "trajectories.csv", None
     try:
         while looks is None or looks > 0:
@@ -165,8 +173,9 @@ def watch(
 
 
 def _others(run: Path, pool: list[Path], label: str, mix: bool = False) -> list[dict]:
-    """The pool's events, without the run: its folder, a copy of its log, a run of its seed at its separations.
-    A pool run of another preset, resolution or concept set is refused unless ``mix``."""
+    """The pool's events, without the run: its folder, a copy of its log, a run of its seed at its
+    separations. A pool run of another preset, resolution or concept set is refused unless
+    ``mix``."""
     cfg, log = _config(run), (run / "trajectories.csv").read_bytes()
     mine = {"seed": cfg.get("seed"), "sep": dict(cfg["sep"])} if cfg.get("sep") else None
     kind = reference_pool.describe(cfg) if cfg else None
@@ -181,7 +190,8 @@ def _others(run: Path, pool: list[Path], label: str, mix: bool = False) -> list[
         )
         if other and not mix:
             raise cli.UsageError(
-                f"--pool {p}: not a run like {run} ({other}); give runs of the same preset, resolution "
+                f"--pool {p}: not a run like {run} ({other}); give runs of the same preset, "
+                "resolution "
                 "and concepts, or --mix-pool to learn from them anyway"
             )
         e = run_events(p, label)
@@ -191,8 +201,8 @@ def _others(run: Path, pool: list[Path], label: str, mix: bool = False) -> list[
 
 
 def default_pool(run: Path) -> tuple[fm.Pool | None, dict]:
-    """The package's reference runs of the run's preset, resolution and concepts (fitting.analyses.reference_pool),
-    without the run itself; (None, why) where there are none."""
+    """The package's reference runs of the run's preset, resolution and concepts
+    (fitting.analyses.reference_pool), without the run itself; (None, why) where there are none."""
     cfg = _config(run)
     if not cfg:
         return None, {
@@ -203,8 +213,10 @@ def default_pool(run: Path) -> tuple[fm.Pool | None, dict]:
     if not path.exists():
         have = sorted(p.name for p in reference_pool.HERE.glob("*.json"))
         return None, {
-            "why": f"no reference runs of preset {kind['preset']} at {kind['resolution']} px with concepts "
-            f"{','.join(kind['concepts'])} (the package has {', '.join(have) or 'none'}): give --pool"
+            "why": f"no reference runs of preset {kind['preset']} at {kind['resolution']} px "
+            "with concepts "
+            f"{','.join(kind['concepts'])} (the package has {', '.join(have) or 'none'}): give "
+            "--pool"
         }
     _, events = reference_pool.load(path)
     mine = {"seed": cfg.get("seed"), "sep": dict(cfg.get("sep") or {})}
@@ -239,20 +251,23 @@ def _parser():
     parser.add_argument(
         "--horizon",
         type=float,
-        help="the step a forecast is for (default: the run's configured steps; required for a folder without "
+        help="the step a forecast is for (default: the run's configured steps; required for a "
+        "folder without "
         "config.json)",
     )
     parser.add_argument(
         "--pool",
         type=Path,
         nargs="+",
-        help="other runs' folders to learn from (default: the package's reference runs of the run's preset, "
+        help="other runs' folders to learn from (default: the package's reference runs of the "
+        "run's preset, "
         "resolution and concepts)",
     )
     parser.add_argument(
         "--mix-pool",
         action="store_true",
-        help="learn from --pool runs of another preset, resolution or concept set (refused otherwise)",
+        help="learn from --pool runs of another preset, resolution or concept set (refused "
+        "otherwise)",
     )
     parser.add_argument(
         "--class", dest="label", default="11", help="the held-out class (default 11)"
@@ -282,7 +297,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if not (args.run / "trajectories.csv").exists():
         raise cli.UsageError(
-            f"{args.run}: no trajectories.csv (a run folder of empirical.train or empirical.elicitation.walk)"
+            f"{args.run}: no trajectories.csv (a run folder of empirical.train or "
+            "empirical.elicitation.walk)"
         )
     if args.pool:
         events = _others(args.run, args.pool, args.label, args.mix_pool)

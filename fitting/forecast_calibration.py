@@ -1,26 +1,32 @@
-"""How well fitting.forecast's methods forecast, leave one run out, at cut points fixed before scoring.
+"""How well fitting.forecast's methods forecast, leave one run out, at cut points fixed before
+scoring.
 
   python -m fitting.forecast_calibration RUN [RUN ...] --out DIR
 
-For every run and cut, the pooled methods learn from the other runs (leaving out every run of the same setting and
-seed too: a repeat of a seed on another device is not another run), read the run only up to the cut, and forecast
-its behavior step (fitting.analyses.forecast_methods) for the horizon of the run's own length. The cuts, each fixed
-before any score was seen but memorized-live: steps 2,000, 3,000 and 4,000; the run's memorization plateau (where
-its memorized corner peaks, fitting.ladder: known only once the run is over, so a hindsight cut); the checkpoint at
-which a live reader sees the memorization (``memorized-live``: the held-out class read as one other corner in at
-least half its samples at 2 checkpoints in a row, once the training classes are drawn; added 2026-11-29, after the
-first table was seen, because the plateau is not causal); the checkpoint after its capability step (where
-over-prompting has shown the class at the 2 checkpoints that confirm it). A run whose behavior the log cut there
-already shows is not forecast there (counted as ``already``).
+For every run and cut, the pooled methods learn from the other runs (leaving out every run of the
+same setting and seed too: a repeat of a seed on another device is not another run), read the run
+only up to the cut, and forecast its behavior step (fitting.analyses.forecast_methods) for the
+horizon of the run's own length. The cuts, each fixed before any score was seen but memorized-live:
+steps 2,000, 3,000 and 4,000; the run's memorization plateau (where its memorized corner peaks,
+fitting.ladder: known only once the run is over, so a hindsight cut); the checkpoint at which a live
+reader sees the memorization (``memorized-live``: the held-out class read as one other corner in at
+least half its samples at 2 checkpoints in a row, once the training classes are drawn; added
+2026-11-29, after the first table was seen, because the plateau is not causal); the checkpoint after
+its capability step (where over-prompting has shown the class at the 2 checkpoints that confirm it).
+A run whose behavior the log cut there already shows is not forecast there (counted as ``already``).
 
 Scored per method and cut:
-  mae          the median absolute error of the behavior step. A forecast of "not by the horizon" counts as the
-               horizon; a run that never composed counts as composing at its last step, and its error as the lower
-               bound max(0, last step - forecast) (0 where the forecast lies past the end).
-  coverage     the share of runs inside the 80% interval (a censored run is inside when the interval reaches past
+  mae          the median absolute error of the behavior step. A forecast of "not by the horizon"
+  counts as the
+               horizon; a run that never composed counts as composing at its last step, and its
+               error as the lower bound max(0, last step - forecast) (0 where the forecast lies past
+               the end).
+  coverage     the share of runs inside the 80% interval (a censored run is inside when the interval
+  reaches past
                its last step); a method that gave no interval counts as not covering.
-  brier        the Brier score of P(composes by the horizon) against whether it did (runs with a probability).
-  n, censored, missing   runs forecast, of them never composed, of them with no forecast from the method.
+  brier        the Brier score of P(composes by the horizon) against whether it did (runs with a
+  probability). n, censored, missing   runs forecast, of them never composed, of them with no
+  forecast from the method.
 
 Writes DIR/calibration.json (every forecast and the scores) and DIR/calibration.md (the table).
 """
@@ -35,11 +41,11 @@ import numpy as np
 
 from fitting.analyses import forecast_baselines as fb, forecast_methods as fm, reference_pool
 from fitting.analyses.event_records import CalibrationRecord, ReferencePoolRecord
-from fitting.analyses.capability import capability
+from fitting.analyses.capability_readings import capability
 from fitting.analyses.events import run_events
-from fitting.analyses.study import PERSIST
+from fitting.analyses.study_runs import PERSIST
 from fitting.estimators.curves import threshold_step
-from fitting.estimators.turn import learned_from
+from fitting.estimators.trajectory_turn import learned_from
 from core.progress import bar as progress_bar
 from core import cli
 from core.trajectory import UNREADABLE, Trajectory, read_csv
@@ -52,9 +58,10 @@ CUTS = ("2000", "3000", "4000", "memorized", "memorized-live", "capability")
 def cut_steps(
     e: dict, trajectories: Sequence[Trajectory], label: str = "11"
 ) -> dict[str, float | None]:
-    """Each cut's step for a run. The capability cut is the capability curve's checkpoint after the capability
-    step: the step is the first of the 2 checkpoints that hold it, so a log cut at the step itself cannot show it
-    yet (the first table, 2026-11-27, cut there and its lag method never forecast)."""
+    """Each cut's step for a run. The capability cut is the capability curve's checkpoint after the
+    capability step: the step is the first of the 2 checkpoints that hold it, so a log cut at the
+    step itself cannot show it yet (the first table, 2026-11-27, cut there and its lag method never
+    forecast)."""
     out = {str(int(c)): c for c in FIXED_CUTS}
     out["memorized"] = e.get("memorized_step")
     out["memorized-live"] = memorized_live(trajectories, label)
@@ -66,9 +73,9 @@ def cut_steps(
 
 
 def memorized_live(trajectories: Sequence[Trajectory], label: str = "11") -> float | None:
-    """The checkpoint at which a reader of the log so far sees the memorization: once the training classes are
-    drawn, the held-out class read as one other corner in at least half its samples at 2 checkpoints in a row
-    (the second of them); None when it never is."""
+    """The checkpoint at which a reader of the log so far sees the memorization: once the training
+    classes are drawn, the held-out class read as one other corner in at least half its samples at 2
+    checkpoints in a row (the second of them); None when it never is."""
     naive = [t for t in trajectories if t.protocol == "naive"]
     held = next((t for t in naive if t.label == label), None)
     if held is None:
@@ -86,8 +93,9 @@ def memorized_live(trajectories: Sequence[Trajectory], label: str = "11") -> flo
 
 
 def forecasts(runs: Sequence[Path], label: str = "11", leave: str = "run") -> list[dict]:
-    """Every run forecast at every cut from the others: ``leave`` "run" drops the run (and its seed's repeats at
-    its setting), "setting" every run at its separations (the registered test's runs are at new settings)."""
+    """Every run forecast at every cut from the others: ``leave`` "run" drops the run (and its
+    seed's repeats at its setting), "setting" every run at its separations (the registered test's
+    runs are at new settings)."""
     events = [run_events(r, label) for r in runs]
     rows = []
     for run, e in progress_bar(list(zip(runs, events)), desc=f"leave one {leave} out", unit="run"):
@@ -179,7 +187,8 @@ def scores(rows: list[dict]) -> dict:
 
 def table(s: dict) -> str:
     lines = [
-        "| cut | method | runs (censored) | median abs. error | 80% coverage | Brier | no forecast |",
+        "| cut | method | runs (censored) | median abs. error | 80% coverage | Brier | no "
+        "forecast |",
         "|---|---|---|---|---|---|---|",
     ]
     for cut, by in s.items():
@@ -209,12 +218,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--leave",
         choices=("run", "setting"),
         default="run",
-        help="what each forecast leaves out of the pool: its run (default) or every run at its setting",
+        help="what each forecast leaves out of the pool: its run (default) or every run at its "
+        "setting",
     )
     parser.add_argument(
         "--reference",
         type=Path,
-        help="also write the runs' events as a reference pool (fitting.analyses.reference_pool) to this file",
+        help="also write the runs' events as a reference pool (fitting.analyses.reference_pool) "
+        "to this file",
     )
     args = parser.parse_args(argv)
     if len(args.runs) < 4:

@@ -1,14 +1,18 @@
-"""The forecast's registered test (issue #73): the default forecast against the honest baselines on new runs.
+"""The forecast's registered test (issue #73): the default forecast against the honest baselines on
+new runs.
 
-  python -m fitting.forecast_registered register FOLDER      write FOLDER/preregistration.json (commit it before
+  python -m fitting.forecast_registered register FOLDER      write FOLDER/preregistration.json
+  (commit it before
                                                              any run of FOLDER/jobs.txt trains)
   python -m fitting.forecast_registered score FOLDER [--out FILE]
-                                                             score the runs kept in FOLDER/runs once (verdict.json)
+                                                             score the runs kept in FOLDER/runs once
+                                                             (verdict.json)
 
-The registration fixes, before any run trains: the method (fitting.forecast with no flag: the `anchor` method on
-the shipped reference pool), the SHA-256 of the code and of the pool file it learns from, the cuts, the metrics, the
-baselines, the decision rule (RULE below) and the jobs. Scoring reads each kept run only through fitting.forecast's
-own path: the default pool, the run's log cut at each cut step, and the baselines at the same cut.
+The registration fixes, before any run trains: the method (fitting.forecast with no flag: the
+`anchor` method on the shipped reference pool), the SHA-256 of the code and of the pool file it
+learns from, the cuts, the metrics, the baselines, the decision rule (RULE below) and the jobs.
+Scoring reads each kept run only through fitting.forecast's own path: the default pool, the run's
+log cut at each cut step, and the baselines at the same cut.
 """
 
 from __future__ import annotations
@@ -53,14 +57,20 @@ CODE = (
 ROOT = Path(__file__).resolve().parents[1]
 RULE = (
     "PASS if all three hold on the valid runs (at least 10 of the 12 registered), else FAIL: "
-    "(a) at each causal cut (2000, 3000, memorized-live, capability) with at least 4 forecast rows, the default "
-    "forecast's median absolute error of the behavior step is strictly below that of each baseline (blind, "
-    "setting, logistic, lc-naive, lc-capability), each compared on the rows where that baseline gives a forecast "
+    "(a) at each causal cut (2000, 3000, memorized-live, capability) with at least 4 forecast "
+    "rows, the default "
+    "forecast's median absolute error of the behavior step is strictly below that of each "
+    "baseline (blind, "
+    "setting, logistic, lc-naive, lc-capability), each compared on the rows where that baseline "
+    "gives a forecast "
     "(the default's own rows without a forecast count as a forecast of the horizon); "
-    "(b) the share of the default's 80% intervals that hold the behavior step, over every causal-cut row pooled, "
+    "(b) the share of the default's 80% intervals that hold the behavior step, over every "
+    "causal-cut row pooled, "
     "is within [0.70, 0.90]; "
-    "(c) the default's Brier score of P(composes by the horizon), over every causal-cut row pooled, is below the "
-    "base rate's. Errors, coverage and Brier as fitting.forecast_calibration scores them (a run that never "
+    "(c) the default's Brier score of P(composes by the horizon), over every causal-cut row "
+    "pooled, is below the "
+    "base rate's. Errors, coverage and Brier as fitting.forecast_calibration scores them (a run "
+    "that never "
     "composed counts at its last step, its error a lower bound)."
 )
 
@@ -118,7 +128,8 @@ def validity(run: Path, reg: dict, commit: str | None) -> list[str]:
 
 
 def rows_for(run: Path) -> list[dict]:
-    """The run's forecast rows at every cut, as fitting.forecast with no flag makes them (the default pool)."""
+    """The run's forecast rows at every cut, as fitting.forecast with no flag makes them (the
+    default pool)."""
     pool, info = fc.default_pool(run)
     e = run_events(run)
     trajectories = read_csv(run / "trajectories.csv")

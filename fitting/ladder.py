@@ -1,22 +1,26 @@
-"""One row per training run: what its held-out class did, and what the run cost (the composition ladder).
+"""One row per training run: what its held-out class did, and what the run cost (the composition
+ladder).
 
   python -m fitting.ladder RUN_DIR [RUN_DIR ...] [--class 11] [--out FILE.json]
 
 Each RUN_DIR is a folder written by ``python -m empirical.train`` (config.json, trajectories.csv,
-metrics.jsonl, or metrics.jsonl.gz as results keeps it). Printed as a markdown table, one row per run,
-and written to FILE.json (default ``ladder.json`` in the current folder) with:
+metrics.jsonl, or metrics.jsonl.gz as results keeps it). Printed as a markdown table, one row per
+run, and written to FILE.json (default ``ladder.json`` in the current folder) with:
 
   settings    the training settings that differ between the runs given (all of seed and sep always)
   probe       the hash of the probe that read the run
   cost        training steps, steps/s of training alone, minutes of training and evaluation, the
               device and threads of the last start (from the run's reproducibility stamp)
   memorized   the training class the held-out class is drawn as first: of the other corners, the one
-              with the highest share of its samples once the training classes are drawn (share, step)
+              with the highest share of its samples once the training classes are drawn (share,
+              step)
   turn        the turn toward its own corner (fitting.turn, 95% bootstrap interval), or none
   best        the highest naive joint accuracy and its step
-  composed    the first checkpoint from which the naive joint accuracy stays >= 0.5 for 2 checkpoints
+  composed    the first checkpoint from which the naive joint accuracy stays >= 0.5 for 2
+  checkpoints
               (the behavior step of fitting.study), or null: censored at the last step
-  capability  the same for the best protocol chosen on its own draw, where the run was elicited (a column of
+  capability  the same for the best protocol chosen on its own draw, where the run was elicited (a
+  column of
               the table when any run given was)
   final       the shares of the last checkpoint's samples: each corner and unreadable
 
@@ -29,10 +33,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Sequence
 
-from fitting.analyses.study import PERSIST
+from fitting.analyses.study_runs import PERSIST
 from core import cli
 from fitting.records import LadderRecord
-from fitting.analyses.ladder import row, table
+from fitting.analyses.ladder_rows import row, table
 
 
 @cli.command("fitting.ladder")

@@ -3,13 +3,14 @@
   python -m fitting.masking RUN_DIR [RUN_DIR ...] [--class 11] [--persist 2] [--out DIR]
   python -m figures.masking DIR/masking.json                  # then draw it
 
-Each run is one training run of the sweep (e.g. --preset tiny-mask --set mask_p=P); its masking rate,
-masked class and seed are read from the run's log, so a sweep may hold several seeds per p (two runs
-with the same p and seed are an error). Writes DIR/masking.json (default DIR: the first run's parent
-folder): ``runs``, one record per run sorted by (p, seed):
+Each run is one training run of the sweep (e.g. --preset tiny-mask --set mask_p=P); its masking
+rate, masked class and seed are read from the run's log, so a sweep may hold several seeds per p
+(two runs with the same p and seed are an error). Writes DIR/masking.json (default DIR: the first
+run's parent folder): ``runs``, one record per run sorted by (p, seed):
 
   first_step / settled_step   when naive prompting, each protocol and the capability (best protocol)
-                              reach 50% and 80% (fitting.capability's rules, levels held for --persist)
+                              reach 50% and 80% (fitting.capability's rules, levels held for
+                              --persist)
   learned_step                the first checkpoint at which the training classes are drawn (mean
                               accuracy >= 0.5); the held-out path is read from there on
   steps_near_masked_class     checkpoints at which the held-out class is drawn as the masked class
@@ -27,7 +28,8 @@ folder): ``runs``, one record per run sorted by (p, seed):
 and ``levels``, one per p over its seeds: each time above as the median and range of the seeds that
 got there and how many did not (``n_censored``: never within the run, a lower bound, not a number),
 the checkpoints near the masked class, the final point, the highest share read as the masked class,
-the share read as the masked class and as the held-out class itself at the end, and each protocol's highest accuracy (median and range).
+the share read as the masked class and as the held-out class itself at the end, and each protocol's
+highest accuracy (median and range).
 """
 
 from __future__ import annotations
@@ -37,27 +39,30 @@ from typing import Sequence
 
 import numpy as np
 
-from fitting.analyses.capability import analyse_run, runs_arguments
+from fitting.analyses.capability_readings import analyse_run, runs_arguments
 from fitting.analyses.study_levels import steps_text, summarise
-from fitting.estimators.turn import NEAR, distance, learned_from, left_corner
+from fitting.estimators.trajectory_turn import NEAR, distance, learned_from, left_corner
 from core import cli
 from fitting.records import MaskingRecord
 from core.trajectory import Trajectory, read_csv, read_meta, run_log
 
 
 def mask_rate(run: Path) -> tuple[float, str, int | None]:
-    """The run's masking rate p, masked class and seed (None when not recorded), from its log's meta (config)."""
+    """The run's masking rate p, masked class and seed (None when not recorded), from its log's meta
+    (config)."""
     config = (read_meta(run_log(run)) or {}).get("config")
     p = config.get("mask_p") if isinstance(config, dict) else None
     if not isinstance(p, (int, float)) or isinstance(p, bool) or not 0 <= p <= 1:
         raise ValueError(
-            f"{run_log(run)}: its meta has no config.mask_p in [0, 1] (was it trained with empirical.train?)"
+            f"{run_log(run)}: its meta has no config.mask_p in [0, 1] (was it trained with "
+            "empirical.train?)"
         )
     classes = config.get("mask_classes") or ["10"]
     masked = classes[0] if isinstance(classes, list) else None
     if not isinstance(masked, str) or not masked or set(masked) - {"0", "1"}:
         raise ValueError(
-            f"{run_log(run)}: its meta's config.mask_classes {classes!r} is not a list of labels like ['10']"
+            f"{run_log(run)}: its meta's config.mask_classes {classes!r} is not a list of labels "
+            "like ['10']"
         )
     seed = config.get("seed")
     if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):
@@ -66,13 +71,15 @@ def mask_rate(run: Path) -> tuple[float, str, int | None]:
 
 
 def final_shares(traj: Trajectory) -> dict[str, float]:
-    """What the class's samples were read as at its last checkpoint: corner (or unreadable) -> share."""
+    """What the class's samples were read as at its last checkpoint: corner (or unreadable) ->
+    share."""
     return {corner: float(v[-1]) for corner, v in traj.shares().items() if np.isfinite(v[-1])}
 
 
 def peak_share(traj: Trajectory, corner: str, start: int) -> dict | None:
-    """The highest share of the class's samples read as ``corner`` from row ``start`` on, and its step (None without
-    shares). A mixture of samples read as two corners can sit far from both in concept space; the share sees it."""
+    """The highest share of the class's samples read as ``corner`` from row ``start`` on, and its
+    step (None without shares). A mixture of samples read as two corners can sit far from both in
+    concept space; the share sees it."""
     share = traj.shares().get(corner)
     if share is None or start >= share.size or not np.isfinite(share[start:]).any():
         return None
@@ -116,7 +123,8 @@ def analyse(run: Path, label: str, persist: int) -> dict:
 
 
 def sweep(runs: Sequence[Path], label: str, persist: int) -> list[dict]:
-    """One record per run, sorted by (p, seed): the run's capability analysis plus its naive path."""
+    """One record per run, sorted by (p, seed): the run's capability analysis plus its naive
+    path."""
     out = [analyse(Path(run), label, persist) for run in runs]
     seen: dict[tuple, str] = {}
     for r in out:
@@ -124,7 +132,8 @@ def sweep(runs: Sequence[Path], label: str, persist: int) -> list[dict]:
         if key in seen:
             seed = "no seed recorded" if r["seed"] is None else f"seed {r['seed']}"
             raise ValueError(
-                f"two runs share a masking rate and seed (p = {r['p']:g}, {seed}): {seen[key]} and {r['run']}; "
+                f"two runs share a masking rate and seed (p = {r['p']:g}, {seed}): {seen[key]} "
+                f"and {r['run']}; "
                 "give one run per (p, seed)"
             )
         seen[key] = r["run"]
@@ -208,7 +217,8 @@ def _spread_text(v: dict | None, digits: int = 2) -> str:
 
 
 def table(doc: MaskingRecord) -> str:
-    """masking.json's levels as a markdown table (results/study-notebook.md quotes it): medians [range] over the seeds."""
+    """masking.json's levels as a markdown table (results/study-notebook.md quotes it): medians
+    [range] over the seeds."""
     lv = doc.levels
     masked, label = doc.runs[0]["masked_class"], doc.label
     concepts = doc.runs[0]["concepts"]
@@ -276,9 +286,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         fs = r["first_step"]
         seed = "" if r["seed"] is None else f", seed {r['seed']}"
         print(
-            f"p = {r['p']:g}{seed}: naive 80% at {fs['naive']['80%']}, capability 80% at {fs.get('capability', {}).get('80%')}, "
-            f"max naive {r['max_accuracy']['naive']:.2f}, final z {np.round(r['final_z'], 2).tolist()}, "
-            f"{len(r['steps_near_masked_class'])} checkpoints at class {r['masked_class']}, left it at {r['left_masked_class']}"
+            f"p = {r['p']:g}{seed}: naive 80% at {fs['naive']['80%']}, capability 80% at "
+            f"{fs.get('capability', {}).get('80%')}, "
+            f"max naive {r['max_accuracy']['naive']:.2f}, final z "
+            f"{np.round(r['final_z'], 2).tolist()}, "
+            f"{len(r['steps_near_masked_class'])} checkpoints at class {r['masked_class']}, left "
+            f"it at {r['left_masked_class']}"
         )
     print(table(doc))
     print(f"wrote {path}; draw it with python -m figures.masking {path}")

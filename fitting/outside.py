@@ -1,25 +1,30 @@
-"""The registered test of the toy theory outside the covered range: register the predictions before the runs train,
-score them after (results/study-small/outside/).
+"""The registered test of the toy theory outside the covered range: register the predictions before
+the runs train, score them after (results/study-small/outside/).
 
-  python -m fitting.outside register RUN [RUN ...] --setting color=0.8,size=0.15 --setting color=0.15,size=0.4 \\
+  python -m fitting.outside register RUN [RUN ...] --setting color=0.8,size=0.15 --setting
+  color=0.15,size=0.4 \\
       --steps 15000 --out preregistration.json
   python -m fitting.outside score preregistration.json RUN [RUN ...] --out verdict.json
   python -m fitting.outside check preregistration.json RUN [RUN ...]
 
-``register`` reads the pool's run folders (their held-out class's events and concept clocks, fitting.analyses.events), keeps
-the runs read by one probe (the most common, or --probe HASH) and, of runs of the same setting and seed, the
-longest; fits the laws and baselines of fitting.estimators.event_laws to each event (turn, capability, behavior: censored where
-a run ended first); bootstraps them over settings (--boot resamples of the pool's settings, the calibration refitted
-each time) for their coefficients' 95% intervals and their predictions' spread; and writes, per new setting, event
-and method, the predicted median step with an 80% interval for one new seed, the probability that the event comes
-within the run (--steps), and the predicted memorized corner. It also writes the scoring rule (fitting.analyses.outside_score)
-with its margins, set from the pool's seed spread, and checks that the rule can fail: were a law exactly right, the
-covariate-blind mean would miss by more than the margin at one setting at least.
+``register`` reads the pool's run folders (their held-out class's events and concept clocks,
+fitting.analyses.events), keeps the runs read by one probe (the most common, or --probe HASH) and,
+of runs of the same setting and seed, the longest; fits the laws and baselines of
+fitting.estimators.event_laws to each event (turn, capability, behavior: censored where a run ended
+first); bootstraps them over settings (--boot resamples of the pool's settings, the calibration
+refitted each time) for their coefficients' 95% intervals and their predictions' spread; and writes,
+per new setting, event and method, the predicted median step with an 80% interval for one new seed,
+the probability that the event comes within the run (--steps), and the predicted memorized corner.
+It also writes the scoring rule (fitting.analyses.outside_score) with its margins, set from the
+pool's seed spread, and checks that the rule can fail: were a law exactly right, the covariate-blind
+mean would miss by more than the margin at one setting at least.
 
-``score`` reads the registration and the test's runs and writes the verdict (fitting.analyses.outside_score).
+``score`` reads the registration and the test's runs and writes the verdict
+(fitting.analyses.outside_score).
 
-``check`` says, while the runs train, whether those so far are the registered test's without reading any event
-(fitting.analyses.outside_check): a run that is not can be trained again before the verdict, blind to what it did.
+``check`` says, while the runs train, whether those so far are the registered test's without reading
+any event (fitting.analyses.outside_check): a run that is not can be trained again before the
+verdict, blind to what it did.
 """
 
 from __future__ import annotations
@@ -122,8 +127,9 @@ def register_pool(
 
 
 def robust_sd(values) -> float:
-    """The spread of bootstrap predictions as the interquartile range / 1.349 (a normal's sd): a few resamples
-    whose fit extrapolates wildly (a free exponent on 5 settings) must not set the interval alone."""
+    """The spread of bootstrap predictions as the interquartile range / 1.349 (a normal's sd): a few
+    resamples whose fit extrapolates wildly (a free exponent on 5 settings) must not set the
+    interval alone."""
     values = np.asarray(values, float)
     values = values[np.isfinite(values)]
     if values.size < 3:
@@ -133,7 +139,8 @@ def robust_sd(values) -> float:
 
 
 def _prediction(method: str, median: float, sd: float, boot: list, steps: int) -> dict:
-    """One method's registered prediction at one setting: its median, 80% interval, P(within the run)."""
+    """One method's registered prediction at one setting: its median, 80% interval, P(within the
+    run)."""
     boot = np.asarray(boot, float)
     log = el.is_log(method)
     boot_sd = robust_sd(np.log(boot) if log else boot)
@@ -203,7 +210,8 @@ def _coefficients(fits, draws) -> dict:
 
 
 def _covariate_check(pool, cov_pool) -> dict:
-    """Does each covariate rank color against size the way the held-out class's memorized corner does?"""
+    """Does each covariate rank color against size the way the held-out class's memorized corner
+    does?"""
     n = agree_run = agree_setting = 0
     for i, e in enumerate(pool):
         if e["corner"] not in ("01", "10"):
@@ -216,7 +224,8 @@ def _covariate_check(pool, cov_pool) -> dict:
 
 
 def _can_fail(doc: dict) -> dict:
-    """Per event and law: were the law exactly right, would the covariate-blind mean miss by more than the margin?"""
+    """Per event and law: were the law exactly right, would the covariate-blind mean miss by more
+    than the margin?"""
     out = {}
     for ev, margin_ in doc["margins"].items():
         out[ev] = {}
@@ -330,13 +339,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def mended(reg: dict, runs: Sequence[Path]) -> dict:
-    """The test scored again with its runs read by the package's readers, as errata.md item 11 mends the registered
-    ones (the memorized corner: none where no sample was read as a training corner, ties to the corner reached
-    first; the capability on every step a protocol logged), decided before any of the test's events was read.
-    Reported beside the verdict, never as it."""
+    """The test scored again with its runs read by the package's readers, as errata.md item 11 mends
+    the registered ones (the memorized corner: none where no sample was read as a training corner,
+    ties to the corner reached first; the capability on every step a protocol logged), decided
+    before any of the test's events was read. Reported beside the verdict, never as it."""
     rule = "errata.md item 11 (a), (b): the readers as mended; reporting only"
     try:
-        # the package's readers, which are item 12's mends (pinned: test_outside's score-reads-as-registered test)
+        # the package's readers, which are item 12's mends (pinned: test_outside's
+        # score-reads-as-registered test)
         again = score(reg, [run_events(r) for r in runs])
     except Exception as err:  # the registered verdict is written whatever befalls this report
         return {"rule": rule, "summary": f"not read: {type(err).__name__}: {err}"}

@@ -1,17 +1,18 @@
-"""Fit one toy model to many runs at once, each run's parameters a law of its covariates, and predict
-runs it has not seen from their covariates alone.
+"""Fit one toy model to many runs at once, each run's parameters a law of its covariates, and
+predict runs it has not seen from their covariates alone.
 
-  python -m fitting.predict runs/sweep/sweep.csv --covariates runs/sweep/covariates.csv --holdout sep_color=0.5
-  python -m fitting.predict LOG.csv --covariates COV.csv --leave-out sep_color --law memorize+onset
-  python -m figures.predict runs/sweep/predict       # the figures: prediction.png, leave_out.png
+  python -m fitting.predict runs/sweep/sweep.csv --covariates runs/sweep/covariates.csv --holdout
+  sep_color=0.5 python -m fitting.predict LOG.csv --covariates COV.csv --leave-out sep_color --law
+  memorize+onset python -m figures.predict runs/sweep/predict       # the figures: prediction.png,
+  leave_out.png
 
 LOG.csv: many runs (a sweep's sweep.csv; several logs are pooled). COV.csv: a run column and
-<name>_<concept> covariates. --leave-out COLUMN fits once per level, that level held out (DIR/leave_out.json
-and one folder per level). The law (--law; --list-laws) maps each concept's covariate to the toy model's
-speed, switch and bias, its coefficients shared by every run. Writes predicted.csv (the log format) and
-prediction.json (coefficients with 95% intervals, the law's curves; per held-out run the law against
-interpolation, the nearest run, the mean run, the seed floor and the ceiling) to --out; docs/fitting.md
-explains every number.
+<name>_<concept> covariates. --leave-out COLUMN fits once per level, that level held out
+(DIR/leave_out.json and one folder per level). The law (--law; --list-laws) maps each concept's
+covariate to the toy model's speed, switch and bias, its coefficients shared by every run. Writes
+predicted.csv (the log format) and prediction.json (coefficients with 95% intervals, the law's
+curves; per held-out run the law against interpolation, the nearest run, the mean run, the seed
+floor and the ceiling) to --out; docs/fitting.md explains every number.
 """
 
 from __future__ import annotations
@@ -141,8 +142,9 @@ def build_parser() -> argparse.ArgumentParser:
 def load(
     args: argparse.Namespace, spec: LawSpec
 ) -> tuple[list[Trajectory], dict[str, list[float]], dict[str, dict[str, str]], Setup]:
-    """The class's trajectories (one per run, from every log), their covariates, the covariates table, and the
-    prediction's :class:`Setup` (the law's masked concept and each run's masking fraction read here)."""
+    """The class's trajectories (one per run, from every log), their covariates, the covariates
+    table, and the prediction's :class:`Setup` (the law's masked concept and each run's masking
+    fraction read here)."""
     trajs, origin = [], {}
     for log in args.logs:
         got = [t for t in read_csv(log) if t.label == args.label and t.protocol == args.protocol]
@@ -163,8 +165,10 @@ def load(
                     else f"in {origin[t.run]} and in {log}"
                 )
                 raise UsageError(
-                    f"run {t.run!r} has several trajectories of class {args.label} ({args.protocol}), "
-                    f"{where}; give every run its own id (a sweep's sweep.csv does; pooled sweeps need "
+                    f"run {t.run!r} has several trajectories of class {args.label} "
+                    f"({args.protocol}), "
+                    f"{where}; give every run its own id (a sweep's sweep.csv does; pooled "
+                    "sweeps need "
                     "distinct seeds)"
                 )
             origin[t.run] = log
@@ -192,7 +196,8 @@ def load(
     cov = read_covariates(mine, args.covariate, concepts)
     for column in constant_columns(cov, concepts, args.covariate):
         print(
-            f"python -m fitting.predict: warning: {column} is the same in every run; the law's exponent for it is not "
+            f"python -m fitting.predict: warning: {column} is the same in every run; the law's "
+            "exponent for it is not "
             "identified (only its scale is fitted)",
             file=sys.stderr,
         )
@@ -205,7 +210,8 @@ def cli_list(paths: Sequence[Path]) -> str:
 
 
 def splits(args: argparse.Namespace, runs: list[str], table: dict) -> list[tuple[str, list[str]]]:
-    """(name, held-out runs) for each fit: one for --holdout/--train, one per value of the --leave-out column."""
+    """(name, held-out runs) for each fit: one for --holdout/--train, one per value of the
+    --leave-out column."""
     if args.leave_out:
         column = args.leave_out
         if not any(column in table[r] for r in runs):
@@ -236,8 +242,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         not args.leave_out or args.train_per_level < 1 or args.draws < 1
     ):
         raise UsageError(
-            f"--train-per-level {args.train_per_level} --draws {args.draws}: both at least 1, and only with "
-            "--leave-out COLUMN (each fit trains on that many runs drawn from every other level of COLUMN)"
+            f"--train-per-level {args.train_per_level} --draws {args.draws}: both at least 1, "
+            "and only with "
+            "--leave-out COLUMN (each fit trains on that many runs drawn from every other level "
+            "of COLUMN)"
         )
     if args.out is None and len(args.logs) > 1:
         raise UsageError(
@@ -289,8 +297,8 @@ def predict_split(
     sources: dict,
     ci: str = "wald",
 ) -> dict:
-    """One pooled fit on ``train``, predicting ``held``; writes predicted.csv and prediction.json (with
-    ``sources``: the logs, covariates tables and stamp) in ``out``."""
+    """One pooled fit on ``train``, predicting ``held``; writes predicted.csv and prediction.json
+    (with ``sources``: the logs, covariates tables and stamp) in ``out``."""
     start = time.perf_counter()
     by_run = {t.run: t for t in trajs}
     concepts = trajs[0].concepts
@@ -323,7 +331,8 @@ def predict_split(
     doc["seconds"]["total"] = round(time.perf_counter() - start, 2)
     PredictionRecord.from_json(doc).write(out / PredictionRecord.FILE)
     print(
-        f"pooled {setup.spec.name} fit of {len(train)} runs in {pooled_s:.1f} s (rmse {fit.rmse:.3f}); "
+        f"pooled {setup.spec.name} fit of {len(train)} runs in {pooled_s:.1f} s (rmse "
+        f"{fit.rmse:.3f}); "
         f"law: {law_text(fit.coefficients)}"
     )
     for r in held:
@@ -335,7 +344,8 @@ def predict_split(
             else f"{base['interpolation']['rmse']:.3f}"
         )
         print(
-            f"  held out {r}: rmse {h['rmse']:.3f} (interpolation {interp}, nearest {base['nearest']['rmse']:.3f})"
+            f"  held out {r}: rmse {h['rmse']:.3f} (interpolation {interp}, nearest "
+            f"{base['nearest']['rmse']:.3f})"
         )
     print(f"wrote {out / 'predicted.csv'}, {out / 'prediction.json'}")
     return doc

@@ -1,7 +1,8 @@
 """The saved records that join the analyses to the figures: one frozen, typed class per JSON file
 (what a record is, and how reading checks a file: core.record).
 
-An analysis (fitting) builds its record and writes it; a figure reads it back through the same class:
+An analysis (fitting) builds its record and writes it; a figure reads it back through the same
+class:
 
     FitRecord(log=..., model=..., fits=rows, ...).write(out / FitRecord.FILE)     # fitting.fit
     rec = FitRecord.read(path)          # figures.fit: a folder holding fit.json, or the file itself
@@ -114,7 +115,8 @@ class StudyRecord(Record):
 
     @classmethod
     def _check_values(cls, doc: dict, where: str) -> None:
-        """Each run's level (its ``by`` column) and signals are numbers: the figures place runs by them."""
+        """Each run's level (its ``by`` column) and signals are numbers: the figures place runs by
+        them."""
         for i, row in enumerate(doc["runs"]):
             values = {doc["by"]: row.get(doc["by"])} | {
                 f"signal.{k}": v for k, v in (row.get("signal") or {}).items()
@@ -122,7 +124,8 @@ class StudyRecord(Record):
             for name, value in values.items():
                 if value is not None and not _is(value, "float"):
                     raise ValueError(
-                        f"{where}: runs[{i}].{name} is {type(value).__name__} {value!r:.40}, not a number; "
+                        f"{where}: runs[{i}].{name} is {type(value).__name__} {value!r:.40}, not "
+                        "a number; "
                         f"write it again with {cls.WRITER}"
                     )
 
@@ -135,7 +138,8 @@ class StudyRecord(Record):
 
     @property
     def headline(self) -> str:
-        """The held-out class the study is about: 11, or 111 of three concepts (core.trajectory.headline_class)."""
+        """The held-out class the study is about: 11, or 111 of three concepts
+        (core.trajectory.headline_class)."""
         return headline_class((), {"held_out": list(self.held_out)})
 
 
@@ -253,7 +257,8 @@ class PredictionRecord(Record):
 
 @dataclass(frozen=True, kw_only=True)
 class LeaveOutRecord(Record):
-    """leave_out.json: a pooled law against the baselines, one level of a covariate left out at a time."""
+    """leave_out.json: a pooled law against the baselines, one level of a covariate left out at a
+    time."""
 
     FILE = "leave_out.json"
     WRITER = "python -m fitting.predict --leave-out"
@@ -327,14 +332,16 @@ class ForecastRecord(Record):
     method: str
     methods: list
     label: str = field(default="11", metadata={"key": "class"})
-    # what the pooled methods learned from (source, runs, kind), and each baseline's forecast at the same cut
+    # what the pooled methods learned from (source, runs, kind), and each baseline's forecast at the
+    # same cut
     pool: dict | None = None
     baselines: list | None = None
     # why there is no forecast (method "none"), in words
     reason: str | None = None
 
     def line(self) -> str:
-        """The forecast in one line, as fitting.forecast prints it and pipeline.sweep status shows it."""
+        """The forecast in one line, as fitting.forecast prints it and pipeline.sweep status shows
+        it."""
         c, read = f"class {self.label}", f"read to {self.at:,.0f}"
         if self.observed_behavior_step is not None:
             return f"{c} shown by naive prompting at {self.observed_behavior_step:,.0f} ({read})"
@@ -353,7 +360,8 @@ class ForecastRecord(Record):
 
 @dataclass(frozen=True, kw_only=True)
 class VerdictRecord(Record):
-    """verdict.json: per law and event the errors, the margin, pass or fail, the coverage; the corner."""
+    """verdict.json: per law and event the errors, the margin, pass or fail, the coverage; the
+    corner."""
 
     FILE = "verdict.json"
     WRITER = "python -m fitting.outside score"
@@ -374,7 +382,8 @@ class VerdictRecord(Record):
     b_sign: dict | None = None
     valid: bool = False
     invalid_because: list | None = None
-    # errata.md item 11: the test scored again with the readers as mended (reported beside; not the verdict)
+    # errata.md item 11: the test scored again with the readers as mended (reported beside; not the
+    # verdict)
     mended: dict | None = None
 
 

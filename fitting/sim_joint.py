@@ -3,22 +3,23 @@
   python -m fitting.sim_joint runs/small-c08/trajectories.csv --out runs/joint
   python -m fitting.sim_joint LOG.csv --protocol naive --run color0.8 --seed 0
 
-A per-class fit cannot test sim2: with its own W(0) and signals for each class it bends to any one path.
-The structured identity mapping says more: the training classes (10, 01) and the held-out class (11)
-are read off one map W(t) at different inputs, so one set of signals and one start must draw them all.
-For every run and seed of the log (protocol --protocol), the classes with a concept present are fitted
-three ways, over the same located points:
+A per-class fit cannot test sim2: with its own W(0) and signals for each class it bends to any one
+path. The structured identity mapping says more: the training classes (10, 01) and the held-out
+class (11) are read off one map W(t) at different inputs, so one set of signals and one start must
+draw them all. For every run and seed of the log (protocol --protocol), the classes with a concept
+present are fitted three ways, over the same located points:
 
   sim2 joint      one W(t) for all classes (signals, probe norms, W(0): 6 parameters for 2 concepts)
   sim2 per class  a W(t) of its own for each class (6 parameters each)
-  eq1 per class   Eq. 1 for each class (9 parameters each: switch times, rates, bias, end level, start)
+  eq1 per class   Eq. 1 for each class (9 parameters each: switch times, rates, bias, end level,
+  start)
 
 and scored by AIC over the pooled coordinates, n log(RSS / n) + 2 k (lower is better). Each fit's
-parameters that ended on a bound of the search are named (``at_bounds``): their Wald intervals are not
-valid. Output in --out (default: a 'sim_joint' folder beside the log): sim_joint.json, one record per
-run with each model's AIC, RMSE per class, bounds hit and the joint fit's parameters and paths (drawn by
-figures.sim_joint). Class 00 is left out: its input is zero, so sim2 draws it at the origin whatever its
-parameters.
+parameters that ended on a bound of the search are named (``at_bounds``): their Wald intervals are
+not valid. Output in --out (default: a 'sim_joint' folder beside the log): sim_joint.json, one
+record per run with each model's AIC, RMSE per class, bounds hit and the joint fit's parameters and
+paths (drawn by figures.sim_joint). Class 00 is left out: its input is zero, so sim2 draws it at the
+origin whatever its parameters.
 """
 
 from __future__ import annotations
@@ -73,7 +74,8 @@ def _aic(resid: list[np.ndarray], k: int) -> tuple[float, float, int]:
 
 
 def compare_run(trajs: Sequence[Trajectory]) -> dict:
-    """The three fits of one run's classes (each with a concept present and a located point), scored."""
+    """The three fits of one run's classes (each with a concept present and a located point),
+    scored."""
     located = [t.with_points() for t in trajs]
     joint = fit_sim(located)
     rows = np.cumsum([0] + [t.step.size for t in located])
@@ -134,7 +136,8 @@ def compare_run(trajs: Sequence[Trajectory]) -> dict:
 
 
 def groups(trajs: Sequence[Trajectory], args) -> list[list[Trajectory]]:
-    """The log's runs (run, seed) under --protocol/--run/--seed, each its classes with a concept present."""
+    """The log's runs (run, seed) under --protocol/--run/--seed, each its classes with a concept
+    present."""
     by_run: dict[tuple, list[Trajectory]] = {}
     for t in trajs:
         if t.protocol != args.protocol or (args.run is not None and t.run != args.run):
@@ -184,13 +187,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"wrote {path}")
     for s in skipped:
         print(
-            f"python -m fitting.sim_joint: skipped run={s['run']!r} seed={cli.shown(s['seed'])}: {s['reason']}",
+            f"python -m fitting.sim_joint: skipped run={s['run']!r} seed={cli.shown(s['seed'])}: "
+            f"{s['reason']}",
             file=sys.stderr,
         )
     for r in records:
         scores = ", ".join(f"{m} {r['models'][m]['aic']:.1f}" for m in MODELS)
         print(
-            f"  {r['run'] or '-'} seed={cli.shown(r['seed'])} classes {'/'.join(r['classes'])}: AIC {scores}; preferred {r['preferred']}"
+            f"  {r['run'] or '-'} seed={cli.shown(r['seed'])} classes {'/'.join(r['classes'])}: "
+            f"AIC {scores}; preferred {r['preferred']}"
         )
     return 0
 

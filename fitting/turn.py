@@ -1,9 +1,12 @@
-"""The turn of a trajectory in concept space: where it stops heading for the memorized class and turns.
+"""The turn of a trajectory in concept space: where it stops heading for the memorized class and
+turns.
 
-  python -m fitting.turn RUN_DIR [RUN_DIR ...] [--class 11] [--min-dev 0.05] [--min-angle 30] [--out DIR]
+  python -m fitting.turn RUN_DIR [RUN_DIR ...] [--class 11] [--min-dev 0.05] [--min-angle 30] [--out
+  DIR]
 
-writes RUN_DIR/turn.json (figures.training marks it), or DIR/turn.json (several runs: DIR/<run folder>/turn.json);
-a run among the committed results (results) is left as committed: its turn.json goes under runs/results/.
+writes RUN_DIR/turn.json (figures.training marks it), or DIR/turn.json (several runs: DIR/<run
+folder>/turn.json); a run among the committed results (results) is left as committed: its turn.json
+goes under runs/results/.
 
 Model-free. The path is smoothed lightly (Savitzky-Golay, window 7, in checkpoint order). The
 turn is the checkpoint where the smoothed path lies farthest from the chord joining its start
@@ -12,12 +15,13 @@ turns to 11 is farthest from the chord at its corner. The 95% interval comes fro
 bootstrap: resample the residuals around the smoothed path, smooth again and find the farthest
 point again.
 
-Each class's record also names its *memorized corner*: of the training classes (in three concepts one of four
-corners, never another held-out class's: a sample of 111 read as 011 has dropped a concept, it has not
-memorized a training class), the one its samples were read as most once the training classes are drawn, with
-that share and step, and the step from which its mean path stays farther than 0.15 from that corner
-(``left_memorized_step``; null when it never came near or never left). A path that sits at that corner from
-its first reading and then goes straight to its own has no bend, so no turn, but it has a leaving step.
+Each class's record also names its *memorized corner*: of the training classes (in three concepts
+one of four corners, never another held-out class's: a sample of 111 read as 011 has dropped a
+concept, it has not memorized a training class), the one its samples were read as most once the
+training classes are drawn, with that share and step, and the step from which its mean path stays
+farther than 0.15 from that corner (``left_memorized_step``; null when it never came near or never
+left). A path that sits at that corner from its first reading and then goes straight to its own has
+no bend, so no turn, but it has a leaving step.
 
 A turn is reported only where the path bends: the farthest point must lie at least ``min_dev``
 (and 3 noise sd) from the chord, and the direction must change by at least ``min_angle`` degrees
@@ -34,12 +38,12 @@ from typing import Sequence
 from core import cli
 from fitting.records import TurnRecord
 from core.trajectory import run_log
-from fitting.estimators.turn import NEAR, run_turns
+from fitting.estimators.trajectory_turn import NEAR, run_turns
 
 
 def _outputs(runs: Sequence[Path], out: Path | None) -> dict[Path, Path]:
-    """Each run's turn.json: in the run's folder (committed results: under runs/results/), or under --out (one
-    subfolder per run when there are several); checked before any work."""
+    """Each run's turn.json: in the run's folder (committed results: under runs/results/), or under
+    --out (one subfolder per run when there are several); checked before any work."""
     outs = {}
     for run in runs:
         if not run_log(run).exists():
@@ -122,14 +126,17 @@ def say(run: Path, doc: TurnRecord, labels: Sequence[str] | None) -> None:
         print(f"{run}: class {t['class']} {t['protocol']}: {where}{_memorized(t)}")
     if not doc.turns:
         print(
-            f"{run}: no path to read: the log has no class {', '.join(labels or ['held out'])} with "
-            "concept-space coordinates (an accuracy-only log, or a held-out class it does not hold)",
+            f"{run}: no path to read: the log has no class {', '.join(labels or ['held out'])} "
+            "with "
+            "concept-space coordinates (an accuracy-only log, or a held-out class it does not "
+            "hold)",
             file=sys.stderr,
         )
 
 
 def _memorized(row: dict) -> str:
-    """ "; drawn as 01 (62% at step 2,000), left it at step 3,500", or "" (rows of turn.json before these keys)."""
+    """ "; drawn as 01 (62% at step 2,000), left it at step 3,500", or "" (rows of turn.json before
+    these keys)."""
     mem = row.get("memorized")
     if not mem:
         return ""

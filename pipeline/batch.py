@@ -1,25 +1,29 @@
-"""Many training runs from a job file, PARALLEL at a time, stopped at a deadline and resumed by a rerun.
+"""Many training runs from a job file, PARALLEL at a time, stopped at a deadline and resumed by a
+rerun.
 
-  python -m pipeline.batch JOBS --runs DIR [--parallel N] [--threads T] [--seconds S] [--pack FILE.tgz]
+  python -m pipeline.batch JOBS --runs DIR [--parallel N] [--threads T] [--seconds S] [--pack
+  FILE.tgz]
 
-JOBS holds one run per line, "FOLDER --preset NAME --set KEY=VALUE ..." (# starts a comment), read by
-pipeline.job_file, the one parser of job lines: quotes as the shell takes them, CRLF endings and blank lines
-are fine. Every line is checked first; a bad line stops the batch before anything trains. Each line becomes
-``python -m empirical.train ARGS --out DIR/FOLDER`` (its output appended to DIR/FOLDER.log), a process of
-pipeline.processes (the runner the sweep's local jobs use too), in the file's order,
-N at a time with T CPU threads each. A run still training when S seconds have passed since the start is stopped
-(training is kill-safe) and resumes on a rerun of the same command; a finished run is marked DIR/FOLDER/.finished
-and skipped. A run that fails is named and the others go on.
+JOBS holds one run per line, "FOLDER --preset NAME --set KEY=VALUE ..." (# starts a comment), read
+by pipeline.job_file, the one parser of job lines: quotes as the shell takes them, CRLF endings and
+blank lines are fine. Every line is checked first; a bad line stops the batch before anything
+trains. Each line becomes ``python -m empirical.train ARGS --out DIR/FOLDER`` (its output appended
+to DIR/FOLDER.log), a process of pipeline.processes (the runner the sweep's local jobs use too), in
+the file's order, N at a time with T CPU threads each. A run still training when S seconds have
+passed since the start is stopped (training is kill-safe) and resumes on a rerun of the same
+command; a finished run is marked DIR/FOLDER/.finished and skipped. A run that fails is named and
+the others go on.
 
---pack writes what results/ keeps of every run (python -m pipeline.keep: no checkpoints) and every run's log
-into one .tgz, e.g. the device tool's $OUT/runs.tgz.
+--pack writes what results/ keeps of every run (python -m pipeline.keep: no checkpoints) and every
+run's log into one .tgz, e.g. the device tool's $OUT/runs.tgz.
 
-Exit status: 0 when every run finished or was stopped by the deadline (rerun to resume), 1 when a run failed,
-2 on bad input (nothing started).
+Exit status: 0 when every run finished or was stopped by the deadline (rerun to resume), 1 when a
+run failed, 2 on bad input (nothing started).
 
 Example (a GPU machine, seven runs at a time, 9 minutes):
 
-  python -m pipeline.batch results/ladder/device-jobs.txt --runs runs/device --parallel 7 --seconds 540
+  python -m pipeline.batch results/ladder/device-jobs.txt --runs runs/device --parallel 7 --seconds
+  540
 """
 
 from __future__ import annotations
@@ -43,19 +47,22 @@ TRAIN = ("-m", "empirical.train")  # what runs a line: python TRAIN ARGS --out D
 
 
 def train_one(folder: str, args: list[str], runs: Path, deadline: float, threads: int) -> str:
-    """Train one run (resuming it) until it finishes or the deadline; returns what happened, one line."""
+    """Train one run (resuming it) until it finishes or the deadline; returns what happened, one
+    line."""
     out = runs / folder
     mark, line = out / ".finished", shlex.join(args)
     if mark.is_file() and mark.read_text(errors="replace").strip() == line:
         return f"{folder}: already finished"
-    # no mark, or one of another line (edited since, or an older empty mark): train, which resumes a finished
+    # no mark, or one of another line (edited since, or an older empty mark): train, which resumes a
+    # finished
     # run at once and refuses a folder trained with other settings
     left = deadline - time.monotonic()
     if left < MIN_LEFT:
         return f"{folder}: not started (no time left)"
     out.mkdir(parents=True, exist_ok=True)
     command = [sys.executable, *TRAIN, *args, "--out", str(out)]
-    # the run ends with the batch (kill -9 included): it never trains on past --seconds beside a rerun
+    # the run ends with the batch (kill -9 included): it never trains on past --seconds beside a
+    # rerun
     proc = processes.start(
         command, Path(f"{out}.log"), processes.thread_env(threads), die_with_parent=True
     )

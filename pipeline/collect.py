@@ -5,10 +5,10 @@
 writes DIR/sweep.csv, a trajectory log (docs: core/trajectory.py) with one row per run x class x
 protocol x checkpoint and the run's covariates as extra columns, and DIR/covariates.csv, one row per
 run: ``run``, ``seed``, every config value that varies across the runs, each concept's separation
-``sep_<concept>`` and measured concept signal ``signal_<concept>`` (the pixel MSE between the classes
-that differ only in that concept, empirical.images.data.concept_signal), and ``mask_p`` where any run masks
-prompts. A ``<name>_<concept>`` column belongs to that concept (fitting.predict reads it so).
-Unfinished runs are left out unless --partial.
+``sep_<concept>`` and measured concept signal ``signal_<concept>`` (the pixel MSE between the
+classes that differ only in that concept, empirical.images.dgp.concept_signal), and ``mask_p`` where
+any run masks prompts. A ``<name>_<concept>`` column belongs to that concept (fitting.predict reads
+it so). Unfinished runs are left out unless --partial.
 
 From Python (pandas, an optional extra: pip install 'concept-dynamics[pandas]'):
 
@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from empirical.training.config import TrainConfig, read_run_config
-from empirical.images.data import DataConfig, concept_signal
+from empirical.images.dgp import DataConfig, concept_signal
 from core import cli
 from core.files import atomic_write, plain_or_gz, read_text
 from core.trajectory import UNREADABLE, Trajectory, read_csv, write_csv
@@ -52,7 +52,8 @@ def run_folders(root: str | Path) -> list[Path]:
     root = Path(root)
     if not (root / "runs").is_dir():
         raise ValueError(
-            f"{root}: not a sweep folder (no runs/ inside); give the --out of python -m pipeline.sweep"
+            f"{root}: not a sweep folder (no runs/ inside); give the --out of python -m "
+            "pipeline.sweep"
         )
     return sorted(p for p in (root / "runs").iterdir() if p.is_dir())
 
@@ -112,8 +113,8 @@ class RunData:
         )
 
     def signal(self) -> dict[str, float]:
-        """Each concept's measured concept signal (pixel MSE between the classes differing in it only); none for
-        a faces run (its data are no rendering of separations)."""
+        """Each concept's measured concept signal (pixel MSE between the classes differing in it
+        only); none for a faces run (its data are no rendering of separations)."""
         if self.cfg.celeba:
             return {}
         return dict(
@@ -134,7 +135,8 @@ def read_run(path: Path, name: str | None = None) -> RunData:
 
 
 def read_runs(paths: Sequence[str | Path], *, partial: bool = True) -> list[RunData]:
-    """Every run under ``paths``; run ids are the folder names (the paths, where two names collide)."""
+    """Every run under ``paths``; run ids are the folder names (the paths, where two names
+    collide)."""
     folders = expand(paths)
     names = [p.name for p in folders]
     clash = len(set(names)) < len(names)
@@ -143,7 +145,8 @@ def read_runs(paths: Sequence[str | Path], *, partial: bool = True) -> list[RunD
 
 
 def covariates(runs: Sequence[RunData]) -> list[dict[str, Any]]:
-    """One row per run: run, seed, the config values that vary, sep_<concept>, signal_<concept>, mask_p where used."""
+    """One row per run: run, seed, the config values that vary, sep_<concept>, signal_<concept>,
+    mask_p where used."""
     configs = [r.cfg.to_json() for r in runs]
     varying = [
         k
@@ -178,7 +181,8 @@ def table(runs: Sequence[RunData], rows: Sequence[dict[str, Any]]) -> list[Traje
     concepts = {t.concepts for t in out}
     if len(concepts) > 1:
         raise ValueError(
-            f"the runs log different concepts ({' vs '.join(map(str, concepts))}); collect each set apart"
+            f"the runs log different concepts ({' vs '.join(map(str, concepts))}); collect each "
+            "set apart"
         )
     return out
 
@@ -204,7 +208,8 @@ def write_covariates(path: Path, rows: Sequence[dict[str, Any]]) -> Path:
 
 
 def collect(root: str | Path, *, partial: bool = False) -> tuple[Path, Path, list[RunData]]:
-    """Write ROOT/sweep.csv and ROOT/covariates.csv from a sweep folder; returns the two paths and the runs used."""
+    """Write ROOT/sweep.csv and ROOT/covariates.csv from a sweep folder; returns the two paths and
+    the runs used."""
     root = Path(root)
     everything = read_runs([root])
     runs = [r for r in everything if partial or r.finished]
@@ -223,11 +228,12 @@ def collect(root: str | Path, *, partial: bool = False) -> tuple[Path, Path, lis
 
 
 def load_runs(paths: str | Path | Sequence[str | Path], *, partial: bool = True):
-    """Trajectories of run folders (or sweep folders) joined with their covariates, as a pandas DataFrame.
+    """Trajectories of run folders (or sweep folders) joined with their covariates, as a pandas
+    DataFrame.
 
-    One row per run x class x protocol x checkpoint: the log's columns (step, class, protocol, seed, run,
-    z_<concept>, accuracy, shares, ...) and the covariates (as in covariates.csv). ``class``, ``run``,
-    ``protocol`` and ``setting`` are strings; an empty cell is NaN."""
+    One row per run x class x protocol x checkpoint: the log's columns (step, class, protocol, seed,
+    run, z_<concept>, accuracy, shares, ...) and the covariates (as in covariates.csv). ``class``,
+    ``run``, ``protocol`` and ``setting`` are strings; an empty cell is NaN."""
     pd = _pandas("load_runs")
     runs = [
         r
@@ -247,10 +253,10 @@ def load_runs(paths: str | Path | Sequence[str | Path], *, partial: bool = True)
 
 
 def read_metrics(run: str | Path | Sequence[str | Path], kind: str = "train"):
-    """A run's metrics.jsonl as a pandas DataFrame: ``train`` records (step, loss terms in bits/dim, gamma_0,
-    gamma_1, grad_norm, wall_s, images_per_s), or ``eval`` records, one row per step x class (z_<concept>,
-    accuracy, unreadable share, eval_s). Several runs (a list, as load_runs takes): one frame with a ``run``
-    column, the run folder's name."""
+    """A run's metrics.jsonl as a pandas DataFrame: ``train`` records (step, loss terms in bits/dim,
+    gamma_0, gamma_1, grad_norm, wall_s, images_per_s), or ``eval`` records, one row per step x
+    class (z_<concept>, accuracy, unreadable share, eval_s). Several runs (a list, as load_runs
+    takes): one frame with a ``run`` column, the run folder's name."""
     pd = _pandas("read_metrics")
     if kind not in ("train", "eval"):
         raise ValueError(f"kind={kind!r}: valid: train, eval")

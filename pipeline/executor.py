@@ -1,7 +1,8 @@
-"""Where a sweep's jobs run and how it follows them: the executor for --executor (processes on this machine,
-this process, or submitit's SLURM arrays), the threads each job gets, the shared probes trained first, and the loop that
-submits the runs at most --max-parallel at once, waits for runs another process holds, and reports each job's
-end (its error line from the job log when submitit gives none). Interrupts stop local jobs, never lose a run.
+"""Where a sweep's jobs run and how it follows them: the executor for --executor (processes on this
+machine, this process, or submitit's SLURM arrays), the threads each job gets, the shared probes
+trained first, and the loop that submits the runs at most --max-parallel at once, waits for runs
+another process holds, and reports each job's end (its error line from the job log when submitit
+gives none). Interrupts stop local jobs, never lose a run.
 """
 
 from __future__ import annotations
@@ -37,8 +38,9 @@ def cores() -> int:
 
 
 def job_threads(args: argparse.Namespace, env) -> int:
-    """Threads per job: --cpus-per-job, else the cores divided by --max-parallel (local) or 4 (slurm), never more
-    than a positive OMP_NUM_THREADS the user set (a user's thread cap is theirs to set)."""
+    """Threads per job: --cpus-per-job, else the cores divided by --max-parallel (local) or 4
+    (slurm), never more than a positive OMP_NUM_THREADS the user set (a user's thread cap is theirs
+    to set)."""
     if args.cpus_per_job:
         return args.cpus_per_job
     default = 4 if args.executor == "slurm" else max(1, cores() // args.max_parallel)
@@ -47,8 +49,8 @@ def job_threads(args: argparse.Namespace, env) -> int:
 
 
 def make_executor(args: argparse.Namespace, folder: Path, threads: int):
-    """The executor for --executor: processes on this machine (local), this process (debug), or submitit's SLURM
-    executor with the job resources set (the only one that needs submitit)."""
+    """The executor for --executor: processes on this machine (local), this process (debug), or
+    submitit's SLURM executor with the job resources set (the only one that needs submitit)."""
     if args.executor == "local":
         return processes.ProcessExecutor(folder, threads, args.gpus_per_job, args.timeout_min)
     if args.executor == "debug":
@@ -57,7 +59,8 @@ def make_executor(args: argparse.Namespace, folder: Path, threads: int):
         import submitit
     except ImportError:
         raise cli.UsageError(
-            "python -m pipeline.sweep --executor slurm needs submitit: pip install 'concept-dynamics[sweep]' "
+            "python -m pipeline.sweep --executor slurm needs submitit: pip install "
+            "'concept-dynamics[sweep]' "
             "(or pip install submitit); --executor local needs nothing more"
         ) from None
     ex = submitit.AutoExecutor(folder=folder, cluster="slurm")
@@ -78,7 +81,8 @@ def make_executor(args: argparse.Namespace, folder: Path, threads: int):
 
 @dataclass
 class Follow:
-    """The jobs of a sweep as they run: queued, running, done, failed, and runs in use elsewhere (busy)."""
+    """The jobs of a sweep as they run: queued, running, done, failed, and runs in use elsewhere
+    (busy)."""
 
     specs: dict[str, plan.RunSpec]
     queued: list[str]
@@ -128,8 +132,9 @@ def job_log(job) -> Path | None:
 
 
 def with_cause(message: str, log: Path | str | None) -> str:
-    """A failed job's message with its cause from the job log when the message itself has none (submitit reports
-    a job that died in its own code as 'failed during processing with trace: -----')."""
+    """A failed job's message with its cause from the job log when the message itself has none
+    (submitit reports a job that died in its own code as 'failed during processing with trace:
+    -----')."""
     if message.strip(" -:") and "with trace" not in message:
         return message
     cause = last_error(log)
@@ -145,8 +150,9 @@ def follow(
     *,
     progress: bool = True,
 ) -> Follow:
-    """Submit the runs' jobs and follow them to the end (local and debug: at most --max-parallel at once;
-    slurm: one array). Runs found in use by another process are resubmitted once their lock is free."""
+    """Submit the runs' jobs and follow them to the end (local and debug: at most --max-parallel at
+    once; slurm: one array). Runs found in use by another process are resubmitted once their lock is
+    free."""
     state = Follow({s.name: s for s in specs}, [s.name for s in specs])
     bar = progress_bar(total=len(specs), desc="sweep", unit="run", enabled=progress)
     limit = {"local": args.max_parallel, "debug": 1}.get(args.executor, len(specs))
@@ -184,15 +190,16 @@ def follow(
 
 @contextlib.contextmanager
 def starting_local_jobs(executor: str) -> Iterator[None]:
-    """While local jobs start. They inherit SIGINT blocked, so Ctrl-C reaches the sweep alone, which stops them
-    with SIGTERM (:func:`stop`), instead of every job printing its own KeyboardInterrupt. An
-    interrupt that arrives meanwhile (Ctrl-C, or SIGTERM) is held, not lost, and raised as KeyboardInterrupt
-    once the jobs have started, so the sweep knows every job it has to stop."""
+    """While local jobs start. They inherit SIGINT blocked, so Ctrl-C reaches the sweep alone, which
+    stops them with SIGTERM (:func:`stop`), instead of every job printing its own KeyboardInterrupt.
+    An interrupt that arrives meanwhile (Ctrl-C, or SIGTERM) is held, not lost, and raised as
+    KeyboardInterrupt once the jobs have started, so the sweep knows every job it has to stop."""
     if executor != "local":
         yield
         return
     held: list[int] = []
-    # the children inherit this thread's mask; another thread of the sweep (tqdm's monitor) may still take a
+    # the children inherit this thread's mask; another thread of the sweep (tqdm's monitor) may
+    # still take a
     # Ctrl-C, so the sweep's own handlers record it instead of raising in the middle of a submission
     mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     handlers = {  # a sweep started in the background keeps ignoring Ctrl-C
@@ -212,8 +219,9 @@ def starting_local_jobs(executor: str) -> Iterator[None]:
 
 
 def stop(job) -> None:
-    """Stop a local job: SIGTERM to its process, which ends it (the run resumes from its last checkpoint). Ctrl-C
-    never reaches a job (it starts with SIGINT blocked), and a sweep started in the background ignores it."""
+    """Stop a local job: SIGTERM to its process, which ends it (the run resumes from its last
+    checkpoint). Ctrl-C never reaches a job (it starts with SIGINT blocked), and a sweep started in
+    the background ignores it."""
     process = getattr(job, "_process", None)
     if process is not None and process.poll() is None:
         process.send_signal(signal.SIGTERM)
@@ -236,8 +244,8 @@ def probe_jobs(
 def run_probes(
     ex, args: argparse.Namespace, need: dict[str, jobs.ProbeJob]
 ) -> tuple[list[str], list[str]]:
-    """Train the missing probes: wait for them (local, debug), or return their SLURM job ids for the runs to depend
-    on. Returns (job ids, failures)."""
+    """Train the missing probes: wait for them (local, debug), or return their SLURM job ids for the
+    runs to depend on. Returns (job ids, failures)."""
     if not need:
         return [], []
     submitted, failures = {}, []
@@ -267,7 +275,8 @@ def run_probes(
 def submit_and_leave(
     ex, out: Path, todo: Sequence[plan.RunSpec], make_job, depend: list[str]
 ) -> int:
-    """--no-wait (SLURM): submit the runs as one array (after the probe job, if any: `depend`) and return."""
+    """--no-wait (SLURM): submit the runs as one array (after the probe job, if any: `depend`) and
+    return."""
     with ex.batch():
         submitted = [ex.submit(make_job(s)) for s in todo]
     ids = sorted({j.job_id.split("_")[0] for j in submitted})

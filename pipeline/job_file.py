@@ -4,13 +4,14 @@
 
   python -m pipeline.job_file JOBS [JOBS ...] [--runs DIR]
 
-checks every line as ``python -m empirical.train ARGS --out DIR/FOLDER`` would take it (its flags, the
-preset, every --set value, the run folder), reading and training nothing, and exits 2 naming each bad line
-(file, line number, folder, what is wrong): a folder named twice (in any spelling: 'a', './a' and 'a/' are
-one folder), a folder outside the runs folder (absolute, or through '..'), a line that names its own --out,
-a line asking only for help or the version (it would train nothing and be marked finished), or arguments
-python -m empirical.train refuses. pipeline.batch runs it before a batch starts, so a bad line
-costs seconds instead of a GPU session's minutes. Exit 0 when every line is good.
+checks every line as ``python -m empirical.train ARGS --out DIR/FOLDER`` would take it (its flags,
+the preset, every --set value, the run folder), reading and training nothing, and exits 2 naming
+each bad line (file, line number, folder, what is wrong): a folder named twice (in any spelling:
+'a', './a' and 'a/' are one folder), a folder outside the runs folder (absolute, or through '..'), a
+line that names its own --out, a line asking only for help or the version (it would train nothing
+and be marked finished), or arguments python -m empirical.train refuses. pipeline.batch runs it
+before a batch starts, so a bad line costs seconds instead of a GPU session's minutes. Exit 0 when
+every line is good.
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ from core.files import read_text
 
 
 def folder_name(path: Path, number: int, written: str) -> str:
-    """A line's folder in one spelling ('./a/' and 'a//' are 'a'), refused where it would leave the runs folder."""
+    """A line's folder in one spelling ('./a/' and 'a//' are 'a'), refused where it would leave the
+    runs folder."""
     where = f"{path}:{number} ({written})"
     if written.startswith(("/", "~")) or PureWindowsPath(written).drive:
         raise cli.UsageError(f"{where}: the folder must be relative, under the runs folder")
@@ -40,7 +42,8 @@ def folder_name(path: Path, number: int, written: str) -> str:
 
 
 def lines(path: Path) -> list[tuple[int, str, list[str]]]:
-    """(line number, folder, train arguments) of every run line of a job file (the one parser of job lines)."""
+    """(line number, folder, train arguments) of every run line of a job file (the one parser of job
+    lines)."""
     out = []
     for number, text in enumerate(read_text(path, "job file").splitlines(), 1):
         try:
@@ -53,7 +56,8 @@ def lines(path: Path) -> list[tuple[int, str, list[str]]]:
 
 
 def _train_refuses(args: list[str], out: Path) -> str | None:
-    """What python -m empirical.train says about these arguments with --check-args (None: nothing)."""
+    """What python -m empirical.train says about these arguments with --check-args (None:
+    nothing)."""
     from empirical import train
 
     said = io.StringIO()

@@ -1,10 +1,12 @@
-"""What results/ keeps of a training run, no checkpoints: its config, metrics (gzip-compressed: every reader takes
-metrics.jsonl.gz as it takes metrics.jsonl), trajectories and their meta, the over-prompting record, the last
-sample grid, and RUN_DIR.log (the batch runner's log of the run) as train.log.
+"""What results/ keeps of a training run, no checkpoints: its config, metrics (gzip-compressed:
+every reader takes metrics.jsonl.gz as it takes metrics.jsonl), trajectories and their meta, the
+over-prompting record, the last sample grid, and RUN_DIR.log (the batch runner's log of the run) as
+train.log.
 
   python -m pipeline.keep RUN_DIR DEST_DIR      # copy them into DEST_DIR (made if missing)
 
-``pipeline.batch --pack`` packs the same files (:func:`kept_files`); ``results/ladder/keep.sh`` calls this.
+``pipeline.batch --pack`` packs the same files (:func:`kept_files`); ``results/ladder/keep.sh``
+calls this.
 """
 
 from __future__ import annotations
@@ -28,7 +30,8 @@ def _step(grid: Path) -> int:
 
 
 def kept_files(run: Path) -> list[Path]:
-    """The files of ``run`` results/ keeps, in a fixed order (the last sample grid by step number, not by name)."""
+    """The files of ``run`` results/ keeps, in a fixed order (the last sample grid by step number,
+    not by name)."""
     run = Path(run)
     files = [run / name for name in (*KEPT, OVERPROMPT) if (run / name).is_file()]
     grids = sorted((run / "samples").glob("step_*.png"), key=_step)
@@ -46,7 +49,8 @@ def kept_name(run: Path, path: Path) -> str:
 
 
 def another_run(run: Path, dest: Path) -> str | None:
-    """Why ``dest`` holds another run than ``run`` (its config's training settings differ), or None."""
+    """Why ``dest`` holds another run than ``run`` (its config's training settings differ), or
+    None."""
     theirs, mine = dest / "config.json", run / "config.json"
     if not theirs.is_file() or theirs.is_symlink():
         return None
@@ -69,13 +73,14 @@ def another_run(run: Path, dest: Path) -> str | None:
 
 
 def keep(run: Path, dest: Path) -> list[str]:
-    """Copy what results/ keeps of ``run`` into ``dest`` (metrics compressed, the newer log replacing an older
-    copy; every file written whole, never through a symbolic link); returns the names written. A ``dest`` that
-    holds another run is refused (ValueError naming both)."""
+    """Copy what results/ keeps of ``run`` into ``dest`` (metrics compressed, the newer log
+    replacing an older copy; every file written whole, never through a symbolic link); returns the
+    names written. A ``dest`` that holds another run is refused (ValueError naming both)."""
     other = another_run(run, dest)
     if other:
         raise ValueError(
-            f"DEST_DIR {dest}: holds another run than {run} ({other}); keep each run in its own folder"
+            f"DEST_DIR {dest}: holds another run than {run} ({other}); keep each run in its own "
+            "folder"
         )
     written = []
     for path in kept_files(run):

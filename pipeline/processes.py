@@ -1,14 +1,16 @@
-"""Jobs as processes on this machine: the one runner under ``python -m pipeline.batch`` (a job file's lines, each
-a ``python -m empirical.train`` process) and the sweep's ``--executor local`` (each job a Python callable, pickled
-and run by ``python -m pipeline.processes JOB.pkl``), so neither needs submitit.
+"""Jobs as processes on this machine: the one runner under ``python -m pipeline.batch`` (a job
+file's lines, each a ``python -m empirical.train`` process) and the sweep's ``--executor local``
+(each job a Python callable, pickled and run by ``python -m pipeline.processes JOB.pkl``), so
+neither needs submitit.
 
-A process gets its own log, its threads capped (every pool in THREAD_VARIABLES), and a stop that asks first
-(SIGTERM, then SIGKILL after GRACE seconds: training is kill-safe, so neither loses more than the steps since the
-last checkpoint). A callable's job (plain pickle: a module-level function or object, not a lambda) runs in a
-worker that unwinds on SIGTERM (its run's lock released, a chained step it started stopped too) and writes its
-result (or its error line; the traceback goes to its log) beside its log; a job whose process ended without one
-(killed, out of memory) fails with the last error line of its log. Job ids are unique (host, pid, time, a
-random part), so a rerun never reads an earlier job's files.
+A process gets its own log, its threads capped (every pool in THREAD_VARIABLES), and a stop that
+asks first (SIGTERM, then SIGKILL after GRACE seconds: training is kill-safe, so neither loses more
+than the steps since the last checkpoint). A callable's job (plain pickle: a module-level function
+or object, not a lambda) runs in a worker that unwinds on SIGTERM (its run's lock released, a
+chained step it started stopped too) and writes its result (or its error line; the traceback goes to
+its log) beside its log; a job whose process ended without one (killed, out of memory) fails with
+the last error line of its log. Job ids are unique (host, pid, time, a random part), so a rerun
+never reads an earlier job's files.
 """
 
 from __future__ import annotations
@@ -40,8 +42,8 @@ SUBMITTED = "_submitted.pkl"
 
 
 def thread_env(threads: int, gpus: Sequence[str] | None = None) -> dict[str, str]:
-    """This process's environment with every thread pool capped at ``threads`` and, where ``gpus`` is given, only
-    those GPUs visible (an empty list: none)."""
+    """This process's environment with every thread pool capped at ``threads`` and, where ``gpus``
+    is given, only those GPUs visible (an empty list: none)."""
     env = os.environ | {name: str(threads) for name in THREAD_VARIABLES}
     if gpus is not None:
         env["CUDA_VISIBLE_DEVICES"] = ",".join(gpus)
@@ -49,8 +51,8 @@ def thread_env(threads: int, gpus: Sequence[str] | None = None) -> dict[str, str
 
 
 def visible_gpus(wanted: int, env=os.environ) -> list[str]:
-    """The first ``wanted`` GPUs of those this process sees (CUDA_VISIBLE_DEVICES where set, else 0, 1, ...);
-    ValueError where it lists fewer."""
+    """The first ``wanted`` GPUs of those this process sees (CUDA_VISIBLE_DEVICES where set, else 0,
+    1, ...); ValueError where it lists fewer."""
     if "CUDA_VISIBLE_DEVICES" not in env:
         return [str(k) for k in range(wanted)]
     listed = [g.strip() for g in env["CUDA_VISIBLE_DEVICES"].split(",") if g.strip()]
@@ -63,8 +65,8 @@ def visible_gpus(wanted: int, env=os.environ) -> list[str]:
 
 
 def _die_with_parent() -> None:
-    """In the child, before it runs (Linux): the kernel sends it SIGTERM when its parent dies, kill -9 included,
-    so a killed batch leaves no run training on past its deadline beside a rerun."""
+    """In the child, before it runs (Linux): the kernel sends it SIGTERM when its parent dies, kill
+    -9 included, so a killed batch leaves no run training on past its deadline beside a rerun."""
     try:
         import ctypes
 
@@ -82,7 +84,8 @@ def start(
     die_with_parent: bool = False,
 ):
     """Start ``argv`` with its output appended to ``log`` (its error output to ``err`` where given);
-    ``die_with_parent``: the child ends when the thread that started it dies (:func:`_die_with_parent`)."""
+    ``die_with_parent``: the child ends when the thread that started it dies
+    (:func:`_die_with_parent`)."""
     log.parent.mkdir(parents=True, exist_ok=True)
     with open(log, "a") as out, open(err or os.devnull, "a") as errors:
         return subprocess.Popen(
@@ -108,7 +111,8 @@ def end(proc: subprocess.Popen) -> None:
 
 
 def last_error(log: Path | str | None, lines: int = 200) -> str | None:
-    """The last error line of a job's log (``SomeError: what``), or its last non-empty line; None without a log."""
+    """The last error line of a job's log (``SomeError: what``), or its last non-empty line; None
+    without a log."""
     if log is None or not Path(log).is_file():
         return None
     tail = [
@@ -139,8 +143,8 @@ class Paths:
 
 
 class ProcessJob:
-    """A callable running in its own process (see :class:`ProcessExecutor`): ``done()``, ``result()``, and
-    ``_process`` (the Popen the sweep stops on an interrupt)."""
+    """A callable running in its own process (see :class:`ProcessExecutor`): ``done()``,
+    ``result()``, and ``_process`` (the Popen the sweep stops on an interrupt)."""
 
     def __init__(self, job_id: str, paths: Paths, process: subprocess.Popen, timeout_s: float):
         self.job_id, self.paths, self._process = job_id, paths, process
@@ -181,8 +185,9 @@ class ProcessJob:
 
 
 class ProcessExecutor:
-    """Run callables as processes on this machine, each with ``threads`` threads, ``gpus`` GPUs visible and a time
-    limit; their files go in ``folder`` (JOBID_submitted.pkl, JOBID_result.pkl, JOBID_log.out, JOBID_log.err)."""
+    """Run callables as processes on this machine, each with ``threads`` threads, ``gpus`` GPUs
+    visible and a time limit; their files go in ``folder`` (JOBID_submitted.pkl, JOBID_result.pkl,
+    JOBID_log.out, JOBID_log.err)."""
 
     def __init__(self, folder: Path, threads: int, gpus: int = 0, timeout_min: float = 10080):
         self.folder, self.threads, self.timeout_min = Path(folder), threads, timeout_min
@@ -210,7 +215,8 @@ class ProcessExecutor:
 
 
 class Finished:
-    """A job run already (by :class:`InProcessExecutor`): ``done()`` is true, ``result()`` returns or raises."""
+    """A job run already (by :class:`InProcessExecutor`): ``done()`` is true, ``result()`` returns
+    or raises."""
 
     job_id = "in-process"
     paths = None
@@ -231,14 +237,16 @@ class Finished:
 
 
 class InProcessExecutor:
-    """Run callables in this process, one after the other, as they are submitted (the sweep's --executor debug)."""
+    """Run callables in this process, one after the other, as they are submitted (the sweep's
+    --executor debug)."""
 
     def submit(self, fn: Callable[[], Any]) -> Finished:
         return Finished(fn)
 
 
 class Stopped(SystemExit):
-    """SIGTERM in a worker: the job unwinds (locks released, a chained step stopped) and the process ends."""
+    """SIGTERM in a worker: the job unwinds (locks released, a chained step stopped) and the process
+    ends."""
 
 
 def _stopped(signum, frame):
@@ -246,8 +254,9 @@ def _stopped(signum, frame):
 
 
 def work(job: Path) -> int:
-    """The worker: load the pickled callable (``JOBID_submitted.pkl``), call it, and pickle (True, its value) or
-    (False, its error line) as ``JOBID_result.pkl``; the traceback goes to the error log."""
+    """The worker: load the pickled callable (``JOBID_submitted.pkl``), call it, and pickle (True,
+    its value) or (False, its error line) as ``JOBID_result.pkl``; the traceback goes to the error
+    log."""
     if not job.name.endswith(SUBMITTED):
         print(
             f"{job}: not a job file (JOBID{SUBMITTED}, written by ProcessExecutor)", file=sys.stderr

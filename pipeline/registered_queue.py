@@ -1,18 +1,20 @@
-"""Train a registered test's runs, one at a time, only after its registration is committed; rerun to resume.
+"""Train a registered test's runs, one at a time, only after its registration is committed; rerun to
+resume.
 
   python -m pipeline.registered_queue FOLDER [--runs DIR] [--threads 2] [--hours H]
 
-FOLDER holds preregistration.json (committed, an ancestor of HEAD: no run may start before it) and jobs.txt (one
-run a line: ``NAME ARGS...`` for python -m empirical.train, as pipeline.batch reads a job file). Each line is
-trained as pipeline.batch trains one (``python -m empirical.train ARGS --out DIR/NAME``, its output in
-DIR/NAME.log, DIR defaulting to runs/<FOLDER's path under results/>); a finished run is marked and skipped on a
-rerun, an unfinished one resumes from its last checkpoint. What results/ keeps of each finished run (python -m
-pipeline.keep: no checkpoints) is copied to FOLDER/runs/NAME, and a run kept there whole is skipped too (a new
-checkout has no DIR). After each run every kept run is checked against the registration, reading no event: it
-finished, its probe is the registered one, its first stamp's commit descends from the registration's commit and
-every stamp trained in the registered arithmetic. The queue stops at one that is not. With --hours, no run starts
-that would not finish within H hours (a run takes the registration's ``run_minutes``, or the longest this queue
-has taken).
+FOLDER holds preregistration.json (committed, an ancestor of HEAD: no run may start before it) and
+jobs.txt (one run a line: ``NAME ARGS...`` for python -m empirical.train, as pipeline.batch reads a
+job file). Each line is trained as pipeline.batch trains one (``python -m empirical.train ARGS --out
+DIR/NAME``, its output in DIR/NAME.log, DIR defaulting to runs/<FOLDER's path under results/>); a
+finished run is marked and skipped on a rerun, an unfinished one resumes from its last checkpoint.
+What results/ keeps of each finished run (python -m pipeline.keep: no checkpoints) is copied to
+FOLDER/runs/NAME, and a run kept there whole is skipped too (a new checkout has no DIR). After each
+run every kept run is checked against the registration, reading no event: it finished, its probe is
+the registered one, its first stamp's commit descends from the registration's commit and every stamp
+trained in the registered arithmetic. The queue stops at one that is not. With --hours, no run
+starts that would not finish within H hours (a run takes the registration's ``run_minutes``, or the
+longest this queue has taken).
 """
 
 from __future__ import annotations
@@ -37,7 +39,8 @@ def registering_commit(reg: Path) -> str:
     found = added(reg)
     if found is None:
         raise SystemExit(
-            f"registered_queue: {reg} is not committed (or the clone is shallow); commit the registration "
+            f"registered_queue: {reg} is not committed (or the clone is shallow); commit the "
+            "registration "
             "before any run starts"
         )
     ok = subprocess.run(["git", "merge-base", "--is-ancestor", found[0], "HEAD"], cwd=ROOT)
@@ -108,7 +111,8 @@ def main(argv: list[str] | None = None) -> int:
     reg = read_json(reg_path, "registration")["queue"]
     if precision() != reg["precision"]:
         raise SystemExit(
-            f"registered_queue: this machine trains in {precision()}, the registration says {reg['precision']}"
+            f"registered_queue: this machine trains in {precision()}, the registration says "
+            f"{reg['precision']}"
         )
     rel = (
         folder.relative_to(ROOT / "results")

@@ -1,38 +1,42 @@
-"""Run a grid of training runs (processes on this machine, or SLURM job arrays with submitit), then collect them.
+"""Run a grid of training runs (processes on this machine, or SLURM job arrays with submitit), then
+collect them.
 
   python -m pipeline.sweep --preset PRESET --grid KEY=V1,V2,.. [--grid ...] [--set KEY=VALUE ...]
          [--then 'STEP [ARGS]' ...] --executor {local,slurm,debug} [--max-parallel N]
-         [--cpus-per-job C] [--gpus-per-job G] [--timeout-min M] [--slurm-partition P] [--no-wait] --out DIR
+         [--cpus-per-job C] [--gpus-per-job G] [--timeout-min M] [--slurm-partition P] [--no-wait]
+         --out DIR
   python -m pipeline.sweep collect DIR     # DIR/sweep.csv and DIR/covariates.csv
-  python -m pipeline.sweep status DIR      # what each run has done, what runs, what failed (and its log);
+  python -m pipeline.sweep status DIR      # what each run has done, what runs, what failed (and its
+  log);
                                             # exit 1 when a run or stage failed
 
 The runs are the product of the --grid values (every --set key is a grid key, seeds included: --grid
-seed=0,1,2; tuple values are separated by ';': --grid 'channels=16,32;32,64'), each an ordinary run of
-empirical.train in DIR/runs/<key=value,...>/ (config.json, trajectories.csv, metrics.jsonl,
+seed=0,1,2; tuple values are separated by ';': --grid 'channels=16,32;32,64'), each an ordinary run
+of empirical.train in DIR/runs/<key=value,...>/ (config.json, trajectories.csv, metrics.jsonl,
 checkpoints). Every run reads one shared probe, DIR/probe/<concepts>-<resolution>px, trained once by
 a job the runs wait for. After training, each --then step runs on the run folder, in order:
 
   elicit ARGS      python -m empirical.elicit RUN ARGS          (e.g. --then 'elicit --every 3')
-  capability ARGS  python -m fitting.capability RUN ARGS   (capability-figure: figures.capability RUN)
-  turn ARGS        python -m fitting.turn RUN ARGS
-  fit ARGS         python -m fitting.fit RUN/trajectories.csv ARGS   (fit-figure: figures.fit RUN/fit)
-  figure ARGS      python -m figures.training RUN ARGS
+  capability ARGS  python -m fitting.capability RUN ARGS   (capability-figure: figures.capability
+  RUN) turn ARGS        python -m fitting.turn RUN ARGS
+  fit ARGS         python -m fitting.fit RUN/trajectories.csv ARGS   (fit-figure: figures.fit
+  RUN/fit) figure ARGS      python -m figures.training RUN ARGS
 
 so a whole study is one command. Every step's flags and values are checked by its own command
 (``--check-args``: it reads and writes nothing) before anything is written, and a step that fails
-later is reported with its own error line. Each run folder is locked while a job works on it (two sweeps, or a
-resubmission, never train one run at once); each finished stage is recorded in RUN/stages.json. Run
-the same command again at any time: finished runs are skipped (nothing is submitted when all are
-done), interrupted ones resume from their last checkpoint, runs in use by another process are waited
-for, and new --then steps run on runs that have trained.
+later is reported with its own error line. Each run folder is locked while a job works on it (two
+sweeps, or a resubmission, never train one run at once); each finished stage is recorded in
+RUN/stages.json. Run the same command again at any time: finished runs are skipped (nothing is
+submitted when all are done), interrupted ones resume from their last checkpoint, runs in use by
+another process are waited for, and new --then steps run on runs that have trained.
 
 Executors: local (jobs are processes on this machine, started by pipeline.processes, the runner
-pipeline.batch uses too: no submitit needed; at most --max-parallel at once, default 1, each stopped after
+pipeline.batch uses too: no submitit needed; at most --max-parallel at once, default 1, each stopped
+after
 --timeout-min and seeing --gpus-per-job GPUs, none by default,
-each capped to --cpus-per-job threads, default the cores divided by --max-parallel, or OMP_NUM_THREADS
-where you set it lower: two torch jobs with default threads on two cores were measured 30x slower); slurm
-(submitit, pip install 'concept-dynamics[sweep]': one job array, at most
+each capped to --cpus-per-job threads, default the cores divided by --max-parallel, or
+OMP_NUM_THREADS where you set it lower: two torch jobs with default threads on two cores were
+measured 30x slower); slurm (submitit, pip install 'concept-dynamics[sweep]': one job array, at most
 --max-parallel tasks at once, --slurm-partition, --gpus-per-job, --cpus-per-job, --timeout-min;
 preempted or timed-out tasks are requeued and resume); debug (in this process, one after the other).
 The command follows the jobs with a progress bar (runs done / running / failed) and lists the failed
@@ -133,7 +137,8 @@ def _job_arguments(parser: argparse.ArgumentParser) -> None:
         type=int,
         default=None,
         metavar="C",
-        help="CPU cores (and threads) per job (default: local, the cores divided by --max-parallel; slurm 4; "
+        help="CPU cores (and threads) per job (default: local, the cores divided by "
+        "--max-parallel; slurm 4; "
         "never more than OMP_NUM_THREADS where it is set)",
     )
     parser.add_argument(
@@ -148,7 +153,8 @@ def _job_arguments(parser: argparse.ArgumentParser) -> None:
         type=int,
         default=None,
         metavar="M",
-        help="wall-clock limit per job in minutes (default: local 10080, slurm 1440): a local job is stopped "
+        help="wall-clock limit per job in minutes (default: local 10080, slurm 1440): a local "
+        "job is stopped "
         "(rerun to resume), a slurm job requeued",
     )
     parser.add_argument("--slurm-partition", default=None, metavar="P", help="SLURM partition")
@@ -183,7 +189,8 @@ def _checked(args: argparse.Namespace) -> argparse.Namespace:
 
 
 def run_sweep(argv: Sequence[str] | None) -> int:
-    """Train the runs of the grid that are not done and run their steps (see the module docstring)."""
+    """Train the runs of the grid that are not done and run their steps (see the module
+    docstring)."""
     args = parse_args(argv)
     if args.preset not in TRAIN_PRESETS:
         raise ValueError(f"--preset {args.preset!r}: valid: {', '.join(TRAIN_PRESETS)}")
@@ -198,7 +205,8 @@ def run_sweep(argv: Sequence[str] | None) -> int:
         return 0
     if args.executor == "slurm" and shutil.which("sbatch") is None:
         raise ValueError(
-            "--executor slurm: no SLURM here (sbatch is not on PATH); use --executor local on this machine"
+            "--executor slurm: no SLURM here (sbatch is not on PATH); use --executor local on "
+            "this machine"
         )
     for spec in specs:
         check_folder(out / "runs" / spec.name, spec.cfg)
@@ -219,13 +227,15 @@ def _launch(
     specs: Sequence[plan.RunSpec],
     todo: Sequence[plan.RunSpec],
 ) -> int:
-    """Submit the runs still to do (after their shared probes) and follow them, or leave (--no-wait)."""
+    """Submit the runs still to do (after their shared probes) and follow them, or leave
+    (--no-wait)."""
     threads = job_threads(args, os.environ)
     command = tuple(getattr(sys, "orig_argv", sys.argv))
     _write_sweep_file(args, out, specs, command)
     ex = make_executor(args, out / "logs", threads)
     print(
-        f"sweep: {len(todo)} of {len(specs)} runs to do in {out}/runs ({args.executor}, {args.max_parallel} at once, "
+        f"sweep: {len(todo)} of {len(specs)} runs to do in {out}/runs ({args.executor}, "
+        f"{args.max_parallel} at once, "
         f"{threads} threads each)",
         file=sys.stderr,
     )
@@ -270,8 +280,8 @@ def _launch(
 def _probes_first(
     ex, args: argparse.Namespace, out: Path, todo: Sequence[plan.RunSpec], threads: int
 ) -> list[str] | None:
-    """Train the shared probes the runs lack (SLURM: queue them, and the runs after them). Returns the probe
-    jobs the runs depend on, or None when a probe failed (then no run starts)."""
+    """Train the shared probes the runs lack (SLURM: queue them, and the runs after them). Returns
+    the probe jobs the runs depend on, or None when a probe failed (then no run starts)."""
     depend, failures = run_probes(
         ex, args, probe_jobs(todo, out, threads, args.executor != "debug")
     )
@@ -288,7 +298,8 @@ def _probes_first(
 def _write_sweep_file(
     args: argparse.Namespace, out: Path, specs: Sequence[plan.RunSpec], command: tuple
 ) -> None:
-    """DIR/sweep.json: the command's settings and every run's folder name (status lists runs not started)."""
+    """DIR/sweep.json: the command's settings and every run's folder name (status lists runs not
+    started)."""
     doc = {
         "preset": args.preset,
         "grid": args.grid,
@@ -312,8 +323,8 @@ def _report(out: Path, finished: int, total: int, failed: dict[str, str]) -> int
 
 
 def _forecast(run: Path) -> str:
-    """'; class 11 composes ~ step 6,400 [5,200, 8,100], p 0.86 by 10,000 (...)' where a forecast step (or
-    fitting.forecast --watch --json RUN/forecast.json) wrote one; '' otherwise."""
+    """'; class 11 composes ~ step 6,400 [5,200, 8,100], p 0.86 by 10,000 (...)' where a forecast
+    step (or fitting.forecast --watch --json RUN/forecast.json) wrote one; '' otherwise."""
     path = run / ForecastRecord.FILE
     if not path.exists():
         return ""
@@ -327,7 +338,8 @@ def status(argv: Sequence[str] | None) -> int:
     parser = cli.parser(
         "pipeline.sweep status",
         "What each run of a sweep has done: python -m pipeline.sweep status DIR\n\n"
-        "Exit codes: 0 when no run or stage has failed (done, running, interrupted or not started), 1 when "
+        "Exit codes: 0 when no run or stage has failed (done, running, interrupted or not "
+        "started), 1 when "
         "any has (each named with its error and log), 2 for bad input.",
     )
     parser.add_argument("dir", type=Path, metavar="DIR")
@@ -343,7 +355,8 @@ def status(argv: Sequence[str] | None) -> int:
             isinstance(n, str) and n and "/" not in n for n in names
         ):
             raise ValueError(
-                f"{spec}: not a sweep file written by python -m pipeline.sweep (it needs an object whose "
+                f"{spec}: not a sweep file written by python -m pipeline.sweep (it needs an "
+                "object whose "
                 "'runs' is a list of run folder names)"
             )
         rows += [args.dir / "runs" / n for n in names if not (args.dir / "runs" / n).is_dir()]

@@ -1,6 +1,6 @@
 """What a sweep's jobs run, wherever they run (a process of pipeline.processes, a SLURM array task
-started by submitit, or the calling process for ``--executor debug``): train one run's probe, or train one
-run and chain its post-hoc steps.
+started by submitit, or the calling process for ``--executor debug``): train one run's probe, or
+train one run and chain its post-hoc steps.
 
 A run job holds the run folder's lock for its whole life, so two sweeps (or a requeued job and its
 stale twin) never work on one run at once; a job that finds the lock taken returns ``busy`` at once.
@@ -27,12 +27,14 @@ from empirical.training.config import make_config
 
 
 def thread_exports(threads: int) -> list[str]:
-    """Shell lines that cap a job's threads before Python starts (torch and numba read them at import)."""
+    """Shell lines that cap a job's threads before Python starts (torch and numba read them at
+    import)."""
     return [f"export {name}={threads}" for name in THREAD_VARIABLES]
 
 
 def limit_threads(threads: int) -> None:
-    """Cap this process's threads (and its children's): parallel jobs must not oversubscribe the cores."""
+    """Cap this process's threads (and its children's): parallel jobs must not oversubscribe the
+    cores."""
     for name in THREAD_VARIABLES:
         os.environ[name] = str(threads)
     import torch
@@ -54,9 +56,9 @@ def log_path() -> str | None:
 
 
 def run_step(argv: list[str]) -> tuple[int, str | None]:
-    """Run a chained step, its error output passed on to the job's log as it comes; returns (exit code, the step's
-    own error message: its last ``python -m ...: error:`` line, else its last line of error output). A job stopped
-    meanwhile (SIGTERM in a local worker) stops the step too."""
+    """Run a chained step, its error output passed on to the job's log as it comes; returns (exit
+    code, the step's own error message: its last ``python -m ...: error:`` line, else its last line
+    of error output). A job stopped meanwhile (SIGTERM in a local worker) stops the step too."""
     tail: list[str] = []
     with subprocess.Popen(argv, stderr=subprocess.PIPE, text=True, errors="replace") as proc:
         try:
@@ -71,7 +73,8 @@ def run_step(argv: list[str]) -> tuple[int, str | None]:
 
 @dataclass
 class ProbeJob:
-    """Train the shared probe a run config names (once: provide_probe holds the probe folder's lock)."""
+    """Train the shared probe a run config names (once: provide_probe holds the probe folder's
+    lock)."""
 
     preset: str
     overrides: tuple[str, ...]
@@ -93,7 +96,8 @@ class ProbeJob:
         return {"status": "done", "probe": path, "hash": digest}
 
     def checkpoint(self, *args, **kwargs):
-        """submitit's requeue hook: the same job again (probe training restarts; it is minutes at most)."""
+        """submitit's requeue hook: the same job again (probe training restarts; it is minutes at
+        most)."""
         from submitit.helpers import DelayedSubmission
 
         return DelayedSubmission(self)
@@ -101,7 +105,8 @@ class ProbeJob:
 
 @dataclass
 class RunJob:
-    """Train one run (or resume it) and run its --then steps; returns {"status": "done" | "busy" | "failed", ...}.
+    """Train one run (or resume it) and run its --then steps; returns {"status": "done" | "busy" |
+    "failed", ...}.
 
     ``raise_errors``: re-raise a failure after recording it (so a cluster shows the job as failed);
     off for the debug executor, which would open a debugger on it."""
@@ -128,7 +133,7 @@ class RunJob:
         try:
             todo = plan.pending(run, self.steps)
             if "train" in todo:
-                from empirical.training.train import train
+                from empirical.training.loop import train
 
                 t0 = time.perf_counter()
                 summary = train(
@@ -171,7 +176,8 @@ class RunJob:
         return {"status": "done"}
 
     def checkpoint(self, *args, **kwargs):
-        """submitit's requeue hook (preemption, timeout): the same job; it resumes from the run's last checkpoint."""
+        """submitit's requeue hook (preemption, timeout): the same job; it resumes from the run's
+        last checkpoint."""
         from submitit.helpers import DelayedSubmission
 
         return DelayedSubmission(self)

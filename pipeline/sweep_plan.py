@@ -1,10 +1,11 @@
-"""A sweep as a list of overrides: the grid expanded into runs, the post-hoc steps chained after training,
-and what each run folder has finished (``RUN/stages.json``).
+"""A sweep as a list of overrides: the grid expanded into runs, the post-hoc steps chained after
+training, and what each run folder has finished (``RUN/stages.json``).
 
 A grid is ``KEY=V1,V2,..`` items (every ``--set`` key is a grid key, seeds included); the runs are
 their product, each an ordinary ``empirical.train`` run in ``DIR/runs/<key=value,...>``. Values of
-tuple-valued keys (``channels``, ``eval_dense``, ...) are separated by ``;``: ``channels=16,32;32,64``.
-Every run of a sweep shares one probe per (concepts, resolution): ``DIR/probe/<concepts>-<res>px``.
+tuple-valued keys (``channels``, ``eval_dense``, ...) are separated by ``;``:
+``channels=16,32;32,64``. Every run of a sweep shares one probe per (concepts, resolution):
+``DIR/probe/<concepts>-<res>px``.
 """
 
 from __future__ import annotations
@@ -39,21 +40,24 @@ STEPS = {
     "figure": ("figures.training", "{run}"),
     "forecast": ("fitting.forecast", "{run}"),
 }
-# what a step writes into the run folder unless its arguments name it (pipeline.sweep status reads it)
+# what a step writes into the run folder unless its arguments name it (pipeline.sweep status reads
+# it)
 STEP_OUTPUTS = {"forecast": ("--json", "{run}/forecast.json")}
 
 
 @dataclass(frozen=True)
 class Step:
-    """A post-hoc step chained after training (``--then 'elicit --every 3'``); ``text`` names it in stages.json."""
+    """A post-hoc step chained after training (``--then 'elicit --every 3'``); ``text`` names it in
+    stages.json."""
 
     text: str
     name: str
     args: tuple[str, ...]
 
     def argv(self, run: Path, *, check: bool = False) -> list[str]:
-        """The command line that runs this step on a run folder (no shell: arguments are never interpreted);
-        ``check``: the same line with ``--check-args``, which checks the step's flags and values and reads nothing."""
+        """The command line that runs this step on a run folder (no shell: arguments are never
+        interpreted); ``check``: the same line with ``--check-args``, which checks the step's flags
+        and values and reads nothing."""
         module, target = STEPS[self.name]
         flag, default = STEP_OUTPUTS.get(self.name, (None, None))
         named = flag is None or any(a == flag or a.startswith(f"{flag}=") for a in self.args)
@@ -68,33 +72,37 @@ class Step:
         ]
 
     def check(self, run: Path) -> None:
-        """Refuse, before any run trains, a step whose flags or values its command would refuse (ValueError with
-        the command's own one-line message)."""
+        """Refuse, before any run trains, a step whose flags or values its command would refuse
+        (ValueError with the command's own one-line message)."""
         done = subprocess.run(self.argv(run, check=True), capture_output=True, text=True)
         if done.returncode:
             raise ValueError(
-                f"--then {self.text!r}: {error_line(done.stderr.splitlines()) or f'exit code {done.returncode}'}"
+                f"--then {self.text!r}: "
+                f"{error_line(done.stderr.splitlines()) or f'exit code {done.returncode}'}"
             )
 
     def check_runs(self, specs: Sequence["RunSpec"]) -> None:
-        """Refuse, before any run trains, a step that no run of the sweep can feed: a fit needs at least
-        FIT_MIN_POINTS checkpoints (ValueError naming the first run that logs fewer, and what to change)."""
+        """Refuse, before any run trains, a step that no run of the sweep can feed: a fit needs at
+        least FIT_MIN_POINTS checkpoints (ValueError naming the first run that logs fewer, and what
+        to change)."""
         if self.name != "fit":
             return
         for spec in specs:
             logged = len(spec.cfg.eval_schedule())
             if logged < FIT_MIN_POINTS:
                 raise ValueError(
-                    f"--then {self.text!r}: a model fit needs at least {FIT_MIN_POINTS} checkpoints with "
-                    f"readable samples and run {spec.name!r} logs {logged} ({spec.cfg.preset}: evals="
+                    f"--then {self.text!r}: a model fit needs at least {FIT_MIN_POINTS} "
+                    "checkpoints with "
+                    f"readable samples and run {spec.name!r} logs {logged} ({spec.cfg.preset}: "
+                    "evals="
                     f"{spec.cfg.evals}); give a preset that logs more (tiny logs "
                     f"{len(TrainConfig().eval_schedule())}) or --set evals=N"
                 )
 
 
 def error_line(lines: Sequence[str]) -> str | None:
-    """A command's own message in its error output: its last ``python -m ...: error: MESSAGE`` line (the message),
-    else its last non-empty line; None when there is none."""
+    """A command's own message in its error output: its last ``python -m ...: error: MESSAGE`` line
+    (the message), else its last non-empty line; None when there is none."""
     tail = [ln.strip() for ln in lines if ln.strip()]
     errors = [ln.split(": error: ", 1)[1] for ln in tail if ": error: " in ln]
     return (errors or tail or [None])[-1]
@@ -118,7 +126,8 @@ def parse_step(text: str) -> Step:
 
 @dataclass(frozen=True)
 class RunSpec:
-    """One run of a sweep: its folder name, its grid values, and the --set overrides that make its config."""
+    """One run of a sweep: its folder name, its grid values, and the --set overrides that make its
+    config."""
 
     name: str
     values: tuple[tuple[str, str], ...]
@@ -164,7 +173,8 @@ def parse_grid(items: Sequence[str]) -> list[tuple[str, list[str]]]:
 def expand(
     preset: str, grid: Sequence[tuple[str, list[str]]], sets: Sequence[str], out: Path
 ) -> list[RunSpec]:
-    """The runs of a sweep: the product of the grid's values, each with the --set overrides and the shared probe.
+    """The runs of a sweep: the product of the grid's values, each with the --set overrides and the
+    shared probe.
 
     Every config is built (and validated) here, before anything is submitted."""
     set_keys = [cli.assignment(item, "--set", "KEY=VALUE")[0] for item in sets]
@@ -178,7 +188,8 @@ def expand(
     probe = [item for item in sets if item.startswith("probe=")]
     if probe and "{out}" in probe[-1]:
         raise ValueError(
-            f"--set {probe[-1]!r}: a sweep shares one probe across its runs; {{out}} would train one per run"
+            f"--set {probe[-1]!r}: a sweep shares one probe across its runs; {{out}} would train "
+            "one per run"
         )
     shared = [] if probe else [f"probe={Path(out).resolve() / PROBE}"]
     runs, seen = [], {}
@@ -194,7 +205,8 @@ def expand(
         key = tuple(sorted((k, repr(v)) for k, v in cfg.to_json().items()))
         if key in seen:
             raise ValueError(
-                f"--grid: runs {seen[key]} and {name} have the same config (the same value written twice?)"
+                f"--grid: runs {seen[key]} and {name} have the same config (the same value "
+                "written twice?)"
             )
         seen[key] = name
         runs.append(RunSpec(name, values, overrides, cfg))
@@ -202,8 +214,9 @@ def expand(
 
 
 def folder_name(values: Sequence[tuple[str, str]]) -> str:
-    """A run's folder name from its grid values (``key=value,...``); a name longer than most file systems allow
-    (255 bytes) keeps its first 200 bytes and ends in a stable hash of the whole, so runs never collide."""
+    """A run's folder name from its grid values (``key=value,...``); a name longer than most file
+    systems allow (255 bytes) keeps its first 200 bytes and ends in a stable hash of the whole, so
+    runs never collide."""
     name = ",".join(f"{k}={v.replace(',', '-').replace('/', '_')}" for k, v in values) or "run"
     if len(name.encode()) <= MAX_NAME:
         return name
@@ -211,11 +224,13 @@ def folder_name(values: Sequence[tuple[str, str]]) -> str:
     return name.encode()[:200].decode(errors="ignore") + f"...{digest}"
 
 
-# --- what a run folder has finished -------------------------------------------------------------------
+# --- what a run folder has finished
+# -------------------------------------------------------------------
 
 
 def read_state(run: Path) -> dict:
-    """``RUN/stages.json``: {"done": {stage: info}, "failed": {...} or absent}; empty when the file is absent."""
+    """``RUN/stages.json``: {"done": {stage: info}, "failed": {...} or absent}; empty when the file
+    is absent."""
     path = Path(run) / STATE
     if not path.exists():
         return {"done": {}}
@@ -226,7 +241,8 @@ def read_state(run: Path) -> dict:
     )
     if not isinstance(doc, dict) or not isinstance(doc.get("done"), dict):
         raise ValueError(
-            f"{path}: not a sweep state file (expected an object with 'done'); delete it to redo the run's steps"
+            f"{path}: not a sweep state file (expected an object with 'done'); delete it to redo "
+            "the run's steps"
         )
     return doc
 

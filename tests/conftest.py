@@ -49,7 +49,7 @@ def pristine_smoke_run(tmp_path_factory):
     """A finished smoke run (its own 30-step probe inside), trained once per session; never modify it."""
     pytest.importorskip("torch")
     from empirical.training.config import make_config
-    from empirical.training.train import train
+    from empirical.training.loop import train
 
     out = tmp_path_factory.mktemp("smoke") / "run"
     train(make_config("smoke"), out, progress=False)

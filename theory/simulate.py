@@ -7,12 +7,15 @@ concept-space figure into runs/theory/<preset>/:
   fig5      Eq. 1, classes 00 and 11 over the concept-signal ratio a (clockwise if size is stronger)
   fig9b     Eq. 2, class 11 over the masking fraction p = 0, 0.25, 0.5, 0.75, 1
   notebook  the authors' own ODE, a in linspace(1, 5, 15)
-  swingby3  the structured identity mapping (Yang et al., ICLR 2025), 3 concepts: the OOD loss falls, rises
-            twice and falls (triple descent) while the training loss falls (figure: losses and the swing)
+  swingby3  the structured identity mapping (Yang et al., ICLR 2025), 3 concepts: the OOD loss
+  falls, rises
+            twice and falls (triple descent) while the training loss falls (figure: losses and the
+            swing)
   swingby4  the same with 4 concepts (two rises; no quadruple descent found in the seeds scanned)
   swingby-fig5, -fig8, -fig9, -fig10
-            the swing-by paper's figures with the settings its authors made them with (signal squared,
-            a positive start): one rise, triple descent, quadruple descent, the failure mode's plateau
+            the swing-by paper's figures with the settings its authors made them with (signal
+            squared, a positive start): one rise, triple descent, quadruple descent, the failure
+            mode's plateau
 
 One model, with parameters and sweeps (a sweep of several flags is their product):
 
@@ -21,7 +24,8 @@ One model, with parameters and sweeps (a sweep of several flags is their product
   python -m theory.simulate --model eq1 --concepts color,size,shape --param z_bias=0,1,1
   python -m theory.simulate --energy "lam/2*(z1 - sigmoid(t - 5))**2 + (z2 - 1)**2/2" --param lam=2
   python -m theory.simulate --model sim2 --param mu=1,1.5,2.2 --param scale=0.1 --sweep seed=0,1,62
-  python -m theory.simulate --model sim2 --param mu=1,1.7,2.25 --param signal=a2 --param start=uniform-positive
+  python -m theory.simulate --model sim2 --param mu=1,1.7,2.25 --param signal=a2 --param
+  start=uniform-positive
 
 Vector parameters take one value per concept, comma-separated (a single value is used for every
 concept); NAME_i addresses entry i (1-based), e.g. --param t_switch_1=8 or --sweep z_bias_1=0,0.5.
@@ -60,12 +64,14 @@ def _solve(land: Landscape, t: np.ndarray, values: dict, n: int, args) -> np.nda
     if n * t.size > MAX_ROWS:
         raise UsageError(
             f"{n:,} trajectories x {t.size:,} points = {n * t.size:,} log rows (about "
-            f"{n * t.size * 80 / 1e9:.1f} GB of CSV); at most {MAX_ROWS:,}: use fewer --points or a smaller --sweep"
+            f"{n * t.size * 80 / 1e9:.1f} GB of CSV); at most {MAX_ROWS:,}: use fewer --points "
+            "or a smaller --sweep"
         )
     method = choose_method(args.method, n, land)
     if method == "exact" and exact.why_not_linear(land) is not None:
         raise UsageError(
-            f"--method exact: {land.name}: {exact.why_not_linear(land)}; valid for flows linear in z "
+            f"--method exact: {land.name}: {exact.why_not_linear(land)}; valid for flows linear "
+            "in z "
             "(eq1, eq2, eq2-split, notebook); use auto"
         )
     if method == "dopri" and not compiled(land):
@@ -79,7 +85,8 @@ def _solve(land: Landscape, t: np.ndarray, values: dict, n: int, args) -> np.nda
         print(f"{land.name}: {sol.message.removeprefix('ok; ')}", file=sys.stderr)
     if not sol.success:
         raise UsageError(
-            f"{land.name}: integration failed: {sol.message}; try a shorter --t-end, a looser --rtol/--atol, "
+            f"{land.name}: integration failed: {sol.message}; try a shorter --t-end, a looser "
+            "--rtol/--atol, "
             "or other parameters (nothing was written)"
         )
     return sol
@@ -193,7 +200,8 @@ def run_sim_model(args) -> list[Path]:
 def _check_rows(n: int, points: int) -> None:
     if n * points > MAX_ROWS:
         raise UsageError(
-            f"{n:,} trajectories x {points:,} points = {n * points:,} log rows; at most {MAX_ROWS:,}: "
+            f"{n:,} trajectories x {points:,} points = {n * points:,} log rows; at most "
+            f"{MAX_ROWS:,}: "
             "use fewer --points or a smaller --sweep"
         )
 

@@ -89,7 +89,7 @@ def prepare(w: Path, *, torch: bool) -> None:
     shutil.copy(w / "log.csv", run / "trajectories.csv")
     if torch:
         from empirical.training.config import make_config
-        from empirical.training.train import train
+        from empirical.training.loop import train
 
         train(make_config("smoke"), w / "run", progress=False)
         shutil.copytree(w / "run", w / "fresh")  # a pristine copy for cases that change a run

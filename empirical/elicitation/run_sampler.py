@@ -1,18 +1,21 @@
-"""A training run of this package as a sampler for :func:`empirical.elicitation.walk.walk` (the walk's own-model case).
+"""A training run of this package as a sampler for :func:`empirical.elicitation.walk.walk` (the
+walk's own-model case).
 
-    from empirical.probing.probe import ProbeReader
+    from empirical.probing.reader import ProbeReader
     from empirical.elicitation.run_sampler import RunSampler
     from empirical.elicitation.walk import walk
 
     sampler = RunSampler("runs/train/tiny-color0.8-size0.2-seed0")
-    walk(sampler.checkpoints, sampler, ProbeReader(sampler.probe_path), "runs/walked", classes=sampler.classes,
+    walk(sampler.checkpoints, sampler, ProbeReader(sampler.probe_path), "runs/walked",
+    classes=sampler.classes,
          held_out=[], samples=32, seeds=sampler.seeds)
 
-A checkpoint is a step whose weights were kept (``RUN/checkpoints/step_NNNNNN.pt``, the weights the run evaluated:
-the EMA weights when EMA was on). The plain prompt is the class's mean conditioning vector, drawn as training drew
-it (the run's sampling steps, guidance and precision); ``strength`` s > 1 over-prompts with reach 1 - 1/s
-(:func:`empirical.training.protocols.overprompt`: 2 goes half way to the renderable limit). With ``seeds=sampler.seeds``
-the plain draws are the run's own evaluation draws, so the walk with the run's probe reproduces its naive log.
+A checkpoint is a step whose weights were kept (``RUN/checkpoints/step_NNNNNN.pt``, the weights the
+run evaluated: the EMA weights when EMA was on). The plain prompt is the class's mean conditioning
+vector, drawn as training drew it (the run's sampling steps, guidance and precision); ``strength`` s
+> 1 over-prompts with reach 1 - 1/s (:func:`empirical.training.protocols.overprompt`: 2 goes half
+way to the renderable limit). With ``seeds=sampler.seeds`` the plain draws are the run's own
+evaluation draws, so the walk with the run's probe reproduces its naive log.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ import numpy as np
 import torch
 
 from empirical.training.checkpoint import load_model, saved_steps
-from empirical.elicitation.elicit import load_run
+from empirical.elicitation.finished_run import load_run
 from empirical.nets.device import select_device
 from empirical.training.evaluate import generate, score_seed
 from empirical.training.protocols import prompt_vector
@@ -31,7 +34,8 @@ from empirical.elicitation.walk import SCORE, Prompt, seed_for
 
 
 class RunSampler:
-    """Draw images of a run's classes from its kept checkpoints (loaded one at a time, on ``device``)."""
+    """Draw images of a run's classes from its kept checkpoints (loaded one at a time, on
+    ``device``)."""
 
     def __init__(self, run: str | Path, device: str = "cpu"):
         self.run = Path(run)
@@ -50,12 +54,14 @@ class RunSampler:
         steps = saved_steps(self.run)
         if not steps:
             raise ValueError(
-                f"{self.run}: no kept checkpoints (RUN/checkpoints/step_*.pt); train with keep_checkpoints=true"
+                f"{self.run}: no kept checkpoints (RUN/checkpoints/step_*.pt); train with "
+                "keep_checkpoints=true"
             )
         return [(s, s) for s in steps]
 
     def seeds(self, step: int, label: str, stream: int) -> int:
-        """The run's own seed of the plain draw (SCORE), an independent one for a choosing draw (SELECT)."""
+        """The run's own seed of the plain draw (SCORE), an independent one for a choosing draw
+        (SELECT)."""
         return (
             score_seed(self.cfg.seed, step, label)
             if stream == SCORE

@@ -1,46 +1,50 @@
-"""Concept space for your own model: walk its checkpoints with a sampler and a reader, write the trajectory log.
+"""Concept space for your own model: walk its checkpoints with a sampler and a reader, write the
+trajectory log.
 
-Bring two objects and a list of checkpoints; get the log every fitting command reads (``trajectories.csv`` with
-its sidecar, the format of core/trajectory.py):
+Bring two objects and a list of checkpoints; get the log every fitting command reads
+(``trajectories.csv`` with its sidecar, the format of core/trajectory.py):
 
     from empirical.elicitation.walk import Prompt, walk
 
     class MySampler:                        # any object with this method
         def sample(self, checkpoint, prompt: Prompt, n: int, seed: int):
-            ...                             # n images of class prompt.label, drawn reproducibly from seed
+            ...                             # n images of class prompt.label, reproducible by seed
 
     class MyReader:                         # any object with these two members
         concepts = ("color", "size")
         def read(self, images):
-            ...                             # (probabilities (n, C) of each concept's value 1, readable (n,) bool)
+            ...                             # (P(value 1) (n, C) per concept, readable (n,) bool)
 
     walk([(0, "ckpt/0.pt"), (500, "ckpt/500.pt"), ...], MySampler(), MyReader(), "runs/mine",
          classes=["00", "01", "10", "11"], held_out=["11"], strengths=[1.5, 2, 3])
 
-- **checkpoint**: whatever your sampler takes (a path, a state dict, a model); the walk only passes it on. Steps
-  are integers >= 0 in increasing order.
-- **sampler**: ``sample(checkpoint, prompt, n, seed)`` returns ``n`` images (any array-like or list whose length is
-  n; the walk hands it to the reader unchanged). ``prompt.label`` is the class (one 0/1 digit per concept, e.g.
-  ``"11"``), ``prompt.strength`` the over-prompting factor (1 is the plain prompt; a sampler that cannot over-prompt
-  raises for other values, and the walk is run without ``strengths``). The same seed must give the same images.
-- **reader**: ``concepts`` (names) and ``read(images)``: per image the probability of value 1 of each concept, in
-  [0, 1], and whether it could be read at all (a reader that abstains marks those False; they count against
-  the accuracy and are left out of the point). Concepts are binary. The package's probe is one reader
-  (:class:`empirical.probing.probe.ProbeReader`).
+- **checkpoint**: whatever your sampler takes (a path, a state dict, a model); the walk only passes
+  it on. Steps are integers >= 0 in increasing order.
+- **sampler**: ``sample(checkpoint, prompt, n, seed)`` returns ``n`` images (any array-like or list
+  whose length is n; the walk hands it to the reader unchanged). ``prompt.label`` is the class (one
+  0/1 digit per concept, e.g. ``"11"``), ``prompt.strength`` the over-prompting factor (1 is the
+  plain prompt; a sampler that cannot over-prompt raises for other values, and the walk is run
+  without ``strengths``). The same seed must give the same images.
+- **reader**: ``concepts`` (names) and ``read(images)``: per image the probability of value 1 of
+  each concept, in [0, 1], and whether it could be read at all (a reader that abstains marks those
+  False; they count against the accuracy and are left out of the point). Concepts are binary. The
+  package's probe is one reader (:class:`empirical.probing.reader.ProbeReader`).
 
-Per checkpoint and class the walk writes one reading: the mean probability over the readable images (the point
-in concept space; missing when none is readable), the joint accuracy (the share of all images read as the class),
-and the share of images read as each corner and as unreadable. Protocols: ``naive`` (every class, plain prompt)
-and, with ``strengths``, ``overprompt`` for the ``held_out`` classes: each strength is tried on a draw of its own,
-the best is scored on the naive draw's seed (so no strength is scored on the images that chose it; the setting and
-its selection accuracy are logged). Over-prompting is the hidden-capability protocol that needs no model
-internals; latent intervention needs a hook on the conditioning vector, and embedding patching the weights of the
+Per checkpoint and class the walk writes one reading: the mean probability over the readable images
+(the point in concept space; missing when none is readable), the joint accuracy (the share of all
+images read as the class), and the share of images read as each corner and as unreadable. Protocols:
+``naive`` (every class, plain prompt) and, with ``strengths``, ``overprompt`` for the ``held_out``
+classes: each strength is tried on a draw of its own, the best is scored on the naive draw's seed
+(so no strength is scored on the images that chose it; the setting and its selection accuracy are
+logged). Over-prompting is the hidden-capability protocol that needs no model internals; latent
+intervention needs a hook on the conditioning vector, and embedding patching the weights of the
 class embedding of a later checkpoint: neither is available through a sampler.
 
-The walk saves every reading in ``OUT/walk.json`` after each checkpoint and rewrites ``OUT/trajectories.csv``:
-interrupted, the same call resumes after the last finished checkpoint; called with other settings on the same
-folder, it refuses. Then, on the folder: ``python -m fitting.turn OUT``, ``python -m fitting.capability OUT``,
-``python -m figures.training OUT``, ``python -m fitting.fit OUT/trajectories.csv``.
+The walk saves every reading in ``OUT/walk.json`` after each checkpoint and rewrites
+``OUT/trajectories.csv``: interrupted, the same call resumes after the last finished checkpoint;
+called with other settings on the same folder, it refuses. Then, on the folder: ``python -m
+fitting.turn OUT``, ``python -m fitting.capability OUT``, ``python -m figures.training OUT``,
+``python -m fitting.fit OUT/trajectories.csv``.
 """
 
 from __future__ import annotations
@@ -69,7 +73,8 @@ SCORE, SELECT = (
 
 @dataclass(frozen=True)
 class Prompt:
-    """What the sampler is asked for: a class (one 0/1 digit per concept) at an over-prompting strength."""
+    """What the sampler is asked for: a class (one 0/1 digit per concept) at an over-prompting
+    strength."""
 
     label: str
     strength: float = 1.0
@@ -88,7 +93,8 @@ class Reader(Protocol):
 
 
 def seed_for(seed: int, step: int, label: str, stream: int = SCORE) -> int:
-    """The sampler's seed for (walk seed, step, class, stream): reproducible and independent across them."""
+    """The sampler's seed for (walk seed, step, class, stream): reproducible and independent across
+    them."""
     digits = [int(d) for d in label]
     return int(
         np.random.SeedSequence([seed, step, stream, len(digits), *digits]).generate_state(1)[0] >> 1
@@ -101,13 +107,15 @@ def corners(width: int) -> list[str]:
 
 
 def reading(step: int, label: str, probabilities: Any, readable: Any, n: int, where: str) -> Logged:
-    """One reader output -> the logged reading of a class; ValueError naming ``where`` for a bad output."""
+    """One reader output -> the logged reading of a class; ValueError naming ``where`` for a bad
+    output."""
     prob = np.asarray(probabilities, dtype=float)
     ok = np.asarray(readable)
     width = len(label)
     if prob.shape != (n, width):
         raise ValueError(
-            f"{where}: the reader returned probabilities of shape {prob.shape}; expected ({n}, {width}): "
+            f"{where}: the reader returned probabilities of shape {prob.shape}; expected ({n}, "
+            f"{width}): "
             "one row per image, one column per concept"
         )
     if not np.all(np.isfinite(prob)) or prob.min(initial=0) < 0 or prob.max(initial=0) > 1:
@@ -117,7 +125,8 @@ def reading(step: int, label: str, probabilities: Any, readable: Any, n: int, wh
         )
     if ok.shape != (n,) or ok.dtype != bool:
         raise ValueError(
-            f"{where}: the reader returned readable of shape {ok.shape} and dtype {ok.dtype}; expected "
+            f"{where}: the reader returned readable of shape {ok.shape} and dtype {ok.dtype}; "
+            "expected "
             f"({n},) booleans (True where the image could be read)"
         )
     read_as = (
@@ -133,7 +142,8 @@ def reading(step: int, label: str, probabilities: Any, readable: Any, n: int, wh
 
 
 def _not_finite(images: Any) -> int:
-    """How many images of a numeric batch hold a NaN or infinite pixel (0 for a batch numpy cannot read)."""
+    """How many images of a numeric batch hold a NaN or infinite pixel (0 for a batch numpy cannot
+    read)."""
     try:
         batch = np.asarray(images)
     except Exception:  # PIL images, tensors on a GPU, ...: the reader sees them as they are
@@ -168,7 +178,8 @@ class _Walk:
         broken = _not_finite(images)
         if broken:
             raise ValueError(
-                f"{where}: the sampler returned {broken} of {count} images holding NaN or infinite pixels "
+                f"{where}: the sampler returned {broken} of {count} images holding NaN or "
+                "infinite pixels "
                 "(the model's output, before any reader); check the checkpoint (a diverged model?)"
             )
         return reading(step, prompt.label, *self.reader.read(images), self.samples, where)
@@ -216,7 +227,8 @@ def check(
         bad = [c for c in labels if c not in valid]
         if bad or (what == "classes" and not labels) or len(set(labels)) != len(labels):
             raise ValueError(
-                f"{what} {list(labels)!r}: give distinct labels among {', '.join(valid)} (one digit per "
+                f"{what} {list(labels)!r}: give distinct labels among {', '.join(valid)} (one "
+                "digit per "
                 f"concept of the reader: {', '.join(concepts)})"
             )
     if not set(held_out) <= set(classes):
@@ -244,7 +256,8 @@ def check(
             raise ValueError(f"checkpoints[{i}]: step {step!r} is not a whole number >= 0")
         if steps and step <= steps[-1]:
             raise ValueError(
-                f"checkpoints[{i}]: step {step} comes after step {steps[-1]}; give the checkpoints in "
+                f"checkpoints[{i}]: step {step} comes after step {steps[-1]}; give the "
+                "checkpoints in "
                 "increasing step order, each step once"
             )
         steps.append(int(step))
@@ -268,11 +281,13 @@ def walk(
     progress: bool | None = None,
     seeds: Callable[[int, str, int], int] | None = None,
 ) -> Path:
-    """Read every checkpoint's classes (and over-prompt the held-out ones at ``strengths``); write OUT/walk.json and
-    OUT/trajectories.csv after each checkpoint. Resumes an interrupted walk of the same settings. Returns the log.
+    """Read every checkpoint's classes (and over-prompt the held-out ones at ``strengths``); write
+    OUT/walk.json and OUT/trajectories.csv after each checkpoint. Resumes an interrupted walk of the
+    same settings. Returns the log.
 
-    ``seeds``: how the sampler's seed is made from (step, class, stream), SCORE (0) or SELECT (1); default
-    :func:`seed_for` with ``seed``. A sampler may bring its own (``RunSampler.seeds`` reproduces a run's draws)."""
+    ``seeds``: how the sampler's seed is made from (step, class, stream), SCORE (0) or SELECT (1);
+    default :func:`seed_for` with ``seed``. A sampler may bring its own (``RunSampler.seeds``
+    reproduces a run's draws)."""
     classes, held_out, strengths = list(classes), list(held_out), [float(s) for s in strengths]
     steps = check(checkpoints, reader, classes, held_out, samples, seed, strengths)
     out = Path(out)
@@ -316,7 +331,8 @@ def _resume(path: Path, settings: dict, protocols: list[str]) -> dict[str, dict[
     doc = read_json(path, "walk file (JSON)", "delete it to start the walk again")
     if not isinstance(doc, dict) or doc.get("settings") != settings:
         raise ValueError(
-            f"{path}: made with other settings ({(doc or {}).get('settings')!r}); give another folder, "
+            f"{path}: made with other settings ({(doc or {}).get('settings')!r}); give another "
+            "folder, "
             "or delete it to walk again with these"
         )
     for protocol in protocols:

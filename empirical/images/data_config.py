@@ -1,6 +1,6 @@
-"""The data-generating process's configuration (:mod:`empirical.data` has the specification): the concepts,
-their separations and value counts, the classes and the held-out ones, the slots of the conditioning
-vector h, each concept's mean value and within-class spread."""
+"""The data-generating process's configuration (:mod:`empirical.data` has the specification): the
+concepts, their separations and value counts, the classes and the held-out ones, the slots of the
+conditioning vector h, each concept's mean value and within-class spread."""
 
 from __future__ import annotations
 
@@ -33,8 +33,8 @@ MIN_RADIUS = 0.1
 
 
 class ClassGrid:
-    """The classes of a grid of concepts (``concepts``, ``n_values``): every label, the held-out ones (more than
-    one non-zero concept index: out of distribution) and the training ones."""
+    """The classes of a grid of concepts (``concepts``, ``n_values``): every label, the held-out
+    ones (more than one non-zero concept index: out of distribution) and the training ones."""
 
     concepts: tuple[str, ...]
     n_values: Mapping[str, int]
@@ -143,7 +143,8 @@ def parse_label(config: DataConfig, label: str) -> tuple[int, ...]:
     """'01' -> (0, 1), validated against the config."""
     if len(label) != len(config.concepts) or not label.isdigit():
         raise ValueError(
-            f"class label {label!r} needs one digit per concept {config.concepts}; valid: {config.classes}"
+            f"class label {label!r} needs one digit per concept {config.concepts}; valid: "
+            f"{config.classes}"
         )
     idx = tuple(int(d) for d in label)
     for c, i in zip(config.concepts, idx):

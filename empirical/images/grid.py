@@ -1,4 +1,5 @@
-"""Sample grids: one row of images per class, the held-out classes framed (the paper's Fig. 2 style)."""
+"""Sample grids: one row of images per class, the held-out classes framed (the paper's Fig. 2
+style)."""
 
 from __future__ import annotations
 
@@ -16,8 +17,8 @@ def grid(
     """A PNG with one row per class (held-out classes framed in red) and up to n images per row.
 
     Args:
-        config: the data config (its ``classes``, ``held_out``, ``concepts``, and ``sep`` for the default title).
-        images: (N, 3, R, R) images in [0, 1]; labels: (N,) their class labels.
+        config: the data config (its ``classes``, ``held_out``, ``concepts``, and ``sep`` for the
+        default title). images: (N, 3, R, R) images in [0, 1]; labels: (N,) their class labels.
     """
     classes = config.classes
     fig, axes = plot.subplots(

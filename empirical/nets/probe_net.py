@@ -1,7 +1,7 @@
-"""The probe's network and what defines it: the concept setups it can read, its config, a small U-Net-style
-classifier with one head per concept and a readability head (paper App. A.2), its probabilities on a batch,
-and the content hash that identifies a trained probe. empirical.probing.probe_train trains it; empirical.probing.probe
-reads samples with it.
+"""The probe's network and what defines it: the concept setups it can read, its config, a small
+U-Net-style classifier with one head per concept and a readability head (paper App. A.2), its
+probabilities on a batch, and the content hash that identifies a trained probe.
+empirical.probing.probe_train trains it; empirical.probing.reader reads samples with it.
 """
 
 from __future__ import annotations
@@ -54,10 +54,12 @@ class ProbeConfig:
     seed: int = 0
     # concept -> separations evaluated (default: 4 across the range)
     eval_seps: dict = field(default_factory=dict)
-    # setup "celeba": the two attributes read (e.g. ["!Male", "Smiling"]) and the selection trained on
+    # setup "celeba": the two attributes read (e.g. ["!Male", "Smiling"]) and the selection trained
+    # on
     attributes: tuple = ()
     data: str = ""
-    # how the concept heads pool the features: "max" or "mean" ("": the setup's, max; celeba's, mean)
+    # how the concept heads pool the features: "max" or "mean" ("": the setup's, max; celeba's,
+    # mean)
     pool: str = ""
 
     def __post_init__(self) -> None:
@@ -80,7 +82,8 @@ class ProbeConfig:
         check_pool(self.pool)
         if self.steps < 1 or self.batch < 2 or self.train_per_class < 1 or self.channels < 4:
             raise ValueError(
-                "steps, batch, train_per_class and channels must be positive (batch >= 2, channels >= 4)"
+                "steps, batch, train_per_class and channels must be positive (batch >= 2, "
+                "channels >= 4)"
             )
 
     @property
@@ -110,7 +113,8 @@ class Probe(nn.Module):
     """U-Net-style backbone, global max-pool, one MLP head per concept.
 
     One full-resolution stage reads colors (a small object may cover only a few pixels); the U-Net
-    (down to R/4, back up to R/2 with a skip) works at reduced resolution, where it is cheap on a CPU.
+    (down to R/4, back up to R/2 with a skip) works at reduced resolution, where it is cheap on a
+    CPU.
     """
 
     def __init__(
@@ -143,7 +147,8 @@ class Probe(nn.Module):
         self.readable = nn.Sequential(nn.Linear(2 * c, c), nn.GELU(), nn.Linear(c, 1))
 
     def forward(self, x) -> dict[str, torch.Tensor]:
-        """Logits per concept, (B, n_values) each, and ``READABLE``: (B,) the logit of P(readable)."""
+        """Logits per concept, (B, n_values) each, and ``READABLE``: (B,) the logit of
+        P(readable)."""
         h0 = self.stem(x)  # (B, c/2, R, R)
         h1 = self.down1(F.max_pool2d(h0, 2))  # (B, c, R/2, R/2)
         h2 = self.down2(F.avg_pool2d(h1, 2))  # (B, 2c, R/4, R/4)

@@ -1,8 +1,8 @@
 """Files of tensors (checkpoints, the probe): saved atomically, loaded without running code.
 
-``torch.load(weights_only=False)`` unpickles arbitrary objects, so a crafted file handed to a command
-could run code. Every file is read here with ``weights_only=True`` (tensors, numbers, strings, lists,
-dicts only); anything else is refused with a message naming the file.
+``torch.load(weights_only=False)`` unpickles arbitrary objects, so a crafted file handed to a
+command could run code. Every file is read here with ``weights_only=True`` (tensors, numbers,
+strings, lists, dicts only); anything else is refused with a message naming the file.
 """
 
 from __future__ import annotations
@@ -17,7 +17,8 @@ from core.files import atomic_write
 
 
 def save(path: Path, obj: dict[str, Any]) -> None:
-    """torch.save to a temp file in the same folder, then rename: a reader never sees half a file."""
+    """torch.save to a temp file in the same folder, then rename: a reader never sees half a
+    file."""
     atomic_write(path, lambda fh: torch.save(obj, fh), binary=True)
 
 
@@ -35,7 +36,8 @@ def load(path: Path, what: str = "checkpoint") -> dict[str, Any]:
             blob = torch.load(path, map_location="cpu", weights_only=True)
     except FileNotFoundError:
         raise
-    except Exception as err:  # noqa: BLE001  torch's unpickler fails on foreign bytes with any of a dozen types (fuzzed)
+    # torch's unpickler fails on foreign bytes with any of a dozen exception types (fuzzed)
+    except Exception as err:  # noqa: BLE001
         first = (str(err).strip().splitlines() or [type(err).__name__])[0][:200]
         raise ValueError(
             f"{path}: cannot read this {what} (truncated, foreign or unsafe file: {first})"

@@ -2,7 +2,8 @@
 
 Layout, with channels (64, 128, 256) by default and 2 ResNet blocks per level:
 
-    stem conv -> down[0] (R) -> down[1] (R/2) -> down[2] (R/4) -> mid (ResBlock, attention, ResBlock)
+    stem conv -> down[0] (R) -> down[1] (R/2) -> down[2] (R/4) -> mid (ResBlock, attention,
+    ResBlock)
               -> up[2] (R/4) -> up[1] (R/2) -> up[0] (R) -> GroupNorm, GELU, zero-init conv, + input
 
 A level downsamples with a stride-2 conv (the deepest does not) and upsamples with a 2x2 transposed
@@ -33,7 +34,8 @@ TIME_DIM, HIDDEN_DIM = 64, 256
 
 
 def sinusoidal(t: torch.Tensor, dim: int = TIME_DIM) -> torch.Tensor:
-    """(B,) times in [0, 1] -> (B, dim): sin and cos of 1000 t at frequencies log-spaced from 1 to 1e-4."""
+    """(B,) times in [0, 1] -> (B, dim): sin and cos of 1000 t at frequencies log-spaced from 1 to
+    1e-4."""
     half = dim // 2
     freqs = torch.exp(
         -math.log(1e4) * torch.arange(half, device=t.device, dtype=torch.float32) / (half - 1)
@@ -42,8 +44,10 @@ def sinusoidal(t: torch.Tensor, dim: int = TIME_DIM) -> torch.Tensor:
     return torch.cat([angles.sin(), angles.cos()], dim=1)
 
 
-# Where this thread's dropout masks come from, for many runs trained in one process (empirical.training.stacked): each run
-# draws its masks from its own stream, as alone. Per thread: the runs of one process may train in threads.
+# Where this thread's dropout masks come from, for many runs trained in one process
+# (empirical.training.stacked): each run
+# draws its masks from its own stream, as alone. Per thread: the runs of one process may train in
+# threads.
 _LOCAL = threading.local()
 
 
@@ -55,8 +59,8 @@ def _stack(name: str) -> list:
 
 @contextlib.contextmanager
 def given_masks(masks: list[torch.Tensor]):
-    """Inside, each Dropout in training takes the next of ``masks`` instead of drawing its own (under vmap,
-    where nothing can be drawn per member)."""
+    """Inside, each Dropout in training takes the next of ``masks`` instead of drawing its own
+    (under vmap, where nothing can be drawn per member)."""
     given = _stack("given")
     given.append(list(masks))
     try:
@@ -69,7 +73,8 @@ def given_masks(masks: list[torch.Tensor]):
 
 @contextlib.contextmanager
 def drawing_from(generator: torch.Generator | None):
-    """Inside, each Dropout in training draws its mask from ``generator`` (None: torch's global stream)."""
+    """Inside, each Dropout in training draws its mask from ``generator`` (None: torch's global
+    stream)."""
     stack = _stack("generator")
     stack.append(generator)
     try:
@@ -81,11 +86,11 @@ def drawing_from(generator: torch.Generator | None):
 class Dropout(nn.Module):
     """Inverted dropout whose mask costs a quarter of the random draws of ``nn.Dropout`` on a CPU.
 
-    Each 64-bit draw of torch's generator gives four 16-bit lanes (the top one has 15 random bits, as
-    ``random_`` leaves the sign bit clear); an element is dropped when its lane falls below p of the lane's
-    range, so the drop rate is p to within 2^-15. Random numbers on a CPU cost about 4 ns each, a third of
-    a tiny training step's dropout time went to drawing them. Same global generator, so resuming and
-    seeding behave as before.
+    Each 64-bit draw of torch's generator gives four 16-bit lanes (the top one has 15 random bits,
+    as ``random_`` leaves the sign bit clear); an element is dropped when its lane falls below p of
+    the lane's range, so the drop rate is p to within 2^-15. Random numbers on a CPU cost about 4 ns
+    each, a third of a tiny training step's dropout time went to drawing them. Same global
+    generator, so resuming and seeding behave as before.
     """
 
     def __init__(self, p: float = 0.1):
@@ -130,7 +135,8 @@ def mlp(d_in: int, d_out: int) -> nn.Sequential:
 
 
 class ResBlock(nn.Module):
-    """GN -> GELU -> conv, + time(t_emb) + cond(h), GN -> GELU -> dropout -> zero-init conv, + skip."""
+    """GN -> GELU -> conv, + time(t_emb) + cond(h), GN -> GELU -> dropout -> zero-init conv, +
+    skip."""
 
     def __init__(self, c_in: int, c_out: int, h_dim: int, dropout: float = 0.1):
         super().__init__()
@@ -154,8 +160,9 @@ class ResBlock(nn.Module):
 
 @contextlib.contextmanager
 def explicit_attention():
-    """Inside, attention is computed with plain matrix products rather than torch's fused kernel: under
-    ``torch.func.vmap`` (empirical.training.stacked) the fused CPU kernel has no batching rule and runs member by member."""
+    """Inside, attention is computed with plain matrix products rather than torch's fused kernel:
+    under ``torch.func.vmap`` (empirical.training.stacked) the fused CPU kernel has no batching rule
+    and runs member by member."""
     stack = _stack("explicit")
     stack.append(True)
     try:
@@ -193,8 +200,10 @@ class Attention(nn.Module):
         with torch.autocast("cpu", enabled=False) if cpu else contextlib.nullcontext():
             q, k, v = F.linear(seq, mha.in_proj_weight, mha.in_proj_bias).chunk(3, dim=-1)
             q, k, v = (a.reshape(b, n, heads, c // heads).transpose(1, 2) for a in (q, k, v))
-            # the scores and softmax in fp32 under any autocast, as the fused kernel accumulates them (in bf16
-            # q kᵀ would be rounded before the softmax); the weights then meet v in v's precision, as there
+            # the scores and softmax in fp32 under any autocast, as the fused kernel accumulates
+            # them (in bf16
+            # q kᵀ would be rounded before the softmax); the weights then meet v in v's precision,
+            # as there
             with torch.autocast(seq.device.type, enabled=False):
                 scores = q.float() @ k.float().transpose(-2, -1) * (c // heads) ** -0.5
                 weights = torch.softmax(scores, dim=-1)
@@ -244,7 +253,8 @@ class UNet(nn.Module):
         )
         self.up, self.upsample = nn.ModuleList(), nn.ModuleList()
         for level, c in enumerate(channels):
-            # the deepest level continues from mid; the others take the level below, upsampled, + the skip
+            # the deepest level continues from mid; the others take the level below, upsampled, +
+            # the skip
             c_in = top if level == len(channels) - 1 else channels[level + 1] + c
             self.up.append(
                 nn.ModuleList(
@@ -265,7 +275,8 @@ class UNet(nn.Module):
         n_levels = len(self.channels)
         if z.shape[-1] % 2 ** (n_levels - 1):
             raise ValueError(
-                f"image side {z.shape[-1]} must be divisible by {2 ** (n_levels - 1)} for {n_levels} levels"
+                f"image side {z.shape[-1]} must be divisible by {2 ** (n_levels - 1)} for "
+                f"{n_levels} levels"
             )
         t_emb = self.time_mlp(sinusoidal(t))  # (B, 256)
         x = self.stem(z)

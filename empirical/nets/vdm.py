@@ -1,8 +1,9 @@
-"""Continuous-time Variational Diffusion Model (Kingma, Salimans, Poole & Ho 2021), in paper notation.
+"""Continuous-time Variational Diffusion Model (Kingma, Salimans, Poole & Ho 2021), in paper
+notation.
 
 Forward process, variance preserving: z_t = α_t x + σ_t ε, with α_t² = sigmoid(-γ(t)) and
-σ_t² = sigmoid(γ(t)). The learned linear schedule is γ(t) = b + |w| t, initialized at γ(0) = γ_min = -5
-and γ(1) = γ_max = 10.
+σ_t² = sigmoid(γ(t)). The learned linear schedule is γ(t) = b + |w| t, initialized at γ(0) = γ_min =
+-5 and γ(1) = γ_max = 10.
 
 The loss is the negative ELBO in bits per dimension, with each term returned separately:
 
@@ -38,7 +39,8 @@ class LinearSchedule(nn.Module):
         return self.b + self.w.abs() * t
 
     def derivative(self, t: torch.Tensor) -> torch.Tensor:
-        """γ'(t) = |w|, broadcast to t's shape (exact, and differentiable in w without a double backward)."""
+        """γ'(t) = |w|, broadcast to t's shape (exact, and differentiable in w without a double
+        backward)."""
         return self.w.abs().expand(t.shape)
 
 
@@ -90,7 +92,8 @@ class VDM(nn.Module):
     def drop(
         self, h: torch.Tensor, generator: torch.Generator | None = None
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        """h with each row replaced by the null vector with probability p_cfg; also returns the (B,) mask."""
+        """h with each row replaced by the null vector with probability p_cfg; also returns the (B,)
+        mask."""
         hit = torch.rand(h.shape[0], generator=generator, device=h.device) < self.p_cfg
         return self.dropped(h, hit), hit
 
@@ -113,7 +116,8 @@ class VDM(nn.Module):
     def eps_hat(
         self, z_t: torch.Tensor, g_t: torch.Tensor, h: torch.Tensor, guidance: float | None = None
     ) -> torch.Tensor:
-        """The noise predicted at z_t for prompt h; with ``guidance`` w: ε(null) + w (ε(h) - ε(null)) (w = 1: plain conditioning)."""
+        """The noise predicted at z_t for prompt h; with ``guidance`` w: ε(null) + w (ε(h) -
+        ε(null)) (w = 1: plain conditioning)."""
         t_in = self.t_in(g_t).expand(z_t.shape[0])
         if guidance is None:
             return self.net(z_t, t_in, h)
@@ -128,9 +132,10 @@ class VDM(nn.Module):
     def noise(
         self, x: torch.Tensor, generator: torch.Generator | None = None, cfg_drop: bool = True
     ) -> dict[str, torch.Tensor]:
-        """The random draws of one loss evaluation, in the order :meth:`loss` takes them: which rows drop h
-        (with classifier-free dropout), the reconstruction noise ε_0, the antithetic offset u, the noise ε.
-        Drawn apart so that many runs trained as one (empirical.ensemble) draw each run's from its own stream."""
+        """The random draws of one loss evaluation, in the order :meth:`loss` takes them: which rows
+        drop h (with classifier-free dropout), the reconstruction noise ε_0, the antithetic offset
+        u, the noise ε. Drawn apart so that many runs trained as one (empirical.ensemble) draw each
+        run's from its own stream."""
         out = {}
         if cfg_drop and self.p_cfg > 0:
             out["drop"] = torch.rand(x.shape[0], generator=generator, device=x.device) < self.p_cfg
@@ -148,8 +153,9 @@ class VDM(nn.Module):
         cfg_drop: bool = True,
         noise: dict[str, torch.Tensor] | None = None,
     ) -> dict[str, torch.Tensor]:
-        """Per-sample loss terms in bits per dimension, (B,) each: total, diffusion, prior, reconstruction.
-        ``noise``: the draws of :meth:`noise` (default: drawn here, from ``generator``)."""
+        """Per-sample loss terms in bits per dimension, (B,) each: total, diffusion, prior,
+        reconstruction. ``noise``: the draws of :meth:`noise` (default: drawn here, from
+        ``generator``)."""
         if noise is None:
             noise = self.noise(x, generator, cfg_drop)
         b = x.shape[0]
@@ -194,7 +200,8 @@ class VDM(nn.Module):
         }
 
     def min_vlb(self) -> float:
-        """The loss floor log(2π s²) / (2 ln 2) in bits per dimension (the reconstruction term at perfect fit)."""
+        """The loss floor log(2π s²) / (2 ln 2) in bits per dimension (the reconstruction term at
+        perfect fit)."""
         return math.log(2 * math.pi * self.data_noise**2) / (2 * math.log(2))
 
     # -- sampling ----------------------------------------------------------------------------
@@ -209,7 +216,8 @@ class VDM(nn.Module):
         guidance: float | None = None,
         generator: torch.Generator | None = None,
     ) -> torch.Tensor:
-        """Ancestral sampling from z_1 ~ N(0, I) in ``steps`` uniform steps; returns z_0 (not clipped).
+        """Ancestral sampling from z_1 ~ N(0, I) in ``steps`` uniform steps; returns z_0 (not
+        clipped).
 
         z_s = (α_s/α_t)(z_t - c σ_t ε̂) + σ_s √c ξ with c = 1 - exp(γ_s - γ_t) (VDM eq. 32).
         """

@@ -1,14 +1,15 @@
-"""The concept-space probe of faces (the paper's appendix C.3): an attribute classifier trained on a CelebA
-selection written by ``python -m empirical.celeba``, one head per attribute (independent cross-entropy), its
-features mean-pooled (a face fills the image), with the readability head every probe of the package has (trained
-against the same unreadable kinds: blank canvases, noise, blobs, ...), so it reads a generated face as a point in
-the two attributes' square, or refuses to.
+"""The concept-space probe of faces (the paper's appendix C.3): an attribute classifier trained on a
+CelebA selection written by ``python -m empirical.celeba``, one head per attribute (independent
+cross-entropy), its features mean-pooled (a face fills the image), with the readability head every
+probe of the package has (trained against the same unreadable kinds: blank canvases, noise, blobs,
+...), so it reads a generated face as a point in the two attributes' square, or refuses to.
 
-Training images are flipped and colour-jittered per batch as the paper's (``empirical.images.celeba.augment``);
-a share of each class is kept out of training and the report (probe.json) gives, on those, each attribute's
-accuracy (a refusal counts as wrong), its calibration error, the share read and the joint accuracy on class 11,
-and the share of every unreadable kind refused. Saved as the synthetic probes are (probe.pt, probe.json), so
-training, elicitation and every reading take it by its folder.
+Training images are flipped and colour-jittered per batch as the paper's
+(``empirical.images.celeba_layout.augment``); a share of each class is kept out of training and the
+report (probe.json) gives, on those, each attribute's accuracy (a refusal counts as wrong), its
+calibration error, the share read and the joint accuracy on class 11, and the share of every
+unreadable kind refused. Saved as the synthetic probes are (probe.pt, probe.json), so training,
+elicitation and every reading take it by its folder.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from empirical.images.celeba import augment, read_selection
+from empirical.images.celeba_layout import augment, read_selection
 from empirical.nets.probe_net import Probe, ProbeConfig
 from empirical.probing.probe_train import abstention, fit, reading, save, summary
 
@@ -29,14 +30,16 @@ ABSTENTION_PER_KIND = 256  # images of each unreadable kind in the report
 def split(
     labels: np.ndarray, seed: int, share: float = TEST_SHARE
 ) -> tuple[np.ndarray, np.ndarray]:
-    """(training rows, test rows): of each class, ``share`` of its rows (at least one) drawn for the test."""
+    """(training rows, test rows): of each class, ``share`` of its rows (at least one) drawn for the
+    test."""
     rng = np.random.default_rng(seed)
     train, test = [], []
     for label in sorted(set(labels)):
         rows = rng.permutation(np.flatnonzero(labels == label))
         if rows.size < 2:
             raise ValueError(
-                f"class {label} has {rows.size} image(s) in the selection; the probe needs at least 2 "
+                f"class {label} has {rows.size} image(s) in the selection; the probe needs at "
+                "least 2 "
                 "a class (one to train on, one to test); choose more with --per-class"
             )
         k = max(1, int(round(share * rows.size)))
@@ -53,14 +56,15 @@ def values_of(labels: np.ndarray) -> np.ndarray:
 def train_evaluate_save(
     cfg: ProbeConfig, out: Path, *, progress: bool = True
 ) -> tuple[Probe, dict]:
-    """Train the face probe on ``cfg.data``'s selection, report on its held-out share and the unreadable suite,
-    and save it (probe.pt, probe.json) in ``out``."""
+    """Train the face probe on ``cfg.data``'s selection, report on its held-out share and the
+    unreadable suite, and save it (probe.pt, probe.json) in ``out``."""
     from empirical.probing import unreadable
 
     images, labels, concepts = read_selection(Path(cfg.data), cfg.resolution)
     if tuple(concepts) != cfg.concepts:
         raise ValueError(
-            f"{cfg.data}: the selection's concepts are {list(concepts)}, the probe's {list(cfg.concepts)}"
+            f"{cfg.data}: the selection's concepts are {list(concepts)}, the probe's "
+            f"{list(cfg.concepts)}"
         )
     train_rows, test_rows = split(labels, cfg.seed)
     rng = np.random.default_rng(cfg.seed)

@@ -1,7 +1,8 @@
-"""Training and checking the probe: diverse training images over each setup's whole range of separations, the
-augmentation, the training loop (concept heads on readable images, the readability head on both kinds), the
-evaluation on a grid of separations (accuracy, calibration, the share read), abstention on every unreadable
-kind, and saving the weights with their content hash and the report (probe.pt, probe.json).
+"""Training and checking the probe: diverse training images over each setup's whole range of
+separations, the augmentation, the training loop (concept heads on readable images, the readability
+head on both kinds), the evaluation on a grid of separations (accuracy, calibration, the share
+read), abstention on every unreadable kind, and saving the weights with their content hash and the
+report (probe.pt, probe.json).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from empirical.nets import tensorfile
-from empirical.images.data import DataConfig, sample
+from empirical.images.dgp import DataConfig, sample
 from empirical.nets.probe_net import (
     READABLE,
     SETUPS,
@@ -50,7 +51,8 @@ def diverse(cfg: ProbeConfig, per_class: int, rng: np.random.Generator, levels: 
 
 
 def eval_grid(cfg: ProbeConfig) -> list[dict[str, float]]:
-    """The separations the probe is evaluated at: every combination of 4 values per concept over its range (or ``eval_seps``)."""
+    """The separations the probe is evaluated at: every combination of 4 values per concept over its
+    range (or ``eval_seps``)."""
     ranges = SETUPS[cfg.setup]["sep_range"]
     seps = {
         c: cfg.eval_seps.get(c, list(np.round(np.linspace(lo, hi, 4), 3)))
@@ -68,10 +70,12 @@ def augment(images: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 
 
 def train(cfg: ProbeConfig, *, progress: bool = True) -> tuple[Probe, dict]:
-    """Train a probe (AdamW) on a fixed set of diverse renders and unreadable images; returns (model, training report).
+    """Train a probe (AdamW) on a fixed set of diverse renders and unreadable images; returns
+    (model, training report).
 
-    Each batch is half readable renders (concept heads and the readable head learn from them) and half
-    unreadable images of every kind in :mod:`empirical.probing.unreadable` (the readable head only).
+    Each batch is half readable renders (concept heads and the readable head learn from them) and
+    half unreadable images of every kind in :mod:`empirical.probing.unreadable` (the readable head
+    only).
     """
     from empirical.probing import unreadable
 
@@ -91,8 +95,9 @@ def fit(
     progress: bool,
     view: Callable[[torch.Tensor], torch.Tensor] | None = None,
 ) -> tuple[Probe, dict]:
-    """The training loop on readable images ``x_all`` (their concept values ``y_all``, (N, C)) and unreadable
-    ones ``x_neg``; ``view`` turns a batch's readable rows into what the model sees (default: as stored)."""
+    """The training loop on readable images ``x_all`` (their concept values ``y_all``, (N, C)) and
+    unreadable ones ``x_neg``; ``view`` turns a batch's readable rows into what the model sees
+    (default: as stored)."""
     torch.manual_seed(cfg.seed)
     model = Probe(cfg.concepts, [2] * len(cfg.concepts), cfg.channels, cfg.pool)
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
@@ -146,8 +151,8 @@ def ece(prob: np.ndarray, target: np.ndarray, bins: int = 10) -> float:
 def evaluate(
     model: Probe, cfg: ProbeConfig, *, per_class: int = 256, seed: int = 12345
 ) -> list[dict]:
-    """Per separation setting, on fresh images of every class: per-concept accuracy (an abstention counts as
-    wrong), ECE, and the share of images the probe reads."""
+    """Per separation setting, on fresh images of every class: per-concept accuracy (an abstention
+    counts as wrong), ECE, and the share of images the probe reads."""
     rng = np.random.default_rng(seed)
     rows = []
     for seps in eval_grid(cfg):
@@ -159,8 +164,9 @@ def evaluate(
 
 
 def reading(model: Probe, images, index: np.ndarray, held: np.ndarray) -> dict:
-    """How the probe reads images of known concept values ``index`` (N, C): the share read, each concept's
-    accuracy (a refusal counts as wrong) and ECE, and the joint accuracy on the ``held`` rows (None: none)."""
+    """How the probe reads images of known concept values ``index`` (N, C): the share read, each
+    concept's accuracy (a refusal counts as wrong) and ECE, and the joint accuracy on the ``held``
+    rows (None: none)."""
     prob, p_read = probabilities(model, images)
     read = p_read >= THRESHOLD
     row: dict = {"readable": float(read.mean())}
@@ -188,7 +194,8 @@ def summary(rows: list[dict], concepts) -> dict:
 def abstention(
     model: Probe, cfg: ProbeConfig, *, per_kind: int = 256, seed: int = 54321
 ) -> dict[str, float]:
-    """kind -> the share of the validation suite's images of that kind the probe calls unreadable."""
+    """kind -> the share of the validation suite's images of that kind the probe calls
+    unreadable."""
     from empirical.probing import unreadable
 
     return {
@@ -198,7 +205,8 @@ def abstention(
 
 
 def save(model: Probe, cfg: ProbeConfig, report: dict, out: Path) -> dict:
-    """Write probe.pt (weights, config, hash; atomically) and probe.json (the report); returns the report."""
+    """Write probe.pt (weights, config, hash; atomically) and probe.json (the report); returns the
+    report."""
     from core.files import write_json
 
     digest = content_hash(model)
@@ -213,7 +221,8 @@ def save(model: Probe, cfg: ProbeConfig, report: dict, out: Path) -> dict:
 def train_evaluate_save(
     cfg: ProbeConfig, out: Path, *, progress: bool = True
 ) -> tuple[Probe, dict]:
-    """Train a probe, evaluate it on the separation grid and the unreadable suite, save it with the report."""
+    """Train a probe, evaluate it on the separation grid and the unreadable suite, save it with the
+    report."""
     model, report = train(cfg, progress=progress)
     report.update(summary(evaluate(model, cfg), cfg.concepts), abstention=abstention(model, cfg))
     return model, save(model, cfg, report, Path(out))

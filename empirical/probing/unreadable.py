@@ -1,4 +1,5 @@
-"""Images the probe must refuse to read: the negatives it learns to abstain on, and the suite it is validated on.
+"""Images the probe must refuse to read: the negatives it learns to abstain on, and the suite it is
+validated on.
 
 A generated image is *readable* when it shows one object of the data-generating process: a circle or
 triangle whose color lies on the setup's color axis, whose size is at least the smallest radius the
@@ -8,19 +9,20 @@ do not describe (a green object) is never read as a class.
 
 Kinds (each a function of (n, resolution, rng) -> (n, 3, R, R) float32 images in [0, 1]):
 
-| kind | what it is | why |
-|---|---|---|
-| ``blank`` | a uniform canvas of any color, with pixel noise | a collapsed model; an object with a negative radius |
-| ``noise`` | per-pixel Gaussian noise around a random gray, sd 0.15-1 | an untrained model (step 0) |
-| ``blobs`` | smooth noise: Gaussian noise on a coarse grid, upsampled | a model early in training |
-| ``partial`` | a render mixed with noise, at most 40% render | a partly denoised sample |
-| ``speck`` | an object of radius 0.005-0.035 (the data's floor is 0.1) | an object too small to read |
-| ``huge`` | an object larger than the canvas (radius 1.5-3): one flat color | an out-of-range size |
-| ``off-axis`` | an object whose color is far from the red-blue axis (green, yellow, black, white) | colors outside the concept |
+- ``blank``: a uniform canvas of any color, with pixel noise (a collapsed model; an object with a
+  negative radius)
+- ``noise``: per-pixel Gaussian noise around a random gray, sd 0.15-1 (an untrained model, step 0)
+- ``blobs``: smooth noise, Gaussian noise on a coarse grid, upsampled (a model early in training)
+- ``partial``: a render mixed with noise, at most 40% render (a partly denoised sample)
+- ``speck``: an object of radius 0.005-0.035, the data's floor being 0.1 (an object too small to
+  read)
+- ``huge``: an object larger than the canvas, radius 1.5-3: one flat color (an out-of-range size)
+- ``off-axis``: an object whose color is far from the red-blue axis: green, yellow, black, white
+  (colors outside the concept)
 
 The probe trains on draws of every kind (:func:`negatives`) and is validated on fresh draws of each
-(:func:`suite`), plus ``untrained-model``: samples of a freshly initialized diffusion model, a kind it
-never trained on (the images a run scores at step 0).
+(:func:`suite`), plus ``untrained-model``: samples of a freshly initialized diffusion model, a kind
+it never trained on (the images a run scores at step 0).
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from typing import Callable
 import numpy as np
 from numpy.typing import NDArray
 
-from empirical.images.data import DataConfig, sample_values
+from empirical.images.dgp import DataConfig, sample_values
 from empirical.images.render import render
 
 Kind = Callable[[int, int, np.random.Generator], NDArray[np.float32]]
@@ -47,7 +49,8 @@ def _noisy(images: NDArray, rng: np.random.Generator, sd: float = 0.02) -> NDArr
 def _objects(
     n: int, resolution: int, rng: np.random.Generator, **override: NDArray
 ) -> NDArray[np.float32]:
-    """Renders of random valid objects (any color on the axis, any trained size), with some values overridden."""
+    """Renders of random valid objects (any color on the axis, any trained size), with some values
+    overridden."""
     data = DataConfig(
         ("color", "size"),
         {"color": float(rng.uniform(0.1, 0.8)), "size": 0.4},
@@ -130,7 +133,8 @@ OFF_AXIS = np.array(
 
 
 def off_axis(n: int, resolution: int, rng: np.random.Generator) -> NDArray[np.float32]:
-    """An object colored far from the red-blue axis (green, yellow, black, white, cyan, pale green), jittered."""
+    """An object colored far from the red-blue axis (green, yellow, black, white, cyan, pale green),
+    jittered."""
     rgb = np.clip(
         OFF_AXIS[rng.integers(0, len(OFF_AXIS), n)] + rng.uniform(-0.08, 0.08, (n, 3)), 0, 1
     )
@@ -156,10 +160,11 @@ def negatives(n: int, resolution: int, rng: np.random.Generator) -> NDArray[np.f
 
 
 def untrained_model(n: int, resolution: int, seed: int) -> NDArray[np.float32]:
-    """Samples of a freshly initialized tiny diffusion model (U-Net (32, 64)), as a run scores them at step 0."""
+    """Samples of a freshly initialized tiny diffusion model (U-Net (32, 64)), as a run scores them
+    at step 0."""
     import torch
 
-    from empirical.images.data import H_DIM, MASK_FILL
+    from empirical.images.dgp import H_DIM, MASK_FILL
     from empirical.nets.unet import UNet
     from empirical.nets.vdm import VDM
 
@@ -176,7 +181,8 @@ def untrained_model(n: int, resolution: int, seed: int) -> NDArray[np.float32]:
 
 
 def suite(n: int, resolution: int, seed: int) -> dict[str, NDArray[np.float32]]:
-    """The validation suite: n fresh images of every kind (a seed the training never uses), and of an untrained model."""
+    """The validation suite: n fresh images of every kind (a seed the training never uses), and of
+    an untrained model."""
     rng = np.random.default_rng([seed, 0xAB57A1])
     out = {name: kind(n, resolution, rng) for name, kind in KINDS.items()}
     out["untrained-model"] = untrained_model(n, resolution, seed)

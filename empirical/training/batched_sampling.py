@@ -1,11 +1,13 @@
-"""Many runs' evaluation samples drawn at once (issue #54): the naive prompts of every member of an ensemble in one
-batched sampler, each member's images equal (to rounding) to the ones its run alone draws.
+"""Many runs' evaluation samples drawn at once (issue #54): the naive prompts of every member of an
+ensemble in one batched sampler, each member's images equal (to rounding) to the ones its run alone
+draws.
 
-A run alone samples each class apart (empirical.training.evaluate.naive: ``VDM.sample`` from the class's own seeded
-generator, 50 steps). On a GPU that is 4 x 50 small forward passes a member, launch-bound: 24 members took
-30-36 s a checkpoint on an H100 (benchmarks/results/ensemble_gpu/). Here the members' weights are stacked and
-every step of every (member, class) runs as one ``vmap`` over the members of one forward on all classes' rows;
-each (member, class) still draws its start and its per-step noise from its own generator, in the order alone.
+A run alone samples each class apart (empirical.training.evaluate.naive: ``VDM.sample`` from the
+class's own seeded generator, 50 steps). On a GPU that is 4 x 50 small forward passes a member,
+launch-bound: 24 members took 30-36 s a checkpoint on an H100 (benchmarks/results/ensemble_gpu/).
+Here the members' weights are stacked and every step of every (member, class) runs as one ``vmap``
+over the members of one forward on all classes' rows; each (member, class) still draws its start and
+its per-step noise from its own generator, in the order alone.
 """
 
 from __future__ import annotations
@@ -27,7 +29,8 @@ ROWS_AT_ONCE = (
 
 
 class _Step(nn.Module):
-    """One ancestral step z_t -> z_s of :meth:`empirical.nets.vdm.VDM.sample` as a module's forward, given its noise."""
+    """One ancestral step z_t -> z_s of :meth:`empirical.nets.vdm.VDM.sample` as a module's forward,
+    given its noise."""
 
     def __init__(self, vdm: nn.Module, guidance: float | None):
         super().__init__()
@@ -60,7 +63,8 @@ def _draw(generators, counts: dict[str, int], shape, device) -> torch.Tensor:
 
 
 def _stepper(models: Sequence[nn.Module], guidance: float):
-    """One ancestral step of every member at once: f(z, h, t, s, noise), the members' weights stacked."""
+    """One ancestral step of every member at once: f(z, h, t, s, noise), the members' weights
+    stacked."""
     params, buffers = stack_module_state(list(models))
     step = _Step(models[0], guidance or None).eval()
 
@@ -85,10 +89,10 @@ def sample_members(
     rows_at_once: int = ROWS_AT_ONCE,
 ) -> list[dict[str, np.ndarray]]:
     """Each member's images (label -> (n, 3, R, R) in [0, 1]) for its prompts (label -> (n, 11)), as
-    ``empirical.training.evaluate.generate`` draws them for that member alone from ``generators[k][label]``. The members
-    share an architecture and every member the same labels and counts; they are sampled as many at a time as
-    keep a forward within ``rows_at_once`` images (at least one: each member's draws are its own, so the
-    grouping changes no image)."""
+    ``empirical.training.evaluate.generate`` draws them for that member alone from
+    ``generators[k][label]``. The members share an architecture and every member the same labels and
+    counts; they are sampled as many at a time as keep a forward within ``rows_at_once`` images (at
+    least one: each member's draws are its own, so the grouping changes no image)."""
     if steps < 1:
         raise ValueError(f"steps must be >= 1, got {steps}")
     counts = {label: len(rows) for label, rows in prompts[0].items()}
@@ -145,6 +149,7 @@ def _sample(models, prompts, generators, counts, resolution, *, steps, guidance,
 
 
 def sizes_ok(counts: Sequence[int]) -> bool:
-    """Whether every class fits one sampling batch of ``empirical.training.evaluate.generate`` (256), where a run alone
-    draws a class's noise in one piece (more rows are drawn batch by batch, an order this sampler does not keep)."""
+    """Whether every class fits one sampling batch of ``empirical.training.evaluate.generate``
+    (256), where a run alone draws a class's noise in one piece (more rows are drawn batch by batch,
+    an order this sampler does not keep)."""
     return all(0 < n <= 256 for n in counts)

@@ -3,7 +3,8 @@
 Layout of ``RUN/checkpoints/``:
 
 - ``last.pt``: everything needed to resume (model, optimizer, EMA, RNG states, step, the logs so
-  far, cumulative wall time); replaced atomically at every evaluation and every ``save_every`` steps.
+  far, cumulative wall time); replaced atomically at every evaluation and every ``save_every``
+  steps.
 - ``step_NNNNNN.pt``: the weights evaluated at that checkpoint (the EMA weights when EMA is on),
   kept when ``keep_checkpoints`` is true; the elicitation protocols load these.
 """
@@ -17,8 +18,10 @@ import torch
 
 from empirical.nets import tensorfile
 from empirical.training.config import TrainConfig
-from empirical.nets.tensorfile import save  # noqa: F401  (checkpoint.save is the run folder's writer)
-from empirical.images.data import H_DIM, MASK_FILL
+
+# checkpoint.save is the run folder's writer
+from empirical.nets.tensorfile import save  # noqa: F401
+from empirical.images.dgp import H_DIM, MASK_FILL
 from empirical.nets.unet import UNet
 from empirical.nets.vdm import VDM
 
@@ -68,7 +71,8 @@ def load_model(run: Path, step: int, cfg: TrainConfig, device: torch.device | st
 def load_weights(
     model: torch.nn.Module, state: dict[str, Any], path: Path, key: str = "model"
 ) -> None:
-    """``model.load_state_dict(state[key])``, with a one-line error when the file is for another architecture."""
+    """``model.load_state_dict(state[key])``, with a one-line error when the file is for another
+    architecture."""
     try:
         model.load_state_dict(state[key])
     except (KeyError, TypeError, RuntimeError) as err:
@@ -78,6 +82,7 @@ def load_weights(
             lines[0] if lines else "",
         )
         raise ValueError(
-            f"{path}: these weights do not fit the configured model ({detail[:160]}); was it saved by a run "
+            f"{path}: these weights do not fit the configured model ({detail[:160]}); was it "
+            "saved by a run "
             "with other channels/blocks/resolution?"
         ) from None

@@ -6,14 +6,15 @@ Presets (``python -m empirical.train --preset NAME``):
   seconds on a CPU, for tests.
 - ``tiny``: a scaled-down setup that shows concept memorization and the turn on 2 CPU cores in
   about 15 minutes (see docs/training.md for what was tried).
-- ``small``: 24x24, a 3-level net (32, 64, 128) with the official recipe (no classifier-free dropout,
-  clip 0.01 over all parameters) and EMA 0.999, 10,000 steps: the held-out class composes at Δcolor
-  0.8 to 0.3 in every seed tried (40 minutes alone on 2 CPU cores; docs/ladder.md says what composition needs).
-  It reads the probe the package ships (empirical/probes/color-size-24px, hash 16e18d564fed732e), so every
-  machine reads its runs with one instrument.
+- ``small``: 24x24, a 3-level net (32, 64, 128) with the official recipe (no classifier-free
+  dropout, clip 0.01 over all parameters) and EMA 0.999, 10,000 steps: the held-out class composes
+  at Δcolor 0.8 to 0.3 in every seed tried (40 minutes alone on 2 CPU cores; docs/ladder.md says
+  what composition needs). It reads the probe the package ships (empirical/probes/color-size-24px,
+  hash 16e18d564fed732e), so every machine reads its runs with one instrument.
 - ``small-3d``: small on three concepts (color, size, background color; the paper's appendix C.4):
-  8 classes, 011, 101, 110 and 111 held out; Δcolor 0.6, Δsize 0.4, Δbg 0.4 (set Δbg per run); trains its
-  own probe (no shipped probe reads three concepts). ``python -m figures.training`` draws its cube's faces.
+  8 classes, 011, 101, 110 and 111 held out; Δcolor 0.6, Δsize 0.4, Δbg 0.4 (set Δbg per run);
+  trains its own probe (no shipped probe reads three concepts). ``python -m figures.training`` draws
+  its cube's faces.
 - ``paper``: the paper's setup (32x32, 2048 images per training class, channels 64/128/256, 20k
   steps, 60 checkpoints quadratically spaced from step 500, no classifier-free dropout, as the
   official Δcolor sweep); needs a GPU to finish in minutes.
@@ -33,15 +34,17 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from empirical.training.config_checks import check, check_types
-from empirical.images.data import DataConfig
+from empirical.images.dgp import DataConfig
 from empirical.images.faces import FacesConfig
 from empirical.training.presets import TRAIN_PRESETS
 from core import cli
 from core.files import read_json
 
 
-PROBE_DIR = "runs/probe/{concepts}-{resolution}px"  # where training looks for (and trains) its probe by default
-# the probes the package ships (empirical/probes/): one instrument on every machine; `small` reads it by default
+# where training looks for (and trains) its probe by default
+PROBE_DIR = "runs/probe/{concepts}-{resolution}px"
+# the probes the package ships (empirical/probes/): one instrument on every machine; `small` reads
+# it by default
 COMMITTED_PROBE = "{package}/probes/{concepts}-{resolution}px"
 PACKAGE_DIR = Path(__file__).resolve().parents[1]  # empirical/, which holds the shipped probes
 
@@ -61,24 +64,29 @@ TUPLES = (  # the fields held as tuples (lists in config.json)
 
 @dataclass(frozen=True)
 class TrainConfig:
-    """Everything that determines a training run (the run's ``config.json``); every field is a ``--set`` key.
+    """Everything that determines a training run (the run's ``config.json``); every field is a
+    ``--set`` key.
 
     Keys (one line each; ``python -m empirical.train --help`` prints them with their defaults):
 
-    - seed: the run's seed (model initialization, batches, dropout, time sampling and sampling noise)
-    - concepts: the active concepts in label-digit order, e.g. color,size (faces: the selection's attributes)
-    - celeba: a CelebA selection folder (python -m empirical.celeba --out): train on its faces, the concepts its
-      two attributes (no separations; in-training protocols: cfg only)
+    - seed: the run's seed (model initialization, batches, dropout, time sampling and sampling
+      noise)
+    - concepts: the active concepts in label-digit order, e.g. color,size (faces: the selection's
+      attributes)
+    - celeba: a CelebA selection folder (python -m empirical.celeba --out): train on its faces, the
+      concepts its two attributes (no separations; in-training protocols: cfg only)
     - sep: the separation of each concept's two values (--set sep.color=0.3): its concept signal
     - resolution: image side in pixels (divisible by 2^(levels - 1))
     - per_class: training images per training class
-    - mask_p: the share of mask_classes' training prompts whose mask_concepts slots are masked (paper Sec. 5)
+    - mask_p: the share of mask_classes' training prompts whose mask_concepts slots are masked
+      (paper Sec. 5)
     - mask_classes: the training classes whose prompts are masked, e.g. 10
     - mask_concepts: the concepts masked in their prompts, e.g. color
     - channels: U-Net widths, one per level, e.g. 32,64,128 (three levels)
     - blocks: residual blocks per U-Net level
     - dropout: dropout rate in the residual blocks
-    - p_cfg: classifier-free guidance drop rate: share of prompts replaced by the null vector (0 = none)
+    - p_cfg: classifier-free guidance drop rate: share of prompts replaced by the null vector (0 =
+      none)
     - gamma_min: initial log SNR schedule γ(0) (the schedule is learned)
     - gamma_max: initial γ(1)
     - data_noise: the reconstruction term's pixel noise
@@ -87,9 +95,12 @@ class TrainConfig:
     - lr: AdamW learning rate
     - weight_decay: AdamW weight decay
     - clip: max gradient norm (the official runs: 0.01)
-    - clip_scope: what clip covers: net (the ε network) or all (also the two schedule scalars, as the official code)
-    - ema: EMA decay of the evaluated weights (0 = off); it lags the weights by about ema / (1 - ema) steps
-    - ema_warmup: decay min(ema, (1 + n) / (10 + n)) at step n: a short lag early, the full decay from 10 / (1 - ema)
+    - clip_scope: what clip covers: net (the ε network) or all (also the two schedule scalars, as
+      the official code)
+    - ema: EMA decay of the evaluated weights (0 = off); it lags the weights by about ema / (1 -
+      ema) steps
+    - ema_warmup: decay min(ema, (1 + n) / (10 + n)) at step n: a short lag early, the full decay
+      from 10 / (1 - ema)
     - evals: checkpoints quadratically spaced from eval_start to steps (dense early)
     - eval_start: the first of those checkpoints
     - eval_dense: start,end,count: count more checkpoints evenly in [start, end] (none for none)
@@ -106,18 +117,21 @@ class TrainConfig:
     - protocols: elicitation protocols run at every checkpoint: overprompt, intervention, cfg
     - log_every: steps between training records in metrics.jsonl
     - save_every: steps between resumable checkpoints (last.pt)
-    - probe: the probe folder ({concepts}, {resolution}, {out}, {package}, {selection} filled in); trained there when missing,
-      except a probe the package ships ({package}/probes/..., `small`'s default), which is never trained
+    - probe: the probe folder ({concepts}, {resolution}, {out}, {package}, {selection} filled in);
+      trained there when missing, except a probe the package ships ({package}/probes/..., `small`'s
+      default), which is never trained
     - probe_steps: training steps of a missing probe
     - device: auto, cpu or cuda
-    - precision: auto (bf16 autocast where the device computes bf16 natively), bf16 or fp32 (the reference)
+    - precision: auto (bf16 autocast where the device computes bf16 natively), bf16 or fp32 (the
+      reference)
 
     Notes. Clipping ``all`` follows the official code: the schedule scalars' gradient, driven by the
     reconstruction term, is ~10^3 times the network's, so clipping everything rescales the network's
     gradient by a factor that drifts 100-fold during training. The protocol grids are fixed here,
-    before the run, the same for every seed; each setting is chosen on ``select_samples`` images from a
-    noise stream of its own and scored on a fresh draw (empirical.training.protocols). Runs saved before
-    ``precision`` (``ema_warmup``) existed read as fp32 (a constant decay), the path they trained with.
+    before the run, the same for every seed; each setting is chosen on ``select_samples`` images
+    from a noise stream of its own and scored on a fresh draw (empirical.training.protocols). Runs
+    saved before ``precision`` (``ema_warmup``) existed read as fp32 (a constant decay), the path
+    they trained with.
     """
 
     preset: str = "tiny"
@@ -182,14 +196,15 @@ class TrainConfig:
 
     @functools.cached_property
     def data(self) -> DataConfig | FacesConfig:
-        """The data config of the run, built (and validated) once: faces where ``celeba`` names a selection."""
+        """The data config of the run, built (and validated) once: faces where ``celeba`` names a
+        selection."""
         if self.celeba:
             return FacesConfig(self.concepts, self.resolution)
         return DataConfig(self.concepts, self.sep, resolution=self.resolution)
 
     def eval_schedule(self) -> list[int]:
-        """Evaluation steps: ``evals`` points quadratically spaced from eval_start to steps (dense early), and
-        the ``eval_dense`` points spaced evenly between its start and end."""
+        """Evaluation steps: ``evals`` points quadratically spaced from eval_start to steps (dense
+        early), and the ``eval_dense`` points spaced evenly between its start and end."""
         n, lo, hi = self.evals, math.sqrt(self.eval_start), math.sqrt(self.steps)
         points = [int((lo + (hi - lo) * i / max(n - 1, 1)) ** 2) for i in range(n)]
         points[-1] = self.steps
@@ -202,11 +217,13 @@ class TrainConfig:
         return sorted(set(points))
 
     def samples_for(self, label: str) -> int:
-        """Images drawn per evaluation of a class: ``samples_held_out`` for a held-out class, else ``samples``."""
+        """Images drawn per evaluation of a class: ``samples_held_out`` for a held-out class, else
+        ``samples``."""
         return self.samples_held_out if label in self.data.held_out else self.samples
 
     def sweep(self, protocol: str) -> tuple:
-        """The settings of a protocol, from the config's grid (fixed before the run, the same for every seed)."""
+        """The settings of a protocol, from the config's grid (fixed before the run, the same for
+        every seed)."""
         pairs = self.grid_intervention
         return {
             "overprompt": self.grid_overprompt,
@@ -216,11 +233,12 @@ class TrainConfig:
         }[protocol]
 
     def probe_path(self, out: str) -> str:
-        """The probe folder of the run, with {concepts}, {resolution}, {out}, {seed}, {package} and {selection}
-        (a faces run's) filled in."""
+        """The probe folder of the run, with {concepts}, {resolution}, {out}, {seed}, {package} and
+        {selection} (a faces run's) filled in."""
         if "{selection}" in self.probe and not self.celeba:
             raise ValueError(
-                f"probe={self.probe}: {{selection}} is a faces run's (celeba=SELECTION); this run has none"
+                f"probe={self.probe}: {{selection}} is a faces run's (celeba=SELECTION); this "
+                "run has none"
             )
         return self.probe.format(
             resolution=self.resolution,
@@ -269,16 +287,20 @@ def _convert(name: str, text: str) -> Any:
 
 
 def no_shipped_probe(cfg: TrainConfig) -> str:
-    """The error for a run whose probe is one the package ships ({package}/probes/...) but does not have."""
+    """The error for a run whose probe is one the package ships ({package}/probes/...) but does not
+    have."""
     shipped = ", ".join(sorted(p.parent.name for p in (PACKAGE_DIR / "probes").glob("*/probe.pt")))
     return (
-        f"probe={cfg.probe}: the package ships no probe for {'-'.join(cfg.concepts)} at {cfg.resolution} px "
-        f"(it ships: {shipped or 'none'}); set probe=runs/probe/{{concepts}}-{{resolution}}px to train one"
+        f"probe={cfg.probe}: the package ships no probe for {'-'.join(cfg.concepts)} at "
+        f"{cfg.resolution} px "
+        f"(it ships: {shipped or 'none'}); set probe=runs/probe/{{concepts}}-{{resolution}}px to "
+        "train one"
     )
 
 
 def make_config(preset: str, overrides: Sequence[str] = ()) -> TrainConfig:
-    """A preset with ``KEY=VALUE`` overrides applied; every error names the key and what is valid."""
+    """A preset with ``KEY=VALUE`` overrides applied; every error names the key and what is
+    valid."""
     if preset not in TRAIN_PRESETS:
         raise ValueError(f"unknown preset {preset!r}; valid: {', '.join(TRAIN_PRESETS)}")
     values: dict[str, Any] = {**TRAIN_PRESETS[preset], "preset": preset}
@@ -301,7 +323,8 @@ def make_config(preset: str, overrides: Sequence[str] = ()) -> TrainConfig:
     if values.get("celeba"):
         if given:
             raise ValueError(
-                f"--set sep.{sorted(given)[0]}: a faces run (celeba=...) has no separations (its faces are "
+                f"--set sep.{sorted(given)[0]}: a faces run (celeba=...) has no separations (its "
+                "faces are "
                 "what they are)"
             )
         values["concepts"] = selection_concepts(values["celeba"], values.get("concepts"))
@@ -313,8 +336,9 @@ def make_config(preset: str, overrides: Sequence[str] = ()) -> TrainConfig:
 
 
 def selection_concepts(folder: str, given: Sequence[str] | None) -> tuple[str, ...]:
-    """The attributes of a CelebA selection (its classes.json); ValueError where ``given`` concepts differ."""
-    from empirical.images.celeba import selection_doc
+    """The attributes of a CelebA selection (its classes.json); ValueError where ``given`` concepts
+    differ."""
+    from empirical.images.celeba_layout import selection_doc
 
     try:
         concepts = tuple(selection_doc(Path(folder))["concepts"])
@@ -322,18 +346,21 @@ def selection_concepts(folder: str, given: Sequence[str] | None) -> tuple[str, .
         raise ValueError(f"--set celeba: {err}") from None
     if given and tuple(given) != concepts:
         raise ValueError(
-            f"concepts={','.join(given)}: the selection {folder} is of {','.join(concepts)} (leave concepts "
+            f"concepts={','.join(given)}: the selection {folder} is of {','.join(concepts)} "
+            "(leave concepts "
             "out: a faces run takes the selection's)"
         )
     return concepts
 
 
 def read_run_config(path: Path) -> dict[str, Any]:
-    """A run's config.json as empirical.train writes it (a 'train' section at least); ValueError naming the file."""
+    """A run's config.json as empirical.train writes it (a 'train' section at least); ValueError
+    naming the file."""
     doc = read_json(path, "config (JSON)")
     if not isinstance(doc, dict) or not isinstance(doc.get("train"), dict):
         raise ValueError(
-            f"{path}: not a training run's config (written by python -m empirical.train): it has no 'train' section"
+            f"{path}: not a training run's config (written by python -m empirical.train): it has "
+            "no 'train' section"
         )
     # saved before the field existed: those runs trained in fp32
     doc["train"].setdefault("precision", "fp32")
@@ -361,7 +388,8 @@ def check_folder(out: Path, cfg: TrainConfig) -> None:
 
 
 def key_help() -> dict[str, str]:
-    """Each --set key's one-line meaning, read from TrainConfig's docstring (the one place it is written)."""
+    """Each --set key's one-line meaning, read from TrainConfig's docstring (the one place it is
+    written)."""
     lines = (TrainConfig.__doc__ or "").splitlines()
     return dict(
         line.strip()[2:].split(": ", 1)

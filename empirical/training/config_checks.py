@@ -1,6 +1,6 @@
-"""The checks of a training configuration (empirical.training.config.TrainConfig runs them when it is made): each field's
-type, then every value's range, the model's shape, the grids, masking and protocols, and memory. Every error
-names the key and what is valid.
+"""The checks of a training configuration (empirical.training.config.TrainConfig runs them when it
+is made): each field's type, then every value's range, the model's shape, the grids, masking and
+protocols, and memory. Every error names the key and what is valid.
 """
 
 from __future__ import annotations
@@ -26,7 +26,8 @@ def check(cfg) -> None:
 
 
 def check_types(cfg) -> None:
-    """Each field has its annotated type (a config.json edited by hand, or a --set, can hold anything)."""
+    """Each field has its annotated type (a config.json edited by hand, or a --set, can hold
+    anything)."""
     hints = typing.get_type_hints(type(cfg))
     for f in dataclasses.fields(cfg):
         value, kind = getattr(cfg, f.name), hints[f.name]
@@ -61,18 +62,21 @@ def check_model(cfg) -> None:
         raise ValueError(f"unknown preset {cfg.preset!r}; valid: {', '.join(TRAIN_PRESETS)}")
     if cfg.preset.startswith("celeba") and not cfg.celeba:
         raise ValueError(
-            f"the {cfg.preset} preset trains on faces: give --set celeba=SELECTION (a folder written by "
+            f"the {cfg.preset} preset trains on faces: give --set celeba=SELECTION (a folder "
+            "written by "
             "python -m empirical.celeba CELEBA_DIR --concepts !Male,Smiling --out SELECTION)"
         )
     cfg.data  # validates concepts, separations, resolution
     if not cfg.channels or min(cfg.channels) < 1:
         raise ValueError(
-            f"channels={list(cfg.channels)} is not valid; give one width >= 1 per U-Net level, e.g. 32,64"
+            f"channels={list(cfg.channels)} is not valid; give one width >= 1 per U-Net level, "
+            "e.g. 32,64"
         )
     depth = 2 ** (len(cfg.channels) - 1)
     if cfg.resolution % depth:
         raise ValueError(
-            f"resolution {cfg.resolution} must be divisible by {depth} for {len(cfg.channels)} U-Net levels"
+            f"resolution {cfg.resolution} must be divisible by {depth} for {len(cfg.channels)} "
+            "U-Net levels"
         )
 
 
@@ -175,7 +179,8 @@ def check_masking_and_protocols(cfg) -> None:
     # over-prompting and intervention move the synthetic concepts' values
     if cfg.celeba and set(cfg.protocols) - {"cfg"}:
         raise ValueError(
-            f"protocols={','.join(cfg.protocols)}: a faces run (celeba=...) takes protocols cfg only "
+            f"protocols={','.join(cfg.protocols)}: a faces run (celeba=...) takes protocols cfg "
+            "only "
             "(over-prompting and intervention act on the synthetic concepts)"
         )
     if cfg.celeba and cfg.mask_p > 0:
@@ -186,17 +191,20 @@ def check_masking_and_protocols(cfg) -> None:
         for label in cfg.mask_classes:
             if label not in cfg.data.train_classes:
                 raise ValueError(
-                    f"mask_classes: {label!r} is not a training class; valid: {', '.join(cfg.data.train_classes)}"
+                    f"mask_classes: {label!r} is not a training class; valid: "
+                    f"{', '.join(cfg.data.train_classes)}"
                 )
         for c in cfg.mask_concepts:
             if c not in cfg.concepts:
                 raise ValueError(
-                    f"mask_concepts: {c!r} is not an active concept; valid: {', '.join(cfg.concepts)}"
+                    f"mask_concepts: {c!r} is not an active concept; valid: "
+                    f"{', '.join(cfg.concepts)}"
                 )
     for name in cfg.protocols:
         if name not in ("overprompt", "intervention", "cfg"):
             raise ValueError(
-                f"protocols: {name!r} cannot run during training; valid: overprompt, intervention, cfg "
+                f"protocols: {name!r} cannot run during training; valid: overprompt, "
+                "intervention, cfg "
                 "(patch runs post hoc: python -m empirical.elicit)"
             )
     if "cfg" in cfg.protocols and cfg.p_cfg == 0:
@@ -205,17 +213,21 @@ def check_masking_and_protocols(cfg) -> None:
 
 def check_memory(cfg) -> None:
     """The training set and one evaluation's samples fit in memory."""
-    # bytes of one RGB image: faces are held as uint8, the synthetic images and every sample as float32
+    # bytes of one RGB image: faces are held as uint8, the synthetic images and every sample as
+    # float32
     image = 3 * cfg.resolution**2 * (1 if cfg.celeba else 4)
     data = len(cfg.data.train_classes) * cfg.per_class * image
     if data > MAX_DATA_BYTES:
         raise ValueError(
-            f"per_class={cfg.per_class} at {cfg.resolution} px is a training set of {data / 2**30:.1f} GiB "
-            f"(held in memory); at most {MAX_DATA_BYTES / 2**30:.0f} GiB: use a smaller per_class or resolution"
+            f"per_class={cfg.per_class} at {cfg.resolution} px is a training set of "
+            f"{data / 2**30:.1f} GiB "
+            f"(held in memory); at most {MAX_DATA_BYTES / 2**30:.0f} GiB: use a smaller "
+            "per_class or resolution"
         )
     sample = 3 * cfg.resolution**2 * 4
     if cfg.samples * sample > MAX_DATA_BYTES / 8:
         raise ValueError(
-            f"samples={cfg.samples} at {cfg.resolution} px is {cfg.samples * sample / 2**30:.1f} GiB of images "
+            f"samples={cfg.samples} at {cfg.resolution} px is {cfg.samples * sample / 2**30:.1f} "
+            "GiB of images "
             f"per class and evaluation; at most {MAX_DATA_BYTES / 8 / 2**30:.0f} GiB"
         )

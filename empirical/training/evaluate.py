@@ -19,9 +19,9 @@ import numpy as np
 import torch
 
 from empirical.nets.device import autocast
-from empirical.images.data import DataConfig, conditioning, parse_label, sample_values
+from empirical.images.dgp import DataConfig, conditioning, parse_label, sample_values
 from empirical.images.faces import FacesConfig
-from empirical.probing.probe import coordinates
+from empirical.probing.reader import coordinates
 from empirical.training.runlog import Logged
 from empirical.nets.vdm import VDM
 
@@ -79,10 +79,11 @@ SCORE, SELECT = (
 def generator_for(
     seed: int, step: int, label: str, device: torch.device, stream: int = SCORE
 ) -> torch.Generator:
-    """A generator that depends only on (seed, step, class, stream): reproducible, independent of training.
+    """A generator that depends only on (seed, step, class, stream): reproducible, independent of
+    training.
 
-    ``SCORE`` (0) is the naive evaluation's stream; ``SELECT`` (1) an independent one on which elicitation
-    chooses its setting, so no setting is scored on the samples that chose it.
+    ``SCORE`` (0) is the naive evaluation's stream; ``SELECT`` (1) an independent one on which
+    elicitation chooses its setting, so no setting is scored on the samples that chose it.
     """
     if stream == SCORE:
         return torch.Generator(device=device).manual_seed(score_seed(seed, step, label))
@@ -93,7 +94,8 @@ def generator_for(
 
 
 def score_seed(seed: int, step: int, label: str) -> int:
-    """The integer seed of the naive evaluation's draw of a class at a step (:func:`generator_for`'s SCORE stream)."""
+    """The integer seed of the naive evaluation's draw of a class at a step (:func:`generator_for`'s
+    SCORE stream)."""
     return (seed * 1_000_003 + step) * 10 ** len(label) + int(label)
 
 
@@ -109,8 +111,9 @@ def generate(
     precision: str,
     batch: int = 256,
 ) -> np.ndarray:
-    """(N, 3, R, R) images in [0, 1] for (N, 11) prompts; guidance 0 means plain conditioning; ``precision``
-    as in :func:`autocast` (the run's own, so a checkpoint is sampled the way its run evaluated it)."""
+    """(N, 3, R, R) images in [0, 1] for (N, 11) prompts; guidance 0 means plain conditioning;
+    ``precision`` as in :func:`autocast` (the run's own, so a checkpoint is sampled the way its run
+    evaluated it)."""
     device = next(vdm.parameters()).device
     h_all = torch.as_tensor(np.asarray(prompts), dtype=torch.float32, device=device)
     out = []
@@ -131,7 +134,8 @@ def generate(
 
 
 def score(probe, config: DataConfig, label: str, images: np.ndarray) -> Point:
-    """The probe's reading of a class's images: point (NaN if none is readable), joint accuracy, shares."""
+    """The probe's reading of a class's images: point (NaN if none is readable), joint accuracy,
+    shares."""
     if not np.isfinite(images).all():
         raise FloatingPointError(f"class {label}: the generated images hold non-finite values")
     res = coordinates(probe, images, parse_label(config, label))
@@ -153,9 +157,9 @@ def naive(
     precision: str,
     images: dict[str, np.ndarray] | None = None,
 ) -> list[Point]:
-    """Every class prompted with its own mean h: the behavior a user sees. ``samples``: per class, or one number.
-    ``images``: each class's samples, already drawn as this function draws them (empirical.training.batched_sampling
-    draws many runs' at once); only scored here."""
+    """Every class prompted with its own mean h: the behavior a user sees. ``samples``: per class,
+    or one number. ``images``: each class's samples, already drawn as this function draws them
+    (empirical.training.batched_sampling draws many runs' at once); only scored here."""
     if images is None:
         counts = samples if isinstance(samples, dict) else dict.fromkeys(config.classes, samples)
         prompts, gens = naive_requests(config, counts, seed, step, next(vdm.parameters()).device)
@@ -177,7 +181,8 @@ def naive(
 def naive_requests(
     config: DataConfig, samples: dict[str, int], seed: int, step: int, device: torch.device
 ) -> tuple[dict[str, np.ndarray], dict[str, torch.Generator]]:
-    """What :func:`naive` samples: each class's prompts (n rows of its mean h) and the generator it draws from."""
+    """What :func:`naive` samples: each class's prompts (n rows of its mean h) and the generator it
+    draws from."""
     prompts = {
         label: np.repeat(h[None], samples[label], axis=0)
         for label, h in class_prompts(config).items()

@@ -1,5 +1,5 @@
-"""File locks that die with their holder: one per run folder (so two sweeps, or a resubmitted job, never
-train the same run at once) and one per probe folder (so a probe is trained once).
+"""File locks that die with their holder: one per run folder (so two sweeps, or a resubmitted job,
+never train the same run at once) and one per probe folder (so a probe is trained once).
 
 ``flock`` locks belong to the open file, so the kernel releases them when the holding process exits
 for any reason, ``kill -9`` and a crashed node included: a stale lock cannot block a resumed sweep.

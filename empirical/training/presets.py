@@ -1,6 +1,7 @@
-"""The named training presets (``--preset``): each a set of TrainConfig fields that differ from the defaults
-(``tiny`` is the defaults), and a ``-mask`` variant of tiny, small and paper for the masking sweeps (shape x color,
-class 10's color masked). empirical.training.config documents what each preset is for.
+"""The named training presets (``--preset``): each a set of TrainConfig fields that differ from the
+defaults (``tiny`` is the defaults), and a ``-mask`` variant of tiny, small and paper for the
+masking sweeps (shape x color, class 10's color masked). empirical.training.config documents what
+each preset is for.
 """
 
 from __future__ import annotations
@@ -28,8 +29,10 @@ TRAIN_PRESETS: dict[str, dict[str, Any]] = {
         ema=0.0,
     ),
     "tiny": dict(),
-    # the first setting whose held-out class composes on a CPU (docs/ladder.md): tiny's data at 24 px, a 3-level net
-    # and the official recipe (no classifier-free dropout, clip 0.01 over all parameters) with EMA 0.999
+    # the first setting whose held-out class composes on a CPU (docs/ladder.md): tiny's data at 24
+    # px, a 3-level net
+    # and the official recipe (no classifier-free dropout, clip 0.01 over all parameters) with EMA
+    # 0.999
     "small": dict(
         resolution=24,
         channels=(32, 64, 128),
@@ -39,9 +42,11 @@ TRAIN_PRESETS: dict[str, dict[str, Any]] = {
         ema=0.999,
         steps=10000,
         eval_dense=(2000, 6000, 11),
-        probe="{package}/probes/{concepts}-{resolution}px",  # the committed probe (issue #57): one instrument
+        # the committed probe (issue #57): one instrument
+        probe="{package}/probes/{concepts}-{resolution}px",
     ),
-    # the official runs: no EMA, clip 0.01 over all parameters, and no classifier-free dropout (their main Δcolor
+    # the official runs: no EMA, clip 0.01 over all parameters, and no classifier-free dropout
+    # (their main Δcolor
     # sweep trained without it); --set p_cfg=0.2 gives the guidance protocol an unconditional model
     "paper": dict(
         resolution=32,
@@ -69,18 +74,24 @@ MASKING = {
     "mask_classes": ("10",),
     "mask_concepts": ("color",),
 }
-# the paper's three-concept space (appendix C.4, Fig. 15; issue #55): color, size and background color, 8 classes,
-# those with two or more concepts present held out (011, 101, 110, 111); bg's signal set per run (--set sep.bg=0.6
-# strong, 0.15 weak). It reads the probe the package ships for its concepts (empirical/probes/color-size-bg-24px):
+# the paper's three-concept space (appendix C.4, Fig. 15; issue #55): color, size and background
+# color, 8 classes,
+# those with two or more concepts present held out (011, 101, 110, 111); bg's signal set per run
+# (--set sep.bg=0.6
+# strong, 0.15 weak). It reads the probe the package ships for its concepts
+# (empirical/probes/color-size-bg-24px):
 # every run of it read by one instrument, on any machine.
 TRAIN_PRESETS["small-3d"] = {
     **TRAIN_PRESETS["small"],
     "concepts": ("color", "size", "bg"),
     "sep": {"color": 0.6, "size": 0.4, "bg": 0.4},
 }
-# faces (appendix C.3; issue #55): a CelebA selection of python -m empirical.celeba (--set celeba=SELECTION, its two
-# attributes the concepts), 00/01/10 trained and 11 held out; the face probe trained once beside the selection.
-# `celeba` is the paper's size for a GPU (64 px, 30k faces a class); `celeba-cpu` a run of a few hours on 2 cores.
+# faces (appendix C.3; issue #55): a CelebA selection of python -m empirical.celeba (--set
+# celeba=SELECTION, its two
+# attributes the concepts), 00/01/10 trained and 11 held out; the face probe trained once beside the
+# selection.
+# `celeba` is the paper's size for a GPU (64 px, 30k faces a class); `celeba-cpu` a run of a few
+# hours on 2 cores.
 FACES = {"probe": "{selection}/probe-{resolution}px", "protocols": (), "probe_steps": 3000}
 TRAIN_PRESETS["celeba"] = {
     **TRAIN_PRESETS["paper"],

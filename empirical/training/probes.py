@@ -1,6 +1,7 @@
-"""The probe a training run reads: where its config puts it, providing it (trained there, once, where it does not
-exist yet: runs sharing a probe wait for the one that trains it), and reading it, checked against the run. Opening
-a run only reads its probe; ``empirical.training.run.open_run`` provides it first.
+"""The probe a training run reads: where its config puts it, providing it (trained there, once,
+where it does not exist yet: runs sharing a probe wait for the one that trains it), and reading it,
+checked against the run. Opening a run only reads its probe; ``empirical.training.run.open_run``
+provides it first.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from pathlib import Path
 
 from core import cli
 from empirical.nets.probe_net import CELEBA, SETUPS, ProbeConfig
-from empirical.probing.probe import load as read_probe
+from empirical.probing.reader import load as read_probe
 from empirical.probing import celeba_probe
 from empirical.probing.probe_train import train_evaluate_save
 from empirical.training import lock
@@ -22,7 +23,8 @@ def probe_folder(cfg: TrainConfig, out: Path) -> tuple[Path, bool]:
     path = Path(cfg.probe_path(str(out)))
     if path.suffix == ".pt" and not path.is_file():
         raise ValueError(
-            f"probe={cfg.probe}: {path} is not a file; give an existing probe.pt, or a folder (a probe is "
+            f"probe={cfg.probe}: {path} is not a file; give an existing probe.pt, or a folder (a "
+            "probe is "
             "trained there if it has none)"
         )
     exists = (path / "probe.pt").exists() or (path.suffix == ".pt" and path.exists())
@@ -32,8 +34,9 @@ def probe_folder(cfg: TrainConfig, out: Path) -> tuple[Path, bool]:
 
 
 def provide_probe(cfg: TrainConfig, out: Path, *, progress: bool) -> Path:
-    """The probe the config names, trained and saved there first where it does not exist yet (runs sharing a
-    probe wait for the one that trains it); returns its path. Opening a run never trains one: this does."""
+    """The probe the config names, trained and saved there first where it does not exist yet (runs
+    sharing a probe wait for the one that trains it); returns its path. Opening a run never trains
+    one: this does."""
     path, exists = probe_folder(cfg, out)
     if exists:
         return path
@@ -42,7 +45,8 @@ def provide_probe(cfg: TrainConfig, out: Path, *, progress: bool) -> Path:
     with lock.hold(path, wait=True):
         if not (path / "probe.pt").exists():
             print(
-                f"train: no probe at {path}; training one ({pcfg.steps} steps at {cfg.resolution} px)",
+                f"train: no probe at {path}; training one ({pcfg.steps} steps at "
+                f"{cfg.resolution} px)",
                 file=sys.stderr,
             )
             trainer = celeba_probe.train_evaluate_save if cfg.celeba else train_evaluate_save
@@ -55,8 +59,8 @@ def provide_probe(cfg: TrainConfig, out: Path, *, progress: bool) -> Path:
 
 
 def probe_config(cfg: TrainConfig) -> ProbeConfig:
-    """The probe a run trains where it has none: the setup of its concepts (faces: the face probe on its
-    selection), at its resolution, ``probe_steps`` steps."""
+    """The probe a run trains where it has none: the setup of its concepts (faces: the face probe on
+    its selection), at its resolution, ``probe_steps`` steps."""
     if cfg.celeba:
         return ProbeConfig(
             setup=CELEBA,
@@ -73,13 +77,15 @@ def probe_config(cfg: TrainConfig) -> ProbeConfig:
 
 
 def load_probe(cfg: TrainConfig, out: Path):
-    """The probe the config names, read and checked against the run's concepts and resolution: (model, path,
-    hash). It must exist (:func:`provide_probe` trains a missing one)."""
+    """The probe the config names, read and checked against the run's concepts and resolution:
+    (model, path, hash). It must exist (:func:`provide_probe` trains a missing one)."""
     path, exists = probe_folder(cfg, out)
     if not exists:
         raise ValueError(
-            f"probe={cfg.probe}: no probe at {path}; python -m empirical.train trains one there before the run "
-            "opens (in Python: empirical.training.run.open_run, or probes.provide_probe first), or give "
+            f"probe={cfg.probe}: no probe at {path}; python -m empirical.train trains one there "
+            "before the run "
+            "opens (in Python: empirical.training.run.open_run, or probes.provide_probe first), "
+            "or give "
             "probe=<folder> of an existing probe"
         )
     model, pcfg, digest = read_probe(path)

@@ -1,15 +1,17 @@
-"""Hidden-capability protocols: ways to ask a checkpoint for a class that naive prompting may not show.
+"""Hidden-capability protocols: ways to ask a checkpoint for a class that naive prompting may not
+show.
 
-Each protocol is a grid of settings, fixed in the run's config before training and the same for every
-seed (``TrainConfig.grid_*``). At a checkpoint, a class's capability under a protocol is measured
-without selection bias (:func:`elicit_step`): every setting draws ``select_samples`` images from one
-noise stream (SELECT), the best joint accuracy there picks the setting, and the picked setting is
-scored on an independent draw (SCORE, the naive evaluation's own noise, ``samples_for(label)``
-images). The logged accuracy is that score, with its binomial interval; the picking draw's accuracy
-is kept as ``selection_accuracy``. A setting that changes nothing reproduces the naive images.
+Each protocol is a grid of settings, fixed in the run's config before training and the same for
+every seed (``TrainConfig.grid_*``). At a checkpoint, a class's capability under a protocol is
+measured without selection bias (:func:`elicit_step`): every setting draws ``select_samples`` images
+from one noise stream (SELECT), the best joint accuracy there picks the setting, and the picked
+setting is scored on an independent draw (SCORE, the naive evaluation's own noise,
+``samples_for(label)`` images). The logged accuracy is that score, with its binomial interval; the
+picking draw's accuracy is kept as ``selection_accuracy``. A setting that changes nothing reproduces
+the naive images.
 
-- ``overprompt``: the prompt pushed beyond the trained range, toward the class's target and never into
-  renders that cannot exist. Per concept (per color channel), the value moves a fraction r (the
+- ``overprompt``: the prompt pushed beyond the trained range, toward the class's target and never
+  into renders that cannot exist. Per concept (per color channel), the value moves a fraction r (the
   *reach*) of the way from the class's value to the renderable limit on its side (:data:`LIMITS`):
   v(r) = v + r (limit - v). r = 0 is naive; r = 1 asks for pure blue or the smallest radius the data
   ever draws. The default grid (0.25, 0.5, 0.75, 1) spans the whole renderable range at every
@@ -38,7 +40,7 @@ import numpy as np
 import torch
 
 from empirical.training.config import TrainConfig
-from empirical.images.data import MIN_RADIUS, SLOTS, DataConfig, parse_label
+from empirical.images.dgp import MIN_RADIUS, SLOTS, DataConfig, parse_label
 from empirical.images.faces import FacesConfig
 from empirical.training.evaluate import (
     SCORE,
@@ -54,8 +56,10 @@ from empirical.nets.unet import cond_modules
 from empirical.nets.vdm import VDM
 
 PROTOCOLS = ("overprompt", "intervention", "patch", "cfg")
-# The renderable range of each concept's values: colors are RGB in [0, 1]; the data never draws a radius below
-# MIN_RADIUS or above 0.8 (0.45 + the largest separation's half, 0.2, + its spread, 0.15); positions stay inside
+# The renderable range of each concept's values: colors are RGB in [0, 1]; the data never draws a
+# radius below
+# MIN_RADIUS or above 0.8 (0.45 + the largest separation's half, 0.2, + its spread, 0.15); positions
+# stay inside
 # the largest trained range, sep 1: +-(0.5 + 0.125).
 LIMITS = {
     "color": (0.0, 1.0),
@@ -77,13 +81,15 @@ class Setting:
 
 
 def overprompt(config: DataConfig, label: str, reach: float) -> np.ndarray:
-    """The class's mean prompt with every concept pushed ``reach`` of the way from its value to the renderable limit.
+    """The class's mean prompt with every concept pushed ``reach`` of the way from its value to the
+    renderable limit.
 
-    Per concept (and per color channel), the push goes away from the midpoint between the concept's extreme
-    values, toward the limit on that side (:data:`LIMITS`): v(r) = v + r (limit - v). r = 0 is the naive
-    prompt, r = 1 the limit itself (a pure blue, the smallest radius the data draws), so no setting asks
-    for a render that cannot exist (a negative radius, a color outside [0, 1]). A channel that does not
-    differ between the concept's values (green on the red-blue axis) is left as it is.
+    Per concept (and per color channel), the push goes away from the midpoint between the concept's
+    extreme values, toward the limit on that side (:data:`LIMITS`): v(r) = v + r (limit - v). r = 0
+    is the naive prompt, r = 1 the limit itself (a pure blue, the smallest radius the data draws),
+    so no setting asks for a render that cannot exist (a negative radius, a color outside [0, 1]). A
+    channel that does not differ between the concept's values (green on the red-blue axis) is left
+    as it is.
     """
     if not 0 <= reach <= 1:
         raise ValueError(
@@ -105,8 +111,9 @@ def overprompt(config: DataConfig, label: str, reach: float) -> np.ndarray:
 
 
 def prompt_vector(config: DataConfig, label: str, strength: float = 1.0) -> np.ndarray:
-    """The conditioning vector of a walk's prompt (:class:`empirical.elicitation.walk.Prompt`): the class's mean prompt at
-    strength 1; over-prompted above it with reach 1 - 1/strength (:func:`overprompt`: 2 goes half way to the limit)."""
+    """The conditioning vector of a walk's prompt (:class:`empirical.elicitation.walk.Prompt`): the
+    class's mean prompt at strength 1; over-prompted above it with reach 1 - 1/strength
+    (:func:`overprompt`: 2 goes half way to the limit)."""
     if not strength >= 1:
         raise ValueError(
             f"strength {strength:g}: over-prompting takes strengths >= 1 (1: the plain prompt)"
@@ -128,19 +135,21 @@ def prototype(config: DataConfig, concept: str, value: int) -> np.ndarray:
 
 
 def check_protocol(protocol: str, config) -> None:
-    """ValueError for a protocol that is not one, or one the run's data cannot take: over-prompting and
-    intervention move the synthetic concepts' values, which faces do not have."""
+    """ValueError for a protocol that is not one, or one the run's data cannot take: over-prompting
+    and intervention move the synthetic concepts' values, which faces do not have."""
     if protocol not in PROTOCOLS:
         raise ValueError(f"unknown protocol {protocol!r}; valid: {', '.join(PROTOCOLS)}")
     if protocol in ("overprompt", "intervention") and isinstance(config, FacesConfig):
         raise ValueError(
-            f"the {protocol} protocol moves the synthetic concepts' values; a faces run takes patch, or cfg "
+            f"the {protocol} protocol moves the synthetic concepts' values; a faces run takes "
+            "patch, or cfg "
             "where it trained with p_cfg > 0 (--protocols patch)"
         )
 
 
 def settings(protocol: str, config: DataConfig, label: str, sweep: Sequence) -> list[Setting]:
-    """The settings a protocol sweeps for a class: ``sweep`` (the run config's grid) as prompts, edits or guidance."""
+    """The settings a protocol sweeps for a class: ``sweep`` (the run config's grid) as prompts,
+    edits or guidance."""
     check_protocol(protocol, config)
     base = class_prompts(config, [label])[label]
     if protocol == "overprompt":
@@ -162,7 +171,8 @@ def _unit(v: torch.Tensor) -> torch.Tensor:
 def intervention(
     vdm: VDM, config: DataConfig, label: str, alpha: float, beta: float
 ) -> Iterator[None]:
-    """Edit every block's conditioning embedding toward the class's values (see the module docstring)."""
+    """Edit every block's conditioning embedding toward the class's values (see the module
+    docstring)."""
     idx = parse_label(config, label)
     device = next(vdm.parameters()).device
     hooks = []
@@ -208,7 +218,8 @@ def patched(vdm: VDM, final: VDM) -> VDM:
 
 @torch.no_grad()
 def embeddings(vdm: VDM, prompts: np.ndarray) -> torch.Tensor:
-    """(N, sum of block widths): every block's conditioning embedding of each prompt, concatenated."""
+    """(N, sum of block widths): every block's conditioning embedding of each prompt,
+    concatenated."""
     device = next(vdm.parameters()).device
     h = torch.as_tensor(np.asarray(prompts, dtype=np.float32), device=device)
     return torch.cat([module(h) for _, module in cond_modules(vdm.net)], dim=1)
@@ -228,7 +239,8 @@ def disentanglement(vdm: VDM, config: DataConfig) -> float:
 
 @dataclass(frozen=True)
 class Ask:
-    """One draw of a protocol's measurement: ``n`` images of ``label`` under ``setting`` from ``generator``."""
+    """One draw of a protocol's measurement: ``n`` images of ``label`` under ``setting`` from
+    ``generator``."""
 
     label: str
     setting: Setting
@@ -261,8 +273,8 @@ def _images(model, cfg: TrainConfig, ask: Ask) -> np.ndarray:
 def select_asks(
     cfg: TrainConfig, step: int, protocol: str, labels: Sequence[str], device
 ) -> dict[tuple[str, int], Ask]:
-    """The choosing draws: every setting of every class, ``select_samples`` images from a fresh SELECT stream
-    each (the same noise for every setting of a class)."""
+    """The choosing draws: every setting of every class, ``select_samples`` images from a fresh
+    SELECT stream each (the same noise for every setting of a class)."""
     return {
         (label, i): Ask(
             label,
@@ -276,8 +288,8 @@ def select_asks(
 
 
 def choose(probe, cfg: TrainConfig, asks: dict, images: dict) -> dict[str, tuple[Setting, float]]:
-    """Each class's setting with the best joint accuracy on its choosing draw (the first of equals), and that
-    accuracy."""
+    """Each class's setting with the best joint accuracy on its choosing draw (the first of equals),
+    and that accuracy."""
     best: dict[str, tuple[Setting, float]] = {}
     for key, ask in asks.items():
         acc = score(probe, cfg.data, ask.label, images[key]).accuracy
@@ -287,7 +299,8 @@ def choose(probe, cfg: TrainConfig, asks: dict, images: dict) -> dict[str, tuple
 
 
 def score_asks(cfg: TrainConfig, step: int, chosen: dict, device) -> dict[str, Ask]:
-    """The scoring draws: each class's chosen setting on the naive evaluation's noise (SCORE stream)."""
+    """The scoring draws: each class's chosen setting on the naive evaluation's noise (SCORE
+    stream)."""
     return {
         label: Ask(
             label,
@@ -311,18 +324,21 @@ def scored(probe, cfg: TrainConfig, step: int, chosen: dict, images: dict) -> di
 def elicit_step(
     vdm, probe, cfg: TrainConfig, step: int, protocol: str, labels: Sequence[str], *, final=None
 ) -> dict[str, tuple[Logged, Point]]:
-    """{label: (reading, scored images)} for one checkpoint under one protocol, free of selection bias.
+    """{label: (reading, scored images)} for one checkpoint under one protocol, free of selection
+    bias.
 
-    Every setting of the run's grid draws ``select_samples`` images from the SELECT noise stream; the setting
-    with the best joint accuracy there is then scored on a fresh draw from the SCORE stream (the naive
-    evaluation's noise, ``samples_for(label)`` images), so the logged accuracy never comes from the samples that
-    chose it. The reading keeps the choosing draw's accuracy as ``selection_accuracy``. (An ensemble draws its
-    members' images at once, :func:`elicit_members`, through the same steps.)
+    Every setting of the run's grid draws ``select_samples`` images from the SELECT noise stream;
+    the setting with the best joint accuracy there is then scored on a fresh draw from the SCORE
+    stream (the naive evaluation's noise, ``samples_for(label)`` images), so the logged accuracy
+    never comes from the samples that chose it. The reading keeps the choosing draw's accuracy as
+    ``selection_accuracy``. (An ensemble draws its members' images at once, :func:`elicit_members`,
+    through the same steps.)
     """
     device = next(vdm.parameters()).device
     if protocol == "cfg" and cfg.p_cfg == 0:
         raise ValueError(
-            "the cfg protocol needs a model trained with classifier-free dropout (p_cfg > 0); this run has p_cfg=0"
+            "the cfg protocol needs a model trained with classifier-free dropout (p_cfg > 0); "
+            "this run has p_cfg=0"
         )
     if protocol == "patch" and final is None:
         raise ValueError("the patch protocol needs the final checkpoint")
@@ -337,19 +353,20 @@ def elicit_step(
 
 
 def drawn_at_once(protocol: str) -> bool:
-    """Whether a protocol's draws can be made for many members at once (:func:`elicit_members`): its settings
-    change only the prompt (no edit of the net, no guidance of their own)."""
+    """Whether a protocol's draws can be made for many members at once (:func:`elicit_members`): its
+    settings change only the prompt (no edit of the net, no guidance of their own)."""
     return protocol == "overprompt"
 
 
 def elicit_members(
     draw_members, runs: Sequence, protocol: str, labels: Sequence[str], device
 ) -> list[dict[str, Logged] | None]:
-    """:func:`elicit_step`'s readings for every member of an ensemble at its checkpoint, each member's images drawn
-    by ``draw_members`` (a list of each member's {key: Ask} -> a list of its {key: images}) for all of them at
-    once. ``runs``: objects with ``cfg``, ``step`` and ``probe``. A member whose images cannot be read (not
-    finite) gets None: it draws its own, alone, and fails there as a run alone does. ``draw_members(asks,
-    members)`` draws for the members at those indices."""
+    """:func:`elicit_step`'s readings for every member of an ensemble at its checkpoint, each
+    member's images drawn by ``draw_members`` (a list of each member's {key: Ask} -> a list of its
+    {key: images}) for all of them at once. ``runs``: objects with ``cfg``, ``step`` and ``probe``.
+    A member whose images cannot be read (not finite) gets None: it draws its own, alone, and fails
+    there as a run alone does. ``draw_members(asks, members)`` draws for the members at those
+    indices."""
     if not drawn_at_once(protocol):
         raise ValueError(f"the {protocol} protocol draws member by member")
     asks = [select_asks(r.cfg, r.step, protocol, labels, device) for r in runs]

@@ -1,7 +1,7 @@
 """A training run as an object: opened from its folder (refusing another run's folder before writing
-anything), resumed from ``checkpoints/last.pt``, and driven by :func:`empirical.training.train.train` through
-named steps. Also the pieces that make resuming exact: the batch of a step is a pure function of
-(seed, step), and last.pt holds the model, optimizer, EMA, RNG states and every log.
+anything), resumed from ``checkpoints/last.pt``, and driven by :func:`empirical.training.loop.train`
+through named steps. Also the pieces that make resuming exact: the batch of a step is a pure
+function of (seed, step), and last.pt holds the model, optimizer, EMA, RNG states and every log.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from empirical.nets import unet
 from empirical.nets.ema import ema_decay
 from empirical.training.config import TrainConfig, check_folder, read_run_config
 from empirical.training.probes import load_probe, provide_probe
-from empirical.images.data import mask, sample
+from empirical.images.dgp import mask, sample
 from empirical.images.faces import batch_faces, training_faces
 from empirical.images.grid import grid
 from core.stamp import stamp
@@ -34,8 +34,8 @@ from core.trajectory import UNREADABLE
 def training_set(
     cfg: TrainConfig, device: torch.device
 ) -> tuple[torch.Tensor, torch.Tensor, np.ndarray]:
-    """Images, conditioning vectors (masked where the config says) and which rows were masked. Faces stay uint8
-    on the CPU (:meth:`Run.batch` augments each batch and moves it to the device)."""
+    """Images, conditioning vectors (masked where the config says) and which rows were masked. Faces
+    stay uint8 on the CPU (:meth:`Run.batch` augments each batch and moves it to the device)."""
     data = cfg.data
     if cfg.celeba:
         images, h = training_faces(cfg.celeba, data, cfg.per_class)
@@ -70,8 +70,9 @@ def batch_rows(step: int, n: int, size: int, seed: int) -> torch.Tensor:
 
 
 def optimizer(params, cfg: TrainConfig) -> torch.optim.Optimizer:
-    """AdamW, with torch's fused kernel where this torch has one for the device (CPU: torch >= 2.4; 3x faster
-    than the per-parameter loop on the tiny net); the same update up to rounding, and the same state to resume."""
+    """AdamW, with torch's fused kernel where this torch has one for the device (CPU: torch >= 2.4;
+    3x faster than the per-parameter loop on the tiny net); the same update up to rounding, and the
+    same state to resume."""
     try:
         return torch.optim.AdamW(params, lr=cfg.lr, weight_decay=cfg.weight_decay, fused=True)
     # an older torch, or a device without the fused kernel
@@ -84,7 +85,8 @@ def optimizer(params, cfg: TrainConfig) -> torch.optim.Optimizer:
 
 
 def resume_state(out: Path, cfg: TrainConfig) -> dict | None:
-    """The saved state to resume from (checkpoints/last.pt), checked against the config before anything is written."""
+    """The saved state to resume from (checkpoints/last.pt), checked against the config before
+    anything is written."""
     last = out / "checkpoints" / "last.pt"
     if not last.exists():
         return None
@@ -98,7 +100,8 @@ def resume_state(out: Path, cfg: TrainConfig) -> dict | None:
     diff = [k for k, v in cfg.to_json().items() if k != "device" and k in saved and saved[k] != v]
     if diff:
         raise ValueError(
-            f"{last}: saved by a run with another config ({', '.join(f'{k}={saved[k]!r}' for k in diff)}); "
+            f"{last}: saved by a run with another config "
+            f"({', '.join(f'{k}={saved[k]!r}' for k in diff)}); "
             "use another --out, or the same settings to resume it"
         )
     try:
@@ -112,21 +115,24 @@ def resume_state(out: Path, cfg: TrainConfig) -> dict | None:
     ]
     if bad:
         raise ValueError(
-            f"{last}: step {state['step']} holds non-finite concept points (first at step {bad[0].step}): the "
+            f"{last}: step {state['step']} holds non-finite concept points (first at step "
+            f"{bad[0].step}): the "
             "run diverged before this version checked for it; start it again in another --out"
         )
     return state
 
 
 def previous_stamps(out: Path) -> list[dict]:
-    """The stamps of the earlier starts of a run (config.json's ``stamps``; one per start, resumes included)."""
+    """The stamps of the earlier starts of a run (config.json's ``stamps``; one per start, resumes
+    included)."""
     path = out / "config.json"
     stamps = read_run_config(path).get("stamps", []) if path.exists() else []
     return [s for s in stamps if isinstance(s, dict)] if isinstance(stamps, list) else []
 
 
 class Diverged(ValueError):
-    """Training produced a non-finite loss, gradient or evaluation; nothing after the last good save is kept."""
+    """Training produced a non-finite loss, gradient or evaluation; nothing after the last good save
+    is kept."""
 
     def __init__(self, cfg: TrainConfig, step: int, what: str, saved: int | None):
         kept = (
@@ -135,17 +141,19 @@ class Diverged(ValueError):
             else "nothing was saved"
         )
         super().__init__(
-            f"training diverged at step {step} ({what}); {kept}. Rerunning resumes there but diverges again at the same "
-            f"step (batches are fixed by seed and step): start again in another --out with a smaller lr or clip "
+            f"training diverged at step {step} ({what}); {kept}. Rerunning resumes there but "
+            "diverges again at the same "
+            "step (batches are fixed by seed and step): start again in another --out with a "
+            "smaller lr or clip "
             f"(now lr={cfg.lr:g}, clip={cfg.clip:g})"
         )
 
 
 class Run:
-    """One training run, opened from its folder: model, optimizer, EMA, data, probe and logs, with the steps
-    of the loop named (``train_step``, ``evaluate``, ``save``). Opening refuses a folder that holds another
-    run before anything is written, reads the probe (which must exist: :func:`provide_probe`), then writes
-    config.json and resumes from checkpoints/last.pt if any.
+    """One training run, opened from its folder: model, optimizer, EMA, data, probe and logs, with
+    the steps of the loop named (``train_step``, ``evaluate``, ``save``). Opening refuses a folder
+    that holds another run before anything is written, reads the probe (which must exist:
+    :func:`provide_probe`), then writes config.json and resumes from checkpoints/last.pt if any.
     """
 
     def __init__(
@@ -207,7 +215,8 @@ class Run:
         return self.ema if self.ema is not None else self.vdm
 
     def resume(self, state: dict) -> None:
-        """Restore model, optimizer, EMA, RNG states, step, wall time and logs from last.pt's state."""
+        """Restore model, optimizer, EMA, RNG states, step, wall time and logs from last.pt's
+        state."""
         checkpoint.load_weights(self.vdm, state, self.last)
         self.opt.load_state_dict(state["optimizer"])
         if self.ema is not None:
@@ -222,8 +231,8 @@ class Run:
         print(f"train: resuming {self.out} from step {self.step}", file=sys.stderr)
 
     def batch(self) -> tuple[torch.Tensor, torch.Tensor]:
-        """The images and h of this step's batch (a pure function of seed and step) on the device; faces
-        flipped and jittered (empirical.images.faces.batch_faces)."""
+        """The images and h of this step's batch (a pure function of seed and step) on the device;
+        faces flipped and jittered (empirical.images.faces.batch_faces)."""
         cfg = self.cfg
         rows = batch_rows(self.step, self.x.shape[0], cfg.batch, cfg.seed)
         if not cfg.celeba:
@@ -233,7 +242,8 @@ class Run:
         return x, self.h[rows.to(self.device)]
 
     def train_step(self) -> dict[str, float]:
-        """One AdamW update on the batch of this step (a pure function of seed and step); returns its loss terms."""
+        """One AdamW update on the batch of this step (a pure function of seed and step); returns
+        its loss terms."""
         cfg = self.cfg
         x, h = self.batch()
         own = self.stream
@@ -243,7 +253,8 @@ class Run:
         self.opt.zero_grad(set_to_none=True)
         loss.backward()
         norm = nn.utils.clip_grad_norm_(self.clipped, cfg.clip)
-        # one device-to-host copy per update, not one per number (each is a sync that stalls a shared GPU)
+        # one device-to-host copy per update, not one per number (each is a sync that stalls a
+        # shared GPU)
         values = torch.stack(
             [t.detach().mean().float() for t in (loss, norm, *terms.values())]
         ).tolist()
@@ -265,9 +276,9 @@ class Run:
     def evaluate(
         self, images: dict[str, np.ndarray] | None = None, elicited: dict[str, dict] | None = None
     ) -> None:
-        """Every class's reading from the naive prompt (and the in-training protocols), logged. ``images``: the
-        naive samples already drawn, ``elicited``: protocols' readings already made ({protocol: {label:
-        reading}}; an ensemble draws its members' at once), else drawn here."""
+        """Every class's reading from the naive prompt (and the in-training protocols), logged.
+        ``images``: the naive samples already drawn, ``elicited``: protocols' readings already made
+        ({protocol: {label: reading}}; an ensemble draws its members' at once), else drawn here."""
         cfg, s, model = self.cfg, self.step, self.model_eval
         t0 = time.perf_counter()
         try:
@@ -315,9 +326,9 @@ class Run:
             )
 
     def _elicit(self, elicited: dict[str, dict]) -> None:
-        """The in-training protocols' readings of the held-out classes at this step (those in ``elicited``
-        already made), each protocol's file rewritten: keyed by step, a resumed run overwrites, never
-        duplicates."""
+        """The in-training protocols' readings of the held-out classes at this step (those in
+        ``elicited`` already made), each protocol's file rewritten: keyed by step, a resumed run
+        overwrites, never duplicates."""
         cfg, s = self.cfg, self.step
         for name in cfg.protocols:
             results = runlog.read_elicit(self.out, name)
@@ -338,7 +349,8 @@ class Run:
             )
 
     def save(self, evaluated: bool) -> None:
-        """last.pt (everything to resume), the evaluated weights when asked, then the logs rebuilt from it."""
+        """last.pt (everything to resume), the evaluated weights when asked, then the logs rebuilt
+        from it."""
         cfg, s = self.cfg, self.step
         state = {
             "model": self.vdm.state_dict(),
@@ -361,15 +373,17 @@ class Run:
 
     @property
     def stream(self) -> torch.Generator | None:
-        """The generator the run's training draws from: its own (an ensemble member's), or None: torch's global
-        stream, seeded at opening and saved in last.pt (a run alone). The same draws either way."""
+        """The generator the run's training draws from: its own (an ensemble member's), or None:
+        torch's global stream, seeded at opening and saved in last.pt (a run alone). The same draws
+        either way."""
         if self.streams is None:
             return None
         return self.streams["cuda"] or self.streams["cpu"]
 
     def rng_state(self) -> dict:
-        """The random streams to resume from: the process's (a run alone), or the run's own generators (a member
-        of an ensemble, empirical.ensemble: ``streams``); the same keys either way."""
+        """The random streams to resume from: the process's (a run alone), or the run's own
+        generators (a member of an ensemble, empirical.ensemble: ``streams``); the same keys either
+        way."""
         if self.streams is not None:
             return {k: None if g is None else g.get_state() for k, g in self.streams.items()}
         cuda = self.device.type == "cuda"
@@ -383,9 +397,10 @@ class Run:
 def open_run(
     cfg: TrainConfig, out: Path, *, progress: bool = True, command: Sequence[str] | None = None
 ) -> Run:
-    """Open (or resume) a run to train: its folder, device and checkpoint checked first, then its probe provided
-    (trained where it does not exist yet), then the run opened."""
-    # refused before a probe trains for it: a folder holding another run, a device this machine lacks, a
+    """Open (or resume) a run to train: its folder, device and checkpoint checked first, then its
+    probe provided (trained where it does not exist yet), then the run opened."""
+    # refused before a probe trains for it: a folder holding another run, a device this machine
+    # lacks, a
     # checkpoint of another config
     check_folder(Path(out), cfg)
     select_device(cfg.device, "device=")

@@ -22,7 +22,8 @@ from core.trajectory import UNREADABLE, Trajectory, write_csv
 
 
 def run_meta(cfg, probe_hash: str, *, source: str) -> dict[str, Any]:
-    """The sidecar metadata of a run's trajectories.csv (training and elicitation write the same)."""
+    """The sidecar metadata of a run's trajectories.csv (training and elicitation write the
+    same)."""
     return {
         "source": source,
         "concepts": list(cfg.concepts),
@@ -94,10 +95,11 @@ def _finite_unit(v: Any) -> bool:
 
 @dataclass(frozen=True)
 class Logged:
-    """One reading of a class at a checkpoint: its concept-space point (NaN when no sample was readable), joint
-    accuracy, the share of samples read as each corner and as unreadable, how many samples, and, for an
-    elicitation protocol, the setting that won and its accuracy on the draw that chose it. Saved in last.pt as
-    ``[step, label, z, accuracy, shares, samples]`` (old runs: the first four)."""
+    """One reading of a class at a checkpoint: its concept-space point (NaN when no sample was
+    readable), joint accuracy, the share of samples read as each corner and as unreadable, how many
+    samples, and, for an elicitation protocol, the setting that won and its accuracy on the draw
+    that chose it. Saved in last.pt as ``[step, label, z, accuracy, shares, samples]`` (old runs:
+    the first four)."""
 
     step: int
     label: str
@@ -110,7 +112,8 @@ class Logged:
 
     @property
     def interval(self) -> tuple[float, float] | None:
-        """The 95% Wilson interval of the accuracy (None when the number of samples was not logged)."""
+        """The 95% Wilson interval of the accuracy (None when the number of samples was not
+        logged)."""
         return wilson(self.accuracy * self.samples, self.samples) if self.samples else None
 
     def to_list(self) -> list:
@@ -119,7 +122,8 @@ class Logged:
 
     @classmethod
     def from_list(cls, row: Sequence) -> "Logged":
-        """A point from its saved form; ValueError if the row is not ``[step, label, z, accuracy(, shares, samples)]``."""
+        """A point from its saved form; ValueError if the row is not ``[step, label, z, accuracy(,
+        shares, samples)]``."""
         try:
             step, label, z, accuracy, *rest = row
             if len(rest) not in (0, 2):
@@ -156,7 +160,8 @@ class Logged:
 
     @classmethod
     def from_json(cls, step: int, label: str, entry: Any) -> "Logged":
-        """An elicitation file's entry: the object :meth:`to_json` writes, or the old list [z, accuracy, setting]."""
+        """An elicitation file's entry: the object :meth:`to_json` writes, or the old list [z,
+        accuracy, setting]."""
         if isinstance(entry, list) and len(entry) == 3:
             entry = {"z": entry[0], "accuracy": entry[1], "setting": entry[2]}
         if not isinstance(entry, dict):
@@ -244,7 +249,8 @@ def write(
     naive: Sequence[Logged],
     meta: dict[str, Any],
 ) -> Path | None:
-    """Rebuild RUN/trajectories.csv from the naive readings and the elicit files: naive first, then each protocol."""
+    """Rebuild RUN/trajectories.csv from the naive readings and the elicit files: naive first, then
+    each protocol."""
     run = Path(run)
     by_protocol = {"naive": list(naive)} | {
         protocol: elicited(run, protocol) for protocol in protocols_logged(run)
@@ -261,8 +267,9 @@ def trajectories(
     seed: int,
     run: str,
 ) -> list[Trajectory]:
-    """Readings per protocol -> one trajectory per (protocol, class) that has any, protocols in the given order,
-    classes in ``classes``' order, rows in the readings' order (the log's columns: empirical.training.runlog's module doc)."""
+    """Readings per protocol -> one trajectory per (protocol, class) that has any, protocols in the
+    given order, classes in ``classes``' order, rows in the readings' order (the log's columns:
+    empirical.training.runlog's module doc)."""
     found = []
     for protocol, readings in by_protocol.items():
         for label in classes:
@@ -284,8 +291,8 @@ class Logs:
         return {"points": [p.to_list() for p in self.points], "metrics": self.metrics}
 
     def write(self, out: Path, cfg, meta: dict) -> None:
-        """Rebuild trajectories.csv (with every elicited protocol) and metrics.jsonl, atomically (``cfg``: the
-        run's TrainConfig)."""
+        """Rebuild trajectories.csv (with every elicited protocol) and metrics.jsonl, atomically
+        (``cfg``: the run's TrainConfig)."""
         write(
             out,
             concepts=cfg.concepts,

@@ -1,22 +1,25 @@
-"""Many training runs in one process, trained as one batched model (issue #54; the command: empirical.ensemble).
+"""Many training runs in one process, trained as one batched model (issue #54; the command:
+empirical.ensemble).
 
-A small net at batch 64 leaves a GPU mostly idle, and separate processes only take turns on it. Here the
-members' parameters are stacked (``torch.func.stack_module_state``) and one update runs every member's loss at
-once (``torch.func.vmap`` over ``functional_call``): one launch of each kernel for all members.
+A small net at batch 64 leaves a GPU mostly idle, and separate processes only take turns on it. Here
+the members' parameters are stacked (``torch.func.stack_module_state``) and one update runs every
+member's loss at once (``torch.func.vmap`` over ``functional_call``): one launch of each kernel for
+all members.
 
-Each member is a run of its own, equal to the same run trained alone (``python -m empirical.train``, same
-seed) to rounding: its own folder in the same format (config.json, trajectories.csv, metrics.jsonl,
-checkpoints/last.pt), its own data (seed, separations), batches, random streams (times, noise, dropout masks,
-each drawn from the generator the run alone would draw from), gradient clipping, optimizer state, EMA and logs.
-Every command reads a member's folder as it reads a run's, and ``empirical.train`` can resume it alone.
-Evaluation: every member's naive samples are drawn at once (empirical.training.batched_sampling), each from its own
-generators, and so are over-prompting's draws (``Stacked.elicited``); the probe's reading, the other protocols
-and saving run member by member.
+Each member is a run of its own, equal to the same run trained alone (``python -m empirical.train``,
+same seed) to rounding: its own folder in the same format (config.json, trajectories.csv,
+metrics.jsonl, checkpoints/last.pt), its own data (seed, separations), batches, random streams
+(times, noise, dropout masks, each drawn from the generator the run alone would draw from), gradient
+clipping, optimizer state, EMA and logs. Every command reads a member's folder as it reads a run's,
+and ``empirical.train`` can resume it alone. Evaluation: every member's naive samples are drawn at
+once (empirical.training.batched_sampling), each from its own generators, and so are
+over-prompting's draws (``Stacked.elicited``); the probe's reading, the other protocols and saving
+run member by member.
 
-Members share everything but :data:`MEMBER_KEYS` (the net, the optimizer, the schedule, the evaluation): a
-seed sweep, or a sweep of separations, of one preset. Resuming is kill-safe: each member resumes from its own
-last.pt; members saved at different steps (a kill between two saves) are brought level first, the ones behind
-trained together until they reach the others.
+Members share everything but :data:`MEMBER_KEYS` (the net, the optimizer, the schedule, the
+evaluation): a seed sweep, or a sweep of separations, of one preset. Resuming is kill-safe: each
+member resumes from its own last.pt; members saved at different steps (a kill between two saves) are
+brought level first, the ones behind trained together until they reach the others.
 """
 
 from __future__ import annotations
@@ -56,12 +59,14 @@ def check_shared(cfgs: Sequence[TrainConfig]) -> None:
                 f"{k} ({first[k]!r} in member 0, {other.get(k)!r} in member {i})" for k in diff
             )
             raise ValueError(
-                f"an ensemble's members may differ only in {', '.join(MEMBER_KEYS)}; these differ: {said}"
+                f"an ensemble's members may differ only in {', '.join(MEMBER_KEYS)}; these "
+                f"differ: {said}"
             )
 
 
 def streams_now(device: torch.device) -> dict[str, torch.Generator | None]:
-    """Generators at this process's random states now: where a run alone, just opened, draws next."""
+    """Generators at this process's random states now: where a run alone, just opened, draws
+    next."""
     cpu = torch.Generator()
     cpu.set_state(torch.get_rng_state())
     cuda = None
@@ -72,7 +77,8 @@ def streams_now(device: torch.device) -> dict[str, torch.Generator | None]:
 
 
 class _Loss(nn.Module):
-    """The VDM's loss as a module's forward, given its draws (what ``functional_call`` calls per member)."""
+    """The VDM's loss as a module's forward, given its draws (what ``functional_call`` calls per
+    member)."""
 
     def __init__(self, vdm: nn.Module):
         super().__init__()
@@ -84,11 +90,12 @@ class _Loss(nn.Module):
 
 
 class Stacked:
-    """K opened runs (:class:`empirical.training.run.Run`, each with its own ``streams``) at the same step, trained as one
-    batched model (the GPU's engine).
+    """K opened runs (:class:`empirical.training.run.Run`, each with its own ``streams``) at the
+    same step, trained as one batched model (the GPU's engine).
 
-    ``train_step`` updates every member at once; ``unstack`` writes the stacked state back into each member's
-    own model, EMA and optimizer, so that its ``evaluate`` and ``save`` are the ones of a run alone.
+    ``train_step`` updates every member at once; ``unstack`` writes the stacked state back into each
+    member's own model, EMA and optimizer, so that its ``evaluate`` and ``save`` are the ones of a
+    run alone.
     """
 
     def __init__(self, runs: Sequence[Run]):
@@ -123,8 +130,8 @@ class Stacked:
         return functional_call(self.loss, state, (x, h, noise, masks))
 
     def _mask_shapes(self, drops: list) -> list[tuple[int, ...]]:
-        """The shape of every dropout mask one loss draws, in call order (one forward of the first member's
-        model; it draws from the process's stream, which is no member's)."""
+        """The shape of every dropout mask one loss draws, in call order (one forward of the first
+        member's model; it draws from the process's stream, which is no member's)."""
         shapes: list[tuple[int, ...]] = []
 
         def record(module, args):
@@ -150,9 +157,10 @@ class Stacked:
         return x, h, noise, masks
 
     def train_step(self) -> list[dict[str, float] | Diverged | None]:
-        """One AdamW update of every member on its own batch: each member's loss terms and gradient norm. Where
-        a member's loss or gradient is not finite, nobody is updated: that member's entry is its
-        :class:`Diverged`, the others' None (their streams put back: they redo the step as they drew it)."""
+        """One AdamW update of every member on its own batch: each member's loss terms and gradient
+        norm. Where a member's loss or gradient is not finite, nobody is updated: that member's
+        entry is its :class:`Diverged`, the others' None (their streams put back: they redo the step
+        as they drew it)."""
         cfg = self.cfg
         before = [
             {k: g.get_state() for k, g in r.streams.items() if g is not None} for r in self.runs
@@ -190,9 +198,9 @@ class Stacked:
         return [dict(zip(terms, row[2:])) | {"grad_norm": row[1]} for row in rows]
 
     def train_steps(self, n: int) -> list[Diverged | None]:
-        """``n`` updates of every member (:meth:`train_step`), each one's terms added to its meter and the time to
-        its wall-clock; stops at a divergence. Per member: its Diverged, or None (updated n times, or, where another
-        diverged, not at that step)."""
+        """``n`` updates of every member (:meth:`train_step`), each one's terms added to its meter
+        and the time to its wall-clock; stops at a divergence. Per member: its Diverged, or None
+        (updated n times, or, where another diverged, not at that step)."""
         for _ in range(n):
             tick = time.perf_counter()
             results = self.train_step()
@@ -209,9 +217,10 @@ class Stacked:
             work(run)
 
     def naive_images(self) -> dict[int, dict[str, np.ndarray]] | None:
-        """Every member's naive evaluation samples drawn at once (empirical.training.batched_sampling), by ``id(run)``;
-        None where each member draws its own: off (``sample_at_once``: on a GPU; on a CPU the vmapped sampler
-        is slower, benchmarks/results/ensemble_gpu), or a class needs more than one sampling batch."""
+        """Every member's naive evaluation samples drawn at once
+        (empirical.training.batched_sampling), by ``id(run)``; None where each member draws its own:
+        off (``sample_at_once``: on a GPU; on a CPU the vmapped sampler is slower,
+        benchmarks/results/ensemble_gpu), or a class needs more than one sampling batch."""
         cfg = self.cfg
         samples = {c: cfg.samples_for(c) for c in cfg.data.classes}
         if not (self.sample_at_once and sizes_ok(list(samples.values()))):
@@ -228,7 +237,8 @@ class Stacked:
     def _sample(
         self, runs: Sequence[Run], prompts: list[dict], generators: list[dict]
     ) -> list[dict]:
-        """``runs``' evaluated models sampled at once (batched_sampling.sample_members) as the run config says."""
+        """``runs``' evaluated models sampled at once (batched_sampling.sample_members) as the run
+        config says."""
         cfg = self.cfg
         return sample_members(
             [run.model_eval for run in runs],
@@ -241,10 +251,11 @@ class Stacked:
         )
 
     def elicited(self) -> dict[int, dict[str, dict]] | None:
-        """Every member's in-training protocol readings at this checkpoint ({protocol: {label: reading}}, by
-        ``id(run)``) for the protocols whose draws can be made at once (over-prompting), every member's drawn in
-        one sampler as :meth:`naive_images`; None where each member draws its own (see there). A protocol or a
-        member missing from the answer is drawn by the member alone."""
+        """Every member's in-training protocol readings at this checkpoint ({protocol: {label:
+        reading}}, by ``id(run)``) for the protocols whose draws can be made at once
+        (over-prompting), every member's drawn in one sampler as :meth:`naive_images`; None where
+        each member draws its own (see there). A protocol or a member missing from the answer is
+        drawn by the member alone."""
         cfg = self.cfg
         wanted = [p for p in cfg.protocols if protocols.drawn_at_once(p)]
         sizes = [cfg.select_samples] + [cfg.samples_for(c) for c in cfg.data.held_out]
@@ -315,14 +326,16 @@ class Stacked:
 
     @torch.no_grad()
     def sync_schedule(self) -> None:
-        """Only the noise schedule's two scalars back into each member (what a training record reads)."""
+        """Only the noise schedule's two scalars back into each member (what a training record
+        reads)."""
         for k, run in enumerate(self.runs):
             for name, p in run.vdm.gamma.named_parameters():
                 p.copy_(self.params[f"gamma.{name}"][k])
 
 
 def engine_name(runs: Sequence[Run], name: str = "auto") -> str:
-    """``stacked`` or ``threaded``: the one named, or auto's choice (stacked on a GPU, threaded on a CPU)."""
+    """``stacked`` or ``threaded``: the one named, or auto's choice (stacked on a GPU, threaded on a
+    CPU)."""
     if name == "auto":
         return "stacked" if runs[0].device.type == "cuda" else "threaded"
     if name not in ENGINES:
@@ -331,8 +344,8 @@ def engine_name(runs: Sequence[Run], name: str = "auto") -> str:
 
 
 def engine(runs: Sequence[Run], name: str = "auto", workers: int = 1) -> Stacked | Threaded:
-    """The ensemble of ``runs`` with engine ``name`` (:func:`engine_name`); ``workers``: the threaded engine's
-    threads."""
+    """The ensemble of ``runs`` with engine ``name`` (:func:`engine_name`); ``workers``: the
+    threaded engine's threads."""
     return Stacked(runs) if engine_name(runs, name) == "stacked" else Threaded(runs, workers)
 
 

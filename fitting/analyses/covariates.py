@@ -1,7 +1,7 @@
-"""The covariates table of a sweep (COV.csv: a ``run`` column and numeric ``<name>_<concept>`` columns, as
-``python -m pipeline.sweep collect`` writes covariates.csv): reading one or several, each run's covariates,
-its masking fraction, and choosing runs by id or by ``COLUMN=VALUE``. Every error names the file, row and
-column."""
+"""The covariates table of a sweep (COV.csv: a ``run`` column and numeric ``<name>_<concept>``
+columns, as ``python -m pipeline.sweep collect`` writes covariates.csv): reading one or several,
+each run's covariates, its masking fraction, and choosing runs by id or by ``COLUMN=VALUE``. Every
+error names the file, row and column."""
 
 from __future__ import annotations
 
@@ -15,11 +15,13 @@ from core.files import read_text
 
 
 def read_table(path: Path) -> dict[str, dict[str, str]]:
-    """COV.csv as run -> {column: text} (plus ``_row`` and ``_file``, for messages); ValueError naming the file and row."""
+    """COV.csv as run -> {column: text} (plus ``_row`` and ``_file``, for messages); ValueError
+    naming the file and row."""
     rows = list(csv.reader(read_text(path, "covariates table (CSV)").splitlines()))
     if not rows or "run" not in rows[0]:
         raise ValueError(
-            f"{path}: no 'run' column in the header; a covariates table has run and <name>_<concept> columns "
+            f"{path}: no 'run' column in the header; a covariates table has run and "
+            "<name>_<concept> columns "
             "(python -m pipeline.sweep collect writes one)"
         )
     header, table = rows[0], {}
@@ -35,14 +37,16 @@ def read_table(path: Path) -> dict[str, dict[str, str]]:
 
 
 def read_tables(paths: Sequence[Path]) -> dict[str, dict[str, str]]:
-    """Several covariates tables as one (pooled sweeps); a run in two of them is an error naming both."""
+    """Several covariates tables as one (pooled sweeps); a run in two of them is an error naming
+    both."""
     table: dict[str, dict[str, str]] = {}
     for path in paths:
         for run, cells in read_table(path).items():
             if run in table:
                 raise ValueError(
                     f"{path}, row {cells['_row']}: run {run!r} is also in {table[run]['_file']}, "
-                    f"row {table[run]['_row']}; pooled sweeps need distinct run ids (e.g. distinct seeds)"
+                    f"row {table[run]['_row']}; pooled sweeps need distinct run ids (e.g. "
+                    "distinct seeds)"
                 )
             table[run] = cells
     return table
@@ -54,7 +58,8 @@ LOW, HIGH = 1e-12, 1e12  # covariates beyond these overflow the laws' powers of 
 def read_covariates(
     table: dict[str, dict[str, str]], name: str, concepts: Sequence[str]
 ) -> dict[str, list[float]]:
-    """run -> [covariate per concept] from the ``<name>_<concept>`` columns; ValueError naming file, row, column."""
+    """run -> [covariate per concept] from the ``<name>_<concept>`` columns; ValueError naming file,
+    row, column."""
     wanted = [f"{name}_{c}" for c in concepts]
     for path in dict.fromkeys(cells["_file"] for cells in table.values()):
         header = set().union(*(cells.keys() for cells in table.values() if cells["_file"] == path))
@@ -65,7 +70,8 @@ def read_covariates(
             )
             raise ValueError(
                 f"{path}: no column {', '.join(missing)} for --covariate {name}; covariates here: "
-                f"{', '.join(have) or 'none'} (columns <name>_<concept> for concepts {', '.join(concepts)})"
+                f"{', '.join(have) or 'none'} (columns <name>_<concept> for concepts "
+                f"{', '.join(concepts)})"
             )
     out = {}
     for run, cells in table.items():
@@ -81,7 +87,8 @@ def read_covariates(
                 raise ValueError(f"{where}: {v} must be a positive number (the law takes its log)")
             if not LOW <= v <= HIGH:
                 raise ValueError(
-                    f"{where}: {v:g} is outside [{LOW:g}, {HIGH:g}], the range a covariate law can use "
+                    f"{where}: {v:g} is outside [{LOW:g}, {HIGH:g}], the range a covariate law "
+                    "can use "
                     "(rescale the column)"
                 )
             values.append(v)
@@ -90,8 +97,10 @@ def read_covariates(
     if constant and len(constant) == len(wanted):
         first = next(iter(table.values()))
         raise ValueError(
-            f"{first['_file']}, column{'s' if len(constant) > 1 else ''} {', '.join(constant)}: the same "
-            "value in every run; a covariate law needs a covariate that varies (choose another --covariate)"
+            f"{first['_file']}, column{'s' if len(constant) > 1 else ''} {', '.join(constant)}: "
+            "the same "
+            "value in every run; a covariate law needs a covariate that varies (choose another "
+            "--covariate)"
         )
     return out
 
@@ -99,8 +108,9 @@ def read_covariates(
 def constant_columns(
     values: dict[str, list[float]], concepts: Sequence[str], name: str
 ) -> list[str]:
-    """The ``<name>_<concept>`` columns whose value is the same in every run: the law cannot tell that concept's
-    exponent from its scale (a Δcolor sweep's size signal, say); the caller says so."""
+    """The ``<name>_<concept>`` columns whose value is the same in every run: the law cannot tell
+    that concept's exponent from its scale (a Δcolor sweep's size signal, say); the caller says
+    so."""
     runs = list(values.values())
     return [
         f"{name}_{c}"
@@ -110,12 +120,14 @@ def constant_columns(
 
 
 def read_shift(table: dict[str, dict[str, str]], column: str) -> dict[str, float]:
-    """run -> masking fraction p in [0, 1] from ``column``; ValueError naming the file, row and column."""
+    """run -> masking fraction p in [0, 1] from ``column``; ValueError naming the file, row and
+    column."""
     out = {}
     for run, cells in table.items():
         if column not in cells:
             raise UsageError(
-                f"{cells['_file']}: no column {column!r} (--shift): eq2 needs each run's masking fraction"
+                f"{cells['_file']}: no column {column!r} (--shift): eq2 needs each run's masking "
+                "fraction"
             )
         where = f"{cells['_file']}, row {cells['_row']}, column {column}"
         try:
@@ -131,11 +143,13 @@ def read_shift(table: dict[str, dict[str, str]], column: str) -> dict[str, float
 def select(
     text: str, flag: str, runs: Sequence[str], table: dict[str, dict[str, str]], log: str
 ) -> list[str]:
-    """Runs named by ``RUN,..`` (ids may hold commas, as a sweep's do: the longest id that matches wins) or by
-    ``COLUMN=VALUE`` of the covariates table (``sep_color=0.5``: every run at that value, e.g. all its seeds)."""
+    """Runs named by ``RUN,..`` (ids may hold commas, as a sweep's do: the longest id that matches
+    wins) or by ``COLUMN=VALUE`` of the covariates table (``sep_color=0.5``: every run at that
+    value, e.g. all its seeds)."""
     if not text.strip(" ,"):
         raise ValueError(
-            f"{flag} {text!r}: give one or more run ids, or COLUMN=VALUE of the covariates (e.g. sep_color=0.5)"
+            f"{flag} {text!r}: give one or more run ids, or COLUMN=VALUE of the covariates (e.g. "
+            "sep_color=0.5)"
         )
     tokens, chosen, i = text.split(","), [], 0
     while i < len(tokens):
@@ -157,7 +171,8 @@ def select(
             continue
         if tokens[i].strip():
             raise UsageError(
-                f"{flag} {tokens[i]!r}: not a run of {log}, nor COLUMN=VALUE of the covariates; runs: "
+                f"{flag} {tokens[i]!r}: not a run of {log}, nor COLUMN=VALUE of the covariates; "
+                "runs: "
                 f"{', '.join(runs)}"
             )
         i += 1

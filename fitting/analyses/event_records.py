@@ -1,6 +1,6 @@
-"""The records of the event-time analyses (fitting.records explains a record): the registered outside-range test's
-registration (fitting.outside; its verdict, which figures.outside reads, is fitting.records.VerdictRecord) and the
-forecasts' calibration (fitting.forecast_calibration)."""
+"""The records of the event-time analyses (fitting.records explains a record): the registered
+outside-range test's registration (fitting.outside; its verdict, which figures.outside reads, is
+fitting.records.VerdictRecord) and the forecasts' calibration (fitting.forecast_calibration)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from core.record import Record
 
 @dataclass(frozen=True, kw_only=True)
 class RegistrationRecord(Record):
-    """preregistration.json: the pool, the laws' and baselines' predictions per setting, the rule and its margins."""
+    """preregistration.json: the pool, the laws' and baselines' predictions per setting, the rule
+    and its margins."""
 
     FILE = "preregistration.json"
     WRITER = "python -m fitting.outside register"
@@ -46,7 +47,8 @@ class CalibrationRecord(Record):
 
 @dataclass(frozen=True, kw_only=True)
 class ReferencePoolRecord(Record):
-    """fitting/reference/PRESET-RESpx-CONCEPTS.json: the events of a kind of run, the forecast's default pool."""
+    """fitting/reference/PRESET-RESpx-CONCEPTS.json: the events of a kind of run, the forecast's
+    default pool."""
 
     FILE = ""  # named for its kind (fitting.analyses.reference_pool.name)
     WRITER = "python -m fitting.forecast_calibration RUN ... --reference FILE"
@@ -62,7 +64,8 @@ class ReferencePoolRecord(Record):
 
 @dataclass(frozen=True, kw_only=True)
 class ForecastRegistrationRecord(Record):
-    """The forecast's registered test (fitting.forecast_registered register): its rule, code, pool and jobs."""
+    """The forecast's registered test (fitting.forecast_registered register): its rule, code, pool
+    and jobs."""
 
     FILE = "preregistration.json"
     WRITER = "python -m fitting.forecast_registered register"

@@ -1,15 +1,16 @@
-"""Event times of one training run: what the held-out class did and when, and when the training classes learned
-each concept (the per-concept signal the model sees).
+"""Event times of one training run: what the held-out class did and when, and when the training
+classes learned each concept (the per-concept signal the model sees).
 
-The held-out class's events are fitting.ladder's reading (fitting.study's): the corner it memorizes first, the turn
-toward its own corner, the capability step (the best over-prompted setting reads it, >= 0.5 held 2 checkpoints) and
-the behavior step (naive prompting does). Each time event is a :class:`Event`: a step, or censored at the last
-checkpoint when the run ended first.
+The held-out class's events are fitting.ladder's reading (fitting.study's): the corner it memorizes
+first, the turn toward its own corner, the capability step (the best over-prompted setting reads it,
+>= 0.5 held 2 checkpoints) and the behavior step (naive prompting does). Each time event is a
+:class:`Event`: a step, or censored at the last checkpoint when the run ended first.
 
-The concept step of concept c: the first checkpoint from which every training class (the classes with at most one
-non-zero index: 00, 01, 10) reads within ``THRESHOLD`` of its own value of c, for ``HOLD`` checkpoints in a row (an
-unreadable class counts as wrong). Unlike the pixel signal of empirical.data, it is measured on what the model
-learns, so it ranks the concepts the way the model does.
+The concept step of concept c: the first checkpoint from which every training class (the classes
+with at most one non-zero index: 00, 01, 10) reads within ``THRESHOLD`` of its own value of c, for
+``HOLD`` checkpoints in a row (an unreadable class counts as wrong). Unlike the pixel signal of
+empirical.data, it is measured on what the model learns, so it ranks the concepts the way the model
+does.
 """
 
 from __future__ import annotations
@@ -35,7 +36,8 @@ class Event:
 
     @property
     def value(self) -> float:
-        """The step, or the bound it is known to exceed (a step of 0 is a step, not a missing one)."""
+        """The step, or the bound it is known to exceed (a step of 0 is a step, not a missing
+        one)."""
         return self.step if self.step is not None else self.censored_at
 
     def to_json(self) -> dict:
@@ -46,7 +48,8 @@ class Event:
 
 
 def concept_steps(trajectories: list[Trajectory]) -> dict[str, float | None]:
-    """Concept -> the step the training classes learned it (module docstring), None if not by the last checkpoint."""
+    """Concept -> the step the training classes learned it (module docstring), None if not by the
+    last checkpoint."""
     train = [
         t
         for t in trajectories
@@ -73,9 +76,10 @@ def concept_steps(trajectories: list[Trajectory]) -> dict[str, float | None]:
 
 
 def run_facts(run: str | Path, label: str = "11") -> dict:
-    """What a run is, not what it did: its setting, seed and length, whether its log reaches that length (the
-    naive readings of ``label`` end there), the probe that read it, the code that began it and the arithmetic of
-    each stretch. No event is read: a registered test's runs can be checked with it before they are scored."""
+    """What a run is, not what it did: its setting, seed and length, whether its log reaches that
+    length (the naive readings of ``label`` end there), the probe that read it, the code that began
+    it and the arithmetic of each stretch. No event is read: a registered test's runs can be checked
+    with it before they are scored."""
     from core.files import read_json
 
     run = Path(run)
@@ -107,10 +111,10 @@ def run_facts(run: str | Path, label: str = "11") -> dict:
 
 
 def run_events(run: str | Path, label: str = "11", *, as_registered: bool = False) -> dict:
-    """One run's events: its facts (:func:`run_facts`), the held-out class's corner and time events, the concept
-    steps; ``as_registered``: read by the readers as issue #57's test registered them (its verdict's reading;
-    :func:`fitting.analyses.study.held_out`)."""
-    from fitting.analyses.ladder import row  # the ladder's reading of the held-out class
+    """One run's events: its facts (:func:`run_facts`), the held-out class's corner and time events,
+    the concept steps; ``as_registered``: read by the readers as issue #57's test registered them
+    (its verdict's reading; :func:`fitting.analyses.study_runs.held_out`)."""
+    from fitting.analyses.ladder_rows import row  # the ladder's reading of the held-out class
 
     run = Path(run)
     r = row(run, label, as_registered=as_registered)
@@ -124,7 +128,8 @@ def run_events(run: str | Path, label: str = "11", *, as_registered: bool = Fals
         **facts,
         "corner": (r["memorized"] or {}).get("corner"),
         "memorized_step": (r["memorized"] or {}).get("step"),
-        # no turn found: censored where the run never composed, else missing (it went straight, or the turn was not
+        # no turn found: censored where the run never composed, else missing (it went straight, or
+        # the turn was not
         # resolved), never read as "later"
         "turn": Event(r["turn"]["step"], end)
         if r["turn"]["step"] is not None or r["composed_step"] is None
@@ -140,7 +145,8 @@ def run_events(run: str | Path, label: str = "11", *, as_registered: bool = Fals
 
 
 def doc_stamps(run: Path) -> list[dict]:
-    """The run's reproducibility stamps (config.json), one per start: the first says which code began it."""
+    """The run's reproducibility stamps (config.json), one per start: the first says which code
+    began it."""
     from core.files import read_json
 
     stamps = read_json(run / "config.json", "config").get("stamps")

@@ -1,21 +1,25 @@
-"""The `anchor` forecast: behavior anchored on the latest event the run has shown, on its own concept clocks.
+"""The `anchor` forecast: behavior anchored on the latest event the run has shown, on its own
+concept clocks.
 
-The chain the toy theory and the committed runs show (docs/forecast.md): each concept is learned on a clock set by
-its signal (log T_c = a_c + b_c log Δ_c + ε, Eq. 1's speed), the held-out class's capability (over-prompting) comes
-on the slower concept's clock, and naive prompting shows the class a lag later that depends on *which* concept is
-the slower one (the class memorizes the corner of the faster concept and must still pick up the slower one):
+The chain the toy theory and the committed runs show (docs/forecast.md): each concept is learned on
+a clock set by its signal (log T_c = a_c + b_c log Δ_c + ε, Eq. 1's speed), the held-out class's
+capability (over-prompting) comes on the slower concept's clock, and naive prompting shows the class
+a lag later that depends on *which* concept is the slower one (the class memorizes the corner of the
+faster concept and must still pick up the slower one):
 
     log behavior = log anchor + μ_k + σ_k ε,   k = the slower concept,
 
-the anchor being the capability step once over-prompting has shown it, else the slower concept's clock T_slow. At a
-cut the run has shown some of these and not others, and the forecast draws what it has not seen from the pool,
-conditioned on what the cut tells (a concept not learned yet is learned after the cut; the behavior is not shown
-yet): a concept's clock from its separation (or from the pool's clocks past the cut where the run's separations are
-unknown), T_slow as their maximum. Each draw of the unseen clocks gives a lognormal behavior; the forecast is their
-mixture, truncated at the earliest step the behavior can still be (the cut, or a pending reading's first step).
+the anchor being the capability step once over-prompting has shown it, else the slower concept's
+clock T_slow. At a cut the run has shown some of these and not others, and the forecast draws what
+it has not seen from the pool, conditioned on what the cut tells (a concept not learned yet is
+learned after the cut; the behavior is not shown yet): a concept's clock from its separation (or
+from the pool's clocks past the cut where the run's separations are unknown), T_slow as their
+maximum. Each draw of the unseen clocks gives a lognormal behavior; the forecast is their mixture,
+truncated at the earliest step the behavior can still be (the cut, or a pending reading's first
+step).
 
-Every coefficient is fitted to the pool with censoring (fitting.estimators.censored): runs that never learned a
-concept or never composed count as "later than their last checkpoint".
+Every coefficient is fitted to the pool with censoring (fitting.estimators.censored): runs that
+never learned a concept or never composed count as "later than their last checkpoint".
 """
 
 from __future__ import annotations
@@ -28,7 +32,8 @@ from scipy import special
 
 from fitting.estimators import censored
 
-MIN_RUNS = 4  # a group (the runs whose slower concept is k) with fewer runs than this borrows the pooled fit
+# a group (the runs whose slower concept is k) with fewer runs than this borrows the pooled fit
+MIN_RUNS = 4
 N_DRAWS = 4000
 
 
@@ -92,7 +97,8 @@ def _by_group(rows: list[tuple[str, float, bool]]) -> dict:
 
 
 def fit(events: list[dict]) -> AnchorModel:
-    """The anchor model's coefficients from the pool's events (fitting.analyses.events.run_events)."""
+    """The anchor model's coefficients from the pool's events
+    (fitting.analyses.events.run_events)."""
     clocks, blind = {}, {}
     concepts = sorted({k for e in events for k in e["concept_steps"]})
     for k in concepts:
@@ -130,7 +136,8 @@ def fit(events: list[dict]) -> AnchorModel:
 def _truncated_above(
     mu: NDArray, sd: NDArray, floor: float, rng: np.random.Generator
 ) -> tuple[NDArray, NDArray]:
-    """Draws of exp(N(mu, sd)) conditioned on exceeding ``floor``, and each draw's weight P(> floor)."""
+    """Draws of exp(N(mu, sd)) conditioned on exceeding ``floor``, and each draw's weight P(>
+    floor)."""
     lo = special.ndtr((np.log(max(floor, 1e-9)) - mu) / sd)
     w = 1.0 - lo
     u = lo + rng.random(mu.shape) * (1.0 - lo)
@@ -163,8 +170,8 @@ def draw(
     n: int = N_DRAWS,
     seed: int = 0,
 ) -> Draws:
-    """Draws of the behavior step given what the run showed by the cut (module docstring); raises ValueError with
-    the reason where the pool cannot say."""
+    """Draws of the behavior step given what the run showed by the cut (module docstring); raises
+    ValueError with the reason where the pool cannot say."""
     rng = np.random.default_rng(seed)
     said, t = [], {}
     for k, seen in clocks_seen.items():

@@ -1,18 +1,24 @@
-"""The honest baselines a forecast of the behavior step must beat (fitting.forecast's ``baselines``), each on what a
-user would have at the cut:
+"""The honest baselines a forecast of the behavior step must beat (fitting.forecast's
+``baselines``), each on what a user would have at the cut:
 
-  blind          the pool's behavior steps after the cut, ignoring every covariate: the Kaplan-Meier curve of the
-                 pool's behavior (runs that never composed censored at their last checkpoint), conditioned on no
-                 behavior by the cut; its median, 10% and 90% quantiles and P(by the horizon).
+  blind          the pool's behavior steps after the cut, ignoring every covariate: the Kaplan-Meier
+  curve of the
+                 pool's behavior (runs that never composed censored at their last checkpoint),
+                 conditioned on no behavior by the cut; its median, 10% and 90% quantiles and P(by
+                 the horizon).
   base-rate      P only: the share of the pool's runs that composed by their end (a constant).
-  lc-naive       Bayesian learning-curve extrapolation (fitting.estimators.lc_ensemble: Domhan et al.'s ensemble of
+  lc-naive       Bayesian learning-curve extrapolation (fitting.estimators.lc_ensemble: Domhan et
+  al.'s ensemble of
                  curve families) of the held-out class's naive accuracy to where it reaches 0.5.
-  lc-capability  the same extrapolation of the capability curve (over-prompting) to its 0.5 crossing (the step
+  lc-capability  the same extrapolation of the capability curve (over-prompting) to its 0.5 crossing
+  (the step
                  itself once seen), plus a lag of behavior behind capability drawn from the pool.
 
-  setting        the pool's runs at the run's separations (or, with fewer than 2 there, at the nearest setting):
+  setting        the pool's runs at the run's separations (or, with fewer than 2 there, at the
+  nearest setting):
                  their behavior steps after the cut.
-  logistic       a sigmoid fitted to the held-out class's naive accuracy so far, extended to where it crosses 0.5
+  logistic       a sigmoid fitted to the held-out class's naive accuracy so far, extended to where
+  it crosses 0.5
                  (residual bootstrap for the interval).
 """
 
@@ -47,7 +53,8 @@ def _s(times: NDArray, surv: NDArray, t: float) -> float:
 def km_forecast(
     values: NDArray, censored: NDArray, floor: float, horizon: float
 ) -> tuple[float | None, tuple | None, float | None, str]:
-    """(median, (q10, q90), P(by horizon), note) of the event conditioned on coming after ``floor``."""
+    """(median, (q10, q90), P(by horizon), note) of the event conditioned on coming after
+    ``floor``."""
     times, surv = km_survival(values, censored)
     base = _s(times, surv, floor - 1e-9)
     if base <= 1e-12:
@@ -67,7 +74,8 @@ def km_forecast(
 def lc_forecast(
     step: NDArray, acc: NDArray, floor: float, horizon: float, lag: NDArray | None = None
 ) -> NDArray:
-    """Draws of the behavior step from the ensemble's 0.5 crossings of a curve (plus ``lag`` draws)."""
+    """Draws of the behavior step from the ensemble's 0.5 crossings of a curve (plus ``lag``
+    draws)."""
     c = np.maximum(lc_ensemble.crossings(step, acc, 0.5, horizon), 0.0)
     if lag is not None:
         rng = np.random.default_rng(1)
@@ -76,7 +84,8 @@ def lc_forecast(
 
 
 def summarize(draws: NDArray, horizon: float) -> tuple[float | None, tuple | None, float]:
-    """(median or None past the horizon, (q10, q90 or None where unbounded), P(by horizon)) of draws."""
+    """(median or None past the horizon, (q10, q90 or None where unbounded), P(by horizon)) of
+    draws."""
     d = np.sort(draws)
     pick = lambda p: d[min(int(np.floor(p * d.size)), d.size - 1)]  # noqa: E731
     med, lo, hi = pick(0.5), pick(0.1), pick(0.9)
@@ -132,8 +141,9 @@ def logistic(r: Reading, horizon: float, n_boot: int = 100, seed: int = 0) -> Fo
 
 
 def setting(r: Reading, pool: Pool, horizon: float) -> Forecast:
-    """The pool's runs at the run's separations, or (fewer than 2 there) at the nearest setting in log separation
-    that has at least 2: their behavior steps after the cut (censored ones sort last)."""
+    """The pool's runs at the run's separations, or (fewer than 2 there) at the nearest setting in
+    log separation that has at least 2: their behavior steps after the cut (censored ones sort
+    last)."""
     same, where = pool.same_setting(r.sep), ""
     if len(same) < 2:
         near = pool.nearest_setting(r.sep)
@@ -145,7 +155,8 @@ def setting(r: Reading, pool: Pool, horizon: float) -> Forecast:
         )
     y = np.array([e["behavior"].value for e in same], float)
     c = np.array([e["behavior"].step is None for e in same])
-    # the run has not composed by the cut: only the runs that had not either (a pending run may compose at its floor)
+    # the run has not composed by the cut: only the runs that had not either (a pending run may
+    # compose at its floor)
     later = (y >= r.floor if r.pending else y > r.at) | c
     if not later.any():
         return Forecast(

@@ -1,19 +1,25 @@
-"""The forecasts of fitting.forecast: when will plain prompting show the held-out class, from a run's logs so far.
+"""The forecasts of fitting.forecast: when will plain prompting show the held-out class, from a
+run's logs so far.
 
-Every method reads the run only up to the cut ``at`` (:func:`reading`) and returns a :class:`Forecast`: the
-behavior step (naive joint accuracy >= 0.5 held 2 checkpoints, fitting.study's reading), an 80% interval for it and
-the probability that it comes by the horizon. The pooled methods read other runs (the pool, never the run being
-forecast) through :class:`Pool`.
+Every method reads the run only up to the cut ``at`` (:func:`reading`) and returns a
+:class:`Forecast`: the behavior step (naive joint accuracy >= 0.5 held 2 checkpoints,
+fitting.study's reading), an 80% interval for it and the probability that it comes by the horizon.
+The pooled methods read other runs (the pool, never the run being forecast) through :class:`Pool`.
 
-  anchor    the default (fitting.analyses.forecast_anchor): behavior anchored on the run's latest event (the
-            capability step once seen, else the slower concept's clock), a lag that depends on which concept is
-            slower; clocks not yet read drawn from each concept's clock regressed on its separation.
-  clock     the toy theory: Eq. 1's held-out class composes on its slower concept's clock. T_slow, the step at
-            which the run's own training classes have learned both concepts (fitting.analyses.events), times a factor
-            fitted to the pool with censoring (log behavior = a + log T_slow + ε). Before both concepts are
-            learned, T_slow is only known to exceed the cut: it is drawn from the pool's T_slow past the cut
-            (at least 3 such runs), else the method gives no forecast.
-  lag       the capability step (over-prompting, if logged and already seen) plus the pool's lag of behavior
+  anchor    the default (fitting.analyses.forecast_anchor): behavior anchored on the run's latest
+  event (the
+            capability step once seen, else the slower concept's clock), a lag that depends on which
+            concept is slower; clocks not yet read drawn from each concept's clock regressed on its
+            separation.
+  clock     the toy theory: Eq. 1's held-out class composes on its slower concept's clock. T_slow,
+  the step at
+            which the run's own training classes have learned both concepts
+            (fitting.analyses.events), times a factor fitted to the pool with censoring (log
+            behavior = a + log T_slow + ε). Before both concepts are learned, T_slow is only known
+            to exceed the cut: it is drawn from the pool's T_slow past the cut (at least 3 such
+            runs), else the method gives no forecast.
+  lag       the capability step (over-prompting, if logged and already seen) plus the pool's lag of
+  behavior
             behind capability.
 
 The baselines every method must beat are fitting.analyses.forecast_baselines.
@@ -29,14 +35,15 @@ from scipy import optimize, special
 
 from fitting.analyses import forecast_anchor
 from fitting.estimators import censored
-from fitting.analyses.capability import capability
+from fitting.analyses.capability_readings import capability
 from fitting.estimators.curves import settled_step, threshold_step
 from fitting.analyses.events import concept_steps
-from fitting.analyses.study import PERSIST
+from fitting.analyses.study_runs import PERSIST
 from core.trajectory import Trajectory
 
 Z80 = float(special.ndtri(0.9))
-# the forecast's own methods, the default first; then the baselines it must beat (forecast_baselines)
+# the forecast's own methods, the default first; then the baselines it must beat
+# (forecast_baselines)
 METHODS = ("anchor", "clock", "lag")
 BASELINES = ("blind", "setting", "base-rate", "logistic", "lc-naive", "lc-capability")
 
@@ -64,13 +71,15 @@ class Forecast:
 
 @dataclass(frozen=True)
 class Reading:
-    """What a run shows up to the cut: the held-out class's naive curve, its capability curve, its concept clocks."""
+    """What a run shows up to the cut: the held-out class's naive curve, its capability curve, its
+    concept clocks."""
 
     at: float
     step: NDArray
     accuracy: NDArray
     behavior: float | None  # already observed by the cut
-    # the earliest step the behavior can still be: the cut, or the first of the last checkpoints at >= 0.5 that
+    # the earliest step the behavior can still be: the cut, or the first of the last checkpoints at
+    # >= 0.5 that
     # the cut leaves unconfirmed (a behavior step is the first of the checkpoints that hold it)
     floor: float
     capability: float | None
@@ -81,8 +90,8 @@ class Reading:
 
     @property
     def pending(self) -> bool:
-        """The last checkpoint by the cut reads the class at >= 0.5, too few to confirm it: the behavior may be
-        dated to ``floor``, at or before the cut."""
+        """The last checkpoint by the cut reads the class at >= 0.5, too few to confirm it: the
+        behavior may be dated to ``floor``, at or before the cut."""
         return self.behavior is None and self.accuracy.size > 0 and self.accuracy[-1] >= 0.5
 
 
@@ -145,7 +154,8 @@ def _floor(step: NDArray, acc: NDArray, at: float) -> float:
 def _lognormal(
     method: str, mu: float, sd: float, horizon: float, floor: float, note: str = ""
 ) -> Forecast:
-    """A forecast from log behavior ~ N(mu, sd), conditioned on behavior > floor (the cut, not yet seen)."""
+    """A forecast from log behavior ~ N(mu, sd), conditioned on behavior > floor (the cut, not yet
+    seen)."""
     lo_q = special.ndtr((np.log(floor) - mu) / sd) if floor > 0 else 0.0
     if lo_q > 1 - 1e-9:
         return Forecast(method, None, None, 0.0, note + "; the pool puts it before the cut")
@@ -159,7 +169,8 @@ def _lognormal(
 
 @dataclass(frozen=True)
 class Pool:
-    """The other runs' events (fitting.analyses.events.run_events), from which the pooled methods learn."""
+    """The other runs' events (fitting.analyses.events.run_events), from which the pooled methods
+    learn."""
 
     events: list[dict]
     _cache: dict = field(default_factory=dict, compare=False, repr=False)
@@ -184,7 +195,8 @@ class Pool:
         return y, np.array([e["behavior"].step is None for e in self.events])
 
     def clock_fit(self) -> tuple[float, float]:
-        """(a, σ) of log behavior = a + log T_slow, censored, over the pool's runs with both clocks."""
+        """(a, σ) of log behavior = a + log T_slow, censored, over the pool's runs with both
+        clocks."""
         y, c = [], []
         for e in self.events:
             t = [e["concept_steps"][k].step for k in e["concept_steps"]]
@@ -225,8 +237,8 @@ class Pool:
         ]
 
     def nearest_setting(self, sep: dict) -> dict | None:
-        """The pool's setting nearest ``sep`` in log separation among those with at least 2 runs (None where the
-        run's separations are unknown or no setting shares its concepts)."""
+        """The pool's setting nearest ``sep`` in log separation among those with at least 2 runs
+        (None where the run's separations are unknown or no setting shares its concepts)."""
         if not sep or any(not v > 0 for v in sep.values()):
             return None
         counts: dict = {}
@@ -248,7 +260,8 @@ class Pool:
 
 
 def same_run(a: dict, b: dict) -> bool:
-    """One run, or a repeat of its seed at its separations (on another device): never pooled with it."""
+    """One run, or a repeat of its seed at its separations (on another device): never pooled with
+    it."""
     return a["seed"] == b["seed"] and a["sep"] == b["sep"]
 
 
@@ -259,7 +272,8 @@ def clock(r: Reading, pool: Pool, horizon: float) -> Forecast:
         return _lognormal(
             "clock", a + np.log(max(t)), sd, horizon, r.floor, f"T_slow {max(t):,.0f}"
         )
-    # the slower concept is not learned by the cut: T_slow > at, drawn from the pool's runs past the cut
+    # the slower concept is not learned by the cut: T_slow > at, drawn from the pool's runs past the
+    # cut
     later = pool.slow_clocks()
     later = later[later > r.at]
     if later.size < 3:
@@ -283,7 +297,8 @@ def clock(r: Reading, pool: Pool, horizon: float) -> Forecast:
 def _mixture(
     method: str, mus: NDArray, sd: float, horizon: float, floor: float, note: str
 ) -> Forecast:
-    """A forecast from an equal mixture of log behavior ~ N(mu_i, sd), conditioned on behavior > floor."""
+    """A forecast from an equal mixture of log behavior ~ N(mu_i, sd), conditioned on behavior >
+    floor."""
     cdf = lambda x: float(np.mean(special.ndtr((x - mus) / sd)))  # noqa: E731
     lo_q = cdf(np.log(floor)) if floor > 0 else 0.0
     if lo_q > 1 - 1e-9:
@@ -321,7 +336,8 @@ def lag(r: Reading, pool: Pool, horizon: float) -> Forecast:
 
 
 def anchor(r: Reading, pool: Pool, horizon: float) -> Forecast:
-    """The default: behavior anchored on the run's latest event on its own concept clocks (forecast_anchor)."""
+    """The default: behavior anchored on the run's latest event on its own concept clocks
+    (forecast_anchor)."""
     try:
         d = forecast_anchor.draw(
             r.clocks,

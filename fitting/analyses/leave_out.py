@@ -1,6 +1,6 @@
-"""Leave one level out (``python -m fitting.predict --leave-out``): the summaries per level, per held-out run, and
-over all held-out runs inside and outside the training range, with the law's paired differences to the
-baselines; the variant trained on a few runs a level; leave_out.json."""
+"""Leave one level out (``python -m fitting.predict --leave-out``): the summaries per level, per
+held-out run, and over all held-out runs inside and outside the training range, with the law's
+paired differences to the baselines; the variant trained on a few runs a level; leave_out.json."""
 
 from __future__ import annotations
 
@@ -32,12 +32,13 @@ KEYS = (
 
 
 def split_summary(doc: dict) -> dict:
-    """A split's held-out runs: per run the RMSE of the law, of interpolation (None where it does not apply),
-    of the nearest run, of the mean of every training run, the seed floor (None without another seed at the
-    run's covariates) and the law's ceiling (None with fewer than 3 held out), the line through the two nearest
-    levels and the nearest level plus the levels' per-step trend (``linear``, ``trend``: None where the
-    training points are not in a line), the law's RMSE at the points each baseline predicts
-    (``law_at_<baseline>``: a baseline has no value where none of its runs was located yet), and their means."""
+    """A split's held-out runs: per run the RMSE of the law, of interpolation (None where it does
+    not apply), of the nearest run, of the mean of every training run, the seed floor (None without
+    another seed at the run's covariates) and the law's ceiling (None with fewer than 3 held out),
+    the line through the two nearest levels and the nearest level plus the levels' per-step trend
+    (``linear``, ``trend``: None where the training points are not in a line), the law's RMSE at the
+    points each baseline predicts (``law_at_<baseline>``: a baseline has no value where none of its
+    runs was located yet), and their means."""
     return level_summary(
         [
             {
@@ -85,12 +86,13 @@ def means(rows: list[dict]) -> dict:
 
 
 def differences(rows: list[dict]) -> dict:
-    """The law's RMSE minus the baseline's, paired per held-out run and scored at the same points (those the
-    baseline predicts; negative: the law is better): against interpolation inside the training range; the
-    nearest run, the line through the two nearest levels and the nearest level plus the levels' trend outside
-    it. The mean over runs with a 95% t-interval clustered by level (the unit held out: the
-    runs of a level share their fit; :func:`fitting.estimators.intervals.clustered_mean`), None with one level; ``runs``,
-    ``levels``, ``law_better`` (runs where the law is better) and ``text`` (:func:`gap_text`)."""
+    """The law's RMSE minus the baseline's, paired per held-out run and scored at the same points
+    (those the baseline predicts; negative: the law is better): against interpolation inside the
+    training range; the nearest run, the line through the two nearest levels and the nearest level
+    plus the levels' trend outside it. The mean over runs with a 95% t-interval clustered by level
+    (the unit held out: the runs of a level share their fit;
+    :func:`fitting.estimators.intervals.clustered_mean`), None with one level; ``runs``, ``levels``,
+    ``law_better`` (runs where the law is better) and ``text`` (:func:`gap_text`)."""
     out = {}
     for name, inside, base in (
         ("law_minus_interpolation_inside", True, "interpolation"),
@@ -123,7 +125,8 @@ def differences(rows: list[dict]) -> dict:
 
 
 def gap_text(gap: dict) -> str:
-    """One of :func:`differences`' entries in words: ``+0.004 [-0.003, +0.012] (10 runs, 3 levels)``."""
+    """One of :func:`differences`' entries in words: ``+0.004 [-0.003, +0.012] (10 runs, 3
+    levels)``."""
     where = f"{gap['runs']} runs, {gap['levels']} level{'s' if gap['levels'] > 1 else ''}"
     if gap["ci95"] is None:
         return f"{gap['mean']:+.3f} ({where}: no interval from one level)"
@@ -182,13 +185,15 @@ def scarce(
     draws: int,
     seed: int = 0,
 ) -> list[dict]:
-    """Leave one level out with only ``per_level`` runs of each other level (``level``: run -> its level)
-    training the law, drawn at random ``draws`` times: the law and the baselines when runs are scarce. Per
-    held-out run, each number is its mean over the draws; nothing is written per split."""
+    """Leave one level out with only ``per_level`` runs of each other level (``level``: run -> its
+    level) training the law, drawn at random ``draws`` times: the law and the baselines when runs
+    are scarce. Per held-out run, each number is its mean over the draws; nothing is written per
+    split."""
     by_run, concepts = {t.run: t for t in trajs}, trajs[0].concepts
     x = {r: np.array(cov[r]) for r in by_run}
     gen = np.random.default_rng(seed)
-    splits_pools = []  # per split, the other levels' runs by level; every split checked before any fit
+    # per split, the other levels' runs by level; every split checked before any fit
+    splits_pools = []
     for name, held in plans:
         pools: dict[str, list[str]] = {}
         for r in by_run:

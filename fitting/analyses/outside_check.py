@@ -1,11 +1,13 @@
-"""Whether the registered test's runs so far are as registered, read blind (python -m fitting.outside check).
+"""Whether the registered test's runs so far are as registered, read blind (python -m
+fitting.outside check).
 
-Per run: its setting, seed and length, whether its log reaches that length, the probe that read it, the arithmetic of
-each stretch and whether the code that began it descends from the registration's commit; then every reason the
-verdict's validity would give (fitting.analyses.outside_score.defects) but the count of runs, and each run not
-finished. No event of a run is read, and an unreadable log is refused without its reader's message (which could
-quote a reading): a run that is not as registered can be trained again blind to what it did. It says nothing of
-whether ``score`` will read the runs (their share columns, metrics.jsonl).
+Per run: its setting, seed and length, whether its log reaches that length, the probe that read it,
+the arithmetic of each stretch and whether the code that began it descends from the registration's
+commit; then every reason the verdict's validity would give (fitting.analyses.outside_score.defects)
+but the count of runs, and each run not finished. No event of a run is read, and an unreadable log
+is refused without its reader's message (which could quote a reading): a run that is not as
+registered can be trained again blind to what it did. It says nothing of whether ``score`` will read
+the runs (their share columns, metrics.jsonl).
 """
 
 from __future__ import annotations
@@ -22,8 +24,8 @@ from fitting.estimators.event_laws import CONCEPTS
 
 
 def blind_facts(run: Path) -> dict:
-    """:func:`run_facts` of ``run``, checked for what the tally needs; ValueError naming the file, never a
-    reading."""
+    """:func:`run_facts` of ``run``, checked for what the tally needs; ValueError naming the file,
+    never a reading."""
     run = Path(run)
     if not (run / "trajectories.csv").is_file():
         raise ValueError(f"{run}: no trajectories.csv (not a training run's folder?)")
@@ -37,7 +39,8 @@ def blind_facts(run: Path) -> dict:
     sep = doc["train"].get("sep")
     if not isinstance(sep, dict) or not all(isinstance(sep.get(c), numbers.Real) for c in CONCEPTS):
         raise ValueError(
-            f"{run}: config.json's train.sep is {sep!r}; it needs a number for each of {', '.join(CONCEPTS)}"
+            f"{run}: config.json's train.sep is {sep!r}; it needs a number for each of "
+            f"{', '.join(CONCEPTS)}"
         )
     try:
         facts = run_facts(run)
@@ -45,7 +48,8 @@ def blind_facts(run: Path) -> dict:
         if str(err).startswith(f"{run}: no naive trajectory"):
             raise
         raise ValueError(
-            f"{run}: its log (trajectories.csv, trajectories.meta.json) cannot be read; the reader's message is "
+            f"{run}: its log (trajectories.csv, trajectories.meta.json) cannot be read; the "
+            "reader's message is "
             "withheld, as it may quote a reading: read it after scoring"
         ) from None
     return facts
@@ -64,8 +68,8 @@ def line(f: dict, after: bool | None) -> str:
 
 
 def check(registration: Path, runs: Sequence[Path]) -> int:
-    """Print each run and why, as far as the runs go, they are not the registered test's; 0 when there is no
-    reason, 1 when there is one."""
+    """Print each run and why, as far as the runs go, they are not the registered test's; 0 when
+    there is no reason, 1 when there is one."""
     reg = RegistrationRecord.read(registration).to_json()
     facts = [blind_facts(r) for r in runs]
     counts = tally(reg, facts)

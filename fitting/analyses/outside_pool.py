@@ -1,6 +1,6 @@
-"""The pool of the registered outside-range test (fitting.outside): its runs' events, one probe, the longest run of
-each (setting, seed); every law and baseline fitted to it and predicting new settings; and the level-clustered
-bootstrap of it all.
+"""The pool of the registered outside-range test (fitting.outside): its runs' events, one probe, the
+longest run of each (setting, seed); every law and baseline fitted to it and predicting new
+settings; and the level-clustered bootstrap of it all.
 """
 
 from __future__ import annotations
@@ -67,7 +67,8 @@ def event_steps(pool: list[dict], name: str):
 
 
 def fit_all(pool: list[dict], new_seps: np.ndarray, methods: Sequence[str]):
-    """Calibrate, fit every method to every event, predict at ``new_seps``: {event: {method: (median, sd, θ)}}."""
+    """Calibrate, fit every method to every event, predict at ``new_seps``: {event: {method:
+    (median, sd, θ)}}."""
     seps, steps, cens, _ = arrays(pool)
     coef = el.calibrate(seps, steps, cens)
     cov_pool, cov_new = el.covariates(seps, coef), el.covariates(new_seps, coef)
@@ -86,7 +87,8 @@ def fit_all(pool: list[dict], new_seps: np.ndarray, methods: Sequence[str]):
 
 
 def bootstrap(pool, new_seps, methods, n_boot: int, seed: int):
-    """Resample the pool's settings with replacement (level-clustered), refit everything each time."""
+    """Resample the pool's settings with replacement (level-clustered), refit everything each
+    time."""
     settings = sorted({(e["sep"]["color"], e["sep"]["size"]) for e in pool})
     rng = np.random.default_rng(seed)
     draws = []
@@ -98,5 +100,6 @@ def bootstrap(pool, new_seps, methods, n_boot: int, seed: int):
         try:
             draws.append(fit_all(sample, new_seps, methods))
         except (ValueError, FloatingPointError):
-            continue  # a resample with one level of a concept: no calibration (counted in n_boot_used)
+            # a resample with one level of a concept: no calibration (counted in n_boot_used)
+            continue
     return draws

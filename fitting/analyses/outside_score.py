@@ -1,16 +1,20 @@
-"""The scoring rule of the registered outside-range test (fitting.outside), fixed before the runs train.
+"""The scoring rule of the registered outside-range test (fitting.outside), fixed before the runs
+train.
 
-Per setting and time event, the *observed median* of its seeds (censored values sort last; when the upper middle
-one is censored the median is a lower bound, fitting.censored.median), in log steps. A method's *error* there is
-|log predicted median - log observed median|; against a lower bound B it is max(0, log B - log predicted).
+Per setting and time event, the *observed median* of its seeds (censored values sort last; when the
+upper middle one is censored the median is a lower bound, fitting.censored.median), in log steps. A
+method's *error* there is |log predicted median - log observed median|; against a lower bound B
+it is max(0, log B - log predicted).
 
-The *margin* of an event, δ = 2 · 1.2533 · s / √n: twice the standard error of the median of n seeds, s the pool's
-pooled within-setting SD of the event's log step (settings with 2 or more observed runs). A law **passes** an event
-when its error is at most δ at every setting *and* its mean error over the settings is below every baseline's;
-otherwise it **fails**. Coverage (reported beside, its own pass/fail): the share of the test's runs inside the law's
-80% interval for a new seed (a run censored at T is inside when the interval reaches past T); it passes when the count
-is inside the central 95% range of Binomial(n_runs, 0.8). The memorized corner passes when at least 6 of 8 seeds
-(75%) memorize the predicted corner at every setting and the law's mean share beats the covariate-blind corner's.
+The *margin* of an event, δ = 2 · 1.2533 · s / √n: twice the standard error of the median of n
+seeds, s the pool's pooled within-setting SD of the event's log step (settings with 2 or more
+observed runs). A law **passes** an event when its error is at most δ at every setting *and* its
+mean error over the settings is below every baseline's; otherwise it **fails**. Coverage (reported
+beside, its own pass/fail): the share of the test's runs inside the law's 80% interval for a new
+seed (a run censored at T is inside when the interval reaches past T); it passes when the count is
+inside the central 95% range of Binomial(n_runs, 0.8). The memorized corner passes when at least 6
+of 8 seeds (75%) memorize the predicted corner at every setting and the law's mean share beats the
+covariate-blind corner's.
 """
 
 from __future__ import annotations
@@ -27,7 +31,8 @@ from fitting.estimators import event_laws as el
 
 MEDIAN_SE = 1.2533  # the SE of a normal sample's median is 1.2533 sd / sqrt(n)
 CORNER_SHARE = 0.75
-# what preregistration.md fixes and the json does not carry (errata.md item 10): the test's one probe ("One
+# what preregistration.md fixes and the json does not carry (errata.md item 10): the test's one
+# probe ("One
 # instrument") and its seeds ("8 seeds each (seeds 10-17)")
 TEST_PROBE = "16e18d564fed732e"
 TEST_SEEDS = tuple(range(10, 18))
@@ -46,7 +51,8 @@ def margin(pool: list[dict], event: str, n: int) -> dict:
             df += len(values) - 1
     if df == 0:
         raise ValueError(
-            f"{event}: no setting of the pool has two observed runs; no seed spread to set a margin from"
+            f"{event}: no setting of the pool has two observed runs; no seed spread to set a "
+            "margin from"
         )
     s = float(np.sqrt(ss / df))
     return {"seed_sd_log": s, "df": int(df), "n": n, "delta_log": 2 * MEDIAN_SE * s / np.sqrt(n)}
@@ -153,9 +159,9 @@ def score(reg: dict, runs: list[dict]) -> dict:
 
 
 def tally(reg: dict, runs: list[dict]) -> dict:
-    """What the verdict's validity counts that is no event (runs as :func:`fitting.analyses.events.run_facts`
-    gives them): the trainings' arithmetic, runs per setting, the probes that read them, and whether every
-    setting has its seeds, finished."""
+    """What the verdict's validity counts that is no event (runs as
+    :func:`fitting.analyses.events.run_facts` gives them): the trainings' arithmetic, runs per
+    setting, the probes that read them, and whether every setting has its seeds, finished."""
     groups = _group(reg, runs)
     finished = all(e.get("finished", False) for e in runs)
     return {
@@ -169,7 +175,8 @@ def tally(reg: dict, runs: list[dict]) -> dict:
 
 
 def _run(e: dict, names) -> dict:
-    """A test run as the verdict lists it: who it is, and its events (what figures.outside draws)."""
+    """A test run as the verdict lists it: who it is, and its events (what figures.outside
+    draws)."""
     out = {
         k: e.get(k)
         for k in ("run", "seed", "sep", "steps", "probe_hash", "device", "finished", "corner")
@@ -191,8 +198,9 @@ def _predicted(setting: dict) -> dict:
 
 
 def _b_sign(reg: dict) -> dict:
-    """The registration's speed exponents b (value, 95% interval, share of resamples above 0), reported with the
-    verdict as the registration says ("Sign ... is reported with the verdict"); not scored."""
+    """The registration's speed exponents b (value, 95% interval, share of resamples above 0),
+    reported with the verdict as the registration says ("Sign ... is reported with the verdict");
+    not scored."""
     return {
         name: {m: rows["b"] for m, rows in by.items() if "b" in rows and m in el.LAWS}
         for name, by in reg.get("coefficients", {}).items()
@@ -222,7 +230,8 @@ def _summary(verdict, laws) -> str:
     ]
     for name, ev in verdict["events"].items():
         cells = [f"{m} {ev['methods'][m].get('verdict', '?')}" for m in laws]
-        # a run whose event is undefined (no turn resolved in a run that composed) is not in the median: say how many are
+        # a run whose event is undefined (no turn resolved in a run that composed) is not in the
+        # median: say how many are
         read = [o["n"] for o in ev["observed"]]
         censored_ = [o.get("n_censored", 0) for o in ev["observed"]]
         lines.append(
@@ -234,13 +243,15 @@ def _summary(verdict, laws) -> str:
 
 
 def with_validity(verdict: dict, reg: dict) -> dict:
-    """The verdict with ``valid`` (and why not): every setting has its seeds, finished, all read by the registered
-    probe, all trained in bf16 for the registered number of steps, every run began after the registration's commit
-    and the registration is unchanged since; otherwise its passes and fails are interim, not the verdict."""
+    """The verdict with ``valid`` (and why not): every setting has its seeds, finished, all read by
+    the registered probe, all trained in bf16 for the registered number of steps, every run began
+    after the registration's commit and the registration is unchanged since; otherwise its passes
+    and fails are interim, not the verdict."""
     why = []
     if not verdict["complete"]:
         why.append(
-            f"runs per setting {verdict['runs_per_setting']}, {reg.get('seeds_per_setting', 8)} finished needed"
+            f"runs per setting {verdict['runs_per_setting']}, {reg.get('seeds_per_setting', 8)} "
+            "finished needed"
         )
     why += defects(verdict, reg)
     verdict = {**verdict, "valid": not why, "invalid_because": why}
@@ -250,8 +261,9 @@ def with_validity(verdict: dict, reg: dict) -> dict:
 
 
 def defects(verdict: dict, reg: dict) -> list[str]:
-    """Why runs, as far as they go, are not the registered test's (:func:`with_validity`'s reasons but the count
-    of runs): the probe, the arithmetic, the seeds and lengths, the registration's commit before each run."""
+    """Why runs, as far as they go, are not the registered test's (:func:`with_validity`'s reasons
+    but the count of runs): the probe, the arithmetic, the seeds and lengths, the registration's
+    commit before each run."""
     why = []
     if verdict["probes"] != [TEST_PROBE]:
         why.append(f"read by probes {verdict['probes']}, not the registered {TEST_PROBE} alone")
@@ -269,13 +281,15 @@ def defects(verdict: dict, reg: dict) -> list[str]:
 
 
 def _run_checks(runs: list[dict], reg: dict) -> list[str]:
-    """errata.md item 10: each setting's runs are the registered seeds, once each, each as long as registered."""
+    """errata.md item 10: each setting's runs are the registered seeds, once each, each as long as
+    registered."""
     why = []
     for s, group in zip(reg["settings"], _group(reg, runs)):
         seeds = sorted((e["seed"] for e in group), key=lambda x: (x is None, x or 0))
         if len(seeds) != len(set(seeds)) or not set(seeds) <= set(TEST_SEEDS):
             why.append(
-                f"setting {s['sep']}: seeds {seeds}, not the registered {TEST_SEEDS[0]}-{TEST_SEEDS[-1]} once each"
+                f"setting {s['sep']}: seeds {seeds}, not the registered "
+                f"{TEST_SEEDS[0]}-{TEST_SEEDS[-1]} once each"
             )
         wrong = [e["run"] for e in group if e.get("steps") != s.get("steps")]
         if wrong:
@@ -294,9 +308,9 @@ def _git(folder: Path, *args: str, text: bool = True) -> subprocess.CompletedPro
 
 
 def registering_commit(registration_path: str | Path) -> tuple[str, bytes] | None:
-    """The commit that added the registration and the file as committed there, followed across renames (issue #53
-    moved docs/results to results/); None without git, outside a repository, or in a shallow clone (whose oldest
-    commit would pose as the one that added it)."""
+    """The commit that added the registration and the file as committed there, followed across
+    renames (issue #53 moved docs/results to results/); None without git, outside a repository, or
+    in a shallow clone (whose oldest commit would pose as the one that added it)."""
     path = Path(registration_path).resolve()
     try:
         if _git(path.parent, "rev-parse", "--is-shallow-repository").stdout.strip() != "false":
@@ -321,8 +335,8 @@ def registering_commit(registration_path: str | Path) -> tuple[str, bytes] | Non
 
 
 def registered_before(registration_path: str, commits: list[str]) -> dict:
-    """Is the commit that added the registration an ancestor of every run's first stamp, and is the registration as
-    committed there? (git; None without it)"""
+    """Is the commit that added the registration an ancestor of every run's first stamp, and is the
+    registration as committed there? (git; None without it)"""
     added = registering_commit(registration_path)
     if added is None:
         return {"registration_commit": None, "all_after": None}

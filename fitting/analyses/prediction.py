@@ -1,6 +1,7 @@
-"""One pooled prediction's numbers: the law fitted to training runs, and per held-out run its path against the
-baselines (interpolation, the nearest level, the mean run), the seed floor and the law's curves, as
-prediction.json holds them. ``python -m fitting.predict`` is the command; figures.predict draws what this writes.
+"""One pooled prediction's numbers: the law fitted to training runs, and per held-out run its path
+against the baselines (interpolation, the nearest level, the mean run), the seed floor and the law's
+curves, as prediction.json holds them. ``python -m fitting.predict`` is the command; figures.predict
+draws what this writes.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from fitting.estimators.laws import LawSpec
 from fitting.estimators.model_fit import fit_model
 from fitting.estimators.pooled import PooledFit, fit_law
 from fitting.analyses.report import summary
-from fitting.estimators.turn import find_turn
+from fitting.estimators.trajectory_turn import find_turn
 from core.trajectory import Trajectory
 from fitting.estimators.registry import corner
 
@@ -29,7 +30,8 @@ LEVEL = 0.8  # a concept has settled when its coordinate stays past this, toward
 class Setup:
     """What a pooled prediction needs besides its runs (the command line's options, or a caller's).
 
-    ``masked`` (eq2 only): the masked concept's index, with ``shift``: run -> its masking fraction."""
+    ``masked`` (eq2 only): the masked concept's index, with ``shift``: run -> its masking
+    fraction."""
 
     spec: LawSpec
     label: str = "11"
@@ -52,7 +54,8 @@ def metrics(
     concepts: Sequence[str],
     target: np.ndarray,
 ) -> dict:
-    """RMSE against the observed located points, settled-0.8 step per concept and turn step, of a (T, D) path."""
+    """RMSE against the observed located points, settled-0.8 step per concept and turn step, of a
+    (T, D) path."""
     located = _located(path, observed)
     if located.sum() < 2:
         return {"rmse": None, "settled_80": {c: None for c in concepts}, "turn": None}
@@ -71,7 +74,8 @@ def _located(path: np.ndarray, observed: Trajectory) -> np.ndarray:
 
 
 def path_rmse(path: np.ndarray, observed: Trajectory) -> float | None:
-    """RMSE of a (T, D) path at the observed run's steps against its located points; None with fewer than 2."""
+    """RMSE of a (T, D) path at the observed run's steps against its located points; None with fewer
+    than 2."""
     located = _located(path, observed)
     return (
         float(np.sqrt(np.mean((path[located] - observed.z[located]) ** 2)))
@@ -81,7 +85,8 @@ def path_rmse(path: np.ndarray, observed: Trajectory) -> float | None:
 
 
 def paired_rmse(path: np.ndarray, other: np.ndarray, observed: Trajectory) -> float | None:
-    """RMSE of ``path`` at the points where the ``other`` path (a baseline's) is defined: a paired comparison."""
+    """RMSE of ``path`` at the points where the ``other`` path (a baseline's) is defined: a paired
+    comparison."""
     return path_rmse(np.where(np.isfinite(other), path, np.nan), observed)
 
 
@@ -135,7 +140,8 @@ def law_text(c: dict) -> str:
     switch = (
         f"t_switch = {c['t_ref']:,.0f} x (x/x_ref)^{c['b_t']:.2f}, "
         if "t_ref" in c
-        else f"switch when the others' progress passes theta = {c['theta']:.2f} (sharpness kappa = {c['kappa']:.3g}), "
+        else f"switch when the others' progress passes theta = {c['theta']:.2f} (sharpness kappa "
+        f"= {c['kappa']:.3g}), "
     )
     return (
         f"lam = {c['lam_ref']:.3g}/step x (x/x_ref)^{c['b_lam']:.2f}, {switch}"
@@ -148,8 +154,8 @@ def law_text(c: dict) -> str:
 
 
 def discrepancy_doc(fit: PooledFit, concepts: Sequence[str]) -> dict | None:
-    """The law's discrepancy: its kind, the training runs' mean residual per concept with its RMS, and (local)
-    each training covariate point's residual RMS (None without one)."""
+    """The law's discrepancy: its kind, the training runs' mean residual per concept with its RMS,
+    and (local) each training covariate point's residual RMS (None without one)."""
     d = fit.discrepancy
     if d is None:
         return None
@@ -171,7 +177,8 @@ def discrepancy_doc(fit: PooledFit, concepts: Sequence[str]) -> dict | None:
 def analyse(
     fit: PooledFit, by_run: dict, x: dict, train: list, held: list, concepts, setup: Setup
 ) -> dict:
-    """prediction.json's body: the law, and per held-out run the prediction against the baselines."""
+    """prediction.json's body: the law, and per held-out run the prediction against the
+    baselines."""
     ref_steps = np.unique(np.concatenate([np.asarray(by_run[r].step, dtype=float) for r in by_run]))
     shift = setup.shift
     feature = {r: features(x[r], None if shift is None else shift[r])[0] for r in by_run}
@@ -215,8 +222,8 @@ def analyse(
 
 
 def _scored(path: np.ndarray, traj: Trajectory, concepts: Sequence[str], obs: dict) -> dict:
-    """A (T, D) path at the run's steps against the run: its RMSE, settled steps and turn, beside the run's
-    own (``obs``: :func:`metrics` of the observed path)."""
+    """A (T, D) path at the run's steps against the run: its RMSE, settled steps and turn, beside
+    the run's own (``obs``: :func:`metrics` of the observed path)."""
     steps = np.asarray(traj.step, dtype=float)
     return compare(metrics(steps, path, traj, concepts, corner(traj)), obs, concepts)
 
@@ -232,9 +239,9 @@ def _baselines(
     pooled_mean: np.ndarray,
     train: list[str],
 ) -> dict:
-    """The baselines for one held-out run (``idx``: its steps' rows of the reference grid), scored as the law's
-    ``path`` is, with the law's RMSE at each baseline's points (``law_rmse``); those that need the training
-    points in a line or around the run say whether they apply and why not."""
+    """The baselines for one held-out run (``idx``: its steps' rows of the reference grid), scored
+    as the law's ``path`` is, with the law's RMSE at each baseline's points (``law_rmse``); those
+    that need the training points in a line or around the run say whether they apply and why not."""
 
     def scored(candidate: np.ndarray, used) -> dict:
         return {
@@ -275,7 +282,8 @@ def law_doc(fit: PooledFit, concepts: Sequence[str], x_train: np.ndarray) -> dic
 
 
 def _source(fit: PooledFit, feature: np.ndarray) -> dict | None:
-    """Where a held-out run's discrepancy came from: how (mean, interpolation, nearest) and which training runs."""
+    """Where a held-out run's discrepancy came from: how (mean, interpolation, nearest) and which
+    training runs."""
     if fit.discrepancy is None:
         return None
     _, how, runs = fit.discrepancy.at(feature, fit.discrepancy.steps[:1])
@@ -285,9 +293,9 @@ def _source(fit: PooledFit, feature: np.ndarray) -> dict | None:
 def seed_floor(
     by_run: dict, feature: dict, held: list, run: str, ref_steps: np.ndarray, idx: np.ndarray
 ) -> dict | None:
-    """How far seeds differ, for scale (not a prediction: it reads held-out runs): the RMSE of ``run`` against
-    the mean path of the other held-out runs at its covariates (``idx``: its steps' rows of ``ref_steps``);
-    None without one."""
+    """How far seeds differ, for scale (not a prediction: it reads held-out runs): the RMSE of
+    ``run`` against the mean path of the other held-out runs at its covariates (``idx``: its steps'
+    rows of ``ref_steps``); None without one."""
     others = [
         o for o in held if o != run and np.allclose(feature[o], feature[run], rtol=0, atol=1e-9)
     ]
@@ -301,7 +309,8 @@ def seed_floor(
 
 
 def per_run_fits(trajs: Sequence[Trajectory]) -> dict:
-    """Each training run's own eq1 fit (lam, t_switch, z_bias and the switch verdicts), for the figure's overlay."""
+    """Each training run's own eq1 fit (lam, t_switch, z_bias and the switch verdicts), for the
+    figure's overlay."""
     out = {}
     for t in trajs:
         located = t.with_points()
@@ -324,11 +333,12 @@ def per_run_fits(trajs: Sequence[Trajectory]) -> dict:
 
 
 def law_curves(fit: PooledFit, x_train: np.ndarray) -> dict:
-    """The law's covariate-to-parameter curves, sampled for its figure (figures.predict draws them as they are):
-    ``speed`` and ``switch`` against a covariate every concept shares (no lead), 100 points from 0.7 x the
-    smallest training covariate to 1.4 x the largest (``speed`` None under compete, whose speed depends on the
-    lead too: the figure draws the training runs' own); the state gate's switch against the other concepts'
-    progress; ``bias`` (the memorized bias's distance from the target) against one concept's log lead."""
+    """The law's covariate-to-parameter curves, sampled for its figure (figures.predict draws them
+    as they are): ``speed`` and ``switch`` against a covariate every concept shares (no lead), 100
+    points from 0.7 x the smallest training covariate to 1.4 x the largest (``speed`` None under
+    compete, whose speed depends on the lead too: the figure draws the training runs' own); the
+    state gate's switch against the other concepts' progress; ``bias`` (the memorized bias's
+    distance from the target) against one concept's log lead."""
     law, theta = fit.law, fit.theta
 
     # the law's parameters at covariates x, target 11, no masking (eq2)

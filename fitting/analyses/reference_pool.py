@@ -1,12 +1,15 @@
 """The package's reference runs, from which fitting.forecast learns when no --pool is given.
 
-A reference pool is one JSON file (fitting/reference/PRESET-RESpx-CONCEPTS.json) holding each committed run's
-events (fitting.analyses.events.run_events: the setting, the concept clocks, the capability and behavior steps),
-not its logs, so a forecast reads a few kilobytes. ``python -m fitting.forecast_calibration RUN ... --out DIR
---reference FILE`` writes one from the run folders it calibrates on; the shipped file for `small` (24 px, color and size) is made from the committed runs listed in
-its ``runs`` (docs/forecast.md says which).
+A reference pool is one JSON file (fitting/reference/PRESET-RESpx-CONCEPTS.json) holding each
+committed run's events (fitting.analyses.events.run_events: the setting, the concept clocks, the
+capability and behavior steps), not its logs, so a forecast reads a few kilobytes. ``python -m
+fitting.forecast_calibration RUN ... --out DIR
+--reference FILE`` writes one from the run folders it calibrates on; the shipped file for `small`
+(24 px, color and size) is made from the committed runs listed in its ``runs`` (docs/forecast.md
+says which).
 
-A pool learns only for runs like its own: :func:`mismatch` names what differs (preset, resolution, concepts).
+A pool learns only for runs like its own: :func:`mismatch` names what differs (preset, resolution,
+concepts).
 """
 
 from __future__ import annotations
@@ -21,7 +24,8 @@ KEYS = ("preset", "resolution", "concepts")
 
 
 def describe(cfg: dict) -> dict:
-    """The keys a pool must share with a run: preset, resolution, concepts (from a run's train config)."""
+    """The keys a pool must share with a run: preset, resolution, concepts (from a run's train
+    config)."""
     return {
         "preset": cfg.get("preset"),
         "resolution": cfg.get("resolution"),

@@ -20,7 +20,7 @@ from fitting.estimators.curves import (
 from fitting.estimators.model_fit import ModelFit, fit_model
 from fitting.estimators.model_params import param_names
 from fitting.estimators.sim_fit import fit_sim
-from fitting.estimators.turn import Turn, find_turn
+from fitting.estimators.trajectory_turn import Turn, find_turn
 from core.trajectory import Z_PREFIX, Trajectory
 
 
@@ -106,7 +106,8 @@ def _fitted(model: str, fit) -> tuple[dict, dict]:
 
 
 def _thresholds(traj: Trajectory, located: Trajectory | None, persist: int) -> dict:
-    """Per level, the first step each coordinate (and the accuracy) reaches it, held for ``persist``."""
+    """Per level, the first step each coordinate (and the accuracy) reaches it, held for
+    ``persist``."""
     thresholds = {}
     for level in LEVELS:
         row = {
@@ -125,8 +126,9 @@ def _thresholds(traj: Trajectory, located: Trajectory | None, persist: int) -> d
 
 
 def aic(fit, located: Trajectory) -> float:
-    """Akaike's information criterion of a least-squares fit, n log(RSS / n) + 2 k over the located coordinates
-    (lower is better; differences between models fitted to the same points are what count)."""
+    """Akaike's information criterion of a least-squares fit, n log(RSS / n) + 2 k over the located
+    coordinates (lower is better; differences between models fitted to the same points are what
+    count)."""
     resid = np.asarray(fit.fitted) - located.z
     n = resid.size
     return float(n * np.log(max(float(np.sum(resid**2)), 1e-300) / n) + 2 * fit.theta.size)
@@ -146,7 +148,8 @@ def summary(concepts, switches: list[dict]) -> str:
                 else " [{}, {}]".format(*map(_step, sw["t_switch_ci"]))
             )
             clauses.append(
-                f"{c} switched at step {_step(sw['t_switch'])}{ci} from {bias} to {sw['z_target']:g}"
+                f"{c} switched at step {_step(sw['t_switch'])}{ci} from {bias} to "
+                f"{sw['z_target']:g}"
             )
         elif sw["reason"] == "learned directly":
             clauses.append(
@@ -156,7 +159,8 @@ def summary(concepts, switches: list[dict]) -> str:
             clauses.append(f"{c}: biased ({bias}) but its switch lies outside the logged steps")
         else:
             clauses.append(
-                f"{c}: biased ({bias}) but its switch time is not identified (interval wider than half the log)"
+                f"{c}: biased ({bias}) but its switch time is not identified (interval wider "
+                "than half the log)"
             )
     return "; ".join(clauses)
 
@@ -173,8 +177,8 @@ def rounded(a) -> list:
 def fitted_curves(
     traj: Trajectory, fit: ModelFit | None, acc: LogisticFit | None, points: int = 200
 ) -> dict:
-    """The fitted model's path and the accuracy sigmoid on a dense grid over the logged steps, to 4 significant
-    digits: what figures.fit draws (a record's ``curves``)."""
+    """The fitted model's path and the accuracy sigmoid on a dense grid over the logged steps, to 4
+    significant digits: what figures.fit draws (a record's ``curves``)."""
     dense = np.linspace(traj.step[0], traj.step[-1], points)
     return {
         "step": rounded(dense),

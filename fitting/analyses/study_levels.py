@@ -1,6 +1,7 @@
-"""The study's numbers per level of the swept covariate and across runs (``python -m fitting.study``): the
-seeds' steps summarised (median, range, censored), the held-out class's times and reach per level, the
-relations between capability, behavior and turn across the elicited runs, and the markdown tables."""
+"""The study's numbers per level of the swept covariate and across runs (``python -m
+fitting.study``): the seeds' steps summarised (median, range, censored), the held-out class's times
+and reach per level, the relations between capability, behavior and turn across the elicited runs,
+and the markdown tables."""
 
 from __future__ import annotations
 
@@ -13,10 +14,11 @@ from core.trajectory import target_of
 
 
 def summarise(values: list[float | None], censored_at: list[float | None]) -> dict:
-    """Median and range of the seeds' steps that were reached; how many were censored (and from when); and
-    ``median_all``, the median over every seed with a censored one counted as later than any reached (None
-    where that median falls on a censored seed, half or more never got there, or where a censored seed stopped
-    before it: runs of unequal length, one too short to say it would have come later)."""
+    """Median and range of the seeds' steps that were reached; how many were censored (and from
+    when); and ``median_all``, the median over every seed with a censored one counted as later than
+    any reached (None where that median falls on a censored seed, half or more never got there, or
+    where a censored seed stopped before it: runs of unequal length, one too short to say it would
+    have come later)."""
     got = [v for v in values if v is not None]
     every = np.median([np.inf if v is None else v for v in values]) if values else np.inf
     if any(c is not None and c < every for c in censored_at):
@@ -32,8 +34,8 @@ def summarise(values: list[float | None], censored_at: list[float | None]) -> di
 
 
 def held_summary(group: Sequence[dict], label: str, key: str) -> dict:
-    """summarise() of one held-out time over a level's runs (a run without it is censored at its last step;
-    a run that was never elicited does not count for capability)."""
+    """summarise() of one held-out time over a level's runs (a run without it is censored at its
+    last step; a run that was never elicited does not count for capability)."""
     recs = [r["held_out"][label] for r in group if label in r["held_out"]]
     if key == "capability_step":
         recs = [h for h in recs if h["capability_unbiased"] is not None]
@@ -46,8 +48,9 @@ def _ci_text(ci: list[float] | None, fmt: str, prefix: str = "") -> str:
 
 
 def resampled(xs: np.ndarray, ys: np.ndarray, stat, draws: int = 2000) -> list[float] | None:
-    """95% percentile interval of ``stat(x, y)`` over the pairs resampled with replacement (the run is the unit;
-    resamples with a single x value are skipped); None when fewer than 3 pairs or distinct x values."""
+    """95% percentile interval of ``stat(x, y)`` over the pairs resampled with replacement (the run
+    is the unit; resamples with a single x value are skipped); None when fewer than 3 pairs or
+    distinct x values."""
     if len(xs) < 3 or len(set(xs.tolist())) < 2:
         return None
     rng = np.random.default_rng(0)
@@ -60,9 +63,9 @@ def resampled(xs: np.ndarray, ys: np.ndarray, stat, draws: int = 2000) -> list[f
 
 
 def relation(runs: Sequence[dict], label: str, x_key: str, y_key: str) -> dict:
-    """Two held-out times across the elicited runs: per run each observed or censored at the run's last step,
-    a line through the fully observed pairs (3 or more), and how many censored pairs contradict it (y never came
-    although the line puts it before the run's end)."""
+    """Two held-out times across the elicited runs: per run each observed or censored at the run's
+    last step, a line through the fully observed pairs (3 or more), and how many censored pairs
+    contradict it (y never came although the line puts it before the run's end)."""
     pairs = []
     for r in runs:
         h = r["held_out"].get(label)
@@ -113,7 +116,8 @@ def relation(runs: Sequence[dict], label: str, x_key: str, y_key: str) -> dict:
 
 
 def reach_summary(group: Sequence[dict], label: str, concept: str) -> dict | None:
-    """Median and range over a level's runs of how far a held-out class's coordinate reached, and when."""
+    """Median and range over a level's runs of how far a held-out class's coordinate reached, and
+    when."""
     got = [r["held_out"][label]["reach"][concept] for r in group if label in r["held_out"]]
     got = [g for g in got if g is not None]
     if not got:
@@ -127,8 +131,9 @@ def reach_summary(group: Sequence[dict], label: str, concept: str) -> dict | Non
 
 
 def level(group: Sequence[dict], by: str, value: float, held_labels: Sequence[str]) -> dict:
-    """One level's record: its runs, each concept's mean signal and the seeds' learned steps (the training
-    classes', model-free and fitted, and each held-out class's), and the held-out classes' times and reach."""
+    """One level's record: its runs, each concept's mean signal and the seeds' learned steps (the
+    training classes', model-free and fitted, and each held-out class's), and the held-out classes'
+    times and reach."""
     concepts = list(group[0]["learning"])
 
     def learned(key: str, of, censored: bool = True) -> dict:  # of(run): its per-concept records
@@ -183,18 +188,22 @@ def steps_text(summary: dict) -> str:
 
 
 def tables(doc: StudyRecord) -> str:
-    """The study's numbers as markdown tables (results/study-notebook.md quotes them): per level, then the relations."""
+    """The study's numbers as markdown tables (results/study-notebook.md quotes them): per level,
+    then the relations."""
     by, label = doc.by, doc.headline
     concepts = list(doc.levels[0]["learned_step"])
     head = [by] + [
-        f"{c}: signal; learned by the training classes (model-free; fitted); by class {label} (model-free; fitted)"
+        f"{c}: signal; learned by the training classes (model-free; fitted); by class {label} "
+        "(model-free; fitted)"
         for c in concepts
     ]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for lev in doc.levels:
         cells = [f"{lev[by]:g}"] + [
-            f"{lev['signal'][c]:.3f}; {steps_text(lev['learned_step'][c])}; {steps_text(lev['learned_fit'][c])}; "
-            f"{steps_text(lev['held_learned_step'][label][c])}; {steps_text(lev['held_learned_fit'][label][c])}"
+            f"{lev['signal'][c]:.3f}; {steps_text(lev['learned_step'][c])}; "
+            f"{steps_text(lev['learned_fit'][c])}; "
+            f"{steps_text(lev['held_learned_step'][label][c])}; "
+            f"{steps_text(lev['held_learned_fit'][label][c])}"
             for c in concepts
         ]
         lines.append("| " + " | ".join(cells) + " |")
@@ -214,7 +223,8 @@ def tables(doc: StudyRecord) -> str:
             cells.append(
                 "-"
                 if r is None
-                else f"{r['median']:.2f} [{r['range'][0]:.2f}, {r['range'][1]:.2f}], {r['median_step']:,.0f}"
+                else f"{r['median']:.2f} [{r['range'][0]:.2f}, {r['range'][1]:.2f}], "
+                f"{r['median_step']:,.0f}"
             )
         cells += [
             steps_text(lev[key][label]) for key in ("turn_step", "behavior_step", "capability_step")
@@ -226,16 +236,20 @@ def tables(doc: StudyRecord) -> str:
             "no line (fewer than 3 fully observed pairs)"
             if line is None
             else (
-                f"{rel['y']} = {line['slope']:.2f} x {rel['x']} {line['intercept']:+,.0f} (r = {line['r']:.2f}"
-                f"{_ci_text(line.get('slope_ci'), '.2f', ', slope')}); {rel['y']} - {rel['x']}: median "
+                f"{rel['y']} = {line['slope']:.2f} x {rel['x']} {line['intercept']:+,.0f} (r = "
+                f"{line['r']:.2f}"
+                f"{_ci_text(line.get('slope_ci'), '.2f', ', slope')}); {rel['y']} - {rel['x']}: "
+                "median "
                 f"{line['lag_median']:+,.0f}{_ci_text(line.get('lag_median_ci'), '+,.0f')}; "
                 f"{rel['censored_against_line']} censored pair(s) against it"
             )
         )
         lines.append(
-            f"\n{rel['y']} vs {rel['x']}: {len(rel['pairs'])} elicited runs, {rel['n_observed']} with both observed; {fit}"
+            f"\n{rel['y']} vs {rel['x']}: {len(rel['pairs'])} elicited runs, {rel['n_observed']} "
+            f"with both observed; {fit}"
             + (
-                f"; turn and capability intervals overlap in {rel['turn_meets_capability']['yes']} run(s), "
+                "; turn and capability intervals overlap in "
+                f"{rel['turn_meets_capability']['yes']} run(s), "
                 f"not in {rel['turn_meets_capability']['no']}"
                 if "turn_meets_capability" in rel
                 else ""

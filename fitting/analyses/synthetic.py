@@ -1,4 +1,5 @@
-"""Trajectories with known truth, for parameter recovery (the ruptures idea: data sets that carry their answer).
+"""Trajectories with known truth, for parameter recovery (the ruptures idea: data sets that carry
+their answer).
 
 ``eq1_case`` draws a class-11 trajectory of Eq. 1 whose weaker concept is first memorized toward a
 biased target and then switches inside the logged range; it is sampled at quadratically spaced
@@ -19,7 +20,8 @@ from core.trajectory import Trajectory
 
 
 def quadratic_steps(n: int = 60, first: int = 500, last: int = 20_000) -> NDArray[np.int64]:
-    """n checkpoints from ``first`` to ``last``, quadratically spaced (dense early), strictly increasing."""
+    """n checkpoints from ``first`` to ``last``, quadratically spaced (dense early), strictly
+    increasing."""
     if n < 2 or last <= first:
         raise ValueError(f"need n >= 2 and last > first, got n={n}, first={first}, last={last}")
     steps = np.round(first + (last - first) * np.linspace(0, 1, n) ** 2).astype(np.int64)
@@ -80,7 +82,8 @@ def logistic_case(
     first: int = 500,
     last: int = 20_000,
 ):
-    """(steps, accuracy, true 50% time): a sigmoid from ~0 to ~1 crossing 0.5 inside the logged range."""
+    """(steps, accuracy, true 50% time): a sigmoid from ~0 to ~1 crossing 0.5 inside the logged
+    range."""
     steps = quadratic_steps(n, first, last)
     span = float(last - first)
     t50 = first + span * rng.uniform(0.2, 0.8)
@@ -124,7 +127,8 @@ def switch_recovery(n: int, seed: int, *, ci: str = "wald") -> Recovery:
 
 
 def t50_recovery(n: int, seed: int) -> Recovery:
-    """Fit sigmoids to ``n`` :func:`logistic_case` accuracy curves; score the 50% time and its interval."""
+    """Fit sigmoids to ``n`` :func:`logistic_case` accuracy curves; score the 50% time and its
+    interval."""
     from fitting.estimators.curves import fit_logistic
 
     rng = np.random.default_rng(seed)
@@ -189,15 +193,16 @@ def sweep_case(
     compete: float | None = None,
     gate: str = "time",
 ) -> SweepCase:
-    """Runs of a Δcolor-like sweep: color's signal as given, size's a weak function of it (as measured on the
-    renders: a larger color separation makes size more visible too), class 11 under eq1 with the law's
-    parameters, sampled at the tiny preset's kind of schedule with Gaussian noise (real logs: ~0.03).
-    ``run_effect``: each run's speeds and switch times also scaled by exp(N(0, run_effect²)), as seeds
-    differ in real training (the law then holds on average only). ``masking``: each run's masking fraction p
-    (eq2: color's target becomes 1 - beta p; color is concept 0 here). ``order``: the law's (``target-first``:
-    the true target before the switch, the bias after it). ``onset``: the step at which eq1's clock starts
-    (the law's ``t_on``; none by default). ``compete``: the law's lead exponent ``c_lam`` (none by default).
-    ``gate``: ``state`` draws the coupled model's runs (order ``target-first``; default law :data:`COUPLED_LAW`)."""
+    """Runs of a Δcolor-like sweep: color's signal as given, size's a weak function of it (as
+    measured on the renders: a larger color separation makes size more visible too), class 11 under
+    eq1 with the law's parameters, sampled at the tiny preset's kind of schedule with Gaussian noise
+    (real logs: ~0.03). ``run_effect``: each run's speeds and switch times also scaled by exp(N(0,
+    run_effect²)), as seeds differ in real training (the law then holds on average only).
+    ``masking``: each run's masking fraction p (eq2: color's target becomes 1 - beta p; color is
+    concept 0 here). ``order``: the law's (``target-first``: the true target before the switch, the
+    bias after it). ``onset``: the step at which eq1's clock starts (the law's ``t_on``; none by
+    default). ``compete``: the law's lead exponent ``c_lam`` (none by default). ``gate``: ``state``
+    draws the coupled model's runs (order ``target-first``; default law :data:`COUPLED_LAW`)."""
     from fitting.estimators.pooled import Law, solve
 
     law = dict((TRUE_LAW if gate == "time" else COUPLED_LAW) if law is None else law)
@@ -239,8 +244,9 @@ SIM2_U0 = np.array([[0.2, 0.0], [0.1, 0.15]])  # and its start
 
 
 def sim2_case(noise: float = 0.02, seed: int = 0) -> Trajectory:
-    """A class-11 path of the two-layer model (theory.solvers.two_layer.two_layer) at 40 quadratically spaced steps to 5,000,
-    with Gaussian noise on the coordinates (clipped to [0, 1])."""
+    """A class-11 path of the two-layer model (theory.solvers.two_layer.two_layer) at 40
+    quadratically spaced steps to 5,000, with Gaussian noise on the coordinates (clipped to [0,
+    1])."""
     from theory.solvers.two_layer import two_layer
 
     steps = quadratic_steps(40, 50, 5000)

@@ -1,8 +1,8 @@
 """The baselines a pooled toy model must beat to be worth anything: predict a run from the observed
 trajectories of the training runs alone, with no model.
 
-Both work in a feature space the caller gives: the log covariates (fitting.predict), plus the masking
-fraction for an eq2 sweep.
+Both work in a feature space the caller gives: the log covariates (fitting.predict), plus the
+masking fraction for an eq2 sweep.
 
 - ``interpolation``: linear interpolation, in feature space, between the training runs that
   bracket the new run (seeds at the same covariates averaged first). The training covariates often
@@ -10,14 +10,14 @@ fraction for an eq2 sweep.
   along their principal directions (those with at least 25% of the largest spread); a run outside
   the training range, or off those directions, gets no interpolation: it is an extrapolation.
 - ``nearest``: the training run nearest in feature space (used everywhere, outside the range too).
-- ``linear``: the straight line through the two training points nearest along the one swept direction
-  (the first principal direction of the training features), read at the new run's position: interpolation
-  between them inside the range, extrapolation outside it.
-- ``trend``: the nearest training point's path plus, at each step, the least-squares slope of every training
-  point's path along the swept direction times the distance to the new run.
+- ``linear``: the straight line through the two training points nearest along the one swept
+  direction (the first principal direction of the training features), read at the new run's
+  position: interpolation between them inside the range, extrapolation outside it.
+- ``trend``: the nearest training point's path plus, at each step, the least-squares slope of every
+  training point's path along the swept direction times the distance to the new run.
 
-``linear`` and ``trend`` need the training points to lie along one direction (a one-covariate sweep); both
-are clipped to [0, 1], where every coordinate lives.
+``linear`` and ``trend`` need the training points to lie along one direction (a one-covariate
+sweep); both are clipped to [0, 1], where every coordinate lives.
 """
 
 from __future__ import annotations
@@ -46,7 +46,8 @@ class Reference:
 
 
 def resample(traj: Trajectory, steps: NDArray) -> NDArray:
-    """A trajectory's located points at other steps (linear in step; NaN outside its located range)."""
+    """A trajectory's located points at other steps (linear in step; NaN outside its located
+    range)."""
     located = traj.with_points()
     out = np.full((len(steps), traj.z.shape[1]), np.nan)
     if located.step.size == 0:
@@ -71,8 +72,8 @@ def references(
 
 
 def group(paths: NDArray, features: NDArray, runs: Sequence[str]) -> list[Reference]:
-    """Paths (N, T, D) grouped by their runs' features (N, F) (equal up to 1e-9): each group's mean path
-    (NaN only where none of its runs has a value)."""
+    """Paths (N, T, D) grouped by their runs' features (N, F) (equal up to 1e-9): each group's mean
+    path (NaN only where none of its runs has a value)."""
     ell = np.asarray(features, dtype=float)
     groups: dict[tuple, list[int]] = {}
     for r, row in enumerate(ell):
@@ -88,8 +89,8 @@ def group(paths: NDArray, features: NDArray, runs: Sequence[str]) -> list[Refere
 
 
 def _directions(refs: Sequence[Reference]) -> tuple[NDArray, NDArray, NDArray] | str:
-    """The training points' features (K, F), their centre, and their principal directions (those with at
-    least RANK_TOL of the largest spread, (rank, F)); or why there are none."""
+    """The training points' features (K, F), their centre, and their principal directions (those
+    with at least RANK_TOL of the largest spread, (rank, F)); or why there are none."""
     if len(refs) < 2:
         return "fewer than two distinct training covariates"
     ell = np.stack([r.ell for r in refs])
@@ -104,7 +105,8 @@ def _directions(refs: Sequence[Reference]) -> tuple[NDArray, NDArray, NDArray] |
 def interpolation(
     refs: Sequence[Reference], f_new: NDArray
 ) -> tuple[NDArray | None, tuple[str, ...], str | None]:
-    """(path, runs used, why not): the linear interpolation at the features ``f_new``, or None with the reason."""
+    """(path, runs used, why not): the linear interpolation at the features ``f_new``, or None with
+    the reason."""
     got = _directions(refs)
     if isinstance(got, str):
         return None, (), got
@@ -149,7 +151,8 @@ def nearest(refs: Sequence[Reference], f_new: NDArray) -> tuple[NDArray, tuple[s
 
 def _along(refs: Sequence[Reference], f_new: NDArray) -> tuple[NDArray, float] | str:
     """The training points' and the new run's coordinates along the first principal direction of the
-    training features, or why there is none (fewer than two points, or spread over more directions)."""
+    training features, or why there is none (fewer than two points, or spread over more
+    directions)."""
     got = _directions(refs)
     if isinstance(got, str):
         return got
@@ -178,8 +181,8 @@ def trend(
     refs: Sequence[Reference], f_new: NDArray
 ) -> tuple[NDArray | None, tuple[str, ...], str | None]:
     """(path, runs used, why not): the nearest training point's path plus, per step and concept, the
-    least-squares slope of the training points' paths along the swept direction (those with a value there,
-    at least two) times the new run's distance from it (clipped to [0, 1])."""
+    least-squares slope of the training points' paths along the swept direction (those with a value
+    there, at least two) times the new run's distance from it (clipped to [0, 1])."""
     got = _along(refs, f_new)
     if isinstance(got, str):
         return None, (), got

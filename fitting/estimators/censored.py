@@ -1,9 +1,9 @@
-"""Regression with right-censored responses (a Tobit model): y = f(θ, x) + ε, ε ~ N(0, σ²), where some y are known
-only to exceed a bound (an event that had not happened when the run ended).
+"""Regression with right-censored responses (a Tobit model): y = f(θ, x) + ε, ε ~ N(0, σ²), where
+some y are known only to exceed a bound (an event that had not happened when the run ended).
 
 The log-likelihood of an observed y is log φ((y - μ) / σ) - log σ, and of a censored one (y > c)
-log Φ((μ - c) / σ); :func:`fit` maximizes it over θ and log σ. :func:`predict` gives the mean and the
-σ a new draw has at new x.
+log Φ((μ - c) / σ); :func:`fit` maximizes it over θ and log σ. :func:`predict` gives the mean and
+the σ a new draw has at new x.
 """
 
 from __future__ import annotations
@@ -43,7 +43,8 @@ def fit(
     *,
     sigma_floor: float = 1e-3,
 ) -> Fit:
-    """Maximum likelihood θ and σ; ``start``: θ's starting value (σ starts at the spread of the observed y)."""
+    """Maximum likelihood θ and σ; ``start``: θ's starting value (σ starts at the spread of the
+    observed y)."""
     y = np.asarray(y, float)
     censored = np.asarray(censored, bool)
     if y.size == 0:
@@ -80,8 +81,9 @@ def fit(
 def median(values: NDArray, censored: NDArray) -> tuple[float, bool]:
     """The sample median of right-censored values that share one bound: (value, is_lower_bound).
 
-    Censored values sort last. When the upper middle value is censored the median is known only to exceed the
-    middle of the two middle values (the lower one observed, or censored too: then the bound itself)."""
+    Censored values sort last. When the upper middle value is censored the median is known only to
+    exceed the middle of the two middle values (the lower one observed, or censored too: then the
+    bound itself)."""
     values = np.asarray(values, float)
     censored = np.asarray(censored, bool)
     n = values.size

@@ -30,8 +30,8 @@ MAX_GAP_RATIO = (
 def check_spacing(step: NDArray, *, max_ratio: float = MAX_GAP_RATIO) -> None:
     """Refuse a time axis that one outlying step squeezes (e.g. a typo 1e300 among steps 0..5000).
 
-    Fits work in time normalised to the logged range, so a single step far from the others would push
-    every other point to the same instant and yield a meaningless, "successful" fit.
+    Fits work in time normalised to the logged range, so a single step far from the others would
+    push every other point to the same instant and yield a meaningless, "successful" fit.
 
     Raises:
         ValueError: naming the step (by its index) whose gap is more than ``max_ratio`` median gaps.
@@ -45,7 +45,8 @@ def check_spacing(step: NDArray, *, max_ratio: float = MAX_GAP_RATIO) -> None:
     if not np.all(np.isfinite(gaps)) or np.any(ratio > max_ratio):
         i = int(np.argmax(np.where(np.isfinite(ratio), ratio, np.inf)))
         raise ValueError(
-            f"step {step[i + 1]:g} (point {i + 2} of {step.size}) is {gaps[i]:.3g} after the previous one, "
+            f"step {step[i + 1]:g} (point {i + 2} of {step.size}) is {gaps[i]:.3g} after the "
+            "previous one, "
             f"more than {max_ratio:g} times the median gap between steps ({median:.3g}); a typo? "
             "the time axis cannot be fitted"
         )
@@ -87,9 +88,11 @@ def settled_step(step: NDArray, y: NDArray, level: float) -> float | None:
 
 
 def changepoint(step: NDArray, y: NDArray) -> tuple[float, float]:
-    """Best single mean shift of y (least squares, exact): (step where the new level starts, RSS gain).
+    """Best single mean shift of y (least squares, exact): (step where the new level starts, RSS
+    gain).
 
-    The break is placed midway between the last point of the first segment and the first of the second.
+    The break is placed midway between the last point of the first segment and the first of the
+    second.
     """
     y = np.asarray(y, dtype=np.float64)
     n = y.size
@@ -109,8 +112,8 @@ class LogisticFit:
     """A fitted sigmoid y = lo + (hi - lo) sigmoid((t - center) / width).
 
     ``t50`` is the step where the fitted curve crosses 0.5 (None if it never does); ``t50_ci`` its
-    95% profile-likelihood interval (noise variance from the transition region), with None for an open end (the data cannot exclude that the
-    crossing lies beyond the logged range on that side).
+    95% profile-likelihood interval (noise variance from the transition region), with None for an
+    open end (the data cannot exclude that the crossing lies beyond the logged range on that side).
     ``method`` is ``logistic`` or ``changepoint`` (the fallback when the sigmoid fit fails).
     """
 
@@ -150,7 +153,8 @@ def _solve(u: NDArray, y: NDArray, x0: NDArray, f_scale: float):
 
 
 def noise_scale(y: NDArray) -> float:
-    """Robust noise sd from first differences (MAD), floored so that clean curves stay well-posed."""
+    """Robust noise sd from first differences (MAD), floored so that clean curves stay
+    well-posed."""
     d = np.diff(np.asarray(y, dtype=float), axis=0)
     if d.size == 0:
         return 1e-3
@@ -173,7 +177,8 @@ def _profile(u: NDArray, y: NDArray, tau: float, x0: NDArray, level: float):
 
 
 def _profile_interval(u, y, tau_hat, x_hat, level, lower, upper, sigma2):
-    """The set {tau : (RSS(tau) - RSS(tau_hat)) / sigma2 <= 3.84} around tau_hat, walked outward then bisected."""
+    """The set {tau : (RSS(tau) - RSS(tau_hat)) / sigma2 <= 3.84} around tau_hat, walked outward
+    then bisected."""
     rss_hat, _ = _profile(u, y, tau_hat, x_hat, level)
 
     def excess(tau, x0):
@@ -200,7 +205,8 @@ def _profile_interval(u, y, tau_hat, x_hat, level, lower, upper, sigma2):
 def _transition_variance(
     fitted: NDArray, y: NDArray, lo: float, hi: float, n_params: int = 4
 ) -> float:
-    """Noise variance for the interval: the larger of the pooled estimate and the one from the transition.
+    """Noise variance for the interval: the larger of the pooled estimate and the one from the
+    transition.
 
     Accuracy curves are noisiest mid-transition (binomial variance, clipping at 0 and 1 on the
     plateaus), and the transition alone decides where the curve crosses.

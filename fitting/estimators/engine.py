@@ -1,11 +1,11 @@
-"""What every least-squares fit of the package shares: the robust bounded solve, the multistart search (screen
-every start, refine the best few briefly, polish the best of those), central-difference Jacobians from one
-batched evaluation, bootstrap percentile intervals, Wald intervals from the Jacobian at the optimum, and which
-parameters ended on a bound of the search.
+"""What every least-squares fit of the package shares: the robust bounded solve, the multistart
+search (screen every start, refine the best few briefly, polish the best of those),
+central-difference Jacobians from one batched evaluation, bootstrap percentile intervals, Wald
+intervals from the Jacobian at the optimum, and which parameters ended on a bound of the search.
 
-Used by the per-run fits (:mod:`fitting.estimators.model_fit`), the pooled laws (:mod:`fitting.estimators.pooled`) and the SIM
-fits (:mod:`fitting.estimators.sim_fit`): each is a problem (its residuals, bounds, starts and parameterization θ)
-handed to these functions.
+Used by the per-run fits (:mod:`fitting.estimators.model_fit`), the pooled laws
+(:mod:`fitting.estimators.pooled`) and the SIM fits (:mod:`fitting.estimators.sim_fit`): each is a
+problem (its residuals, bounds, starts and parameterization θ) handed to these functions.
 """
 
 from __future__ import annotations
@@ -31,7 +31,8 @@ def solve(
     jac: Callable[..., NDArray] | str = "2-point",
     args: tuple = (),
 ) -> OptimizeResult:
-    """Robust (soft L1, scale ``f_scale``) bounded least squares from ``x0`` (moved inside the bounds)."""
+    """Robust (soft L1, scale ``f_scale``) bounded least squares from ``x0`` (moved inside the
+    bounds)."""
     lb, ub = bounds
     return least_squares(
         residuals,
@@ -60,9 +61,10 @@ def multistart(
     search_args: tuple = (),
     args: tuple = (),
 ) -> OptimizeResult:
-    """The best of many starts: each start's sum of squares (``screen``: all starts (S, P) at once -> (S,);
-    default: ``residuals`` one by one), the ``keep`` best refined for ``search_nfev`` evaluations (with
-    ``search_args``), the best of those polished for ``polish_nfev`` (with ``args``)."""
+    """The best of many starts: each start's sum of squares (``screen``: all starts (S, P) at once
+    -> (S,); default: ``residuals`` one by one), the ``keep`` best refined for ``search_nfev``
+    evaluations (with ``search_args``), the best of those polished for ``polish_nfev`` (with
+    ``args``)."""
     lb, ub = bounds
     starts = np.clip(np.asarray(starts, dtype=float), lb + EDGE, ub - EDGE)
     if screen is None:
@@ -80,8 +82,8 @@ def multistart(
 def central_jacobian(
     predict: Callable[[NDArray], NDArray], theta: NDArray, lb: NDArray, ub: NDArray, h: float = H
 ) -> NDArray:
-    """(n, P) central differences of ``predict`` (a batch of θ (B, P) -> (B, n), called once with every
-    perturbed θ), each step clipped to the bounds."""
+    """(n, P) central differences of ``predict`` (a batch of θ (B, P) -> (B, n), called once with
+    every perturbed θ), each step clipped to the bounds."""
     p = theta.size
     up, down = np.minimum(theta + h, ub), np.maximum(theta - h, lb)
     batch = np.repeat(theta[None], 2 * p, axis=0)
@@ -106,8 +108,9 @@ def wald(
     lb: NDArray | None = None,
     ub: NDArray | None = None,
 ) -> tuple[NDArray, NDArray, NDArray]:
-    """95% Wald intervals of θ, (lo, hi, se): s² (JᵀJ)⁻¹ with s² = RSS / (n - p), a ridge of 1e-10 of JᵀJ's
-    mean diagonal keeping a direction the data do not constrain finite (and wide); clipped to the bounds."""
+    """95% Wald intervals of θ, (lo, hi, se): s² (JᵀJ)⁻¹ with s² = RSS / (n - p), a ridge of 1e-10
+    of JᵀJ's mean diagonal keeping a direction the data do not constrain finite (and wide); clipped
+    to the bounds."""
     n, p = resid.size, theta.size
     s2 = float(np.sum(resid**2)) / max(n - p, 1)
     jtj = jac.T @ jac
@@ -122,7 +125,7 @@ def wald(
 
 
 def on_bounds(theta: NDArray, lb: NDArray, ub: NDArray, rel: float = 1e-6) -> NDArray[np.bool_]:
-    """Where θ sits on a bound of the search (within ``rel`` of the bound's range): a Wald interval is not
-    valid there."""
+    """Where θ sits on a bound of the search (within ``rel`` of the bound's range): a Wald interval
+    is not valid there."""
     tol = rel * (np.asarray(ub) - np.asarray(lb))
     return np.isclose(theta, lb, rtol=0, atol=tol) | np.isclose(theta, ub, rtol=0, atol=tol)

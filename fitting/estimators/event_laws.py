@@ -1,25 +1,28 @@
 """The toy theory's laws for the held-out class's event times, and the baselines they must beat.
 
-Every method reads one covariate, the *concept clock*: T_c, the step at which the training classes learn concept c
-(fitting.analyses.events), predicted for a setting from its separation by :func:`calibrate` (per concept,
-log T_c = α_c + β_c log Δc, fitted to the pool's runs with censoring). The slower concept's clock is
-T_slow = max_c T_c; the signal ratio is r = T_size / T_color (> 1: color is the stronger concept).
+Every method reads one covariate, the *concept clock*: T_c, the step at which the training classes
+learn concept c (fitting.analyses.events), predicted for a setting from its separation by
+:func:`calibrate` (per concept, log T_c = α_c + β_c log Δc, fitted to the pool's runs with
+censoring). The slower concept's clock is T_slow = max_c T_c; the signal ratio is r = T_size /
+T_color (> 1: color is the stronger concept).
 
-The laws (Eq. 1: each concept is learned at a speed set by its signal, and the held-out class cannot compose before
-its slower concept is learned, so its events run on the slower concept's clock):
+The laws (Eq. 1: each concept is learned at a speed set by its signal, and the held-out class cannot
+compose before its slower concept is learned, so its events run on the slower concept's clock):
 
   clock     log t = a + log T_slow                 the theory's exponent, 1: one coefficient
   power     log t = a + b log T_slow               the exponent fitted (the theory: b > 0)
   compete   log t = a + b log T_slow + c log(T_slow / T_fast)
-                                                   the faster concept's lead deepens the memorization (Eq. 1's
-                                                   biased target held longer)
+                                                   the faster concept's lead deepens the
+                                                   memorization (Eq. 1's biased target held longer)
 
-and for the memorized corner: the corner with the faster concept's value right (Eq. 1's biased target).
+and for the memorized corner: the corner with the faster concept's value right (Eq. 1's biased
+target).
 
-The baselines (what a law must beat): ``blind``, the mean of every run (no covariate); ``nearest``, the median of the
-pool's setting nearest in log r; ``linear`` (t = a + b r) and ``loglinear`` (log t = a + b log r), trends in the
-signal ratio. Every method is fitted with censoring (fitting.estimators.censored) and gives, at a new setting, a median and an
-80% interval for one new seed.
+The baselines (what a law must beat): ``blind``, the mean of every run (no covariate); ``nearest``,
+the median of the pool's setting nearest in log r; ``linear`` (t = a + b r) and ``loglinear`` (log t
+= a + b log r), trends in the signal ratio. Every method is fitted with censoring
+(fitting.estimators.censored) and gives, at a new setting, a median and an 80% interval for one new
+seed.
 """
 
 from __future__ import annotations
@@ -41,7 +44,8 @@ Z80 = float(special.ndtri(0.9))  # an 80% central interval is the mean ± Z80 sd
 
 @dataclass(frozen=True)
 class Spec:
-    """A method: its coefficients, its mean (θ, covariates) -> μ, and whether μ is log steps or steps."""
+    """A method: its coefficients, its mean (θ, covariates) -> μ, and whether μ is log steps or
+    steps."""
 
     names: tuple[str, ...]
     mean: Callable[[NDArray, dict], NDArray]
@@ -65,11 +69,13 @@ SPECS = {
 }
 
 
-# --- the covariate ----------------------------------------------------------------------------------------------
+# --- the covariate
+# ----------------------------------------------------------------------------------------------
 
 
 def calibrate(seps: NDArray, steps: NDArray, cens: NDArray) -> NDArray:
-    """Per concept, (α, β) of log T_c = α + β log Δc; seps, steps, cens: (N, 2) in CONCEPTS' order."""
+    """Per concept, (α, β) of log T_c = α + β log Δc; seps, steps, cens: (N, 2) in CONCEPTS'
+    order."""
     out = []
     for d, name in enumerate(CONCEPTS):
         x = np.log(seps[:, d])
@@ -91,7 +97,8 @@ def calibrate(seps: NDArray, steps: NDArray, cens: NDArray) -> NDArray:
 
 
 def covariates(seps: NDArray, coef: NDArray) -> dict[str, NDArray]:
-    """T_color, T_size, T_slow, T_fast and r at settings ``seps`` (N, 2), from the calibration ``coef``."""
+    """T_color, T_size, T_slow, T_fast and r at settings ``seps`` (N, 2), from the calibration
+    ``coef``."""
     T = np.exp(coef[:, 0] + coef[:, 1] * np.log(seps))
     return {
         "T_color": T[:, 0],
@@ -103,11 +110,13 @@ def covariates(seps: NDArray, coef: NDArray) -> dict[str, NDArray]:
 
 
 def corner(cov: dict, i: int) -> str:
-    """The memorized corner the laws predict: the faster concept's value right, the other's wrong."""
+    """The memorized corner the laws predict: the faster concept's value right, the other's
+    wrong."""
     return "10" if cov["T_color"][i] < cov["T_size"][i] else "01"
 
 
-# --- fitting one method ------------------------------------------------------------------------------------------
+# --- fitting one method
+# ------------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -157,7 +166,8 @@ def fit_method(name: str, y: NDArray, cens: NDArray, cov: dict) -> Method:
 
 
 def interval(median: NDArray, sd: NDArray, boot_sd: NDArray, log: bool) -> NDArray:
-    """80% interval for one new seed: the method's seed spread and its coefficients' spread (bootstrap) added."""
+    """80% interval for one new seed: the method's seed spread and its coefficients' spread
+    (bootstrap) added."""
     total = np.sqrt(np.nan_to_num(sd) ** 2 + np.nan_to_num(boot_sd) ** 2)
     if log:
         return np.stack([median * np.exp(-Z80 * total), median * np.exp(Z80 * total)], axis=-1)

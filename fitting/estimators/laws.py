@@ -3,13 +3,13 @@
   --law memorize+onset+compete+mean
   --list-laws                            every part, one line each
 
-A law is one base (how each run's switch goes), then any options, then at most one discrepancy (what is
-added to every predicted path). :data:`PARTS` lists them; :func:`parse` reads a name and refuses, in one
-place, what does not combine. Each base is a set of :class:`Term` s (the speed, the clock or the state
-switch, the bias, the start, eq2's target shift) and each option one more: a term owns its coefficients
-(their ranges and units), their starting values, and what it does to every run's toy-model parameters.
-:class:`fitting.estimators.pooled_law.Law` puts a law's terms together. Adding an option is one :class:`Term` here and its
-line in :data:`PARTS`.
+A law is one base (how each run's switch goes), then any options, then at most one discrepancy (what
+is added to every predicted path). :data:`PARTS` lists them; :func:`parse` reads a name and refuses,
+in one place, what does not combine. Each base is a set of :class:`Term` s (the speed, the clock or
+the state switch, the bias, the start, eq2's target shift) and each option one more: a term owns its
+coefficients (their ranges and units), their starting values, and what it does to every run's
+toy-model parameters. :class:`fitting.estimators.pooled_law.Law` puts a law's terms together. Adding
+an option is one :class:`Term` here and its line in :data:`PARTS`.
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ GATES = ("time", "state")
 
 @dataclass(frozen=True)
 class Runs:
-    """What a term reads of the runs: ℓ = log(x / x_ref) and each concept's lead over the strongest other
-    (both (1, N, D)), the corners ẑ (N, D) and the masking fractions p (N,) (eq2)."""
+    """What a term reads of the runs: ℓ = log(x / x_ref) and each concept's lead over the strongest
+    other (both (1, N, D)), the corners ẑ (N, D) and the masking fractions p (N,) (eq2)."""
 
     ell: NDArray
     lead: NDArray
@@ -37,12 +37,13 @@ class Runs:
 
 
 class Term:
-    """A piece of a pooled law. ``coefficients``: the entries of θ it owns, in order: name -> (low, high,
-    unit), unit ``rate`` (θ = log of a rate in normalized time: exp(θ) / scale per step), ``time`` (θ = log of
-    a normalized time: exp(θ) · scale steps), ``log`` (exp(θ)) or ``""`` (θ itself); ``z0`` has one entry per
-    concept. :meth:`starts` gives a few starting values per coefficient (the search tries every
-    combination); :meth:`apply` writes the term's part of the run parameters (batched B x N x D) into
-    ``out``, reading θ's columns with ``col(name)`` (B, 1, 1)."""
+    """A piece of a pooled law. ``coefficients``: the entries of θ it owns, in order: name -> (low,
+    high, unit), unit ``rate`` (θ = log of a rate in normalized time: exp(θ) / scale per step),
+    ``time`` (θ = log of a normalized time: exp(θ) · scale steps), ``log`` (exp(θ)) or ``""`` (θ
+    itself); ``z0`` has one entry per concept. :meth:`starts` gives a few starting values per
+    coefficient (the search tries every combination); :meth:`apply` writes the term's part of the
+    run parameters (batched B x N x D) into ``out``, reading θ's columns with ``col(name)`` (B, 1,
+    1)."""
 
     coefficients: ClassVar[dict[str, tuple[float, float, str]]] = {}
 
@@ -54,8 +55,8 @@ class Term:
 
 
 class Speed(Term):
-    """λ = λ_ref · exp(b_lam · ℓ): a power of the signal (the theory: ∝ signal). Kept as log λ until every term
-    has added to it."""
+    """λ = λ_ref · exp(b_lam · ℓ): a power of the signal (the theory: ∝ signal). Kept as log λ until
+    every term has added to it."""
 
     coefficients = {"lam_ref": (np.log(0.05), np.log(5e3), "rate"), "b_lam": (-4.0, 4.0, "")}
 
@@ -67,7 +68,8 @@ class Speed(Term):
 
 
 class Clock(Term):
-    """eq1's clock-timed switch: t_switch = t_ref · exp(b_t · ℓ) (earlier for a stronger signal: b_t < 0), rate k."""
+    """eq1's clock-timed switch: t_switch = t_ref · exp(b_t · ℓ) (earlier for a stronger signal: b_t
+    < 0), rate k."""
 
     coefficients = {
         "t_ref": (np.log(1e-3), np.log(20.0), "time"),
@@ -85,8 +87,8 @@ class Clock(Term):
 
 
 class Bias(Term):
-    """z_bias = ẑ + (1 − 2ẑ) · m · (1 − σ(γ · lead)): toward the training class of the stronger concept (the
-    weaker concept at its opposite value, m = 1 fully), none for the stronger one."""
+    """z_bias = ẑ + (1 − 2ẑ) · m · (1 − σ(γ · lead)): toward the training class of the stronger
+    concept (the weaker concept at its opposite value, m = 1 fully), none for the stronger one."""
 
     coefficients = {"m": (0.0, 1.0, ""), "gamma": (np.log(0.05), np.log(100.0), "log")}
 
@@ -100,8 +102,8 @@ class Bias(Term):
 
 
 class StateSwitch(Term):
-    """The coupled model's switch (no clock): thrown when the other concepts' mean progress passes theta,
-    sharpness kappa."""
+    """The coupled model's switch (no clock): thrown when the other concepts' mean progress passes
+    theta, sharpness kappa."""
 
     coefficients = {"kappa": (np.log(0.5), np.log(500.0), "log"), "theta": (-0.5, 1.5, "")}
 
@@ -125,7 +127,8 @@ class Start(Term):
 
 
 class TargetShift(Term):
-    """eq2 (Sec. 5): the masked concept's target shifts with the run's masking fraction p, ẑ(p) = ẑ (1 − β p)."""
+    """eq2 (Sec. 5): the masked concept's target shifts with the run's masking fraction p, ẑ(p) = ẑ
+    (1 − β p)."""
 
     coefficients = {"beta": (0.0, 1.0, "")}
 
@@ -139,7 +142,8 @@ class TargetShift(Term):
 
 
 class Onset(Term):
-    """t_on: eq1's clock starts at t_on, every run waiting at z0 until then (the integrator reads it)."""
+    """t_on: eq1's clock starts at t_on, every run waiting at z0 until then (the integrator reads
+    it)."""
 
     coefficients = {"t_on": (np.log(1e-4), np.log(0.5), "time")}
 
@@ -150,7 +154,8 @@ class Onset(Term):
 
 
 class Compete(Term):
-    """c_lam: a concept's speed also grows with its signal's lead over the strongest other concept."""
+    """c_lam: a concept's speed also grows with its signal's lead over the strongest other
+    concept."""
 
     coefficients = {"c_lam": (-4.0, 4.0, "")}
 
@@ -161,7 +166,8 @@ class Compete(Term):
         out["log_lam"] = out["log_lam"] + col("c_lam") * runs.lead
 
 
-# θ's layout: the order the package's fits have always used (a fit is reproducible across versions only if
+# θ's layout: the order the package's fits have always used (a fit is reproducible across versions
+# only if
 # its θ is laid out the same); a coefficient not listed (a new term's) follows, in its term's order
 THETA_ORDER = (
     "lam_ref",
@@ -189,7 +195,8 @@ def base_terms(gate: str, masked: bool) -> tuple[Term, ...]:
 
 @dataclass(frozen=True)
 class Part:
-    """One named piece of a law: its kind, one line for ``--list-laws``, what a base sets, an option's term."""
+    """One named piece of a law: its kind, one line for ``--list-laws``, what a base sets, an
+    option's term."""
 
     kind: str
     summary: str
@@ -215,7 +222,8 @@ PARTS: dict[str, Part] = {
     ),
     "eq2": Part(
         BASE,
-        "eq1 whose masked concept's target shifts with the run's masking fraction p (needs --masked)",
+        "eq1 whose masked concept's target shifts with the run's masking fraction p (needs "
+        "--masked)",
         {"order": "bias-first", "gate": "time", "masked": True},
     ),
     "onset": Part(
@@ -246,7 +254,8 @@ def options_of(names) -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class LawSpec:
-    """A parsed law: its canonical name and the settings of :func:`fitting.estimators.pooled.fit_law` it names."""
+    """A parsed law: its canonical name and the settings of
+    :func:`fitting.estimators.pooled.fit_law` it names."""
 
     name: str
     base: str

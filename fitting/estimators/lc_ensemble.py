@@ -1,12 +1,14 @@
-"""Bayesian learning-curve extrapolation: an ensemble of parametric curve families (Domhan, Springenberg and Hutter,
-IJCAI 2015), the prior the LC-PFN of Adriaensen et al. (NeurIPS 2023) was trained on, in numpy/scipy.
+"""Bayesian learning-curve extrapolation: an ensemble of parametric curve families (Domhan,
+Springenberg and Hutter, IJCAI 2015), the prior the LC-PFN of Adriaensen et al. (NeurIPS 2023) was
+trained on, in numpy/scipy.
 
-A curve y(step) in [0, 1] observed up to a cut is fitted by each family (least squares, bounds that keep every
-member increasing and inside [0, 1]); the families are weighted by their BIC (exp(-BIC / 2), the Laplace
-approximation of each family's marginal likelihood, where Domhan et al. sample the weights by MCMC), and each
-family's posterior is approximated by a Gaussian around its fit (covariance σ² (JᵀJ)⁻¹), drawn from and clipped to
-the bounds. :func:`crossings` gives, per posterior draw, the step where the extrapolated curve first reaches a level
-(inf where it never does within ``reach`` times the horizon); the forecast is their distribution.
+A curve y(step) in [0, 1] observed up to a cut is fitted by each family (least squares, bounds that
+keep every member increasing and inside [0, 1]); the families are weighted by their BIC (exp(-BIC /
+2), the Laplace approximation of each family's marginal likelihood, where Domhan et al. sample the
+weights by MCMC), and each family's posterior is approximated by a Gaussian around its fit
+(covariance σ² (JᵀJ)⁻¹), drawn from and clipped to the bounds. :func:`crossings` gives, per
+posterior draw, the step where the extrapolated curve first reaches a level (inf where it never does
+within ``reach`` times the horizon); the forecast is their distribution.
 
 Steps are measured in units of ``SCALE`` so that the rates stay of order one.
 """
@@ -173,8 +175,9 @@ def crossings(
     reach: float = 2.0,
     seed: int = 0,
 ) -> NDArray:
-    """Per posterior draw, the first step past the last observed one where the curve reaches ``level`` (the last
-    observed step where the curve already does), inf where it does not by ``reach`` x ``horizon``."""
+    """Per posterior draw, the first step past the last observed one where the curve reaches
+    ``level`` (the last observed step where the curve already does), inf where it does not by
+    ``reach`` x ``horizon``."""
     step = np.asarray(step, float)
     rng = np.random.default_rng(seed)
     members = fit(step, y)

@@ -1,4 +1,5 @@
-"""Fit the toy models of :mod:`theory.models.paper` to a logged trajectory: least squares on the simulated path.
+"""Fit the toy models of :mod:`theory.models.paper` to a logged trajectory: least squares on the
+simulated path.
 
 Training steps are the model's time unit. Internally time is normalized to u = (step - s0) / span
 over the logged range (exact, by the time-rescaling invariance: λ, k and s scale by span, switch
@@ -9,16 +10,16 @@ Free parameters (names as in the theory CLI; each can be fixed with ``fix={name:
 ``eq1``      t_switch (per concept), k (one shared gate sharpness), lam (per concept), z_bias,
              z0 (per concept); z_target is fixed to the class label's corner when the label has one
              digit per concept (``11`` -> (1, 1)), else free.
-``eq2``      those of eq1 plus p_beta = β p (only the product is identifiable); z_target must be fixed.
-``notebook`` a, s, k, t0, z0.
+``eq2``      those of eq1 plus p_beta = β p (only the product is identifiable); z_target must be
+fixed. ``notebook`` a, s, k, t0, z0.
 
 Robust loss (soft L1, scale from the data's noise), bounds, data-driven multi-start (turn point,
 coordinate extremes), Jacobians by central differences on one batched simulation. Intervals:
 ``bootstrap`` (residual bootstrap over checkpoints, refits from the optimum; percentile) or ``wald``
-(s² (JᵀJ)⁻¹ at the optimum; fast). Each concept's switch gets a verdict (``ModelFit.switches``): learned
-directly (the fitted bias reaches the target within its interval, or within 0.1), outside the logged
-steps, not identified (its interval spans more than half the logged range), or switched; only a
-concept that switched has a t_switch and interval, the others None.
+(s² (JᵀJ)⁻¹ at the optimum; fast). Each concept's switch gets a verdict (``ModelFit.switches``):
+learned directly (the fitted bias reaches the target within its interval, or within 0.1), outside
+the logged steps, not identified (its interval spans more than half the logged range), or switched;
+only a concept that switched has a t_switch and interval, the others None.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ from fitting.estimators.engine import (
     wald,
 )
 from fitting.estimators.model_params import Block, blocks, report
-from fitting.estimators.turn import find_turn
+from fitting.estimators.trajectory_turn import find_turn
 from theory.solvers.integrate import integrate
 from theory.models.landscape import Landscape
 from theory.models.paper import eq1, eq2, notebook
@@ -64,11 +65,12 @@ class ModelFit:
         identifiable: per concept, whether its switch time is identified by the data.
         fitted: (T, D) the fitted simulation at the logged steps.
         switches: per concept (eq1, eq2), what the fit says of its switch: ``switched`` (bool),
-            ``t_switch`` and ``t_switch_ci`` (None unless it switched), ``z_bias`` and ``z_bias_ci``,
-            ``z_target``, and ``reason``: ``switched``, ``learned directly`` (the fitted bias reaches the
-            target within its interval, or within 0.1: the coordinate went straight to its target, so
-            there was no switch to time), ``outside`` (the switch lies outside the logged steps) or
-            ``not identified`` (its interval spans more than half the logged range).
+            ``t_switch`` and ``t_switch_ci`` (None unless it switched), ``z_bias`` and
+            ``z_bias_ci``, ``z_target``, and ``reason``: ``switched``, ``learned directly`` (the
+            fitted bias reaches the target within its interval, or within 0.1: the coordinate went
+            straight to its target, so there was no switch to time), ``outside`` (the switch lies
+            outside the logged steps) or ``not identified`` (its interval spans more than half the
+            logged range).
     """
 
     model: str
@@ -85,16 +87,16 @@ class ModelFit:
 
     @property
     def at_bounds(self) -> list[str]:
-        """The free parameters (name[concept]) that ended on a bound of the search; a Wald interval is
-        not valid there (a z level at 0 or 1 is a corner, not a failed search)."""
+        """The free parameters (name[concept]) that ended on a bound of the search; a Wald interval
+        is not valid there (a z level at 0 or 1 is a corner, not a failed search)."""
         prob, names = self.problem, []
         for b in prob.free:
             names += [f"{b.name}[{c}]" for c in prob.concepts] if b.per_concept else [b.name]
         return [name for name, hit in zip(names, on_bounds(self.theta, prob.lb, prob.ub)) if hit]
 
     def predict(self, steps: Sequence[float], covariates: None = None) -> NDArray[np.float64]:
-        """The fitted model's path at any steps (e.g. a dense grid for plots), shape (T', D); a fit of one run
-        takes no covariates (the contract of fitting.estimators.registry)."""
+        """The fitted model's path at any steps (e.g. a dense grid for plots), shape (T', D); a fit
+        of one run takes no covariates (the contract of fitting.estimators.registry)."""
         no_covariates(covariates)
         prob = self.problem
         return prob.simulate(
@@ -106,12 +108,14 @@ def no_covariates(covariates) -> None:
     if covariates is not None:
         raise ValueError(
             "a fit of one run predicts that run and takes no covariates; a law pooled over runs "
-            "(fitting.estimators.registry.fit('eq1+onset', runs, covariates=x)) predicts from covariates"
+            "(fitting.estimators.registry.fit('eq1+onset', runs, covariates=x)) predicts from "
+            "covariates"
         )
 
 
 class Problem:
-    """One trajectory and one model: maps the normalized vector θ to simulations and back to units."""
+    """One trajectory and one model: maps the normalized vector θ to simulations and back to
+    units."""
 
     def __init__(self, model: str, traj: Trajectory, fix: Mapping[str, object] | None = None):
         if model not in FITTABLE:
@@ -127,7 +131,8 @@ class Problem:
             )
         if traj.step.size < MIN_POINTS:
             raise ValueError(
-                f"a model fit needs at least {MIN_POINTS} logged points, this trajectory has {traj.step.size}"
+                f"a model fit needs at least {MIN_POINTS} logged points, this trajectory has "
+                f"{traj.step.size}"
             )
         self.model, self.d, self.concepts = model, d, tuple(traj.concepts)
         self.land: Landscape = {"eq1": eq1, "eq2": eq2, "notebook": lambda n: notebook()}[model](d)
@@ -142,7 +147,8 @@ class Problem:
             fix["z_target"] = [float(c) for c in corner_of(label, d)]
         if model == "eq2" and "z_target" not in fix:
             raise ValueError(
-                f"eq2 needs a fixed z_target (class {label!r} has no corner); pass fix={{'z_target': ...}}"
+                f"eq2 needs a fixed z_target (class {label!r} has no corner); "
+                "pass fix={'z_target': ...}"
             )
         names = {b.name for b in every}
         unknown = set(fix) - names
@@ -188,7 +194,8 @@ class Problem:
         return out
 
     def values(self, theta: NDArray) -> dict[str, NDArray]:
-        """θ of shape (B, P) -> the landscape's parameters in normalized time (theory.models.paper names), batched."""
+        """θ of shape (B, P) -> the landscape's parameters in normalized time (theory.models.paper
+        names), batched."""
         parts = self.split(theta)
         if self.model == "notebook":
             return {
@@ -213,7 +220,8 @@ class Problem:
     def simulate(
         self, theta: NDArray, *, u: NDArray | None = None, tol: tuple[float, float] = TOL
     ) -> NDArray:
-        """(B, T, D) simulated paths for θ of shape (B, P), at the normalized times ``u`` (default: the logged steps)."""
+        """(B, T, D) simulated paths for θ of shape (B, P), at the normalized times ``u`` (default:
+        the logged steps)."""
         sol = integrate(
             self.land,
             self.u if u is None else u,
@@ -332,8 +340,8 @@ def fit_model(
         traj: the logged trajectory (steps and concept coordinates).
         model: ``eq1``, ``eq2`` or ``notebook``.
         fix: parameters to hold fixed, in the log's units (e.g. ``{"z_target": [1, 1]}``).
-        ci: ``wald`` (fast, from the Jacobian) or ``bootstrap`` (residual bootstrap, ``n_boot`` refits).
-        rng: seed or generator for the bootstrap.
+        ci: ``wald`` (fast, from the Jacobian) or ``bootstrap`` (residual bootstrap, ``n_boot``
+        refits). rng: seed or generator for the bootstrap.
     """
     if ci not in ("wald", "bootstrap"):
         raise ValueError(f"unknown interval method {ci!r}; valid: wald, bootstrap")

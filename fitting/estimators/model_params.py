@@ -1,6 +1,7 @@
-"""The per-run toy models' parameters (:mod:`fitting.estimators.model_fit`): each model's blocks of θ with their units
-and bounds, the names a fit record lists, and a fitted θ reported in the log's units with each concept's
-switch verdict (learned directly, outside the logged steps, not identified, or switched)."""
+"""The per-run toy models' parameters (:mod:`fitting.estimators.model_fit`): each model's blocks of
+θ with their units and bounds, the names a fit record lists, and a fitted θ reported in the log's
+units with each concept's switch verdict (learned directly, outside the logged steps, not
+identified, or switched)."""
 
 from __future__ import annotations
 
@@ -16,8 +17,8 @@ class Block:
     """A named block of the parameter vector θ: ``kind`` says how θ maps to the model's units.
 
     time: θ is a normalized time (u); rate: θ = log of a rate per normalized time; log: θ = log of a
-    dimensionless value; unit: θ is the value itself, in [0, 1]. A ``per_concept`` block has one entry
-    per concept (reported as a list), any other block one value.
+    dimensionless value; unit: θ is the value itself, in [0, 1]. A ``per_concept`` block has one
+    entry per concept (reported as a list), any other block one value.
     """
 
     name: str
@@ -32,7 +33,8 @@ class Block:
 
 
 def blocks(model: str) -> list[Block]:
-    """The fitted parameters of a model, with how each is normalized and its bounds (normalized units)."""
+    """The fitted parameters of a model, with how each is normalized and its bounds (normalized
+    units)."""
     if model == "notebook":
         return [
             Block("a", False, "log", np.log(0.05), np.log(20)),
@@ -55,8 +57,8 @@ def blocks(model: str) -> list[Block]:
 
 
 def param_names(model: str) -> tuple[str, ...]:
-    """The keys of a fit record's params: every eq1/eq2 parameter (so records of different models line up),
-    then the notebook model's own."""
+    """The keys of a fit record's params: every eq1/eq2 parameter (so records of different models
+    line up), then the notebook model's own."""
     names = [b.name for b in blocks("eq2")] + (
         [b.name for b in blocks("notebook")] if model == "notebook" else []
     )
@@ -64,8 +66,9 @@ def param_names(model: str) -> tuple[str, ...]:
 
 
 def report(prob, theta, lo_t, hi_t):
-    """(params, intervals, identifiable, switches) of a fitted θ with its interval ends (``prob``: the
-    fit's :class:`fitting.estimators.model_fit.Problem`), in the log's units, each concept's switch with its verdict."""
+    """(params, intervals, identifiable, switches) of a fitted θ with its interval ends (``prob``:
+    the fit's :class:`fitting.estimators.model_fit.Problem`), in the log's units, each concept's
+    switch with its verdict."""
     value, lo, hi = prob.natural(theta), prob.natural(lo_t), prob.natural(hi_t)
     params, intervals = {}, {}
     identifiable, reasons = [True] * prob.d, ["switched"] * prob.d

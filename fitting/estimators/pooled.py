@@ -1,11 +1,13 @@
 """One toy model for many runs, fitted jointly: each run's parameters are the law of its covariates
-(:mod:`fitting.estimators.pooled_law`: the law's equations, its coefficients and options), the coefficients shared by all
-runs and fitted by least squares over every run's trajectory (:mod:`fitting.estimators.engine`).
+(:mod:`fitting.estimators.pooled_law`: the law's equations, its coefficients and options), the
+coefficients shared by all runs and fitted by least squares over every run's trajectory
+(:mod:`fitting.estimators.engine`).
 
-With a discrepancy (``fit_law(discrepancy="mean" | "local")``, :mod:`fitting.estimators.discrepancy`), a prediction is
-the law's path plus the training runs' residual (observed − law): their mean at each step (the part of every
-run's path the toy model cannot draw, a probe's early readings of unformed samples, a sigmoid's shape; as in
-the calibration of computer models, Kennedy and O'Hagan 2001), or the residual of the training runs nearest in
+With a discrepancy (``fit_law(discrepancy="mean" | "local")``,
+:mod:`fitting.estimators.discrepancy`), a prediction is the law's path plus the training runs'
+residual (observed − law): their mean at each step (the part of every run's path the toy model
+cannot draw, a probe's early readings of unformed samples, a sigmoid's shape; as in the calibration
+of computer models, Kennedy and O'Hagan 2001), or the residual of the training runs nearest in
 covariate space (``local``). The coefficients are the same with or without it.
 
 Intervals: Wald (s² (JᵀJ)⁻¹; residuals within a run are correlated, so these are narrow), or a
@@ -38,7 +40,8 @@ FAILED = 10.0  # the residual of a point the integrator could not reach (coordin
 
 @dataclass
 class Data:
-    """Runs' trajectories on one time grid: the union of their logged steps, normalized by ``scale``."""
+    """Runs' trajectories on one time grid: the union of their logged steps, normalized by
+    ``scale``."""
 
     steps: NDArray  # (T,) union of logged steps
     index: list[NDArray]  # per run: its located rows' positions in ``steps``
@@ -81,7 +84,8 @@ class Data:
         )
 
     def at(self, z: NDArray) -> NDArray:
-        """Simulated paths on :attr:`u` (N, T', D) -> the residual layout: every run's located rows, flattened."""
+        """Simulated paths on :attr:`u` (N, T', D) -> the residual layout: every run's located rows,
+        flattened."""
         offset = 1 if self.steps[0] > 0 else 0
         return np.concatenate([z[r, idx + offset].ravel() for r, idx in enumerate(self.index)])
 
@@ -92,8 +96,8 @@ class Data:
 def simulate(
     law: Law, data: Data, theta: NDArray, *, u: NDArray | None = None, strict: bool = True
 ) -> NDArray:
-    """(B, N, T', D) the law's paths for each θ (B, P) and run of ``data``, at ``u`` (default the data's grid);
-    ``strict`` as in :func:`solve`."""
+    """(B, N, T', D) the law's paths for each θ (B, P) and run of ``data``, at ``u`` (default the
+    data's grid); ``strict`` as in :func:`solve`."""
     theta = np.atleast_2d(theta)
     grid = data.u if u is None else u
     x = data.x
@@ -117,9 +121,10 @@ def simulate(
 
 @contextmanager
 def one_numba_thread():
-    """The integrator on one thread: a pooled fit's batches (a few dozen runs) are too small for numba's parallel
-    loop, which cost time on idle cores (memorize + onset fit of 20 runs: 1.36 s on 2 threads, 0.53 s on 1) and
-    50x beside a training job that holds the cores (62.8 s against 1.2 s)."""
+    """The integrator on one thread: a pooled fit's batches (a few dozen runs) are too small for
+    numba's parallel loop, which cost time on idle cores (memorize + onset fit of 20 runs: 1.36 s on
+    2 threads, 0.53 s on 1) and 50x beside a training job that holds the cores (62.8 s against 1.2
+    s)."""
     before = numba.get_num_threads()
     numba.set_num_threads(1)
     try:
@@ -137,11 +142,11 @@ def solve(
     land=None,
     strict: bool = True,
 ) -> NDArray:
-    """(N, T, D) paths of ``land`` (default eq1) for integrator parameters (batched over N) at times ``grid``
-    (starting at 0); with an ``onset`` (same time unit) the model's clock starts there: z stays at z0 until
-    ``onset``, then follows the model in time - onset (t_switch counts from the onset). A path the integrator
-    cannot finish (parameters so extreme the flow is too stiff for it) raises, or with ``strict`` False is
-    NaN (the search then scores it as a very bad fit)."""
+    """(N, T, D) paths of ``land`` (default eq1) for integrator parameters (batched over N) at times
+    ``grid`` (starting at 0); with an ``onset`` (same time unit) the model's clock starts there: z
+    stays at z0 until ``onset``, then follows the model in time - onset (t_switch counts from the
+    onset). A path the integrator cannot finish (parameters so extreme the flow is too stiff for it)
+    raises, or with ``strict`` False is NaN (the search then scores it as a very bad fit)."""
     clock, back = np.unique(
         np.maximum(np.asarray(grid, dtype=float) - onset, 0.0), return_inverse=True
     )
@@ -166,7 +171,8 @@ class PooledFit:
         ci: name -> [lo, hi] (``z0``: a list of pairs).
         rmse: over every training point (the law's own paths, before any discrepancy).
         per_run_rmse: per training run.
-        discrepancy: with ``fit_law(discrepancy=...)``, the training runs' residuals, which :meth:`predict` adds to
+        discrepancy: with ``fit_law(discrepancy=...)``, the training runs' residuals, which
+        :meth:`predict` adds to
             the law's paths (:mod:`fitting.estimators.discrepancy`; None: the law alone).
     """
 
@@ -184,8 +190,8 @@ class PooledFit:
     def predict(
         self, x: NDArray, target: NDArray, steps: NDArray, p: NDArray | None = None
     ) -> NDArray:
-        """(N, T, D) the law's paths for covariates ``x`` (N, D) (and masking fractions ``p``, eq2) at ``steps``,
-        plus the :attr:`discrepancy` where there is one (clipped to [0, 1])."""
+        """(N, T, D) the law's paths for covariates ``x`` (N, D) (and masking fractions ``p``, eq2)
+        at ``steps``, plus the :attr:`discrepancy` where there is one (clipped to [0, 1])."""
         steps = np.asarray(steps, dtype=float)
         u = (
             np.concatenate([[0.0], steps / self.law.scale])
@@ -218,7 +224,8 @@ def _starts(law: Law, data: Data) -> NDArray:
 
 
 def _residuals(theta: NDArray, law: Law, data: Data, y: NDArray) -> NDArray:
-    """Law minus observed; a path the integrator could not finish counts FAILED off at every point."""
+    """Law minus observed; a path the integrator could not finish counts FAILED off at every
+    point."""
     r = data.at(simulate(law, data, theta, strict=False)[0]) - y
     r[~np.isfinite(r)] = FAILED
     return r
@@ -258,16 +265,22 @@ def fit_law(
     Args:
         trajectories: the runs' trajectories of one class (its label gives the corner ẑ).
         x: (N, D) covariates, e.g. each concept's measured signal.
-        ci: ``wald`` or ``runs`` (bootstrap over training runs, ``n_boot`` refits); ``rng`` its seed.
-        masked, p: eq2: the index of the masked concept, and each run's masking fraction in [0, 1].
-        order: ``bias-first`` (eq1: the bias, then the true target) or ``target-first`` (the true target,
+        ci: ``wald`` or ``runs`` (bootstrap over training runs, ``n_boot`` refits); ``rng`` its
+        seed. masked, p: eq2: the index of the masked concept, and each run's masking fraction in
+        [0, 1]. order: ``bias-first`` (eq1: the bias, then the true target) or ``target-first`` (the
+        true target,
             then the bias: a run that generalizes early and memorizes its training classes later).
-        options: the law's options by name (:data:`fitting.estimators.laws.PARTS`, module docstring), e.g.
-            ``onset`` (a shared start of eq1's clock), ``compete`` (speeds that follow the lead too).
-        gate: ``time`` (eq1's clock-timed switch) or ``state`` (the coupled model's switch, thrown by the other
+        options: the law's options by name (:data:`fitting.estimators.laws.PARTS`, module
+        docstring), e.g.
+            ``onset`` (a shared start of eq1's clock), ``compete`` (speeds that follow the lead
+            too).
+        gate: ``time`` (eq1's clock-timed switch) or ``state`` (the coupled model's switch, thrown
+        by the other
             concepts' progress; order ``target-first``).
-        discrepancy: ``mean`` or ``local``: also keep the training runs' residuals, which predictions then add
-            (:mod:`fitting.estimators.discrepancy`); the coefficients are the same with or without it. None: the law alone.
+        discrepancy: ``mean`` or ``local``: also keep the training runs' residuals, which
+        predictions then add
+            (:mod:`fitting.estimators.discrepancy`); the coefficients are the same with or without
+            it. None: the law alone.
     """
     x = _checked(trajectories, x, ci=ci, masked=masked, p=p, discrepancy=discrepancy)
     data = Data.of(trajectories, x, [target_of(t.label, x.shape[1]) for t in trajectories], p=p)
@@ -325,7 +338,8 @@ def _checked(trajectories, x, *, ci, masked, p, discrepancy) -> NDArray:
         raise ValueError(f"masking fractions must be one number in [0, 1] per run; got {p}")
     if discrepancy is not None and discrepancy not in KINDS:
         raise ValueError(
-            f"unknown discrepancy {discrepancy!r}; valid: {', '.join(KINDS)} (or None, the law alone)"
+            f"unknown discrepancy {discrepancy!r}; valid: {', '.join(KINDS)} (or None, the law "
+            "alone)"
         )
     if ci not in ("wald", "runs"):
         raise ValueError(f"unknown interval method {ci!r}; valid: wald, runs")
@@ -333,7 +347,8 @@ def _checked(trajectories, x, *, ci, masked, p, discrepancy) -> NDArray:
     d = trajectories[0].z.shape[1]
     if x.shape != (len(trajectories), d) or not np.all(np.isfinite(x)) or np.any(x <= 0):
         raise ValueError(
-            f"covariates must be (runs, concepts) = ({len(trajectories)}, {d}) positive numbers; got shape {x.shape}"
+            f"covariates must be (runs, concepts) = ({len(trajectories)}, {d}) positive numbers; "
+            f"got shape {x.shape}"
         )
     if len(trajectories) < 3:
         raise ValueError(f"a pooled fit needs at least 3 training runs, got {len(trajectories)}")

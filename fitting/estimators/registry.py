@@ -1,21 +1,24 @@
-"""One contract for every estimator of fitting/: fit by name, get a frozen result, predict at any steps.
+"""One contract for every estimator of fitting/: fit by name, get a frozen result, predict at any
+steps.
 
     from fitting.estimators.registry import ESTIMATORS, fit
-    one = fit("eq1", trajectory)                        # a toy model fitted to one run (fitting.estimators.model_fit)
-    one.predict(steps)                                  # (T, D): its path at any steps
-    law = fit("memorize+onset", trajectories, covariates=x)   # a law pooled over runs (fitting.estimators.laws)
-    law.predict(steps, covariates=x_new)                # (N, T, D): the law's paths at new covariates
+    one = fit("eq1", trajectory)                        # a toy model fitted to one run
+    (fitting.estimators.model_fit) one.predict(steps)                                  # (T, D): its
+    path at any steps law = fit("memorize+onset", trajectories, covariates=x)   # a law pooled over
+    runs (fitting.estimators.laws) law.predict(steps, covariates=x_new)                # (N, T, D):
+    the law's paths at new covariates
 
-Per-run estimators (``ESTIMATORS``) take one trajectory and carry the names of the theory.simulate models they
-integrate (eq1, eq2, notebook; sim2, the two-layer model of theory.models.identity_mapping); their results predict without
-covariates. Given covariates, a name is a law pooled over runs, named as ``fitting.predict --law`` names it: a
-base and options from :data:`fitting.estimators.laws.PARTS` (``python -m fitting.predict --list-laws``), fitted to the
+Per-run estimators (``ESTIMATORS``) take one trajectory and carry the names of the theory.simulate
+models they integrate (eq1, eq2, notebook; sim2, the two-layer model of
+theory.models.identity_mapping); their results predict without covariates. Given covariates, a name
+is a law pooled over runs, named as ``fitting.predict --law`` names it: a base and options from
+:data:`fitting.estimators.laws.PARTS` (``python -m fitting.predict --list-laws``), fitted to the
 runs of one class with one row of covariates (N, D) per run; its result predicts the paths at any
-covariates. One name, one model: ``eq1`` fits Eq. 1 to a run, and with covariates Eq. 1 whose parameters
-are power laws of them. Both results are
-frozen, carry their interval estimates (``ci``) and ``rmse``, and raise a ValueError naming what is missing
-when a covariate is given to a per-run fit or withheld from a law. Options of the underlying fitters pass
-through (``fix``, ``ci``, ``n_boot``, ``rng``; a law's ``masked`` and ``p``).
+covariates. One name, one model: ``eq1`` fits Eq. 1 to a run, and with covariates Eq. 1 whose
+parameters are power laws of them. Both results are frozen, carry their interval estimates (``ci``)
+and ``rmse``, and raise a ValueError naming what is missing when a covariate is given to a per-run
+fit or withheld from a law. Options of the underlying fitters pass through (``fix``, ``ci``,
+``n_boot``, ``rng``; a law's ``masked`` and ``p``).
 """
 
 from __future__ import annotations
@@ -36,7 +39,8 @@ from core.trajectory import Trajectory, target_of
 
 @dataclass(frozen=True)
 class Estimator:
-    """A per-run estimator: its name (a theory.simulate model), one line on what it fits, and its fitter."""
+    """A per-run estimator: its name (a theory.simulate model), one line on what it fits, and its
+    fitter."""
 
     name: str
     summary: str
@@ -54,7 +58,8 @@ ESTIMATORS: dict[str, Estimator] = {
     },
     "sim2": Estimator(
         "sim2",
-        "the two-layer structured identity mapping fitted to one run's path (fitting.estimators.sim_fit)",
+        "the two-layer structured identity mapping fitted to one run's path "
+        "(fitting.estimators.sim_fit)",
         fit_sim,
     ),
 }
@@ -62,7 +67,8 @@ ESTIMATORS: dict[str, Estimator] = {
 
 @dataclass(frozen=True)
 class LawFit:
-    """A pooled law fitted to the runs of one class (``fit``: the PooledFit with its coefficients)."""
+    """A pooled law fitted to the runs of one class (``fit``: the PooledFit with its
+    coefficients)."""
 
     law: laws.LawSpec
     fit: PooledFit
@@ -83,10 +89,12 @@ class LawFit:
     def predict(
         self, steps: Sequence[float], covariates: Any = None, p: Any = None
     ) -> NDArray[np.float64]:
-        """(N, T, D): the law's paths at ``steps`` for covariates (N, D) (eq2: masking fractions ``p``)."""
+        """(N, T, D): the law's paths at ``steps`` for covariates (N, D) (eq2: masking fractions
+        ``p``)."""
         if covariates is None:
             raise ValueError(
-                f"the {self.law.name} law predicts a run from its covariates: give covariates=(N, D), "
+                f"the {self.law.name} law predicts a run from its covariates: give "
+                "covariates=(N, D), "
                 "one row per run (e.g. each concept's measured signal)"
             )
         x = np.atleast_2d(np.asarray(covariates, dtype=float))
@@ -99,10 +107,10 @@ def fit(
     covariates: Any = None,
     **options: Any,
 ):
-    """Fit the estimator ``name`` to ``data``. Without covariates: a per-run estimator (a key of ESTIMATORS) on
-    one trajectory. With covariates (N, D): the law ``name`` (e.g. ``eq1``, ``memorize+onset``) pooled over
-    the N runs of one class. One name, one model: ``eq1`` is Eq. 1 fitted to a run, or Eq. 1 whose parameters
-    are power laws of the covariates."""
+    """Fit the estimator ``name`` to ``data``. Without covariates: a per-run estimator (a key of
+    ESTIMATORS) on one trajectory. With covariates (N, D): the law ``name`` (e.g. ``eq1``,
+    ``memorize+onset``) pooled over the N runs of one class. One name, one model: ``eq1`` is Eq. 1
+    fitted to a run, or Eq. 1 whose parameters are power laws of the covariates."""
     if covariates is None:
         if name in ESTIMATORS:
             if not isinstance(data, Trajectory):
@@ -134,7 +142,8 @@ def _law(name: str) -> laws.LawSpec:
         pooled = f"a law BASE[+OPTION...] with a base among {_law_bases()}"
         if name in ESTIMATORS:
             raise ValueError(
-                f"{name} is fitted to one run and takes no covariates; with covariates give {pooled}"
+                f"{name} is fitted to one run and takes no covariates; with covariates give "
+                f"{pooled}"
             ) from None
         raise ValueError(
             f"unknown estimator {name!r}; valid: {', '.join(ESTIMATORS)} (one run), or {pooled} "

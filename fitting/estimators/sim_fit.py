@@ -1,22 +1,25 @@
-"""Fit the structured identity mapping's two-layer model (``sim2``, theory/models/identity_mapping.py) to a logged path.
+"""Fit the structured identity mapping's two-layer model (``sim2``,
+theory/models/identity_mapping.py) to a logged path.
 
 The logged class is read as the out-of-distribution probe x_hat of the SIM: coordinate p of the path
-is (W(t) m)_p / m_p, with W(t) the two-layer flow for signals a_p and m the probe's norms relative to
-the first concept's (only ratios matter after the division). Free parameters, in the log's units:
+is (W(t) m)_p / m_p, with W(t) the two-layer flow for signals a_p and m the probe's norms relative
+to the first concept's (only ratios matter after the division). Free parameters, in the log's units:
 
-``a``         each concept's signal, per step (its speed: the diagonal entry grows logistically at 2a)
-``mu_ratio``  m_p / m_1 for p >= 2 (how much concept p's cluster weighs in the other coordinates)
-``w0``        the start W(0) = U(0) U(0)^T (U(0) lower triangular, so W(0) is any PSD matrix)
+``a``         each concept's signal, per step (its speed: the diagonal entry grows logistically at
+2a) ``mu_ratio``  m_p / m_1 for p >= 2 (how much concept p's cluster weighs in the other
+coordinates) ``w0``        the start W(0) = U(0) U(0)^T (U(0) lower triangular, so W(0) is any PSD
+matrix)
 
 A class is read by its label's bits: its input is sum_q bits_q m_q e_q (class 11: the probe x_hat; a
 training class 10: m_1 e_1), and coordinate p of the output there, divided by m_p, is the concept
-coordinate. Given several classes of one run, one W(t) is fitted to all of them: the joint fit, a test of
-the model that a per-class fit cannot be (fitting.sim_joint compares it with per-class fits).
+coordinate. Given several classes of one run, one W(t) is fitted to all of them: the joint fit, a
+test of the model that a per-class fit cannot be (fitting.sim_joint compares it with per-class
+fits).
 
 Training step 0 is model time 0 (the untrained network is the start). Least squares (soft L1) from
-screened starts, scipy's finite-difference Jacobian, Wald intervals on ``a`` (left out for a parameter
-that ended on a bound, and the bound named in ``at_bounds``). Unlike eq1, the switch times are not
-parameters: they come out of the dynamics.
+screened starts, scipy's finite-difference Jacobian, Wald intervals on ``a`` (left out for a
+parameter that ended on a bound, and the bound named in ``at_bounds``). Unlike eq1, the switch times
+are not parameters: they come out of the dynamics.
 """
 
 from __future__ import annotations
@@ -37,9 +40,10 @@ from core.trajectory import Trajectory, target_of
 
 @dataclass(frozen=True, eq=False)
 class SimFit:
-    """A fitted sim2 path (the attributes fitting.analyses.report reads from a ModelFit). ``at_bounds`` names the
-    parameters that ended on a bound of the search (their Wald interval is left out: it is not valid
-    there); ``bits`` is the class read (1 where its concept is present)."""
+    """A fitted sim2 path (the attributes fitting.analyses.report reads from a ModelFit).
+    ``at_bounds`` names the parameters that ended on a bound of the search (their Wald interval is
+    left out: it is not valid there); ``bits`` is the class read (1 where its concept is
+    present)."""
 
     model: str
     params: dict
@@ -61,8 +65,8 @@ class SimFit:
     def predict(
         self, steps, covariates: None = None, *, bits: Sequence[int] | None = None
     ) -> NDArray[np.float64]:
-        """The fitted path of the class read (or of ``bits``) at any steps, (T', D); no covariates (the
-        contract of fitting.estimators.registry)."""
+        """The fitted path of the class read (or of ``bits``) at any steps, (T', D); no covariates
+        (the contract of fitting.estimators.registry)."""
         no_covariates(covariates)
         d = len(self.params["a"])
         u = np.asarray(steps, dtype=float) / self.span
@@ -84,8 +88,8 @@ def _simulate(theta: NDArray, u: NDArray, d: int) -> NDArray:
 
 
 def _read(w: NDArray, theta: NDArray, bits: Sequence[int]) -> NDArray:
-    """A class's concept coordinates (T, d): the output at its input sum_q bits_q m_q e_q, coordinate p
-    divided by m_p (1 where the concept is trained on, 0 where it is absent)."""
+    """A class's concept coordinates (T, d): the output at its input sum_q bits_q m_q e_q,
+    coordinate p divided by m_p (1 where the concept is trained on, 0 where it is absent)."""
     m = _unpack(theta, w.shape[1])[1]
     return (w @ (np.asarray(bits, dtype=float) * m)) / m
 
@@ -117,7 +121,8 @@ def _observed(trajs: Sequence[Trajectory]) -> tuple[NDArray, list, float]:
         raise ValueError(f"sim2 fits up to 4 concepts; this trajectory has {d}")
     if sum(t.step.size for t in located) < 8:
         raise ValueError(
-            f"a sim2 fit needs at least 8 located points, these have {sum(t.step.size for t in located)}"
+            "a sim2 fit needs at least 8 located points, these have "
+            f"{sum(t.step.size for t in located)}"
         )
     span = float(max(t.step[-1] for t in located))
     if span <= 0:
@@ -144,9 +149,9 @@ def _search(residuals, d: int, f_scale: float):
 
 
 def fit_sim(traj: Trajectory | Sequence[Trajectory]) -> SimFit:
-    """Fit sim2 to a trajectory's located points (at least 8), each class read by its label's bits; given
-    several classes of one run, one W(t) is fitted to all of them (the fitted path is their rows stacked
-    in the order given)."""
+    """Fit sim2 to a trajectory's located points (at least 8), each class read by its label's bits;
+    given several classes of one run, one W(t) is fitted to all of them (the fitted path is their
+    rows stacked in the order given)."""
     trajs = [traj] if isinstance(traj, Trajectory) else list(traj)
     u, parts, span = _observed(trajs)
     d = parts[0][2].shape[1]

@@ -14,7 +14,7 @@ from empirical import data as data_cli  # noqa: E402
 from empirical import elicit  # noqa: E402
 from empirical.training.config import make_config  # noqa: E402
 from empirical.training.run import Diverged  # noqa: E402
-from empirical.training.train import train  # noqa: E402
+from empirical.training.loop import train  # noqa: E402
 from empirical.train import main as train_main  # noqa: E402
 from empirical.nets.vdm import VDM  # noqa: E402
 from core.trajectory import read_csv  # noqa: E402

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from fitting.analyses.ladder import row, varying
+from fitting.analyses.ladder_rows import row, varying
 from fitting.ladder import main
 from core.files import plain_or_gz
 

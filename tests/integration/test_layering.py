@@ -196,7 +196,7 @@ def test_core_names_no_upper_package():
         (
             "fitting/estimators/pooled.py",
             "from fitting.analyses import study",
-            "fitting.estimators.pooled imports fitting.analyses.study (a higher floor)",
+            "fitting.estimators.pooled imports fitting.analyses.study_runs (a higher floor)",
         ),
         (
             "fitting/analyses/report.py",

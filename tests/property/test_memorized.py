@@ -1,4 +1,4 @@
-"""The memorized corner (fitting.estimators.turn.memorized), the registered test's corner event, against its
+"""The memorized corner (fitting.estimators.trajectory_turn.memorized), the registered test's corner event, against its
 definition written the slow way (hypothesis), on logs whose shares are continuous (no two corners tie); and the two
 readings errata.md item 11 (a) mended after issue #57's test was scored (``as_registered=True`` reads them as the
 test registered the reader: its verdict's reading)."""
@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from core.trajectory import Trajectory, held_out_of
-from fitting.estimators.turn import memorized
+from fitting.estimators.trajectory_turn import memorized
 
 seeds = st.integers(0, 2**32 - 1)
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from figures.capability import main as draw
-from fitting.analyses.capability import analyse_run, curves, summarize
+from fitting.analyses.capability_readings import analyse_run, curves, summarize
 from fitting.capability import main
 from core.trajectory import Trajectory, read_csv, write_csv
 
@@ -205,7 +205,7 @@ def test_the_training_classes_are_the_control(tmp_path):
 def test_protocols_without_a_common_step_are_read_where_each_logged(tmp_path):
     """Found by the fuzz suite: two elicited protocols that share no step, not a crash. Each step is read from the
     protocol that logged it (as issue #57's test registered the reader, on common steps only: no capability)."""
-    from fitting.analyses.capability import capability
+    from fitting.analyses.capability_readings import capability
 
     rows = [
         Trajectory(
@@ -260,7 +260,7 @@ def test_the_capability_is_read_on_every_step_a_protocol_logged():
     """Errata item 11 (b), the mend fixed before issue #57's test runs were read and made the default after it was
     scored: a protocol missing at a checkpoint no longer hides the others there, and where one protocol logged
     alone it is the one read (``as_registered``: the test's reader, on the steps every protocol logged)."""
-    from fitting.analyses.capability import capability
+    from fitting.analyses.capability_readings import capability
 
     rows = [
         _row(STEPS, "naive", ramp(800)),
@@ -282,7 +282,7 @@ def test_the_capability_is_read_on_every_step_a_protocol_logged():
 
 def test_a_protocol_that_logged_nothing_at_a_step_is_never_chosen_there():
     """Found by review: a selection accuracy of -inf where the other protocol logged nothing named the absent one."""
-    from fitting.analyses.capability import capability
+    from fitting.analyses.capability_readings import capability
 
     rows = [_row(STEPS, "naive", ramp(800)), _row(STEPS[:3], "cfg", ramp(0)[:3], selection=0.9)]
     rows.append(_row(STEPS, "overprompt", ramp(0) * 0.5, selection=-np.inf))

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from empirical import celeba
-from empirical.images import celeba as dataset
+from empirical.images import celeba_layout as dataset
 
 NAMES = ["5_o_Clock_Shadow", "Male", "Smiling", "Young"]  # the real file has 40; any count is read
 

@@ -15,10 +15,10 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from empirical import celeba, probe  # noqa: E402
-from empirical.images.celeba import read_selection  # noqa: E402
+from empirical.images.celeba_layout import read_selection  # noqa: E402
 from empirical.nets.probe_net import ProbeConfig  # noqa: E402
 from empirical.probing import celeba_probe  # noqa: E402
-from empirical.probing.probe import ProbeReader, load  # noqa: E402
+from empirical.probing.reader import ProbeReader, load  # noqa: E402
 
 NAMES = ["Male", "Smiling", "Young"]
 
@@ -143,7 +143,7 @@ FACES_RUN = ["resolution=16", "steps=12", "evals=2", "probe_steps=60", "precisio
 def test_training_faces_reads_only_its_rows_and_ensemble_members_share_them(selection, monkeypatch):
     """The first per_class faces of each training class are read (not the held-out class's, not the rest), and a
     second member on the same selection gets the same arrays, not a copy; a rewritten selection is read again."""
-    from empirical.images import celeba as layout
+    from empirical.images import celeba_layout as layout
     from empirical.images import faces
 
     read = []
@@ -251,7 +251,7 @@ def test_a_faces_ensemble_member_trains_as_its_run_alone(faces_run, tmp_path):
     """Each member draws its augmented batches as its run alone (the stacked engine, 6 steps)."""
     from empirical.ensemble import train_members
     from empirical.training.config import make_config
-    from empirical.training.train import train
+    from empirical.training.loop import train
 
     out, sets = faces_run
     shared = [*sets, f"probe={out / 'probe'}", "steps=6", "log_every=1"]
@@ -296,7 +296,7 @@ def test_the_readers_of_runs_read_a_faces_run_and_refuse_what_it_lacks(faces_run
     """The sweep's tables read a faces run (no pixel signal: its data are no rendering of separations);
     over-prompting and intervention, which move the synthetic concepts' values, are refused by name; a probe of
     another selection is refused; {selection} in a synthetic run's probe path is refused."""
-    from empirical.elicitation.elicit import run_protocols
+    from empirical.elicitation.finished_run import run_protocols
     from pipeline.collect import covariates, read_run
     from empirical.training.config import make_config
     from empirical.training.probes import load_probe

@@ -5,7 +5,7 @@ import json
 import numpy as np
 import pytest
 
-from empirical.images.data import MASK_FILL, DataConfig, concept_signal, mask, sample, sample_values
+from empirical.images.dgp import MASK_FILL, DataConfig, concept_signal, mask, sample, sample_values
 from empirical.data import main
 from empirical.images.render import coverage, render
 

@@ -10,7 +10,7 @@ pytest.importorskip("diffusers")
 import torch  # noqa: E402
 from diffusers import DDIMScheduler, DDPMScheduler, UNet2DConditionModel, UNet2DModel  # noqa: E402
 
-from empirical.images.data import DataConfig  # noqa: E402
+from empirical.images.dgp import DataConfig  # noqa: E402
 from empirical.elicitation.diffusers_sampler import (
     DiffusersSampler,
     class_condition,
@@ -177,7 +177,7 @@ def test_bad_input_is_named(make, match):
 
 
 def test_a_walk_of_diffusers_checkpoints_writes_the_standard_log(pristine_smoke_run, tmp_path):
-    from empirical.probing.probe import ProbeReader
+    from empirical.probing.reader import ProbeReader
     from empirical.elicitation.walk import walk
     from core.trajectory import read_csv
 

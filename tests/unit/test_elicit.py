@@ -13,13 +13,13 @@ from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from empirical.training import checkpoint, evaluate, protocols, runlog  # noqa: E402
-from empirical.images.data import DataConfig  # noqa: E402
+from empirical.images.dgp import DataConfig  # noqa: E402
 from empirical.training.config import make_config  # noqa: E402
-from empirical.elicitation.elicit import chosen_steps, load_run, run_protocols  # noqa: E402
+from empirical.elicitation.finished_run import chosen_steps, load_run, run_protocols  # noqa: E402
 from empirical.elicit import main  # noqa: E402
 from empirical.training.protocols import elicit_step  # noqa: E402
-from empirical.probing.probe import load as load_probe  # noqa: E402
-from empirical.training.train import train  # noqa: E402
+from empirical.probing.reader import load as load_probe  # noqa: E402
+from empirical.training.loop import train  # noqa: E402
 from core.trajectory import read_csv  # noqa: E402
 
 

@@ -14,7 +14,7 @@ torch = pytest.importorskip("torch")
 from empirical.training.config import make_config  # noqa: E402
 from empirical.ensemble import main, members, seed_list, train_members  # noqa: E402
 from empirical.training.stacked import check_shared  # noqa: E402
-from empirical.training.train import train  # noqa: E402
+from empirical.training.loop import train  # noqa: E402
 from core.cli import UsageError  # noqa: E402
 from core.trajectory import read_csv  # noqa: E402
 

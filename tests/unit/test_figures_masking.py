@@ -8,7 +8,7 @@ import pytest
 
 from figures.masking import main as draw
 from fitting.masking import levels, main, peak_share, sweep
-from fitting.estimators.turn import left_corner
+from fitting.estimators.trajectory_turn import left_corner
 from core.trajectory import Trajectory, write_csv
 
 STEPS = np.arange(0, 2001, 100)

@@ -5,7 +5,7 @@ import numpy as np
 import json
 
 from figures.training import main
-from fitting.estimators.turn import held_out_turn
+from fitting.estimators.trajectory_turn import held_out_turn
 from fitting.turn import main as turns
 from core.trajectory import Trajectory, write_csv
 

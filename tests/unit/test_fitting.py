@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from fitting.estimators.curves import changepoint, fit_logistic, settled_step, threshold_step
 from fitting.estimators.model_fit import fit_model
 from fitting.analyses.synthetic import quadratic_steps, switch_recovery, t50_recovery
-from fitting.estimators.turn import find_turn
+from fitting.estimators.trajectory_turn import find_turn
 from theory.solvers.integrate import integrate
 from theory.models.paper import eq1, eq2, notebook
 from core.trajectory import Trajectory

@@ -10,8 +10,8 @@ import pytest
 
 from core.cli import ROOT
 from fitting import outside
-from fitting.analyses import events, ladder, outside_score, study
-from fitting.estimators import curves, turn
+from fitting.analyses import events, ladder_rows as ladder, outside_score, study_runs as study
+from fitting.estimators import curves, trajectory_turn as turn
 from fitting.analyses.events import run_events, run_facts
 from outside_cases import fake_registration, fake_runs, registered_run
 

@@ -8,8 +8,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from empirical.images.data import DataConfig, sample  # noqa: E402
-from empirical.probing.probe import coordinates, load  # noqa: E402
+from empirical.images.dgp import DataConfig, sample  # noqa: E402
+from empirical.probing.reader import coordinates, load  # noqa: E402
 from empirical.probe import main  # noqa: E402
 from empirical.nets.probe_net import ProbeConfig, content_hash  # noqa: E402
 from empirical.probing.probe_train import abstention, ece, evaluate, save, train  # noqa: E402

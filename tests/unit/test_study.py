@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from figures.study import main as draw
-from fitting.analyses.study import concept_accuracy, learning, overlap, study, timing
+from fitting.analyses.study_runs import concept_accuracy, learning, overlap, study, timing
 from fitting.study import main
 from core.trajectory import Trajectory, read_csv, write_csv
 
@@ -244,7 +244,7 @@ def test_capability_is_timed_and_censored_and_unelicited_runs_do_not_count(sweep
 
 
 def test_relations_pair_censored_times():
-    from fitting.analyses.study import relation
+    from fitting.analyses.study_runs import relation
 
     def run(name, cap, beh, last=3000.0):
         return {
@@ -515,7 +515,7 @@ def test_a_path_at_its_memorized_corner_from_the_start_has_no_turn_but_leaves_th
     """The Δsize 0.2 run's shape: class 11 is drawn as 10 from the first checkpoint at which the training classes
     are, then climbs to 11. The chord from the path's start to its end runs through the corner, so fitting.turn
     sees no bend; the step it leaves the memorized corner is that turn."""
-    from fitting.analyses.study import held_out
+    from fitting.analyses.study_runs import held_out
 
     train = run_trajectories("r", 0, (200, 200))[:3]  # the training classes are drawn from step 200
     at_10 = STEPS < 2000

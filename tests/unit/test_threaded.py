@@ -12,7 +12,7 @@ pytest.importorskip("torch")
 from empirical.ensemble import to_record  # noqa: E402
 from empirical.training.run import Diverged  # noqa: E402
 from empirical.training.threaded import Threaded  # noqa: E402
-from empirical.training.train import Meter  # noqa: E402
+from empirical.training.loop import Meter  # noqa: E402
 
 
 class FakeRun:

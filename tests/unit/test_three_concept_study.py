@@ -18,7 +18,7 @@ from fitting.records import StudyRecord  # noqa: E402
 from core.trajectory import Trajectory, read_csv, write_csv  # noqa: E402
 from figures.study import _final_shares, _paths  # noqa: E402
 from figures.study import main as draw  # noqa: E402
-from fitting.analyses.capability import control  # noqa: E402
+from fitting.analyses.capability_readings import control  # noqa: E402
 from fitting.study import main as study  # noqa: E402
 
 STEPS = np.arange(0, 3001, 100)

@@ -18,7 +18,7 @@ torch = pytest.importorskip("torch")
 from empirical.training.config import TRAIN_PRESETS, TrainConfig, make_config  # noqa: E402
 from empirical.nets.ema import ema_decay, ema_lag  # noqa: E402
 from empirical.training.run import Run, batch_rows  # noqa: E402
-from empirical.training.train import train  # noqa: E402
+from empirical.training.loop import train  # noqa: E402
 from empirical.train import main  # noqa: E402
 from core.trajectory import read_csv  # noqa: E402
 
@@ -121,7 +121,7 @@ def test_small_is_the_composing_recipe_at_24px():
 
 
 def test_small_reads_the_committed_probe_and_never_trains_into_the_package(tmp_path):
-    from empirical.probing.probe import load
+    from empirical.probing.reader import load
     from empirical.training.probes import load_probe, provide_probe
 
     small = make_config("small")
@@ -459,7 +459,7 @@ def test_default_config_is_the_tiny_preset():
 @pytest.mark.parametrize("p", [0.0, 0.3, 0.5, 1.0])
 def test_masking_rate_matches_p(p):
     """Underspecification: only 'red triangle' (10) prompts lose their color, at rate p."""
-    from empirical.images.data import MASK_FILL, SLOTS
+    from empirical.images.dgp import MASK_FILL, SLOTS
     from empirical.training.run import training_set
 
     cfg = make_config("tiny-mask", [f"mask_p={p}", "resolution=8", "per_class=2000"])

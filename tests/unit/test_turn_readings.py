@@ -1,4 +1,4 @@
-"""The held-out class's readings in fitting.estimators.turn on logs beyond one two-concept run: three concepts,
+"""The held-out class's readings in fitting.estimators.trajectory_turn on logs beyond one two-concept run: three concepts,
 several runs in one log, checkpoints that differ between classes, missing readings (audit of 2026-11-29)."""
 
 from __future__ import annotations
@@ -7,7 +7,13 @@ import numpy as np
 import pytest
 
 from core.trajectory import SHARE_PREFIX, Trajectory, write_csv
-from fitting.estimators.turn import distance, learned_from, left_corner, memorized, run_turns
+from fitting.estimators.trajectory_turn import (
+    distance,
+    learned_from,
+    left_corner,
+    memorized,
+    run_turns,
+)
 
 STEPS = np.arange(0, 3100, 100)
 

@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from core.trajectory import Trajectory
-from fitting.estimators.turn import find_turn, held_out_turn, left_corner
+from fitting.estimators.trajectory_turn import find_turn, held_out_turn, left_corner
 
 seeds = st.integers(0, 2**32 - 1)
 

@@ -7,7 +7,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from empirical.images.data import DataConfig, sample  # noqa: E402
+from empirical.images.dgp import DataConfig, sample  # noqa: E402
 from empirical.nets.unet import UNet, cond_modules  # noqa: E402
 from empirical.nets.vdm import VDM, LinearSchedule  # noqa: E402
 

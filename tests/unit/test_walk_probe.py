@@ -5,8 +5,8 @@ import pytest
 
 pytest.importorskip("torch")
 
-from empirical.images.data import DataConfig, sample  # noqa: E402
-from empirical.probing.probe import ProbeReader, coordinates  # noqa: E402
+from empirical.images.dgp import DataConfig, sample  # noqa: E402
+from empirical.probing.reader import ProbeReader, coordinates  # noqa: E402
 from empirical.elicitation.walk import reading  # noqa: E402
 
 

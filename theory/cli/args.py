@@ -1,6 +1,7 @@
-"""The command line of ``python -m theory.simulate``: the parser, the checks of its flags, the landscape that
---model or --energy names, and NAME=VALUE parameters and sweeps resolved against it (theory.simulate runs
-what this module parsed).
+"""The command line of ``python -m theory.simulate``: the parser, the checks of its flags, the
+landscape that
+--model or --energy names, and NAME=VALUE parameters and sweeps resolved against it (theory.simulate
+runs what this module parsed).
 """
 
 from __future__ import annotations
@@ -37,15 +38,16 @@ def _parameter_help() -> str:
             kind = "per concept" if p.vector else "scalar"
             lines.append(f"    {p.name:<9} = {default:<9} {p.valid_range():<10} {kind}: {p.doc}")
         lines.append(
-            f"    {'z0':<9} = {','.join(f'{v:g}' for v in land.z0):<9} [0, 1]     per concept: start"
+            f"    {'z0':<9} = {','.join(f'{v:g}' for v in land.z0):<9} [0, 1]     per concept: "
+            "start"
         )
     lines.append(swingby.help_text())
     return "\n".join(lines)
 
 
 def build_parser(doc: str) -> argparse.ArgumentParser:
-    """The command line of ``python -m theory.simulate`` (``doc``: its help; the parameters of every model in
-    the epilog)."""
+    """The command line of ``python -m theory.simulate`` (``doc``: its help; the parameters of every
+    model in the epilog)."""
     parser = cli.parser("theory.simulate", doc, epilog=_parameter_help())
     _model_arguments(parser)
     _solver_arguments(parser)
@@ -53,7 +55,8 @@ def build_parser(doc: str) -> argparse.ArgumentParser:
 
 
 def _model_arguments(parser: argparse.ArgumentParser) -> None:
-    """What to simulate: a preset, a model or an energy, its parameters, sweeps, concepts and class."""
+    """What to simulate: a preset, a model or an energy, its parameters, sweeps, concepts and
+    class."""
     what = parser.add_mutually_exclusive_group()
     what.add_argument(
         "--preset",
@@ -65,7 +68,8 @@ def _model_arguments(parser: argparse.ArgumentParser) -> None:
     what.add_argument(
         "--energy",
         metavar="EXPR",
-        help="simulate your own energy E(z1, z2, ..., t), give its other symbols with --param; allowed: numbers, pi, "
+        help="simulate your own energy E(z1, z2, ..., t), give its other symbols with --param; "
+        "allowed: numbers, pi, "
         "names, + - * / **, and "
         + ", ".join(dict.fromkeys(f.lower() for f in FUNCTIONS))
         + " (parsed, never run)",
@@ -109,13 +113,15 @@ def _solver_arguments(parser: argparse.ArgumentParser) -> None:
         type=int,
         default=None,
         metavar="N",
-        help="output points, linspace(0, T, N) (default 200; swingby3 and swingby4 501, the swing-by figure presets 1001)",
+        help="output points, linspace(0, T, N) (default 200; swingby3 and swingby4 501, the "
+        "swing-by figure presets 1001)",
     )
     parser.add_argument(
         "--method",
         choices=["auto", "exact", "dopri", "stacked", "loop"],
         default="auto",
-        help="integrator (default auto: exact quadrature where the flow is linear in z, as for eq1, "
+        help="integrator (default auto: exact quadrature where the flow is linear in z, as for "
+        "eq1, "
         f"eq2 and notebook; else stacked below {AUTO_DOPRI_FROM} trajectories, else dopri)",
     )
     parser.add_argument(
@@ -145,7 +151,8 @@ def _target(land: Landscape, name: str, flag: str) -> tuple[str, int | None]:
     if base in size and vector[base] and idx.isdigit() and 1 <= int(idx) <= size[base]:
         return base, int(idx) - 1
     raise UsageError(
-        f"{flag} {name}: {land.name} has no parameter {name!r}; valid: {valid} (NAME_i for one entry)"
+        f"{flag} {name}: {land.name} has no parameter {name!r}; valid: {valid} (NAME_i for one "
+        "entry)"
     )
 
 
@@ -162,7 +169,8 @@ def _apply(land: Landscape, values: dict, name: str, numbers: list[float], flag:
         current = np.array(numbers)
     else:
         raise UsageError(
-            f"{flag} {name}: needs 1 or {current.size} values (one per concept: {', '.join(land.concepts)}), got {len(numbers)}"
+            f"{flag} {name}: needs 1 or {current.size} values (one per concept: "
+            f"{', '.join(land.concepts)}), got {len(numbers)}"
         )
     values[group] = current
 
@@ -179,8 +187,8 @@ def _once(given: dict[str, str], name: str, flag: str) -> None:
 
 
 def settings(land: Landscape, args) -> tuple[list, list, dict[str, np.ndarray], list[str]]:
-    """--param and --sweep, checked against the landscape's valid ranges: (sweeps as (name, values), the value
-    combinations, the parameters batched over runs (N, size), each run's name)."""
+    """--param and --sweep, checked against the landscape's valid ranges: (sweeps as (name, values),
+    the value combinations, the parameters batched over runs (N, size), each run's name)."""
     values = {k: np.atleast_1d(np.asarray(v, dtype=float)) for k, v in land.defaults().items()}
     given: dict[str, str] = {}
     for item in args.param:
@@ -207,7 +215,8 @@ def settings(land: Landscape, args) -> tuple[list, list, dict[str, np.ndarray], 
 
 
 def landscape(args) -> Landscape:
-    """The landscape --model or --energy names, with --concepts (the energy's symbols from --param and
+    """The landscape --model or --energy names, with --concepts (the energy's symbols from --param
+    and
     --sweep)."""
     concepts = [c.strip() for c in args.concepts.split(",")] if args.concepts else None
     if concepts is not None and (not all(concepts) or len(set(concepts)) != len(concepts)):
@@ -231,7 +240,8 @@ def landscape(args) -> Landscape:
 
 
 def check_args(args) -> None:
-    """The flags that need no model to check: points, time, tolerances, label, and which go together."""
+    """The flags that need no model to check: points, time, tolerances, label, and which go
+    together."""
     if args.points is not None and args.points < 2:
         raise UsageError(f"--points {args.points}: need at least 2 output points")
     if args.points is not None and args.points > MAX_ROWS:
@@ -248,14 +258,17 @@ def check_args(args) -> None:
         or "," in args.label
     ):
         raise UsageError(
-            f"--label {args.label!r}: a class label must be non-empty printable text without commas or "
+            f"--label {args.label!r}: a class label must be non-empty printable text without "
+            "commas or "
             "surrounding spaces, e.g. 11"
         )
     if args.model is None and args.energy is None and (args.param or args.sweep or args.concepts):
         raise UsageError(
-            "--param, --sweep and --concepts need --model or --energy (presets fix their parameters)"
+            "--param, --sweep and --concepts need --model or --energy (presets fix their "
+            "parameters)"
         )
     if args.model in SIM_MODELS and args.concepts:
         raise UsageError(
-            f"--concepts: {args.model} names its concepts c1, c2, ...; their number is that of --param mu"
+            f"--concepts: {args.model} names its concepts c1, c2, ...; their number is that of "
+            "--param mu"
         )

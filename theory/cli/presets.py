@@ -1,12 +1,13 @@
-"""The default simulations of ``python -m theory.simulate``: the paper's Fig. 5, Fig. 9(b) and the notebook.
+"""The default simulations of ``python -m theory.simulate``: the paper's Fig. 5, Fig. 9(b) and the
+notebook.
 
 A preset is a list of panels; a panel is one model, one class, and a sweep of one quantity.
 
 ``fig5``  Eq. 1, classes 00 and 11, over the concept-signal ratio a (a > 1: size is the stronger
           concept). Stiffness λ = (1/(2a), a/2), the convention of the authors' code; gate k = 1.
-          The weaker concept is learned later, t_weak = 3 + 3|ln a|, the stronger at t = 0; class 11's biased target is the training class of the stronger concept,
-          z̃ = (0, 1) for a > 1 (clockwise turn) and (1, 0) for a < 1 (counter-clockwise).
-          Class 00 has z̃ = ẑ = (0, 0).
+          The weaker concept is learned later, t_weak = 3 + 3|ln a|, the stronger at t = 0; class
+          11's biased target is the training class of the stronger concept, z̃ = (0, 1) for a > 1
+          (clockwise turn) and (1, 0) for a < 1 (counter-clockwise). Class 00 has z̃ = ẑ = (0, 0).
 ``fig9b`` Eq. 2 (U1), class 11 of Sec. 5 (color, shape), masking p in {0, .25, .5, .75, 1}, β = 1,
           λ = (0.4, 0.8), t_switch = (3, 0), k = 1: the path heads for the red triangle (0, 1) and
           turns toward (1 - p, 1).
@@ -45,7 +46,8 @@ class Panel:
         return [f"{self.sweep}={v:.6g}" for v in self.sweep_values]
 
     def norm(self) -> Normalize:
-        """The colour normalisation of the swept values (a log scale symmetric about 1 when ``log_norm``)."""
+        """The colour normalisation of the swept values (a log scale symmetric about 1 when
+        ``log_norm``)."""
         v = np.asarray(self.sweep_values)
         if self.log_norm:
             top = max(v.max(), 1 / v.min())

@@ -4,19 +4,19 @@
 Each simulation logs, in concept space, the output at the out-of-distribution probe x_hat (the class
 whose label is all ones, e.g. ``111``) and at every training cluster's centre (one-hot labels,
 ``100``, ``010``, ``001``), protocol ``sim``, step = model time. Coordinate p is (W x)_p / mu_p
-(theory/models/identity_mapping.py). The log's ``z_`` columns hold it clipped to [0, 1], as the log format requires; a
-swing can overshoot, so the raw value is kept in ``raw_<concept>``, and the losses at every step in
-``train_loss`` and ``ood_loss``. config.json says how often the OOD loss rose again (``ood_rises``)
-and whether the training loss ever rose (``train_monotone``).
+(theory/models/identity_mapping.py). The log's ``z_`` columns hold it clipped to [0, 1], as the log
+format requires; a swing can overshoot, so the raw value is kept in ``raw_<concept>``, and the
+losses at every step in ``train_loss`` and ``ood_loss``. config.json says how often the OOD loss
+rose again (``ood_rises``) and whether the training loss ever rose (``train_monotone``).
 
 Two kinds of preset. ``swingby-fig5``, ``-fig8``, ``-fig9`` and ``-fig10`` are the settings the
 swing-by paper's figures were made with (the authors' scripts: their cluster norms and spreads, the
 signal squared in the flow, U(0) uniform in [0, 0.1) or [0, 0.2), t = 100 or 20 for 10,000 or 2,000
 Euler steps of 0.01): one rise of the OOD loss (Fig. 5), two (triple descent, Fig. 8), three
-(quadruple descent, Fig. 9), and a plateau above zero, the failure mode (Fig. 10). Each names a start
-of our own generator that shows the figure's shape; docs/theory.md gives how often random starts do,
-under both conventions. ``swingby3`` and ``swingby4`` follow the printed equations (signal a, Gaussian
-start) and are seed-tuned: from such starts multiple descent is rare.
+(quadruple descent, Fig. 9), and a plateau above zero, the failure mode (Fig. 10). Each names a
+start of our own generator that shows the figure's shape; docs/theory.md gives how often random
+starts do, under both conventions. ``swingby3`` and ``swingby4`` follow the printed equations
+(signal a, Gaussian start) and are seed-tuned: from such starts multiple descent is rare.
 """
 
 from __future__ import annotations
@@ -63,7 +63,8 @@ SIM_PARAMS = {
 SIM_CHOICES = {
     "signal": (
         SIGNALS,
-        "the flow's rates: a = mu^2/s + sigma^2 (the printed equations) or a2 = a^2 (the authors' scripts)",
+        "the flow's rates: a = mu^2/s + sigma^2 (the printed equations) or a2 = a^2 (the "
+        "authors' scripts)",
     ),
     "start": (
         STARTS,
@@ -95,7 +96,8 @@ class SimPreset:
 SIM_PRESETS = {
     "swingby3": SimPreset(
         "swingby3",
-        "SIM two-layer model, 3 concepts (mu = 1, 1.5, 2.2): the OOD loss falls, rises twice and falls "
+        "SIM two-layer model, 3 concepts (mu = 1, 1.5, 2.2): the OOD loss falls, rises twice and "
+        "falls "
         "(triple descent) while the training loss falls monotonically",
         "sim2",
         (1.0, 1.5, 2.2),
@@ -105,11 +107,13 @@ SIM_PRESETS = {
         62,
         25.0,
         501,
-        "seed 62 is the only one of seeds 0-99 with two rises at scale 0.1 (the same at 0.01 and 0.5)",
+        "seed 62 is the only one of seeds 0-99 with two rises at scale 0.1 (the same at 0.01 and "
+        "0.5)",
     ),
     "swingby4": SimPreset(
         "swingby4",
-        "SIM two-layer model, 4 concepts (mu = 1, 1.5, 2.2, 2.7): the OOD loss rises twice on its way down "
+        "SIM two-layer model, 4 concepts (mu = 1, 1.5, 2.2, 2.7): the OOD loss rises twice on "
+        "its way down "
         "(no quadruple descent found)",
         "sim2",
         (1.0, 1.5, 2.2, 2.7),
@@ -119,11 +123,14 @@ SIM_PRESETS = {
         143,
         25.0,
         501,
-        "8 of seeds 0-599 give two rises at scale 0.5, none three (a quadruple descent); seed 143 has the clearest "
+        "8 of seeds 0-599 give two rises at scale 0.5, none three (a quadruple descent); seed "
+        "143 has the clearest "
         "(each rise over 10% of the loss's range)",
     ),
 }
-FIGURES = {  # the swing-by paper's figure settings, from the authors' scripts: mu, sigma, d, scale, t_end, what it shows
+# the swing-by paper's figure settings, from the authors' scripts: mu, sigma, d, scale, t_end, what
+# it shows
+FIGURES = {
     "5": (
         (1.0, 1.5),
         0.05,
@@ -162,11 +169,13 @@ FIGURE_SEEDS = {
 
 
 def _figure_preset(fig: str) -> SimPreset:
-    """The preset of one swing-by figure: the scripts' setting, signal a^2, a uniform positive start."""
+    """The preset of one swing-by figure: the scripts' setting, signal a^2, a uniform positive
+    start."""
     mu, sigma, d, scale, t_end, what = FIGURES[fig]
     return SimPreset(
         f"swingby-fig{fig}",
-        f"SIM two-layer model as the swing-by paper's Fig. {fig} (mu = {', '.join(f'{m:g}' for m in mu)}; "
+        f"SIM two-layer model as the swing-by paper's Fig. {fig} (mu = "
+        f"{', '.join(f'{m:g}' for m in mu)}; "
         f"signal a^2, U(0) uniform in [0, {scale:g})): {what}",
         "sim2",
         mu,
@@ -240,7 +249,8 @@ def simulate(
     signal: str = "a",
     start: str = "gaussian",
 ) -> SimRun:
-    """W(t) of sim1 (closed form, from W(0)) or sim2 (integrated, from U(0)), under the given conventions."""
+    """W(t) of sim1 (closed form, from W(0)) or sim2 (integrated, from U(0)), under the given
+    conventions."""
     first = task.initial(scale, seed, start)
     w = (
         sim1(task, t, first, signal=signal)
@@ -251,14 +261,16 @@ def simulate(
 
 
 def labels(s: int) -> list[tuple[str, np.ndarray | None]]:
-    """(class label, which cluster) for x_hat ('11..1', None) and every training cluster (one-hot)."""
+    """(class label, which cluster) for x_hat ('11..1', None) and every training cluster
+    (one-hot)."""
     return [("1" * s, None)] + [
         ("".join("1" if q == p else "0" for q in range(s)), p) for p in range(s)
     ]
 
 
 def trajectories(sim: SimRun) -> list[Trajectory]:
-    """The log of one simulation: x_hat and every cluster centre in concept space (clipped z, raw kept)."""
+    """The log of one simulation: x_hat and every cluster centre in concept space (clipped z, raw
+    kept)."""
     task, out = sim.task, []
     concepts = tuple(f"c{p + 1}" for p in range(task.s))
     losses = {
@@ -284,7 +296,8 @@ def preset_runs(
     """The simulation of a SIM preset (--t-end and --points override its own)."""
     p = SIM_PRESETS[name]
     end, n = t_end or p.t_end, points or p.points
-    # long runs change fastest early: their output times are spaced evenly to t = 1, then logarithmically
+    # long runs change fastest early: their output times are spaced evenly to t = 1, then
+    # logarithmically
     t = (
         np.linspace(0, end, n)
         if end < 50
@@ -307,7 +320,8 @@ def preset_runs(
 def model_runs(
     model: str, params: Sequence[str], sweeps: Sequence[str], t: np.ndarray
 ) -> list[SimRun]:
-    """The runs of ``--model sim1|sim2`` with --param and --sweep (a sweep of several flags is their product)."""
+    """The runs of ``--model sim1|sim2`` with --param and --sweep (a sweep of several flags is their
+    product)."""
     words, settings = model_settings(model, params, sweeps)
     return [
         simulate(model, task, scale, seed, t, run=run, **words)
@@ -318,7 +332,8 @@ def model_runs(
 def model_settings(
     model: str, params: Sequence[str], sweeps: Sequence[str]
 ) -> tuple[dict[str, str], list[tuple]]:
-    """``--model sim1|sim2``'s --param and --sweep, checked: the word choices, and per run (name, task, scale, seed)."""
+    """``--model sim1|sim2``'s --param and --sweep, checked: the word choices, and per run (name,
+    task, scale, seed)."""
     values = {k: list(v) for k, (v, _) in SIM_PARAMS.items()}
     words = {k: choices[0] for k, (choices, _) in SIM_CHOICES.items()}
     for item in params:
@@ -334,7 +349,8 @@ def model_settings(
         name, text = cli.assignment(item, "--sweep")
         if _name(name, "--sweep") == "mu":
             raise UsageError(
-                "--sweep mu: mu is a vector (one norm per concept); set it with --param mu=1,1.5,2.2"
+                "--sweep mu: mu is a vector (one norm per concept); set it with --param "
+                "mu=1,1.5,2.2"
             )
         swept.append((name, cli.numbers(text, "--sweep", name)))
     runs = []
@@ -360,7 +376,8 @@ def _name(name: str, flag: str) -> str:
             else ""
         )
         raise UsageError(
-            f"{flag} {name}: the SIM models have no parameter {name!r} to give numbers to; valid: {valid}{hint}"
+            f"{flag} {name}: the SIM models have no parameter {name!r} to give numbers to; "
+            f"valid: {valid}{hint}"
         )
     return name
 
@@ -369,7 +386,8 @@ def _task(v: dict) -> Task:
     d = v["d"][0]
     if d != int(d) or d < 0 or d > MAX_DIM:
         raise UsageError(
-            f"d={d:g}: the ambient dimension is an integer in [0, {MAX_DIM}] (0: the number of concepts)"
+            f"d={d:g}: the ambient dimension is an integer in [0, {MAX_DIM}] (0: the number of "
+            "concepts)"
         )
     try:
         return Task(
@@ -384,7 +402,8 @@ def _task(v: dict) -> Task:
 def help_text() -> str:
     """The SIM models' parameters for --help."""
     lines = [
-        "  sim1, sim2: the structured identity mapping (theory/models/identity_mapping.py): one linear layer (closed form), or the "
+        "  sim1, sim2: the structured identity mapping (theory/models/identity_mapping.py): one "
+        "linear layer (closed form), or the "
         "symmetric two-layer model (integrated); log: x_hat as class 11..1, the clusters one-hot"
     ]
     for name, (default, doc) in SIM_PARAMS.items():

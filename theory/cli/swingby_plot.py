@@ -1,5 +1,6 @@
-"""The figure of a structured-identity-mapping simulation (:mod:`theory.cli.swingby`): the losses over time, the
-probe's concept coordinates, and the off-diagonal entries of W whose swing the model is named for."""
+"""The figure of a structured-identity-mapping simulation (:mod:`theory.cli.swingby`): the losses
+over time, the probe's concept coordinates, and the off-diagonal entries of W whose swing the model
+is named for."""
 
 from __future__ import annotations
 
@@ -40,7 +41,8 @@ def _losses(ax, sims: Sequence["SimRun"]) -> None:
 
 
 def _coordinates(ax, sim: "SimRun", one: bool) -> None:
-    """The probe's concept coordinates (solid) and each cluster's own (dotted) for the first simulation."""
+    """The probe's concept coordinates (solid) and each cluster's own (dotted) for the first
+    simulation."""
     task = sim.task
     raw = coordinates(task, sim.w, task.x_hat)
     for p in range(task.s):
@@ -59,7 +61,8 @@ def _coordinates(ax, sim: "SimRun", one: bool) -> None:
 
 
 def figure(sims: Sequence["SimRun"], path: Path, title: str) -> Path:
-    """Losses over time (OOD and training), the probe's concept coordinates, and the off-diagonal entries."""
+    """Losses over time (OOD and training), the probe's concept coordinates, and the off-diagonal
+    entries."""
     fig, axes = plot.subplots(1, 3, figsize=(16.5, 4.6), layout="constrained")
     _losses(axes[0], sims)
     sim = sims[0]

@@ -1,8 +1,8 @@
 """A user's energy, parsed from text without ever running it.
 
-``sympy.parse_expr`` and ``sympify`` evaluate their input as Python: ``__import__('os').system(...)``
-inside an energy would run. :func:`parse` instead reads the text with :mod:`ast` (which only
-parses) and builds the sympy expression node by node from a whitelist:
+``sympy.parse_expr`` and ``sympify`` evaluate their input as Python:
+``__import__('os').system(...)`` inside an energy would run. :func:`parse` instead reads the text
+with :mod:`ast` (which only parses) and builds the sympy expression node by node from a whitelist:
 
 - numbers (``2``, ``0.5``, ``1e-3``), and the constant ``pi``;
 - names: letters, digits and ``_``, starting with a letter (``z1``, ``lam``, ``t_switch``); ``t`` is
@@ -29,7 +29,9 @@ from theory.models.landscape import sigmoid
 
 MAX_LENGTH = 2000  # characters
 MAX_DEPTH = 60  # nested operations
-MAX_EXACT_POWER = 64  # a**b of two constants beyond this is a float, or an error if it overflows (9**9**9 would not finish)
+# a**b of two constants beyond this is a float, or an error if it overflows (9**9**9 would not
+# finish)
+MAX_EXACT_POWER = 64
 NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")
 
 
@@ -163,7 +165,8 @@ class _Builder:
             if value == 0.0 and any(
                 ch in "123456789" for ch in written.split("e")[0].split("E")[0]
             ):
-                # 1e-400 would be read as 0 and drop its term (and a coordinate with it) without a word
+                # 1e-400 would be read as 0 and drop its term (and a coordinate with it) without a
+                # word
                 raise self.fail(node, "is below the smallest float (it would be read as 0)")
             return sympy.Float(value)
         return sympy.Integer(value) if abs(value) <= 10**15 else sympy.Float(value)
@@ -235,8 +238,8 @@ class _Builder:
 
 
 def coordinates(free, energy) -> list[str]:
-    """The energy's coordinates, z1, z2, ... (or z_1, ...), in order; a name like z01 is refused (it would be
-    read as z1's twin)."""
+    """The energy's coordinates, z1, z2, ... (or z_1, ...), in order; a name like z01 is refused (it
+    would be read as z1's twin)."""
     out, seen = [], {}
     for n in free:
         if n[:1] != "z" or not n.lstrip("z_").isdigit():
@@ -244,7 +247,8 @@ def coordinates(free, energy) -> list[str]:
         digits = n.lstrip("z_")
         if digits.startswith("0"):
             raise ValueError(
-                f"{n!r} in the energy {energy!r}: name coordinates z1, z2, ... (no leading zero, no z0)"
+                f"{n!r} in the energy {energy!r}: name coordinates z1, z2, ... (no leading zero, "
+                "no z0)"
             )
         if int(digits) in seen:
             raise ValueError(
@@ -256,6 +260,7 @@ def coordinates(free, energy) -> list[str]:
 
 
 def named_as_written(state: list[str]) -> tuple[str, ...] | None:
-    """Concept names for coordinates that are not z1..zn in a row (z2 alone is c2, never c1); None otherwise."""
+    """Concept names for coordinates that are not z1..zn in a row (z2 alone is c2, never c1); None
+    otherwise."""
     index = [int(n.lstrip("z_")) for n in state]
     return None if index == list(range(1, len(index) + 1)) else tuple(f"c{k}" for k in index)

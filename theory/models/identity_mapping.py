@@ -1,4 +1,5 @@
-"""The structured identity mapping (SIM): a toy theory whose concept switches are outcomes, not inputs.
+"""The structured identity mapping (SIM): a toy theory whose concept switches are outcomes, not
+inputs.
 
 From "Swing-by Dynamics in Concept Learning and Compositional Generalization" (Yang, Park, Lubana,
 Okawa, Hu & Tanaka, ICLR 2025). Unlike Eq. 1, where the switch times are parameters, here they come
@@ -20,23 +21,23 @@ loss is 1/2 ||W x_hat - x_hat||^2.
   W(t) = I + (W(0) - I) exp(-A t). Coordinate k of the output at z is
   (1 - e^{-a_k t}) z_k + sum_i e^{-a_i t} w_ki(0) z_i. Each concept is learned at its own rate a_k,
   independently.
-- ``sim2`` (:mod:`theory.solvers.two_layer`, which integrates this module's :func:`u_flow`), the symmetric
-  two-layer linear model W = U U^T from a start U(0), integrated numerically:
+- ``sim2`` (:mod:`theory.solvers.two_layer`, which integrates this module's :func:`u_flow`), the
+  symmetric two-layer linear model W = U U^T from a start U(0), integrated numerically:
 
       dW/dt = W A + A W - 1/2 (A W^2 + W^2 A + 2 W A W).
 
   The exact gradient flow on U moves W at twice this rate, so this is a time rescaling. Diagonal
-  entries grow logistically, in order of signal. The off-diagonal entries grow with them, so the output
-  at x_hat can swing toward a training cluster and back ("swing-by"), while the training loss falls
-  monotonically.
+  entries grow logistically, in order of signal. The off-diagonal entries grow with them, so the
+  output at x_hat can swing toward a training cluster and back ("swing-by"), while the training loss
+  falls monotonically.
 
-**Two conventions of the authors' figure scripts** (FFTYYY/ConceptDynamics-code, read for facts only):
-their flow uses the signal squared, A^2 (``signal="a2"``), where gradient descent on the data gives A
-(``signal="a"``, the default: the paper's printed equations); and their start is U(0) uniform in
-[0, scale) (``start="uniform-positive"``, every entry positive) where the default draws it Gaussian
-(``start="gaussian"``: entries N(0, scale^2 / d), off-diagonals of either sign). A rise of the OOD loss
-needs a positive off-diagonal start, so the start law sets how often multiple descent happens
-(docs/theory.md has the rates).
+**Two conventions of the authors' figure scripts** (FFTYYY/ConceptDynamics-code, read for facts
+only): their flow uses the signal squared, A^2 (``signal="a2"``), where gradient descent on the data
+gives A (``signal="a"``, the default: the paper's printed equations); and their start is U(0)
+uniform in [0, scale) (``start="uniform-positive"``, every entry positive) where the default draws
+it Gaussian (``start="gaussian"``: entries N(0, scale^2 / d), off-diagonals of either sign). A rise
+of the OOD loss needs a positive off-diagonal start, so the start law sets how often multiple
+descent happens (docs/theory.md has the rates).
 
 **Concept space.** Coordinate p of the model's output at an input, divided by mu_p. The trained
 target is 1 for the concepts present and 0 for the others. A swing can overshoot, so coordinates are
@@ -68,8 +69,9 @@ STARTS = (
 
 @dataclass(frozen=True)
 class Task:
-    """A SIM task: the cluster centres' norms ``mu`` (one per concept), their spread ``sigma`` (one per
-    concept, or one for all) and the ambient dimension ``d`` (default: the number of concepts)."""
+    """A SIM task: the cluster centres' norms ``mu`` (one per concept), their spread ``sigma`` (one
+    per concept, or one for all) and the ambient dimension ``d`` (default: the number of
+    concepts)."""
 
     mu: tuple[float, ...]
     sigma: tuple[float, ...] | float = 0.05
@@ -120,8 +122,8 @@ class Task:
     def initial(
         self, scale: float = 0.1, seed: int = 0, start: str = "gaussian"
     ) -> NDArray[np.float64]:
-        """(d, d) a start U(0) of the two-layer model (W(0) = U(0) U(0)^T): entries N(0, scale^2 / d)
-        (``gaussian``), or uniform in [0, scale) (``uniform-positive``, the authors' scripts)."""
+        """(d, d) a start U(0) of the two-layer model (W(0) = U(0) U(0)^T): entries N(0, scale^2 /
+        d) (``gaussian``), or uniform in [0, scale) (``uniform-positive``, the authors' scripts)."""
         if not (np.isfinite(scale) and scale >= 0):
             raise ValueError(f"scale={scale}: the initial scale must be finite and >= 0")
         rng = np.random.default_rng(seed)
@@ -132,14 +134,15 @@ class Task:
         raise ValueError(f"start={start!r}: valid: {', '.join(STARTS)}")
 
     def rates(self, signal: str = "a") -> NDArray[np.float64]:
-        """(d,) the rates the flow runs at: the signal a (``a``, the printed equations) or a^2 (``a2``, the
-        authors' figure scripts)."""
+        """(d,) the rates the flow runs at: the signal a (``a``, the printed equations) or a^2
+        (``a2``, the authors' figure scripts)."""
         if signal not in SIGNALS:
             raise ValueError(f"signal={signal!r}: valid: {', '.join(SIGNALS)}")
         return self.signal ** (2 if signal == "a2" else 1)
 
     def sample(self, n: int, seed: int = 0) -> NDArray[np.float64]:
-        """(s * n, d) training inputs: n draws from each cluster (the targets are the inputs themselves)."""
+        """(s * n, d) training inputs: n draws from each cluster (the targets are the inputs
+        themselves)."""
         rng = np.random.default_rng(seed)
         x = np.zeros((self.s * n, self.d))
         for p in range(self.s):
@@ -162,13 +165,15 @@ def check_start(task: Task, t: Sequence[float], w0: NDArray) -> tuple[NDArray, N
         raise ValueError("t must be finite, >= 0 and strictly increasing")
     if w0.shape != (task.d, task.d) or not np.all(np.isfinite(w0)):
         raise ValueError(
-            f"the start (W(0) or U(0)) must be a finite ({task.d}, {task.d}) matrix, got shape {w0.shape}"
+            f"the start (W(0) or U(0)) must be a finite ({task.d}, {task.d}) matrix, got shape "
+            f"{w0.shape}"
         )
     return t, w0
 
 
 def sim1(task: Task, t: Sequence[float], w0: NDArray, *, signal: str = "a") -> NDArray[np.float64]:
-    """(T, d, d) W(t) of the one-layer model: I + (W(0) - I) exp(-A t), exactly (A^2 with ``signal="a2"``)."""
+    """(T, d, d) W(t) of the one-layer model: I + (W(0) - I) exp(-A t), exactly (A^2 with
+    ``signal="a2"``)."""
     t, w0 = check_start(task, t, w0)
     eye = np.eye(task.d)
     return eye + (w0 - eye)[None] * np.exp(-np.outer(t, task.rates(signal)))[:, None, :]
@@ -182,9 +187,11 @@ def flow(w: NDArray, a: NDArray) -> NDArray[np.float64]:
 
 
 def u_flow(a: NDArray):
-    """The two-layer model's term for signals ``a`` (d,): dU/dt = -1/2 G U with G = (W - I) A + A (W - I) and
-    W = U U^T, as a function of (t, U raveled), which moves W exactly by :func:`flow` and keeps it positive
-    semi-definite (integrating W itself, a negative eigenvalue from round-off would blow up in finite time)."""
+    """The two-layer model's term for signals ``a`` (d,): dU/dt = -1/2 G U with G = (W - I) A + A (W
+    - I) and W = U U^T, as a function of (t, U raveled), which moves W exactly by :func:`flow` and
+      keeps it positive
+    semi-definite (integrating W itself, a negative eigenvalue from round-off would blow up in
+    finite time)."""
     a = np.asarray(a, dtype=float)
     d, eye = a.size, np.eye(a.size)
 
@@ -210,13 +217,15 @@ def ood_loss(task: Task, w: NDArray) -> NDArray[np.float64]:
 
 
 def coordinates(task: Task, w: NDArray, x: NDArray) -> NDArray[np.float64]:
-    """(T, s) concept-space coordinates of the output at input x: (W x)_p / mu_p for each concept p."""
+    """(T, s) concept-space coordinates of the output at input x: (W x)_p / mu_p for each concept
+    p."""
     return (np.asarray(w) @ np.asarray(x, dtype=float))[..., : task.s] / np.array(task.mu)
 
 
 def plateau(t: NDArray, y: NDArray, *, rel: float = 0.05, floor: float = 0.01) -> float:
-    """The longest time a curve stays within ``rel`` of where it entered a stretch, while above ``floor`` times
-    its start: a loss stuck above zero (the SIM's failure mode) plateaus for most of the run."""
+    """The longest time a curve stays within ``rel`` of where it entered a stretch, while above
+    ``floor`` times its start: a loss stuck above zero (the SIM's failure mode) plateaus for most of
+    the run."""
     t, y = np.asarray(t, dtype=float), np.asarray(y, dtype=float)
     longest = 0.0
     for i in np.flatnonzero(y >= floor * y[0]):
@@ -227,7 +236,8 @@ def plateau(t: NDArray, y: NDArray, *, rel: float = 0.05, floor: float = 0.01) -
 
 
 def learned_order(t: NDArray, w: NDArray, s: int, level: float = 0.5) -> list[int]:
-    """The concepts (0-based) in the order their diagonal entry w_pp first reaches ``level``; never: last."""
+    """The concepts (0-based) in the order their diagonal entry w_pp first reaches ``level``; never:
+    last."""
     first = []
     for p in range(s):
         hit = np.flatnonzero(np.asarray(w)[:, p, p] >= level)
@@ -236,8 +246,8 @@ def learned_order(t: NDArray, w: NDArray, s: int, level: float = 0.5) -> list[in
 
 
 def rises(y: NDArray, *, prominence: float = 1e-3) -> int:
-    """How many times a curve rises again after falling, counting only rises of at least ``prominence`` times its
-    range: 0 for a monotone descent, 2 for a triple descent."""
+    """How many times a curve rises again after falling, counting only rises of at least
+    ``prominence`` times its range: 0 for a monotone descent, 2 for a triple descent."""
     from scipy.signal import find_peaks
 
     y = np.asarray(y, dtype=float)

@@ -1,4 +1,5 @@
-"""Energy landscapes in concept space, written once in sympy, differentiated by sympy, compiled twice.
+"""Energy landscapes in concept space, written once in sympy, differentiated by sympy, compiled
+twice.
 
 A :class:`Landscape` is an energy E(z, t; θ) over a D-dimensional concept space. Its gradient flow
 
@@ -13,7 +14,8 @@ is derived with ``sympy.diff`` (never by hand) and compiled to
 
 Parameters are named groups (``lam`` is one entry per concept, ``a`` is a scalar); each carries a
 default, a documented meaning and the range that is valid for it. The built-in models live in
-:mod:`theory.models.paper`; a user's own energy comes from :func:`theory.models.paper.from_expression`.
+:mod:`theory.models.paper`; a user's own energy comes from
+:func:`theory.models.paper.from_expression`.
 """
 
 from __future__ import annotations
@@ -34,7 +36,8 @@ T = sympy.Symbol("t", real=True)
 
 
 def sigmoid(x: sympy.Expr) -> sympy.Expr:
-    """Logistic gate 1/(1+exp(-x)), written as (1+tanh(x/2))/2: identical, and it never overflows."""
+    """Logistic gate 1/(1+exp(-x)), written as (1+tanh(x/2))/2: identical, and it never
+    overflows."""
     return (1 + sympy.tanh(x / 2)) / 2
 
 
@@ -84,7 +87,8 @@ class Param:
         if np.any(bad):
             offender = value[bad].flat[0]
             raise ValueError(
-                f"{model}: parameter {self.name}={offender:g} is invalid; valid range is {self.valid_range()} "
+                f"{model}: parameter {self.name}={offender:g} is invalid; valid range is "
+                f"{self.valid_range()} "
                 f"({self.doc})"
             )
 
@@ -106,12 +110,13 @@ class Landscape:
         state_bounds: the box the start must lie in (None: anywhere).
         check: extra validation across parameters (raises ValueError).
         doc: one paragraph on what the model is and where it comes from.
-        held: gates the flow holds fixed, as (symbol, expression) pairs: the energy uses the symbol, the
-            expression gives its value from the state, time and parameters. The flow is -∂E/∂z_i with every
-            gate held, then evaluated: each concept descends its own wells while the others' state throws
-            its switch, and the switch exerts no force of its own. With a gate that reads the state this is
-            no longer the gradient of one energy; :attr:`energy` and :meth:`energy_at` give E with the gates
-            at their current values.
+        held: gates the flow holds fixed, as (symbol, expression) pairs: the energy uses the symbol,
+        the
+            expression gives its value from the state, time and parameters. The flow is -∂E/∂z_i
+            with every gate held, then evaluated: each concept descends its own wells while the
+            others' state throws its switch, and the switch exerts no force of its own. With a gate
+            that reads the state this is no longer the gradient of one energy; :attr:`energy` and
+            :meth:`energy_at` give E with the gates at their current values.
     """
 
     name: str
@@ -137,7 +142,8 @@ class Landscape:
         for gate, expr in self.held:
             if expr.free_symbols - known:
                 raise ValueError(
-                    f"{self.name}: gate {gate} uses symbols with no value: {sorted(map(str, expr.free_symbols - known))}"
+                    f"{self.name}: gate {gate} uses symbols with no value: "
+                    f"{sorted(map(str, expr.free_symbols - known))}"
                 )
         known |= {gate for gate, _ in self.held}
         unknown = self.energy.free_symbols - known
@@ -170,7 +176,8 @@ class Landscape:
             return self._index[name]
         except KeyError:
             raise ValueError(
-                f"{self.name} has no parameter {name!r}; valid: {', '.join(self.param_names + ('z0',))}"
+                f"{self.name} has no parameter {name!r}; valid: "
+                f"{', '.join(self.param_names + ('z0',))}"
             ) from None
 
     def defaults(self) -> dict[str, float | tuple[float, ...]]:
@@ -213,7 +220,8 @@ class Landscape:
                 arrays[name] = arr.reshape(-1, size)
             else:
                 raise ValueError(
-                    f"{self.name}: {name} needs {size} values (one per concept: {', '.join(self.concepts)}), "
+                    f"{self.name}: {name} needs {size} values (one per concept: "
+                    f"{', '.join(self.concepts)}), "
                     f"got shape {arr.shape}"
                 )
         n = {a.shape[0] for a in arrays.values()} - {1}
@@ -232,7 +240,8 @@ class Landscape:
             lo, hi = self.state_bounds
             if np.any((z0 < lo) | (z0 > hi)):
                 raise ValueError(
-                    f"{self.name}: z0 must lie in [{lo:g}, {hi:g}] per concept, got {z0[0].tolist()}"
+                    f"{self.name}: z0 must lie in [{lo:g}, {hi:g}] per concept, got "
+                    f"{z0[0].tolist()}"
                 )
         if self.check is not None:
             self.check(arrays)
@@ -247,7 +256,8 @@ class Landscape:
 
     @cached_property
     def flow(self) -> tuple[sympy.Expr, ...]:
-        """(D,) the flow -∂E/∂z_i, from sympy.diff (with the :attr:`held` gates fixed, then evaluated)."""
+        """(D,) the flow -∂E/∂z_i, from sympy.diff (with the :attr:`held` gates fixed, then
+        evaluated)."""
         gates = dict(self.held)
         return tuple(-sympy.diff(self.energy, z).xreplace(gates) for z in self.state)
 
@@ -270,7 +280,8 @@ class Landscape:
 
     @cached_property
     def flow_source(self) -> str:
-        """The source of ``def f(t, z, p, out)``, the scalar flow (1-d z, p, out) that numba compiles."""
+        """The source of ``def f(t, z, p, out)``, the scalar flow (1-d z, p, out) that numba
+        compiles."""
         return _compile(self, self.flow, PythonCodePrinter, "math").source
 
     @cached_property

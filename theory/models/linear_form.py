@@ -1,11 +1,11 @@
 """A landscape's flow as dz_i/dt = -a_i(t) z_i + b_i(t), read off its sympy expression.
 
-Eq. 1, Eq. 2, the authors' notebook model and any energy quadratic in each coordinate without cross terms
-have a flow that is linear in z once the gates are evaluated. :func:`linear_form` finds a_i and b_i
-(∂f_i/∂z_j must be free of z, and zero for j != i), so any landscape qualifies by its expression, not by
-its name; :func:`why_not_linear` says in one line why one does not. b is split into t-free factors times
-functions of time, so that a gate shared by every trajectory is evaluated once per time
-(:mod:`theory.solvers.exact` integrates the form).
+Eq. 1, Eq. 2, the authors' notebook model and any energy quadratic in each coordinate without cross
+terms have a flow that is linear in z once the gates are evaluated. :func:`linear_form` finds a_i
+and b_i (∂f_i/∂z_j must be free of z, and zero for j != i), so any landscape qualifies by its
+expression, not by its name; :func:`why_not_linear` says in one line why one does not. b is split
+into t-free factors times functions of time, so that a gate shared by every trajectory is evaluated
+once per time (:mod:`theory.solvers.exact` integrates the form).
 """
 
 from __future__ import annotations
@@ -27,17 +27,20 @@ _FORMS: "weakref.WeakKeyDictionary[Landscape, LinearForm | str]" = weakref.WeakK
 
 @dataclass(frozen=True, eq=False)
 class LinearForm:
-    """dz_i/dt = -a_i(t) z_i + b_i(t), with b_i = Σ_q C_iq(θ) G_q(t, θ) split into factors free of t (C) and
-    functions of time (G), so that a gate shared by every trajectory is integrated once per time, not once per
-    trajectory. Expressions in sympy, compiled to numpy functions ``f(t, z, p, out)`` that write into a list
-    (t and the entries of p broadcast; z is not read).
+    """dz_i/dt = -a_i(t) z_i + b_i(t), with b_i = Σ_q C_iq(θ) G_q(t, θ) split into factors free of t
+    (C) and functions of time (G), so that a gate shared by every trajectory is integrated once per
+        time, not once per
+    trajectory. Expressions in sympy, compiled to numpy functions ``f(t, z, p, out)`` that write
+    into a list (t and the entries of p broadcast; z is not read).
 
     Attributes:
-        a: (D,) the decay rates; ``constant_a``: every a_i is free of t (the decay is then exact in closed form).
-        coefs, times: the C and G expressions (G = 1 for terms free of t); ``terms[i]``: (C index, G index) pairs.
-        rates: the time scales the quadrature must resolve, as rates (1 / time): every a_i (the decay kernel's
-            width is 1/a_i) and, for every function of time inside a or G (a gate's tanh, an exp, a sin), the
-            rate of its argument, ∂arg/∂t (a sigmoid k (t - t_s) switches within a few 1/k).
+        a: (D,) the decay rates; ``constant_a``: every a_i is free of t (the decay is then exact in
+        closed form). coefs, times: the C and G expressions (G = 1 for terms free of t);
+        ``terms[i]``: (C index, G index) pairs. rates: the time scales the quadrature must resolve,
+        as rates (1 / time): every a_i (the decay kernel's
+            width is 1/a_i) and, for every function of time inside a or G (a gate's tanh, an exp, a
+            sin), the rate of its argument, ∂arg/∂t (a sigmoid k (t - t_s) switches within a few
+            1/k).
     """
 
     a: tuple[sympy.Expr, ...]
@@ -62,9 +65,9 @@ MAX_EXPANDED_TERMS = (
 
 
 def expanded_terms(expr: sympy.Expr) -> int:
-    """An upper estimate of how many terms ``sympy.expand(expr)`` has: sums add, products multiply, a power
-    (sum of m terms)**n is a multinomial with C(n + m - 1, m - 1) terms; capped so that it never grows
-    without bound itself."""
+    """An upper estimate of how many terms ``sympy.expand(expr)`` has: sums add, products multiply,
+    a power (sum of m terms)**n is a multinomial with C(n + m - 1, m - 1) terms; capped so that it
+    never grows without bound itself."""
     cap = 10 * MAX_EXPANDED_TERMS
     if expr.is_Add:
         return min(cap, sum(expanded_terms(a) for a in expr.args))
@@ -80,9 +83,9 @@ def expanded_terms(expr: sympy.Expr) -> int:
 
 
 def _separate(b: list[sympy.Expr]):
-    """b_i = Σ_q C_iq G_q: every term of the expanded b split by ``as_independent(t)``, grouped by its G. A b
-    whose expansion would exceed MAX_EXPANDED_TERMS (``(t + a + b + c + d + e)**30`` has 324,632 terms) is split
-    as written: fewer, larger G, the same sum."""
+    """b_i = Σ_q C_iq G_q: every term of the expanded b split by ``as_independent(t)``, grouped by
+    its G. A b whose expansion would exceed MAX_EXPANDED_TERMS (``(t + a + b + c + d + e)**30`` has
+    324,632 terms) is split as written: fewer, larger G, the same sum."""
     times: list[sympy.Expr] = []
     coefs: list[sympy.Expr] = []
     terms = []
@@ -103,8 +106,8 @@ def _separate(b: list[sympy.Expr]):
 
 
 def _rates(exprs: list[sympy.Expr]) -> list[sympy.Expr]:
-    """The rates of :class:`LinearForm`: the expressions themselves (a) and ∂arg/∂t of every function of time in
-    them; duplicates dropped."""
+    """The rates of :class:`LinearForm`: the expressions themselves (a) and ∂arg/∂t of every
+    function of time in them; duplicates dropped."""
     out: list[sympy.Expr] = []
     for expr in exprs:
         for f in sympy.sympify(expr).atoms(sympy.Function):
@@ -128,7 +131,10 @@ def _derive(land: Landscape) -> LinearForm | str:
                     f"(∂f/∂z depends on the state)"
                 )
             if j != i and not _is_zero(d):
-                return f"the flow of {land.concepts[i]} depends on z_{land.concepts[j]} (a coupled linear system)"
+                return (
+                    f"the flow of {land.concepts[i]} depends on z_{land.concepts[j]} (a "
+                    "coupled linear system)"
+                )
         a.append(-sympy.diff(f, land.state[i]))
         b.append(f.xreplace({z: 0 for z in land.state}))
     coefs, times, terms = _separate(b)
@@ -148,7 +154,8 @@ def _derive(land: Landscape) -> LinearForm | str:
 
 
 def linear_form(land: Landscape) -> LinearForm | None:
-    """The landscape's flow as -a(t) z + b(t) with diagonal a, or None where it is not of that form."""
+    """The landscape's flow as -a(t) z + b(t) with diagonal a, or None where it is not of that
+    form."""
     return None if why_not_linear(land) is not None else _FORMS[land]
 
 
@@ -161,7 +168,8 @@ def why_not_linear(land: Landscape) -> str | None:
 
 
 class _NoState:
-    """Stands for z in the compiled coefficients, which never read it (their source names z0, z1, ...)."""
+    """Stands for z in the compiled coefficients, which never read it (their source names z0, z1,
+    ...)."""
 
     def __getitem__(self, i: int) -> float:
         return 0.0
@@ -173,7 +181,8 @@ _NO_STATE = _NoState()
 def at(
     fn: Callable, times: NDArray[np.float64], columns: list, count: int
 ) -> list[NDArray[np.float64]]:
-    """Compiled expressions at times (M,): ``count`` arrays of shape (M, 1) (shared by every trajectory) or (M, N)."""
+    """Compiled expressions at times (M,): ``count`` arrays of shape (M, 1) (shared by every
+    trajectory) or (M, N)."""
     out: list = [None] * count
     fn(times[:, None], _NO_STATE, columns, out)
     out = [np.atleast_2d(np.asarray(v, dtype=np.float64)) for v in out]

@@ -69,7 +69,8 @@ def _scalar(name: str, default: float, doc: str, **bounds) -> Param:
 
 @lru_cache(maxsize=None)
 def notebook() -> Landscape:
-    """The authors' notebook model (sim.ipynb, cell 1): 2 concepts (color, size), one shared gate."""
+    """The authors' notebook model (sim.ipynb, cell 1): 2 concepts (color, size), one shared
+    gate."""
     z1, z2 = sympy.symbols("z_1 z_2", real=True)
     a, s, k, t0 = (
         _scalar("a", 2.0, "concept-signal ratio; a > 1: size stronger", low=0, open_low=True),
@@ -92,7 +93,8 @@ def notebook() -> Landscape:
         ("color", "size"),
         (a, s, k, t0),
         (0.5, 0.5),
-        doc="The authors' simulation notebook (verbatim ODE); a in linspace(1, 5, 15) in their figure.",
+        doc="The authors' simulation notebook (verbatim ODE); a in linspace(1, 5, 15) in their "
+        "figure.",
     )
 
 
@@ -140,19 +142,21 @@ def eq1(n: int = 2, concepts: Sequence[str] | None = None) -> Landscape:
 
 @_shared
 def coupled(n: int = 2, concepts: Sequence[str] | None = None) -> Landscape:
-    """eq1 with state-timed switches: a concept memorizes its bias once the other concepts are learned.
+    """eq1 with state-timed switches: a concept memorizes its bias once the other concepts are
+    learned.
 
     Concept i heads to its true target ẑ_i until the others' mean progress toward their own targets,
-    P_i = mean_j≠i [1 - (z_j - ẑ_j)²], passes θ; then its well moves to the bias z̃_i. The gate G_i is
-    held in the flow (:attr:`Landscape.held`): each concept descends its own wells, dz_i/dt =
-    -λ_i [(1 - G_i)(z_i - ẑ_i) + G_i (z_i - z̃_i)], and the gate pulls on no one. (As a gradient of one
-    energy, the gate's pull would let a concept held at its target stall the others for good.)
+    P_i = mean_j≠i [1 - (z_j - ẑ_j)²], passes θ; then its well moves to the bias z̃_i. The gate G_i
+    is held in the flow (:attr:`Landscape.held`): each concept descends its own wells, dz_i/dt =
+    -λ_i [(1 - G_i)(z_i - ẑ_i) + G_i (z_i - z̃_i)], and the gate pulls on no one. (As a gradient of
+    one energy, the gate's pull would let a concept held at its target stall the others for good.)
     Every coordinate stays between its targets. Defaults: class 11, color faster than size, color
     memorizes toward 0 once size's progress passes 0.75 (z_size = 0.5), from z0 = 0.2.
     """
     if n < 2:
         raise ValueError(
-            f"the coupled model times each concept's switch by the others: it needs at least 2 concepts, got {n}"
+            "the coupled model times each concept's switch by the others: it needs at least 2 "
+            f"concepts, got {n}"
         )
     names = _concept_names(n, concepts)
     z = tuple(sympy.Symbol(f"z_{i + 1}", real=True) for i in range(n))
@@ -185,7 +189,8 @@ def coupled(n: int = 2, concepts: Sequence[str] | None = None) -> Landscape:
 
 
 def _coupled_params(n: int) -> tuple:
-    """The coupled model's parameters: per-concept stiffness, targets and biases, and the gate's κ, θ."""
+    """The coupled model's parameters: per-concept stiffness, targets and biases, and the gate's κ,
+    θ."""
     return (
         _vector(
             "lam",
@@ -228,7 +233,8 @@ def _check_shift(arrays: Mapping[str, np.ndarray]) -> None:
     bp = arrays["beta"][:, 0] * arrays["p"][:, 0]
     if np.any(bp > 1 + 1e-12):
         raise ValueError(
-            f"eq2: beta * p = {bp.max():g} > 1 would move the target z_target_1 * (1 - beta p) below 0; "
+            f"eq2: beta * p = {bp.max():g} > 1 would move the target z_target_1 * (1 - beta p) "
+            "below 0; "
             "valid: beta * p in [0, 1]"
         )
 
@@ -237,7 +243,8 @@ def _check_shift(arrays: Mapping[str, np.ndarray]) -> None:
 def eq2(n: int = 2, concepts: Sequence[str] | None = None) -> Landscape:
     """Eq. 2, form U1: eq1 with the first concept's true target ẑ_1(p) = ẑ_1 (1 - β p).
 
-    Concepts default to (color, shape) as in the paper's Sec. 5; the first concept is the masked one.
+    Concepts default to (color, shape) as in the paper's Sec. 5; the first concept is the masked
+    one.
     """
     concepts = concepts if concepts is not None or n != 2 else ("color", "shape")
     names, z, params, lam, zb, zt, S = _eq1_parts(n, concepts, [0.0] + [1.0] * (n - 1))
@@ -256,13 +263,15 @@ def eq2(n: int = 2, concepts: Sequence[str] | None = None) -> Landscape:
         (*params, p, beta),
         (0.5,) * n,
         check=_check_shift,
-        doc="Eq. 2 (U1): the true target of the first concept shifts linearly with the masking fraction p.",
+        doc="Eq. 2 (U1): the true target of the first concept shifts linearly with the masking "
+        "fraction p.",
     )
 
 
 @_shared
 def eq2_split(n: int = 2, concepts: Sequence[str] | None = None) -> Landscape:
-    """Eq. 2, form U2: the final well of the first concept is split between ẑ_1 (weight 1-p) and 0 (weight βp)."""
+    """Eq. 2, form U2: the final well of the first concept is split between ẑ_1 (weight 1-p) and 0
+    (weight βp)."""
     concepts = concepts if concepts is not None or n != 2 else ("color", "shape")
     names, z, params, lam, zb, zt, S = _eq1_parts(n, concepts, [0.0] + [1.0] * (n - 1))
     p, beta = _mask_params()
@@ -281,7 +290,8 @@ def eq2_split(n: int = 2, concepts: Sequence[str] | None = None) -> Landscape:
         (*params, p, beta),
         (0.5,) * n,
         check=_check_split,
-        doc="Eq. 2 (U2): the first concept's final well splits into ẑ_1 (weight 1-p) and 0 (weight βp).",
+        doc="Eq. 2 (U2): the first concept's final well splits into ẑ_1 (weight 1-p) and 0 "
+        "(weight βp).",
     )
 
 
@@ -326,8 +336,8 @@ def from_expression(
     Args:
         energy: E as a string (``t`` is time, ``sigmoid(x)`` is available) or a sympy expression.
         params: a default value for every other symbol in the energy.
-        state: names of the coordinates; default: the symbols named ``z1, z2, ...`` (or ``z_1, ...``).
-        concepts: names of the concepts (log columns ``z_<name>``); default ``c1, c2, ...``.
+        state: names of the coordinates; default: the symbols named ``z1, z2, ...`` (or ``z_1,
+        ...``). concepts: names of the concepts (log columns ``z_<name>``); default ``c1, c2, ...``.
         z0: default start; default 0.5 per coordinate.
         name: a name for messages and logs.
 
@@ -374,7 +384,8 @@ def from_expression(
 
 
 def _energy(energy: str | sympy.Expr) -> sympy.Expr:
-    """The energy as a sympy expression in the package's time symbol (text parsed by a whitelist, never run)."""
+    """The energy as a sympy expression in the package's time symbol (text parsed by a whitelist,
+    never run)."""
     if isinstance(energy, str):
         expr = expression.parse(energy, symbols={"t": T})
     elif isinstance(energy, sympy.Expr):
@@ -383,5 +394,6 @@ def _energy(energy: str | sympy.Expr) -> sympy.Expr:
         raise TypeError(f"energy must be text or a sympy expression, got {type(energy).__name__}")
     t_like = [s for s in expr.free_symbols if s.name == "t" and s != T]
     expr = expr.xreplace({s: T for s in t_like})
-    # real symbols: the energy is a real function of real coordinates (Abs differentiates to a sign, not re/im)
+    # real symbols: the energy is a real function of real coordinates (Abs differentiates to a sign,
+    # not re/im)
     return expr.xreplace({s: sympy.Symbol(s.name, real=True) for s in expr.free_symbols if s != T})

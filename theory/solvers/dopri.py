@@ -1,4 +1,5 @@
-"""A batched Dormand-Prince 5(4) integrator in numba: one adaptive solve per trajectory, in parallel.
+"""A batched Dormand-Prince 5(4) integrator in numba: one adaptive solve per trajectory, in
+parallel.
 
 Each trajectory gets its own step-size control (the same embedded pair, error norm, controller and
 4th-order continuous extension as scipy's ``RK45``): the solver takes its natural steps and fills
@@ -56,8 +57,10 @@ MESSAGES = {
     NOT_FINITE: "the solution is not finite (overflow)",
 }
 
-# The integrator, as plain Python: :func:`kernel_source` turns it into a numba module together with a
-# landscape's generated ``flow(t, z, p, out)`` (theory.solvers.kernels caches that module's compiled code on disk).
+# The integrator, as plain Python: :func:`kernel_source` turns it into a numba module together with
+# a
+# landscape's generated ``flow(t, z, p, out)`` (theory.solvers.kernels caches that module's compiled
+# code on disk).
 flow = None  # bound to the landscape's flow in each generated kernel module
 
 
@@ -70,7 +73,8 @@ def norm(err, y, y_new, rtol, atol):
 
 
 def initial_step(t, y, p, k1, ys, k2, rtol, atol, t_end):
-    """The first step's length (Hairer, Norsett & Wanner, Sec. II.4), as in scipy; k1 = flow(t, y)."""
+    """The first step's length (Hairer, Norsett & Wanner, Sec. II.4), as in scipy; k1 = flow(t,
+    y)."""
     d = y.size
     d0 = 0.0
     d1 = 0.0
@@ -93,8 +97,10 @@ def initial_step(t, y, p, k1, ys, k2, rtol, atol, t_end):
         h1 = max(1e-6, h0 * 1e-3)
     else:
         h1 = (0.01 / max(d1, d2)) ** (1 / 5)
-    # floor: with |y0| tiny but above the heuristic's 1e-5 (in units of atol), h0 = 0.01 d0 / d1 can fall below
-    # the underflow test's 1e-14 before the first step; the controller still shrinks a step that is too long
+    # floor: with |y0| tiny but above the heuristic's 1e-5 (in units of atol), h0 = 0.01 d0 / d1 can
+    # fall below
+    # the underflow test's 1e-14 before the first step; the controller still shrinks a step that is
+    # too long
     return max(min(100 * h0, h1), H_FLOOR * (t_end - t))
 
 
@@ -181,7 +187,8 @@ def run(t_eval, Z0, P, rtol, atol, max_steps, out, status):
 
 
 INTEGRATOR = (norm, initial_step, dense, one, run)
-# error_model='numpy': a division by zero gives inf or NaN (which the step controller rejects), never an exception
+# error_model='numpy': a division by zero gives inf or NaN (which the step controller rejects),
+# never an exception
 # raised inside the kernel
 JIT = {
     "norm": "@numba.njit(cache={cache}, error_model='numpy')",
@@ -193,7 +200,8 @@ JIT = {
 
 
 def kernel_source(flow_source: str, *, cache: bool) -> str:
-    """The source of a kernel module: this module's constants, the jitted ``flow`` and the integrator.
+    """The source of a kernel module: this module's constants, the jitted ``flow`` and the
+    integrator.
 
     ``run(t_eval, Z0, P, rtol, atol, max_steps, out, status)`` integrates t_eval (T,), Z0 (N, D),
     P (N, P) into out (N, T, D) in place, one status (N,) per trajectory."""
@@ -219,8 +227,9 @@ def _constants() -> dict:
 
 
 def kernel(flow_source: str) -> Callable:
-    """The parallel batch integrator for a flow given as source (``def f(t, z, p, out)``), built in memory
-    (compiled on the first call, seconds; nothing cached on disk: see theory.solvers.kernels for that)."""
+    """The parallel batch integrator for a flow given as source (``def f(t, z, p, out)``), built in
+    memory (compiled on the first call, seconds; nothing cached on disk: see theory.solvers.kernels
+    for that)."""
     namespace: dict = {}
     exec(compile(kernel_source(flow_source, cache=False), "<dopri kernel>", "exec"), namespace)
     return namespace["run"]

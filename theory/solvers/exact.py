@@ -1,34 +1,37 @@
 """Exact integration of flows that are linear in z: no adaptive time stepping, nothing to compile.
 
-Eq. 1, Eq. 2, the authors' notebook model and any energy quadratic in each coordinate without cross terms
-have a flow that is linear in z once the gates are evaluated:
+Eq. 1, Eq. 2, the authors' notebook model and any energy quadratic in each coordinate without cross
+terms have a flow that is linear in z once the gates are evaluated:
 
     dz_i/dt = -a_i(t) z_i + b_i(t),
 
-with a_i, b_i functions of time and the parameters only (:mod:`theory.models.linear_form` finds them). Such a
-flow is solved by quadrature (variation of constants, an exponential integrator): with A_i(t) = ∫ a_i,
+with a_i, b_i functions of time and the parameters only (:mod:`theory.models.linear_form` finds
+them). Such a flow is solved by quadrature (variation of constants, an exponential integrator): with
+A_i(t) = ∫ a_i,
 
     z_i(t1) = exp(-(A_i(t1) - A_i(t0))) z_i(t0) + ∫_{t0}^{t1} exp(-(A_i(t1) - A_i(s))) b_i(s) ds.
 
-The quadrature. Each output interval is cut into r equal subintervals; on each, the integral above is a
-GAUSS_NODES-point Gauss-Legendre sum with the decay factor evaluated exactly at the nodes. Where a is
-constant in time (every built-in model) the decay is exp(-a (t1 - s)) in closed form, terms of b free of t
-are integrated in closed form too, and the rule has order 2m = 8 (local error O(h^9) times the 8th
-derivative of b). Where a varies with time, A between a node and the subinterval's end comes from the
-Lagrange interpolant of a through the same nodes (order m + 1 = 5 locally).
+The quadrature. Each output interval is cut into r equal subintervals; on each, the integral above
+is a GAUSS_NODES-point Gauss-Legendre sum with the decay factor evaluated exactly at the nodes.
+Where a is constant in time (every built-in model) the decay is exp(-a (t1 - s)) in closed form,
+terms of b free of t are integrated in closed form too, and the rule has order 2m = 8 (local error
+O(h^9) times the 8th derivative of b). Where a varies with time, A between a node and the
+subinterval's end comes from the Lagrange interpolant of a through the same nodes (order m + 1 = 5
+locally).
 
-The error is controlled, not assumed: the solves with r and with 2r subintervals are compared, r doubles
-(per trajectory) until they agree, and the 2r solve is returned, whose error is smaller than their
-difference by about 2^8 (constant a). Where a is constant and the output times equally spaced (the fast
-path) the decay per interval, phi, is exact and the same at every r, so the two paths differ only through
-the interval constants c: |z_2r - z_r| <= Σ_j |c_2r - c_r|_j Π max(1, phi) at every time, and a trajectory
-is accepted when that bound is <= atol + rtol min_t |z| for each concept (only the 2r path is propagated;
-the r constants are formed a block of intervals at a time and never stored whole). Elsewhere both paths are
-propagated and |z_2r - z_r| <= atol + rtol |z_2r| must hold at every output time. :class:`ExactStats`
-reports the subdivision reached and the largest accepted difference (or bound).
+The error is controlled, not assumed: the solves with r and with 2r subintervals are compared, r
+doubles (per trajectory) until they agree, and the 2r solve is returned, whose error is smaller than
+their difference by about 2^8 (constant a). Where a is constant and the output times equally spaced
+(the fast path) the decay per interval, phi, is exact and the same at every r, so the two paths
+differ only through the interval constants c: |z_2r - z_r| <= Σ_j |c_2r - c_r|_j Π max(1, phi) at
+every time, and a trajectory is accepted when that bound is <= atol + rtol min_t |z| for each
+concept (only the 2r path is propagated; the r constants are formed a block of intervals at a time
+and never stored whole). Elsewhere both paths are propagated and |z_2r - z_r| <= atol + rtol |z_2r|
+must hold at every output time. :class:`ExactStats` reports the subdivision reached and the largest
+accepted difference (or bound).
 
-The result is a (N, T, D) view of time-major storage, so that each step of the propagation writes one
-contiguous (D, N) slab; ``np.ascontiguousarray`` gives a copy laid out per trajectory.
+The result is a (N, T, D) view of time-major storage, so that each step of the propagation writes
+one contiguous (D, N) slab; ``np.ascontiguousarray`` gives a copy laid out per trajectory.
 """
 
 from __future__ import annotations
@@ -45,12 +48,15 @@ __all__ = ["ExactStats", "LinearForm", "linear_form", "solve", "why_not_linear"]
 
 GAUSS_NODES = 4
 MAX_SUBDIVISIONS = 2**12  # subintervals per output interval; unconverged there, a trajectory fails
-RESOLVE = 0.5  # the first subdivision puts subintervals no longer than RESOLVE / (the fastest rate of the form)
+# the first subdivision puts subintervals no longer than RESOLVE / (the fastest rate of the form)
+RESOLVE = 0.5
 NOT_CONVERGED, UNRESOLVED = 1, 3  # status codes (dopri's are 1 and 2; 3 is exact's own)
 MESSAGES = {
-    NOT_CONVERGED: f"the quadrature did not converge within {MAX_SUBDIVISIONS} subintervals an output interval",
+    NOT_CONVERGED: f"the quadrature did not converge within {MAX_SUBDIVISIONS} subintervals an "
+    "output interval",
     UNRESOLVED: (
-        f"the flow changes faster (a narrow switch or a stiff rate) than {MAX_SUBDIVISIONS // 2} subintervals of "
+        f"the flow changes faster (a narrow switch or a stiff rate) than {MAX_SUBDIVISIONS // 2} "
+        "subintervals of "
         "an output interval resolve: more output points, or method dopri"
     ),
 }
@@ -60,7 +66,8 @@ _X, _W = np.polynomial.legendre.leggauss(GAUSS_NODES)
 
 
 def _tail_matrix(x: NDArray[np.float64]) -> NDArray[np.float64]:
-    """R[j, k] = ∫_{x_j}^{1} ℓ_k(x) dx for the Lagrange basis ℓ_k through the nodes x (on [-1, 1])."""
+    """R[j, k] = ∫_{x_j}^{1} ℓ_k(x) dx for the Lagrange basis ℓ_k through the nodes x (on [-1,
+    1])."""
     m = x.size
     out = np.empty((m, m))
     for k in range(m):
@@ -99,11 +106,13 @@ def _coefficients(form: LinearForm, t, columns: list, n: int, d: int):
 
 def _uniform_parts(form: LinearForm, g, coefs, rates, span: float, r: int):
     """The interval constants of every concept on equal output intervals with a constant a, as
-    ``stacked (T-1, S) @ weights (S, D N)`` (concept i in columns i N to (i + 1) N) plus terms of their own.
+    ``stacked (T-1, S) @ weights (S, D N)`` (concept i in columns i N to (i + 1) N) plus terms of
+    their own.
 
-    Terms free of t are integrated in closed form, coef (1 - e^{-a H}) / a over an interval H (the column of
-    ones in ``stacked``); shared gates go through one weight matrix over (subinterval, node); gates with a
-    time of their own per trajectory are (concept, weights (r m, N), node values (T-1, r m, N)) triples.
+    Terms free of t are integrated in closed form, coef (1 - e^{-a H}) / a over an interval H (the
+    column of ones in ``stacked``); shared gates go through one weight matrix over (subinterval,
+    node); gates with a time of their own per trajectory are (concept, weights (r m, N), node values
+    (T-1, r m, N)) triples.
     """
     h, m, d, n = span / r, GAUSS_NODES, len(rates), rates[0].size
     # (r, m): time to the interval's end
@@ -141,8 +150,9 @@ def _constants_into(stacked, weights, own, out) -> None:
 
 
 def _gap(stacked, weights, own, fine) -> NDArray[np.float64]:
-    """Σ_j |fine_j - c_j| (D N,) for the constants c = stacked @ weights (+ own) of a coarser subdivision,
-    computed a block of intervals at a time (a small buffer, reused: no full coarse array)."""
+    """Σ_j |fine_j - c_j| (D N,) for the constants c = stacked @ weights (+ own) of a coarser
+    subdivision, computed a block of intervals at a time (a small buffer, reused: no full coarse
+    array)."""
     width = weights.shape[1]
     block = max(1, 2**18 // width)
     buf = np.empty((block, width))
@@ -157,10 +167,10 @@ def _gap(stacked, weights, own, fine) -> NDArray[np.float64]:
 
 
 def _uniform_solve(form: LinearForm, t, r: int, z0, p, out):
-    """The 2r path into ``out`` (T, D, N) where a is constant and the output intervals equal, with the bound
-    Σ_j |c_2r - c_r|_j Π max(1, phi) (D, N) on its difference from the r path (phi is exact, the same at
-    every r, so the paths differ only through the interval constants). The constants are written into out
-    and propagated in place."""
+    """The 2r path into ``out`` (T, D, N) where a is constant and the output intervals equal, with
+    the bound Σ_j |c_2r - c_r|_j Π max(1, phi) (D, N) on its difference from the r path (phi is
+    exact, the same at every r, so the paths differ only through the interval constants). The
+    constants are written into out and propagated in place."""
     n, d = z0.shape
     columns, span = _columns(p), t[1] - t[0]
     coefs, rates = _coefficients(form, t, columns, n, d)
@@ -177,8 +187,9 @@ def _uniform_solve(form: LinearForm, t, r: int, z0, p, out):
 
 
 def _interval_maps(form: LinearForm, t: NDArray[np.float64], r: int, columns: list, n: int, d: int):
-    """Per concept and output interval, the affine map z(t_{i+1}) = phi z(t_i) + c over its r subintervals,
-    in general (a changing with time, or unequal output intervals). Returns phi and c, (D, T-1, N) each."""
+    """Per concept and output interval, the affine map z(t_{i+1}) = phi z(t_i) + c over its r
+    subintervals, in general (a changing with time, or unequal output intervals). Returns phi and c,
+    (D, T-1, N) each."""
     h, nodes = _nodes(t, r)
     g = _at(form.eval_times, nodes.ravel(), columns, len(form.times))
     coefs, _ = _coefficients(form, t, columns, n, d)
@@ -191,8 +202,8 @@ def _interval_maps(form: LinearForm, t: NDArray[np.float64], r: int, columns: li
 
 
 def _composed(constant_a: bool, a_nodes, b, h, r: int, n: int):
-    """phi and c (T-1, N) of one concept: each subinterval's map, then the r of every output interval
-    composed."""
+    """phi and c (T-1, N) of one concept: each subinterval's map, then the r of every output
+    interval composed."""
     k, m = h.size, GAUSS_NODES
     b = np.broadcast_to(b, (k * m, n)).reshape(k, m, n)
     half = (h / 2)[:, None, None]
@@ -215,8 +226,8 @@ def _composed(constant_a: bool, a_nodes, b, h, r: int, n: int):
 def _propagate(
     phi: NDArray[np.float64], c: NDArray[np.float64], z0: NDArray[np.float64], out
 ) -> None:
-    """Fill ``out`` (T, D, N), time-major, from z0 (N, D) through the interval maps phi (D, T-1 or 1, N)
-    and c (D, T-1, N), which may be out[1:] itself: each step writes one (D, N) slab."""
+    """Fill ``out`` (T, D, N), time-major, from z0 (N, D) through the interval maps phi (D, T-1 or
+    1, N) and c (D, T-1, N), which may be out[1:] itself: each step writes one (D, N) slab."""
     shared = phi.shape[1] == 1
     out[0] = z0.T
     scratch = np.empty(out.shape[1:])
@@ -226,8 +237,9 @@ def _propagate(
 
 
 def _columns(p: NDArray[np.float64]) -> list:
-    """The parameter matrix (N, P) as P entries: a float where a parameter is the same for every trajectory
-    (so shared gates are evaluated once per time, not once per trajectory), else a (1, N) row."""
+    """The parameter matrix (N, P) as P entries: a float where a parameter is the same for every
+    trajectory (so shared gates are evaluated once per time, not once per trajectory), else a (1, N)
+    row."""
     return [float(col[0]) if np.all(col == col[0]) else col[None, :] for col in p.T]
 
 
@@ -239,8 +251,8 @@ def _growth(phi: NDArray[np.float64], intervals: int) -> NDArray[np.float64]:
 
 
 def _pointwise(form: LinearForm, t, r: int, z0, p, out):
-    """The 2r path into ``out`` and its largest difference from the r path at each point (T, D, N): both
-    propagated (in general phi, too, changes with r)."""
+    """The 2r path into ``out`` and its largest difference from the r path at each point (T, D, N):
+    both propagated (in general phi, too, changes with r)."""
     n, d = z0.shape
     coarse = np.empty_like(out)
     _propagate(*_interval_maps(form, t, r, _columns(p), n, d), z0, coarse)
@@ -251,10 +263,11 @@ def _pointwise(form: LinearForm, t, r: int, z0, p, out):
 def first_subdivision(
     form: LinearForm, t: NDArray[np.float64], p: NDArray[np.float64]
 ) -> NDArray[np.int64]:
-    """Per trajectory (N,), the subdivision the refinement starts from: a power of 2 that makes every
-    subinterval at most RESOLVE / rate long, the rate the fastest of the form's (:class:`LinearForm`: its decay
-    rates and its switches' rates) over the output times. Without it the r and 2r rules can agree by missing a
-    switch narrower than both (and a stiff decay kernel narrower than the nodes) and a wrong path is accepted."""
+    """Per trajectory (N,), the subdivision the refinement starts from: a power of 2 that makes
+    every subinterval at most RESOLVE / rate long, the rate the fastest of the form's
+    (:class:`LinearForm`: its decay rates and its switches' rates) over the output times. Without it
+    the r and 2r rules can agree by missing a switch narrower than both (and a stiff decay kernel
+    narrower than the nodes) and a wrong path is accepted."""
     n = p.shape[0]
     if not form.rates:
         return np.ones(n, dtype=np.int64)
@@ -274,14 +287,15 @@ def first_subdivision(
 def _refine(
     form: LinearForm, t, z0, p, rtol: float, atol: float, out, r: int = 1
 ) -> tuple[NDArray, int, float]:
-    """Solve one chunk into ``out`` (T, D, N): r doubled per trajectory until the r and 2r paths agree.
+    """Solve one chunk into ``out`` (T, D, N): r doubled per trajectory until the r and 2r paths
+    agree.
 
     Where a is constant and the output intervals equal, the bound of :func:`_uniform_solve` on their
-    difference must be <= atol + rtol min_t |z| for every concept; elsewhere the difference itself must be
-    <= atol + rtol |z| at every output time. The 2r path is kept.
+    difference must be <= atol + rtol min_t |z| for every concept; elsewhere the difference itself
+    must be <= atol + rtol |z| at every output time. The 2r path is kept.
 
-    Returns status (N,) (NOT_CONVERGED where MAX_SUBDIVISIONS did not converge: those columns are NaN), the
-    largest subdivision reached and the largest accepted difference.
+    Returns status (N,) (NOT_CONVERGED where MAX_SUBDIVISIONS did not converge: those columns are
+    NaN), the largest subdivision reached and the largest accepted difference.
     """
     n = z0.shape[0]
     span = np.diff(t)
@@ -314,9 +328,9 @@ def _refine(
 
 
 def _elements_per_trajectory(form: LinearForm, t, p, d: int) -> int:
-    """Floats held per trajectory at the first refinement besides the output: the gate values at the r and
-    2r Gauss nodes of every gate with a time of its own per trajectory, and in general (a changing with
-    time) the interval maps and the coarse path."""
+    """Floats held per trajectory at the first refinement besides the output: the gate values at the
+    r and 2r Gauss nodes of every gate with a time of its own per trajectory, and in general (a
+    changing with time) the interval maps and the coarse path."""
     own = sum(v.shape[1] > 1 for v in _at(form.eval_times, t[:1], _columns(p), len(form.times)))
     general = 0 if form.constant_a else 3 * d
     return (t.size - 1) * (own * 3 * GAUSS_NODES * (1 if form.constant_a else 2) + general) + 1
@@ -336,12 +350,14 @@ def solve(
         land: a landscape with :func:`linear_form`.
         t: (T,) output times, the first the start.
         z0: (N, D) starts; p: (N, P) packed parameters.
-        rtol, atol: the accepted difference between two successive subdivisions (see :func:`_refine`).
+        rtol, atol: the accepted difference between two successive subdivisions (see
+        :func:`_refine`).
 
     Returns:
-        z (N, T, D), a view of time-major storage (``np.ascontiguousarray`` where a copy per trajectory is
-        wanted); status (N,) (0; NOT_CONVERGED where MAX_SUBDIVISIONS did not converge; UNRESOLVED where the
-        form changes faster than MAX_SUBDIVISIONS / 2 subintervals resolve: those rows are NaN); stats.
+        z (N, T, D), a view of time-major storage (``np.ascontiguousarray`` where a copy per
+        trajectory is wanted); status (N,) (0; NOT_CONVERGED where MAX_SUBDIVISIONS did not
+        converge; UNRESOLVED where the form changes faster than MAX_SUBDIVISIONS / 2 subintervals
+        resolve: those rows are NaN); stats.
     """
     form = linear_form(land)
     if form is None:

@@ -7,8 +7,8 @@ Which path when:
 
 ``dopri`` (default)
     Numba Dormand-Prince 5(4), one adaptive solve per trajectory, parallel over trajectories
-    (:mod:`theory.solvers.dopri`). The fast path for sweeps: thousands of trajectories at once. First use
-    of a landscape compiles it (about 1-3 s, reported separately by the benchmark).
+    (:mod:`theory.solvers.dopri`). The fast path for sweeps: thousands of trajectories at once.
+    First use of a landscape compiles it (about 1-3 s, reported separately by the benchmark).
 ``stacked``
     All N systems stacked into one ``solve_ivp`` call with the numpy (broadcasting) flow. No
     compilation; one step size is shared by all trajectories, so a stiff member slows everyone.
@@ -19,8 +19,8 @@ Which path when:
     For flows linear in z (dz_i/dt = -a_i(t) z_i + b_i(t): Eq. 1, Eq. 2, the notebook model, any
     energy quadratic in each coordinate without cross terms, detected from the sympy expression):
     variation of constants with a Gauss-Legendre quadrature whose subdivision is refined until two
-    successive ones agree to rtol/atol (:mod:`theory.solvers.exact`). No adaptive solver, nothing to compile.
-    ``auto`` takes it wherever it applies.
+    successive ones agree to rtol/atol (:mod:`theory.solvers.exact`). No adaptive solver, nothing to
+    compile. ``auto`` takes it wherever it applies.
 """
 
 from __future__ import annotations
@@ -62,7 +62,8 @@ class Solution:
         status: (N,) 0 where the solve succeeded.
         success: all trajectories succeeded.
         message: what went wrong, if anything.
-        exact: for method ``exact``, the subdivision reached and the last difference between subdivisions.
+        exact: for method ``exact``, the subdivision reached and the last difference between
+        subdivisions.
     """
 
     t: NDArray[np.float64]
@@ -84,7 +85,8 @@ class Solution:
         protocol: str = "sim",
         runs: Sequence[str] | None = None,
     ) -> list[Trajectory]:
-        """The paths as log trajectories (``step`` = model time), one run id per parameter setting."""
+        """The paths as log trajectories (``step`` = model time), one run id per parameter
+        setting."""
         n = self.z.shape[0]
         runs = list(runs) if runs is not None else [f"{self.landscape.name}-{i}" for i in range(n)]
         if len(runs) != n:
@@ -114,21 +116,23 @@ def _check_t_eval(t_eval: Sequence[float]) -> NDArray[np.float64]:
 
 
 def kernel(land: Landscape) -> Callable:
-    """The parallel Dormand-Prince batch integrator of a landscape's flow: loaded from the on-disk cache of
-    theory.solvers.kernels (compiled there on the first use on this machine), then kept for the process."""
+    """The parallel Dormand-Prince batch integrator of a landscape's flow: loaded from the on-disk
+    cache of theory.solvers.kernels (compiled there on the first use on this machine), then kept for
+    the process."""
     if land not in _KERNELS:
         _KERNELS[land] = kernels.load(land.flow_source)
     return _KERNELS[land]
 
 
 def compiled(land: Landscape) -> bool:
-    """Whether the landscape's numba kernel is compiled already (the first dopri solve of a landscape compiles it)."""
+    """Whether the landscape's numba kernel is compiled already (the first dopri solve of a
+    landscape compiles it)."""
     return land in _KERNELS
 
 
 def choose_method(method: str, n: int, land: Landscape | None = None) -> str:
-    """``auto`` -> ``exact`` where the landscape's flow is linear in z, else ``stacked`` for fewer than
-    AUTO_DOPRI_FROM trajectories and ``dopri`` from there; other names pass through."""
+    """``auto`` -> ``exact`` where the landscape's flow is linear in z, else ``stacked`` for fewer
+    than AUTO_DOPRI_FROM trajectories and ``dopri`` from there; other names pass through."""
     if method == "auto":
         if land is not None and exact.why_not_linear(land) is None:
             return "exact"
@@ -145,7 +149,8 @@ class _TooManySteps(Exception):
 
 
 def capped_ivp(rhs, t, y0, rtol, atol, method, stages):
-    """solve_ivp with at most MAX_IVP_STEPS steps (counted as ``stages`` evaluations each); returns (y (D', T), status)."""
+    """solve_ivp with at most MAX_IVP_STEPS steps (counted as ``stages`` evaluations each); returns
+    (y (D', T), status)."""
     calls = [0]
 
     def counted(tt, y):
@@ -204,8 +209,8 @@ METHODS: dict[str, Callable] = {
 
 
 def _exact_or_dopri(land, t, z0, p, rtol, atol, z, status) -> tuple[str, str]:
-    """auto: the trajectories the exact quadrature cannot resolve are solved with dopri, in place in z and
-    status; returns the method and the note for the message."""
+    """auto: the trajectories the exact quadrature cannot resolve are solved with dopri, in place in
+    z and status; returns the method and the note for the message."""
     unresolved = np.flatnonzero(status == exact.UNRESOLVED)
     if not unresolved.size:
         return "exact", ""
@@ -233,13 +238,15 @@ def integrate(
         t_eval: (T,) output times; the first is the start time.
         values: parameter overrides (defaults fill the rest), each optionally batched:
             a scalar parameter (N,), a vector parameter or ``z0`` (N, D).
-        method: ``dopri`` (numba, batched), ``stacked`` (one solve_ivp), ``loop`` (solve_ivp each), ``exact``
-            (flows linear in z; ValueError naming why for any other; a trajectory whose switches or decay are
-            too fast for the output spacing fails, never silently wrong) or ``auto`` (exact where it applies,
-            with dopri for the trajectories exact cannot resolve, method ``exact+dopri`` and a note in the
-            message; else stacked below AUTO_DOPRI_FROM trajectories, where compiling the kernel would cost
-            more, else dopri).
-        rtol, atol: error tolerances of the adaptive solver (for ``exact``: of the quadrature's refinement).
+        method: ``dopri`` (numba, batched), ``stacked`` (one solve_ivp), ``loop`` (solve_ivp each),
+        ``exact``
+            (flows linear in z; ValueError naming why for any other; a trajectory whose switches or
+            decay are too fast for the output spacing fails, never silently wrong) or ``auto``
+            (exact where it applies, with dopri for the trajectories exact cannot resolve, method
+            ``exact+dopri`` and a note in the message; else stacked below AUTO_DOPRI_FROM
+            trajectories, where compiling the kernel would cost more, else dopri).
+        rtol, atol: error tolerances of the adaptive solver (for ``exact``: of the quadrature's
+        refinement).
 
     Returns:
         A :class:`Solution` with z of shape (N, T, D).

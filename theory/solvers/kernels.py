@@ -1,10 +1,10 @@
 """Compiled integrators cached across processes: the first dopri solve of a landscape no longer pays
 numba's compilation in every new process.
 
-A landscape's kernel is a generated module (theory.solvers.dopri.kernel_source: the landscape's flow and the
-integrator), written once to the cache folder under a name keyed by the hash of its source, numba's
-and Python's versions, and imported from there with ``cache=True``, so numba's own on-disk cache
-applies: the second process loads the machine code instead of compiling it. The folder is
+A landscape's kernel is a generated module (theory.solvers.dopri.kernel_source: the landscape's flow
+and the integrator), written once to the cache folder under a name keyed by the hash of its source,
+numba's and Python's versions, and imported from there with ``cache=True``, so numba's own on-disk
+cache applies: the second process loads the machine code instead of compiling it. The folder is
 ``$NUMBA_CACHE_DIR/concept-dynamics-kernels`` when NUMBA_CACHE_DIR is set, else
 ``$XDG_CACHE_HOME/concept-dynamics/kernels`` (``~/.cache`` when XDG_CACHE_HOME is unset). Where it
 cannot be written, the kernel is built in memory as before (compiled once per process).
@@ -24,7 +24,8 @@ from core.files import atomic_write
 
 
 def cache_dir() -> Path:
-    """Where generated kernel modules (and, unless NUMBA_CACHE_DIR says otherwise, numba's cache) live."""
+    """Where generated kernel modules (and, unless NUMBA_CACHE_DIR says otherwise, numba's cache)
+    live."""
     if os.environ.get("NUMBA_CACHE_DIR"):
         return Path(os.environ["NUMBA_CACHE_DIR"]) / "concept-dynamics-kernels"
     base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
@@ -32,8 +33,8 @@ def cache_dir() -> Path:
 
 
 def load(flow_source: str) -> Callable:
-    """The batch integrator ``run(t_eval, Z0, P, rtol, atol, max_steps, out, status)`` for a flow's source,
-    from the on-disk cache when possible."""
+    """The batch integrator ``run(t_eval, Z0, P, rtol, atol, max_steps, out, status)`` for a flow's
+    source, from the on-disk cache when possible."""
     import numba
 
     source = dopri.kernel_source(flow_source, cache=True)

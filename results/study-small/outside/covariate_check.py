@@ -3,7 +3,7 @@
   python results/study-small/outside/covariate_check.py     (writes covariate_check.json beside this file)
 
 Two covariates per run: the concept clock (fitting.analyses.events: the step the training classes 00, 01, 10 learn each
-concept; the faster concept is the stronger) and the pixel signal (empirical.images.data.concept_signal's mse of the run's
+concept; the faster concept is the stronger) and the pixel signal (empirical.images.dgp.concept_signal's mse of the run's
 setting at 24 px). Each predicts the corner the held-out class memorizes first: the stronger concept's value right.
 Over the validation runs (probe d82ef1d4188a7998, naive only) and the over-prompted runs of dcolor/, dsize/ and
 weak-cpu/ (probe 93e98c6f35e88932), every run whose memorized corner is 01 or 10.
@@ -18,7 +18,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[2]
 sys.path.insert(0, str(ROOT))
 
-from empirical.images.data import DataConfig, concept_signal  # noqa: E402
+from empirical.images.dgp import DataConfig, concept_signal  # noqa: E402
 from fitting.analyses.events import run_events  # noqa: E402
 
 GROUPS = {

@@ -1,4 +1,5 @@
-"""Elicitation of a finished run's saved checkpoints, step by step (the command: python -m empirical.elicit)."""
+"""Elicitation of a finished run's saved checkpoints, step by step (the command: python -m
+empirical.elicit)."""
 
 from __future__ import annotations
 
@@ -40,8 +41,8 @@ def load_run(run: Path) -> tuple[TrainConfig, dict]:
 
 
 def naive_points(run: Path) -> list[runlog.Logged]:
-    """Every naive evaluation of a run: those kept in checkpoints/last.pt (the source training rebuilds the log
-    from) and any others in trajectories.csv, so a deleted log loses nothing."""
+    """Every naive evaluation of a run: those kept in checkpoints/last.pt (the source training
+    rebuilds the log from) and any others in trajectories.csv, so a deleted log loses nothing."""
     run = Path(run)
     points = []
     last = run / "checkpoints" / "last.pt"
@@ -92,9 +93,11 @@ def run_protocols(
     device: str = "auto",
     every: int = 1,
 ) -> dict[str, dict]:
-    """Elicit the saved checkpoints of a run (every ``every``-th) under each protocol; returns {protocol: results}.
+    """Elicit the saved checkpoints of a run (every ``every``-th) under each protocol; returns
+    {protocol: results}.
 
-    ``classes``: labels to elicit (default every class: held-out ones and the training-class control)."""
+    ``classes``: labels to elicit (default every class: held-out ones and the training-class
+    control)."""
     run = Path(run)
     cfg, doc = load_run(run)
     labels = _checked(names, classes, cfg)
@@ -146,7 +149,8 @@ def _final_model(run: Path, cfg, steps: list[int], dev):
     """The trained model at the run's last step (the patch protocol's donor)."""
     if steps[-1] != cfg.steps:
         raise ValueError(
-            f"--protocols patch needs the final checkpoint (step {cfg.steps}); the last saved is step "
+            f"--protocols patch needs the final checkpoint (step {cfg.steps}); the last saved is "
+            "step "
             f"{steps[-1]}: finish training first, or leave patch out"
         )
     return checkpoint.load_model(run, steps[-1], cfg, dev)
@@ -171,12 +175,13 @@ def _checked(names: Sequence[str], classes: Sequence[str] | None, cfg) -> list[s
 
 def _training_probe(doc: dict):
     """The probe the run trained with, (model, hash), refused if it changed since."""
-    from empirical.probing.probe import load as load_probe
+    from empirical.probing.reader import load as load_probe
 
     probe, _, digest = load_probe(doc["probe"]["path"])
     if digest != doc["probe"]["hash"]:
         raise ValueError(
-            f"{doc['probe']['path']}: the probe changed since training ({digest} != {doc['probe']['hash']})"
+            f"{doc['probe']['path']}: the probe changed since training ({digest} != "
+            f"{doc['probe']['hash']})"
         )
     return probe, digest
 

@@ -1,7 +1,7 @@
-"""CelebA in its published layout, read as a two-concept dataset (the paper's appendix C.3): the layout check, the
-attribute and partition tables, each image's class over two attributes, the balanced choice, an image cropped
-and resized as training reads it, the paper's augmentation, and a selection written by ``python -m
-empirical.celeba`` read back as arrays. numpy and Pillow only.
+"""CelebA in its published layout, read as a two-concept dataset (the paper's appendix C.3): the
+layout check, the attribute and partition tables, each image's class over two attributes, the
+balanced choice, an image cropped and resized as training reads it, the paper's augmentation, and a
+selection written by ``python -m empirical.celeba`` read back as arrays. numpy and Pillow only.
 """
 
 from __future__ import annotations
@@ -65,14 +65,16 @@ def read_partition(path: Path) -> dict[str, int]:
             continue
         if len(row) != 2 or row[1] not in ("0", "1", "2"):
             raise ValueError(
-                f"{path}, line {i}: expected 'FILE 0|1|2' (train, validation, test), got {line[:80]!r}"
+                f"{path}, line {i}: expected 'FILE 0|1|2' (train, validation, test), got "
+                f"{line[:80]!r}"
             )
         out[row[0]] = int(row[1])
     return out
 
 
 def class_labels(attrs: Attributes, concepts: Sequence[str]) -> np.ndarray:
-    """Each image's class ('00' ... '11'): bit i is 1 where it has concept i (``!NAME``: where it lacks NAME)."""
+    """Each image's class ('00' ... '11'): bit i is 1 where it has concept i (``!NAME``: where it
+    lacks NAME)."""
     if len(concepts) != 2:
         raise ValueError(
             f"--concepts: give two attributes, e.g. Male,Smiling; got {list(concepts)}"
@@ -93,8 +95,9 @@ def class_labels(attrs: Attributes, concepts: Sequence[str]) -> np.ndarray:
 def choose(
     labels: np.ndarray, in_split: np.ndarray, per_class: int, seed: int
 ) -> dict[str, np.ndarray]:
-    """Row indices of the same number of images of each class in the split (``per_class``, or as many as the
-    rarest class has), drawn without replacement; ValueError naming a class with none."""
+    """Row indices of the same number of images of each class in the split (``per_class``, or as
+    many as the rarest class has), drawn without replacement; ValueError naming a class with
+    none."""
     rng = np.random.default_rng(seed)
     pools = {
         label: np.flatnonzero((labels == label) & in_split) for label in ("00", "01", "10", "11")
@@ -112,7 +115,8 @@ MAX_PIXELS = 4096 * 4096
 
 
 def load_image(path: Path, resolution: int) -> np.ndarray:
-    """(3, R, R) in [0, 1]: the image's central square, resized (bilinear); ValueError naming an unreadable file."""
+    """(3, R, R) in [0, 1]: the image's central square, resized (bilinear); ValueError naming an
+    unreadable file."""
     from PIL import Image, UnidentifiedImageError
 
     try:
@@ -121,7 +125,8 @@ def load_image(path: Path, resolution: int) -> np.ndarray:
                 img.width * img.height > MAX_PIXELS
             ):  # a decompression bomb: refused before it is decoded
                 raise ValueError(
-                    f"{path}: {img.width} x {img.height} pixels, more than the {MAX_PIXELS:,} an image may have"
+                    f"{path}: {img.width} x {img.height} pixels, more than the {MAX_PIXELS:,} an "
+                    "image may have"
                 )
             img = img.convert("RGB")
             w, h = img.size
@@ -134,11 +139,11 @@ def load_image(path: Path, resolution: int) -> np.ndarray:
 
 
 def augment(images: np.ndarray, rng: np.random.Generator, jitter: float = 0.1) -> np.ndarray:
-    """The paper's training augmentation on a (B, 3, R, R) batch in [0, 1]: colour jitter (brightness, contrast
-    and saturation each scaled by a factor in [1 - jitter, 1 + jitter], in that order, contrast about the image's
-    mean, as torchvision's ColorJitter but in a fixed order) and a horizontal flip with probability 1/2, each
-    image its own draw from ``rng`` (the same generator state gives the same batch again); returns a new float32
-    batch in [0, 1]."""
+    """The paper's training augmentation on a (B, 3, R, R) batch in [0, 1]: colour jitter
+    (brightness, contrast and saturation each scaled by a factor in [1 - jitter, 1 + jitter], in
+    that order, contrast about the image's mean, as torchvision's ColorJitter but in a fixed order)
+    and a horizontal flip with probability 1/2, each image its own draw from ``rng`` (the same
+    generator state gives the same batch again); returns a new float32 batch in [0, 1]."""
     b = images.shape[0]
 
     def factor():
@@ -155,7 +160,8 @@ def augment(images: np.ndarray, rng: np.random.Generator, jitter: float = 0.1) -
 
 
 def select(root: Path, concepts: Sequence[str], split: str, per_class: int, seed: int) -> dict:
-    """The balanced selection: {"files": class -> files, "available": class -> count in the split}."""
+    """The balanced selection: {"files": class -> files, "available": class -> count in the
+    split}."""
     check_layout(root)
     attrs = read_attributes(root / FILES[1])
     partition = read_partition(root / FILES[2])
@@ -182,8 +188,8 @@ def select(root: Path, concepts: Sequence[str], split: str, per_class: int, seed
 
 
 def selection_doc(folder: Path) -> dict:
-    """classes.json of a selection written by ``python -m empirical.celeba``, its selection.csv checked to be there;
-    ValueError naming the file and what is wrong."""
+    """classes.json of a selection written by ``python -m empirical.celeba``, its selection.csv
+    checked to be there; ValueError naming the file and what is wrong."""
     from core.files import read_json
 
     folder = Path(folder)
@@ -197,7 +203,8 @@ def selection_doc(folder: Path) -> dict:
     concepts = doc.get("concepts") if isinstance(doc, dict) else None
     if not (isinstance(concepts, list) and len(concepts) == 2) or "root" not in doc:
         raise ValueError(
-            f"{folder / 'classes.json'}: not written by python -m empirical.celeba (it names the CelebA "
+            f"{folder / 'classes.json'}: not written by python -m empirical.celeba (it names the "
+            "CelebA "
             "folder as 'root' and two 'concepts')"
         )
     return doc
@@ -209,10 +216,10 @@ def read_selection(
     per_class: int | None = None,
     classes: Sequence[str] | None = None,
 ) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
-    """A selection written by ``python -m empirical.celeba`` (its selection.csv and classes.json) as (uint8 images
-    (N, 3, R, R), (N,) class labels, the concepts): every row, or, given ``classes``, the first ``per_class`` rows
-    of each (all of each where ``per_class`` is None; only those images are read), class by class; ValueError
-    naming the file and what is wrong."""
+    """A selection written by ``python -m empirical.celeba`` (its selection.csv and classes.json) as
+    (uint8 images (N, 3, R, R), (N,) class labels, the concepts): every row, or, given ``classes``,
+    the first ``per_class`` rows of each (all of each where ``per_class`` is None; only those images
+    are read), class by class; ValueError naming the file and what is wrong."""
     folder = Path(folder)
     doc = selection_doc(folder)
     with open(folder / "selection.csv", newline="") as fh:
@@ -227,7 +234,8 @@ def read_selection(
     root = Path(doc["root"])
     if not root.is_dir():
         raise ValueError(
-            f"{folder / 'classes.json'}: its CelebA folder {root} is not there (moved?); rerun python -m "
+            f"{folder / 'classes.json'}: its CelebA folder {root} is not there (moved?); rerun "
+            "python -m "
             "empirical.celeba on the folder where it is now"
         )
     images = root_images(root)

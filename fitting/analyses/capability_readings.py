@@ -1,4 +1,5 @@
-"""Capability versus behavior per run and over seeds (the readings: python -m fitting.capability's help)."""
+"""Capability versus behavior per run and over seeds (the readings: python -m fitting.capability's
+help)."""
 
 from __future__ import annotations
 
@@ -45,14 +46,16 @@ def curves(
 def capability(
     trajectories: Sequence[Trajectory], label: str, *, as_registered: bool = False
 ) -> tuple[np.ndarray, np.ndarray, list[str], bool] | None:
-    """(steps, accuracy, protocol chosen per step, unbiased) of a class's capability, or None when never elicited.
+    """(steps, accuracy, protocol chosen per step, unbiased) of a class's capability, or None when
+    never elicited.
 
-    On every step some elicitation protocol logged, chosen among those that did (``as_registered``: on the steps
-    every protocol logged, as issue #57's test registered it before errata.md item 11 (b)): when each protocol kept
-    the accuracy of its chosen setting on the draw that chose it (``selection_accuracy``), the capability is the
-    *score* of the protocol whose selection accuracy was best, so neither the setting nor the protocol is chosen
-    on the samples that score it (unbiased). Older logs have no selection accuracy; there it is the best score
-    over protocols (biased upward, flagged False).
+    On every step some elicitation protocol logged, chosen among those that did (``as_registered``:
+    on the steps every protocol logged, as issue #57's test registered it before errata.md item 11
+    (b)): when each protocol kept the accuracy of its chosen setting on the draw that chose it
+    (``selection_accuracy``), the capability is the *score* of the protocol whose selection accuracy
+    was best, so neither the setting nor the protocol is chosen on the samples that score it
+    (unbiased). Older logs have no selection accuracy; there it is the best score over protocols
+    (biased upward, flagged False).
     """
     found = {}
     for t in trajectories:
@@ -76,7 +79,8 @@ def capability(
     chooser = (
         np.array([_on(common, found[p][0], found[p][2]) for p in names]) if unbiased else score
     )
-    if not as_registered:  # a protocol that logged nothing at a step ranks below any that did, whatever its chooser says
+    # a protocol that logged nothing at a step ranks below any that did, whatever its chooser says
+    if not as_registered:
         chooser = np.where(np.isnan(score), -np.inf, np.clip(chooser, -1.0, 2.0))
     pick = np.argmax(chooser, axis=0)
     return np.array(common), score[pick, np.arange(len(common))], [names[i] for i in pick], unbiased
@@ -89,7 +93,8 @@ def _on(steps: list[float], at: np.ndarray, values: np.ndarray) -> np.ndarray:
 
 
 def intervals(trajectories: Sequence[Trajectory], label: str) -> dict[str, dict[str, list]]:
-    """protocol -> {step, lo, hi}: the logged 95% interval of each accuracy (protocols that logged one)."""
+    """protocol -> {step, lo, hi}: the logged 95% interval of each accuracy (protocols that logged
+    one)."""
     out = {}
     for t in trajectories:
         if t.label == label and t.accuracy is not None and "accuracy_lo" in t.extra:
@@ -105,15 +110,16 @@ def control(
     persist: int,
     held_out: Sequence[str] | None = None,
 ) -> dict:
-    """The training classes as a control: when each became readable and correct under naive prompting, and what the
-    protocols did to it. A protocol that lifts a class the model cannot draw yet, or breaks one it can, shows here.
+    """The training classes as a control: when each became readable and correct under naive
+    prompting, and what the protocols did to it. A protocol that lifts a class the model cannot draw
+    yet, or breaks one it can, shows here.
 
-    Per training class (every class in the log but ``label`` and the classes held out in training: ``held_out``,
-    default the rule training uses, core.trajectory.held_out_of; in three concepts 011, 101, 110, 111):
-    ``readable_step``, the first step from which at most 5% of its samples were unreadable (held ``persist``
-    checkpoints; None without share columns);
-    ``naive`` and ``capability`` first steps at 50%/80%; and the curves. ``learned_step``: the step by which
-    every training class reached 80% naive accuracy (None if one never did).
+    Per training class (every class in the log but ``label`` and the classes held out in training:
+    ``held_out``, default the rule training uses, core.trajectory.held_out_of; in three concepts
+    011, 101, 110, 111): ``readable_step``, the first step from which at most 5% of its samples were
+    unreadable (held ``persist`` checkpoints; None without share columns);
+    ``naive`` and ``capability`` first steps at 50%/80%; and the curves. ``learned_step``: the step
+    by which every training class reached 80% naive accuracy (None if one never did).
     """
     have = {t.label for t in trajectories}
     classes = sorted(have - {label} - set(held_out_of(have) if held_out is None else held_out))
@@ -142,7 +148,8 @@ def control(
 
 
 def thresholds(curve: dict, persist: int) -> dict[str, dict[str, float | None]]:
-    """protocol -> level -> the first step the curve holds it for ``persist`` checkpoints (None: never)."""
+    """protocol -> level -> the first step the curve holds it for ``persist`` checkpoints (None:
+    never)."""
     return {
         p: {f"{int(lv * 100)}%": threshold_step(s, a, lv, persist=persist) for lv in LEVELS}
         for p, (s, a) in curve.items()
@@ -167,8 +174,9 @@ def behavior_lags(th: dict) -> dict[str, float | None]:
 
 
 def analyse_run(run: Path, label: str | None, persist: int) -> dict:
-    """elicitation.json's content for one run: first and settled steps per protocol, lags, curves; ``label``
-    None: the log's headline class (core.trajectory.headline_class: 11, or 111 of three concepts)."""
+    """elicitation.json's content for one run: first and settled steps per protocol, lags, curves;
+    ``label`` None: the log's headline class (core.trajectory.headline_class: 11, or 111 of three
+    concepts)."""
     if persist < 1:
         raise ValueError(f"persist {persist}: must be >= 1 (checkpoints a level must hold)")
     log = run_log(run)
@@ -181,21 +189,24 @@ def analyse_run(run: Path, label: str | None, persist: int) -> dict:
             ", ..." if len(runs) > 4 else ""
         )
         raise ValueError(
-            f"{log}: holds {len(runs)} runs ({said}); capability reads one run's log: give each run's own"
+            f"{log}: holds {len(runs)} runs ({said}); capability reads one run's log: give each "
+            "run's own"
         )
     label = label or headline_class({t.label for t in trajectories}, read_meta(log))
     c = curves(trajectories, label)
     if "naive" not in c:
         have = sorted({t.label for t in trajectories if t.protocol == "naive"})
         raise ValueError(
-            f"{log}: no naive accuracy for class {label!r} (naive classes in the log: {', '.join(have)}; "
+            f"{log}: no naive accuracy for class {label!r} (naive classes in the log: "
+            f"{', '.join(have)}; "
             "an accuracy column is needed: logs written by empirical.train have one)"
         )
     if len(c) == 1:
         logged = sorted({t.protocol for t in trajectories if t.label == label})
         raise ValueError(
             f"{log}: class {label!r} was never elicited (protocols logged: {', '.join(logged)}); "
-            f"run python -m empirical.elicit {Path(run)} first, so capability is measured, not assumed absent"
+            f"run python -m empirical.elicit {Path(run)} first, so capability is measured, not "
+            "assumed absent"
         )
     th, st = thresholds(c, persist), settled(c)
     cap = capability(trajectories, label)
@@ -271,8 +282,9 @@ def runs_arguments(
     out_help: str,
     label: str | None = "11",
 ) -> argparse.Namespace:
-    """The command line shared by the commands that read capability curves of runs: RUN... --class --persist --out,
-    checked before any input is read; ``label``: --class's default (None: each log's own, see analyse_run)."""
+    """The command line shared by the commands that read capability curves of runs: RUN... --class
+    --persist --out, checked before any input is read; ``label``: --class's default (None: each
+    log's own, see analyse_run)."""
     parser = cli.parser(module, doc)
     parser.add_argument("runs", nargs="+", type=Path, help=runs_help)
     parser.add_argument(

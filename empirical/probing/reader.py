@@ -1,4 +1,5 @@
-"""The concept-space probe: load a saved probe and read images as concept coordinates (the command: python -m empirical.probe)."""
+"""The concept-space probe: load a saved probe and read images as concept coordinates (the command:
+python -m empirical.probe)."""
 
 from __future__ import annotations
 
@@ -26,8 +27,10 @@ def load(path: str | Path) -> tuple[Probe, ProbeConfig, str]:
         model = Probe(cfg.concepts, [2] * len(cfg.concepts), cfg.channels, cfg.pool)
         if not any(k.startswith("readable.") for k in blob["state_dict"]):
             raise ValueError(
-                f"{path}: this probe was trained before probes could abstain (it has no 'unreadable' "
-                "outcome, so it reads noise as a class); train a new one with python -m empirical.probe"
+                f"{path}: this probe was trained before probes could abstain (it has no "
+                "'unreadable' "
+                "outcome, so it reads noise as a class); train a new one with python -m "
+                "empirical.probe"
             )
         model.load_state_dict(blob["state_dict"])
     except (KeyError, TypeError, RuntimeError) as err:
@@ -45,8 +48,9 @@ def load(path: str | Path) -> tuple[Probe, ProbeConfig, str]:
 
 
 class ProbeReader:
-    """A saved probe as the reader of :func:`empirical.elicitation.walk.walk`: per image each concept's P(value 1), and whether
-    the probe reads it (P(readable) >= THRESHOLD); the walk's readings then equal :func:`coordinates`'."""
+    """A saved probe as the reader of :func:`empirical.elicitation.walk.walk`: per image each
+    concept's P(value 1), and whether the probe reads it (P(readable) >= THRESHOLD); the walk's
+    readings then equal :func:`coordinates`'."""
 
     def __init__(self, path: str | Path):
         self.model, self.config, self.hash = load(path)
@@ -58,7 +62,8 @@ class ProbeReader:
 
 
 def corners(n_values: Sequence[int]) -> list[str]:
-    """Every corner of concept space as a class label, e.g. ['00', '01', '10', '11'] for two 2-valued concepts."""
+    """Every corner of concept space as a class label, e.g. ['00', '01', '10', '11'] for two
+    2-valued concepts."""
     return ["".join(map(str, idx)) for idx in itertools.product(*(range(n) for n in n_values))]
 
 
@@ -66,13 +71,13 @@ def coordinates(model: Probe, images, target: Sequence[int] | None = None) -> di
     """Concept-space reading of a batch of images of one class.
 
     Returns a dict with
-        ``z``: (C,) the mean over the *readable* samples of each concept's expected value index / (n - 1)
-        (P(value 1) for two values); NaN when no sample is readable, never invented;
+        ``z``: (C,) the mean over the *readable* samples of each concept's expected value index / (n
+        - 1) (P(value 1) for two values); NaN when no sample is readable, never invented;
         ``per_sample``: (N, C) the same per sample, NaN rows where unreadable;
-        ``shares``: corner label -> the share of all N samples read as that corner (every concept's most
-        likely value), and ``"unreadable"`` -> the share the probe refused; they sum to 1;
-        ``joint_accuracy``: the share of all N samples read as ``target`` in every concept (an unreadable
-        sample counts as wrong; None without a target);
+        ``shares``: corner label -> the share of all N samples read as that corner (every concept's
+        most likely value), and ``"unreadable"`` -> the share the probe refused; they sum to 1;
+        ``joint_accuracy``: the share of all N samples read as ``target`` in every concept (an
+        unreadable sample counts as wrong; None without a target);
         ``readable``, ``n``: how many samples were read, and how many there were.
     """
     prob, p_read = probabilities(model, images)  # (N, C, n), (N,)

@@ -1,4 +1,5 @@
-"""The composition ladder's rows: one per training run (the fields: python -m fitting.ladder's help)."""
+"""The composition ladder's rows: one per training run (the fields: python -m fitting.ladder's
+help)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Sequence
 
 import numpy as np
 
-from fitting.analyses.study import held_out
+from fitting.analyses.study_runs import held_out
 from core.files import plain_or_gz, read_json, read_text
 from core.trajectory import read_csv
 
@@ -20,7 +21,8 @@ def _metrics(run: Path) -> list[dict]:
     path = plain_or_gz(run / "metrics.jsonl")
     if not path.exists():
         raise ValueError(
-            f"{run}: no metrics.jsonl (nor .gz; is it a folder written by python -m empirical.train?)"
+            f"{run}: no metrics.jsonl (nor .gz; is it a folder written by python -m "
+            "empirical.train?)"
         )
     records = []
     for row, line in enumerate(read_text(path, "metrics log").splitlines(), start=1):
@@ -32,8 +34,8 @@ def _metrics(run: Path) -> list[dict]:
 
 
 def cost(run: Path, doc: dict) -> dict:
-    """Training steps, steps/s of training, minutes of training plus evaluation, and where it ran (``doc``: the
-    run's config.json)."""
+    """Training steps, steps/s of training, minutes of training plus evaluation, and where it ran
+    (``doc``: the run's config.json)."""
     records = _metrics(run)
     train = [r for r in records if r.get("kind") == "train" and "wall_s" in r]
     wall = train[-1]["wall_s"] if train else math.nan
@@ -53,7 +55,7 @@ def cost(run: Path, doc: dict) -> dict:
 
 def row(run: Path, label: str, *, as_registered: bool = False) -> dict:
     """The ladder row of one run folder (see python -m fitting.ladder --help); ``as_registered``: as
-    :func:`fitting.analyses.study.held_out`'s."""
+    :func:`fitting.analyses.study_runs.held_out`'s."""
     doc = read_json(run / "config.json", "config")
     if not isinstance(doc, dict) or not isinstance(doc.get("train"), dict):
         raise ValueError(f"{run}: not a training run's config (no 'train' section in config.json)")
@@ -86,8 +88,9 @@ def row(run: Path, label: str, *, as_registered: bool = False) -> dict:
 
 
 def varying(rows: Sequence[dict]) -> list[str]:
-    """Config keys whose values differ between rows, with ALWAYS first (device and probe never count). A key that
-    older runs lack (added to the config since) counts only where the runs that have it differ in it."""
+    """Config keys whose values differ between rows, with ALWAYS first (device and probe never
+    count). A key that older runs lack (added to the config since) counts only where the runs that
+    have it differ in it."""
     keys = sorted({k for r in rows for k in r["config"]} - {"device", "probe", "preset", *ALWAYS})
     differ = [
         k

@@ -1,4 +1,5 @@
-"""The study's per-run and per-level readings of a collected sweep (what each field means: python -m fitting.study's help)."""
+"""The study's per-run and per-level readings of a collected sweep (what each field means: python -m
+fitting.study's help)."""
 
 from __future__ import annotations
 
@@ -8,11 +9,11 @@ from typing import Sequence
 
 import numpy as np
 
-from fitting.analyses.capability import capability
+from fitting.analyses.capability_readings import capability
 from fitting.estimators.curves import fit_logistic, threshold_step
 from fitting.analyses.covariates import read_table, select
 from fitting.analyses.study_levels import level, relation
-from fitting.estimators.turn import held_out_turn, learned_from, memorization
+from fitting.estimators.trajectory_turn import held_out_turn, learned_from, memorization
 from fitting.records import StudyRecord
 from core.trajectory import (
     UNREADABLE,
@@ -34,16 +35,18 @@ MIN_READABLE = (
 
 
 def concept_accuracy(traj: Trajectory, index: int) -> np.ndarray:
-    """(T,) among a class's readable samples, the share whose concept ``index`` has the class's value.
+    """(T,) among a class's readable samples, the share whose concept ``index`` has the class's
+    value.
 
-    NaN where fewer than MIN_READABLE of the samples were readable (the model draws nothing recognizable
-    yet). Conditioning on readability keeps the probe's abstentions (about 10% of a trained tiny model's
-    samples, whatever the concept) from capping the curve below the threshold.
+    NaN where fewer than MIN_READABLE of the samples were readable (the model draws nothing
+    recognizable yet). Conditioning on readability keeps the probe's abstentions (about 10% of a
+    trained tiny model's samples, whatever the concept) from capping the curve below the threshold.
     """
     parts = traj.shares()
     if not any(corner != UNREADABLE for corner in parts):
         raise ValueError(
-            f"class {traj.label} of run {traj.run!r}: the log has no share_<corner> columns; it needs the "
+            f"class {traj.label} of run {traj.run!r}: the log has no share_<corner> columns; it "
+            "needs the "
             "per-sample shares that empirical.train writes (issue 13 on)"
         )
     readable = np.sum([s for corner, s in parts.items() if corner != UNREADABLE], axis=0)
@@ -60,12 +63,14 @@ def concept_accuracy(traj: Trajectory, index: int) -> np.ndarray:
 
 
 def learning(trajectories: Sequence[Trajectory], train_classes: Sequence[str]) -> dict[str, dict]:
-    """Per concept: when the training classes' samples carry it (model-free and fitted), see python -m fitting.study --help."""
+    """Per concept: when the training classes' samples carry it (model-free and fitted), see python
+    -m fitting.study --help."""
     train = [t for t in trajectories if t.label in train_classes and t.protocol == "naive"]
     if not train:
         have = sorted({t.label for t in trajectories})
         raise ValueError(
-            f"run {trajectories[0].run!r}: no naive trajectory of a training class (the log holds class "
+            f"run {trajectories[0].run!r}: no naive trajectory of a training class (the log "
+            "holds class "
             f"{', '.join(have)} only); learning times need the training classes' rows"
         )
     step = train[0].step
@@ -86,7 +91,8 @@ def learning(trajectories: Sequence[Trajectory], train_classes: Sequence[str]) -
 
 
 def timing(name: str, step: np.ndarray, accuracy: np.ndarray) -> dict:
-    """``<name>_step`` (model-free, censored), ``<name>_censored_at`` and ``<name>_t50`` with its interval."""
+    """``<name>_step`` (model-free, censored), ``<name>_censored_at`` and ``<name>_t50`` with its
+    interval."""
     ok = ~np.isnan(accuracy)
     step, accuracy = step[ok], accuracy[ok]
     first = threshold_step(step, accuracy, 0.5, persist=PERSIST)
@@ -101,8 +107,9 @@ def timing(name: str, step: np.ndarray, accuracy: np.ndarray) -> dict:
 
 
 def rising_crossing(fit, step: np.ndarray) -> tuple[float | None, list | None]:
-    """A fitted sigmoid's crossing and its interval, counted only when the sigmoid rises and crosses within the
-    logged steps (a falling curve, or a crossing extrapolated before the first step, is not a learning time)."""
+    """A fitted sigmoid's crossing and its interval, counted only when the sigmoid rises and crosses
+    within the logged steps (a falling curve, or a crossing extrapolated before the first step, is
+    not a learning time)."""
     if fit is None or fit.t50 is None or not fit.hi > fit.lo or not step[0] <= fit.t50 <= step[-1]:
         return None, None
     return fit.t50, None if fit.t50_ci is None else list(fit.t50_ci)
@@ -120,9 +127,10 @@ def overlap(a: Sequence[float | None] | None, b: Sequence[float | None] | None) 
 def held_out(
     trajectories: Sequence[Trajectory], label: str, *, as_registered: bool = False
 ) -> dict:
-    """The held-out class's turn, behavior and capability times, and final reading (see python -m fitting.study --help);
-    ``as_registered``: the memorized corner and the capability as issue #57's test registered their readers
-    (:func:`fitting.estimators.turn.memorized`, :func:`fitting.analyses.capability.capability`)."""
+    """The held-out class's turn, behavior and capability times, and final reading (see python -m
+    fitting.study --help); ``as_registered``: the memorized corner and the capability as issue #57's
+    test registered their readers (:func:`fitting.estimators.trajectory_turn.memorized`,
+    :func:`fitting.analyses.capability_readings.capability`)."""
     naive = [t for t in trajectories if t.protocol == "naive"]
     held = next((t for t in naive if t.label == label), None)
     if held is None:
@@ -164,8 +172,9 @@ def held_out(
 
 
 def reach(step: np.ndarray, z: np.ndarray, concepts: Sequence[str], label: str) -> dict:
-    """concept -> the reading of it nearest the class's value (core.trajectory.target_of: the highest where the
-    class has the concept, the lowest where it has not) and its step, {value, step}; None where never read."""
+    """concept -> the reading of it nearest the class's value (core.trajectory.target_of: the
+    highest where the class has the concept, the lowest where it has not) and its step, {value,
+    step}; None where never read."""
     target = target_of(label, len(concepts))
     out = {}
     for i, c in enumerate(concepts):
@@ -179,15 +188,18 @@ def reach(step: np.ndarray, z: np.ndarray, concepts: Sequence[str], label: str) 
 
 
 def read_covariates(path: Path) -> dict[str, dict[str, str]]:
-    """covariates.csv as run -> {column: value} (strings): fitting.predict's table, with a seed and numbers only."""
+    """covariates.csv as run -> {column: value} (strings): fitting.predict's table, with a seed and
+    numbers only."""
     table = read_table(path)
     if not table or "seed" not in next(iter(table.values())):
         raise ValueError(
             f"{path}: not a sweep's covariates table (no run, or no 'seed' column); "
             "write it with python -m pipeline.sweep collect"
         )
-    # a column empty in every row does not apply to this sweep (collect writes sep_shape empty: shape has no
-    # separation); a column with no number in any row is a list-valued setting that varies (protocols,
+    # a column empty in every row does not apply to this sweep (collect writes sep_shape empty:
+    # shape has no
+    # separation); a column with no number in any row is a list-valued setting that varies
+    # (protocols,
     # channels as 32-64): neither is a covariate
     empty = {
         k
@@ -215,7 +227,8 @@ def _number(text: str | None) -> bool:
 
 
 def varying(covariates: dict[str, dict[str, str]]) -> list[str]:
-    """Covariate columns (not run or seed, not a measured signal) whose value differs between runs."""
+    """Covariate columns (not run or seed, not a measured signal) whose value differs between
+    runs."""
     cols = [
         c
         for c in next(iter(covariates.values()))
@@ -225,7 +238,8 @@ def varying(covariates: dict[str, dict[str, str]]) -> list[str]:
 
 
 def study(sweep_dir: Path, by: str | None = None, only: str | None = None) -> StudyRecord:
-    """study.json's record for a collected sweep folder; ``only`` (``RUN,..`` or ``COLUMN=VALUE``) keeps those runs."""
+    """study.json's record for a collected sweep folder; ``only`` (``RUN,..`` or ``COLUMN=VALUE``)
+    keeps those runs."""
     sweep_dir = Path(sweep_dir)
     log, cov_path = sweep_dir / "sweep.csv", sweep_dir / "covariates.csv"
     for path in (log, cov_path):
@@ -244,8 +258,10 @@ def study(sweep_dir: Path, by: str | None = None, only: str | None = None) -> St
     uncovered = sorted({t.run for t in trajectories} - set(covariates))
     if uncovered and only is None:
         raise ValueError(
-            f"{log}: {len(uncovered)} run(s) have no row in {cov_path} ({', '.join(map(repr, uncovered[:5]))}"
-            f"{', ...' if len(uncovered) > 5 else ''}), so every statistic would leave them out; collect the "
+            f"{log}: {len(uncovered)} run(s) have no row in {cov_path} "
+            f"({', '.join(map(repr, uncovered[:5]))}"
+            f"{', ...' if len(uncovered) > 5 else ''}), so every statistic would leave them out; "
+            "collect the "
             f"sweep again (python -m pipeline.sweep collect {sweep_dir}) or give them rows"
         )
     runs = []
@@ -257,7 +273,8 @@ def study(sweep_dir: Path, by: str | None = None, only: str | None = None) -> St
     if not any(r["held_out"] for r in runs):
         have = sorted({t.label for t in trajectories})
         raise ValueError(
-            f"{log}: no run logs the held-out class {', '.join(held_labels)} (the log has {', '.join(have)}); "
+            f"{log}: no run logs the held-out class {', '.join(held_labels)} (the log has "
+            f"{', '.join(have)}); "
             "the study reads the held-out class's turn, behavior and capability"
         )
     values = sorted({r[by] for r in runs})
@@ -288,12 +305,14 @@ def _grouping(covariates: dict, by: str | None, cov_path: Path) -> str:
     if by is None:
         if len(columns) != 1:
             raise ValueError(
-                f"--by: give the covariate to group by; the runs vary in {', '.join(columns) or 'nothing'}"
+                "--by: give the covariate to group by; the runs vary in "
+                f"{', '.join(columns) or 'nothing'}"
             )
         by = columns[0]
     if by not in next(iter(covariates.values())):
         raise ValueError(
-            f"--by {by}: not a column of {cov_path}; valid: {', '.join(c for c in next(iter(covariates.values())) if c != 'run')}"
+            f"--by {by}: not a column of {cov_path}; valid: "
+            f"{', '.join(c for c in next(iter(covariates.values())) if c != 'run')}"
         )
     return by
 
@@ -305,8 +324,10 @@ def _run(
     lacking = [c for c in mine[0].concepts if not cov.get(f"signal_{c}")]
     if lacking:
         raise ValueError(
-            f"{cov_path}: run {run_id!r} has no {', '.join(f'signal_{c}' for c in lacking)}: the study "
-            f"needs each concept's measured signal (the log's concepts: {', '.join(mine[0].concepts)}); "
+            f"{cov_path}: run {run_id!r} has no {', '.join(f'signal_{c}' for c in lacking)}: the "
+            "study "
+            "needs each concept's measured signal (the log's concepts: "
+            f"{', '.join(mine[0].concepts)}); "
             f"python -m pipeline.sweep collect {cov_path.parent} writes them"
         )
     labels = sorted({t.label for t in mine})

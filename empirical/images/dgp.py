@@ -1,4 +1,5 @@
-"""The data-generating process: concept values, their images, masking and the concept signal (the command: python -m empirical.data)."""
+"""The data-generating process: concept values, their images, masking and the concept signal (the
+command: python -m empirical.data)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ from numpy.typing import NDArray
 
 from empirical.images.render import render
 
-from empirical.images.data_config import (  # noqa: F401  (this module's API: the configuration lives there)
+# this module's API: the configuration lives there
+from empirical.images.data_config import (  # noqa: F401
     CONCEPTS,
     H_DIM,
     MASK_FILL,
@@ -44,7 +46,8 @@ class Batch:
 def sample_values(
     config: DataConfig, index: NDArray, rng: np.random.Generator, *, mode: str = "train"
 ) -> dict[str, NDArray]:
-    """Concept values for (N, C) class indices: ``train`` draws within-class spread, ``mean`` uses class means.
+    """Concept values for (N, C) class indices: ``train`` draws within-class spread, ``mean`` uses
+    class means.
 
     Position is random in both modes when x and y are not concepts (as in the paper).
     """
@@ -131,8 +134,8 @@ def mask(
     p: float,
     rng: np.random.Generator | int,
 ) -> tuple[NDArray[np.float32], NDArray[np.bool_]]:
-    """Underspecification (paper Sec. 5): for rows of ``classes``, with probability p, fill the slots of
-    ``concepts`` with MASK_FILL (the "red triangle" loses its color word).
+    """Underspecification (paper Sec. 5): for rows of ``classes``, with probability p, fill the
+    slots of ``concepts`` with MASK_FILL (the "red triangle" loses its color word).
 
     Returns:
         (masked copy of h, (N,) which rows were masked).
@@ -176,12 +179,13 @@ def concept_signal(
 ) -> dict[str, dict]:
     """Concept signal, measured: how strongly each concept moves the pixels (paper Sec. 3).
 
-    Two estimates per active concept, on noise-free renders at matched positions and matched values of
-    every other concept: ``mse``, the mean squared pixel difference between the classes that differ
-    only in this concept (value 0 vs value n-1); ``grad_rms``, |∂G/∂z_i|, the RMS over pixels of the
-    central finite difference of the image with respect to the concept's coordinate z_i, averaged over
-    z_i in {0.25, 0.5, 0.75} (None for shape, which has no continuous coordinate). Both grow with the
-    separation; their ordering says which concept the model is expected to learn first.
+    Two estimates per active concept, on noise-free renders at matched positions and matched values
+    of every other concept: ``mse``, the mean squared pixel difference between the classes that
+    differ only in this concept (value 0 vs value n-1); ``grad_rms``, |∂G/∂z_i|, the RMS over pixels
+    of the central finite difference of the image with respect to the concept's coordinate z_i,
+    averaged over z_i in {0.25, 0.5, 0.75} (None for shape, which has no continuous coordinate).
+    Both grow with the separation; their ordering says which concept the model is expected to learn
+    first.
 
     Returns:
         concept -> {"sep", "mse", "grad_rms"}.

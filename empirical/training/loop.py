@@ -1,4 +1,5 @@
-"""Training a run: the loop, its progress lines and its summary (the command: python -m empirical.train)."""
+"""Training a run: the loop, its progress lines and its summary (the command: python -m
+empirical.train)."""
 
 from __future__ import annotations
 
@@ -28,7 +29,8 @@ class Meter:
         self.count += 1
 
     def flush(self, step: int, batch: int, wall: float, gamma: nn.Module) -> dict:
-        """The averaged training record since the last flush (with γ(0), γ(1), wall time, images/s); resets."""
+        """The averaged training record since the last flush (with γ(0), γ(1), wall time, images/s);
+        resets."""
         elapsed = time.perf_counter() - self.start
         with torch.no_grad():
             dev = gamma.b.device
@@ -57,8 +59,9 @@ def train(
     stop_after: int | None = None,
     command: Sequence[str] | None = None,
 ) -> dict:
-    """Run (or resume) training; returns a summary. ``stop_after`` stops after that many updates (tests);
-    ``command``: the command line for the reproducibility stamp (default: this process's)."""
+    """Run (or resume) training; returns a summary. ``stop_after`` stops after that many updates
+    (tests); ``command``: the command line for the reproducibility stamp (default: this
+    process's)."""
     from tqdm import tqdm
 
     run = open_run(cfg, out, progress=progress, command=command)
@@ -108,13 +111,15 @@ def train(
 
 
 def headline(cfg) -> str:
-    """The class a run's progress lines follow: the held-out class with every concept present (11, 111)."""
+    """The class a run's progress lines follow: the held-out class with every concept present (11,
+    111)."""
     return headline_class(cfg.data.classes, {"held_out": cfg.data.held_out})
 
 
 def checkpoint_line(run: Run, held: str, start: tuple[int, float]) -> str:
-    """A checkpoint in one line of a log: step, training speed since ``start`` (step, training seconds), loss,
-    the held-out class's point and accuracy, and the training time left at that speed."""
+    """A checkpoint in one line of a log: step, training speed since ``start`` (step, training
+    seconds), loss, the held-out class's point and accuracy, and the training time left at that
+    speed."""
     cfg, metrics = run.cfg, run.logs.metrics
     loss = next(m["total"] for m in reversed(metrics) if m["kind"] == "train")
     reading = next(m for m in reversed(metrics) if m["kind"] == "eval")["classes"][held]
@@ -122,13 +127,15 @@ def checkpoint_line(run: Run, held: str, start: tuple[int, float]) -> str:
     rate = (run.step - start[0]) / max(run.wall - start[1], 1e-9)
     left = f"{(cfg.steps - run.step) / rate / 60:.0f} min" if rate > 0 else "unknown"
     return (
-        f"train {cfg.preset}: step {run.step:,}/{cfg.steps:,}, {rate:.2f} steps/s, loss {loss:.3f}; "
+        f"train {cfg.preset}: step {run.step:,}/{cfg.steps:,}, {rate:.2f} steps/s, loss "
+        f"{loss:.3f}; "
         f"class {held} at ({z}), accuracy {reading['accuracy']:.2f}; training left {left}"
     )
 
 
 def summary(run: Run) -> dict:
-    """What train() returns: the step reached, training seconds, folder, probe hash and final points."""
+    """What train() returns: the step reached, training seconds, folder, probe hash and final
+    points."""
     return {
         "step": run.step,
         "wall_s": run.wall,

@@ -1,4 +1,5 @@
-"""The turn of a trajectory in concept space (the method: python -m fitting.turn's help, fitting/turn.py)."""
+"""The turn of a trajectory in concept space (the method: python -m fitting.turn's help,
+fitting/turn.py)."""
 
 from __future__ import annotations
 
@@ -25,8 +26,8 @@ from core.trajectory import (
 
 @dataclass(frozen=True)
 class Turn:
-    """Result of :func:`find_turn`; ``step`` and ``ci`` are None when the path does not turn (``ci`` also
-    when no bootstrap was asked for)."""
+    """Result of :func:`find_turn`; ``step`` and ``ci`` are None when the path does not turn (``ci``
+    also when no bootstrap was asked for)."""
 
     step: float | None
     ci: tuple[float, float] | None
@@ -96,14 +97,14 @@ def find_turn(
 def learned_from(
     held: Trajectory, trajectories: Sequence[Trajectory], held_out: Sequence[str] | None = None
 ) -> int:
-    """Index of the first checkpoint of ``held`` at which the training classes are drawn (their mean accuracy
-    >= 0.5, on the checkpoints each of them logged).
+    """Index of the first checkpoint of ``held`` at which the training classes are drawn (their mean
+    accuracy >= 0.5, on the checkpoints each of them logged).
 
-    Before it the samples are not class-like and the probe's reading of the held-out class wanders. The training
-    classes: every class of ``trajectories`` but ``held`` and the held-out ones (``held_out``, default the rule
-    training uses: core.trajectory.held_out_of; in three concepts 011, 101, 110 and 111, whose accuracy stays
-    near 0 while the others are learned). 0 when no training class has accuracies; len(steps) when they never
-    get there.
+    Before it the samples are not class-like and the probe's reading of the held-out class wanders.
+    The training classes: every class of ``trajectories`` but ``held`` and the held-out ones
+    (``held_out``, default the rule training uses: core.trajectory.held_out_of; in three concepts
+    011, 101, 110 and 111, whose accuracy stays near 0 while the others are learned). 0 when no
+    training class has accuracies; len(steps) when they never get there.
     """
     out = _held_out(trajectories, held_out)
     train = [
@@ -125,7 +126,8 @@ def learned_from(
 
 
 def _held_out(trajectories: Sequence[Trajectory], held_out: Sequence[str] | None) -> set[str]:
-    """``held_out``, or the held-out classes by the rule training uses (core.trajectory.held_out_of)."""
+    """``held_out``, or the held-out classes by the rule training uses
+    (core.trajectory.held_out_of)."""
     return set(held_out_of({t.label for t in trajectories}) if held_out is None else held_out)
 
 
@@ -139,13 +141,14 @@ def memorized(
     *,
     as_registered: bool = False,
 ) -> dict | None:
-    """Of the training classes' corners (not the class's own, nor another held-out class's: ``held_out`` as in
-    :func:`learned_from`), the one with the highest share of its samples once the training classes are drawn:
-    {corner, share, step}; None when nothing was drawn.
+    """Of the training classes' corners (not the class's own, nor another held-out class's:
+    ``held_out`` as in :func:`learned_from`), the one with the highest share of its samples once the
+    training classes are drawn: {corner, share, step}; None when nothing was drawn.
 
-    None also when no sample was read as a training corner (the best share is 0); of corners at the same best
-    share, the one reached first. ``as_registered``: as issue #57's test registered the reader, before errata.md
-    item 11 (a) mended it (a corner even at share 0; a tie to the first corner in column order): the verdict's.
+    None also when no sample was read as a training corner (the best share is 0); of corners at the
+    same best share, the one reached first. ``as_registered``: as issue #57's test registered the
+    reader, before errata.md item 11 (a) mended it (a corner even at share 0; a tie to the first
+    corner in column order): the verdict's.
     """
     start = learned_from(held, naive, held_out)
     out = _held_out(naive, held_out)
@@ -173,8 +176,8 @@ def memorized(
 
 
 def distance(z: np.ndarray, corner: str) -> np.ndarray:
-    """Distance of each point of a path from a class's corner of concept space ("10" -> (1, 0)); ValueError
-    for a label that is not one binary digit a concept."""
+    """Distance of each point of a path from a class's corner of concept space ("10" -> (1, 0));
+    ValueError for a label that is not one binary digit a concept."""
     at = corner_of(corner, z.shape[1])
     if at is None:
         raise ValueError(
@@ -185,11 +188,12 @@ def distance(z: np.ndarray, corner: str) -> np.ndarray:
 
 
 def left_corner(step: np.ndarray, z: np.ndarray, corner: str) -> float | None:
-    """The step from which the path stays farther than NEAR from ``corner`` (it went there first), or None.
+    """The step from which the path stays farther than NEAR from ``corner`` (it went there first),
+    or None.
 
-    None also when the path never came near the corner. A path still there at the end has not left. Where a
-    path is at its memorized corner from its first readable checkpoint, its turn is at its start and
-    :func:`find_turn` cannot see it; leaving the corner still can.
+    None also when the path never came near the corner. A path still there at the end has not left.
+    Where a path is at its memorized corner from its first readable checkpoint, its turn is at its
+    start and :func:`find_turn` cannot see it; leaving the corner still can.
     """
     z = np.asarray(z, dtype=float)
     # a missing reading is neither near nor far
@@ -207,13 +211,14 @@ def memorization(
     *,
     as_registered: bool = False,
 ) -> dict:
-    """{memorized, left_memorized_step}: the training corner ``held`` was drawn as most (:func:`memorized`, None
-    when none) and the step from which its path stays away from that corner (:func:`left_corner`; None when it
-    never came near or never left). Read once the training classes are drawn (:func:`learned_from`).
+    """{memorized, left_memorized_step}: the training corner ``held`` was drawn as most
+    (:func:`memorized`, None when none) and the step from which its path stays away from that corner
+    (:func:`left_corner`; None when it never came near or never left). Read once the training
+    classes are drawn (:func:`learned_from`).
 
-    The leaving step times a path that sits at its memorized corner from its first readable checkpoint and moves
-    straight to its own: :func:`find_turn` sees no bend there. In three concepts the corner is one of the four
-    training classes'.
+    The leaving step times a path that sits at its memorized corner from its first readable
+    checkpoint and moves straight to its own: :func:`find_turn` sees no bend there. In three
+    concepts the corner is one of the four training classes'.
     """
     mem = memorized(held, naive, held_out, as_registered=as_registered)
     start = learned_from(held, naive, held_out)
@@ -233,9 +238,9 @@ def held_out_turn(
     """The turn of a held-out path toward its own corner, or None.
 
     Looked for once the training classes are drawn (:func:`learned_from`), and kept only if the path
-    ends at least 0.1 closer to the class's corner than it was at the bend: a path that bends into the
-    memorized class and stays there has no turn. ``n_boot`` > 0: with a 95% bootstrap interval; ``held_out``:
-    as :func:`learned_from`'s.
+    ends at least 0.1 closer to the class's corner than it was at the bend: a path that bends into
+    the memorized class and stays there has no turn. ``n_boot`` > 0: with a 95% bootstrap interval;
+    ``held_out``: as :func:`learned_from`'s.
     """
     start = learned_from(held, trajectories, held_out)
     if held.step.size - start < 5 or held.missing[start:].all():
@@ -255,9 +260,10 @@ def held_out_turn(
 
 
 def _mates(t: Trajectory, trajectories: Sequence[Trajectory], out: Sequence[str]) -> list:
-    """``t`` and the training classes it is read against: of the same run, seed and protocol, or under naive
-    prompting where that protocol elicited no training class (``empirical.elicit --classes held-out``): when
-    the training classes are drawn is the model's, not the protocol's."""
+    """``t`` and the training classes it is read against: of the same run, seed and protocol, or
+    under naive prompting where that protocol elicited no training class (``empirical.elicit
+    --classes held-out``): when the training classes are drawn is the model's, not the
+    protocol's."""
     run = [u for u in trajectories if (u.run, u.seed) == (t.run, t.seed)]
     same = [u for u in run if u.protocol == t.protocol]
     if any(u.label not in out and u.accuracy is not None for u in same):
@@ -272,14 +278,16 @@ def run_turns(
     min_dev: float = 0.05,
     min_angle: float = 30.0,
 ) -> TurnRecord:
-    """turn.json's record: per protocol and class (``labels``, default the log's held-out classes: core.trajectory.held_out_of), the
-    turn toward the class's corner, with the thresholds it was found with."""
+    """turn.json's record: per protocol and class (``labels``, default the log's held-out classes:
+    core.trajectory.held_out_of), the turn toward the class's corner, with the thresholds it was
+    found with."""
     trajectories = read_csv(log)
     held = set(labels or held_out_of({t.label for t in trajectories}, read_meta(log)))
     have = {t.label for t in trajectories}
     if labels and held - have:
         raise ValueError(
-            f"{log}: no class {', '.join(sorted(held - have))}; the log has {', '.join(sorted(have))}"
+            f"{log}: no class {', '.join(sorted(held - have))}; the log has "
+            f"{', '.join(sorted(have))}"
         )
     # the classes held out in training (not those asked for): they are not training classes
     out = held_out_of(have, read_meta(log))
