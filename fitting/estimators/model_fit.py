@@ -44,11 +44,10 @@ from fitting.estimators.model_params import Block, blocks, report
 from fitting.estimators.trajectory_turn import find_turn
 from theory.solvers.integrate import integrate
 from theory.models.landscape import Landscape
-from theory.models.paper import eq1, eq2, notebook
+from theory.models.paper import FITTABLE, get_model
 from core.trajectory import Trajectory, corner_of
 
 MIN_POINTS = 8  # located points a model fit needs (a sweep's fit step is refused early for fewer)
-FITTABLE = ("eq1", "eq2", "notebook")
 TOL = (1e-10, 1e-12)  # (rtol, atol): final polish and reported fit
 SEARCH_TOL = (1e-8, 1e-10)  # multi-start search
 SEARCHED = 3  # starts refined by least squares after screening
@@ -135,7 +134,7 @@ class Problem:
                 f"{traj.step.size}"
             )
         self.model, self.d, self.concepts = model, d, tuple(traj.concepts)
-        self.land: Landscape = {"eq1": eq1, "eq2": eq2, "notebook": lambda n: notebook()}[model](d)
+        self.land: Landscape = get_model(model, d)
         self.s0 = float(traj.step[0])
         self.span = float(traj.step[-1] - traj.step[0])
         self.u = (np.asarray(traj.step, dtype=float) - self.s0) / self.span

@@ -31,10 +31,11 @@ import numpy as np
 from numpy.typing import NDArray
 
 from fitting.estimators import laws
-from fitting.estimators.model_fit import FITTABLE, fit_model
+from fitting.estimators.model_fit import fit_model
 from fitting.estimators.pooled import PooledFit, fit_law
 from fitting.estimators.sim_fit import fit_sim
 from core.trajectory import Trajectory, target_of
+from theory.models.paper import FITTABLE
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,17 @@ def test_per_run_estimators_share_theory_s_model_names():
     assert set(ESTIMATORS) <= set(MODELS) | set(SIM_MODELS)
 
 
+def test_the_fittable_models_are_named_in_theory_s_one_table():
+    """The models fitting fits are the ones theory's table marks (no second list in fitting)."""
+    from fitting.estimators import model_fit
+    from theory.models.paper import FITTABLE
+
+    assert FITTABLE and set(FITTABLE) <= set(MODELS)
+    assert set(FITTABLE) <= set(ESTIMATORS)
+    with pytest.raises(ValueError, match="valid: notebook, eq1, eq2"):
+        model_fit.fit_model(one_run("eq1"), "coupled")
+
+
 def one_run(name: str) -> Trajectory:
     """A run the estimator ``name`` can fit: eq1's synthetic case, or a sim2 path (tests/unit/test_sim_fit)."""
     if name == "sim2":

@@ -38,6 +38,23 @@ from theory.models.landscape import T, Landscape, Param, sigmoid
 DEFAULT_CONCEPTS = {2: ("color", "size")}
 
 
+# The one table of the built-in models: name -> builder, in the order --help lists them. Each model
+# is named once, where it is defined (@_model); FITTABLE: the ones a single run's path is fitted to
+# (fitting.estimators.model_fit; their parameters are the ones a path pins down).
+MODELS: dict[str, Callable[..., Landscape]] = {}
+FITTABLE: list[str] = []
+
+
+def _model(name: str, *, fittable: bool = False):
+    def add(build: Callable[..., Landscape]) -> Callable[..., Landscape]:
+        MODELS[name] = build
+        if fittable:
+            FITTABLE.append(name)
+        return build
+
+    return add
+
+
 def _shared(factory: Callable[..., Landscape]) -> Callable[..., Landscape]:
     """Landscapes are immutable: build (and compile) each (n, concepts) once per process."""
     cached = lru_cache(maxsize=None)(factory)
@@ -67,6 +84,7 @@ def _scalar(name: str, default: float, doc: str, **bounds) -> Param:
     return Param(name, (sympy.Symbol(name, real=True),), (float(default),), doc, **bounds)
 
 
+@_model("notebook", fittable=True)
 @lru_cache(maxsize=None)
 def notebook() -> Landscape:
     """The authors' notebook model (sim.ipynb, cell 1): 2 concepts (color, size), one shared
@@ -123,6 +141,7 @@ def _eq1_parts(n: int, concepts: Sequence[str] | None, z_bias_default: Sequence[
     return names, z, params, lam, zb, zt, gates
 
 
+@_model("eq1", fittable=True)
 @_shared
 def eq1(n: int = 2, concepts: Sequence[str] | None = None) -> Landscape:
     """Eq. 1 (reconstruction R): concept i hands over from the biased to the true target at t_i.
@@ -140,6 +159,7 @@ def eq1(n: int = 2, concepts: Sequence[str] | None = None) -> Landscape:
     )
 
 
+@_model("coupled")
 @_shared
 def coupled(n: int = 2, concepts: Sequence[str] | None = None) -> Landscape:
     """eq1 with state-timed switches: a concept memorizes its bias once the other concepts are
@@ -239,6 +259,7 @@ def _check_shift(arrays: Mapping[str, np.ndarray]) -> None:
         )
 
 
+@_model("eq2", fittable=True)
 @_shared
 def eq2(n: int = 2, concepts: Sequence[str] | None = None) -> Landscape:
     """Eq. 2, form U1: eq1 with the first concept's true target ẑ_1(p) = ẑ_1 (1 - β p).
@@ -268,6 +289,7 @@ def eq2(n: int = 2, concepts: Sequence[str] | None = None) -> Landscape:
     )
 
 
+@_model("eq2-split")
 @_shared
 def eq2_split(n: int = 2, concepts: Sequence[str] | None = None) -> Landscape:
     """Eq. 2, form U2: the final well of the first concept is split between ẑ_1 (weight 1-p) and 0
@@ -300,15 +322,6 @@ def _check_split(arrays: Mapping[str, np.ndarray]) -> None:
         raise ValueError(
             "eq2-split: the split well needs (1 - p) + beta * p > 0 (beta > 0 when p = 1)"
         )
-
-
-MODELS: dict[str, Callable[..., Landscape]] = {
-    "notebook": notebook,
-    "eq1": eq1,
-    "coupled": coupled,
-    "eq2": eq2,
-    "eq2-split": eq2_split,
-}
 
 
 def get_model(name: str, n: int | None = None) -> Landscape:
