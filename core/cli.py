@@ -270,6 +270,35 @@ def parser(module: str, doc: str | None, **kwargs) -> argparse.ArgumentParser:
 CHECK_ARGS = "--check-args"
 
 
+def reader_parser(
+    module: str, doc: str | None, source: str, source_help: str, out_help: str, nargs=None
+) -> argparse.ArgumentParser:
+    """The parser of a command that reads saved outputs (``source``, a positional path, ``nargs``
+    of them) and writes beside them unless ``--out`` names a place: a figure of a record, most
+    often."""
+    made = parser(module, doc)
+    made.add_argument(source, type=Path, nargs=nargs, help=source_help)
+    made.add_argument("--out", type=Path, default=None, help=out_help)
+    return made
+
+
+def add_set(parser: argparse.ArgumentParser, help: str, dest: str = "overrides") -> None:
+    """The repeatable ``--set KEY=VALUE`` of the commands that configure runs (``help``: what
+    it sets)."""
+    parser.add_argument(
+        "--set", dest=dest, action="append", default=[], metavar="KEY=VALUE", help=help
+    )
+
+
+def out_or_beside(out: str | os.PathLike | None, source: str | os.PathLike) -> Path:
+    """``out`` when named, else the folder of ``source`` (a folder, or a file's folder) as
+    :func:`default_out` gives it: where a command that reads ``source`` writes by default."""
+    if out is not None:
+        return Path(out)
+    source = Path(source)
+    return default_out(source if source.is_dir() else source.parent)
+
+
 def checking(args: argparse.Namespace) -> bool:
     """Whether the command was asked only to check its arguments (``--check-args``): it returns 0 at
     this point, after its flag and value checks and before it reads any input."""

@@ -118,6 +118,15 @@ class Record:
         """Checks of values beyond their JSON types (a subclass's); ValueError naming ``where``."""
 
     @classmethod
+    def rows_of(cls, path, name: str) -> list:
+        """The rows of list field ``name`` of the record at ``path``, read and checked; a ValueError
+        when it holds none (nothing to draw)."""
+        rows = getattr(cls.read(path), name)
+        if not rows:
+            raise ValueError(f"{path}: holds no {name}, so there is nothing to draw")
+        return rows
+
+    @classmethod
     def read(cls: type[R], path: str | os.PathLike) -> R:
         """The record in ``path`` (the file, or a folder holding FILE)."""
         path = Path(path)

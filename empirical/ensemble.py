@@ -241,13 +241,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--preset", default="tiny", help="a preset of empirical.train (default tiny)"
     )
-    parser.add_argument(
-        "--set",
-        dest="shared",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="a setting every member shares, as empirical.train's --set (repeatable)",
+    cli.add_set(
+        parser, "a setting every member shares, as empirical.train's --set (repeatable)", "shared"
     )
     parser.add_argument(
         "--member",

@@ -60,13 +60,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--preset", default="tiny", help=f"one of {', '.join(TRAIN_PRESETS)} (default tiny)"
     )
-    parser.add_argument(
-        "--set",
-        dest="overrides",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="override a config field, e.g. --set steps=2000 --set sep.color=0.6 (repeatable)",
+    cli.add_set(
+        parser, "override a config field, e.g. --set steps=2000 --set sep.color=0.6 (repeatable)"
     )
     parser.add_argument(
         "--out",

@@ -125,22 +125,15 @@ def draw(results: Sequence[dict], means: dict, path: Path) -> Path:
 @cli.command("figures.capability")
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m figures.capability``: see the module docstring."""
-    parser = cli.parser("figures.capability", __doc__)
-    parser.add_argument(
+    parser = cli.reader_parser(
+        "figures.capability",
+        __doc__,
         "analysis",
-        type=Path,
-        help="elicitation_summary.json (or its folder), from python -m fitting.capability",
-    )
-    parser.add_argument(
-        "--out",
-        type=Path,
-        default=None,
-        help="folder for capability.png, or a .png, .pdf or .svg path (default: beside the "
-        "summary)",
+        "elicitation_summary.json (or its folder), from python -m fitting.capability",
+        "folder for capability.png, or a .png, .pdf or .svg path (default: beside the summary)",
     )
     args = parser.parse_args(argv)
-    folder = args.analysis if args.analysis.is_dir() else args.analysis.parent
-    out = cli.figure_path(args.out or cli.default_out(folder), "capability.png")
+    out = cli.figure_path(cli.out_or_beside(args.out, args.analysis), "capability.png")
     if cli.checking(args):
         return 0
     path = draw(*load(args.analysis), out)

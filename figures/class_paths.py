@@ -123,14 +123,14 @@ def shares_strip(ax, held: Sequence) -> None:
     ax.legend(fontsize=6, ncol=len(keys), loc="upper center", bbox_to_anchor=(0.5, -0.35))
 
 
-def accuracy_axes(ax, protocol: str, **legend) -> None:
+def accuracy_axes(ax, protocol: str, *, ylabel: str | None = None, **legend) -> None:
     """The accuracy panel's axes (log steps, joint accuracy in [0, 1]), grid and legend (``legend``:
-    its options)."""
+    its options); ``ylabel`` replaces the label naming ``protocol``."""
     ax.set(
         xscale="log",
         xlabel="training step",
-        ylabel=f"joint accuracy ({protocol})",
+        ylabel=ylabel or f"joint accuracy ({protocol})",
         ylim=(-0.02, 1.02),
     )
     ax.grid(alpha=0.25)
-    ax.legend(fontsize=7, **legend)
+    ax.legend(**{"fontsize": 7, **legend})

@@ -123,21 +123,18 @@ def slug(*parts) -> str:
 @cli.command("figures.fit")
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m figures.fit``: see the module docstring."""
-    parser = cli.parser("figures.fit", __doc__)
-    parser.add_argument(
-        "analysis", type=Path, help="fit.json (or its folder), from python -m fitting.fit"
+    parser = cli.reader_parser(
+        "figures.fit",
+        __doc__,
+        "analysis",
+        "fit.json (or its folder), from python -m fitting.fit",
+        "folder for the figures (default: beside fit.json)",
     )
     parser.add_argument(
         "--log", type=Path, default=None, help="the log fit.json read (default: the path it names)"
     )
-    parser.add_argument(
-        "--out", type=Path, default=None, help="folder for the figures (default: beside fit.json)"
-    )
     args = parser.parse_args(argv)
-    folder = args.out or cli.default_out(
-        args.analysis if args.analysis.is_dir() else args.analysis.parent
-    )
-    out = cli.output_dir(folder, "--out")
+    out = cli.output_dir(cli.out_or_beside(args.out, args.analysis), "--out")
     if cli.checking(args):
         return 0
     records, trajs = load(args.analysis, args.log)

@@ -135,17 +135,16 @@ def _title(rec: ForecastRecord) -> str:
 @cli.command("figures.forecast")
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m figures.forecast``: see the module docstring."""
-    parser = cli.parser("figures.forecast", __doc__)
-    parser.add_argument(
-        "forecast", type=Path, help="forecast.json (python -m fitting.forecast --json)"
+    parser = cli.reader_parser(
+        "figures.forecast",
+        __doc__,
+        "forecast",
+        "forecast.json (python -m fitting.forecast --json)",
+        "a .png, or a folder (default: beside the forecast)",
     )
     parser.add_argument("--class", dest="label", default="11", help="the class (default 11)")
-    parser.add_argument(
-        "--out", type=Path, help="a .png, or a folder (default: beside the forecast)"
-    )
     args = parser.parse_args(argv)
-    folder = args.forecast if args.forecast.is_dir() else args.forecast.parent
-    out = cli.figure_path(args.out or cli.default_out(folder), "forecast.png")
+    out = cli.figure_path(cli.out_or_beside(args.out, args.forecast), "forecast.png")
     if cli.checking(args):
         return 0
     rec = ForecastRecord.read(args.forecast)

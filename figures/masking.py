@@ -26,16 +26,14 @@ from matplotlib import colormaps
 from core import cli
 from fitting.records import MaskingRecord
 from core.plot import save, square, subplots
+from figures.class_paths import accuracy_axes
 from figures.palette import PROTOCOL_COLORS
 
 
 def load(path: Path) -> list[dict]:
     """The run records of a masking.json written by python -m fitting.masking (checked on
     reading)."""
-    runs = MaskingRecord.read(path).runs
-    if not runs:
-        raise ValueError(f"{path}: holds no runs, so there is nothing to draw")
-    return runs
+    return MaskingRecord.rows_of(path, "runs")
 
 
 SEED_STYLES = ("-", "--", ":", "-.")
@@ -163,41 +161,28 @@ def _detail_panel(ax, results: Sequence[dict], detail: float) -> None:
                 lw=1.2 if key != "capability" else 0.9,
                 label=name if r is detail_runs[0] else None,
             )
-    ax.set(
-        xscale="log",
-        xlabel="training step",
-        ylabel=f"joint accuracy of class {results[0]['class']}",
-        ylim=(-0.02, 1.02),
-    )
-    ax.grid(alpha=0.25)
-    ax.legend(fontsize=8, loc="upper left")
+    label = f"joint accuracy of class {results[0]['class']}"
+    accuracy_axes(ax, "", ylabel=label, fontsize=8, loc="upper left")
     ax.set_title(f"(c) naive vs overprompt at p = {p_near:g} (Fig. 10)", fontsize=10)
 
 
 @cli.command("figures.masking")
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m figures.masking``: see the module docstring."""
-    parser = cli.parser("figures.masking", __doc__)
-    parser.add_argument(
+    parser = cli.reader_parser(
+        "figures.masking",
+        __doc__,
         "analysis",
-        type=Path,
-        help="masking.json (or its folder), written by python -m fitting.masking",
+        "masking.json (or its folder), written by python -m fitting.masking",
+        "folder for masking.png, or a .png, .pdf or .svg path (default: masking.json's folder)",
     )
     parser.add_argument(
         "--detail", type=float, default=0.5, help="p of panel (c): the run nearest it (default 0.5)"
     )
-    parser.add_argument(
-        "--out",
-        type=Path,
-        default=None,
-        help="folder for masking.png, or a .png, .pdf or .svg path (default: masking.json's "
-        "folder)",
-    )
     args = parser.parse_args(argv)
     if not 0 <= args.detail <= 1:
         raise ValueError(f"--detail {args.detail}: a masking rate in [0, 1]")
-    folder = args.analysis if args.analysis.is_dir() else args.analysis.parent
-    out = cli.figure_path(args.out or cli.default_out(folder), "masking.png")
+    out = cli.figure_path(cli.out_or_beside(args.out, args.analysis), "masking.png")
     if cli.checking(args):
         return 0
     path = draw(load(args.analysis), out, detail=args.detail)

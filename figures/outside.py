@@ -15,7 +15,6 @@ fitting.outside score; an interim verdict is titled as one.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Sequence
 
 import numpy as np
@@ -113,16 +112,15 @@ def draw(verdict: VerdictRecord):
 
 @cli.command("figures.outside")
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = cli.parser("figures.outside", __doc__)
-    parser.add_argument(
-        "verdict", type=Path, help="verdict.json of python -m fitting.outside score"
-    )
-    parser.add_argument(
-        "--out", type=Path, help="a .png, or a folder (default: verdict.png beside the verdict)"
+    parser = cli.reader_parser(
+        "figures.outside",
+        __doc__,
+        "verdict",
+        "verdict.json of python -m fitting.outside score",
+        "a .png, or a folder (default: verdict.png beside the verdict)",
     )
     args = parser.parse_args(argv)
-    folder = args.verdict if args.verdict.is_dir() else args.verdict.parent
-    out = cli.figure_path(args.out or cli.default_out(folder), "verdict.png")
+    out = cli.figure_path(cli.out_or_beside(args.out, args.verdict), "verdict.png")
     if cli.checking(args):
         return 0
     verdict = VerdictRecord.read(args.verdict)

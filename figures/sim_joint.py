@@ -30,10 +30,7 @@ FITS = (  # the fitted paths drawn: key in curves, line style, colour, legend
 def load(path: Path) -> list[dict]:
     """The run records of a sim_joint.json written by python -m fitting.sim_joint (checked on
     reading)."""
-    runs = SimJointRecord.read(path).runs
-    if not runs:
-        raise ValueError(f"{path}: holds no runs, so there is nothing to draw")
-    return runs
+    return SimJointRecord.rows_of(path, "runs")
 
 
 def draw(run: dict, out: Path) -> Path:
@@ -71,20 +68,15 @@ def draw(run: dict, out: Path) -> Path:
 @cli.command("figures.sim_joint")
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m figures.sim_joint``: see the module docstring."""
-    parser = cli.parser("figures.sim_joint", __doc__)
-    parser.add_argument(
+    parser = cli.reader_parser(
+        "figures.sim_joint",
+        __doc__,
         "analysis",
-        type=Path,
-        help="sim_joint.json (or its folder), from python -m fitting.sim_joint",
-    )
-    parser.add_argument(
-        "--out", type=Path, default=None, help="folder for the figures (default: beside the json)"
+        "sim_joint.json (or its folder), from python -m fitting.sim_joint",
+        "folder for the figures (default: beside the json)",
     )
     args = parser.parse_args(argv)
-    folder = args.out or cli.default_out(
-        args.analysis if args.analysis.is_dir() else args.analysis.parent
-    )
-    out = cli.output_dir(folder, "--out")
+    out = cli.output_dir(cli.out_or_beside(args.out, args.analysis), "--out")
     if cli.checking(args):
         return 0
     for run in load(args.analysis):

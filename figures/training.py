@@ -60,16 +60,14 @@ def draw(runs: Sequence[Path], out: Path, *, protocol: str = "naive") -> Path:
 @cli.command("figures.training")
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m figures.training``: see the module docstring."""
-    parser = cli.parser("figures.training", __doc__)
-    parser.add_argument(
-        "runs", nargs="+", type=Path, help="run folders (or their trajectories.csv)"
-    )
-    parser.add_argument(
-        "--out",
-        type=Path,
-        default=None,
-        help="folder to write concept_space.png in, or a .png, .pdf or .svg path (default: the "
+    parser = cli.reader_parser(
+        "figures.training",
+        __doc__,
+        "runs",
+        "run folders (or their trajectories.csv)",
+        "folder to write concept_space.png in, or a .png, .pdf or .svg path (default: the "
         "first run's folder)",
+        nargs="+",
     )
     parser.add_argument(
         "--protocol", default="naive", help="which protocol's rows to draw (default naive)"

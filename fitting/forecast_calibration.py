@@ -115,18 +115,22 @@ def forecasts(runs: Sequence[Path], label: str = "11", leave: str = "run") -> li
                 continue
             made = [fm.anchor(r, pool, end), fm.clock(r, pool, end), fm.lag(r, pool, end)]
             made += fb.baselines(r, pool, end)
-            rows.append(
-                {
-                    "run": str(run),
-                    "cut": name,
-                    "at": at,
-                    "already": False,
-                    "truth": truth,
-                    "end": end,
-                    "forecasts": [m.to_json() for m in made],
-                }
-            )
+            rows.append(cut_row(run, name, at, truth, end, [m.to_json() for m in made]))
     return rows
+
+
+def cut_row(run, name: str, at: int, truth, end, forecasts: list) -> dict:
+    """One row of a calibration table: the forecasts made of ``run`` cut at step ``at`` (the cut
+    ``name``), beside the truth (the behavior step, or None) and the log's end."""
+    return {
+        "run": str(run),
+        "cut": name,
+        "at": at,
+        "already": False,
+        "truth": truth,
+        "end": end,
+        "forecasts": forecasts,
+    }
 
 
 def write_reference(runs: Sequence[Path], label: str, path: Path) -> None:

@@ -32,7 +32,7 @@ from fitting import forecast as fc
 from fitting.analyses.event_records import ForecastRegistrationRecord, ForecastVerdictRecord
 from fitting.analyses.events import run_events, run_facts
 from fitting.analyses.outside_score import registering_commit
-from fitting.forecast_calibration import _score, cut_steps
+from fitting.forecast_calibration import _score, cut_row, cut_steps
 
 CAUSAL = ("2000", "3000", "memorized-live", "capability")
 HINDSIGHT = (
@@ -155,15 +155,7 @@ def rows_for(run: Path) -> list[dict]:
         if default["behavior_step"] is None and default["p_compose"] is None:
             default["behavior_step"] = doc["horizon"]  # no forecast counts as the horizon (RULE)
         out.append(
-            {
-                "run": str(run),
-                "cut": name,
-                "at": at,
-                "already": False,
-                "truth": truth,
-                "end": end,
-                "forecasts": [default, *doc["methods"], *doc["baselines"]],
-            }
+            cut_row(run, name, at, truth, end, [default, *doc["methods"], *doc["baselines"]])
         )
     return out
 

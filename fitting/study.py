@@ -50,7 +50,6 @@ and the count of censored pairs that contradict it.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Sequence
 
 from fitting.analyses.study_levels import tables
@@ -67,9 +66,12 @@ def _file_part(text: str) -> str:
 @cli.command("fitting.study")
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m fitting.study``: see the module docstring."""
-    parser = cli.parser("fitting.study", __doc__)
-    parser.add_argument(
-        "sweep", type=Path, help="a collected sweep folder (sweep.csv and covariates.csv)"
+    parser = cli.reader_parser(
+        "fitting.study",
+        __doc__,
+        "sweep",
+        "a collected sweep folder (sweep.csv and covariates.csv)",
+        "output JSON (default SWEEP/study.json; with --only SWEEP/study-ONLY.json)",
     )
     parser.add_argument(
         "--by", help="the covariate column to group runs by (default: the one that varies)"
@@ -78,11 +80,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--only",
         metavar="RUN,..",
         help="study these runs alone: ids, or COLUMN=VALUE of covariates.csv (e.g. sep_size=0.4)",
-    )
-    parser.add_argument(
-        "--out",
-        type=Path,
-        help="output JSON (default SWEEP/study.json; with --only SWEEP/study-ONLY.json)",
     )
     args = parser.parse_args(argv)
     default = "study.json" if args.only is None else f"study-{_file_part(args.only)}.json"

@@ -66,9 +66,13 @@ def _outputs(runs: Sequence[Path], out: Path | None) -> dict[Path, Path]:
 @cli.command("fitting.turn")
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m fitting.turn``: see the module docstring."""
-    parser = cli.parser("fitting.turn", __doc__)
-    parser.add_argument(
-        "runs", nargs="+", type=Path, help="run folders (or their trajectories.csv)"
+    parser = cli.reader_parser(
+        "fitting.turn",
+        __doc__,
+        "runs",
+        "run folders (or their trajectories.csv)",
+        "folder for turn.json (default: the run's folder; several runs: one subfolder each)",
+        nargs="+",
     )
     parser.add_argument(
         "--class",
@@ -76,11 +80,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=None,
         metavar="LABEL[,LABEL]",
         help="the classes to look at (default: the log's held-out classes, else 11)",
-    )
-    parser.add_argument(
-        "--out",
-        type=Path,
-        help="folder for turn.json (default: the run's folder; several runs: one subfolder each)",
     )
     parser.add_argument(
         "--min-dev",

@@ -96,14 +96,7 @@ def _run_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="KEY=V1,V2,..",
         help="a grid axis (repeatable): the runs are the product of all axes",
     )
-    parser.add_argument(
-        "--set",
-        dest="overrides",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="a config value shared by every run (as empirical.train --set)",
-    )
+    cli.add_set(parser, "a config value shared by every run (as empirical.train --set)")
     parser.add_argument(
         "--then",
         action="append",
