@@ -1,8 +1,8 @@
 """Turn an array of concept-space points saved elsewhere into the package's trajectory log, in one
 line.
 
-  python -m empirical.convert FILE --layout AXES --concepts C1,C2 --classes L1,L2,... (--steps
-  S,S,... | --steps-key K)
+  python -m empirical.convert FILE --layout AXES --concepts C1,C2 --classes L1,L2,... (--steps \\
+      S,S,... | --steps-key K)
                               [--key K] [--runs R1,R2,...] [--protocol naive] --out trajectories.csv
 
 FILE is one array of points in [0, 1] (an all-NaN point is a missing one), in any axis order:
@@ -19,11 +19,11 @@ same .npz/.pth (--steps-key). Every fitting and figure command reads the output
 (core/trajectory.py's format).
 
 Examples:
-  python -m empirical.convert data.pth --key data --layout run,class,step,concept --concepts
-  color,size \\
+  python -m empirical.convert data.pth --key data --layout run,class,step,concept --concepts \\
+      color,size \\
       --classes 00,01,10,11 --steps-key steps --out runs/official/trajectories.csv
-  python -m empirical.convert points.npy --layout class,step,concept --concepts color,size --classes
-  00,01,10,11 \\
+  python -m empirical.convert points.npy --layout class,step,concept --concepts color,size \\
+      --classes 00,01,10,11 \\
       --steps 0,500,1000,1500 --out runs/mine/trajectories.csv
 """
 

@@ -1,7 +1,7 @@
 """The data-generating process: synthetic images whose concepts and concept signal are controlled.
 
-  python -m empirical.data --concepts color,size --sep color=0.3,size=0.4 [--res 32] [--n 16] [--out
-  DIR]
+  python -m empirical.data --concepts color,size --sep color=0.3,size=0.4 [--res 32] [--n 16] \\
+      [--out DIR]
 
 writes DIR/samples.png (a grid of samples per class, the held-out classes marked, like the paper's
 Fig. 2) and DIR/signals.json (the measured concept signal of each concept, the class means, the

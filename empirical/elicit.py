@@ -1,7 +1,7 @@
 """Run the hidden-capability protocols on a run's saved checkpoints.
 
-  python -m empirical.elicit RUN_DIR [--protocols overprompt,intervention,patch,cfg] [--classes all]
-  [--every 1]
+  python -m empirical.elicit RUN_DIR [--protocols overprompt,intervention,patch,cfg] [--classes \\
+      all] [--every 1]
 
 For every saved checkpoint (or every --every-th, always with the last) and every chosen class, each
 protocol picks the best setting of the run's grid on one noise draw and scores it on an independent

@@ -1,8 +1,8 @@
 """Train many runs of one preset in one process, as one batched model: a seed sweep in one sitting.
 
   python -m empirical.ensemble --runs DIR --preset NAME [--set KEY=VALUE ...] --seeds 0-7
-  python -m empirical.ensemble --runs DIR --preset NAME --member seed=0,sep.color=0.3 --member
-  seed=1 ...
+  python -m empirical.ensemble --runs DIR --preset NAME --member seed=0,sep.color=0.3 --member \\
+      seed=1 ...
 
 Each member is a run of its own, in DIR/<its settings> (DIR/seed=3, DIR/seed=1,sep.color=0.3): the
 folder of a run trained alone (python -m empirical.train), read by every command as one, and equal

@@ -1,8 +1,9 @@
 """Capability versus behavior (the paper's Fig. 6), drawn from fitting.capability's
 elicitation_summary.json.
 
-  python -m fitting.capability RUN_DIR [RUN_DIR ...] --out DIR      # the analysis:
-  DIR/elicitation_summary.json python -m figures.capability DIR/elicitation_summary.json [--out DIR]
+  # the analysis: DIR/elicitation_summary.json
+  python -m fitting.capability RUN_DIR [RUN_DIR ...] --out DIR
+  python -m figures.capability DIR/elicitation_summary.json [--out DIR]
 
 capability.png (default: beside the summary): the held-out class's joint accuracy against the
 training step, one colour per protocol, each run a thin line and the mean over runs thick; naive

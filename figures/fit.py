@@ -1,8 +1,8 @@
 """The per-trajectory figures of fitting.fit, drawn from its fit.json and the log it read.
 
-  python -m fitting.fit runs/theory/fig5/trajectories.csv --class 11    # the analysis:
-  runs/theory/fig5/fit/fit.json python -m figures.fit runs/theory/fig5/fit
-  # one figure per trajectory, beside it
+  # the analysis: runs/theory/fig5/fit/fit.json
+  python -m fitting.fit runs/theory/fig5/trajectories.csv --class 11
+  python -m figures.fit runs/theory/fig5/fit  # one figure per trajectory, beside it
 
 One PNG per fitted trajectory (<run>_<seed>_<class>_<protocol>.png): the logged path in concept
 space with the fitted model's and the turn (two concepts), each coordinate against the step with the

@@ -1,8 +1,8 @@
 """The underspecification figure (paper Fig. 8, 9a and 10) of a masking sweep, from its
 masking.json.
 
-  python -m fitting.masking RUN_DIR [RUN_DIR ...] --out DIR    # the analysis, once:
-  DIR/masking.json python -m figures.masking DIR/masking.json [--detail 0.5] [--out DIR]
+  python -m fitting.masking RUN_DIR [RUN_DIR ...] --out DIR  # the analysis, once: DIR/masking.json
+  python -m figures.masking DIR/masking.json [--detail 0.5] [--out DIR]
 
 masking.png (default: beside masking.json):
 

@@ -1,9 +1,9 @@
 """The figures of fitting.predict, drawn from what it wrote: prediction.json, predicted.csv and the
 logs.
 
-  python -m fitting.predict runs/sweep/sweep.csv --covariates runs/sweep/covariates.csv --holdout
-  sep_color=0.5 python -m figures.predict runs/sweep/predict      # prediction.png beside
-  prediction.json
+  python -m fitting.predict runs/sweep/sweep.csv --covariates runs/sweep/covariates.csv \\
+      --holdout sep_color=0.5
+  python -m figures.predict runs/sweep/predict      # prediction.png beside prediction.json
 
 DIR: fitting.predict's --out. prediction.png for DIR/prediction.json and for each
 DIR/*/prediction.json (the levels of --leave-out); leave_out.png where DIR holds leave_out.json.

@@ -5,22 +5,20 @@
 Writes into DIR (default SWEEP_DIR):
 
   learning.png   paper Fig. 3: the step at which each concept is learned (80% of the readable
-  samples
-                 carry the class's value of it, model-free) against its measured concept signal, one
-                 point per run: left by the training classes, right by the held-out class (the
-                 paper's measure);
+                 samples carry the class's value of it, model-free) against its measured concept
+                 signal, one point per run: left by the training classes, right by the held-out
+                 class (the paper's measure);
                  a run that never got there within its budget is an open triangle at its last step
                  (a lower bound), never a number. The solid line joins the medians of the seeds per
                  level, a seed that never got there counted as later than any that did (a level
                  where half or more never did has no median, and the line skips it); the dashed one,
                  the same of where a sigmoid fitted to the same curve crosses 80%.
   timing.png     capability against behavior: for each run, the step the held-out class can be
-  elicited
-                 (capability, 50% accuracy held 2 checkpoints) against the step naive prompting
-                 shows it (behavior), coloured by the swept covariate; a time never reached within
-                 the run is drawn at the run's last step with an arrow pointing past it (censored).
-                 Only runs that were elicited (python -m empirical.elicit) appear; with none, the
-                 figure says so.
+                 elicited (capability, 50% accuracy held 2 checkpoints) against the step naive
+                 prompting shows it (behavior), coloured by the swept covariate; a time never
+                 reached within the run is drawn at the run's last step with an arrow pointing
+                 past it (censored). Only runs that were elicited (python -m empirical.elicit)
+                 appear; with none, the figure says so.
   held_out.png   paper Fig. 4: the held-out class's path in concept space under naive prompting, one
                  panel per seed, coloured by the swept covariate, its turn marked (a star) where
                  fitting.turn finds one; below, what its samples were read as at the last

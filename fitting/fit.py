@@ -2,8 +2,9 @@
 model was biased toward before the turn, how strong each concept's signal is, with intervals.
 
   python -m fitting.fit runs/theory/fig5/trajectories.csv --class 11
-  python -m fitting.fit runs/empirical/tiny/trajectories.csv --model eq1 --protocol naive --out
-  runs/fit python -m fitting.fit LOG.csv --model eq2 --fix z_target=1,1 --ci bootstrap --boot 200
+  python -m fitting.fit runs/empirical/tiny/trajectories.csv --model eq1 --protocol naive --out \\
+      runs/fit
+  python -m fitting.fit LOG.csv --model eq2 --fix z_target=1,1 --ci bootstrap --boot 200
 
 Every trajectory of the log that matches --class/--protocol/--run (a trajectory is the rows sharing
 run, seed, class and protocol) gets:
@@ -18,9 +19,9 @@ run, seed, class and protocol) gets:
               or a residual bootstrap); a switch the data cannot identify gets t_switch null.
 
 Output in --out (default: a 'fit' folder beside the log): fit.json ({"fits": [...], "skipped":
-[...], "lags": [...]}, written once all fits are done), each record with the fitted curves that
-python -m figures.fit draws (one figure per trajectory: data and fitted path; --no-figures leaves
-them out). A trajectory that cannot be fitted (fewer than 8 points, say) is skipped and named, with
+[...], "lags": [...]}, written once all fits are done), each record with the fitted curves that the
+command python -m figures.fit draws (one figure per trajectory: data and fitted path;
+--no-figures leaves them out). A trajectory that cannot be fitted (fewer than 8 points, say) is skipped and named, with
 why, in "skipped" and on stderr; the others are still fitted (exit 2 only when none can be). "lags"
 gives, per run, seed and class, how many steps each protocol's accuracy reached 0.5 before naive
 prompting. A malformed log exits with code 2 and the validator's message, and nothing is written.

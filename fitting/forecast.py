@@ -9,17 +9,16 @@ are read only up to --at (default: the last checkpoint). Printed: one line per m
 line; --json writes
 
   behavior_step           the forecast step at which naive prompting shows the class (joint accuracy
-  >= 0.5 held 2
-                          checkpoints), by the first method that gives a forecast (a step, or a
-                          probability of none by the horizon: clock, then logistic, lag, setting);
-                          null when already observed or not expected by the horizon
+                          >= 0.5 held 2 checkpoints), by the first method that gives a forecast (a
+                          step, or a probability of none by the horizon: clock, then logistic, lag,
+                          setting); null when already observed or not expected by the horizon
   interval                its 80% interval [low, high]
   p_compose               the probability that it comes by the horizon (default: the run's
-  configured steps) observed_behavior_step  when it is already seen by the cut
+                          configured steps)
+  observed_behavior_step  when it is already seen by the cut
   pending_behavior_step   where the last checkpoints by the cut read the class at >= 0.5 but too few
-  to confirm it:
-                          the step the behavior will be dated to if the next checkpoint holds (null
-                          otherwise)
+                          to confirm it: the step the behavior will be dated to if the next
+                          checkpoint holds (null otherwise)
   method, at, horizon     which method, the cut, the horizon
   methods                 every method's forecast (fitting.analyses.forecast_methods explains each)
 

@@ -17,16 +17,15 @@ A run whose behavior the log cut there already shows is not forecast there (coun
 
 Scored per method and cut:
   mae          the median absolute error of the behavior step. A forecast of "not by the horizon"
-  counts as the
-               horizon; a run that never composed counts as composing at its last step, and its
-               error as the lower bound max(0, last step - forecast) (0 where the forecast lies past
-               the end).
+               counts as the horizon; a run that never composed counts as composing at its last
+               step, and its error as the lower bound max(0, last step - forecast) (0 where the
+               forecast lies past the end).
   coverage     the share of runs inside the 80% interval (a censored run is inside when the interval
-  reaches past
-               its last step); a method that gave no interval counts as not covering.
+               reaches past its last step); a method that gave no interval counts as not covering.
   brier        the Brier score of P(composes by the horizon) against whether it did (runs with a
-  probability). n, censored, missing   runs forecast, of them never composed, of them with no
-  forecast from the method.
+               probability).
+  n, censored, missing   runs forecast, of them never composed, of them with no forecast from the
+                         method.
 
 Writes DIR/calibration.json (every forecast and the scores) and DIR/calibration.md (the table).
 """

@@ -1,12 +1,10 @@
 """The forecast's registered test (issue #73): the default forecast against the honest baselines on
 new runs.
 
-  python -m fitting.forecast_registered register FOLDER      write FOLDER/preregistration.json
-  (commit it before
-                                                             any run of FOLDER/jobs.txt trains)
+  python -m fitting.forecast_registered register FOLDER
+      write FOLDER/preregistration.json (commit it before any run of FOLDER/jobs.txt trains)
   python -m fitting.forecast_registered score FOLDER [--out FILE]
-                                                             score the runs kept in FOLDER/runs once
-                                                             (verdict.json)
+      score the runs kept in FOLDER/runs once (verdict.json)
 
 The registration fixes, before any run trains: the method (fitting.forecast with no flag: the
 `anchor` method on the shipped reference pool), the SHA-256 of the code and of the pool file it

@@ -17,11 +17,9 @@ run, and written to FILE.json (default ``ladder.json`` in the current folder) wi
   turn        the turn toward its own corner (fitting.turn, 95% bootstrap interval), or none
   best        the highest naive joint accuracy and its step
   composed    the first checkpoint from which the naive joint accuracy stays >= 0.5 for 2
-  checkpoints
-              (the behavior step of fitting.study), or null: censored at the last step
+              checkpoints (the behavior step of fitting.study), or null: censored at the last step
   capability  the same for the best protocol chosen on its own draw, where the run was elicited (a
-  column of
-              the table when any run given was)
+              column of the table when any run given was)
   final       the shares of the last checkpoint's samples: each corner and unreadable
 
 The numbers come from fitting.study's per-run reading of the held-out class, so a ladder row and a

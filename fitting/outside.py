@@ -1,8 +1,8 @@
 """The registered test of the toy theory outside the covered range: register the predictions before
 the runs train, score them after (results/study-small/outside/).
 
-  python -m fitting.outside register RUN [RUN ...] --setting color=0.8,size=0.15 --setting
-  color=0.15,size=0.4 \\
+  python -m fitting.outside register RUN [RUN ...] --setting color=0.8,size=0.15 --setting \\
+      color=0.15,size=0.4 \\
       --steps 15000 --out preregistration.json
   python -m fitting.outside score preregistration.json RUN [RUN ...] --out verdict.json
   python -m fitting.outside check preregistration.json RUN [RUN ...]

@@ -1,10 +1,10 @@
 """Fit one toy model to many runs at once, each run's parameters a law of its covariates, and
 predict runs it has not seen from their covariates alone.
 
-  python -m fitting.predict runs/sweep/sweep.csv --covariates runs/sweep/covariates.csv --holdout
-  sep_color=0.5 python -m fitting.predict LOG.csv --covariates COV.csv --leave-out sep_color --law
-  memorize+onset python -m figures.predict runs/sweep/predict       # the figures: prediction.png,
-  leave_out.png
+  python -m fitting.predict runs/sweep/sweep.csv --covariates runs/sweep/covariates.csv \\
+      --holdout sep_color=0.5
+  python -m fitting.predict LOG.csv --covariates COV.csv --leave-out sep_color --law memorize+onset
+  python -m figures.predict runs/sweep/predict       # the figures: prediction.png, leave_out.png
 
 LOG.csv: many runs (a sweep's sweep.csv; several logs are pooled). COV.csv: a run column and
 <name>_<concept> covariates. --leave-out COLUMN fits once per level, that level held out

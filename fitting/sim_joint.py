@@ -12,7 +12,7 @@ present are fitted three ways, over the same located points:
   sim2 joint      one W(t) for all classes (signals, probe norms, W(0): 6 parameters for 2 concepts)
   sim2 per class  a W(t) of its own for each class (6 parameters each)
   eq1 per class   Eq. 1 for each class (9 parameters each: switch times, rates, bias, end level,
-  start)
+                  start)
 
 and scored by AIC over the pooled coordinates, n log(RSS / n) + 2 k (lower is better). Each fit's
 parameters that ended on a bound of the search are named (``at_bounds``): their Wald intervals are

@@ -2,8 +2,8 @@
 what the held-out class does, per run and per level of the swept covariate.
 
   python -m fitting.study SWEEP_DIR [--by sep_color] [--out FILE]
-  python -m fitting.study SWEEP_DIR --by sep_color --only sep_size=0.4     # a slice:
-  SWEEP_DIR/study-sep_size=0.4.json
+  # a slice: SWEEP_DIR/study-sep_size=0.4.json
+  python -m fitting.study SWEEP_DIR --by sep_color --only sep_size=0.4
 
 SWEEP_DIR holds sweep.csv and covariates.csv (``python -m pipeline.sweep collect``). Writes
 FILE (default SWEEP_DIR/study.json); ``python -m figures.study`` draws it. Per run:

@@ -1,8 +1,8 @@
 """The turn of a trajectory in concept space: where it stops heading for the memorized class and
 turns.
 
-  python -m fitting.turn RUN_DIR [RUN_DIR ...] [--class 11] [--min-dev 0.05] [--min-angle 30] [--out
-  DIR]
+  python -m fitting.turn RUN_DIR [RUN_DIR ...] [--class 11] [--min-dev 0.05] [--min-angle 30] \\
+      [--out DIR]
 
 writes RUN_DIR/turn.json (figures.training marks it), or DIR/turn.json (several runs: DIR/<run
 folder>/turn.json); a run among the committed results (results) is left as committed: its turn.json

@@ -1,8 +1,8 @@
 """Many training runs from a job file, PARALLEL at a time, stopped at a deadline and resumed by a
 rerun.
 
-  python -m pipeline.batch JOBS --runs DIR [--parallel N] [--threads T] [--seconds S] [--pack
-  FILE.tgz]
+  python -m pipeline.batch JOBS --runs DIR [--parallel N] [--threads T] [--seconds S] [--pack \\
+      FILE.tgz]
 
 JOBS holds one run per line, "FOLDER --preset NAME --set KEY=VALUE ..." (# starts a comment), read
 by pipeline.job_file, the one parser of job lines: quotes as the shell takes them, CRLF endings and
@@ -22,8 +22,8 @@ run failed, 2 on bad input (nothing started).
 
 Example (a GPU machine, seven runs at a time, 9 minutes):
 
-  python -m pipeline.batch results/ladder/device-jobs.txt --runs runs/device --parallel 7 --seconds
-  540
+  python -m pipeline.batch results/ladder/device-jobs.txt --runs runs/device --parallel 7 \\
+      --seconds 540
 """
 
 from __future__ import annotations

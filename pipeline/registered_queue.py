@@ -19,12 +19,12 @@ longest this queue has taken).
 
 from __future__ import annotations
 
-import argparse
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+from core import cli
 from core.files import read_json
 from pipeline import batch, job_file, keep
 from fitting.forecast_registered import descends
@@ -33,21 +33,18 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def registering_commit(reg: Path) -> str:
-    """The commit that added ``reg``, which must be an ancestor of HEAD; SystemExit otherwise."""
+    """The commit that added ``reg``, which must be an ancestor of HEAD; a UsageError otherwise."""
     from fitting.analyses.outside_score import registering_commit as added
 
     found = added(reg)
     if found is None:
-        raise SystemExit(
-            f"registered_queue: {reg} is not committed (or the clone is shallow); commit the "
-            "registration "
-            "before any run starts"
+        raise cli.UsageError(
+            f"{reg} is not committed (or the clone is shallow); commit the registration before "
+            "any run starts"
         )
     ok = subprocess.run(["git", "merge-base", "--is-ancestor", found[0], "HEAD"], cwd=ROOT)
     if ok.returncode != 0:
-        raise SystemExit(
-            f"registered_queue: HEAD does not descend from the registration's commit {found[0]}"
-        )
+        raise cli.UsageError(f"HEAD does not descend from the registration's commit {found[0]}")
     return found[0]
 
 
@@ -90,29 +87,44 @@ def kept_whole(kept: Path) -> bool:
         return False
 
 
+@cli.command("pipeline.registered_queue")
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m pipeline.registered_queue", description=__doc__.splitlines()[0]
-    )
+    """``python -m pipeline.registered_queue``: see the module docstring."""
+    parser = cli.parser("pipeline.registered_queue", __doc__)
     parser.add_argument(
         "folder", type=Path, help="the test's folder (preregistration.json, jobs.txt)"
     )
     parser.add_argument(
         "--runs", type=Path, help="where the runs train (default runs/<folder under results/>)"
     )
-    parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--hours", type=float, default=float("inf"))
+    parser.add_argument(
+        "--threads", type=int, default=2, help="threads each run trains with (default 2)"
+    )
+    parser.add_argument(
+        "--hours",
+        type=float,
+        default=float("inf"),
+        help="start no run that would not finish within H hours (default: no limit)",
+    )
     args = parser.parse_args(argv)
     if not args.hours > 0 or args.threads < 1:
-        parser.error("--hours must be > 0 and --threads >= 1")
+        raise cli.UsageError(
+            f"--hours {args.hours} --threads {args.threads}: --hours must be > 0 and --threads >= 1"
+        )
     folder = args.folder.resolve()
     reg_path = folder / "preregistration.json"
+    for need in (reg_path, folder / "jobs.txt"):
+        if not need.is_file():
+            raise cli.UsageError(
+                f"FOLDER {args.folder}: holds no {need.name}; give a registered test's folder"
+            )
+    if cli.checking(args):
+        return 0
     commit = registering_commit(reg_path)
     reg = read_json(reg_path, "registration")["queue"]
     if precision() != reg["precision"]:
-        raise SystemExit(
-            f"registered_queue: this machine trains in {precision()}, the registration says "
-            f"{reg['precision']}"
+        raise cli.UsageError(
+            f"this machine trains in {precision()}, the registration says {reg['precision']}"
         )
     rel = (
         folder.relative_to(ROOT / "results")

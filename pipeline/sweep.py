@@ -6,8 +6,7 @@ collect them.
          [--cpus-per-job C] [--gpus-per-job G] [--timeout-min M] [--slurm-partition P] [--no-wait]
          --out DIR
   python -m pipeline.sweep collect DIR     # DIR/sweep.csv and DIR/covariates.csv
-  python -m pipeline.sweep status DIR      # what each run has done, what runs, what failed (and its
-  log);
+  python -m pipeline.sweep status DIR      # each run's stages, what runs, what failed (its log);
                                             # exit 1 when a run or stage failed
 
 The runs are the product of the --grid values (every --set key is a grid key, seeds included: --grid

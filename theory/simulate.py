@@ -24,8 +24,8 @@ One model, with parameters and sweeps (a sweep of several flags is their product
   python -m theory.simulate --model eq1 --concepts color,size,shape --param z_bias=0,1,1
   python -m theory.simulate --energy "lam/2*(z1 - sigmoid(t - 5))**2 + (z2 - 1)**2/2" --param lam=2
   python -m theory.simulate --model sim2 --param mu=1,1.5,2.2 --param scale=0.1 --sweep seed=0,1,62
-  python -m theory.simulate --model sim2 --param mu=1,1.7,2.25 --param signal=a2 --param
-  start=uniform-positive
+  python -m theory.simulate --model sim2 --param mu=1,1.7,2.25 --param signal=a2 --param \\
+      start=uniform-positive
 
 Vector parameters take one value per concept, comma-separated (a single value is used for every
 concept); NAME_i addresses entry i (1-based), e.g. --param t_switch_1=8 or --sweep z_bias_1=0,0.5.

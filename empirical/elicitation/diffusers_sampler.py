@@ -9,10 +9,9 @@
 
     data = DataConfig(resolution=16)
     sampler = DiffusersSampler(DDIMScheduler(), concept_condition(data), shape=(3, 16, 16),
-    steps=50,
-                               load=UNet2DConditionModel.from_pretrained)
-    walk([(s, f"ckpt/step_{s}") for s in (0, 250, 500)], sampler,
-    ProbeReader("runs/probe/color-size-16px"),
+                               steps=50, load=UNet2DConditionModel.from_pretrained)
+    reader = ProbeReader("runs/probe/color-size-16px")
+    walk([(s, f"ckpt/step_{s}") for s in (0, 250, 500)], sampler, reader,
          "runs/mine", classes=data.classes, held_out=["11"], strengths=[1.5, 2, 3])
 
 - **checkpoint**: what ``load`` takes and turns into the U-Net

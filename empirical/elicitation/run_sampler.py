@@ -7,8 +7,7 @@ walk's own-model case).
 
     sampler = RunSampler("runs/train/tiny-color0.8-size0.2-seed0")
     walk(sampler.checkpoints, sampler, ProbeReader(sampler.probe_path), "runs/walked",
-    classes=sampler.classes,
-         held_out=[], samples=32, seeds=sampler.seeds)
+         classes=sampler.classes, held_out=[], samples=32, seeds=sampler.seeds)
 
 A checkpoint is a step whose weights were kept (``RUN/checkpoints/step_NNNNNN.pt``, the weights the
 run evaluated: the EMA weights when EMA was on). The plain prompt is the class's mean conditioning

@@ -2,24 +2,21 @@
 ``baselines``), each on what a user would have at the cut:
 
   blind          the pool's behavior steps after the cut, ignoring every covariate: the Kaplan-Meier
-  curve of the
-                 pool's behavior (runs that never composed censored at their last checkpoint),
-                 conditioned on no behavior by the cut; its median, 10% and 90% quantiles and P(by
-                 the horizon).
+                 curve of the pool's behavior (runs that never composed censored at their last
+                 checkpoint), conditioned on no behavior by the cut; its median, 10% and 90%
+                 quantiles and P(by the horizon).
   base-rate      P only: the share of the pool's runs that composed by their end (a constant).
   lc-naive       Bayesian learning-curve extrapolation (fitting.estimators.lc_ensemble: Domhan et
-  al.'s ensemble of
-                 curve families) of the held-out class's naive accuracy to where it reaches 0.5.
+                 al.'s ensemble of curve families) of the held-out class's naive accuracy to where
+                 it reaches 0.5.
   lc-capability  the same extrapolation of the capability curve (over-prompting) to its 0.5 crossing
-  (the step
-                 itself once seen), plus a lag of behavior behind capability drawn from the pool.
+                 (the step itself once seen), plus a lag of behavior behind capability drawn from
+                 the pool.
 
   setting        the pool's runs at the run's separations (or, with fewer than 2 there, at the
-  nearest setting):
-                 their behavior steps after the cut.
+                 nearest setting): their behavior steps after the cut.
   logistic       a sigmoid fitted to the held-out class's naive accuracy so far, extended to where
-  it crosses 0.5
-                 (residual bootstrap for the interval).
+                 it crosses 0.5 (residual bootstrap for the interval).
 """
 
 from __future__ import annotations

@@ -7,20 +7,17 @@ fitting.study's reading), an 80% interval for it and the probability that it com
 The pooled methods read other runs (the pool, never the run being forecast) through :class:`Pool`.
 
   anchor    the default (fitting.analyses.forecast_anchor): behavior anchored on the run's latest
-  event (the
-            capability step once seen, else the slower concept's clock), a lag that depends on which
-            concept is slower; clocks not yet read drawn from each concept's clock regressed on its
-            separation.
+            event (the capability step once seen, else the slower concept's clock), a lag that
+            depends on which concept is slower; clocks not yet read drawn from each concept's
+            clock regressed on its separation.
   clock     the toy theory: Eq. 1's held-out class composes on its slower concept's clock. T_slow,
-  the step at
-            which the run's own training classes have learned both concepts
+            the step at which the run's own training classes have learned both concepts
             (fitting.analyses.events), times a factor fitted to the pool with censoring (log
             behavior = a + log T_slow + ε). Before both concepts are learned, T_slow is only known
             to exceed the cut: it is drawn from the pool's T_slow past the cut (at least 3 such
             runs), else the method gives no forecast.
   lag       the capability step (over-prompting, if logged and already seen) plus the pool's lag of
-  behavior
-            behind capability.
+            behavior behind capability.
 
 The baselines every method must beat are fitting.analyses.forecast_baselines.
 """

@@ -3,10 +3,9 @@
 A reference pool is one JSON file (fitting/reference/PRESET-RESpx-CONCEPTS.json) holding each
 committed run's events (fitting.analyses.events.run_events: the setting, the concept clocks, the
 capability and behavior steps), not its logs, so a forecast reads a few kilobytes. ``python -m
-fitting.forecast_calibration RUN ... --out DIR
---reference FILE`` writes one from the run folders it calibrates on; the shipped file for `small`
-(24 px, color and size) is made from the committed runs listed in its ``runs`` (docs/forecast.md
-says which).
+fitting.forecast_calibration RUN ... --out DIR --reference FILE`` writes one from the run folders it
+calibrates on; the shipped file for `small` (24 px, color and size) is made from the committed runs
+listed in its ``runs`` (docs/forecast.md says which).
 
 A pool learns only for runs like its own: :func:`mismatch` names what differs (preset, resolution,
 concepts).

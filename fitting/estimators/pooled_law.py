@@ -5,14 +5,16 @@ The law (eq1, Park et al. Eq. 1), for run r and concept i with covariate x_ri > 
 concept signal by default) and ℓ_ri = log(x_ri / x_ref) (x_ref: the geometric mean over the training
 runs, so the intercepts are the values at a typical signal):
 
-    λ_ri        = λ_ref · exp(b_lam · ℓ_ri)            speed: a power of the signal (the theory: ∝
-    signal) t_switch_ri = t_ref · exp(b_t · ℓ_ri)              the switch comes earlier for a
-    stronger signal (b_t < 0) s_ri        = σ(γ · (ℓ_ri − max_{j≠i} ℓ_rj))       ≈1 for the stronger
-    concept, ≈0 for the weaker z_bias_ri   = ẑ_i + (1 − 2 ẑ_i) · m · (1 − s_ri)   the bias: toward
-    the training class of the stronger
-                                                        concept (the weaker concept starts at its
-                                                        opposite value, m = 1 fully), none for the
-                                                        stronger one
+    λ_ri        = λ_ref · exp(b_lam · ℓ_ri)            speed: a power of the signal (the
+                                                       theory: ∝ signal)
+    t_switch_ri = t_ref · exp(b_t · ℓ_ri)              the switch comes earlier for a stronger
+                                                       signal (b_t < 0)
+    s_ri        = σ(γ · (ℓ_ri − max_{j≠i} ℓ_rj))       ≈1 for the stronger concept, ≈0 for
+                                                       the weaker
+    z_bias_ri   = ẑ_i + (1 − 2 ẑ_i) · m · (1 − s_ri)   the bias: toward the training class of
+                                                       the stronger concept (the weaker concept
+                                                       starts at its opposite value, m = 1
+                                                       fully), none for the stronger one
     k, z0_i     shared by every run
 
 with ẑ the class's corner (class 11: (1, 1)). Coefficients: ``lam_ref`` (1/step), ``b_lam``,

@@ -2,11 +2,10 @@
 steps.
 
     from fitting.estimators.registry import ESTIMATORS, fit
-    one = fit("eq1", trajectory)                        # a toy model fitted to one run
-    (fitting.estimators.model_fit) one.predict(steps)                                  # (T, D): its
-    path at any steps law = fit("memorize+onset", trajectories, covariates=x)   # a law pooled over
-    runs (fitting.estimators.laws) law.predict(steps, covariates=x_new)                # (N, T, D):
-    the law's paths at new covariates
+    one = fit("eq1", trajectory)             # a toy model fitted to one run (model_fit)
+    one.predict(steps)                       # (T, D): its path at any steps
+    law = fit("memorize+onset", trajectories, covariates=x)   # a law pooled over runs (laws)
+    law.predict(steps, covariates=x_new)     # (N, T, D): the law's paths at new covariates
 
 Per-run estimators (``ESTIMATORS``) take one trajectory and carry the names of the theory.simulate
 models they integrate (eq1, eq2, notebook; sim2, the two-layer model of

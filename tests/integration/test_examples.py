@@ -58,10 +58,13 @@ def command_lines(text: str) -> list[str]:
 
 
 def readme_examples() -> list[str]:
+    """The example commands of the README (but its two commands) and of the tutorial."""
     text = (ROOT / "README.md").read_text()
     two_commands = text.split("## Two commands", 1)[1].split("\n## ", 1)[0]
-    blocks = re.findall(r"```bash\n(.*?)```", text.replace(two_commands, ""), re.S)
-    return [line for block in blocks for line in command_lines(block)]
+    text = text.replace(two_commands, "") + (ROOT / "docs" / "tutorial.md").read_text()
+    blocks = re.findall(r"```bash\n(.*?)```", text, re.S)
+    lines = [line for block in blocks for line in command_lines(block)]
+    return [line for line in lines if not line.startswith("python -m pip ")]
 
 
 def run(module: str, argv: list[str]) -> tuple[int, str]:

@@ -32,6 +32,7 @@ COMMANDS = (
     "pipeline.keep",
     "empirical.probe",
     "pipeline.sweep",
+    "pipeline.registered_queue",
     "empirical.train",
     "fitting.capability",
     "fitting.fit",

@@ -217,5 +217,8 @@ def test_the_queue_refuses_a_registration_that_is_not_committed(tmp_path):
     from pipeline import registered_queue
 
     (tmp_path / "preregistration.json").write_text("{}")
-    with pytest.raises(SystemExit, match="not committed"):
+    with pytest.raises(ValueError, match="not committed"):
         registered_queue.registering_commit(tmp_path / "preregistration.json")
+    (tmp_path / "jobs.txt").write_text("")
+    assert registered_queue.main([str(tmp_path)]) == 2  # one line, exit 2, no run started
+    assert registered_queue.main([str(tmp_path / "nothing"), "--check-args"]) == 2

@@ -1,7 +1,6 @@
 """The command line of ``python -m theory.simulate``: the parser, the checks of its flags, the
-landscape that
---model or --energy names, and NAME=VALUE parameters and sweeps resolved against it (theory.simulate
-runs what this module parsed).
+landscape that --model or --energy names, and NAME=VALUE parameters and sweeps resolved against it
+(theory.simulate runs what this module parsed).
 """
 
 from __future__ import annotations
@@ -216,8 +215,7 @@ def settings(land: Landscape, args) -> tuple[list, list, dict[str, np.ndarray], 
 
 def landscape(args) -> Landscape:
     """The landscape --model or --energy names, with --concepts (the energy's symbols from --param
-    and
-    --sweep)."""
+    and --sweep)."""
     concepts = [c.strip() for c in args.concepts.split(",")] if args.concepts else None
     if concepts is not None and (not all(concepts) or len(set(concepts)) != len(concepts)):
         raise UsageError(f"--concepts {args.concepts}: names must be distinct and non-empty")
