@@ -21,10 +21,11 @@ run, seed, class and protocol) gets:
 Output in --out (default: a 'fit' folder beside the log): fit.json ({"fits": [...], "skipped":
 [...], "lags": [...]}, written once all fits are done), each record with the fitted curves that the
 command python -m figures.fit draws (one figure per trajectory: data and fitted path;
---no-figures leaves them out). A trajectory that cannot be fitted (fewer than 8 points, say) is skipped and named, with
-why, in "skipped" and on stderr; the others are still fitted (exit 2 only when none can be). "lags"
-gives, per run, seed and class, how many steps each protocol's accuracy reached 0.5 before naive
-prompting. A malformed log exits with code 2 and the validator's message, and nothing is written.
+--no-figures leaves them out). A trajectory that cannot be fitted (fewer than 8 points, say) is
+skipped and named, with why, in "skipped" and on stderr; the others are still fitted (exit 2 only
+when none can be). "lags" gives, per run, seed and class, how many steps each protocol's accuracy
+reached 0.5 before naive prompting. A malformed log exits with code 2 and the validator's message,
+and nothing is written.
 """
 
 from __future__ import annotations

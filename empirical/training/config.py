@@ -8,9 +8,10 @@ Presets (``python -m empirical.train --preset NAME``):
   about 15 minutes (see docs/training.md for what was tried).
 - ``small``: 24x24, a 3-level net (32, 64, 128) with the official recipe (no classifier-free
   dropout, clip 0.01 over all parameters) and EMA 0.999, 10,000 steps: the held-out class composes
-  at Δcolor 0.8 to 0.3 in every seed tried (40 minutes alone on 2 CPU cores; docs/ladder.md says
-  what composition needs). It reads the probe the package ships (empirical/probes/color-size-24px,
-  hash 16e18d564fed732e), so every machine reads its runs with one instrument.
+  at Δcolor 0.8 to 0.3 in every seed tried (40 minutes alone on 2 CPU cores;
+  results/ladder/notes.md says what composition needs). It reads the probe the package ships
+  (empirical/probes/color-size-24px, hash 16e18d564fed732e), so every machine reads its runs with
+  one instrument.
 - ``small-3d``: small on three concepts (color, size, background color; the paper's appendix C.4):
   8 classes, 011, 101, 110 and 111 held out; Δcolor 0.6, Δsize 0.4, Δbg 0.4 (set Δbg per run);
   trains its own probe (no shipped probe reads three concepts). ``python -m figures.training`` draws

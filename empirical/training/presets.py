@@ -29,10 +29,9 @@ TRAIN_PRESETS: dict[str, dict[str, Any]] = {
         ema=0.0,
     ),
     "tiny": dict(),
-    # the first setting whose held-out class composes on a CPU (docs/ladder.md): tiny's data at 24
-    # px, a 3-level net
-    # and the official recipe (no classifier-free dropout, clip 0.01 over all parameters) with EMA
-    # 0.999
+    # the first setting whose held-out class composes on a CPU (results/ladder/notes.md): tiny's
+    # data at 24 px, a 3-level net and the official recipe (no classifier-free dropout, clip 0.01
+    # over all parameters) with EMA 0.999
     "small": dict(
         resolution=24,
         channels=(32, 64, 128),

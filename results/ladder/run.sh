@@ -11,7 +11,7 @@
 # results/ladder/ladder.json and ladder.md (python -m fitting.ladder).
 #
 # Cost on 2 CPU cores, measured: with over-prompting at every checkpoint (as here) each of a run's 41 evaluations
-# takes about 55 s alone on 2 threads, and one run alone took 120 min to step 4,800 (docs/ladder.md, `ema`), so a
+# takes about 55 s alone on 2 threads, and one run alone took 120 min to step 4,800 (results/ladder/notes.md, `ema`), so a
 # rung of 4 runs does not fit a 3-hour session; run one cell at a time, or on a GPU (device.sh).
 set -euo pipefail
 export CONCEPT_DYNAMICS_RESULTS=write  # remake the committed files (analyses leave them alone otherwise)

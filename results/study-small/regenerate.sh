@@ -24,7 +24,7 @@ laws() {  # laws SWEEP: every law of $LAWS, leave one Δcolor level out, and its
         python -m figures.predict "$1/laws/$law"
     done
 }
-V=results/study-small/validation    # small's validation runs (docs/ladder.md): Δcolor 0.2, 0.3, 0.5, 0.8 x
+V=results/study-small/validation    # small's validation runs (results/ladder/notes.md): Δcolor 0.2, 0.3, 0.5, 0.8 x
 python -m pipeline.sweep collect "$V"   # seeds 0-2, naive prompting only; runs/ links to results/ladder/small
 python -m fitting.study "$V"             # study.json: learning, turn, behavior per run and per level
 python -m figures.study "$V"             # learning.png (Fig. 3), held_out.png (Fig. 4)

@@ -12,6 +12,7 @@ PAGES = [
     ROOT / "README.md",
     *sorted((ROOT / "docs").rglob("*.md")),
     *sorted((ROOT / "results").glob("*/README.md")),
+    *sorted((ROOT / "results").glob("*/notes.md")),
 ]
 LINK = re.compile(r"\]\(([^)\s]+)\)")
 
