@@ -1,7 +1,6 @@
 """Train the conditional VDM on the concept data and log concept-space trajectories.
 
-  python -m empirical.train --preset {smoke,tiny,small,paper,tiny-mask,paper-mask} [--set \\
-      KEY=VALUE ...] [--out DIR]
+  python -m empirical.train [--preset NAME] [--set KEY=VALUE ...] [--out DIR]   (presets below)
 
 At every checkpoint of a schedule that is dense early (quadratic spacing), the model generates
 ``samples`` images for every class from the class's mean prompt; the frozen probe turns them into a

@@ -6,6 +6,8 @@ each preset is for.
 
 from __future__ import annotations
 
+import textwrap
+
 from typing import Any
 
 TRAIN_PRESETS: dict[str, dict[str, Any]] = {
@@ -116,5 +118,7 @@ def describe() -> str:
     lines = []
     for name, over in TRAIN_PRESETS.items():
         diff = ", ".join(f"{k}={v}" for k, v in over.items()) or "the defaults"
-        lines.append(f"  {name}: {diff}")
+        lines.append(
+            textwrap.fill(f"{name}: {diff}", 100, initial_indent="  ", subsequent_indent="      ")
+        )
     return "\n".join(lines)
