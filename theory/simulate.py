@@ -34,6 +34,8 @@ The parameters of every model, with defaults and valid ranges, are listed at the
 
 from __future__ import annotations
 
+import hashlib
+
 import sys
 import time
 from pathlib import Path
@@ -234,7 +236,7 @@ def run_model(land: Landscape, args) -> list[Path]:
     sweeps, combos, batched, runs = settings(land, args)
     t = time_grid(args.t_end if args.t_end is not None else land.t_end, args.points or 200)
     sol = _solve(land, t, batched, len(runs), args)
-    out = args.out or Path("runs/theory") / land.name
+    out = args.out or Path("runs/theory") / _default_folder(land, args)
     cfg = _config("single", land.name, land, t, args, sol.method)
     cfg.update(
         sweeps={name: vals for name, vals in sweeps}, runs=_runs_config(sol, runs, args.label)
@@ -251,6 +253,14 @@ def run_model(land: Landscape, args) -> list[Path]:
         )
     )
     return paths
+
+
+def _default_folder(land: Landscape, args) -> str:
+    """The folder under runs/theory of a run without --out: the model's name; for --energy, named
+    by the energy too (custom-<hash>), so a new energy never replaces the last one's files."""
+    if getattr(args, "energy", None) is None:
+        return land.name
+    return f"{land.name}-{hashlib.sha1(args.energy.encode()).hexdigest()[:8]}"
 
 
 def _slug(name: str) -> str:

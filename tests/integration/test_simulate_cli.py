@@ -464,3 +464,13 @@ def test_the_overlap_check_finds_overlaps():
     found = plot.text_overlaps(fig)
     assert ("one label", "another label") in found
     assert any(b == "<edge>" and a.startswith("a title far too long") for a, b in found)
+
+
+def test_a_new_energy_without_out_never_replaces_the_last_one(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert main(["--energy", "(z1 - 0.5)**2", "--points", "20"]) == 0
+    assert main(["--energy", "(z1 - 0.7)**2", "--points", "20"]) == 0
+    folders = sorted(p.name for p in (tmp_path / "runs" / "theory").iterdir())
+    assert len(folders) == 2 and all(f.startswith("custom-") for f in folders)
+    assert main(["--energy", "(z1 - 0.5)**2", "--points", "20"]) == 0  # the same energy: its folder
+    assert len(list((tmp_path / "runs" / "theory").iterdir())) == 2
