@@ -1,14 +1,15 @@
 """A diffusers model in concept space, end to end: train a small conditional U-Net on the package's 2x2 data,
 keep its checkpoints, and walk them with the package's probe (docs/your-model.md, "A diffusers model").
 
-    python examples/diffusers_model.py OUT --probe runs/probe/color-size-24px [--steps 800] [--every 200]
+    python examples/diffusers_model.py OUT --probe empirical/probes/color-size-24px [--steps 800]
 
-Needs diffusers (pip install diffusers). The model is a diffusers ``UNet2DConditionModel`` conditioned on the
+Needs diffusers: pip install -c constraints.txt -e ".[diffusers]" from a clone. The model is a diffusers ``UNet2DConditionModel`` conditioned on the
 package's concept vector (11 numbers per image, embedded and added to the time embedding), trained with
 diffusers' ``DDPMScheduler`` on classes 00, 01 and 10 (11 held out), saved with ``save_pretrained`` every ``--every``
 steps. The walk then draws every class from every checkpoint with DDIM, over-prompts the held-out class, and
 writes OUT/walk/trajectories.csv; every fitting and figure command reads it. The probe sets the resolution:
-train one with ``python -m empirical.probe --res 24 --out runs/probe/color-size-24px`` (a few minutes).
+the package ships one at 24 px (empirical/probes/color-size-24px); train another with ``python -m
+empirical.probe --res 16 --out runs/probe/color-size-16px`` (a few minutes).
 """
 
 from __future__ import annotations
@@ -96,9 +97,8 @@ def parser() -> argparse.ArgumentParser:
     """The example's command line (the module docstring is its help)."""
     parser = argparse.ArgumentParser(
         prog="examples/diffusers_model.py",
-        description=__doc__.split("\n\n")[0],
+        description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog=__doc__,
     )
     parser.add_argument("out", type=Path)
     parser.add_argument(

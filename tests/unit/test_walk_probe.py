@@ -73,3 +73,18 @@ def test_a_run_sampler_over_prompts_and_names_what_it_cannot_do(pristine_smoke_r
         sampler.sample(step, Prompt("11", 0.5), 4, 7)
     with pytest.raises(ValueError, match="the run's classes are 00, 01, 10, 11"):
         sampler.sample(step, Prompt("12"), 4, 7)
+
+
+def test_the_reader_refuses_images_off_its_probe_s_resolution(pristine_smoke_run, capsys):
+    """A probe is a biased instrument off its resolution: refused in one line, or resampled when
+    asked, with a note."""
+    images = sample(DataConfig(resolution=16), {"00": 4, "11": 4}, 0).images
+    with pytest.raises(ValueError, match="16x16 px, but the probe .* reads 8x8 px"):
+        ProbeReader(pristine_smoke_run / "probe").read(images)
+    reader = ProbeReader(pristine_smoke_run / "probe", resample=True)
+    z, readable = reader.read(images)
+    z_again, _ = reader.read(images)
+    assert z.shape == (8, 2) and readable.shape == (8,) and np.array_equal(z, z_again)
+    assert capsys.readouterr().err.count("resampling 16x16 px images") == 1
+    with pytest.raises(ValueError, match=r"\(N, 3, H, W\)"):
+        reader.read(images[0])
