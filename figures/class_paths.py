@@ -120,7 +120,7 @@ def shares_strip(ax, held: Sequence) -> None:
     ax.set(
         xscale="log", xlabel="training step", ylabel=f"class {t.label}:\nshare read as", ylim=(0, 1)
     )
-    ax.legend(fontsize=6, ncol=len(keys), loc="upper center", bbox_to_anchor=(0.5, -0.35))
+    ax.legend(fontsize=6, ncol=min(len(keys), 3), loc="upper center", bbox_to_anchor=(0.5, -0.35))
 
 
 def accuracy_axes(ax, protocol: str, *, ylabel: str | None = None, **legend) -> None:
