@@ -223,7 +223,7 @@ def _figure(panels: Sequence[Panel], sols, path: Path, suptitle: str) -> Path:
             targets=panel.targets,
             title=panel.title,
         )
-        bar = fig.colorbar(sm, ax=ax, shrink=0.8, label=panel.sweep)
+        bar = fig.colorbar(sm, ax=ax, shrink=0.8, label=panel.sweep_label or panel.sweep)
         if len(panel.sweep_values) <= 10:
             bar.set_ticks(panel.sweep_values, labels=[f"{v:.3g}" for v in panel.sweep_values])
             bar.minorticks_off()

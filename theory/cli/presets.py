@@ -39,6 +39,7 @@ class Panel:
     targets: tuple = ()
     cmap: str = "viridis"
     log_norm: bool = False
+    sweep_label: str = ""  # the colour bar's words for the swept quantity (default: its name)
 
     @property
     def runs(self) -> list[str]:
@@ -108,6 +109,7 @@ def _fig5() -> Preset:
             ),
             cmap="coolwarm_r",
             log_norm=True,
+            sweep_label="a, the signal ratio (a > 1: size stronger)",
         )
         for label in ("00", "11")
     )
@@ -139,6 +141,7 @@ def _fig9b() -> Preset:
         values,
         targets=(((0, 1), "X", "biased z̃ = red triangle"), ((1, 1), "*", "ẑ(p=0)")),
         cmap="coolwarm",
+        sweep_label="p, the masking fraction",
     )
     return Preset("fig9b", "Eq. 2 over the masking fraction p (beta = 1)", (panel,))
 
@@ -156,6 +159,7 @@ def _notebook() -> Preset:
         {"a": np.array(NOTEBOOK_A)},
         targets=(((1, 1), "*", "target (1,1)"),),
         cmap="viridis",
+        sweep_label="a, the notebook's signal ratio",
     )
     return Preset("notebook", "the authors' notebook ODE, a in linspace(1, 5, 15)", (panel,))
 
