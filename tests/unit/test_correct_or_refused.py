@@ -247,3 +247,20 @@ def test_celeba_refuses_a_resolution_past_its_cap(capsys):
     argv = ["nowhere", "--concepts", "Male,Smiling", "--out", "x", "--resolution", "20000"]
     assert celeba.main(argv) == 2
     assert "--resolution from 4 to 512" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "argv, words",
+    [
+        (["--model", "eq1", "--concepts", ",".join(f"c{i}" for i in range(1000))], "at most 32"),
+        (["--energy", "+".join(f"z{i}**2" for i in range(1, 41))], "40 coordinates; at most 32"),
+    ],
+)
+def test_a_thousand_concepts_are_refused_in_a_line_not_compiled_for_minutes(
+    argv, words, tmp_path, capsys
+):
+    from theory.simulate import main
+
+    assert main([*argv, "--out", str(tmp_path / "x")]) == 2
+    err = capsys.readouterr().err
+    assert words in err and err.count("\n") == 1 and not (tmp_path / "x").exists()

@@ -18,7 +18,7 @@ from core.cli import UsageError
 from theory.models.expression import FUNCTIONS
 from theory.solvers.integrate import AUTO_DOPRI_FROM
 from theory.models.landscape import Landscape
-from theory.models.paper import MODELS, from_expression, get_model
+from theory.models.paper import MAX_CONCEPTS, MODELS, from_expression, get_model
 from theory.cli.presets import PRESETS
 from theory.cli.swingby import SIM_MODELS, SIM_PRESETS
 
@@ -219,6 +219,11 @@ def landscape(args) -> Landscape:
     concepts = [c.strip() for c in args.concepts.split(",")] if args.concepts else None
     if concepts is not None and (not all(concepts) or len(set(concepts)) != len(concepts)):
         raise UsageError(f"--concepts {args.concepts}: names must be distinct and non-empty")
+    if concepts is not None and len(concepts) > MAX_CONCEPTS:
+        raise UsageError(
+            f"--concepts: {len(concepts)} names; at most {MAX_CONCEPTS} concepts (each is a sympy "
+            "gradient to compile)"
+        )
     if args.energy is not None:
         given = {}
         for item in args.param:

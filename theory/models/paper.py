@@ -36,6 +36,7 @@ from theory.models import expression
 from theory.models.landscape import T, Landscape, Param, sigmoid
 
 DEFAULT_CONCEPTS = {2: ("color", "size")}
+MAX_CONCEPTS = 32  # a model's or energy's coordinates (32 compile in about 7 s; 1,000 took minutes)
 
 
 # The one table of the built-in models: name -> builder, in the order --help lists them. Each model
@@ -363,6 +364,11 @@ def from_expression(
     if state is None:
         state = expression.coordinates(free, energy)
         concepts = concepts if concepts is not None else expression.named_as_written(state)
+    if len(state) > MAX_CONCEPTS:
+        raise ValueError(
+            f"the energy has {len(state)} coordinates; at most {MAX_CONCEPTS} (a sympy gradient "
+            "per coordinate: compiling more takes minutes)"
+        )
     if not state:
         raise ValueError(
             f"the energy {energy!r} has no state variables (name them z1, z2, ... or pass state=)"
