@@ -29,6 +29,7 @@ from empirical.training.presets import describe
 from core import cli
 from empirical.training import lock
 from empirical.training.loop import train
+from empirical.training.probes import check_probe
 
 
 def _locked_train(cfg, out: Path) -> dict:
@@ -75,6 +76,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{cfg.preset}-" + "-".join(f"{c}{v:g}" for c, v in cfg.sep.items()) + f"-seed{cfg.seed}"
     )
     cli.output_dir(out, "--out")
+    check_probe(cfg, out)
     if cli.checking(args):
         return 0
     try:

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from core import cli
+from core.files import read_json
 from empirical.nets.probe_net import CELEBA, SETUPS, ProbeConfig
 from empirical.probing.reader import load as read_probe
 from empirical.probing import celeba_probe
@@ -89,6 +90,26 @@ def load_probe(cfg: TrainConfig, out: Path):
             "probe=<folder> of an existing probe"
         )
     model, pcfg, digest = read_probe(path)
+    _reads_the_run(cfg, path, pcfg)
+    return model, str(path), digest
+
+
+def check_probe(cfg: TrainConfig, out: Path) -> None:
+    """What opening the run would refuse of its probe, checked before any work (``--check-args``, a
+    job file's check): a shipped probe that is not there, or a probe of other concepts, resolution
+    or faces (read from its probe.json; the weights are checked when the run opens)."""
+    path, exists = probe_folder(cfg, out)
+    meta = path / "probe.json" if path.suffix != ".pt" else path.with_name("probe.json")
+    if not exists or not meta.is_file():
+        return
+    try:
+        pcfg = ProbeConfig(**read_json(meta, "probe")["config"])
+    except (KeyError, TypeError, ValueError):
+        return  # not a probe's description: reading the probe itself says what is wrong
+    _reads_the_run(cfg, path, pcfg)
+
+
+def _reads_the_run(cfg: TrainConfig, path: Path, pcfg: ProbeConfig) -> None:
     if cfg.celeba and Path(pcfg.data).resolve() != Path(cfg.celeba).resolve():
         raise ValueError(
             f"{path}: the probe read the faces of {pcfg.data or 'no selection'}, the run trains on "
@@ -99,4 +120,3 @@ def load_probe(cfg: TrainConfig, out: Path):
             f"{path}: the probe reads {pcfg.concepts} at {pcfg.resolution} px, the run needs "
             f"{cfg.concepts} at {cfg.resolution} px; set probe=<folder> to another probe"
         )
-    return model, str(path), digest

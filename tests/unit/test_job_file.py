@@ -56,3 +56,22 @@ def test_an_unreadable_file_is_one_line(tmp_path, capsys, text, said):
         jobs.write_text(text)
     assert main([str(jobs)]) == 2
     assert said in capsys.readouterr().err
+
+
+def test_a_line_whose_probe_cannot_read_its_run_is_refused_before_training(tmp_path, capsys):
+    """A probe of other concepts or resolution (or a shipped one that does not exist) failed only once
+    the line's run started."""
+    shipped = ROOT / "empirical" / "probes"
+    jobs = tmp_path / "jobs.txt"
+    jobs.write_text(
+        "ok --preset small\n"
+        "res --preset small --set resolution=32 --set probe=" + str(shipped / "color-size-24px") + "\n"
+        "three --preset small --set probe=" + str(shipped / "color-size-bg-24px") + "\n"
+        "none --preset small-3d --set resolution=32\n"
+    )
+    assert main([str(jobs), "--runs", str(tmp_path / "runs")]) == 2
+    err = capsys.readouterr().err
+    assert f"{jobs}:2 (res):" in err and "the run needs ('color', 'size') at 32 px" in err
+    assert f"{jobs}:3 (three):" in err and "the probe reads ('color', 'size', 'bg') at 24 px" in err
+    assert f"{jobs}:4 (none):" in err and "ships no probe for color-size-bg at 32 px" in err
+    assert f"{jobs}:1 (ok)" not in err
