@@ -26,6 +26,7 @@ import numpy as np
 # bytes a .gz may expand to (1 GiB): a small file must not fill the memory
 MAX_DECOMPRESSED = 1 << 30
 MAX_PLAIN = 1 << 30  # bytes a text file (a log, a record) may have
+MAX_LINE = 16 << 20  # characters one line of a streamed log may have
 
 
 def plain_or_gz(path: str | os.PathLike) -> Path:
@@ -59,6 +60,34 @@ def _gunzip(path: Path, raw: bytes, what: str) -> bytes:
             "decompress it yourself if it is really that large"
         )
     return data
+
+
+def text_lines(path: str | os.PathLike, what: str = "file") -> Iterator[str]:
+    """The lines of a UTF-8 text file, one at a time (decompressed as they are read where the name
+    ends in .gz): memory bounded by one line (MAX_LINE), time by MAX_DECOMPRESSED bytes in all,
+    whatever the file holds; a ValueError naming the file and line otherwise."""
+    path = Path(path)
+    if path.is_dir():
+        raise ValueError(f"{path}: is a folder, not a {what}")
+    opener = gzip.open if path.suffix == ".gz" else open
+    total = 0
+    try:
+        with opener(path, "rt", encoding="utf-8-sig", newline="") as fh:
+            for number in range(1, 1 << 62):
+                line = fh.readline(MAX_LINE + 1)
+                if not line:
+                    return
+                total += len(line)
+                if len(line) > MAX_LINE or total > MAX_DECOMPRESSED:
+                    raise ValueError(
+                        f"{path}, line {number}: the {what} has a line over {MAX_LINE >> 20} MiB "
+                        f"or more than {MAX_DECOMPRESSED >> 30} GiB in all; not a {what}?"
+                    )
+                yield line.rstrip("\r\n")
+    except UnicodeDecodeError:
+        raise ValueError(f"{path}: not UTF-8; save the {what} as UTF-8") from None
+    except (OSError, EOFError, zlib.error) as err:
+        raise ValueError(f"{path}: cannot be read as a {what} ({err})") from None
 
 
 def read_text(path: str | os.PathLike, what: str = "file") -> str:

@@ -6,47 +6,54 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
+from typing import Iterator
 from typing import Sequence
 
 import numpy as np
 
 from fitting.analyses.study_runs import held_out
-from core.files import plain_or_gz, read_json, read_text
+from core.files import plain_or_gz, read_json, text_lines
 from core.trajectory import read_csv
 
 ALWAYS = ("seed", "sep")  # settings every row shows, varied or not
 
 
-def _metrics(run: Path) -> list[dict]:
+def _metrics(run: Path) -> Iterator[dict]:
+    """The records of a run's metrics log, one at a time (a log of millions of lines never held)."""
     path = plain_or_gz(run / "metrics.jsonl")
     if not path.exists():
         raise ValueError(
             f"{run}: no metrics.jsonl (nor .gz; is it a folder written by python -m "
             "empirical.train?)"
         )
-    records = []
-    for row, line in enumerate(read_text(path, "metrics log").splitlines(), start=1):
+    for row, line in enumerate(text_lines(path, "metrics log"), start=1):
+        if not line.strip():
+            continue
         try:
-            records.append(json.loads(line))
+            yield json.loads(line)
         except json.JSONDecodeError:
             raise ValueError(f"{path}: row {row} is not JSON") from None
-    return records
 
 
 def cost(run: Path, doc: dict) -> dict:
     """Training steps, steps/s of training, minutes of training plus evaluation, and where it ran
     (``doc``: the run's config.json)."""
-    records = _metrics(run)
-    train = [r for r in records if r.get("kind") == "train" and "wall_s" in r]
-    wall = train[-1]["wall_s"] if train else math.nan
-    evaluation = sum(r.get("eval_s", 0.0) for r in records if r.get("kind") == "eval")
-    last = train[-1]["step"] if train else 0
+    last, evaluation = None, 0.0
+    for r in _metrics(run):
+        if not isinstance(r, dict):
+            continue
+        if r.get("kind") == "train" and "wall_s" in r:
+            last = r
+        elif r.get("kind") == "eval":
+            evaluation += r.get("eval_s", 0.0)
+    wall = last["wall_s"] if last else math.nan
+    steps = last["step"] if last else 0
     stamps = doc.get("stamps") or [{}]
     return {
-        "steps": last,
+        "steps": steps,
         "planned_steps": doc["train"].get("steps", 0),
-        "steps_per_s": last / wall if wall > 0 else None,
-        "minutes": (wall + evaluation) / 60 if train else None,
+        "steps_per_s": steps / wall if wall > 0 else None,
+        "minutes": (wall + evaluation) / 60 if last else None,
         "eval_minutes": evaluation / 60,
         "device": stamps[-1].get("device"),
         "precision": stamps[-1].get("precision"),

@@ -264,3 +264,30 @@ def test_a_thousand_concepts_are_refused_in_a_line_not_compiled_for_minutes(
     assert main([*argv, "--out", str(tmp_path / "x")]) == 2
     err = capsys.readouterr().err
     assert words in err and err.count("\n") == 1 and not (tmp_path / "x").exists()
+
+
+def test_a_huge_metrics_log_is_read_a_line_at_a_time(tmp_path):
+    """32 MiB of valid metrics lines (a few hundred kB gzipped): the ladder's reading stays near the
+    interpreter's own size (the whole log as dicts took 450 MiB here, 14 GB for 1 GiB of lines)."""
+    import gzip
+
+    line = json.dumps({"kind": "train", "step": 1, "wall_s": 1.0, "loss": 0.5})
+    with gzip.open(tmp_path / "metrics.jsonl.gz", "wt", compresslevel=1) as fh:
+        for _ in range(32 * 1024 * 1024 // (len(line) + 1)):
+            fh.write(line + "\n")
+        fh.write(json.dumps({"kind": "train", "step": 9, "wall_s": 3.0}) + "\n")
+    code = (
+        "import resource, sys; from pathlib import Path\n"
+        "from fitting.analyses.ladder_rows import cost\n"
+        "c = cost(Path(sys.argv[1]), {'train': {'steps': 9}})\n"
+        "print(c['steps'], resource.getrusage(resource.RUSAGE_SELF).ru_maxrss >> 10)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).resolve().parents[2],
+        timeout=600,
+    )
+    steps, peak_mib = map(int, done.stdout.split())
+    assert steps == 9 and peak_mib < 250, (peak_mib, done.stderr)
