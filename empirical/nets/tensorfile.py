@@ -7,6 +7,8 @@ strings, lists, dicts only); anything else is refused with a message naming the 
 
 from __future__ import annotations
 
+import errno
+import shutil
 import warnings
 from pathlib import Path
 from typing import Any
@@ -18,8 +20,19 @@ from core.files import atomic_write
 
 def save(path: Path, obj: dict[str, Any]) -> None:
     """torch.save to a temp file in the same folder, then rename: a reader never sees half a
-    file."""
-    atomic_write(path, lambda fh: torch.save(obj, fh), binary=True)
+    file. A write torch's zip writer cannot finish (a full disk: "unexpected pos") is an OSError
+    naming the file and the space left, not torch's message."""
+    try:
+        atomic_write(path, lambda fh: torch.save(obj, fh), binary=True)
+    except RuntimeError as err:
+        if "unexpected pos" not in str(err) and "write" not in str(err).lower():
+            raise
+        free = shutil.disk_usage(Path(path).parent).free
+        raise OSError(
+            errno.ENOSPC,
+            f"{path}: could not be written ({free / 2**20:.0f} MiB free on its disk: full?); "
+            "free space and run the same command again to resume",
+        ) from None
 
 
 def load(path: Path, what: str = "checkpoint") -> dict[str, Any]:
