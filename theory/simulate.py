@@ -81,7 +81,15 @@ def _solve(land: Landscape, t: np.ndarray, values: dict, n: int, args) -> np.nda
             f"compiling the numba kernel for {land.name} (first use, a few seconds)...",
             file=sys.stderr,
         )
-    sol = integrate(land, t, values, method=args.method, rtol=args.rtol, atol=args.atol)
+    sol = integrate(
+        land,
+        t,
+        values,
+        method=args.method,
+        rtol=args.rtol,
+        atol=args.atol,
+        max_step=args.max_step,
+    )
     # auto: dopri took what the exact quadrature cannot resolve
     if sol.success and sol.method != method:
         print(f"{land.name}: {sol.message.removeprefix('ok; ')}", file=sys.stderr)

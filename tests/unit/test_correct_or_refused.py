@@ -311,3 +311,34 @@ def test_a_full_disk_while_saving_a_checkpoint_is_named_not_torch_s_unexpected_p
     assert caught.value.errno == errno.ENOSPC and "last.pt: could not be written" in str(caught.value)
     assert "MiB free" in cli.describe_os_error(caught.value)
     assert list(tmp_path.iterdir()) == []  # no half file, no temp file left
+
+
+PULSE = (  # z1 pulled toward 1 at rate 1000 for 0.001 of model time: it ends at 1 - e^-1
+    "1000*(sigmoid(20000*(t - 5.3)) - sigmoid(20000*(t - 5.301)))*(z1 - 1)**2/2 + (z2 - 0.5)**2/2"
+)
+
+
+def test_a_pulse_narrower_than_the_output_spacing_is_not_stepped_over():
+    """The exact quadrature cannot resolve it and said so; auto then gave it to dopri, whose
+    adaptive step jumped the pulse (z1 0.0, 'ok'). Now dopri's steps are bounded by the time scale
+    the quadrature found, and --max-step bounds any method's."""
+    from theory.models.paper import from_expression
+    from theory.solvers.integrate import integrate, time_grid
+
+    land = from_expression(PULSE, {})
+    t, z0 = time_grid(10, 11), {"z0": np.array([[0.0, 0.0]])}
+    auto = integrate(land, t, z0, method="auto")
+    assert auto.success and auto.method == "exact+dopri" and "steps of at most" in auto.message
+    assert auto.z[0, -1, 0] == pytest.approx(1 - np.exp(-1), abs=1e-3)
+    bounded = integrate(land, t, z0, method="dopri", max_step=2e-5)
+    assert bounded.z[0, -1, 0] == pytest.approx(1 - np.exp(-1), abs=1e-3)
+    with pytest.raises(ValueError, match="max_step must be > 0"):
+        integrate(land, t, z0, max_step=0.0)
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "nan"])
+def test_max_step_must_be_a_positive_time(value, tmp_path, capsys):
+    from theory.simulate import main
+
+    assert main(["--model", "eq1", "--max-step", value, "--out", str(tmp_path / "x")]) == 2
+    assert f"--max-step {float(value)}: must be a positive time" in capsys.readouterr().err

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import math
 from pathlib import Path
 
 import numpy as np
@@ -128,6 +129,14 @@ def _solver_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--atol", type=float, default=1e-11, help="absolute tolerance (default 1e-11)"
+    )
+    parser.add_argument(
+        "--max-step",
+        type=float,
+        default=math.inf,
+        metavar="H",
+        help="no integration step longer than H in model time (default: unbounded; an adaptive "
+        "step can jump over a switch or pulse narrower than it: give H below its width)",
     )
     parser.add_argument(
         "--out",
@@ -254,6 +263,8 @@ def check_args(args) -> None:
     for flag, value in (("--rtol", args.rtol), ("--atol", args.atol)):
         if not 1e-15 <= value < 1:
             raise UsageError(f"{flag} {value}: must lie in [1e-15, 1)")
+    if not args.max_step > 0:  # NaN too
+        raise UsageError(f"--max-step {args.max_step}: must be a positive time, e.g. 0.01")
     if (
         not args.label
         or args.label != args.label.strip()

@@ -14,6 +14,7 @@ numbalsoda has no wheel for CPython 3.11. The kernel is differential-tested agai
 from __future__ import annotations
 
 import inspect
+import math
 from typing import Callable
 
 import numpy as np
@@ -120,7 +121,7 @@ def dense(out, j, x, hs, y, k1, k3, k4, k5, k6, k7):
         )
 
 
-def one(t_eval, y0, p, rtol, atol, max_steps, out):
+def one(t_eval, y0, p, rtol, atol, max_steps, h_max, out):
     d = y0.size
     y = y0.copy()
     y_new, ys, err = np.empty(d), np.empty(d), np.empty(d)
@@ -129,7 +130,7 @@ def one(t_eval, y0, p, rtol, atol, max_steps, out):
     t, t_end = t_eval[0], t_eval[-1]
     out[0, :] = y
     flow(t, y, p, k1)
-    h = initial_step(t, y, p, k1, ys, k2, rtol, atol, t_end)
+    h = min(initial_step(t, y, p, k1, ys, k2, rtol, atol, t_end), h_max)
     steps, j = 0, 1  # j: the next output to fill
     while j < t_eval.size:
         steps += 1
@@ -177,13 +178,13 @@ def one(t_eval, y0, p, rtol, atol, max_steps, out):
         t = t_new
         y[:] = y_new
         k1[:] = k7  # first same as last
-        h = hs * (MAX_FACTOR if e == 0.0 else min(MAX_FACTOR, SAFETY * e**-0.2))
+        h = min(hs * (MAX_FACTOR if e == 0.0 else min(MAX_FACTOR, SAFETY * e**-0.2)), h_max)
     return OK
 
 
-def run(t_eval, Z0, P, rtol, atol, max_steps, out, status):
+def run(t_eval, Z0, P, rtol, atol, max_steps, h_max, out, status):
     for n in prange(Z0.shape[0]):
-        status[n] = one(t_eval, Z0[n], P[n], rtol, atol, max_steps, out[n])
+        status[n] = one(t_eval, Z0[n], P[n], rtol, atol, max_steps, h_max, out[n])
 
 
 INTEGRATOR = (norm, initial_step, dense, one, run)
@@ -203,7 +204,8 @@ def kernel_source(flow_source: str, *, cache: bool) -> str:
     """The source of a kernel module: this module's constants, the jitted ``flow`` and the
     integrator.
 
-    ``run(t_eval, Z0, P, rtol, atol, max_steps, out, status)`` integrates t_eval (T,), Z0 (N, D),
+    ``run(t_eval, Z0, P, rtol, atol, max_steps, h_max, out, status)`` integrates (steps no longer
+    than h_max) t_eval (T,), Z0 (N, D),
     P (N, P) into out (N, T, D) in place, one status (N,) per trajectory."""
     constants = "".join(f"{name} = {value!r}\n" for name, value in _constants().items())
     parts = [
@@ -244,12 +246,14 @@ def solve(
     rtol: float,
     atol: float,
     max_steps: int = 1_000_000,
+    max_step: float = math.inf,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Integrate N systems with a :func:`kernel`; returns (out (N, T, D), status (N,))."""
+    """Integrate N systems with a :func:`kernel`, no step longer than ``max_step``; returns
+    (out (N, T, D), status (N,))."""
     Z0 = np.ascontiguousarray(Z0, dtype=np.float64)
     P = np.ascontiguousarray(P, dtype=np.float64)
     t_eval = np.ascontiguousarray(t_eval, dtype=np.float64)
     out = np.empty((Z0.shape[0], t_eval.size, Z0.shape[1]))
     status = np.zeros(Z0.shape[0], dtype=np.int64)
-    run(t_eval, Z0, P, float(rtol), float(atol), int(max_steps), out, status)
+    run(t_eval, Z0, P, float(rtol), float(atol), int(max_steps), float(max_step), out, status)
     return out, status

@@ -57,7 +57,8 @@ MESSAGES = {
     UNRESOLVED: (
         f"the flow changes faster (a narrow switch or a stiff rate) than {MAX_SUBDIVISIONS // 2} "
         "subintervals of "
-        "an output interval resolve: more output points, or method dopri"
+        "an output interval resolve: more output points, or a --max-step below the switch's "
+        "width (method auto then solves it with dopri in steps that short)"
     ),
 }
 CHUNK_ELEMENTS = 2**22  # floats held at once besides the output (about 32 MiB)
@@ -260,24 +261,38 @@ def _pointwise(form: LinearForm, t, r: int, z0, p, out):
     return np.abs(np.subtract(out, coarse, out=coarse), out=coarse)
 
 
+def _fastest(form: LinearForm, t: NDArray[np.float64], p: NDArray[np.float64]) -> NDArray:
+    """Per trajectory (N,), the fastest rate of the form (decay rates, switches' rates) over the
+    output times and their midpoints (inf where a rate is not finite)."""
+    n = p.shape[0]
+    if not form.rates:
+        return np.zeros(n)
+    mid = (t[:-1] + t[1:]) / 2
+    values = _at(form.eval_rates, np.concatenate([t, mid]), _columns(p), len(form.rates))
+    fastest = np.zeros(n)
+    for v in values:  # (M, 1) for a rate shared by every trajectory, (M, N) for one of each's own
+        fastest = np.maximum(fastest, np.nan_to_num(np.abs(v), nan=np.inf).max(axis=0))
+    return fastest
+
+
+def time_scale(land: Landscape, t: NDArray[np.float64], p: NDArray[np.float64]) -> NDArray:
+    """Per trajectory (N,), the longest step that resolves the flow's fastest change, RESOLVE /
+    (its fastest rate) (inf for a flow without rates); what another solver must not step over."""
+    with np.errstate(divide="ignore"):
+        return RESOLVE / _fastest(linear_form(land), np.asarray(t, dtype=float), p)
+
+
 def first_subdivision(
-    form: LinearForm, t: NDArray[np.float64], p: NDArray[np.float64]
+    form: LinearForm, t: NDArray[np.float64], p: NDArray[np.float64], max_step: float = np.inf
 ) -> NDArray[np.int64]:
     """Per trajectory (N,), the subdivision the refinement starts from: a power of 2 that makes
     every subinterval at most RESOLVE / rate long, the rate the fastest of the form's
     (:class:`LinearForm`: its decay rates and its switches' rates) over the output times. Without it
     the r and 2r rules can agree by missing a switch narrower than both (and a stiff decay kernel
     narrower than the nodes) and a wrong path is accepted."""
-    n = p.shape[0]
-    if not form.rates:
-        return np.ones(n, dtype=np.int64)
-    mid = (t[:-1] + t[1:]) / 2
-    values = _at(form.eval_rates, np.concatenate([t, mid]), _columns(p), len(form.rates))
-    fastest = np.zeros(n)
-    for v in values:  # (M, 1) for a rate shared by every trajectory, (M, N) for one of each's own
-        fastest = np.maximum(fastest, np.nan_to_num(np.abs(v), nan=np.inf).max(axis=0))
+    fastest = _fastest(form, t, p)
     with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
-        need = np.max(np.diff(t)) * fastest / RESOLVE
+        need = np.maximum(np.max(np.diff(t)) * fastest / RESOLVE, np.max(np.diff(t)) / max_step)
         r = 2.0 ** np.ceil(np.log2(np.maximum(need, 1.0)))
     return np.where(
         np.isfinite(r), np.minimum(r, 2 * MAX_SUBDIVISIONS), 2 * MAX_SUBDIVISIONS
@@ -343,6 +358,7 @@ def solve(
     p: NDArray[np.float64],
     rtol: float,
     atol: float,
+    max_step: float = np.inf,
 ) -> tuple[NDArray[np.float64], NDArray[np.int64], ExactStats]:
     """Integrate a linear landscape exactly (to the quadrature's controlled error).
 
@@ -352,6 +368,7 @@ def solve(
         z0: (N, D) starts; p: (N, P) packed parameters.
         rtol, atol: the accepted difference between two successive subdivisions (see
         :func:`_refine`).
+        max_step: no subinterval longer than this (default: as the form's rates need).
 
     Returns:
         z (N, T, D), a view of time-major storage (``np.ascontiguousarray`` where a copy per
@@ -370,7 +387,7 @@ def solve(
     status = np.zeros(n, dtype=np.int64)
     per_chunk = max(1, CHUNK_ELEMENTS // _elements_per_trajectory(form, t, p, d))
     worst_r, worst_diff = 1, 0.0
-    first = first_subdivision(form, t, p)
+    first = first_subdivision(form, t, p, max_step)
     unresolved = first > MAX_SUBDIVISIONS // 2
     status[unresolved], path[:, :, unresolved] = UNRESOLVED, np.nan
     for r in np.unique(first[~unresolved]):

@@ -25,6 +25,7 @@ Which path when:
 
 from __future__ import annotations
 
+import math
 import weakref
 from dataclasses import dataclass
 from typing import Callable, Mapping, Sequence
@@ -140,15 +141,15 @@ def choose_method(method: str, n: int, land: Landscape | None = None) -> str:
     return method
 
 
-def _dopri(land, t, z0, p, rtol, atol):
-    return dopri.solve(kernel(land), t, z0, p, rtol=rtol, atol=atol)
+def _dopri(land, t, z0, p, rtol, atol, max_step=math.inf):
+    return dopri.solve(kernel(land), t, z0, p, rtol=rtol, atol=atol, max_step=max_step)
 
 
 class _TooManySteps(Exception):
     pass
 
 
-def capped_ivp(rhs, t, y0, rtol, atol, method, stages):
+def capped_ivp(rhs, t, y0, rtol, atol, method, stages, max_step=math.inf):
     """solve_ivp with at most MAX_IVP_STEPS steps (counted as ``stages`` evaluations each); returns
     (y (D', T), status)."""
     calls = [0]
@@ -160,13 +161,22 @@ def capped_ivp(rhs, t, y0, rtol, atol, method, stages):
         return rhs(tt, y)
 
     try:
-        sol = solve_ivp(counted, (t[0], t[-1]), y0, t_eval=t, rtol=rtol, atol=atol, method=method)
+        sol = solve_ivp(
+            counted,
+            (t[0], t[-1]),
+            y0,
+            t_eval=t,
+            rtol=rtol,
+            atol=atol,
+            method=method,
+            max_step=max_step,
+        )
     except _TooManySteps:
         return None, dopri.TOO_MANY_STEPS
     return (sol.y, dopri.OK) if sol.success else (None, dopri.STEP_TOO_SMALL)
 
 
-def _stacked(land, t, z0, p, rtol, atol):
+def _stacked(land, t, z0, p, rtol, atol, max_step=math.inf):
     n, d = z0.shape
     f = land.numpy_flow
     pT = np.ascontiguousarray(p.T)  # (P, N): each parameter a row that broadcasts over trajectories
@@ -176,13 +186,13 @@ def _stacked(land, t, z0, p, rtol, atol):
         f(tt, y.reshape(d, n), pT, out)
         return out.ravel()
 
-    y, code = capped_ivp(rhs, t, z0.T.ravel(), rtol, atol, "RK45", 6)
+    y, code = capped_ivp(rhs, t, z0.T.ravel(), rtol, atol, "RK45", 6, max_step)
     if code != dopri.OK:
         return np.full((n, t.size, d), np.nan), np.full(n, code, dtype=np.int64)
     return y.reshape(d, n, t.size).transpose(1, 2, 0), np.zeros(n, dtype=np.int64)
 
 
-def _loop(land, t, z0, p, rtol, atol, ivp_method="DOP853"):
+def _loop(land, t, z0, p, rtol, atol, max_step=math.inf, ivp_method="DOP853"):
     n, d = z0.shape
     f = land.numpy_flow
     out = np.empty((n, t.size, d))
@@ -195,7 +205,7 @@ def _loop(land, t, z0, p, rtol, atol, ivp_method="DOP853"):
             f(tt, y, pi, dz)
             return dz
 
-        y, status[i] = capped_ivp(rhs, t, z0[i], rtol, atol, ivp_method, 12)
+        y, status[i] = capped_ivp(rhs, t, z0[i], rtol, atol, ivp_method, 12, max_step)
         out[i] = np.nan if y is None else y.T
     return out, status
 
@@ -208,17 +218,32 @@ METHODS: dict[str, Callable] = {
 }
 
 
-def _exact_or_dopri(land, t, z0, p, rtol, atol, z, status) -> tuple[str, str]:
+BOUNDED_STEPS = 200_000  # auto's dopri fallback: its step bound is never below span / this
+
+
+def _exact_or_dopri(land, t, z0, p, rtol, atol, max_step, z, status) -> tuple[str, str]:
     """auto: the trajectories the exact quadrature cannot resolve are solved with dopri, in place in
-    z and status; returns the method and the note for the message."""
+    z and status, its steps no longer than the fastest time scale the quadrature found (an adaptive
+    step would step over a narrow switch); returns the method and the note for the message."""
     unresolved = np.flatnonzero(status == exact.UNRESOLVED)
     if not unresolved.size:
         return "exact", ""
-    z[unresolved], status[unresolved] = _dopri(land, t, z0[unresolved], p[unresolved], rtol, atol)
+    scale = float(np.min(exact.time_scale(land, t, p[unresolved])))
+    affordable = (t[-1] - t[0]) / BOUNDED_STEPS  # a step bound that keeps the solve to seconds
+    h = min(max_step, max(scale, affordable))
+    z[unresolved], status[unresolved] = _dopri(
+        land, t, z0[unresolved], p[unresolved], rtol, atol, h
+    )
     why = exact.MESSAGES[exact.UNRESOLVED].split(":")[0]
+    short = (
+        f" (its fastest change lasts {scale:.3g}: give --max-step to bound the steps to it)"
+        if h > scale
+        else ""
+    )
     return (
         "exact+dopri",
-        f"; {unresolved.size} of {status.size} trajectories solved with dopri (auto): {why}",
+        f"; {unresolved.size} of {status.size} trajectories solved with dopri (auto), steps of at "
+        f"most {h:.3g}{short}: {why}",
     )
 
 
@@ -230,6 +255,7 @@ def integrate(
     method: str = "dopri",
     rtol: float = RTOL,
     atol: float = ATOL,
+    max_step: float = math.inf,
 ) -> Solution:
     """Integrate dz/dt = -∇E(z, t) for one or many parameter settings.
 
@@ -247,6 +273,8 @@ def integrate(
             trajectories, where compiling the kernel would cost more, else dopri).
         rtol, atol: error tolerances of the adaptive solver (for ``exact``: of the quadrature's
         refinement).
+        max_step: no step (for ``exact``: no subinterval) longer than this (default: unbounded):
+        what an adaptive step must not jump over, a pulse narrower than the output spacing.
 
     Returns:
         A :class:`Solution` with z of shape (N, T, D).
@@ -255,17 +283,19 @@ def integrate(
         raise ValueError(f"unknown method {method!r}; valid: {', '.join(METHODS)}, auto")
     if not (rtol > 0 and atol > 0):
         raise ValueError(f"rtol and atol must be > 0, got {rtol}, {atol}")
+    if not max_step > 0:
+        raise ValueError(f"max_step must be > 0, got {max_step}")
     t = _check_t_eval(t_eval)
     arrays = landscape.resolve(values)
     z0, p = arrays["z0"], landscape.pack(arrays)
     requested, method = method, choose_method(method, z0.shape[0], landscape)
     stats, note = None, ""
     if method == "exact":
-        z, status, stats = exact.solve(landscape, t, z0, p, rtol, atol)
+        z, status, stats = exact.solve(landscape, t, z0, p, rtol, atol, max_step)
         if requested == "auto":  # what the quadrature cannot resolve, dopri solves
-            method, note = _exact_or_dopri(landscape, t, z0, p, rtol, atol, z, status)
+            method, note = _exact_or_dopri(landscape, t, z0, p, rtol, atol, max_step, z, status)
     else:
-        z, status = METHODS[method](landscape, t, z0, p, rtol, atol)
+        z, status = METHODS[method](landscape, t, z0, p, rtol, atol, max_step)
     # finite or failed: a solver that reports success on a non-finite path (overflow) is overruled
     status = np.where((status == 0) & ~np.isfinite(z).all(axis=(1, 2)), dopri.NOT_FINITE, status)
     bad = np.flatnonzero(status)

@@ -33,8 +33,8 @@ def cache_dir() -> Path:
 
 
 def load(flow_source: str) -> Callable:
-    """The batch integrator ``run(t_eval, Z0, P, rtol, atol, max_steps, out, status)`` for a flow's
-    source, from the on-disk cache when possible."""
+    """The batch integrator ``run(t_eval, Z0, P, rtol, atol, max_steps, h_max, out, status)`` for
+    a flow's source, from the on-disk cache when possible."""
     import numba
 
     source = dopri.kernel_source(flow_source, cache=True)
