@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Sequence
 
 from empirical.training import protocols
+from empirical.training.config_checks import protocol_unsupported
 from core import cli
 from empirical.elicitation.finished_run import chosen_steps, load_run, run_protocols
 
@@ -79,8 +80,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if cli.checking(args):
         return 0
     cfg, _ = load_run(args.run)
-    if args.protocols is None and cfg.p_cfg == 0:  # by default, every protocol the run supports
-        names.remove("cfg")  # guidance needs the unconditional model that p_cfg > 0 trains
+    if args.protocols is None:  # by default, every protocol the run supports
+        names = [n for n in names if not protocol_unsupported(n, cfg)]
     cli.output_dir(args.run / "elicit", "RUN")
     if args.classes == "held-out":
         classes = cfg.data.held_out
@@ -88,11 +89,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         classes = None
     else:
         classes = [c.strip() for c in args.classes.split(",") if c.strip()]
-    if "cfg" in names and cfg.p_cfg == 0:
-        raise ValueError(
-            f"--protocols cfg: {args.run} was trained with p_cfg=0 (no unconditional model); "
-            "drop cfg"
-        )
+    for name in names:
+        why = protocol_unsupported(name, cfg)
+        if why:
+            raise ValueError(f"--protocols {name}: {args.run}: {why}; drop {name}")
     results = run_protocols(args.run, names, classes, device=args.device, every=args.every)
     for name, res in results.items():
         last = max(res)

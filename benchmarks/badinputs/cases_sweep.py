@@ -63,7 +63,10 @@ flags = [  # (arguments, words): the sweep's own flags and grid, refused before 
     (["--grid", "channels=8,16;x"], "channels"),
     (["--grid", "seed=-1"], "seed=-1 is not valid"),
     (["--grid", "resolution=3"], "resolution"),
-    (["--grid", "protocols=cfg", "--set", "p_cfg=0"], "cfg needs p_cfg > 0"),
+    (
+        ["--grid", "protocols=cfg", "--set", "p_cfg=0"],
+        "cfg needs a model trained with classifier-free dropout (p_cfg > 0",
+    ),
     (["--grid", "seed=0.5"], "seed"),
     (["--grid", "steps=1e99"], "steps"),
 ]

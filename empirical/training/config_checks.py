@@ -207,8 +207,22 @@ def check_masking_and_protocols(cfg) -> None:
                 "intervention, cfg "
                 "(patch runs post hoc: python -m empirical.elicit)"
             )
-    if "cfg" in cfg.protocols and cfg.p_cfg == 0:
-        raise ValueError("protocols: cfg needs p_cfg > 0 (an unconditional model to guide with)")
+    for name in cfg.protocols:
+        why = protocol_unsupported(name, cfg)
+        if why:
+            raise ValueError(f"protocols: {why}")
+
+
+def protocol_unsupported(name: str, cfg) -> str | None:
+    """Why protocol ``name`` cannot run on a model trained with ``cfg`` (None: it can): the one
+    place a protocol's need of the training is written (checked in training, by empirical.elicit,
+    and before a protocol runs)."""
+    if name == "cfg" and cfg.p_cfg == 0:
+        return (
+            "cfg needs a model trained with classifier-free dropout (p_cfg > 0: an unconditional "
+            "model to guide with); this run has p_cfg=0"
+        )
+    return None
 
 
 def check_memory(cfg) -> None:

@@ -40,6 +40,7 @@ import numpy as np
 import torch
 
 from empirical.training.config import TrainConfig
+from empirical.training.config_checks import protocol_unsupported
 from empirical.images.dgp import MIN_RADIUS, SLOTS, DataConfig, parse_label
 from empirical.images.faces import FacesConfig
 from empirical.training.evaluate import (
@@ -335,11 +336,9 @@ def elicit_step(
     through the same steps.)
     """
     device = next(vdm.parameters()).device
-    if protocol == "cfg" and cfg.p_cfg == 0:
-        raise ValueError(
-            "the cfg protocol needs a model trained with classifier-free dropout (p_cfg > 0); "
-            "this run has p_cfg=0"
-        )
+    why = protocol_unsupported(protocol, cfg)
+    if why:
+        raise ValueError(f"the {why}")
     if protocol == "patch" and final is None:
         raise ValueError("the patch protocol needs the final checkpoint")
     model = patched(vdm, final) if protocol == "patch" else vdm

@@ -303,12 +303,16 @@ def test_a_full_disk_while_saving_a_checkpoint_is_named_not_torch_s_unexpected_p
 
     def full(obj, fh):
         fh.write(b"PK")
-        raise RuntimeError("[enforce fail at inline_container.cc:603] . unexpected pos 4416 vs 4352")
+        raise RuntimeError(
+            "[enforce fail at inline_container.cc:603] . unexpected pos 4416 vs 4352"
+        )
 
     monkeypatch.setattr(torch, "save", full)
     with pytest.raises(OSError) as caught:
         tensorfile.save(tmp_path / "last.pt", {"step": 1})
-    assert caught.value.errno == errno.ENOSPC and "last.pt: could not be written" in str(caught.value)
+    assert caught.value.errno == errno.ENOSPC and "last.pt: could not be written" in str(
+        caught.value
+    )
     assert "MiB free" in cli.describe_os_error(caught.value)
     assert list(tmp_path.iterdir()) == []  # no half file, no temp file left
 

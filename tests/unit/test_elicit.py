@@ -275,7 +275,9 @@ def test_by_default_a_run_without_an_unconditional_model_skips_guidance(tmp_path
         progress=False,
     )
     assert main([str(out), "--protocols", "cfg"]) == 2  # asked for by name: refused, naming why
-    assert "trained with p_cfg=0 (no unconditional model); drop cfg" in capsys.readouterr().err
+    assert "(p_cfg > 0: an unconditional model to guide with); this run has p_cfg=0; drop cfg" in (
+        capsys.readouterr().err
+    )
     assert main([str(out), "--classes", "11"]) == 0  # the default: every protocol the run supports
     protocols_run = {t.protocol for t in read_csv(out / "trajectories.csv") if t.label == "11"}
     assert protocols_run == {"naive", "overprompt", "intervention", "patch"}

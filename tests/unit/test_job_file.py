@@ -65,7 +65,9 @@ def test_a_line_whose_probe_cannot_read_its_run_is_refused_before_training(tmp_p
     jobs = tmp_path / "jobs.txt"
     jobs.write_text(
         "ok --preset small\n"
-        "res --preset small --set resolution=32 --set probe=" + str(shipped / "color-size-24px") + "\n"
+        "res --preset small --set resolution=32 --set probe="
+        + str(shipped / "color-size-24px")
+        + "\n"
         "three --preset small --set probe=" + str(shipped / "color-size-bg-24px") + "\n"
         "none --preset small-3d --set resolution=32\n"
     )
