@@ -280,6 +280,7 @@ def _paths(
     """One seed's held-out paths in the plane of concepts ``dims``, coloured by the covariate, with
     each run's turn (star)."""
     i, j = dims
+    star = None
     for r, t, name in zip(runs, paths, names):
         if not t.missing.all():
             path = t.with_points()
@@ -288,7 +289,9 @@ def _paths(
         turn = r["held_out"].get(label, {})
         if turn.get("turn_step") is not None:
             point = turn["turn_point"]
-            ax.plot(point[i], point[j], "k*", ms=11, zorder=5)
+            (star,) = ax.plot(point[i], point[j], "k*", ms=11, zorder=5)
+    if star is not None:  # the stars say what they are; the colour bar names the paths
+        ax.legend([star], ["a run's turn (fitting.turn)"], fontsize=6, loc="lower right")
 
 
 def _final_shares(ax, runs: list[dict], names: list[str], label: str) -> None:
