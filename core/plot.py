@@ -105,17 +105,20 @@ def coordinates(
     cmap="viridis",
     norm=None,
 ):
-    """Each coordinate against time; one line style per concept, colour per swept value."""
+    """Each coordinate against time; one line style per concept, colour per swept value. A later
+    concept is drawn thinner on top of an earlier one, so two that coincide both show."""
     values = np.asarray(values, dtype=float)
     norm = norm or Normalize(
         values.min(), values.max() if values.max() > values.min() else values.min() + 1
     )
     styles = ["-", "--", ":", "-."]
+    width = [1.0 + 1.0 * (len(concepts) - 1 - d) for d in range(len(concepts))]
     for path, v in zip(paths, values):
         for d in range(path.shape[1]):
-            ax.plot(t, path[:, d], styles[d % 4], color=colormaps[cmap](norm(v)), lw=1.2)
+            color = colormaps[cmap](norm(v))
+            ax.plot(t, path[:, d], styles[d % 4], color=color, lw=width[d], zorder=2 + d)
     for d, c in enumerate(concepts):
-        ax.plot([], [], styles[d % 4], color="k", label=f"z_{c}")
+        ax.plot([], [], styles[d % 4], color="k", lw=width[d], label=f"z_{c}")
     ax.set(xlabel="model time t", ylabel="concept coordinate", ylim=(-0.02, 1.02))
     ax.legend(fontsize=8)
     ax.grid(alpha=0.25)
