@@ -8,6 +8,7 @@ report (probe.pt, probe.json).
 from __future__ import annotations
 
 import itertools
+import sys
 import time
 from dataclasses import asdict
 from pathlib import Path
@@ -69,7 +70,9 @@ def augment(images: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return np.clip(images + sd * rng.standard_normal(images.shape), 0, 1).astype(np.float32)
 
 
-def train(cfg: ProbeConfig, *, progress: bool = True) -> tuple[Probe, dict]:
+def train(
+    cfg: ProbeConfig, *, progress: bool = True, checkpoint: Path | None = None
+) -> tuple[Probe, dict]:
     """Train a probe (AdamW) on a fixed set of diverse renders and unreadable images; returns
     (model, training report).
 
@@ -83,7 +86,25 @@ def train(cfg: ProbeConfig, *, progress: bool = True) -> tuple[Probe, dict]:
     images, index = diverse(cfg, cfg.train_per_class, rng)
     x_all, y_all = torch.from_numpy(augment(images, rng)), torch.from_numpy(index)
     x_neg = torch.from_numpy(unreadable.negatives(x_all.shape[0], cfg.resolution, rng))
-    return fit(cfg, x_all, y_all, x_neg, progress=progress)
+    return fit(cfg, x_all, y_all, x_neg, progress=progress, checkpoint=checkpoint)
+
+
+SAVE_EVERY = 100  # probe training steps between the states it resumes from
+
+
+def _resume(path: Path | None, cfg: ProbeConfig, model, opt, sched, gen) -> int:
+    """The step a probe's interrupted training resumes from (its state restored in place); 0 where
+    there is none, or it was saved for another config."""
+    if path is None or not path.is_file():
+        return 0
+    state = tensorfile.load(path, "probe training state")
+    if state.get("config") != asdict(cfg):
+        return 0
+    model.load_state_dict(state["model"])
+    opt.load_state_dict(state["opt"])
+    sched.load_state_dict(state["sched"])
+    gen.set_state(state["gen"])
+    return int(state["step"])
 
 
 def fit(
@@ -94,10 +115,12 @@ def fit(
     *,
     progress: bool,
     view: Callable[[torch.Tensor], torch.Tensor] | None = None,
+    checkpoint: Path | None = None,
 ) -> tuple[Probe, dict]:
     """The training loop on readable images ``x_all`` (their concept values ``y_all``, (N, C)) and
     unreadable ones ``x_neg``; ``view`` turns a batch's readable rows into what the model sees
-    (default: as stored)."""
+    (default: as stored). With ``checkpoint``, the state is saved there every SAVE_EVERY steps and
+    an interrupted run resumes from it (to the same weights as one uninterrupted, on a CPU)."""
     torch.manual_seed(cfg.seed)
     model = Probe(cfg.concepts, [2] * len(cfg.concepts), cfg.channels, cfg.pool)
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
@@ -106,11 +129,13 @@ def fit(
     )
     start = time.perf_counter()
     gen = torch.Generator().manual_seed(cfg.seed)
-    bar = progress_bar(range(cfg.steps), desc="probe", unit="step", enabled=progress)
+    first = _resume(checkpoint, cfg, model, opt, sched, gen)
+    bar = progress_bar(range(first, cfg.steps), desc="probe", unit="step", enabled=progress)
     half = cfg.batch // 2
     target = torch.cat([torch.ones(cfg.batch - half), torch.zeros(half)])
     model.train()
-    for _ in bar:
+    loss = torch.tensor(float("nan"))
+    for step in bar:
         rows = torch.randint(0, x_all.shape[0], (cfg.batch - half,), generator=gen)
         neg = torch.randint(0, x_neg.shape[0], (half,), generator=gen)
         seen = x_all[rows] if view is None else view(x_all[rows])
@@ -126,6 +151,10 @@ def fit(
         opt.step()
         sched.step()
         bar.set_postfix(loss=f"{loss.item():.4f}", refresh=False)
+        if checkpoint is not None and (step + 1) % SAVE_EVERY == 0 and step + 1 < cfg.steps:
+            state = {"model": model.state_dict(), "opt": opt.state_dict()}
+            state |= {"sched": sched.state_dict(), "gen": gen.get_state(), "step": step + 1}
+            tensorfile.save(checkpoint, {**state, "config": asdict(cfg)})
     model.eval()
     return model, {
         "train_seconds": time.perf_counter() - start,
@@ -222,7 +251,17 @@ def train_evaluate_save(
     cfg: ProbeConfig, out: Path, *, progress: bool = True
 ) -> tuple[Probe, dict]:
     """Train a probe, evaluate it on the separation grid and the unreadable suite, save it with the
-    report."""
-    model, report = train(cfg, progress=progress)
+    report. An interrupted training resumes from ``out``/probe-train.pt (removed once the probe is
+    saved)."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    state = out / "probe-train.pt"
+    model, report = train(cfg, progress=progress, checkpoint=state)
+    if progress:  # minutes without a line otherwise
+        print(
+            "probe: evaluating on the separation grid and the unreadable kinds...", file=sys.stderr
+        )
     report.update(summary(evaluate(model, cfg), cfg.concepts), abstention=abstention(model, cfg))
-    return model, save(model, cfg, report, Path(out))
+    doc = save(model, cfg, report, out)
+    state.unlink(missing_ok=True)
+    return model, doc

@@ -179,3 +179,46 @@ def test_cli_bad_input(tmp_path, capsys, argv, message):
     assert main([*argv, "--out", str(tmp_path / "p")]) == 2
     assert message in capsys.readouterr().err
     assert not (tmp_path / "p").exists()
+
+
+def test_an_interrupted_probe_training_resumes_to_the_same_weights(tmp_path, monkeypatch):
+    """It said "run the same command again to resume" and restarted at step 0."""
+    from dataclasses import replace
+
+    from empirical.probing import probe_train
+
+    cfg = replace(FAST, resolution=8, steps=12, train_per_class=32)
+    monkeypatch.setattr(probe_train, "SAVE_EVERY", 4)
+    torch.set_num_threads(1)
+    whole, _ = train(cfg, progress=False)
+    state = tmp_path / "probe-train.pt"
+    calls = {"n": 0}
+
+    def dies_at_step_7(x):
+        calls["n"] += 1
+        if calls["n"] == 7:
+            raise KeyboardInterrupt
+        return x
+
+    rng = np.random.default_rng(cfg.seed)
+    images, index = probe_train.diverse(cfg, cfg.train_per_class, rng)
+    x_all, y_all = torch.from_numpy(probe_train.augment(images, rng)), torch.from_numpy(index)
+    x_neg = torch.from_numpy(unreadable.negatives(x_all.shape[0], cfg.resolution, rng))
+    with pytest.raises(KeyboardInterrupt):
+        probe_train.fit(
+            cfg, x_all, y_all, x_neg, progress=False, view=dies_at_step_7, checkpoint=state
+        )
+    assert torch.load(state, weights_only=True)["step"] == 4
+    seen = []
+    resumed, _ = probe_train.fit(
+        cfg,
+        x_all,
+        y_all,
+        x_neg,
+        progress=False,
+        view=lambda x: seen.append(1) or x,
+        checkpoint=state,
+    )
+    assert len(seen) == 8  # steps 4 to 12: resumed, not restarted
+    for a, b in zip(whole.state_dict().values(), resumed.state_dict().values()):
+        assert torch.equal(a, b)
