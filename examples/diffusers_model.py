@@ -6,7 +6,8 @@ keep its checkpoints, and walk them with the package's probe (docs/your-model.md
 Needs diffusers: pip install -c constraints.txt -e ".[diffusers]" from a clone. The model is a diffusers ``UNet2DConditionModel`` conditioned on the
 package's concept vector (11 numbers per image, embedded and added to the time embedding), trained with
 diffusers' ``DDPMScheduler`` on classes 00, 01 and 10 (11 held out), saved with ``save_pretrained`` every ``--every``
-steps. The walk then draws every class from every checkpoint with DDIM, over-prompts the held-out class, and
+steps (``--condition labels``: a ``UNet2DModel`` with one embedding per class label instead, walked
+naively). The walk then draws every class from every checkpoint with DDIM, over-prompts the held-out class, and
 writes OUT/walk/trajectories.csv; every fitting and figure command reads it. The probe sets the resolution:
 the package ships one at 24 px (empirical/probes/color-size-24px); train another with ``python -m
 empirical.probe --res 16 --out runs/probe/color-size-16px`` (a few minutes).
@@ -19,19 +20,39 @@ import time
 from pathlib import Path
 
 import torch
-from diffusers import DDIMScheduler, DDPMScheduler, UNet2DConditionModel
+from diffusers import DDIMScheduler, DDPMScheduler, UNet2DConditionModel, UNet2DModel
 
 from empirical.images.dgp import DataConfig, sample
-from empirical.elicitation.diffusers_sampler import DiffusersSampler, concept_condition
+from empirical.elicitation.diffusers_sampler import (
+    DiffusersSampler,
+    class_condition,
+    concept_condition,
+)
 from empirical.probing.reader import ProbeReader
 from empirical.elicitation.walk import walk
 
 TRAIN, HELD_OUT = ("00", "01", "10"), ("11",)
+CLASSES = TRAIN + HELD_OUT  # the label-conditioned model's label indices
 
 
-def make_unet(resolution: int, width: int) -> UNet2DConditionModel:
-    """Two levels of two ResNet blocks, no attention (on a CPU, attention at 24 px costs 5x the whole net); the
-    concept vector is embedded and added to the time embedding (``class_embed_type="projection"``)."""
+def make_unet(resolution: int, width: int, condition: str = "vector"):
+    """Two levels of two ResNet blocks, no attention (on a CPU, attention at 24 px costs 5x the whole net).
+    ``vector``: the concept vector is embedded and added to the time embedding (a ``UNet2DConditionModel``
+    with ``class_embed_type="projection"``); ``labels``: a ``UNet2DModel`` with one learned embedding per
+    class label (``num_class_embeds``), the way most label-conditioned models are built."""
+    if condition == "labels":
+        return UNet2DModel(
+            sample_size=resolution,
+            in_channels=3,
+            out_channels=3,
+            layers_per_block=2,
+            block_out_channels=(width, 2 * width),
+            norm_num_groups=8,
+            down_block_types=("DownBlock2D", "DownBlock2D"),
+            up_block_types=("UpBlock2D", "UpBlock2D"),
+            add_attention=False,
+            num_class_embeds=len(CLASSES),
+        )
     return UNet2DConditionModel(
         sample_size=resolution,
         in_channels=3,
@@ -57,6 +78,7 @@ def train(
     batch: int = 32,
     per_class: int = 512,
     seed: int = 0,
+    condition: str = "vector",
 ) -> list[tuple[int, str]]:
     """DDPM training (epsilon prediction, AdamW); returns the kept checkpoints as (step, folder)."""
     torch.manual_seed(seed)
@@ -65,8 +87,10 @@ def train(
         torch.from_numpy(drawn.images) * 2 - 1,
         torch.from_numpy(drawn.h),
     )  # diffusers' images are in [-1, 1]
+    if condition == "labels":  # a label's index in CLASSES, in place of its concept vector
+        h = torch.tensor([CLASSES.index(label) for label in drawn.labels], dtype=torch.long)
     unet, noise_schedule = (
-        make_unet(data.resolution, width),
+        make_unet(data.resolution, width, condition),
         DDPMScheduler(num_train_timesteps=1000),
     )
     noise_schedule.save_pretrained(out / "scheduler")
@@ -83,9 +107,9 @@ def train(
         rows = torch.randint(0, len(x), (batch,), generator=gen)
         noise = torch.randn(x[rows].shape, generator=gen)
         t = torch.randint(0, noise_schedule.config.num_train_timesteps, (batch,), generator=gen)
-        eps = unet(
-            noise_schedule.add_noise(x[rows], noise, t), t, None, class_labels=h[rows]
-        ).sample
+        extra = {} if condition == "labels" else {"encoder_hidden_states": None}
+        eps = unet(noise_schedule.add_noise(x[rows], noise, t), t, class_labels=h[rows], **extra)
+        eps = eps.sample
         loss = torch.nn.functional.mse_loss(eps, noise)
         opt.zero_grad(set_to_none=True)
         loss.backward()
@@ -125,6 +149,14 @@ def parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--sample-steps", type=int, default=25, help="DDIM steps per image (default %(default)s)"
     )
+    parser.add_argument(
+        "--condition",
+        choices=("vector", "labels"),
+        default="vector",
+        help="vector: the concept vector, embedded (over-prompting works); labels: one learned "
+        "embedding per class label, 11's never trained, so it has nothing to compose from "
+        "(default %(default)s)",
+    )
     return parser
 
 
@@ -137,13 +169,21 @@ def main(argv=None) -> Path:
     data = DataConfig(
         ("color", "size"), {"color": 0.8, "size": 0.4}, resolution=reader.config.resolution
     )
-    kept = train(args.out, data, steps=args.steps, every=args.every, width=args.width)
+    kept = train(
+        args.out,
+        data,
+        steps=args.steps,
+        every=args.every,
+        width=args.width,
+        condition=args.condition,
+    )
+    labels = args.condition == "labels"
     sampler = DiffusersSampler(
         DDIMScheduler.from_pretrained(args.out / "scheduler"),
-        concept_condition(data),
+        class_condition(CLASSES) if labels else concept_condition(data),
         shape=(3, data.resolution, data.resolution),
         steps=args.sample_steps,
-        load=UNet2DConditionModel.from_pretrained,
+        load=(UNet2DModel if labels else UNet2DConditionModel).from_pretrained,
     )
     log = walk(
         kept,
@@ -153,7 +193,7 @@ def main(argv=None) -> Path:
         classes=list(TRAIN + HELD_OUT),
         held_out=list(HELD_OUT),
         samples=args.samples,
-        strengths=[1.5, 2, 3],
+        strengths=() if labels else [1.5, 2, 3],  # a label has no strength to push
     )
     print(
         f"wrote {log}; next: python -m fitting.turn {args.out / 'walk'}; python -m figures.training {args.out / 'walk'}"

@@ -63,3 +63,24 @@ def test_the_example_names_bad_step_counts(tmp_path, capsys):
     with pytest.raises(SystemExit):
         example.main([str(tmp_path), "--probe", "x", "--steps", "0"])
     assert "--steps 0, --every 200: both must be >= 1" in capsys.readouterr().err
+
+
+def test_the_label_conditioned_variant_walks_without_over_prompting(pristine_smoke_run, tmp_path):
+    """A UNet2DModel with one embedding per class label: the walk reads every class, naive only
+    (a label has no strength to push)."""
+    from core.trajectory import read_csv
+
+    spec = importlib.util.spec_from_file_location(
+        "diffusers_model", ROOT / "examples" / "diffusers_model.py"
+    )
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    out = tmp_path / "labels"
+    argv = [str(out), "--probe", str(pristine_smoke_run / "probe"), "--condition", "labels"]
+    log = example.main(
+        argv + ["--steps", "2", "--every", "2", "--width", "8", "--samples", "4", "--sample-steps", "2"]
+    )
+    trajs = read_csv(log)
+    assert {(t.protocol, t.label) for t in trajs} == {("naive", c) for c in example.CLASSES}
+    config = (out / "checkpoints" / "step_000002" / "config.json").read_text()
+    assert '"_class_name": "UNet2DModel"' in config and '"num_class_embeds": 4' in config
