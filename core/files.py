@@ -87,6 +87,10 @@ def text_lines(path: str | os.PathLike, what: str = "file") -> Iterator[str]:
     except UnicodeDecodeError:
         raise ValueError(f"{path}: not UTF-8; save the {what} as UTF-8") from None
     except (OSError, EOFError, zlib.error) as err:
+        if path.suffix == ".gz" and not isinstance(err, (FileNotFoundError, PermissionError)):
+            raise ValueError(
+                f"{path}: not a whole gzip file ({err}); compress the {what} again with gzip"
+            ) from None
         raise ValueError(f"{path}: cannot be read as a {what} ({err})") from None
 
 

@@ -195,7 +195,7 @@ def test_core_names_no_upper_package():
         ),
         (
             "fitting/estimators/pooled.py",
-            "from fitting.analyses import study",
+            "from fitting.analyses import study_runs",
             "fitting.estimators.pooled imports fitting.analyses.study_runs (a higher floor)",
         ),
         (
