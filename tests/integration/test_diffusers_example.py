@@ -78,7 +78,8 @@ def test_the_label_conditioned_variant_walks_without_over_prompting(pristine_smo
     out = tmp_path / "labels"
     argv = [str(out), "--probe", str(pristine_smoke_run / "probe"), "--condition", "labels"]
     log = example.main(
-        argv + ["--steps", "2", "--every", "2", "--width", "8", "--samples", "4", "--sample-steps", "2"]
+        argv
+        + ["--steps", "2", "--every", "2", "--width", "8", "--samples", "4", "--sample-steps", "2"]
     )
     trajs = read_csv(log)
     assert {(t.protocol, t.label) for t in trajs} == {("naive", c) for c in example.CLASSES}
