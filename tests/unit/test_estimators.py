@@ -71,7 +71,7 @@ def test_a_law_is_fitted_to_runs_with_covariates_and_predicts_new_ones():
 @pytest.mark.parametrize(
     "name, data, covariates, message",
     [
-        ("nope", None, None, "unknown estimator 'nope'; valid: eq1, eq2, notebook, sim2"),
+        ("nope", None, None, "unknown estimator 'nope'; valid: notebook, eq1, eq2, sim2"),
         ("nope", [], np.ones((1, 2)), "unknown estimator 'nope'"),
         ("sim2", [], np.ones((1, 2)), "sim2 is fitted to one run and takes no covariates"),
         ("eq1", [], None, "fitted to one trajectory"),
