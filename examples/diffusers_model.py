@@ -40,20 +40,7 @@ def make_unet(resolution: int, width: int, condition: str = "vector"):
     ``vector``: the concept vector is embedded and added to the time embedding (a ``UNet2DConditionModel``
     with ``class_embed_type="projection"``); ``labels``: a ``UNet2DModel`` with one learned embedding per
     class label (``num_class_embeds``), the way most label-conditioned models are built."""
-    if condition == "labels":
-        return UNet2DModel(
-            sample_size=resolution,
-            in_channels=3,
-            out_channels=3,
-            layers_per_block=2,
-            block_out_channels=(width, 2 * width),
-            norm_num_groups=8,
-            down_block_types=("DownBlock2D", "DownBlock2D"),
-            up_block_types=("UpBlock2D", "UpBlock2D"),
-            add_attention=False,
-            num_class_embeds=len(CLASSES),
-        )
-    return UNet2DConditionModel(
+    shared = dict(
         sample_size=resolution,
         in_channels=3,
         out_channels=3,
@@ -62,6 +49,11 @@ def make_unet(resolution: int, width: int, condition: str = "vector"):
         norm_num_groups=8,
         down_block_types=("DownBlock2D", "DownBlock2D"),
         up_block_types=("UpBlock2D", "UpBlock2D"),
+    )
+    if condition == "labels":
+        return UNet2DModel(**shared, add_attention=False, num_class_embeds=len(CLASSES))
+    return UNet2DConditionModel(
+        **shared,
         mid_block_type=None,
         class_embed_type="projection",
         projection_class_embeddings_input_dim=11,
