@@ -72,6 +72,12 @@ def text_lines(path: str | os.PathLike, what: str = "file") -> Iterator[str]:
     opener = gzip.open if path.suffix == ".gz" else open
     total = 0
     try:
+        if path.suffix == ".gz" and path.stat().st_size > MAX_PLAIN:
+            # refused before it is read: gzip steps through trailing zeros one byte at a time
+            raise ValueError(
+                f"{path}: {path.stat().st_size / 2**30:.1f} GiB compressed, more than the "
+                f"{MAX_PLAIN >> 30} GiB a {what} may have"
+            )
         with opener(path, "rt", encoding="utf-8-sig", newline="") as fh:
             for number in range(1, 1 << 62):
                 line = fh.readline(MAX_LINE + 1)
@@ -129,6 +135,26 @@ def read_text(path: str | os.PathLike, what: str = "file") -> str:
         ) from None
 
 
+def json_line(line: str, path: str | os.PathLike, row: int) -> dict:
+    """One record of a JSON-lines file (a metrics log: an object a line), or a ValueError naming the
+    file and row (not JSON, not an object, or nested deeper than a JSON reader takes)."""
+    try:
+        record = json.loads(line)
+    except json.JSONDecodeError as err:
+        raise ValueError(f"{path}, line {row}: not JSON ({err})") from None
+    except RecursionError:
+        raise ValueError(f"{path}, line {row}: {_TOO_DEEP}") from None
+    if not isinstance(record, dict):
+        raise ValueError(f"{path}, line {row}: not a JSON object ({type(record).__name__})")
+    return record
+
+
+_TOO_DEEP = (
+    f"nested deeper than a JSON reader takes (lists or objects inside one another over "
+    f"{sys.getrecursionlimit()} times); no file of this package is"
+)
+
+
 def read_json(path: str | os.PathLike, what: str = "JSON file", fix: str = "") -> Any:
     """A JSON document, or a ValueError naming the file and what is wrong (not UTF-8, not JSON);
     ``fix`` says what to do."""
@@ -137,10 +163,7 @@ def read_json(path: str | os.PathLike, what: str = "JSON file", fix: str = "") -
     except json.JSONDecodeError as err:
         raise ValueError(f"{path}: not valid JSON ({err})" + (f"; {fix}" if fix else "")) from None
     except RecursionError:
-        raise ValueError(
-            f"{path}: nested deeper than a JSON reader takes (lists or objects inside one another "
-            f"over {sys.getrecursionlimit()} times); no file of this package is"
-        ) from None
+        raise ValueError(f"{path}: {_TOO_DEEP}") from None
 
 
 def write_json(path: str | os.PathLike, obj: Mapping[str, Any], *, sort_keys: bool = False) -> Path:

@@ -47,7 +47,8 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from core.files import atomic_write, folder_lock, read_json, write_json
+from core.files import atomic_write, folder_lock, write_json
+from core.sidecar import meta_path
 from core.log_cells import (  # noqa: F401  (the column names are part of the format's API)
     BOUND_TOL,
     SHARE_PREFIX,
@@ -63,25 +64,6 @@ from core.log_cells import (  # noqa: F401  (the column names are part of the fo
 KNOWN = ("step", "class", "protocol", "seed", "run", "accuracy")
 # the share key (share_unreadable) of the samples the probe refused to read
 UNREADABLE = "unreadable"
-
-
-def held_out_of(labels, meta: dict | None = None) -> list[str]:
-    """The held-out classes of a log: its sidecar's ``held_out`` (even an empty one), else the rule
-    training uses on binary labels (more than one concept present: 11 of two concepts; 011, 101,
-    110, 111 of three), else 11 (labels of other kinds: converted logs, more than two values a
-    concept)."""
-    if meta and "held_out" in meta and isinstance(meta["held_out"], list):
-        return list(meta["held_out"])
-    binary = [label for label in set(labels) if label and set(label) <= {"0", "1"}]
-    return sorted(label for label in binary if label.count("1") > 1) or ["11"]
-
-
-def headline_class(labels, meta: dict | None = None) -> str:
-    """The class a run is about: the held-out class with every concept present (11, 111), else the
-    last held-out class, else 11."""
-    held = held_out_of(labels, meta)
-    full = [label for label in held if label and set(label) == {"1"}]
-    return (full or held or ["11"])[-1]
 
 
 def corner_of(label: str, d: int) -> tuple[int, ...] | None:
@@ -382,27 +364,3 @@ def table_rows(
                 yield row
 
     return [header, *rows()]
-
-
-def run_log(path: str | os.PathLike) -> Path:
-    """A run folder's trajectory log, ``RUN/trajectories.csv`` (a path to a CSV is returned as
-    is)."""
-    path = Path(path)
-    return path / "trajectories.csv" if path.is_dir() else path
-
-
-def meta_path(path: str | os.PathLike) -> Path:
-    """The sidecar of a log: ``trajectories.csv`` -> ``trajectories.meta.json``."""
-    path = Path(path)
-    return path.with_name(path.stem + ".meta.json")
-
-
-def read_meta(path: str | os.PathLike) -> dict[str, Any] | None:
-    """The sidecar of a log as a dict, or None when there is none."""
-    side = meta_path(path)
-    if not side.exists():
-        return None
-    doc = read_json(side, "sidecar (JSON)")
-    if not isinstance(doc, dict):
-        raise ValueError(f"{side}: a log's sidecar must be a JSON object, got {type(doc).__name__}")
-    return doc

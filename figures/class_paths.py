@@ -12,7 +12,8 @@ from matplotlib import colormaps
 from matplotlib.colors import LogNorm
 
 from fitting.records import TurnRecord
-from core.trajectory import UNREADABLE, held_out_of, read_csv, read_meta, run_log
+from core.sidecar import held_out_of, read_meta, run_log
+from core.trajectory import UNREADABLE, read_csv
 
 CLASS_COLORS = {"00": "tab:red", "01": "tab:orange", "10": "tab:purple", "11": "tab:blue"}
 

@@ -21,7 +21,7 @@ from matplotlib.cm import ScalarMappable
 
 from core import cli
 from core.plot import save, square, subplots
-from core.trajectory import run_log
+from core.sidecar import run_log
 from figures import cube
 from figures.class_paths import accuracy_axes, accuracy_of, load, path_of, shares_strip
 

@@ -44,7 +44,8 @@ from fitting.analyses.study_levels import steps_text, summarise
 from fitting.estimators.trajectory_turn import NEAR, distance, learned_from, left_corner
 from core import cli
 from fitting.records import MaskingRecord
-from core.trajectory import Trajectory, read_csv, read_meta, run_log
+from core.sidecar import read_meta, run_log
+from core.trajectory import Trajectory, read_csv
 
 
 def mask_rate(run: Path) -> tuple[float, str, int | None]:

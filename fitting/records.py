@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.record import Record, _is, _label, _numbers
-from core.trajectory import headline_class
+from core.sidecar import headline_class
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -139,7 +139,7 @@ class StudyRecord(Record):
     @property
     def headline(self) -> str:
         """The held-out class the study is about: 11, or 111 of three concepts
-        (core.trajectory.headline_class)."""
+        (core.sidecar.headline_class)."""
         return headline_class((), {"held_out": list(self.held_out)})
 
 

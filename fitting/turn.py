@@ -37,7 +37,7 @@ from typing import Sequence
 
 from core import cli
 from fitting.records import TurnRecord
-from core.trajectory import run_log
+from core.sidecar import run_log
 from fitting.estimators.trajectory_turn import NEAR, run_turns
 
 

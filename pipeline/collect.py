@@ -35,7 +35,7 @@ from typing import Any, Sequence
 from empirical.training.config import TrainConfig, read_run_config
 from empirical.images.dgp import DataConfig, concept_signal
 from core import cli
-from core.files import atomic_write, plain_or_gz, read_text
+from core.files import atomic_write, json_line, plain_or_gz, read_text
 from core.trajectory import UNREADABLE, Trajectory, read_csv, write_csv
 
 # config values that never describe a run's covariates
@@ -82,7 +82,7 @@ def last_step(run: Path) -> int | None:
         return None
     for line in reversed(read_text(path, "metrics log").splitlines()):
         try:
-            return int(json.loads(line)["step"])
+            return int(json_line(line, path, 0)["step"])
         except (ValueError, KeyError, TypeError):
             continue
     return None
@@ -277,10 +277,7 @@ def read_metrics(run: str | Path | Sequence[str | Path], kind: str = "train"):
     for i, line in enumerate(read_text(path, "metrics log").splitlines(), 1):
         if not line.strip():
             continue
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError as err:
-            raise ValueError(f"{path}, line {i}: not JSON ({err})") from None
+        rec = json_line(line, path, i)
         if rec.get("kind") != kind:
             continue
         if kind == "train":

@@ -13,7 +13,7 @@ from torch import nn
 
 from empirical.training.config import TrainConfig
 from empirical.training.run import Run, open_run
-from core.trajectory import headline_class
+from core.sidecar import headline_class
 
 
 class Meter:

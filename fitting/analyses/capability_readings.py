@@ -11,14 +11,11 @@ import numpy as np
 
 from fitting.estimators.curves import LEVELS, settled_step, threshold_step
 from core import cli
+from core.sidecar import headline_class, held_out_of, read_meta, run_log
 from core.trajectory import (
     UNREADABLE,
     Trajectory,
-    headline_class,
-    held_out_of,
     read_csv,
-    read_meta,
-    run_log,
 )
 
 
@@ -115,7 +112,7 @@ def control(
     yet, or breaks one it can, shows here.
 
     Per training class (every class in the log but ``label`` and the classes held out in training:
-    ``held_out``, default the rule training uses, core.trajectory.held_out_of; in three concepts
+    ``held_out``, default the rule training uses, core.sidecar.held_out_of; in three concepts
     011, 101, 110, 111): ``readable_step``, the first step from which at most 5% of its samples were
     unreadable (held ``persist`` checkpoints; None without share columns);
     ``naive`` and ``capability`` first steps at 50%/80%; and the curves. ``learned_step``: the step
@@ -175,7 +172,7 @@ def behavior_lags(th: dict) -> dict[str, float | None]:
 
 def analyse_run(run: Path, label: str | None, persist: int) -> dict:
     """elicitation.json's content for one run: first and settled steps per protocol, lags, curves;
-    ``label`` None: the log's headline class (core.trajectory.headline_class: 11, or 111 of three
+    ``label`` None: the log's headline class (core.sidecar.headline_class: 11, or 111 of three
     concepts)."""
     if persist < 1:
         raise ValueError(f"persist {persist}: must be >= 1 (checkpoints a level must hold)")

@@ -12,7 +12,7 @@ from typing import Sequence
 import numpy as np
 
 from fitting.analyses.study_runs import held_out
-from core.files import plain_or_gz, read_json, text_lines
+from core.files import json_line, plain_or_gz, read_json, text_lines
 from core.trajectory import read_csv
 
 ALWAYS = ("seed", "sep")  # settings every row shows, varied or not
@@ -29,10 +29,7 @@ def _metrics(run: Path) -> Iterator[dict]:
     for row, line in enumerate(text_lines(path, "metrics log"), start=1):
         if not line.strip():
             continue
-        try:
-            yield json.loads(line)
-        except json.JSONDecodeError:
-            raise ValueError(f"{path}: row {row} is not JSON") from None
+        yield json_line(line, path, row)
 
 
 def cost(run: Path, doc: dict) -> dict:

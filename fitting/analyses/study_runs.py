@@ -15,12 +15,11 @@ from fitting.analyses.covariates import read_table, select
 from fitting.analyses.study_levels import level, relation
 from fitting.estimators.trajectory_turn import held_out_turn, learned_from, memorization
 from fitting.records import StudyRecord
+from core.sidecar import held_out_of, read_meta
 from core.trajectory import (
     UNREADABLE,
     Trajectory,
-    held_out_of,
     read_csv,
-    read_meta,
     target_of,
 )
 

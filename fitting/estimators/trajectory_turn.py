@@ -13,13 +13,12 @@ from scipy.signal import savgol_filter
 
 from fitting.estimators.curves import noise_scale, settled_step
 from fitting.records import TurnRecord
+from core.sidecar import held_out_of, read_meta
 from core.trajectory import (
     UNREADABLE,
     Trajectory,
     corner_of,
-    held_out_of,
     read_csv,
-    read_meta,
     target_of,
 )
 
@@ -102,7 +101,7 @@ def learned_from(
 
     Before it the samples are not class-like and the probe's reading of the held-out class wanders.
     The training classes: every class of ``trajectories`` but ``held`` and the held-out ones
-    (``held_out``, default the rule training uses: core.trajectory.held_out_of; in three concepts
+    (``held_out``, default the rule training uses: core.sidecar.held_out_of; in three concepts
     011, 101, 110 and 111, whose accuracy stays near 0 while the others are learned). 0 when no
     training class has accuracies; len(steps) when they never get there.
     """
@@ -127,7 +126,7 @@ def learned_from(
 
 def _held_out(trajectories: Sequence[Trajectory], held_out: Sequence[str] | None) -> set[str]:
     """``held_out``, or the held-out classes by the rule training uses
-    (core.trajectory.held_out_of)."""
+    (core.sidecar.held_out_of)."""
     return set(held_out_of({t.label for t in trajectories}) if held_out is None else held_out)
 
 
@@ -279,7 +278,7 @@ def run_turns(
     min_angle: float = 30.0,
 ) -> TurnRecord:
     """turn.json's record: per protocol and class (``labels``, default the log's held-out classes:
-    core.trajectory.held_out_of), the turn toward the class's corner, with the thresholds it was
+    core.sidecar.held_out_of), the turn toward the class's corner, with the thresholds it was
     found with."""
     trajectories = read_csv(log)
     held = set(labels or held_out_of({t.label for t in trajectories}, read_meta(log)))

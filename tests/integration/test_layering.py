@@ -226,7 +226,7 @@ def test_core_names_no_upper_package():
         (
             "core/files.py",
             "from core import trajectory",
-            "core.files -> core.log_cells -> core.trajectory -> core.files",
+            "core.files -> core.log_cells -> core.sidecar -> core.trajectory -> core.files",
         ),
     ],
 )

@@ -26,7 +26,8 @@ from fitting import capability
 from fitting import fit as fit_cli
 from theory.solvers.integrate import integrate, time_grid
 from theory.models.paper import eq1
-from core.trajectory import Trajectory, read_csv, read_meta, write_csv
+from core.sidecar import read_meta
+from core.trajectory import Trajectory, read_csv, write_csv
 
 SHORT = settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
 LONG = settings(max_examples=600, deadline=None, suppress_health_check=list(HealthCheck))

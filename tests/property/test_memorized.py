@@ -9,7 +9,8 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core.trajectory import Trajectory, held_out_of
+from core.sidecar import held_out_of
+from core.trajectory import Trajectory
 from fitting.estimators.trajectory_turn import memorized
 
 seeds = st.integers(0, 2**32 - 1)

@@ -7,7 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import reference
-from theory.solvers import exact
+from theory.models import linear_form
+from theory.solvers import exact, quadrature
 from theory.solvers.integrate import integrate, time_grid
 from theory.models.paper import coupled, eq1, eq2, eq2_split, from_expression, get_model, notebook
 
@@ -231,3 +232,54 @@ def test_a_power_too_large_to_expand_is_split_as_written():
     ref = integrate(land, t, method="dopri")
     assert fast.success and ref.success
     np.testing.assert_allclose(fast.z, ref.z, atol=1e-7)
+
+
+def test_cheap_subdivisions_share_one_solve_on_the_fast_path_only():
+    """A sweep whose rates straddle a power of 2 is solved at once (not split and scattered back); the
+    stiff ones and the general path keep a group each."""
+    first = np.array([1, 2, 16, 2, 1, exact.MAX_SUBDIVISIONS])
+    fast = [(r, rows.tolist()) for r, rows in exact._groups(first, uniform=True)]
+    assert fast == [(2, [0, 1, 3, 4]), (16, [2])]
+    general = [(r, rows.tolist()) for r, rows in exact._groups(first, uniform=False)]
+    assert general == [(1, [0, 4]), (2, [1, 3]), (16, [2])]
+
+
+def test_the_fused_gap_is_the_sum_of_the_constants_differences():
+    """_gap (one product over both subdivisions, a block of trajectories at a time) against the constants of
+    each subdivision formed whole and subtracted: shared gates and gates of a trajectory's own at once."""
+    rng = np.random.default_rng(5)
+    n, land = 700, eq1()
+    values = {
+        "lam": rng.uniform(0.1, 4, (n, 2)),
+        "t_switch": np.c_[rng.uniform(0, 20, n), np.full(n, 3.0)],
+        "k": (30.0, 20.0),
+    }
+    arrays = land.resolve(values)
+    p, form, t = land.pack(arrays), exact.linear_form(land), T25
+    columns, span = quadrature.param_columns(p), t[1] - t[0]
+    coefs, rates = quadrature.coefficients(form, t, columns, n, 2)
+    parts = {
+        r: quadrature.uniform_parts(
+            form,
+            linear_form.at(
+                form.eval_times,
+                quadrature.subinterval_nodes(t, r)[1].ravel(),
+                columns,
+                len(form.times),
+            ),
+            coefs,
+            rates,
+            span,
+            r,
+        )
+        for r in (1, 2)
+    }
+    whole = {}
+    for r, part in parts.items():
+        whole[r] = np.empty((t.size - 1, 2 * n))
+        quadrature.constants_into(*part, whole[r])
+    expected = np.abs(whole[2] - whole[1]).sum(axis=0)
+    assert expected.max() > 1e-8  # the steep switches differ (the rest cancel to rounding)
+    np.testing.assert_allclose(
+        quadrature.gap(parts[2], parts[1], n, 2), expected, rtol=1e-9, atol=1e-13
+    )

@@ -112,7 +112,7 @@ def test_a_log_and_its_sidecar_are_written_under_the_folders_lock(tmp_path):
     import time
 
     from core.files import folder_lock
-    from core.trajectory import read_meta
+    from core.sidecar import read_meta
 
     path = tmp_path / "trajectories.csv"
     code = (
@@ -133,3 +133,36 @@ def test_json_nested_too_deep_is_a_value_error_naming_the_file(tmp_path):
     path.write_text("[" * 50_000 + "]" * 50_000)
     with pytest.raises(ValueError, match="deep.json: nested deeper than a JSON reader takes"):
         read_json(path)
+
+
+def test_a_metrics_line_nested_too_deep_or_not_an_object_names_the_file_and_line(tmp_path):
+    """Found by the file fuzzer (issue #74): fitting.ladder on such a line ended in a RecursionError traceback."""
+    from core.files import json_line
+
+    path = tmp_path / "metrics.jsonl"
+    with pytest.raises(ValueError, match=r"metrics.jsonl, line 3: nested deeper"):
+        json_line("[" * 100_000 + "]" * 100_000, path, 3)
+    with pytest.raises(ValueError, match=r"line 4: not a JSON object \(list\)"):
+        json_line("[1, 2]", path, 4)
+    with pytest.raises(ValueError, match=r"line 5: not JSON"):
+        json_line('{"step": 1', path, 5)
+    assert json_line('{"step": 1}', path, 6) == {"step": 1}
+
+
+def test_a_gz_file_over_the_size_cap_is_refused_before_it_is_read(tmp_path):
+    """Found by the file fuzzer: gzip steps through trailing zeros one byte at a time, so a metrics log padded
+    to 3 GiB (sparse) kept fitting.ladder busy for minutes."""
+    import time
+
+    from core.files import text_lines
+
+    path = tmp_path / "metrics.jsonl.gz"
+    path.write_bytes(gzip.compress(b'{"step": 1}\n'))
+    with open(path, "ab") as f:
+        f.truncate(3 * 2**30)
+    start = time.perf_counter()
+    with pytest.raises(
+        ValueError, match=r"3.0 GiB compressed, more than the 1 GiB a metrics log may have"
+    ):
+        list(text_lines(path, "metrics log"))
+    assert time.perf_counter() - start < 1

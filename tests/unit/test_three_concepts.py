@@ -7,7 +7,8 @@ import json
 
 import numpy as np
 
-from core.trajectory import Trajectory, headline_class, held_out_of, read_csv, write_csv
+from core.sidecar import headline_class, held_out_of
+from core.trajectory import Trajectory, read_csv, write_csv
 from figures.cube import corner_names
 from figures.training import main as figure
 from fitting.turn import main as turns

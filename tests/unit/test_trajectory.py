@@ -9,13 +9,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from core.sidecar import meta_path, read_meta
 from core.trajectory import (
     Trajectory,
     corner_of,
     target_of,
-    meta_path,
     read_csv,
-    read_meta,
     write_csv,
 )
 
@@ -320,3 +319,19 @@ def test_a_class_label_s_bits_are_its_corner_once_for_every_reader():
         and target_of("x", 2) == (1, 1)
         and target_of("cat", 3) == (1, 1, 1)
     )
+
+
+@pytest.mark.parametrize(
+    "key, value, kind",
+    [
+        ("config", [1], "a JSON object"),
+        ("held_out", "11", "a list of class labels"),
+        ("concepts", {}, "a list"),
+    ],
+)
+def test_a_sidecar_key_of_the_wrong_type_is_refused_naming_it(tmp_path, key, value, kind):
+    """Found by the file fuzzer (issue #74): a sidecar whose config was a list ended figures.training in an
+    AttributeError traceback."""
+    meta_path(tmp_path / "trajectories.csv").write_text(json.dumps({key: value}))
+    with pytest.raises(ValueError, match=rf"trajectories.meta.json: '{key}' must be {kind}"):
+        read_meta(tmp_path / "trajectories.csv")

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from empirical.elicitation.walk import Prompt, SCORE, SELECT, check, reading, seed_for, walk
-from core.trajectory import read_csv, read_meta
+from core.sidecar import read_meta
+from core.trajectory import read_csv
 
 CLASSES = ["00", "01", "10", "11"]
 

@@ -1,0 +1,225 @@
+"""The exact path's quadrature (:mod:`theory.solvers.exact` drives it): for a flow linear in z,
+
+    dz_i/dt = -a_i(t) z_i + b_i(t),    z_i(t1) = exp(-(A_i(t1) - A_i(t0))) z_i(t0)
+                                                 + ∫_{t0}^{t1} exp(-(A_i(t1) - A_i(s))) b_i(s) ds,
+
+each output interval is cut into r equal subintervals; on each, the integral is a GAUSS_NODES-point
+Gauss-Legendre sum with the decay factor evaluated exactly at the nodes. Where a is constant in time
+(every built-in model) the decay is exp(-a (t1 - s)) in closed form, terms of b free of t are
+integrated in closed form too, and the rule has order 2m = 8. Where a varies with time, A between a
+node and the subinterval's end comes from the Lagrange interpolant of a through the same nodes.
+
+Two paths: the fast one (a constant, equal output intervals: :func:`uniform_solve`, whose decay per
+interval phi is exact and the same at every r, so that the r and 2r solves differ only through the
+interval constants and one bound on that difference replaces a second propagation) and the general
+one (:func:`pointwise`: both subdivisions propagated and compared at every output time).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+
+from theory.models.linear_form import LinearForm, at
+
+GAUSS_NODES = 4
+
+_X, _W = np.polynomial.legendre.leggauss(GAUSS_NODES)
+
+
+def tail_matrix(x: NDArray[np.float64]) -> NDArray[np.float64]:
+    """R[j, k] = ∫_{x_j}^{1} ℓ_k(x) dx for the Lagrange basis ℓ_k through the nodes x (on [-1,
+    1])."""
+    m = x.size
+    out = np.empty((m, m))
+    for k in range(m):
+        basis = np.polynomial.Polynomial.fit(x, np.eye(m)[k], m - 1, domain=[-1, 1], window=[-1, 1])
+        integral = basis.integ()
+        out[:, k] = integral(1.0) - integral(x)
+    return out
+
+
+_TAIL = tail_matrix(_X)
+
+
+def subinterval_nodes(
+    t: NDArray[np.float64], r: int
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Subinterval lengths h (K,) and Gauss nodes (K, m) for r subintervals per output interval."""
+    h = np.repeat(np.diff(t) / r, r)
+    edges = np.repeat(t[:-1], r) + h * np.tile(np.arange(r), t.size - 1)
+    return h, edges[:, None] + h[:, None] * (1 + _X) / 2
+
+
+def coefficients(form: LinearForm, t, columns: list, n: int, d: int):
+    """The t-free factors C (each (N,)) and the decay rates at the start (each (1, N) or (N,))."""
+    coefs = [
+        np.broadcast_to(v, (1, n))[0] for v in at(form.eval_coefs, t[:1], columns, len(form.coefs))
+    ]
+    return coefs, [np.broadcast_to(v, (1, n))[0] for v in at(form.eval_a, t[:1], columns, d)]
+
+
+def uniform_parts(form: LinearForm, g, coefs, rates, span: float, r: int):
+    """The interval constants of every concept on equal output intervals with a constant a, as
+    ``stacked (T-1, S) @ weights (S, D N)`` (concept i in columns i N to (i + 1) N) plus terms of
+    their own.
+
+    Terms free of t are integrated in closed form, coef (1 - e^{-a H}) / a over an interval H (the
+    column of ones in ``stacked``); shared gates go through one weight matrix over (subinterval,
+    node); gates with a time of their own per trajectory are (concept, weights (r m, N), node values
+    (T-1, r m, N)) triples.
+    """
+    h, m, d, n = span / r, GAUSS_NODES, len(rates), rates[0].size
+    # (r, m): time to the interval's end
+    left = span - (np.arange(r)[:, None] * h + h * (1 + _X) / 2)
+    shared = sorted(
+        {gi for ts in form.terms for _, gi in ts if form.times[gi] != 1 and g[gi].shape[1] == 1}
+    )
+    weights = np.zeros((len(shared) * r * m + 1, d * n))
+    own = []
+    for i, a in enumerate(rates):
+        quad = ((h / 2) * _W[None, :, None] * np.exp(-a * left[:, :, None])).reshape(r * m, n)
+        block = weights[:, i * n : (i + 1) * n]
+        for ci, gi in form.terms[i]:
+            if form.times[gi] == 1:
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    block[-1] += coefs[ci] * np.where(a == 0, span, -np.expm1(-a * span) / a)
+            elif gi in shared:
+                q = shared.index(gi) * r * m
+                block[q : q + r * m] += quad * coefs[ci]
+            else:
+                own.append((i, quad * coefs[ci], g[gi].reshape(-1, r * m, n)))
+    intervals = g[0].shape[0] // (r * m)
+    stacked = np.concatenate(
+        [g[gi].reshape(intervals, r * m) for gi in shared] + [np.ones((intervals, 1))], axis=1
+    )
+    return stacked, weights, own
+
+
+def constants_into(stacked, weights, own, out) -> None:
+    """out (M, D N) = stacked (M, S) @ weights (S, D N) + the terms of their own."""
+    np.matmul(stacked, weights, out=out)
+    for i, w, nodes in own:
+        width = w.shape[1]
+        out[:, i * width : (i + 1) * width] += np.einsum("sn,isn->in", w, nodes)
+
+
+def gap(fine, coarse, n: int, d: int) -> NDArray[np.float64]:
+    """Σ_j |c_2r - c_r|_j (D N,) from the two subdivisions' ``uniform_parts``, as one product of
+    the stacked node values of both with their weights (the coarse negated), a block of trajectories
+    at a time (a cache-sized buffer: no full coarse array). The closed-form column is the same at
+    every r and cancels."""
+    (s2, w2, own2), (s1, w1, own1) = fine, coarse
+    stacked = np.concatenate([s2[:, :-1], s1[:, :-1]], axis=1)
+    weights = np.concatenate([w2[:-1], -w1[:-1]])
+    own = own2 + [(i, -w, g) for i, w, g in own1]
+    total = np.zeros(d * n)
+    if not stacked.shape[1] and not own:
+        return total
+    step = max(1, 2**15 // stacked.shape[0])  # trajectories a block
+    for b0 in range(0, n, step):
+        b1 = min(n, b0 + step)
+        cols = np.concatenate([np.arange(i * n + b0, i * n + b1) for i in range(d)])
+        part = stacked @ weights[:, cols]
+        for i, w, g in own:
+            part[:, i * (b1 - b0) : (i + 1) * (b1 - b0)] += np.einsum(
+                "sn,isn->in", w[:, b0:b1], g[:, :, b0:b1]
+            )
+        total[cols] = np.abs(part, out=part).sum(axis=0)
+    return total
+
+
+def uniform_solve(form: LinearForm, t, r: int, z0, p, out):
+    """The 2r path into ``out`` (T, D, N) where a is constant and the output intervals equal, with
+    the bound Σ_j |c_2r - c_r|_j Π max(1, phi) (D, N) on its difference from the r path (phi is
+    exact, the same at every r, so the paths differ only through the interval constants). The
+    constants are written into out and propagated in place."""
+    n, d = z0.shape
+    columns, span = param_columns(p), t[1] - t[0]
+    coefs, rates = coefficients(form, t, columns, n, d)
+    gates = {
+        q: at(form.eval_times, subinterval_nodes(t, q)[1].ravel(), columns, len(form.times))
+        for q in (r, 2 * r)
+    }
+    flat = out[1:].reshape(t.size - 1, d * n)  # a view: out is contiguous
+    fine = uniform_parts(form, gates[2 * r], coefs, rates, span, 2 * r)
+    constants_into(*fine, flat)
+    coarse = uniform_parts(form, gates[r], coefs, rates, span, r)
+    diff = gap(fine, coarse, n, d).reshape(d, n)
+    phi = np.exp(-np.array(rates) * span)[:, None, :]
+    propagate(phi, out[1:].transpose(1, 0, 2), z0, out)
+    return diff * growth(phi, t.size - 1)
+
+
+def interval_maps(form: LinearForm, t: NDArray[np.float64], r: int, columns: list, n: int, d: int):
+    """Per concept and output interval, the affine map z(t_{i+1}) = phi z(t_i) + c over its r
+    subintervals, in general (a changing with time, or unequal output intervals). Returns phi and c,
+    (D, T-1, N) each."""
+    h, nodes = subinterval_nodes(t, r)
+    g = at(form.eval_times, nodes.ravel(), columns, len(form.times))
+    coefs, _ = coefficients(form, t, columns, n, d)
+    a_nodes = at(form.eval_a, t[:1] if form.constant_a else nodes.ravel(), columns, d)
+    phi, c = np.empty((d, t.size - 1, n)), np.empty((d, t.size - 1, n))
+    for i in range(d):
+        b = sum(coefs[ci] * g[gi] for ci, gi in form.terms[i])
+        phi[i], c[i] = composed(form.constant_a, a_nodes[i], b, h, r, n)
+    return phi, c
+
+
+def composed(constant_a: bool, a_nodes, b, h, r: int, n: int):
+    """phi and c (T-1, N) of one concept: each subinterval's map, then the r of every output
+    interval composed."""
+    k, m = h.size, GAUSS_NODES
+    b = np.broadcast_to(b, (k * m, n)).reshape(k, m, n)
+    half = (h / 2)[:, None, None]
+    if constant_a:
+        a = np.broadcast_to(a_nodes, (1, n))[0]
+        step_decay = np.exp(-a[None] * h[:, None])  # (K, N)
+        node_decay = np.exp(-a[None, None] * half * (1 - _X)[None, :, None])
+    else:
+        a = np.broadcast_to(a_nodes, (k * m, n)).reshape(k, m, n)
+        step_decay = np.exp(-half[:, :, 0] * np.einsum("l,kln->kn", _W, a))
+        node_decay = np.exp(-half * np.einsum("jl,kln->kjn", _TAIL, a))
+    sub_c = half[:, 0] * np.einsum("j,kjn->kn", _W, node_decay * b)  # (K, N)
+    step_decay, sub_c = step_decay.reshape(-1, r, n), sub_c.reshape(-1, r, n)
+    p_acc, c_acc = step_decay[:, 0], sub_c[:, 0]
+    for j in range(1, r):  # compose the r subinterval maps of every output interval at once
+        p_acc, c_acc = step_decay[:, j] * p_acc, step_decay[:, j] * c_acc + sub_c[:, j]
+    return p_acc, c_acc
+
+
+def propagate(
+    phi: NDArray[np.float64], c: NDArray[np.float64], z0: NDArray[np.float64], out
+) -> None:
+    """Fill ``out`` (T, D, N), time-major, from z0 (N, D) through the interval maps phi (D, T-1 or
+    1, N) and c (D, T-1, N), which may be out[1:] itself: each step writes one (D, N) slab."""
+    shared = phi.shape[1] == 1
+    out[0] = z0.T
+    scratch = np.empty(out.shape[1:])
+    for j in range(c.shape[1]):
+        np.multiply(phi[:, 0 if shared else j], out[j], out=scratch)
+        np.add(scratch, c[:, j], out=out[j + 1])
+
+
+def param_columns(p: NDArray[np.float64]) -> list:
+    """The parameter matrix (N, P) as P entries: a float where a parameter is the same for every
+    trajectory (so shared gates are evaluated once per time, not once per trajectory), else a (1, N)
+    row."""
+    return [float(col[0]) if np.all(col == col[0]) else col[None, :] for col in p.T]
+
+
+def growth(phi: NDArray[np.float64], intervals: int) -> NDArray[np.float64]:
+    """(D, N): the most an error made in one interval can grow by the end, Π max(1, phi)."""
+    if phi.shape[1] == 1:
+        return np.maximum(phi[:, 0], 1.0) ** intervals
+    return np.prod(np.maximum(phi, 1.0), axis=1)
+
+
+def pointwise(form: LinearForm, t, r: int, z0, p, out):
+    """The 2r path into ``out`` and its largest difference from the r path at each point (T, D, N):
+    both propagated (in general phi, too, changes with r)."""
+    n, d = z0.shape
+    coarse = np.empty_like(out)
+    propagate(*interval_maps(form, t, r, param_columns(p), n, d), z0, coarse)
+    propagate(*interval_maps(form, t, 2 * r, param_columns(p), n, d), z0, out)
+    return np.abs(np.subtract(out, coarse, out=coarse), out=coarse)
