@@ -2,7 +2,7 @@
 
     python benchmarks/swingby_rates.py [--starts 200] [--json FILE]
 
-For each figure setting of theory.cli.swingby.FIGURES (the authors' mu, sigma, dimension, start scale and
+For each figure setting of theory.cli.swingby_presets.FIGURES (the authors' mu, sigma, dimension, start scale and
 time span), the symmetric two-layer model is integrated from --starts random starts (seeds 0..N-1 of
 numpy's default_rng) under each combination of the signal convention (``a``: the printed equations;
 ``a2``: the authors' scripts) and the start law (``gaussian`` N(0, scale^2/d); ``uniform-positive``
@@ -31,7 +31,7 @@ from theory.models.identity_mapping import (
     rises,
 )  # noqa: E402
 from theory.solvers.two_layer import two_layer  # noqa: E402
-from theory.cli.swingby import FIGURES  # noqa: E402
+from theory.cli.swingby_presets import FIGURES  # noqa: E402
 
 WANT = {"5": 1, "8": 2, "9": 3}  # rises of the OOD loss each figure shows; Fig. 10: a plateau
 

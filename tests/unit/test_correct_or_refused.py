@@ -208,14 +208,14 @@ def test_a_batch_run_dies_with_its_batch(tmp_path):
     ],
 )
 def test_an_energy_whose_coordinates_would_be_misread_is_refused(energy, said):
-    from theory.models.paper import from_expression
+    from theory.models.user_energy import from_expression
 
     with pytest.raises(ValueError, match=said):
         from_expression(energy)
 
 
 def test_coordinates_are_named_as_written_and_abs_differentiates():
-    from theory.models.paper import from_expression
+    from theory.models.user_energy import from_expression
 
     assert from_expression("(z2 - 1)**2/2").concepts == ("c2",)
     assert from_expression("(z1 - 1)**2/2 + (z2 - 1)**2/2").concepts == ("color", "size")
@@ -329,7 +329,7 @@ def test_a_pulse_narrower_than_the_output_spacing_is_not_stepped_over():
     """The exact quadrature cannot resolve it and said so; auto then gave it to dopri, whose
     adaptive step jumped the pulse (z1 0.0, 'ok'). Now dopri's steps are bounded by the time scale
     the quadrature found, and --max-step bounds any method's."""
-    from theory.models.paper import from_expression
+    from theory.models.user_energy import from_expression
     from theory.solvers.integrate import integrate, time_grid
 
     land = from_expression(PULSE, {})

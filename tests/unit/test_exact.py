@@ -10,7 +10,8 @@ import reference
 from theory.models import linear_form
 from theory.solvers import exact, quadrature
 from theory.solvers.integrate import integrate, time_grid
-from theory.models.paper import coupled, eq1, eq2, eq2_split, from_expression, get_model, notebook
+from theory.models.paper import coupled, eq1, eq2, eq2_split, get_model, notebook
+from theory.models.user_energy import from_expression
 
 T25 = time_grid(25, 200)
 TIGHT = dict(

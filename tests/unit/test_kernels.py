@@ -12,7 +12,8 @@ import pytest
 from theory.solvers import dopri
 from theory.solvers import kernels
 from theory.solvers.integrate import time_grid
-from theory.models.paper import eq1, from_expression
+from theory.models.paper import eq1
+from theory.models.user_energy import from_expression
 
 CHILD = """
 import json, sys

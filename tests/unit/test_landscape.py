@@ -14,10 +14,10 @@ from theory.models.paper import (
     eq1,
     eq2,
     eq2_split,
-    from_expression,
     get_model,
     notebook,
 )
+from theory.models.user_energy import from_expression
 
 unit = st.floats(0, 1)
 MODEL_NAMES = list(MODELS)

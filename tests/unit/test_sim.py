@@ -207,7 +207,7 @@ def logged(folder, name):
 def test_the_figure_presets_show_their_figures_shapes_on_the_logged_curves(tmp_path):
     from theory.models.identity_mapping import plateau, rises
     from theory.simulate import main
-    from theory.cli.swingby import FIGURES
+    from theory.cli.swingby_presets import FIGURES
 
     names = [f"swingby-fig{f}" for f in FIGURES]
     assert main(["--out", str(tmp_path), *[a for n in names for a in ("--preset", n)]]) == 0
@@ -228,7 +228,8 @@ def test_the_figure_presets_show_their_figures_shapes_on_the_logged_curves(tmp_p
 def test_the_conventions_change_the_shape_as_the_issue_measured():
     """Same start, the printed equations' signal a: Fig. 5's rise and Fig. 8's second rise go, Fig. 10's plateau ends."""
     from theory.models.identity_mapping import plateau
-    from theory.cli.swingby import FIGURE_SEEDS, FIGURES, simulate
+    from theory.cli.swingby import simulate
+    from theory.cli.swingby_presets import FIGURE_SEEDS, FIGURES
 
     def summary(fig, signal):
         mu, sigma, d, scale, t_end, _ = FIGURES[fig]

@@ -19,7 +19,8 @@ from core.cli import UsageError
 from theory.models.expression import FUNCTIONS
 from theory.solvers.integrate import AUTO_DOPRI_FROM
 from theory.models.landscape import Landscape
-from theory.models.paper import MAX_CONCEPTS, MODELS, from_expression, get_model
+from theory.models.paper import MAX_CONCEPTS, MODELS, get_model
+from theory.models.user_energy import from_expression
 from theory.cli.presets import PRESETS
 from theory.cli.swingby import SIM_MODELS, SIM_PRESETS
 

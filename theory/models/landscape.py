@@ -15,7 +15,7 @@ is derived with ``sympy.diff`` (never by hand) and compiled to
 Parameters are named groups (``lam`` is one entry per concept, ``a`` is a scalar); each carries a
 default, a documented meaning and the range that is valid for it. The built-in models live in
 :mod:`theory.models.paper`; a user's own energy comes from
-:func:`theory.models.paper.from_expression`.
+:func:`theory.models.user_energy.from_expression`.
 """
 
 from __future__ import annotations
