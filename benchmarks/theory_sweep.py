@@ -215,6 +215,34 @@ def report(rows: dict, floor: float) -> None:
     )
 
 
+def where_time_goes(n: int, rng, repeats: int = 5) -> list[dict]:
+    """The exact path at n trajectories under cProfile: each function's own time per call (ms) and share of the
+    whole, largest first (the functions of theory/solvers that take at least 2% of it)."""
+    import cProfile
+    import pstats
+
+    a = np.exp(rng.uniform(np.log(0.2), np.log(5), n))
+    batched(a, "exact", 1e-4)
+    profile = cProfile.Profile()
+    profile.enable()
+    for _ in range(repeats):
+        batched(a, "exact", 1e-4)
+    profile.disable()
+    stats = pstats.Stats(
+        profile
+    ).stats  # {(file, line, name): (calls, primitive, own, cumulative, callers)}
+    total = sum(own for _, _, own, _, _ in stats.values())
+    rows = [
+        {"function": f"{Path(file).stem}.{name}", "ms": own / repeats * 1e3, "share": own / total}
+        for (file, _, name), (_, _, own, _, _) in stats.items()
+        if "theory" in Path(file).parts and own / total >= 0.02
+    ]
+    rows.append({"function": "numpy and the rest", "ms": 0.0, "share": 0.0})
+    rows[-1]["share"] = 1 - sum(r["share"] for r in rows[:-1])
+    rows[-1]["ms"] = rows[-1]["share"] * total / repeats * 1e3
+    return sorted(rows, key=lambda r: -r["share"])
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -225,16 +253,30 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
 
     rng = np.random.default_rng(0)
+    machine = f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, python {platform.python_version()}"
+    load = os.getloadavg()[0]
     print(
-        f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, python {platform.python_version()}"
+        f"machine: {machine}; load average {load:.2f} at the start"
+        + (" (not idle)" if load > 0.5 else "")
     )
-    results = {**first_calls(), "target_max_error": TARGET, "sizes": {}}
+    results = {
+        "machine": machine,
+        "load_at_start": load,
+        **first_calls(),
+        "target_max_error": TARGET,
+        "sizes": {},
+    }
     loop_per_traj = {}
     for n in sorted(args.n):
         rows, floor = one_size(n, rng, args.repeats, loop_per_traj)
         results.setdefault("output_floor_s", {})[n] = floor
         report(rows, floor)
         results["sizes"][n] = rows
+    results["exact_profile_n"] = max(args.n)
+    results["exact_profile"] = where_time_goes(max(args.n), rng)
+    print(f"\nwhere the exact path's time goes at N = {max(args.n)} (cProfile, own time per call):")
+    for row in results["exact_profile"]:
+        print(f"  {row['function']:<36} {row['ms']:>7.2f} ms {row['share']:>6.1%}")
     if args.json:
         args.json.write_text(json.dumps(results, indent=2) + "\n")
     return 0

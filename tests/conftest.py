@@ -7,8 +7,14 @@ CI and a developer see the same examples. HYPOTHESIS_PROFILE=thorough explores m
 import os
 import shutil
 
-import pytest
-from hypothesis import HealthCheck, settings
+# Under pytest-xdist each worker gets one thread (numpy's BLAS, torch, numba, and the commands the tests
+# start): two workers on two cores, never four threads fighting for two.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMBA_NUM_THREADS"):
+        os.environ.setdefault(_var, "1")
+
+import pytest  # noqa: E402
+from hypothesis import HealthCheck, settings  # noqa: E402
 
 settings.register_profile(
     "ci",

@@ -163,7 +163,9 @@ def _finite_json(path: Path) -> None:
     json.loads(path.read_text(), parse_constant=refuse)
 
 
-def check(module: str, mutation) -> None:
+def check(module: str, mutation) -> tuple[int, str, float]:
+    """Run ``module`` on a copy of RUN with ``mutation`` applied; assert the invariant; (exit code, the last
+    line on stderr, seconds)."""
     argv_of, output = COMMANDS[module]
     base = Path(tempfile.mkdtemp(prefix="file-fuzz-"))
     try:
@@ -210,6 +212,7 @@ def check(module: str, mutation) -> None:
         ]  # new files are outputs (RUN/elicitation.json)
         assert not changed, f"{what}: an input changed: {changed}"
         assert took < TIME_LIMIT and grew < RSS_LIMIT_MB, f"{what}: {took:.1f} s, +{grew:.0f} MB"
+        return code, (err.getvalue().strip().splitlines() or [""])[-1], took
     finally:
         shutil.rmtree(base, ignore_errors=True)
 

@@ -2,6 +2,7 @@
 hash, gives readings (points, shares, joint accuracy) that tell a mixture from a composition."""
 
 import json
+import os
 
 import numpy as np
 import pytest
@@ -29,7 +30,7 @@ FAST = ProbeConfig(
 
 @pytest.fixture(scope="module")
 def trained():
-    torch.set_num_threads(2)
+    torch.set_num_threads(1 if os.environ.get("PYTEST_XDIST_WORKER") else 2)
     return train(FAST, progress=False)
 
 

@@ -1,0 +1,116 @@
+"""Benchmark: the test command's time, and its 25 slowest tests.
+
+    python benchmarks/suite_time.py --json benchmarks/results/suite_time.json [-- PYTEST ARGS]
+
+Runs the README's test command's pytest (``python -m pytest``, the default selection: ``-m 'not slow'``) in a
+new process from the repository root with ``--durations=25``, and counts the long checks ``-m slow`` keeps
+out. Report the load average too: a number measured beside other work is not the suite's time. The README's
+sentence on the suite's time is written from the JSON (``python benchmarks/doc_tables.py``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SUMMARY = re.compile(r"^=*\s*((?:\d+ \w+(?:, )?)+) in ([0-9.]+)s", re.M)  # with -q: no =
+DURATION = re.compile(r"^([0-9.]+)s (setup|call|teardown)\s+(.+?)\s*$")
+
+
+def counts(summary: str) -> dict[str, int]:
+    """'1760 passed, 3 skipped, 12 deselected' -> {'passed': 1760, 'skipped': 3, 'deselected': 12}."""
+    return {word: int(n) for n, word in re.findall(r"(\d+) (\w+)", summary)}
+
+
+def parse(output: str) -> dict:
+    """The pytest run's counts, its own wall time and the slowest phases (test, phase, seconds)."""
+    found = SUMMARY.findall(output)
+    if not found:
+        raise SystemExit("no pytest summary line in the output:\n" + output[-2000:])
+    summary, seconds = found[-1]
+    slowest = [
+        {"test": m.group(3), "phase": m.group(2), "seconds": float(m.group(1))}
+        for m in map(DURATION.match, output.splitlines())
+        if m
+    ]
+    slowest.sort(key=lambda r: -r["seconds"])
+    return {"seconds": float(seconds), **counts(summary), "slowest": slowest[:25]}
+
+
+def _workers(pytest_args: list[str]) -> int | None:
+    """The pytest-xdist workers asked for with -n N among the arguments (None: one process)."""
+    for flag, value in zip(pytest_args, pytest_args[1:]):
+        if flag == "-n" and value.isdigit():
+            return int(value)
+    return None
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--json", type=Path, help="write the results here")
+    parser.add_argument("--log", type=Path, help="write pytest's whole output here")
+    parser.add_argument("pytest_args", nargs="*", help="more arguments for pytest (after --)")
+    args = parser.parse_args(argv)
+    load = os.getloadavg()[0]
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
+    ).stdout.strip()
+    start = time.perf_counter()
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "--durations=25",
+            *args.pytest_args,
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    wall = time.perf_counter() - start
+    print(run.stdout[-6000:])
+    if args.log:
+        args.log.write_text(run.stdout + run.stderr)
+    collected = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "--collect-only", "-m", "slow"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    ).stdout
+    slow = sum(1 for line in collected.splitlines() if "::" in line)
+    result = {
+        "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores",
+        "commit": commit,
+        "load_at_start": load,
+        "exit_code": run.returncode,
+        "wall_s": wall,
+        **parse(
+            run.stdout
+        ),  # (the 25 slowest: --durations=0 among the pytest args lists all in --log)
+        "slow": slow,
+        "workers": _workers(args.pytest_args),
+    }
+    print(
+        f"pytest time {result['seconds'] / 60:.1f} min ({wall / 60:.1f} min end to end), {slow} slow tests"
+    )
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=2) + "\n")
+    return run.returncode
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
