@@ -110,8 +110,10 @@ def command(module: str) -> Callable[[Callable[..., int]], Callable[..., int]]:
     def wrap(main: Callable[..., int]) -> Callable[..., int]:
         @functools.wraps(main)
         def run(argv: Sequence[str] | None = None) -> int:
-            real = sys.stdout
+            real, real_err = sys.stdout, sys.stderr
             sys.stdout = _PipeSafe(real) if real is not None else real
+            if real_err is None:  # started with stderr closed (`2>&-`): its messages go nowhere
+                sys.stderr = open(os.devnull, "w")
             try:
                 return main(argv)
             # the reader went away (`... | head`): stop quietly, as Unix tools do
@@ -130,7 +132,9 @@ def command(module: str) -> Callable[[Callable[..., int]], Callable[..., int]]:
                     sys.stdout.flush()
                 except (OSError, ValueError):
                     pass
-                sys.stdout = real
+                if real_err is None:
+                    sys.stderr.close()
+                sys.stdout, sys.stderr = real, real_err
 
         return run
 

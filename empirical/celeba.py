@@ -33,6 +33,8 @@ from empirical.images.celeba_layout import FILES, HELD_OUT, SPLITS, load_image, 
 def write(out: Path, root: Path, args, picked: dict) -> None:
     """grid.png, classes.json and selection.csv under ``out``, each written whole (the grid's images
     read first: an unreadable one stops the command before anything is written)."""
+    import csv
+    import io
     from types import SimpleNamespace
 
     from core.files import atomic_write, write_json
@@ -46,7 +48,7 @@ def write(out: Path, root: Path, args, picked: dict) -> None:
     title = f"CelebA: classes over ({', '.join(args.concepts)}), {args.split} split"
     grid(config, images, np.array([c for c, _ in shown]), 8, out / "grid.png", title=title)
     doc = {
-        "root": str(root),
+        "root": str(root.resolve()),  # absolute: the selection is read from any folder
         "concepts": list(args.concepts),
         "split": args.split,
         "seed": args.seed,
@@ -56,10 +58,11 @@ def write(out: Path, root: Path, args, picked: dict) -> None:
         "chosen": {c: len(files) for c, files in picked["files"].items()},
     }
     write_json(out / "classes.json", doc)
-    lines = ["file,class,split"] + [
-        f"{f},{c},{args.split}" for c, files in picked["files"].items() for f in files
-    ]
-    atomic_write(out / "selection.csv", lambda fh: fh.write("\n".join(lines) + "\n"))
+    text = io.StringIO()
+    rows = csv.writer(text, lineterminator="\n")  # quoted where a name holds a comma or a quote
+    rows.writerow(("file", "class", "split"))
+    rows.writerows((f, c, args.split) for c, files in picked["files"].items() for f in files)
+    atomic_write(out / "selection.csv", lambda fh: fh.write(text.getvalue()))
 
 
 MAX_RESOLUTION = 512  # pixels a side: CelebA's aligned images are 178 x 218

@@ -29,6 +29,8 @@ Examples:
 
 from __future__ import annotations
 
+import contextlib
+import zlib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -53,14 +55,25 @@ class NpzEntries(Mapping):
     def __getitem__(self, name: str) -> np.ndarray:
         if name not in self.names:
             raise KeyError(name)
-        with np.load(self.path, allow_pickle=False) as npz:
-            return npz[name]
+        with _whole_npz(self.path):
+            with np.load(self.path, allow_pickle=False) as npz:
+                return npz[name]
 
     def __iter__(self):
         return iter(self.names)
 
     def __len__(self) -> int:
         return len(self.names)
+
+
+@contextlib.contextmanager
+def _whole_npz(path: Path):
+    """A .npz cut short or damaged (a zip without its directory, a member failing its CRC) as a
+    ValueError naming the file, not zipfile's traceback."""
+    try:
+        yield
+    except (zipfile.BadZipFile, zlib.error, EOFError) as err:
+        raise ValueError(f"{path}: not a whole .npz file ({err}); save the arrays again") from None
 
 
 def load_entries(path: Path) -> Any:
@@ -84,7 +97,7 @@ def load_entries(path: Path) -> Any:
                 f"{path}: not a whole .npy file ({err}); save the array again"
             ) from None
     if suffix == ".npz":
-        with np.load(path, allow_pickle=False) as npz:
+        with _whole_npz(path), np.load(path, allow_pickle=False) as npz:
             return NpzEntries(path, tuple(npz.files))
     try:
         import torch

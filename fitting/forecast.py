@@ -42,7 +42,7 @@ from fitting.analyses import forecast_baselines as fb, forecast_methods as fm, r
 from fitting.records import ForecastRecord
 from fitting.analyses.events import run_events
 from core import cli
-from core.files import read_json
+from core.run_config import read_run_config
 from core.trajectory import read_csv
 
 
@@ -118,11 +118,7 @@ def forecast(
 
 
 def _config(run: Path) -> dict:
-    path = run / "config.json"
-    if not path.exists():
-        return {}
-    doc = read_json(path, "config")
-    return doc.get("train", {}) if isinstance(doc, dict) else {}
+    return read_run_config(run, required=False).get("train", {})
 
 
 def summary(doc: dict) -> str:

@@ -87,9 +87,7 @@ def kept_whole(kept: Path) -> bool:
         return False
 
 
-@cli.command("pipeline.registered_queue")
-def main(argv: list[str] | None = None) -> int:
-    """``python -m pipeline.registered_queue``: see the module docstring."""
+def _parser():
     parser = cli.parser("pipeline.registered_queue", __doc__)
     parser.add_argument(
         "folder", type=Path, help="the test's folder (preregistration.json, jobs.txt)"
@@ -106,18 +104,30 @@ def main(argv: list[str] | None = None) -> int:
         default=float("inf"),
         help="start no run that would not finish within H hours (default: no limit)",
     )
-    args = parser.parse_args(argv)
+    return parser
+
+
+def _checked(args) -> Path:
+    """The test's folder, checked to hold its registration and job file (UsageError otherwise)."""
     if not args.hours > 0 or args.threads < 1:
         raise cli.UsageError(
             f"--hours {args.hours} --threads {args.threads}: --hours must be > 0 and --threads >= 1"
         )
     folder = args.folder.resolve()
-    reg_path = folder / "preregistration.json"
-    for need in (reg_path, folder / "jobs.txt"):
-        if not need.is_file():
+    for need in ("preregistration.json", "jobs.txt"):
+        if not (folder / need).is_file():
             raise cli.UsageError(
-                f"FOLDER {args.folder}: holds no {need.name}; give a registered test's folder"
+                f"FOLDER {args.folder}: holds no {need}; give a registered test's folder"
             )
+    return folder
+
+
+@cli.command("pipeline.registered_queue")
+def main(argv: list[str] | None = None) -> int:
+    """``python -m pipeline.registered_queue``: see the module docstring."""
+    args = _parser().parse_args(argv)
+    folder = _checked(args)
+    reg_path = folder / "preregistration.json"
     if cli.checking(args):
         return 0
     commit = registering_commit(reg_path)

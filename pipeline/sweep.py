@@ -15,11 +15,13 @@ of empirical.train in DIR/runs/<key=value,...>/ (config.json, trajectories.csv, 
 checkpoints). Every run reads one shared probe, DIR/probe/<concepts>-<resolution>px, trained once by
 a job the runs wait for. After training, each --then step runs on the run folder, in order:
 
-  elicit ARGS      python -m empirical.elicit RUN ARGS          (e.g. --then 'elicit --every 3')
-  capability ARGS  python -m fitting.capability RUN ARGS   (capability-figure: figures.capability
-  RUN) turn ARGS        python -m fitting.turn RUN ARGS
-  fit ARGS         python -m fitting.fit RUN/trajectories.csv ARGS   (fit-figure: figures.fit
-  RUN/fit) figure ARGS      python -m figures.training RUN ARGS
+  elicit ARGS             python -m empirical.elicit RUN ARGS   (e.g. --then 'elicit --every 3')
+  capability ARGS         python -m fitting.capability RUN ARGS
+  capability-figure ARGS  python -m figures.capability RUN ARGS
+  turn ARGS               python -m fitting.turn RUN ARGS
+  fit ARGS                python -m fitting.fit RUN/trajectories.csv ARGS
+  fit-figure ARGS         python -m figures.fit RUN/fit ARGS
+  figure ARGS             python -m figures.training RUN ARGS
 
 so a whole study is one command. Every step's flags and values are checked by its own command
 (``--check-args``: it reads and writes nothing) before anything is written, and a step that fails
@@ -56,7 +58,7 @@ from typing import Sequence
 from pipeline import collect as collect_mod
 from pipeline import sweep_jobs as jobs
 from pipeline import sweep_plan as plan
-from empirical.training import lock
+from pipeline import sweep_status
 from pipeline.executor import (
     follow,
     interrupt,
@@ -68,8 +70,7 @@ from pipeline.executor import (
 )
 from empirical.training.config import TRAIN_PRESETS, check_folder
 from core import cli
-from fitting.records import ForecastRecord
-from core.files import read_json, write_json
+from core.files import write_json
 from core.stamp import stamp
 
 EXECUTORS = ("local", "slurm", "debug")
@@ -314,78 +315,6 @@ def _report(out: Path, finished: int, total: int, failed: dict[str, str]) -> int
     return 1 if failed else 0
 
 
-def _forecast(run: Path) -> str:
-    """'; class 11 composes ~ step 6,400 [5,200, 8,100], p 0.86 by 10,000 (...)' where a forecast
-    step (or fitting.forecast --watch --json RUN/forecast.json) wrote one; '' otherwise."""
-    path = run / ForecastRecord.FILE
-    if not path.exists():
-        return ""
-    try:
-        return "; " + ForecastRecord.read(path).line()
-    except ValueError as err:
-        return f"; forecast unreadable ({cli.one_line(str(err))})"
-
-
-def status(argv: Sequence[str] | None) -> int:
-    parser = cli.parser(
-        "pipeline.sweep status",
-        "What each run of a sweep has done: python -m pipeline.sweep status DIR\n\n"
-        "Exit codes: 0 when no run or stage has failed (done, running, interrupted or not "
-        "started), 1 when "
-        "any has (each named with its error and log), 2 for bad input.",
-    )
-    parser.add_argument("dir", type=Path, metavar="DIR")
-    args = parser.parse_args(argv)
-    if cli.checking(args):
-        return 0
-    rows = collect_mod.run_folders(args.dir)
-    spec = args.dir / "sweep.json"
-    if spec.exists():  # the sweep's own list: runs not started yet have no folder
-        doc = read_json(spec, "sweep file (JSON)")
-        names = doc.get("runs", []) if isinstance(doc, dict) else None
-        if not isinstance(names, list) or not all(
-            isinstance(n, str) and n and "/" not in n for n in names
-        ):
-            raise ValueError(
-                f"{spec}: not a sweep file written by python -m pipeline.sweep (it needs an "
-                "object whose "
-                "'runs' is a list of run folder names)"
-            )
-        rows += [args.dir / "runs" / n for n in names if not (args.dir / "runs" / n).is_dir()]
-    if not rows:
-        raise ValueError(
-            f"{args.dir}: no runs (no run folder in runs/, no {spec.name} listing any); "
-            "give the --out of python -m pipeline.sweep"
-        )
-    counts: dict[str, int] = {}
-    for run in rows:
-        state = plan.read_state(run)
-        if lock.held(run):
-            key, what = (
-                "running",
-                f"running ({lock.holder(run)}), step {collect_mod.last_step(run)}",
-            )
-        elif "failed" in state:
-            f = state["failed"]
-            key, what = (
-                "failed",
-                f"FAILED at {f.get('stage')}: {f.get('error')}; log: {f.get('log')}",
-            )
-        elif state["done"]:
-            key, what = "done", "done: " + ", ".join(state["done"])
-        elif (run / "config.json").exists():
-            key, what = (
-                "interrupted",
-                f"interrupted at step {collect_mod.last_step(run)} (rerun the sweep to resume)",
-            )
-        else:
-            key, what = "not started", "not started"
-        counts[key] = counts.get(key, 0) + 1
-        print(f"{run.name}: {what}{_forecast(run)}")
-    print(f"{len(rows)} runs: " + ", ".join(f"{v} {k}" for k, v in counts.items()))
-    return 1 if counts.get("failed") else 0
-
-
 @cli.command("pipeline.sweep")
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m pipeline.sweep``: see the module docstring."""
@@ -393,7 +322,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv and argv[0] == "collect":
         return collect_mod.main(argv[1:])
     if argv and argv[0] == "status":
-        return status(argv[1:])
+        return sweep_status.status(argv[1:])
     return run_sweep(argv)
 
 

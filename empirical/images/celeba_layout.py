@@ -52,8 +52,18 @@ def read_attributes(path: Path) -> Attributes:
                 f"{path}, line {i + 3}: expected a file name and {len(names)} values of -1 or 1, "
                 f"got {' '.join(row)[:80]!r}"
             )
+        if not _plain_name(row[0]):
+            raise ValueError(
+                f"{path}, line {i + 3}: {row[0][:80]!r} is not a file name inside "
+                f"{FILES[0]}/ (no folders, no '..', not absolute)"
+            )
         values[i] = [int(v) for v in row[1:]]
     return Attributes(tuple(row[0] for row in rows), names, values)
+
+
+def _plain_name(name: str) -> bool:
+    """A bare file name: read from inside the image folder, never from a path it names."""
+    return name not in (".", "..") and "/" not in name and "\\" not in name
 
 
 def read_partition(path: Path) -> dict[str, int]:
@@ -81,7 +91,8 @@ def class_labels(attrs: Attributes, concepts: Sequence[str]) -> np.ndarray:
         )
     bits = []
     for concept in concepts:
-        name, negate = concept.lstrip("!"), concept.startswith("!")
+        negate = concept.startswith("!")
+        name = concept[1:] if negate else concept
         if name not in attrs.names:
             raise ValueError(
                 f"--concepts: {name!r} is not an attribute of list_attr_celeba.txt; valid: "
@@ -121,21 +132,28 @@ def load_image(path: Path, resolution: int) -> np.ndarray:
 
     try:
         with Image.open(path) as img:
-            if (
-                img.width * img.height > MAX_PIXELS
-            ):  # a decompression bomb: refused before it is decoded
-                raise ValueError(
-                    f"{path}: {img.width} x {img.height} pixels, more than the {MAX_PIXELS:,} an "
-                    "image may have"
-                )
+            _check_size(path, img.size)
             img = img.convert("RGB")
             w, h = img.size
             side = min(w, h)
             box = ((w - side) // 2, (h - side) // 2, (w - side) // 2 + side, (h - side) // 2 + side)
             img = img.crop(box).resize((resolution, resolution), Image.BILINEAR)
             return np.asarray(img, dtype=np.float32).transpose(2, 0, 1) / 255.0
+    except Image.DecompressionBombError as err:  # Pillow's own cap: past it, open refuses
+        raise ValueError(f"{path}: more than the {MAX_PIXELS:,} pixels {TOO_BIG} ({err})") from None
     except (OSError, UnidentifiedImageError) as err:
         raise ValueError(f"{path}: not a readable image ({err})") from None
+
+
+TOO_BIG = "an image may have (a decompression bomb?)"
+
+
+def _check_size(path: Path, size: tuple[int, int]) -> None:
+    """ValueError for an image past MAX_PIXELS, read from its header before it is decoded."""
+    if size[0] * size[1] > MAX_PIXELS:
+        raise ValueError(
+            f"{path}: {size[0]} x {size[1]}: more than the {MAX_PIXELS:,} pixels {TOO_BIG}"
+        )
 
 
 def augment(images: np.ndarray, rng: np.random.Generator, jitter: float = 0.1) -> np.ndarray:
@@ -224,10 +242,17 @@ def read_selection(
     doc = selection_doc(folder)
     with open(folder / "selection.csv", newline="") as fh:
         rows = list(csv.DictReader(fh))
-    bad = [i + 2 for i, r in enumerate(rows) if r.get("class") not in ("00", "01", "10", "11")]
+    bad = [
+        i + 2
+        for i, r in enumerate(rows)
+        if r.get("class") not in ("00", "01", "10", "11") or not _plain_name(r.get("file") or "")
+    ]
     if not rows or bad:
         where = f"line {bad[0]}" if bad else "no rows"
-        raise ValueError(f"{folder / 'selection.csv'}: {where}; expected 'file,class,split' rows")
+        raise ValueError(
+            f"{folder / 'selection.csv'}: {where}; expected 'file,class,split' rows (a file name "
+            f"inside {FILES[0]}/, a class 00, 01, 10 or 11)"
+        )
     if classes is not None:
         own = {label: [r for r in rows if r["class"] == label][:per_class] for label in classes}
         rows = [r for label in classes for r in own[label]]

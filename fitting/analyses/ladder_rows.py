@@ -12,7 +12,8 @@ from typing import Sequence
 import numpy as np
 
 from fitting.analyses.study_runs import held_out
-from core.files import json_line, plain_or_gz, read_json, text_lines
+from core.files import json_line, plain_or_gz, text_lines
+from core.run_config import read_run_config
 from core.trajectory import read_csv
 
 ALWAYS = ("seed", "sep")  # settings every row shows, varied or not
@@ -60,9 +61,7 @@ def cost(run: Path, doc: dict) -> dict:
 def row(run: Path, label: str, *, as_registered: bool = False) -> dict:
     """The ladder row of one run folder (see python -m fitting.ladder --help); ``as_registered``: as
     :func:`fitting.analyses.study_runs.held_out`'s."""
-    doc = read_json(run / "config.json", "config")
-    if not isinstance(doc, dict) or not isinstance(doc.get("train"), dict):
-        raise ValueError(f"{run}: not a training run's config (no 'train' section in config.json)")
+    doc = read_run_config(run)
     trajectories = read_csv(run / "trajectories.csv")
     naive = [t for t in trajectories if t.protocol == "naive"]
     held = next((t for t in naive if t.label == label), None)

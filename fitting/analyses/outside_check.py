@@ -16,7 +16,7 @@ import numbers
 from pathlib import Path
 from typing import Sequence
 
-from core.files import read_json
+from core.run_config import read_run_config
 from fitting.analyses.event_records import RegistrationRecord
 from fitting.analyses.events import run_facts
 from fitting.analyses.outside_score import defects, registered_before, tally
@@ -29,13 +29,7 @@ def blind_facts(run: Path) -> dict:
     run = Path(run)
     if not (run / "trajectories.csv").is_file():
         raise ValueError(f"{run}: no trajectories.csv (not a training run's folder?)")
-    doc = read_json(run / "config.json", "config")  # its errors name the file and quote no reading
-    if not isinstance(doc, dict) or not isinstance(doc.get("train"), dict):
-        raise ValueError(f"{run}: not a training run's config (no 'train' section in config.json)")
-    for key in ("seed", "steps"):
-        value = doc["train"].get(key)
-        if value is not None and not isinstance(value, numbers.Integral):
-            raise ValueError(f"{run}: config.json's train.{key} is {value!r}, not a whole number")
+    doc = read_run_config(run)  # its errors name the file and quote no reading
     sep = doc["train"].get("sep")
     if not isinstance(sep, dict) or not all(isinstance(sep.get(c), numbers.Real) for c in CONCEPTS):
         raise ValueError(

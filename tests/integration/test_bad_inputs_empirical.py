@@ -63,6 +63,7 @@ def test_elicit_after_the_log_was_deleted_keeps_every_naive_row(run, tmp_path):
     assert any(t.protocol == "overprompt" for t in read_csv(r / "trajectories.csv"))
 
 
+@pytest.mark.slow  # long end to end: run with -m slow
 def test_a_diverging_run_stops_before_saving_nan_and_can_resume(tmp_path, monkeypatch):
     out = tmp_path / "div"
     real = VDM.loss

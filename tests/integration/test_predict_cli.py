@@ -238,6 +238,7 @@ def test_an_output_over_an_input_is_refused_before_any_work(sweep, tmp_path, cap
     )
 
 
+@pytest.mark.slow  # long end to end: run with -m slow
 def test_leave_one_level_out_fits_once_per_level_and_summarises(sweep, tmp_path):
     folder, case = sweep
     assert (
@@ -600,6 +601,7 @@ def prediction(sweep, out, *args) -> dict:
     return json.loads((out / "prediction.json").read_text())
 
 
+@pytest.mark.slow  # long end to end: run with -m slow
 def test_discrepancy_is_written_with_the_law_and_recorded_in_the_leave_out_summary(sweep, tmp_path):
     folder, _ = sweep
     files = [str(folder / "sweep.csv"), "--covariates", str(folder / "covariates.csv")]

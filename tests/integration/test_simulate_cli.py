@@ -430,6 +430,7 @@ def test_bad_sim_parameters_exit_2(tmp_path, capsys, argv, match):
     assert not (tmp_path / "trajectories.csv").exists()
 
 
+@pytest.mark.slow  # long end to end: run with -m slow
 def test_the_main_jobs_figures_have_no_text_over_text_or_past_the_edge(tmp_path, monkeypatch):
     """Corner labels, ticks, titles, legends and colorbars: no two text boxes intersect, none leaves the figure."""
     from core import plot

@@ -46,7 +46,16 @@ def sizes() -> dict[str, int]:
     import ast
 
     found = {}
-    for folder in ("core", "theory", "fitting", "empirical", "figures", "benchmarks", "examples"):
+    for folder in (
+        "core",
+        "theory",
+        "fitting",
+        "empirical",
+        "figures",
+        "pipeline",
+        "benchmarks",
+        "examples",
+    ):
         for path in sorted((ROOT / folder).rglob("*.py")):
             name, source = path.relative_to(ROOT).as_posix(), path.read_text()
             if source.count("\n") > FILE_LINES:

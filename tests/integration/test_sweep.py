@@ -50,6 +50,7 @@ def files_under(folder: Path) -> dict[str, int]:
     return {str(p): p.stat().st_mtime_ns for p in folder.rglob("*") if p.is_file()}
 
 
+@pytest.mark.slow  # long end to end: run with -m slow
 def test_local_sweep_killed_resumed_collected_and_rerun_for_nothing(tmp_path):
     out = tmp_path / "sw"
     proc = subprocess.Popen(
@@ -99,6 +100,7 @@ def test_local_sweep_killed_resumed_collected_and_rerun_for_nothing(tmp_path):
     assert signal_of["0.8"] > signal_of["0.3"] > 0
 
 
+@pytest.mark.slow  # long end to end: run with -m slow
 def test_then_steps_run_after_training_and_failures_name_their_run(tmp_path, capsys):
     out = tmp_path / "sw"
     base = [
@@ -298,6 +300,7 @@ def long_local_sweep(out: Path) -> list[str]:
     ]
 
 
+@pytest.mark.slow  # long end to end: run with -m slow
 def test_stopping_a_sweep_started_in_the_background_stops_its_jobs(tmp_path):
     from empirical.training import lock
 
@@ -344,7 +347,11 @@ def processes_naming(folder: Path) -> list[str]:
 
 @pytest.mark.parametrize(
     "phase, stop_group",
-    [("probe", True), ("probe", False), ("train", True)],
+    [
+        ("probe", True),
+        ("probe", False),
+        pytest.param("train", True, marks=pytest.mark.slow),  # long end to end: run with -m slow
+    ],
     ids=[
         "ctrl-c-while-the-probe-trains",
         "sigterm-while-the-probe-trains",

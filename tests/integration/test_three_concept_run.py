@@ -15,6 +15,7 @@ from fitting.capability import main as capability  # noqa: E402
 from fitting.turn import main as turns  # noqa: E402
 
 
+@pytest.mark.slow  # long end to end: run with -m slow
 def test_a_three_concept_run_trains_and_reads_as_one(tmp_path, capsys):
     run = tmp_path / "run"
     args = ["--preset", "smoke", "--set", "concepts=color,size,bg", "--set", "sep.bg=0.4"]

@@ -113,7 +113,8 @@ def _draws(module: str):
     return st.tuples(positional, pairs)
 
 
-def check(module: str, draw, folder: Path) -> None:
+def check(module: str, draw, folder: Path) -> tuple[int, str]:
+    """Run one draw and assert the invariant; the exit code and what was said on stderr."""
     positional, pairs = draw
     argv = [*positional, *(w for pair in pairs for w in pair)]
     before = sorted(p.name for p in folder.iterdir())
@@ -128,6 +129,7 @@ def check(module: str, draw, folder: Path) -> None:
     assert sorted(p.name for p in folder.iterdir()) == before, f"python -m {module} {argv} wrote"
     for name, data in inputs.items():
         assert (folder / name).read_bytes() == data, f"python -m {module} {argv} changed {name}"
+    return code, err
 
 
 @pytest.fixture
@@ -167,7 +169,7 @@ def test_the_commands_listed_are_every_command():
     """A command added later joins the fuzzer: every module decorated with cli.command is listed."""
     root = Path(__file__).resolve().parents[2]
     found = set()
-    for pkg in ("theory", "empirical", "fitting", "figures"):
+    for pkg in ("theory", "empirical", "fitting", "figures", "pipeline"):
         for path in (root / pkg).rglob("*.py"):
             text = path.read_text()
             for name in re.findall(r'@cli\.command\("([\w.]+)"\)', text):

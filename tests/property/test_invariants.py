@@ -284,6 +284,7 @@ def test_coupled_hull_invariance_and_speed_limit(lam, z_target, z_bias, z0, kapp
 
 # the coupled model's switch is set by the others' state, not by the clock: a slower size delays color's fall
 @given(st.floats(0.5, 3), st.floats(0.1, 0.5), st.floats(1.5, 4))
+@pytest.mark.slow  # long end to end: run with -m slow
 def test_coupled_slower_partner_delays_the_memorizing_fall(lam_color, lam_size, slow):
     def fall(size_speed):
         v = {"lam": np.array([lam_color, size_speed]), "z0": np.array([0.2, 0.2])}

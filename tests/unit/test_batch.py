@@ -149,3 +149,54 @@ def test_a_line_that_trains_nothing_is_refused(tmp_path, capsys, ask):
     jobs.write_text(f"h --preset smoke {ask}\n")
     assert batch.main([str(jobs), "--runs", str(tmp_path / "runs")]) == 2
     assert f"{ask} prints and exits: nothing would train" in capsys.readouterr().err
+
+
+def test_kill_9_of_the_batch_ends_the_run_it_started(tmp_path):
+    """Issue #74: after kill -9 of pipeline.batch its run trained on past --seconds, beside a rerun's."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    fake = tmp_path / "fake_train.py"
+    fake.write_text(
+        "import os, sys, time\nfrom pathlib import Path\n"
+        "out = Path(sys.argv[sys.argv.index('--out') + 1])\nout.mkdir(parents=True, exist_ok=True)\n"
+        "(out / 'pid').write_text(str(os.getpid()))\ntime.sleep(120)\n"
+    )
+    (tmp_path / "jobs.txt").write_text("a --preset smoke\n")
+    runner = (
+        "import sys\nfrom pipeline import batch\n"
+        "batch.TRAIN = (sys.argv[1],)\nbatch.MIN_LEFT = 0\nsys.exit(batch.main(sys.argv[2:]))\n"
+    )
+    runs = tmp_path / "runs"
+    argv = [
+        sys.executable,
+        "-c",
+        runner,
+        str(fake),
+        str(tmp_path / "jobs.txt"),
+        "--runs",
+        str(runs),
+    ]
+    parent = subprocess.Popen(argv, cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(2400):  # the batch checks its line (a few seconds), then starts the run
+            if (runs / "a" / "pid").is_file() and (runs / "a" / "pid").read_text():
+                break
+            time.sleep(0.05)
+        child = int((runs / "a" / "pid").read_text())
+    finally:
+        parent.send_signal(signal.SIGKILL)
+        parent.wait()
+    for _ in range(100):
+        try:
+            os.kill(child, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.05)
+    else:
+        os.kill(child, signal.SIGKILL)
+        pytest.fail("the run went on training after its batch was killed")

@@ -160,3 +160,82 @@ def test_a_missing_or_unreadable_image_stops_the_command_before_anything_is_writ
     said = capsys.readouterr().err
     assert ("no 000003.jpg" if damage == "missing" else "000003.jpg: not a readable image") in said
     assert not out.exists() or not any(out.iterdir())
+
+
+def test_the_selection_names_its_folder_absolutely_and_reads_from_anywhere(tmp_path, monkeypatch):
+    """Issue #74: a relative DIR was stored as given, so reading the selection from another folder read
+    that folder's images."""
+    miniature(tmp_path / "celeba")
+    monkeypatch.chdir(tmp_path)
+    argv = ["celeba", "--concepts", "Male,Smiling", "--out", "sel", "--per-class", "2"]
+    assert celeba.main(argv) == 0
+    assert json.loads((tmp_path / "sel" / "classes.json").read_text())["root"] == str(
+        tmp_path / "celeba"
+    )
+    elsewhere = tmp_path / "elsewhere"
+    miniature(elsewhere / "celeba", seed=1)  # another CelebA at the same relative path
+    monkeypatch.chdir(elsewhere)
+    x, labels, _ = dataset.read_selection(tmp_path / "sel", 8)
+    first = next(line for line in (tmp_path / "sel" / "selection.csv").read_text().splitlines()[1:])
+    own = dataset.load_image(tmp_path / "celeba" / "img_align_celeba" / first.split(",")[0], 8)
+    assert np.array_equal(x[0], np.round(own * 255).astype(np.uint8))
+
+
+def test_a_file_name_with_a_comma_is_quoted_and_read_back(tmp_path):
+    root = miniature(tmp_path / "celeba", n=8)
+    table = root / "list_attr_celeba.txt"
+    table.write_text(table.read_text().replace("000004.jpg", "a,b.jpg"))
+    parts = root / "list_eval_partition.txt"
+    parts.write_text(parts.read_text().replace("000004.jpg", "a,b.jpg"))
+    (root / "img_align_celeba" / "000004.jpg").rename(root / "img_align_celeba" / "a,b.jpg")
+    out = tmp_path / "out"
+    assert celeba.main([str(root), "--concepts", "Male,Smiling", "--out", str(out)]) == 0
+    assert '"a,b.jpg",11,train' in (out / "selection.csv").read_text()  # the one training 11
+    _, labels, _ = dataset.read_selection(out, 8)
+    assert sorted(labels) == ["00", "01", "10", "11"]  # one of each: the rarest classes have one
+
+
+def test_a_doubly_negated_concept_is_refused_not_read_as_one_negation(tmp_path):
+    attrs = dataset.read_attributes(miniature(tmp_path / "c", n=4) / "list_attr_celeba.txt")
+    with pytest.raises(ValueError, match="'!Male' is not an attribute"):
+        dataset.class_labels(attrs, ["!!Male", "Smiling"])
+
+
+@pytest.mark.parametrize("name", ["/etc/passwd", "../secret.jpg", "sub/000001.jpg", ".."])
+def test_a_file_name_outside_the_image_folder_is_refused(tmp_path, name):
+    """Names in the attribute table, and in a selection.csv, are read inside img_align_celeba/ only."""
+    root = miniature(tmp_path / "celeba", n=8)
+    table = root / "list_attr_celeba.txt"
+    table.write_text(table.read_text().replace("000002.jpg", name))
+    with pytest.raises(ValueError, match="line 4: .* is not a file name inside img_align_celeba/"):
+        dataset.read_attributes(table)
+    table.write_text(table.read_text().replace(name, "000002.jpg"))
+    out = tmp_path / "out"
+    assert celeba.main([str(root), "--concepts", "Male,Smiling", "--out", str(out)]) == 0
+    rows = (out / "selection.csv").read_text().splitlines()
+    (out / "selection.csv").write_text("\n".join([rows[0], f"{name},00,train", *rows[2:]]) + "\n")
+    with pytest.raises(ValueError, match="selection.csv: line 2; .*inside img_align_celeba/"):
+        dataset.read_selection(out, 8)
+
+
+@pytest.mark.parametrize("side", [5000, 30000])  # under Pillow's own cap, and past it
+def test_an_image_of_a_billion_pixels_is_refused_before_it_is_decoded(tmp_path, side):
+    """Issue #74: a 30000 x 30000 image was a Pillow traceback (its own cap, at open); one of 5000 x 5000 would
+    be decoded whole before anything was said."""
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        body = kind + data
+        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
+
+    header = struct.pack(">IIBBBBB", side, side, 8, 2, 0, 0, 0)  # 8-bit RGB
+    path = tmp_path / "bomb.png"  # its header says 2.7 GB; a decoder would allocate that first
+    path.write_bytes(
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(b"\0" * 64))
+        + chunk(b"IEND", b"")
+    )
+    with pytest.raises(ValueError, match="more than the 16,777,216 pixels an image may have"):
+        dataset.load_image(path, 8)

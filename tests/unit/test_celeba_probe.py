@@ -62,6 +62,7 @@ def selection(tmp_path_factory):
     return out
 
 
+@pytest.mark.slow  # long end to end: run with -m slow
 def test_the_face_probe_learns_both_attributes_and_refuses_noise(selection, tmp_path, monkeypatch):
     monkeypatch.setattr(
         celeba_probe, "ABSTENTION_PER_KIND", 32

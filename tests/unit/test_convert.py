@@ -131,6 +131,17 @@ def test_a_pth_with_objects_is_refused_without_unpickling_them(tmp_path, capsys)
     assert not (tmp_path / "t.csv").exists()
 
 
+def _cut_npz(path, keep: float = 1.0, damage: bool = False) -> None:
+    """A .npz of points(), cut to a fraction of its bytes, or with bytes inside its first member
+    flipped."""
+    np.savez_compressed(path, a=points())
+    data = bytearray(path.read_bytes())
+    if damage:
+        for i in range(60, 90):
+            data[i] ^= 0xFF
+    path.write_bytes(bytes(data[: int(len(data) * keep)]))
+
+
 @pytest.mark.parametrize(
     "setup, args, message",
     [
@@ -170,6 +181,16 @@ def test_a_pth_with_objects_is_refused_without_unpickling_them(tmp_path, capsys)
             lambda d: (d / "z.txt").write_text("1"),
             ["z.txt", "--steps", "0"],
             "valid: .npy, .npz, .pth, .pt",
+        ),
+        (  # issue #74: a BadZipFile traceback
+            lambda d: _cut_npz(d / "z.npz", keep=0.6),
+            ["z.npz", "--steps", "0,1,2,3,4"],
+            "z.npz: not a whole .npz file (File is not a zip file)",
+        ),
+        (  # its directory whole, a member's bytes damaged: found when the entry is read
+            lambda d: _cut_npz(d / "z.npz", damage=True),
+            ["z.npz", "--steps", "0,1,2,3,4"],
+            "z.npz: not a whole .npz file",
         ),
         (
             lambda d: np.save(d / "z.npy", points()),

@@ -176,6 +176,7 @@ def test_bad_input_is_named(make, match):
         make()
 
 
+@pytest.mark.slow  # long end to end: run with -m slow
 def test_a_walk_of_diffusers_checkpoints_writes_the_standard_log(pristine_smoke_run, tmp_path):
     from empirical.probing.reader import ProbeReader
     from empirical.elicitation.walk import walk

@@ -267,6 +267,7 @@ def test_the_run_probe_reports_abstention_per_unreadable_kind(run):
     )
 
 
+@pytest.mark.slow  # long end to end: run with -m slow
 def test_by_default_a_run_without_an_unconditional_model_skips_guidance(tmp_path, capsys):
     out = tmp_path / "r"
     train(

@@ -58,7 +58,9 @@ def assert_same_run(a, b):
         assert np.allclose(pa[key], pb[key], atol=1e-3, equal_nan=True), key
 
 
-@pytest.fixture(scope="module", params=["stacked", "threaded"])
+@pytest.fixture(
+    scope="module", params=["stacked", pytest.param("threaded", marks=pytest.mark.slow)]
+)
 def trained(tmp_path_factory, request):
     """Seeds 0 and 1 at two separations trained as one ensemble (each engine), and seed 1 alone."""
     tmp = tmp_path_factory.mktemp(request.param)

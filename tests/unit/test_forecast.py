@@ -162,6 +162,43 @@ def test_the_forecast_figure_draws_the_path_and_every_methods_row(tmp_path):
     assert figure([str(tmp_path / "moved.json"), "--out", str(tmp_path / "x.png")]) == 2
 
 
+@pytest.mark.parametrize("step", [float("nan"), "5000", True])
+def test_the_forecast_figure_refuses_a_step_that_is_not_a_number(tmp_path, capsys, step):
+    """Issue #74: figures.forecast drew a NaN step and the string "5000" (as text on a numeric axis)."""
+    import json
+
+    from figures.forecast import main as figure
+    from core.trajectory import Trajectory, write_csv
+
+    run = tmp_path / "run"
+    steps = np.arange(0, 5001, 250)
+    write_csv(
+        run / "trajectories.csv", [Trajectory(steps, np.zeros((21, 2)), ("color", "size"), "11")]
+    )
+    method = {
+        "method": "clock",
+        "behavior_step": step,
+        "interval": [3000.0, 4000.0],
+        "p_compose": 0.8,
+    }
+    doc = dict(
+        run=str(run),
+        at=2000.0,
+        horizon=5000.0,
+        observed_behavior_step=None,
+        behavior_step=3400.0,
+        interval=[3000.0, 4000.0],
+        p_compose=0.8,
+        method="clock",
+        methods=[method],
+    )
+    (run / "forecast.json").write_text(json.dumps(doc))  # json writes NaN as the bare word NaN
+    assert figure([str(run / "forecast.json")]) == 2
+    err = capsys.readouterr().err
+    assert "behavior_step" in err and "is not a step" in err and err.count("\n") == 1, err
+    assert not (run / "forecast.png").exists()
+
+
 def test_watch_forecasts_at_each_new_checkpoint_until_the_class_shows(tmp_path, capsys):
     """--watch: a run in training gains checkpoints between looks; one line per new checkpoint, none for a look
     that finds nothing new, and it stops once naive prompting shows the class."""

@@ -37,6 +37,7 @@ def child(cache: str) -> dict:
     return json.loads(out.strip().splitlines()[-1])
 
 
+@pytest.mark.slow  # long end to end: run with -m slow
 def test_a_second_process_loads_the_kernel_from_the_cache(tmp_path):
     first, second = child(str(tmp_path)), child(str(tmp_path))
     assert first["hits"] == 0 and first["misses"] == 1  # compiled, and written to the cache

@@ -52,3 +52,40 @@ def test_a_deleted_or_broken_file_is_named_not_a_traceback(tmp_path, monkeypatch
     assert matches.difference("gone.json", 1e-3, 1e-9).startswith("deleted")
     (tmp_path / "cut.json").write_text('{"a": ')
     assert matches.difference("cut.json", 1e-3, 1e-9).startswith("not valid JSON now")
+
+
+def _repo(tmp_path, files: dict[str, str]):
+    import subprocess
+
+    def git(*args):
+        subprocess.run(["git", *args], cwd=tmp_path, check=True, capture_output=True)
+
+    git("init", "-q")
+    for name, text in files.items():
+        (tmp_path / "results" / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "results" / name).write_text(text)
+    git("add", "-A")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "results")
+
+
+def test_restore_never_puts_back_a_file_before_every_difference_is_reported(
+    tmp_path, monkeypatch, capsys
+):
+    """Issue #74: --restore erased the difference it should have reported; a file named outside ASCII was
+    read as 'deleted' (git quoted its name)."""
+    _repo(tmp_path, {"a.csv": "step,z\n32,0.0\n", "b.json": '{"x": 1.0}', "été.json": '{"y": 2.0}'})
+    monkeypatch.setattr(matches, "ROOT", tmp_path)
+    results = tmp_path / "results"
+    (results / "a.csv").write_text("step,z\n32,0.3\n")  # beyond the tolerance
+    (results / "b.json").write_text('{"x": 1.0000001}')  # within it
+    (results / "été.json").write_text('{"y": 2.0000001}')
+    assert matches.main(["--restore"]) == 1
+    out = capsys.readouterr().out
+    assert "differs: results/a.csv: row 2, field 2: '0.0' -> '0.3'" in out and "1 of 3" in out
+    assert (results / "a.csv").read_text() == "step,z\n32,0.3\n"  # nothing put back
+    assert (results / "b.json").read_text() == '{"x": 1.0000001}'
+    (results / "a.csv").write_text("step,z\n32,0.0000000001\n")
+    assert matches.main(["--restore"]) == 0
+    assert "3 changed file(s) within" in capsys.readouterr().out
+    assert (results / "b.json").read_text() == '{"x": 1.0}'  # each put back as committed
+    assert (results / "été.json").read_text() == '{"y": 2.0}'

@@ -86,7 +86,10 @@ def test_a_run_not_as_registered_is_named_before_scoring(blind, tmp_path, capsys
     [
         (lambda d: d["train"]["sep"].update(color=0.5), "is not one the registration predicts"),
         (lambda d: d["train"]["sep"].pop("color"), "needs a number for each of color, size"),
-        (lambda d: d["train"].update(sep="color=0.8"), "needs a number for each of color, size"),
+        (
+            lambda d: d["train"].update(sep="color=0.8"),
+            "train.sep is 'color=0.8'; it needs a number for each concept",
+        ),
         (lambda d: d["train"].update(steps="15000"), "train.steps is '15000', not a whole number"),
         (lambda d: d.pop("train"), "no 'train' section"),
     ],
@@ -138,6 +141,7 @@ def test_the_queue_checks_the_kept_runs_after_each(blind, capsys):
     assert capsys.readouterr().out.splitlines()[-1] == "as registered so far"
 
 
+@pytest.mark.slow  # long end to end: run with -m slow
 def test_the_committed_verdict_is_what_score_reads_from_the_committed_runs(tmp_path, monkeypatch):
     """verdict.json (issue #57) is reproduced from the committed runs and the registration: a change to a reader, a
     rule or a run that would move the registered verdict fails here (the mended readings beside it included)."""

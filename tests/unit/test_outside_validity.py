@@ -213,6 +213,7 @@ def test_the_verdict_reports_the_registered_speed_exponents_sign():
     assert score(reg, fake_runs(TRUTH))["b_sign"] == {"behavior": {"power": b}}
 
 
+@pytest.mark.slow  # long end to end: run with -m slow
 def test_the_pool_reads_today_as_it_read_when_registered():
     """The test's runs are read by today's code and the predictions came from the pool read on the registration
     day: a change to any reader of events (the ladder's row, the turn, the concept clocks) since then would score

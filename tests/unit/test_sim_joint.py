@@ -67,6 +67,7 @@ def test_one_w_recovers_the_signals_from_every_class_and_wins_on_its_own_data():
     )
 
 
+@pytest.mark.slow  # long end to end: run with -m slow
 def test_classes_no_single_map_draws_prefer_eq1_per_class():
     record = compare_run(eq1_classes())
     assert record["preferred"] == "eq1 per class", record["aic_gaps"]

@@ -597,6 +597,7 @@ def test_the_held_out_class_s_fitted_learning_time_is_summarised_per_level(tmp_p
     assert len(top) == 2 and [t.get_text() for t in top[0].get_xticklabels()] == ["0.5"]
 
 
+@pytest.mark.slow  # long end to end: run with -m slow
 def test_only_studies_a_slice_and_says_so(sweep, capsys):
     doc = study(sweep, only="sep_color=0.8")
     assert {r["run"] for r in doc.runs} == {"seed=0,sep.color=0.8", "seed=1,sep.color=0.8"}

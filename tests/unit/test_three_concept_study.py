@@ -82,6 +82,7 @@ def sweep(tmp_path):
     return tmp_path
 
 
+@pytest.mark.slow  # long end to end: run with -m slow
 def test_the_study_is_about_111_and_reaches_toward_each_class_s_own_value(sweep, capsys):
     assert study([str(sweep)]) == 0
     said = capsys.readouterr().out

@@ -408,6 +408,7 @@ def test_the_ema_update_uses_the_warmed_decay(probe_dir, tmp_path, warmup):
     )
 
 
+@pytest.mark.slow  # long end to end: run with -m slow
 def test_resume_after_kill_9(probe_dir, tmp_path):
     """A real SIGKILL at an arbitrary moment, then the same command: the log equals an uninterrupted run."""
     args = [
