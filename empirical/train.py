@@ -24,7 +24,8 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
-from empirical.training.config import TRAIN_PRESETS, describe_keys, make_config
+from empirical.training.config import TRAIN_PRESETS, make_config
+from empirical.training.config_help import describe_keys
 from empirical.training.presets import describe
 from core import cli
 from empirical.training import lock

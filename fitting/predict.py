@@ -145,6 +145,32 @@ def load(
     """The class's trajectories (one per run, from every log), their covariates, the covariates
     table, and the prediction's :class:`Setup` (the law's masked concept and each run's masking
     fraction read here)."""
+    trajs, origin = _read_logs(args)
+    runs = [t.run for t in trajs]
+    table = read_tables(args.covariates)
+    absent = [r for r in runs if r not in table]
+    if absent:
+        raise UsageError(
+            f"{cli_list(args.covariates)}: no row for run {absent[0]!r} of {origin[absent[0]]} "
+            f"({len(absent)} runs missing)"
+        )
+    concepts = trajs[0].concepts
+    mine = {r: table[r] for r in runs}
+    masked, shift = _masking(args, spec, concepts, mine)
+    cov = read_covariates(mine, args.covariate, concepts)
+    for column in constant_columns(cov, concepts, args.covariate):
+        print(
+            f"python -m fitting.predict: warning: {column} is the same in every run; the law's "
+            "exponent for it is not identified (only its scale is fitted)",
+            file=sys.stderr,
+        )
+    setup = Setup(spec, args.label, args.protocol, args.covariate, args.boot, masked, shift)
+    return trajs, cov, table, setup
+
+
+def _read_logs(args: argparse.Namespace) -> tuple[list[Trajectory], dict[str, Path]]:
+    """The class's trajectories from every log, and the log each run came from; the logs must
+    share their concepts and every run its own id."""
     trajs, origin = [], {}
     for log in args.logs:
         got = [t for t in read_csv(log) if t.label == args.label and t.protocol == args.protocol]
@@ -166,43 +192,28 @@ def load(
                 )
                 raise UsageError(
                     f"run {t.run!r} has several trajectories of class {args.label} "
-                    f"({args.protocol}), "
-                    f"{where}; give every run its own id (a sweep's sweep.csv does; pooled "
-                    "sweeps need "
-                    "distinct seeds)"
+                    f"({args.protocol}), {where}; give every run its own id (a sweep's sweep.csv "
+                    "does; pooled sweeps need distinct seeds)"
                 )
             origin[t.run] = log
         trajs += got
-    runs = [t.run for t in trajs]
-    table = read_tables(args.covariates)
-    absent = [r for r in runs if r not in table]
-    if absent:
-        raise UsageError(
-            f"{cli_list(args.covariates)}: no row for run {absent[0]!r} of {origin[absent[0]]} "
-            f"({len(absent)} runs missing)"
-        )
-    masked, shift = None, None
-    concepts = trajs[0].concepts
-    mine = {r: table[r] for r in runs}
+    return trajs, origin
+
+
+def _masking(
+    args: argparse.Namespace, spec: LawSpec, concepts: Sequence[str], table: dict
+) -> tuple[int | None, dict | None]:
+    """eq2's masked concept (its index) and each run's masking fraction; none for other laws."""
     if spec.masked:
         if args.masked not in concepts:
             given = "" if args.masked is None else f" {args.masked}"
             raise UsageError(
                 f"--masked{given}: eq2 needs the masked concept, one of {', '.join(concepts)}"
             )
-        masked, shift = concepts.index(args.masked), read_shift(mine, args.shift)
-    elif args.masked:
+        return concepts.index(args.masked), read_shift(table, args.shift)
+    if args.masked:
         raise UsageError(f"--masked: only with --law eq2 (the law is {spec.name})")
-    cov = read_covariates(mine, args.covariate, concepts)
-    for column in constant_columns(cov, concepts, args.covariate):
-        print(
-            f"python -m fitting.predict: warning: {column} is the same in every run; the law's "
-            "exponent for it is not "
-            "identified (only its scale is fitted)",
-            file=sys.stderr,
-        )
-    setup = Setup(spec, args.label, args.protocol, args.covariate, args.boot, masked, shift)
-    return trajs, cov, table, setup
+    return None, None
 
 
 def cli_list(paths: Sequence[Path]) -> str:
@@ -332,23 +343,19 @@ def predict_split(
     PredictionRecord.from_json(doc).write(out / PredictionRecord.FILE)
     print(
         f"pooled {setup.spec.name} fit of {len(train)} runs in {pooled_s:.1f} s (rmse "
-        f"{fit.rmse:.3f}); "
-        f"law: {law_text(fit.coefficients)}"
+        f"{fit.rmse:.3f}); law: {law_text(fit.coefficients)}"
     )
     for r in held:
-        h = doc["holdout"][r]
-        base = h["baselines"]
-        interp = (
-            "n/a"
-            if base["interpolation"]["rmse"] is None
-            else f"{base['interpolation']['rmse']:.3f}"
-        )
-        print(
-            f"  held out {r}: rmse {h['rmse']:.3f} (interpolation {interp}, nearest "
-            f"{base['nearest']['rmse']:.3f})"
-        )
+        print(f"  held out {r}: {_held_text(doc['holdout'][r])}")
     print(f"wrote {out / 'predicted.csv'}, {out / 'prediction.json'}")
     return doc
+
+
+def _held_text(h: dict) -> str:
+    base = h["baselines"]
+    interp = base["interpolation"]["rmse"]
+    interp = "n/a" if interp is None else f"{interp:.3f}"
+    return f"rmse {h['rmse']:.3f} (interpolation {interp}, nearest {base['nearest']['rmse']:.3f})"
 
 
 if __name__ == "__main__":

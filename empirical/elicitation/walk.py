@@ -228,8 +228,7 @@ def check(
         if bad or (what == "classes" and not labels) or len(set(labels)) != len(labels):
             raise ValueError(
                 f"{what} {list(labels)!r}: give distinct labels among {', '.join(valid)} (one "
-                "digit per "
-                f"concept of the reader: {', '.join(concepts)})"
+                f"digit per concept of the reader: {', '.join(concepts)})"
             )
     if not set(held_out) <= set(classes):
         raise ValueError(
@@ -247,7 +246,12 @@ def check(
         raise ValueError(
             "strengths: over-prompting prompts the held_out classes; give at least one"
         )
-    steps = []
+    return _steps(checkpoints)
+
+
+def _steps(checkpoints: Sequence[tuple[int, Any]]) -> list[int]:
+    """The checkpoints' steps: whole numbers >= 0, increasing, at least one."""
+    steps: list[int] = []
     for i, item in enumerate(checkpoints):
         if not (isinstance(item, (tuple, list)) and len(item) == 2):
             raise ValueError(f"checkpoints[{i}]: give (step, checkpoint) pairs, got {item!r}")
@@ -257,8 +261,7 @@ def check(
         if steps and step <= steps[-1]:
             raise ValueError(
                 f"checkpoints[{i}]: step {step} comes after step {steps[-1]}; give the "
-                "checkpoints in "
-                "increasing step order, each step once"
+                "checkpoints in increasing step order, each step once"
             )
         steps.append(int(step))
     if not steps:

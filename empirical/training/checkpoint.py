@@ -1,4 +1,5 @@
-"""A run folder's checkpoints: the model a config describes, atomic saves, and loading weights back.
+"""A run folder's checkpoints: the model a config describes, atomic saves, loading weights back,
+and the saved state a run resumes from (checked against its config before anything is written).
 
 Layout of ``RUN/checkpoints/``:
 
@@ -14,9 +15,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 
 from empirical.nets import tensorfile
+from empirical.training import runlog
 from empirical.training.config import TrainConfig
 
 # checkpoint.save is the run folder's writer
@@ -86,3 +89,41 @@ def load_weights(
             "saved by a run "
             "with other channels/blocks/resolution?"
         ) from None
+
+
+def resume_state(out: Path, cfg: TrainConfig) -> dict | None:
+    """The saved state to resume from (checkpoints/last.pt), checked against the config before
+    anything is written."""
+    last = out / "checkpoints" / "last.pt"
+    if not last.exists():
+        return None
+    state = load(last)
+    missing = [k for k in ("model", "optimizer", "rng", "step", "wall", "logs") if k not in state]
+    if missing:
+        raise ValueError(
+            f"{last}: not a resumable checkpoint (missing {', '.join(missing)}); use another --out"
+        )
+    saved = state.get("config") or {}
+    diff = [k for k, v in cfg.to_json().items() if k != "device" and k in saved and saved[k] != v]
+    if diff:
+        raise ValueError(
+            f"{last}: saved by a run with another config "
+            f"({', '.join(f'{k}={saved[k]!r}' for k in diff)}); "
+            "use another --out, or the same settings to resume it"
+        )
+    try:
+        points = [runlog.Logged.from_list(p) for p in state["logs"].get("points", [])]
+    except ValueError as err:
+        raise ValueError(f"{last}: {err}; use another --out") from None
+    bad = [
+        p
+        for p in points
+        if not np.isfinite(p.accuracy) or (not p.shares and not np.all(np.isfinite(p.z)))
+    ]
+    if bad:
+        raise ValueError(
+            f"{last}: step {state['step']} holds non-finite concept points (first at step "
+            f"{bad[0].step}): the "
+            "run diverged before this version checked for it; start it again in another --out"
+        )
+    return state

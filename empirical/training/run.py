@@ -84,44 +84,6 @@ def optimizer(params, cfg: TrainConfig) -> torch.optim.Optimizer:
         return torch.optim.AdamW(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
 
 
-def resume_state(out: Path, cfg: TrainConfig) -> dict | None:
-    """The saved state to resume from (checkpoints/last.pt), checked against the config before
-    anything is written."""
-    last = out / "checkpoints" / "last.pt"
-    if not last.exists():
-        return None
-    state = checkpoint.load(last)
-    missing = [k for k in ("model", "optimizer", "rng", "step", "wall", "logs") if k not in state]
-    if missing:
-        raise ValueError(
-            f"{last}: not a resumable checkpoint (missing {', '.join(missing)}); use another --out"
-        )
-    saved = state.get("config") or {}
-    diff = [k for k, v in cfg.to_json().items() if k != "device" and k in saved and saved[k] != v]
-    if diff:
-        raise ValueError(
-            f"{last}: saved by a run with another config "
-            f"({', '.join(f'{k}={saved[k]!r}' for k in diff)}); "
-            "use another --out, or the same settings to resume it"
-        )
-    try:
-        points = [runlog.Logged.from_list(p) for p in state["logs"].get("points", [])]
-    except ValueError as err:
-        raise ValueError(f"{last}: {err}; use another --out") from None
-    bad = [
-        p
-        for p in points
-        if not np.isfinite(p.accuracy) or (not p.shares and not np.all(np.isfinite(p.z)))
-    ]
-    if bad:
-        raise ValueError(
-            f"{last}: step {state['step']} holds non-finite concept points (first at step "
-            f"{bad[0].step}): the "
-            "run diverged before this version checked for it; start it again in another --out"
-        )
-    return state
-
-
 def previous_stamps(out: Path) -> list[dict]:
     """The stamps of the earlier starts of a run (config.json's ``stamps``; one per start, resumes
     included)."""
@@ -166,7 +128,7 @@ class Run:
         self.cfg, self.out = cfg, Path(out)
         self.device = select_device(cfg.device, "device=")
         check_folder(self.out, cfg)
-        state = resume_state(self.out, cfg)
+        state = checkpoint.resume_state(self.out, cfg)
         self.probe, probe_dir, probe_hash = load_probe(cfg, self.out)
         self.meta = runlog.run_meta(cfg, probe_hash, source="empirical.train")
         self.out.mkdir(parents=True, exist_ok=True)
@@ -404,6 +366,6 @@ def open_run(
     # checkpoint of another config
     check_folder(Path(out), cfg)
     select_device(cfg.device, "device=")
-    resume_state(Path(out), cfg)
+    checkpoint.resume_state(Path(out), cfg)
     provide_probe(cfg, Path(out), progress=progress)
     return Run(cfg, out, command=command)

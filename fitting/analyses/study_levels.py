@@ -190,23 +190,44 @@ def steps_text(summary: dict) -> str:
 def tables(doc: StudyRecord) -> str:
     """The study's numbers as markdown tables (results/study-notebook.md quotes them): per level,
     then the relations."""
-    by, label = doc.by, doc.headline
+    label = doc.headline
     concepts = list(doc.levels[0]["learned_step"])
+    lines = _learning_table(doc, concepts) + [""] + _reach_table(doc, concepts)
+    lines += ["\n" + _relation_line(rel) for rel in doc.relations[label]]
+    return "\n".join(lines)
+
+
+def _table(head: list[str], rows: list[list[str]]) -> list[str]:
+    lines = ["| " + " | ".join(cells) + " |" for cells in [head, *rows]]
+    return [lines[0], "|" + "---|" * len(head), *lines[1:]]
+
+
+def _learning_table(doc: StudyRecord, concepts: list[str]) -> list[str]:
+    """Per level and concept: the signal, and when the training classes and the headline class
+    learned it."""
+    by, label = doc.by, doc.headline
     head = [by] + [
         f"{c}: signal; learned by the training classes (model-free; fitted); by class {label} "
         "(model-free; fitted)"
         for c in concepts
     ]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for lev in doc.levels:
-        cells = [f"{lev[by]:g}"] + [
+    rows = [
+        [f"{lev[by]:g}"]
+        + [
             f"{lev['signal'][c]:.3f}; {steps_text(lev['learned_step'][c])}; "
             f"{steps_text(lev['learned_fit'][c])}; "
             f"{steps_text(lev['held_learned_step'][label][c])}; "
             f"{steps_text(lev['held_learned_fit'][label][c])}"
             for c in concepts
         ]
-        lines.append("| " + " | ".join(cells) + " |")
+        for lev in doc.levels
+    ]
+    return _table(head, rows)
+
+
+def _reach_table(doc: StudyRecord, concepts: list[str]) -> list[str]:
+    """Per level: how far the headline class reached each concept, and its event steps."""
+    by, label = doc.by, doc.headline
     head = (
         [by]
         + [
@@ -215,44 +236,45 @@ def tables(doc: StudyRecord) -> str:
         ]
         + ["turn", "behavior", "capability"]
     )
-    lines += ["", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for lev in doc.levels:
-        cells = [f"{lev[by]:g}"]
-        for c in concepts:
-            r = lev["reach"][label][c]
-            cells.append(
-                "-"
-                if r is None
-                else f"{r['median']:.2f} [{r['range'][0]:.2f}, {r['range'][1]:.2f}], "
-                f"{r['median_step']:,.0f}"
-            )
-        cells += [
-            steps_text(lev[key][label]) for key in ("turn_step", "behavior_step", "capability_step")
-        ]
-        lines.append("| " + " | ".join(cells) + " |")
-    for rel in doc.relations[label]:
-        line = rel["line"]
-        fit = (
-            "no line (fewer than 3 fully observed pairs)"
-            if line is None
-            else (
-                f"{rel['y']} = {line['slope']:.2f} x {rel['x']} {line['intercept']:+,.0f} (r = "
-                f"{line['r']:.2f}"
-                f"{_ci_text(line.get('slope_ci'), '.2f', ', slope')}); {rel['y']} - {rel['x']}: "
-                "median "
-                f"{line['lag_median']:+,.0f}{_ci_text(line.get('lag_median_ci'), '+,.0f')}; "
-                f"{rel['censored_against_line']} censored pair(s) against it"
-            )
+
+    def reach(r: dict | None) -> str:
+        if r is None:
+            return "-"
+        low, high = r["range"]
+        return f"{r['median']:.2f} [{low:.2f}, {high:.2f}], {r['median_step']:,.0f}"
+
+    rows = [
+        [f"{lev[by]:g}"]
+        + [reach(lev["reach"][label][c]) for c in concepts]
+        + [steps_text(lev[key][label]) for key in ("turn_step", "behavior_step", "capability_step")]
+        for lev in doc.levels
+    ]
+    return _table(head, rows)
+
+
+def _relation_line(rel: dict) -> str:
+    """One relation between two event steps: its line fit, lag and censored pairs."""
+    line = rel["line"]
+    fit = (
+        "no line (fewer than 3 fully observed pairs)"
+        if line is None
+        else (
+            f"{rel['y']} = {line['slope']:.2f} x {rel['x']} {line['intercept']:+,.0f} (r = "
+            f"{line['r']:.2f}"
+            f"{_ci_text(line.get('slope_ci'), '.2f', ', slope')}); {rel['y']} - {rel['x']}: "
+            "median "
+            f"{line['lag_median']:+,.0f}{_ci_text(line.get('lag_median_ci'), '+,.0f')}; "
+            f"{rel['censored_against_line']} censored pair(s) against it"
         )
-        lines.append(
-            f"\n{rel['y']} vs {rel['x']}: {len(rel['pairs'])} elicited runs, {rel['n_observed']} "
-            f"with both observed; {fit}"
-            + (
-                "; turn and capability intervals overlap in "
-                f"{rel['turn_meets_capability']['yes']} run(s), "
-                f"not in {rel['turn_meets_capability']['no']}"
-                if "turn_meets_capability" in rel
-                else ""
-            )
+    )
+    text = (
+        f"{rel['y']} vs {rel['x']}: {len(rel['pairs'])} elicited runs, {rel['n_observed']} "
+        f"with both observed; {fit}"
+    )
+    if "turn_meets_capability" in rel:
+        meets = rel["turn_meets_capability"]
+        text += (
+            f"; turn and capability intervals overlap in {meets['yes']} run(s), "
+            f"not in {meets['no']}"
         )
-    return "\n".join(lines)
+    return text

@@ -207,22 +207,18 @@ def sweep_case(
 
     law = dict((TRUE_LAW if gate == "time" else COUPLED_LAW) if law is None else law)
     xc = np.asarray(color_signals, dtype=float)
-    x = np.stack([xc, size_signal * (xc / np.exp(np.mean(np.log(xc)))) ** coupling], axis=1)
+    x = np.stack([xc, size_signal * (xc / _geomean(xc)) ** coupling], axis=1)
     steps = quadratic_steps(40, 50, 5000) if steps is None else np.asarray(steps)
     masked = None if masking is None else 0
     extra = {"beta": None if masked is None else beta, "t_on": onset, "c_lam": compete}
     law |= {name: value for name, value in extra.items() if value is not None}
     options = ("onset",) * (onset is not None) + ("compete",) * (compete is not None)
-    rule = Law(2, float(steps[-1]), float(np.exp(np.mean(np.log(x)))), masked, order, gate, options)
-    target = np.ones_like(x)
-    values = rule.params(rule.theta(law)[None], x, target, masking)
+    rule = Law(2, float(steps[-1]), _geomean(x), masked, order, gate, options)
+    values = rule.params(rule.theta(law)[None], x, np.ones_like(x), masking)
     rng = np.random.default_rng(seed)
-    if run_effect:
-        values["lam"] = values["lam"] * np.exp(rng.normal(0, run_effect, (x.shape[0], 1)))
-        if gate == "time":
-            values["t_switch"] = values["t_switch"] * np.exp(
-                rng.normal(0, run_effect, (x.shape[0], 1))
-            )
+    if run_effect:  # each run's speeds (and switch times) scaled by exp(N(0, run_effect²))
+        for name in ("lam", "t_switch") if gate == "time" else ("lam",):
+            values[name] = values[name] * np.exp(rng.normal(0, run_effect, (x.shape[0], 1)))
     grid = np.concatenate([[0.0], steps / rule.scale])
     z = solve(
         rule.ordered(values),
@@ -237,6 +233,10 @@ def sweep_case(
         Trajectory(steps, zr, concepts, "11", "naive", r, f"run{r}") for r, zr in enumerate(noisy)
     ]
     return SweepCase(trajs, x, {**law, "x_ref": rule.x_ref}, noise, p)
+
+
+def _geomean(x: NDArray) -> float:
+    return float(np.exp(np.mean(np.log(x))))
 
 
 SIM2_A, SIM2_M = np.array([0.0008, 0.002]), np.array([1.0, 1.3])  # sim2_case's signals and read-out

@@ -85,7 +85,7 @@ def test_presets_build_and_schedule_is_dense_early(tmp_path):
 def test_every_set_key_has_one_line_of_help_from_the_docstring(capsys):
     import dataclasses
 
-    from empirical.training.config import key_help
+    from empirical.training.config_help import key_help
 
     fields = [f.name for f in dataclasses.fields(TrainConfig) if f.name != "preset"]
     meaning = key_help()

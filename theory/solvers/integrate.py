@@ -279,12 +279,7 @@ def integrate(
     Returns:
         A :class:`Solution` with z of shape (N, T, D).
     """
-    if method not in (*METHODS, "auto"):
-        raise ValueError(f"unknown method {method!r}; valid: {', '.join(METHODS)}, auto")
-    if not (rtol > 0 and atol > 0):
-        raise ValueError(f"rtol and atol must be > 0, got {rtol}, {atol}")
-    if not max_step > 0:
-        raise ValueError(f"max_step must be > 0, got {max_step}")
+    _check_options(method, rtol, atol, max_step)
     t = _check_t_eval(t_eval)
     arrays = landscape.resolve(values)
     z0, p = arrays["z0"], landscape.pack(arrays)
@@ -298,17 +293,27 @@ def integrate(
         z, status = METHODS[method](landscape, t, z0, p, rtol, atol, max_step)
     # finite or failed: a solver that reports success on a non-finite path (overflow) is overruled
     status = np.where((status == 0) & ~np.isfinite(z).all(axis=(1, 2)), dopri.NOT_FINITE, status)
-    bad = np.flatnonzero(status)
-    message = "ok" + note
-    if bad.size:
-        messages = exact.MESSAGES if method == "exact" else dopri.MESSAGES
-        code = int(status[bad[0]])
-        why = (
-            dopri.MESSAGES[code]
-            if code == dopri.NOT_FINITE
-            else messages.get(code, "solver failed")
-        )
-        message = f"{bad.size} of {status.size} trajectories failed ({why}); first: index {bad[0]}"
+    message = _message(status, method, note)
     return Solution(
-        t, z, arrays, landscape, method, rtol, atol, status, not bad.size, message, stats
+        t, z, arrays, landscape, method, rtol, atol, status, not status.any(), message, stats
     )
+
+
+def _check_options(method: str, rtol: float, atol: float, max_step: float) -> None:
+    if method not in (*METHODS, "auto"):
+        raise ValueError(f"unknown method {method!r}; valid: {', '.join(METHODS)}, auto")
+    if not (rtol > 0 and atol > 0):
+        raise ValueError(f"rtol and atol must be > 0, got {rtol}, {atol}")
+    if not max_step > 0:
+        raise ValueError(f"max_step must be > 0, got {max_step}")
+
+
+def _message(status: NDArray[np.int64], method: str, note: str) -> str:
+    """The message: ok (with auto's note), or how many trajectories failed, why, and the first."""
+    bad = np.flatnonzero(status)
+    if not bad.size:
+        return "ok" + note
+    code = int(status[bad[0]])
+    messages = exact.MESSAGES if method == "exact" and code != dopri.NOT_FINITE else dopri.MESSAGES
+    why = messages.get(code, "solver failed")
+    return f"{bad.size} of {status.size} trajectories failed ({why}); first: index {bad[0]}"
