@@ -47,10 +47,9 @@ class Record:
 
     FILE: ClassVar[str] = ""  # the file's usual name, read when a folder is given
     WRITER: ClassVar[str] = ""  # the command that writes it, named in errors
-    ROWS: ClassVar[Mapping[str, tuple[str, ...]]] = {}  # list field -> keys each of its rows holds
-    # list field -> {key: JSON type} of row values the figures read (checked where present): "float
-    # | None", ...
-    ROW_TYPES: ClassVar[Mapping[str, Mapping[str, str]]] = {}
+    # list field -> {key: JSON type} of what the figures read in each of its rows ("float | None",
+    # "Any"): every row holds the key, or may lack it where the key ends in "?" (typed if present)
+    ROWS: ClassVar[Mapping[str, Mapping[str, str]]] = {}
 
     extra: Mapping[str, Any] = field(default_factory=dict, kw_only=True, repr=False, compare=False)
 
@@ -104,10 +103,8 @@ class Record:
                     f"{f.type}; "
                     f"write it again with {cls.WRITER}"
                 )
-        for key, needs in cls.ROWS.items():
-            _check_rows(doc.get(key), key, needs, where, cls)
-        for key, types in cls.ROW_TYPES.items():
-            _check_row_types(doc.get(key), key, types, where, cls)
+        for key, types in cls.ROWS.items():
+            _check_rows(doc.get(key), key, types, where, cls)
         cls._check_values(doc, where)
         known = cls.keys()
         values = {name: doc[key] for key, name in known.items() if key in doc}
@@ -167,25 +164,23 @@ def _numbers(value: Any, where: str, cls: type[Record]) -> None:
     )
 
 
-def _check_rows(rows: Any, key: str, needs: tuple[str, ...], where: str, cls: type[Record]) -> None:
-    """Every row of the list ``key`` (its type already checked) is an object holding ``needs``."""
-    for i, row in enumerate(rows or []):
+def _check_rows(
+    rows: Any, key: str, types: Mapping[str, str], where: str, cls: type[Record]
+) -> None:
+    """Every row of the list ``key`` (its type already checked) is an object holding the keys of
+    ``types`` (but those ending in "?"), each value of its JSON type (a number, not the string
+    '0.5')."""
+    needs = [k for k in types if not k.endswith("?")]
+    for i, row in enumerate(rows if isinstance(rows, list) else []):
         lacks = [k for k in needs if not isinstance(row, dict) or k not in row]
         if lacks:
             raise ValueError(
                 f"{where}: {key}[{i}] lacks {', '.join(map(repr, lacks))} (written by an older "
                 f"{cls.WRITER}?); write it again with {cls.WRITER}"
             )
-
-
-def _check_row_types(
-    rows: Any, key: str, types: Mapping[str, str], where: str, cls: type[Record]
-) -> None:
-    """Every value of a row that the figures read has its JSON type (a number, not the string
-    '0.5')."""
-    for i, row in enumerate(rows if isinstance(rows, list) else []):
         for name, annotation in types.items():
-            if isinstance(row, dict) and name in row and not _is(row[name], annotation):
+            name = name.removesuffix("?")
+            if name in row and not _is(row[name], annotation):
                 value = row[name]
                 raise ValueError(
                     f"{where}: {key}[{i}].{name} is {type(value).__name__} {value!r:.40}, not "

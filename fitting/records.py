@@ -23,8 +23,7 @@ class FitRecord(Record):
 
     FILE = "fit.json"
     WRITER = "python -m fitting.fit"
-    ROWS = {"fits": ("run", "seed", "class", "protocol", "memorization_point")}
-    ROW_TYPES = {
+    ROWS = {
         "fits": {
             "run": "str",
             "seed": "int | None",
@@ -48,8 +47,7 @@ class SimJointRecord(Record):
 
     FILE = "sim_joint.json"
     WRITER = "python -m fitting.sim_joint"
-    ROWS = {"runs": ("run", "seed", "concepts", "classes", "models", "curves")}
-    ROW_TYPES = {
+    ROWS = {
         "runs": {
             "run": "str",
             "seed": "int | None",
@@ -73,15 +71,15 @@ class TurnRecord(Record):
 
     FILE = "turn.json"
     WRITER = "python -m fitting.turn"
-    ROWS = {"turns": ("class", "protocol", "turn_step", "turn_point")}
-    ROW_TYPES = {
+    ROWS = {
         "turns": {
             "class": "str",
+            "protocol": "Any",
             "turn_step": "float | None",
-            "learned_step": "float | None",
             "turn_point": "list | None",
-            "memorized": "dict | None",
-            "left_memorized_step": "float | None",
+            "learned_step?": "float | None",
+            "memorized?": "dict | None",
+            "left_memorized_step?": "float | None",
         }
     }
 
@@ -97,16 +95,15 @@ class StudyRecord(Record):
 
     FILE = "study.json"
     WRITER = "python -m fitting.study"
-    ROWS = {"runs": ("seed", "learning", "held_out"), "levels": ("signal",)}
-    ROW_TYPES = {
+    ROWS = {
         "runs": {
-            "run": "str",
             "seed": "int | None",
             "learning": "dict",
             "held_out": "dict",
-            "signal": "dict",
+            "run?": "str",
+            "signal?": "dict",
         },
-        "levels": {"signal": "dict", "runs": "list"},
+        "levels": {"signal": "dict", "runs?": "list"},
     }
 
     sweep: str
@@ -150,29 +147,18 @@ class MaskingRecord(Record):
     FILE = "masking.json"
     WRITER = "python -m fitting.masking"
     ROWS = {
-        "runs": (
-            "p",
-            "class",
-            "concepts",
-            "path",
-            "curves",
-            "first_step",
-            "masked_class",
-            "steps_near_masked_class",
-            "left_masked_class",
-        )
-    }
-    ROW_TYPES = {
         "runs": {
             "p": "float",
-            "seed": "int | None",
             "class": "str",
+            "concepts": "Any",
             "path": "dict",
             "curves": "dict",
             "first_step": "dict",
-            "left_masked_class": "float | None",
-            "last_step": "float | None",
+            "masked_class": "Any",
             "steps_near_masked_class": "list",
+            "left_masked_class": "float | None",
+            "seed?": "int | None",
+            "last_step?": "float | None",
         }
     }
 
@@ -210,7 +196,7 @@ class ElicitationSummaryRecord(Record):
 
     FILE = "elicitation_summary.json"
     WRITER = "python -m fitting.capability"
-    ROWS = {"per_run": ("curves",)}
+    ROWS = {"per_run": {"curves": "Any"}}
 
     runs: list
     label: str = _label()
@@ -262,16 +248,15 @@ class LeaveOutRecord(Record):
 
     FILE = "leave_out.json"
     WRITER = "python -m fitting.predict --leave-out"
-    ROWS = {"levels": ("left_out", "law")}
-    ROW_TYPES = {
+    ROWS = {
         "levels": {
             "left_out": "str",
             "law": "float | None",
-            "nearest": "float | None",
-            "mean": "float | None",
-            "interpolation": "float | None",
-            "ceiling": "float | None",
-            "seed_floor": "float | None",
+            "nearest?": "float | None",
+            "mean?": "float | None",
+            "interpolation?": "float | None",
+            "ceiling?": "float | None",
+            "seed_floor?": "float | None",
         }
     }
 
@@ -298,14 +283,13 @@ class LadderRecord(Record):
 
     FILE = "ladder.json"
     WRITER = "python -m fitting.ladder"
-    ROWS = {"rows": ("run",)}
-    ROW_TYPES = {
+    ROWS = {
         "rows": {
             "run": "str",
-            "final_step": "float | None",
-            "composed_step": "float | None",
-            "capability_step": "float | None",
-            "censored_at": "float | None",
+            "final_step?": "float | None",
+            "composed_step?": "float | None",
+            "capability_step?": "float | None",
+            "censored_at?": "float | None",
         }
     }
 
@@ -320,7 +304,9 @@ class ForecastRecord(Record):
 
     FILE = "forecast.json"
     WRITER = "python -m fitting.forecast"
-    ROWS = {"methods": ("method", "behavior_step", "interval", "p_compose")}
+    ROWS = {
+        "methods": {"method": "Any", "behavior_step": "Any", "interval": "Any", "p_compose": "Any"}
+    }
 
     run: str
     at: float
@@ -345,8 +331,13 @@ class ForecastRecord(Record):
         c, read = f"class {self.label}", f"read to {self.at:,.0f}"
         if self.observed_behavior_step is not None:
             return f"{c} shown by naive prompting at {self.observed_behavior_step:,.0f} ({read})"
-        if self.method == "none":
-            return f"{c}: no forecast ({self.reason or 'no method could say'}; {read})"
+        if self.method == "none" or (self.behavior_step is None and self.p_compose is None):
+            why = self.reason or (
+                "no method could say"
+                if self.method == "none"
+                else f"{self.method} gave neither a step nor a chance"
+            )
+            return f"{c}: no forecast ({why}; {read})"
         chance = "?" if self.p_compose is None else f"{self.p_compose:.2f}"
         if self.behavior_step is None:
             return f"{c} not expected by {self.horizon:,.0f} (p {chance}; {self.method}, {read})"
@@ -365,7 +356,7 @@ class VerdictRecord(Record):
 
     FILE = "verdict.json"
     WRITER = "python -m fitting.outside score"
-    ROWS = {"runs": ("run", "seed", "sep")}
+    ROWS = {"runs": {"run": "Any", "seed": "Any", "sep": "Any"}}
 
     runs: list
     devices: list

@@ -16,7 +16,7 @@ class RegistrationRecord(Record):
 
     FILE = "preregistration.json"
     WRITER = "python -m fitting.outside register"
-    ROWS = {"settings": ("sep", "steps", "corner", "events")}
+    ROWS = {"settings": {"sep": "Any", "steps": "Any", "corner": "Any", "events": "Any"}}
 
     pool: dict
     calibration: dict
@@ -38,7 +38,7 @@ class CalibrationRecord(Record):
 
     FILE = "calibration.json"
     WRITER = "python -m fitting.forecast_calibration"
-    ROWS = {"forecasts": ("run", "cut", "at", "already")}
+    ROWS = {"forecasts": {"run": "Any", "cut": "Any", "at": "Any", "already": "Any"}}
 
     cuts: list
     scores: dict
@@ -52,7 +52,15 @@ class ReferencePoolRecord(Record):
 
     FILE = ""  # named for its kind (fitting.analyses.reference_pool.name)
     WRITER = "python -m fitting.forecast_calibration RUN ... --reference FILE"
-    ROWS = {"runs": ("run", "seed", "sep", "concept_steps", "behavior")}
+    ROWS = {
+        "runs": {
+            "run": "Any",
+            "seed": "Any",
+            "sep": "Any",
+            "concept_steps": "Any",
+            "behavior": "Any",
+        }
+    }
 
     preset: str | None
     resolution: int | None
@@ -93,7 +101,7 @@ class ForecastVerdictRecord(Record):
 
     FILE = "verdict.json"
     WRITER = "python -m fitting.forecast_registered score"
-    ROWS = {"rows": ("run", "cut", "at", "already")}
+    ROWS = {"rows": {"run": "Any", "cut": "Any", "at": "Any", "already": "Any"}}
 
     registration_commit: str | None
     code_changed_since: list

@@ -38,13 +38,14 @@ def minimal(cls: type[Record]) -> dict:
     for f in fields(cls):
         key = f.metadata.get("key", f.name)
         if key in cls.required():
-            needs = cls.ROWS.get(key)
+            types = cls.ROWS.get(key)
             first = str(f.type).split("|")[0].strip()
-            types = cls.ROW_TYPES.get(key, {})
             row = {
-                k: example[types[k].split("|")[0].strip()] if k in types else 0 for k in needs or ()
+                k: 0 if t == "Any" else example[t.split("|")[0].strip()]
+                for k, t in (types or {}).items()
+                if not k.endswith("?")
             }
-            doc[key] = [row] if needs is not None else example[first]
+            doc[key] = [row] if types is not None else example[first]
     return doc
 
 
@@ -158,6 +159,7 @@ def test_every_record_committed_under_results_reads_and_writes_back_unchanged():
         (MaskingRecord, "runs", {"p": "abc"}, "runs[0].p is str 'abc', not float"),
         (TurnRecord, "turns", {"turn_step": "900"}, "turns[0].turn_step is str '900', not float"),
         (LeaveOutRecord, "levels", {"law": [0.1]}, "levels[0].law is list [0.1], not float"),
+        (TurnRecord, "turns", {"learned_step": "9"}, "turns[0].learned_step is str '9', not float"),
     ],
 )
 def test_a_row_value_of_the_wrong_type_is_named(cls, key, row, message):
@@ -166,6 +168,16 @@ def test_a_row_value_of_the_wrong_type_is_named(cls, key, row, message):
     doc[key] = [doc[key][0] | row]
     with pytest.raises(ValueError, match=re.escape(message)):
         cls.from_json(doc, "x.json")
+
+
+def test_a_row_may_lack_a_key_marked_optional_but_not_another():
+    """ROWS: a key ending in "?" may be absent from a row (typed where present); the others not."""
+    doc = minimal(TurnRecord)
+    assert "learned_step" not in doc["turns"][0]
+    assert TurnRecord.from_json(doc).turns == doc["turns"]
+    del doc["turns"][0]["protocol"]  # "Any": required, of any type
+    with pytest.raises(ValueError, match=re.escape("turns[0] lacks 'protocol'")):
+        TurnRecord.from_json(doc, "t.json")
 
 
 def test_a_prediction_whose_numbers_are_text_is_named():
@@ -180,3 +192,20 @@ def test_a_prediction_whose_numbers_are_text_is_named():
         PredictionRecord.from_json(doc, "p.json")
     doc["law"] = {"coefficients": {"b_lam": -0.6}}
     assert PredictionRecord.from_json(doc, "p.json").holdout["r"]["rmse"] == 0.2
+
+
+def test_a_forecast_with_neither_a_step_nor_a_chance_says_no_forecast():
+    """Issue #76: "not expected by 300 (p ?)" was printed for a method that could not say anything."""
+    from fitting.records import ForecastRecord
+
+    base = dict(run="r", at=300.0, horizon=6000.0, observed_behavior_step=None, interval=None)
+    silent = ForecastRecord(
+        **base, behavior_step=None, p_compose=None, method="logistic", methods=[]
+    )
+    assert silent.line() == (
+        "class 11: no forecast (logistic gave neither a step nor a chance; read to 300)"
+    )
+    unlikely = ForecastRecord(
+        **base, behavior_step=None, p_compose=0.1, method="anchor", methods=[]
+    )
+    assert unlikely.line() == "class 11 not expected by 6,000 (p 0.10; anchor, read to 300)"
