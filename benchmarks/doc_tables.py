@@ -80,10 +80,83 @@ def suite_time(d: dict) -> str:
     )
 
 
+def train_end_to_end(d: dict) -> str:
+    """docs/speed.md: a shortened tiny run on the plain eager path and on the default one."""
+    e, f = d["eager"], d["default"]
+    rows = [
+        ("wall time, train + evaluate", "wall_s", "{:.1f} s"),
+        ("training", "train_s", "{:.1f} s"),
+        ("training step (batch 64)", "step_ms", "{:.1f} ms"),
+        (f"{d['evals'] + 1} evaluations", "eval_s", "{:.1f} s"),
+        (f"sampling {e['samples']} images, 50 steps", "sampling_s", "{:.2f} s"),
+        (f"probe reading {e['samples']} images", "reading_s", "{:.1f} ms"),
+        ("elicitation, overprompt, 1 class, 1 checkpoint", "elicit_s", "{:.2f} s"),
+    ]
+    lines = [
+        f"{d['steps']} steps, {d['evals']} evaluations after step 0, {d['threads']} threads:",
+        "",
+        "| part | plain eager (fp32, `nn.Dropout`, AdamW loop) | default (`precision=auto`) | speed-up |",
+        "|---|---|---|---|",
+    ]
+    for name, key, fmt in rows:
+        scale = 1e3 if key == "reading_s" else 1
+        lines.append(
+            f"| {name} | {fmt.format(e[key] * scale)} | {fmt.format(f[key] * scale)} "
+            f"| {e[key] / f[key]:.2f}x |"
+        )
+    lines.append(f"| **end to end** | | | **{e['wall_s'] / f['wall_s']:.2f}x** |")
+    return "\n".join(lines)
+
+
+def ensemble_speed(d: dict) -> str:
+    """docs/speed.md: steps per second of each run, K runs in one process against K processes."""
+    lines = [
+        "Training steps per second of each `small` run (evaluation is the same work either way), on a 2-core CPU:",
+        "",
+        "| K | one process, threaded | K processes side by side | ratio | one process, stacked |",
+        "|---|---|---|---|---|",
+    ]
+    for r in d["cpu"]:
+        lines.append(
+            f"| {r['k']} | {r['steps_per_s_ensemble']:.2f} | {r['steps_per_s_separate']:.2f} "
+            f"| {r['steps_per_s_ensemble'] / r['steps_per_s_separate']:.2f} "
+            f"| {r['steps_per_s_stacked']:.2f} |"
+        )
+    if d.get("gpu"):
+        lines += [
+            "",
+            "On a GPU" + (f" ({d['gpu_note']})" if d.get("gpu_note") else "") + ":",
+            "",
+            "| K | one process, stacked | K processes side by side | ratio | member-steps/s, stacked |",
+            "|---|---|---|---|---|",
+        ]
+        for r in d["gpu"]:
+            lines.append(
+                f"| {r['k']} | {r['steps_per_s_ensemble']:.1f} | {r['steps_per_s_separate']:.1f} "
+                f"| {r['steps_per_s_ensemble'] / r['steps_per_s_separate']:.2f} "
+                f"| {r['k'] * r['steps_per_s_ensemble']:.0f} |"
+            )
+    eq = d.get("equivalence")
+    if eq:
+        lines += [
+            "",
+            f"A member against its run trained alone ({eq['steps']} steps of `{eq['preset']}`, CPU, fp32, same "
+            f"seed): largest relative loss difference {eq['max_loss_diff']:.1g}, largest concept-point "
+            f"difference {eq['max_z_diff']:.1g}.",
+        ]
+    return "\n".join(lines)
+
+
 # name -> (page, JSON, renderer)
 BLOCKS: dict[str, tuple[str, str, Callable[[dict], str]]] = {
     "theory-sweep": ("docs/theory.md", "benchmarks/results/theory_sweep.json", theory_sweep),
     "suite-time": ("README.md", "benchmarks/results/suite_time.json", suite_time),
+    "train-end-to-end": (
+        "docs/speed.md",
+        "benchmarks/results/train_speed_end_to_end.json",
+        train_end_to_end,
+    ),
+    "ensemble-speed": ("docs/speed.md", "benchmarks/results/ensemble_speed.json", ensemble_speed),
 }
 
 

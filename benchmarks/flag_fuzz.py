@@ -24,15 +24,14 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests" / "property"))
 
 
 def _fuzzer():
-    spec = importlib.util.spec_from_file_location(
-        "test_flag_fuzz", ROOT / "tests" / "property" / "test_flag_fuzz.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    """The test module whose strategy and invariant the record draws (tests/property/test_flag_fuzz.py)."""
+    import test_flag_fuzz
+
+    return test_flag_fuzz
 
 
 def draw(rng: random.Random, flags: list[str], values: tuple[str, ...]):

@@ -186,28 +186,12 @@ def end_to_end(args) -> None:
             if done.returncode:
                 raise SystemExit(f"the {path} run failed:\n{done.stderr[-2000:]}")
             results[path] = json.loads(done.stdout.strip().splitlines()[-1])
-    e, d = results["eager"], results["default"]
-    rows = [
-        ("wall time, train + evaluate (s)", "wall_s", "{:.1f}"),
-        ("training (s)", "train_s", "{:.1f}"),
-        ("training step (ms)", "step_ms", "{:.1f}"),
-        (f"evaluations, {args.evals + 1} (s)", "eval_s", "{:.1f}"),
-        (f"sampling {e['samples']} images, 50 steps (s)", "sampling_s", "{:.2f}"),
-        (f"probe reading {e['samples']} images (s)", "reading_s", "{:.3f}"),
-        ("elicitation, overprompt, 1 class, 1 checkpoint (s)", "elicit_s", "{:.2f}"),
-    ]
-    print(f"{'':<52}{PATHS['eager']:>32}{PATHS['default']:>28}{'speedup':>9}")
-    for name, key, fmt in rows:
-        print(f"{name:<52}{fmt.format(e[key]):>32}{fmt.format(d[key]):>28}{e[key] / d[key]:>8.2f}x")
+    from doc_tables import train_end_to_end  # benchmarks/: the table docs/speed.md shows
+
+    doc = {"steps": args.steps, "evals": args.evals, "threads": args.threads, **results}
+    print(train_end_to_end(doc))
     if args.json:
-        Path(args.json).write_text(
-            json.dumps(
-                {"steps": args.steps, "evals": args.evals, "threads": args.threads, **results},
-                indent=1,
-            )
-            + "\n"
-        )
-    print(f"end-to-end speedup: {e['wall_s'] / d['wall_s']:.2f}x")
+        Path(args.json).write_text(json.dumps(doc, indent=1) + "\n")
 
 
 def main() -> None:

@@ -5,18 +5,15 @@ the whole table, every command as a real subprocess, is a slow test.
 """
 
 import importlib
-import importlib.util
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from benchmark_script import load
 
 ROOT = Path(__file__).resolve().parents[2]
-spec = importlib.util.spec_from_file_location("bad_inputs", ROOT / "benchmarks" / "bad_inputs.py")
-bad_inputs = importlib.util.module_from_spec(spec)
-sys.modules["bad_inputs"] = bad_inputs  # dataclasses look their module up while the file runs
-spec.loader.exec_module(bad_inputs)
+bad_inputs = load("bad_inputs")
 
 QUICK = [c for c in bad_inputs.CASES if not c.needs_torch and not c.slow]
 

@@ -1,26 +1,17 @@
 """Speed claims come from their benchmark (issue #77): each speed block in the docs equals what its committed
 JSON renders, and the suite-time benchmark reads pytest's own numbers."""
 
-import importlib.util
 import json
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
+from benchmark_script import load
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _load(name):
-    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-doc_tables, suite_time = _load("doc_tables"), _load("suite_time")
+doc_tables, suite_time = load("doc_tables"), load("suite_time")
 
 
 @pytest.mark.parametrize("name", sorted(doc_tables.BLOCKS))

@@ -1,22 +1,10 @@
 """The fuzzers' records (results/reliability/flag_fuzz.md, file_fuzz.md): the scripts that write them run, say
 what each draw did, and write a planted breach as FAIL with exit 1."""
 
-import importlib.util
-import sys
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[2]
+from benchmark_script import load
 
 
-def _load(name):
-    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-flag_fuzz = _load("flag_fuzz")
+flag_fuzz = load("flag_fuzz")
 
 
 def test_the_flag_record_names_each_draw_and_its_outcome(tmp_path):
