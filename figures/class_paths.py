@@ -134,4 +134,5 @@ def accuracy_axes(ax, protocol: str, *, ylabel: str | None = None, **legend) -> 
         ylim=(-0.02, 1.02),
     )
     ax.grid(alpha=0.25)
-    ax.legend(**{"fontsize": 7, **legend})
+    if ax.get_legend_handles_labels()[0]:  # nothing drawn (a log without accuracy): no empty legend
+        ax.legend(**{"fontsize": 7, **legend})

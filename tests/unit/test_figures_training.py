@@ -135,3 +135,26 @@ def test_missing_points_and_shares_are_drawn_and_skipped_by_the_analyses(tmp_pat
     write_csv(run / "trajectories.csv", ts)
     assert main([str(run)]) == 0 and turns([str(run)]) == 0
     assert (run / "concept_space.png").stat().st_size > 10_000
+
+
+def test_an_accuracy_panel_with_nothing_drawn_has_no_empty_legend():
+    """The file fuzzer's long run met matplotlib's "No artists with labels" warning on a mutated log:
+    a user saw it on stderr."""
+    import warnings
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from figures.class_paths import accuracy_axes
+
+    fig, ax = plt.subplots()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        accuracy_axes(ax, "naive")
+    assert ax.get_legend() is None
+    ax.plot([1, 2], [0.1, 0.2], label="11")
+    accuracy_axes(ax, "naive")
+    assert ax.get_legend() is not None
+    plt.close(fig)
