@@ -30,6 +30,24 @@ def _run(cross=6000.0, width=400.0, learned=(1500.0, 3000.0), end=10000.0):
     return out
 
 
+def forecast_doc(run, **changes) -> dict:
+    """A forecast.json's fields: the clock's forecast of 3,400 [3,000, 4,000] read to 2,000."""
+    return (
+        dict(
+            run=str(run),
+            at=2000.0,
+            horizon=5000.0,
+            observed_behavior_step=None,
+            behavior_step=3400.0,
+            interval=[3000.0, 4000.0],
+            p_compose=0.8,
+            method="clock",
+            methods=[],
+        )
+        | changes
+    )
+
+
 def test_the_reading_sees_nothing_past_the_cut():
     r = fm.reading(_run(), 4000.0)
     assert r.step.max() <= 4000 and r.behavior is None
@@ -143,17 +161,7 @@ def test_the_forecast_figure_draws_the_path_and_every_methods_row(tmp_path):
             "note": "no capability",
         },
     ]
-    doc = dict(
-        run=str(run),
-        at=2000.0,
-        horizon=5000.0,
-        observed_behavior_step=None,
-        behavior_step=3400.0,
-        interval=[3000.0, None],
-        p_compose=0.8,
-        method="clock",
-        methods=methods,
-    )
+    doc = forecast_doc(run, interval=[3000.0, None], methods=methods)
     ForecastRecord.from_json(doc).write(run / "forecast.json")
     assert figure([str(run / "forecast.json")]) == 0
     assert (run / "forecast.png").stat().st_size > 10_000
@@ -181,17 +189,7 @@ def test_the_forecast_figure_refuses_a_step_that_is_not_a_number(tmp_path, capsy
         "interval": [3000.0, 4000.0],
         "p_compose": 0.8,
     }
-    doc = dict(
-        run=str(run),
-        at=2000.0,
-        horizon=5000.0,
-        observed_behavior_step=None,
-        behavior_step=3400.0,
-        interval=[3000.0, 4000.0],
-        p_compose=0.8,
-        method="clock",
-        methods=[method],
-    )
+    doc = forecast_doc(run, methods=[method])
     (run / "forecast.json").write_text(json.dumps(doc))  # json writes NaN as the bare word NaN
     assert figure([str(run / "forecast.json")]) == 2
     err = capsys.readouterr().err
