@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
-from empirical.training.config import TrainConfig, read_run_config
+from empirical.training.config import TrainConfig, saved_config
 from empirical.images.dgp import DataConfig, concept_signal
 from core import cli
 from core.files import atomic_write, json_line, plain_or_gz, read_text
@@ -124,7 +124,7 @@ class RunData:
 
 def read_run(path: Path, name: str | None = None) -> RunData:
     """A run folder's config and trajectories, checked (ValueError naming the file)."""
-    doc = read_run_config(path / "config.json")
+    doc = saved_config(path)
     try:
         cfg = TrainConfig(**doc["train"])
     except (TypeError, ValueError) as err:
@@ -283,7 +283,7 @@ def read_metrics(run: str | Path | Sequence[str | Path], kind: str = "train"):
         if kind == "train":
             records.append({k: v for k, v in rec.items() if k != "kind"})
             continue
-        concepts = read_run_config(Path(run) / "config.json")["train"]["concepts"]
+        concepts = saved_config(Path(run))["train"]["concepts"]
         for label, c in rec.get("classes", {}).items():
             z = [math.nan if v is None else v for v in c.get("z", [])]
             records.append(

@@ -12,7 +12,7 @@ import numpy as np
 from empirical.nets.device import select_device
 from empirical.training import checkpoint, protocols, runlog
 from empirical.images.grid import grid
-from empirical.training.config import TrainConfig, read_run_config
+from empirical.training.config import TrainConfig, saved_config
 from core.progress import bar as progress_bar
 from core.trajectory import read_csv
 
@@ -29,7 +29,7 @@ def load_run(run: Path) -> tuple[TrainConfig, dict]:
         raise ValueError(
             f"{path}: not a training run (no config.json); train one with python -m empirical.train"
         )
-    doc = read_run_config(path)
+    doc = saved_config(run)
     if not isinstance(doc.get("probe"), dict) or not {"path", "hash"} <= set(doc["probe"]):
         raise ValueError(
             f"{path}: not a training run's config: it has no 'probe' section with path and hash"

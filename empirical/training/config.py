@@ -39,7 +39,7 @@ from empirical.images.dgp import DataConfig
 from empirical.images.faces import FacesConfig
 from empirical.training.presets import TRAIN_PRESETS
 from core import cli
-from core.files import read_json
+from core.run_config import read_run_config
 
 
 # where training looks for (and trains) its probe by default
@@ -354,28 +354,22 @@ def selection_concepts(folder: str, given: Sequence[str] | None) -> tuple[str, .
     return concepts
 
 
-def read_run_config(path: Path) -> dict[str, Any]:
-    """A run's config.json as empirical.train writes it (a 'train' section at least); ValueError
-    naming the file."""
-    doc = read_json(path, "config (JSON)")
-    if not isinstance(doc, dict) or not isinstance(doc.get("train"), dict):
-        raise ValueError(
-            f"{path}: not a training run's config (written by python -m empirical.train): it has "
-            "no 'train' section"
-        )
-    # saved before the field existed: those runs trained in fp32
-    doc["train"].setdefault("precision", "fp32")
-    doc["train"].setdefault("ema_warmup", False)  # likewise: a constant decay
-    doc["train"].setdefault("celeba", "")  # runs saved before faces trained on the synthetic data
+def saved_config(run: Path, *, required: bool = True) -> dict[str, Any]:
+    """``run/config.json`` checked as every reader of runs checks it (core.run_config), with the
+    defaults of fields added after some runs were saved; ``{}`` where absent and not required."""
+    doc = read_run_config(run, required=required)
+    if doc:
+        doc["train"].setdefault("precision", "fp32")  # saved before the field: trained in fp32
+        doc["train"].setdefault("ema_warmup", False)  # likewise: a constant decay
+        doc["train"].setdefault("celeba", "")  # saved before faces: the synthetic data
     return doc
 
 
 def check_folder(out: Path, cfg: TrainConfig) -> None:
     """A folder holding another run's config is an error, not something to overwrite."""
-    path = out / "config.json"
-    if not path.exists():
+    old = saved_config(out, required=False)
+    if not old:
         return
-    old = read_run_config(path)
     diff = [
         f"{k}: {old['train'].get(k)!r} -> {v!r}"
         for k, v in cfg.to_json().items()

@@ -21,7 +21,7 @@ from empirical.nets.device import autocast, device_name, resolve_precision, sele
 from empirical.training import checkpoint, evaluate, protocols, runlog
 from empirical.nets import unet
 from empirical.nets.ema import ema_decay
-from empirical.training.config import TrainConfig, check_folder, read_run_config
+from empirical.training.config import TrainConfig, check_folder, saved_config
 from empirical.training.probes import load_probe, provide_probe
 from empirical.images.dgp import mask, sample
 from empirical.images.faces import batch_faces, training_faces
@@ -87,8 +87,7 @@ def optimizer(params, cfg: TrainConfig) -> torch.optim.Optimizer:
 def previous_stamps(out: Path) -> list[dict]:
     """The stamps of the earlier starts of a run (config.json's ``stamps``; one per start, resumes
     included)."""
-    path = out / "config.json"
-    stamps = read_run_config(path).get("stamps", []) if path.exists() else []
+    stamps = saved_config(out, required=False).get("stamps", [])
     return [s for s in stamps if isinstance(s, dict)] if isinstance(stamps, list) else []
 
 

@@ -541,7 +541,7 @@ def test_bf16_run_matches_the_fp32_reference(probe_dir, tmp_path):
 
 
 def test_precision_is_checked_and_old_runs_read_as_fp32(probe_dir, tmp_path, capsys):
-    from empirical.training.config import read_run_config
+    from empirical.training.config import saved_config
     from empirical.nets.device import resolve_precision
 
     with pytest.raises(
@@ -555,7 +555,7 @@ def test_precision_is_checked_and_old_runs_read_as_fp32(probe_dir, tmp_path, cap
     doc = json.loads((out / "config.json").read_text())
     del doc["train"]["precision"]  # as written before the field existed
     (out / "config.json").write_text(json.dumps(doc))
-    assert read_run_config(out / "config.json")["train"]["precision"] == "fp32"
+    assert saved_config(out)["train"]["precision"] == "fp32"
     args = [
         "--preset",
         "smoke",
