@@ -62,6 +62,13 @@ def pristine_smoke_run(tmp_path_factory):
     return out
 
 
+@pytest.fixture(scope="session")
+def smoke_probe(pristine_smoke_run):
+    """The session's smoke probe (the one the finished smoke run trained inside it): pass
+    ``probe=<it>`` to a smoke run that needs no probe of its own, and it trains none."""
+    return pristine_smoke_run / "probe"
+
+
 @pytest.fixture(scope="module")
 def smoke_run(pristine_smoke_run, tmp_path_factory):
     """This module's own copy of the session's finished smoke run (free to elicit into)."""

@@ -91,7 +91,7 @@ def test_a_diverging_run_stops_before_saving_nan_and_can_resume(tmp_path, monkey
     assert summary["step"] == 40
 
 
-def test_a_diverged_evaluation_is_not_logged(tmp_path, monkeypatch, capsys):
+def test_a_diverged_evaluation_is_not_logged(tmp_path, monkeypatch, capsys, smoke_probe):
     """Non-finite generated images stop the run; they are not read as 'nothing readable' (a missing point)."""
     from empirical.training import evaluate
 
@@ -106,7 +106,9 @@ def test_a_diverged_evaluation_is_not_logged(tmp_path, monkeypatch, capsys):
 
     monkeypatch.setattr(evaluate, "naive", naive)
     out = tmp_path / "eval"
-    assert train_main(["--preset", "smoke", "--out", str(out)]) == 2
+    assert (
+        train_main(["--preset", "smoke", "--set", f"probe={smoke_probe}", "--out", str(out)]) == 2
+    )
     line = one_error_line(capsys, "train")
     assert "diverged at step 17" in line and "non-finite values" in line
     assert checkpoint.load(out / "checkpoints" / "last.pt")["step"] == 4

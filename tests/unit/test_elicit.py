@@ -236,8 +236,11 @@ def test_cli_not_a_run(tmp_path, capsys):
     assert "not a training run (no config.json)" in capsys.readouterr().err
 
 
-def test_protocols_during_training(tmp_path):
-    cfg = make_config("smoke", ["protocols=overprompt,intervention"])
+def test_protocols_during_training(tmp_path, smoke_probe):
+    cfg = make_config(
+        "smoke",
+        ["protocols=overprompt,intervention", f"probe={smoke_probe}", "steps=10", "evals=2"],
+    )
     train(cfg, tmp_path / "r", progress=False)
     t = [t for t in read_csv(tmp_path / "r" / "trajectories.csv") if t.label == "11"]
     assert sorted(x.protocol for x in t) == ["intervention", "naive", "overprompt"]
@@ -245,11 +248,12 @@ def test_protocols_during_training(tmp_path):
         make_config("smoke", ["protocols=patch"])
 
 
-def test_patch_needs_a_finished_run(tmp_path, capsys):
+def test_patch_needs_a_finished_run(tmp_path, capsys, smoke_probe):
     out = tmp_path / "r"
-    train(make_config("smoke"), out, progress=False, stop_after=25)
+    cfg = make_config("smoke", [f"probe={smoke_probe}", "steps=20", "evals=2", "save_every=10"])
+    train(cfg, out, progress=False, stop_after=12)
     assert main([str(out), "--protocols", "patch"]) == 2
-    assert "patch needs the final checkpoint (step 40)" in capsys.readouterr().err
+    assert "patch needs the final checkpoint (step 20)" in capsys.readouterr().err
 
 
 def test_the_run_probe_reports_abstention_per_unreadable_kind(run):

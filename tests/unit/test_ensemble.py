@@ -29,8 +29,9 @@ SHARED = [
 ]
 
 
-def config(tmp_path, *own):
-    return make_config("smoke", [*SHARED, f"probe={tmp_path / 'probe'}", *own])
+def config(probe, *own):
+    """A member's config reading the probe folder ``probe`` (the session's smoke probe: none is trained)."""
+    return make_config("smoke", [*SHARED, f"probe={probe}", *own])
 
 
 def losses(folder):
@@ -61,11 +62,11 @@ def assert_same_run(a, b):
 @pytest.fixture(
     scope="module", params=["stacked", pytest.param("threaded", marks=pytest.mark.slow)]
 )
-def trained(tmp_path_factory, request):
+def trained(tmp_path_factory, request, smoke_probe):
     """Seeds 0 and 1 at two separations trained as one ensemble (each engine), and seed 1 alone."""
     tmp = tmp_path_factory.mktemp(request.param)
     torch.set_num_threads(1)
-    cfgs = [config(tmp, "seed=0"), config(tmp, "seed=1", "sep.color=0.5")]
+    cfgs = [config(smoke_probe, "seed=0"), config(smoke_probe, "seed=1", "sep.color=0.5")]
     done, failed = train_members(
         cfgs, [tmp / "a", tmp / "b"], engine=request.param, workers=2, progress=False
     )
@@ -79,10 +80,12 @@ def test_a_member_equals_its_run_trained_alone(trained):
     assert losses(trained / "a") != losses(trained / "b")  # its own seed and data, not a copy
 
 
-def test_a_killed_ensemble_resumes_level_and_ends_as_if_never_stopped(trained, tmp_path):
+def test_a_killed_ensemble_resumes_level_and_ends_as_if_never_stopped(
+    trained, tmp_path, smoke_probe
+):
     """One member saved at step 20, the other at 10 (a kill between saves): the one behind catches up alone,
     then both go on together; each ends equal to its uninterrupted run."""
-    cfgs = [config(trained, "seed=0"), config(trained, "seed=1", "sep.color=0.5")]
+    cfgs = [config(smoke_probe, "seed=0"), config(smoke_probe, "seed=1", "sep.color=0.5")]
     outs = [tmp_path / "a", tmp_path / "b"]
     engine = trained.name.rstrip("0123456789")
     train_members(cfgs, outs, engine=engine, progress=False, stop_after=20)
@@ -134,14 +137,16 @@ def test_explicit_attention_equals_torch_s_fused_one():
 
 
 @pytest.mark.parametrize("name", ["stacked", "threaded"])
-def test_a_diverging_member_is_named_and_the_others_are_not_lost(trained, tmp_path, name):
+def test_a_diverging_member_is_named_and_the_others_are_not_lost(
+    trained, tmp_path, name, smoke_probe
+):
     """A member whose loss is not finite comes back as its Diverged, not updated; under `stacked` nobody is
     updated and every stream is put back (the others redo the step as drawn), under `threaded` the others step."""
     from empirical.training import stacked
     from empirical.ensemble import open_members
     from empirical.training.run import Diverged
 
-    cfgs = [config(trained, "seed=0"), config(trained, "seed=1")]
+    cfgs = [config(smoke_probe, "seed=0"), config(smoke_probe, "seed=1")]
     runs = open_members(cfgs, [tmp_path / "a", tmp_path / "b"], progress=False)
     with torch.no_grad():
         next(runs[0].vdm.net.parameters()).fill_(float("nan"))
@@ -160,14 +165,14 @@ def test_a_diverging_member_is_named_and_the_others_are_not_lost(trained, tmp_pa
 
 
 @pytest.mark.parametrize("name", ["stacked", "threaded"])
-def test_a_stretch_of_updates_stops_where_a_member_diverges(trained, tmp_path, name):
+def test_a_stretch_of_updates_stops_where_a_member_diverges(trained, tmp_path, name, smoke_probe):
     """train_steps: under `stacked` nobody is updated at the bad step and the stretch ends there; under `threaded`
     the others go on to its end."""
     from empirical.training import stacked
     from empirical.ensemble import open_members
     from empirical.training.run import Diverged
 
-    cfgs = [config(trained, "seed=0"), config(trained, "seed=1")]
+    cfgs = [config(smoke_probe, "seed=0"), config(smoke_probe, "seed=1")]
     runs = open_members(cfgs, [tmp_path / "a", tmp_path / "b"], progress=False)
     with torch.no_grad():
         next(runs[0].vdm.net.parameters()).fill_(float("nan"))
@@ -183,7 +188,7 @@ def test_a_stretch_of_updates_stops_where_a_member_diverges(trained, tmp_path, n
 
 @pytest.mark.parametrize("name", ["stacked", "threaded"])
 def test_a_member_diverging_mid_training_is_named_and_the_other_ends_as_alone(
-    trained, tmp_path, monkeypatch, name
+    trained, tmp_path, monkeypatch, name, smoke_probe
 ):
     """Member a's images turn to NaN at update 8 (between two records): it stops there, named; member b trains on
     to the end and equals its run trained alone, records, evaluations and saves included."""
@@ -196,22 +201,22 @@ def test_a_member_diverging_mid_training_is_named_and_the_other_ends_as_alone(
         return (x * float("nan") if self.out.name == "a" and self.step >= 7 else x), h
 
     monkeypatch.setattr(Run, "batch", batch)
-    cfgs = [config(trained, "seed=0"), config(trained, "seed=1", "sep.color=0.5")]
+    cfgs = [config(smoke_probe, "seed=0"), config(smoke_probe, "seed=1", "sep.color=0.5")]
     outs = [tmp_path / "a", tmp_path / "b"]
     done, failed = train_members(cfgs, outs, engine=name, workers=2, progress=False)
     assert failed == [f"{outs[0]}: diverged at step 8"] and done[1]["step"] == 30
     assert_same_run(outs[1], trained / "alone")
 
 
-def trained_stacked(tmp_path, *shared):
+def trained_stacked(tmp_path, probe, *shared):
     """Two members (seed 0; seed 1 at Δcolor 0.5) of the stacked engine after 3 updates, drawing every member's
     samples at once as on a GPU (on a CPU that is off: checked here)."""
     from empirical.ensemble import open_members
     from empirical.training.stacked import Stacked
 
     cfgs = [
-        config(tmp_path, "seed=0", *shared),
-        config(tmp_path, "seed=1", "sep.color=0.5", *shared),
+        config(probe, "seed=0", *shared),
+        config(probe, "seed=1", "sep.color=0.5", *shared),
     ]
     runs = open_members(cfgs, [tmp_path / "a", tmp_path / "b"], progress=False)
     ens = Stacked(runs)
@@ -223,12 +228,12 @@ def trained_stacked(tmp_path, *shared):
     return runs, ens
 
 
-def test_the_members_naive_samples_drawn_at_once_are_each_member_s_own(tmp_path):
+def test_the_members_naive_samples_drawn_at_once_are_each_member_s_own(tmp_path, smoke_probe):
     """The GPU's evaluation (every member's naive samples in one sampler) hands each member the images its
     run alone draws at that step (empirical.training.evaluate.naive's prompts and generators)."""
     from empirical.training import evaluate
 
-    runs, ens = trained_stacked(tmp_path)
+    runs, ens = trained_stacked(tmp_path, smoke_probe)
     drawn = ens.naive_images()
     for run in runs:
         cfg = run.cfg
@@ -250,13 +255,15 @@ def test_the_members_naive_samples_drawn_at_once_are_each_member_s_own(tmp_path)
     assert [p.step for p in run.logs.points] == [3] * len(run.cfg.data.classes)
 
 
-def test_the_members_over_prompting_drawn_at_once_reads_as_each_run_alone(tmp_path, monkeypatch):
+def test_the_members_over_prompting_drawn_at_once_reads_as_each_run_alone(
+    tmp_path, monkeypatch, smoke_probe
+):
     """Over-prompting at a checkpoint (every setting's choosing draw, then the chosen one's scoring draw) made for
     every member in one sampler gives each member the readings its run alone makes (protocols.elicit_step), and
     the member logs them without drawing again."""
     from empirical.training import protocols, runlog
 
-    runs, ens = trained_stacked(tmp_path, "protocols=overprompt")
+    runs, ens = trained_stacked(tmp_path, smoke_probe, "protocols=overprompt")
     elicited = ens.elicited()
     for run in runs:
         alone = protocols.elicit_step(
@@ -288,13 +295,13 @@ def test_the_members_over_prompting_drawn_at_once_reads_as_each_run_alone(tmp_pa
 
 
 def test_a_member_whose_over_prompted_images_are_not_finite_draws_alone_and_the_others_go_on(
-    tmp_path,
+    tmp_path, smoke_probe
 ):
     """elicit_members: a member's NaN weights give it no readings (it draws alone, and fails there as a run
     alone does); the other members' readings are still each their own."""
     from empirical.training import protocols
 
-    runs, ens = trained_stacked(tmp_path, "protocols=overprompt")
+    runs, ens = trained_stacked(tmp_path, smoke_probe, "protocols=overprompt")
     with torch.no_grad():
         for p in runs[0].model_eval.parameters():
             p.fill_(float("nan"))

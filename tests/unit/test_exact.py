@@ -245,9 +245,10 @@ def test_cheap_subdivisions_share_one_solve_on_the_fast_path_only():
     assert general == [(1, [0, 4]), (2, [1, 3]), (16, [2])]
 
 
-def test_the_fused_gap_is_the_sum_of_the_constants_differences():
-    """_gap (one product over both subdivisions, a block of trajectories at a time) against the constants of
-    each subdivision formed whole and subtracted: shared gates and gates of a trajectory's own at once."""
+def test_the_blocked_gap_is_the_sum_of_the_constants_differences():
+    """constants_and_gap (both subdivisions' constants formed a block of columns at a time) against the
+    constants of each subdivision formed whole and subtracted: shared gates and gates of a trajectory's own
+    at once, blocks that cut a concept's columns included."""
     rng = np.random.default_rng(5)
     n, land = 700, eq1()
     values = {
@@ -281,6 +282,27 @@ def test_the_fused_gap_is_the_sum_of_the_constants_differences():
         quadrature.constants_into(*part, whole[r])
     expected = np.abs(whole[2] - whole[1]).sum(axis=0)
     assert expected.max() > 1e-8  # the steep switches differ (the rest cancel to rounding)
+    blocked = np.empty_like(whole[2])
     np.testing.assert_allclose(
-        quadrature.gap(parts[2], parts[1], n, 2), expected, rtol=1e-9, atol=1e-13
+        quadrature.constants_and_gap(parts[2], parts[1], blocked), expected, rtol=1e-9, atol=1e-13
     )
+    np.testing.assert_array_equal(blocked, whole[2])  # the constants written block by block
+
+
+special = st.sampled_from([0.0, 1.0, 0.5, 2.0, 1e300, np.inf, -np.inf, np.nan])
+
+
+@given(
+    st.lists(st.tuples(special, special, special, special), min_size=2, max_size=12),
+    st.tuples(special, special),
+)
+def test_a_path_finite_at_its_end_was_finite_all_along(steps, z0):
+    """finite_paths reads the last point alone; on the quadrature's recursion z' = phi z + c (phi >= 0, as
+    e^{-A} is, 0 and inf included; c anything) it agrees with checking every point."""
+    phi = np.abs(np.array([s[:2] for s in steps]).T[:, :, None])  # (D, T-1, 1)
+    c = np.array([s[2:] for s in steps]).T[:, :, None]
+    out = np.empty((len(steps) + 1, 2, 1))
+    with np.errstate(all="ignore"):
+        quadrature.propagate(phi, c, np.array([z0]), out)
+    z = out.transpose(2, 0, 1)
+    assert exact.finite_paths(z).tolist() == np.isfinite(z).all(axis=(1, 2)).tolist()

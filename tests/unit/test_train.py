@@ -26,15 +26,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
-def probe_dir(tmp_path_factory):
-    """One smoke probe for the whole module (training it takes a few seconds)."""
-    from empirical.probing import probe_train
-
-    out = tmp_path_factory.mktemp("probe")
-    cfg = probe_train.ProbeConfig(resolution=8, steps=30)
-    model, report = probe_train.train(cfg, progress=False)
-    probe_train.save(model, cfg, report, out)
-    return out
+def probe_dir(smoke_probe):
+    """The session's smoke probe: the module's runs train none of their own."""
+    return smoke_probe
 
 
 def smoke(probe_dir, *more):
@@ -315,9 +309,9 @@ def test_smoke_run_writes_a_valid_log(probe_dir, tmp_path, capsys):
 
 def test_a_log_file_gets_one_line_per_checkpoint(probe_dir, tmp_path, capsys):
     """Where stderr is not a terminal (a background run's log) tqdm draws nothing; each checkpoint is a line."""
-    cfg = smoke(probe_dir)
-    train(cfg, tmp_path / "quiet", progress=False)
+    train(smoke(probe_dir, "steps=4", "evals=2"), tmp_path / "quiet", progress=False)
     assert "train smoke: step" not in capsys.readouterr().err
+    cfg = smoke(probe_dir)
     train(cfg, tmp_path / "run", progress=True)
     lines = [
         line

@@ -35,7 +35,7 @@ from theory.models.landscape import Landscape
 from theory.models.linear_form import LinearForm, at as _at, linear_form, why_not_linear
 from theory.solvers import quadrature
 
-__all__ = ["ExactStats", "LinearForm", "linear_form", "solve", "why_not_linear"]
+__all__ = ["ExactStats", "LinearForm", "finite_paths", "linear_form", "solve", "why_not_linear"]
 
 MAX_SUBDIVISIONS = 2**12  # subintervals per output interval; unconverged there, a trajectory fails
 # the first subdivision puts subintervals no longer than RESOLVE / (the fastest rate of the form)
@@ -179,6 +179,14 @@ def _elements_per_trajectory(form: LinearForm, t, p, d: int) -> int:
     return (t.size - 1) * (
         own * 3 * quadrature.GAUSS_NODES * (1 if form.constant_a else 2) + general
     ) + 1
+
+
+def finite_paths(z: NDArray[np.float64]) -> NDArray[np.bool_]:
+    """Per trajectory (N,), whether the path z (N, T, D) of :func:`solve` is finite at every time,
+    read from its last point alone: each step is z' = phi z + c with phi = e^{-A} >= 0, and a
+    non-finite z stays non-finite (phi z is +-inf or NaN, NaN where phi is 0, and adding c keeps it
+    so), so a path that is finite at its end was finite all along."""
+    return np.isfinite(z[:, -1]).all(axis=1)
 
 
 def solve(

@@ -221,13 +221,14 @@ METHODS: dict[str, Callable] = {
 BOUNDED_STEPS = 200_000  # auto's dopri fallback: its step bound is never below span / this
 
 
-def _exact_or_dopri(land, t, z0, p, rtol, atol, max_step, z, status) -> tuple[str, str]:
+def _exact_or_dopri(land, t, z0, p, rtol, atol, max_step, z, status) -> tuple[str, str, NDArray]:
     """auto: the trajectories the exact quadrature cannot resolve are solved with dopri, in place in
     z and status, its steps no longer than the fastest time scale the quadrature found (an adaptive
-    step would step over a narrow switch); returns the method and the note for the message."""
+    step would step over a narrow switch); returns the method, the note for the message and the
+    rows dopri solved."""
     unresolved = np.flatnonzero(status == exact.UNRESOLVED)
     if not unresolved.size:
-        return "exact", ""
+        return "exact", "", unresolved
     scale = float(np.min(exact.time_scale(land, t, p[unresolved])))
     affordable = (t[-1] - t[0]) / BOUNDED_STEPS  # a step bound that keeps the solve to seconds
     h = min(max_step, max(scale, affordable))
@@ -244,6 +245,7 @@ def _exact_or_dopri(land, t, z0, p, rtol, atol, max_step, z, status) -> tuple[st
         "exact+dopri",
         f"; {unresolved.size} of {status.size} trajectories solved with dopri (auto), steps of at "
         f"most {h:.3g}{short}: {why}",
+        unresolved,
     )
 
 
@@ -287,12 +289,17 @@ def integrate(
     stats, note = None, ""
     if method == "exact":
         z, status, stats = exact.solve(landscape, t, z0, p, rtol, atol, max_step)
+        finite = exact.finite_paths(z)
         if requested == "auto":  # what the quadrature cannot resolve, dopri solves
-            method, note = _exact_or_dopri(landscape, t, z0, p, rtol, atol, max_step, z, status)
+            method, note, redone = _exact_or_dopri(
+                landscape, t, z0, p, rtol, atol, max_step, z, status
+            )
+            finite[redone] = np.isfinite(z[redone]).all(axis=(1, 2))
     else:
         z, status = METHODS[method](landscape, t, z0, p, rtol, atol, max_step)
+        finite = np.isfinite(z).all(axis=(1, 2))
     # finite or failed: a solver that reports success on a non-finite path (overflow) is overruled
-    status = np.where((status == 0) & ~np.isfinite(z).all(axis=(1, 2)), dopri.NOT_FINITE, status)
+    status = np.where((status == 0) & ~finite, dopri.NOT_FINITE, status)
     message = _message(status, method, note)
     return Solution(
         t, z, arrays, landscape, method, rtol, atol, status, not status.any(), message, stats

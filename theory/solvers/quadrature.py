@@ -96,38 +96,36 @@ def uniform_parts(form: LinearForm, g, coefs, rates, span: float, r: int):
     return stacked, weights, own
 
 
-def constants_into(stacked, weights, own, out) -> None:
-    """out (M, D N) = stacked (M, S) @ weights (S, D N) + the terms of their own."""
-    np.matmul(stacked, weights, out=out)
-    for i, w, nodes in own:
-        width = w.shape[1]
-        out[:, i * width : (i + 1) * width] += np.einsum("sn,isn->in", w, nodes)
+def constants_into(stacked, weights, own, out, b0: int = 0, b1: int | None = None):
+    """out (M, b1 - b0) = the columns b0 to b1 of stacked (M, S) @ weights (S, D N) plus the terms
+    of their own (concept i's in columns i N to (i + 1) N); all of them by default. Returns out."""
+    b1 = weights.shape[1] if b1 is None else b1
+    np.matmul(stacked, weights[:, b0:b1], out=out)
+    for i, w, g in own:
+        n = w.shape[1]
+        lo, hi = max(b0, i * n), min(b1, (i + 1) * n)
+        if lo < hi:
+            out[:, lo - b0 : hi - b0] += np.einsum(
+                "sn,isn->in", w[:, lo - i * n : hi - i * n], g[:, :, lo - i * n : hi - i * n]
+            )
+    return out
 
 
-def gap(fine, coarse, n: int, d: int) -> NDArray[np.float64]:
-    """Σ_j |c_2r - c_r|_j (D N,) from the two subdivisions' ``uniform_parts``, as one product of
-    the stacked node values of both with their weights (the coarse negated), a block of columns at
-    a time (a cache-sized buffer: no full coarse array). The closed-form column is the same at every
-    r and cancels."""
-    (s2, w2, own2), (s1, w1, own1) = fine, coarse
-    stacked = np.concatenate([s2[:, :-1], s1[:, :-1]], axis=1)
-    weights = np.concatenate([w2[:-1], -w1[:-1]])
-    own = own2 + [(i, -w, g) for i, w, g in own1]
-    total = np.zeros(d * n)
-    if not stacked.shape[1] and not own:
-        return total
-    step = max(1, 2**15 // stacked.shape[0])  # columns a block (measured best: an L2-sized part)
-    buf = np.empty((stacked.shape[0], min(step, d * n)))
-    for b0 in range(0, d * n, step):
-        b1 = min(d * n, b0 + step)
-        part = np.matmul(stacked, weights[:, b0:b1], out=buf[:, : b1 - b0])
-        for i, w, g in own:  # a trajectory's own gates: columns i N to (i + 1) N
-            lo, hi = max(b0, i * n), min(b1, (i + 1) * n)
-            if lo < hi:
-                part[:, lo - b0 : hi - b0] += np.einsum(
-                    "sn,isn->in", w[:, lo - i * n : hi - i * n], g[:, :, lo - i * n : hi - i * n]
-                )
-        total[b0:b1] = np.abs(part, out=part).sum(axis=0)
+def constants_and_gap(fine, coarse, out) -> NDArray[np.float64]:
+    """Writes the 2r subdivision's interval constants c_2r into out (T-1, D N) and returns
+    Σ_j |c_2r - c_r|_j (D N,), from the two subdivisions' ``uniform_parts``, a block of columns at
+    a time: both products of a block stay in cache-sized buffers, so the constants are written once
+    and never read back, and no full coarse array is made."""
+    rows, width = out.shape
+    total = np.empty(width)
+    step = max(1, 2**15 // rows)  # columns a block (measured best: an L2-sized part)
+    buf = np.empty((2, rows, min(step, width)))
+    for b0 in range(0, width, step):
+        b1 = min(width, b0 + step)
+        f = constants_into(*fine, buf[0, :, : b1 - b0], b0, b1)
+        c = constants_into(*coarse, buf[1, :, : b1 - b0], b0, b1)
+        out[:, b0:b1] = f
+        total[b0:b1] = np.abs(np.subtract(f, c, out=c), out=c).sum(axis=0)
     return total
 
 
@@ -144,10 +142,8 @@ def uniform_solve(form: LinearForm, t, r: int, z0, p, out):
         for q in (r, 2 * r)
     }
     flat = out[1:].reshape(t.size - 1, d * n)  # a view: out is contiguous
-    fine = uniform_parts(form, gates[2 * r], coefs, rates, span, 2 * r)
-    constants_into(*fine, flat)
-    coarse = uniform_parts(form, gates[r], coefs, rates, span, r)
-    diff = gap(fine, coarse, n, d).reshape(d, n)
+    fine, coarse = (uniform_parts(form, gates[q], coefs, rates, span, q) for q in (2 * r, r))
+    diff = constants_and_gap(fine, coarse, flat).reshape(d, n)
     phi = np.exp(-np.array(rates) * span)[:, None, :]
     propagate(phi, out[1:].transpose(1, 0, 2), z0, out)
     return diff * growth(phi, t.size - 1)
