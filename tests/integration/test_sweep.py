@@ -131,7 +131,7 @@ def test_then_steps_run_after_training_and_failures_name_their_run(tmp_path, cap
     assert "nothing to do" in capsys.readouterr().out
 
 
-def test_a_folder_holding_other_runs_is_refused_before_anything_runs(tmp_path, capsys):
+def test_a_folder_holding_other_runs_is_refused_before_anything_runs(tmp_path, capsys, smoke_probe):
     out = tmp_path / "sw"
     assert (
         main(
@@ -140,6 +140,8 @@ def test_a_folder_holding_other_runs_is_refused_before_anything_runs(tmp_path, c
                 "smoke",
                 "--grid",
                 "seed=0",
+                "--set",
+                f"probe={smoke_probe}",
                 "--set",
                 "steps=8",
                 "--executor",
@@ -158,6 +160,8 @@ def test_a_folder_holding_other_runs_is_refused_before_anything_runs(tmp_path, c
                 "smoke",
                 "--grid",
                 "seed=0",
+                "--set",
+                f"probe={smoke_probe}",
                 "--set",
                 "steps=9",
                 "--executor",
