@@ -49,6 +49,7 @@ COMMANDS = (
     "figures.capability",
     "figures.fit",
     "figures.forecast",
+    "figures.forecast_verdict",
     "figures.masking",
     "figures.outside",
     "figures.predict",
