@@ -26,7 +26,7 @@ from core import cli
 from core.files import read_json
 from matplotlib.figure import Figure
 
-from core.plot import save
+from figures.command import one_figure
 
 DEFAULT_COLOR, BASELINE_COLOR = "tab:blue", "0.55"
 NEEDED = ("verdict", "n_valid", "parts", "per_cut", "pooled", "rows")
@@ -144,24 +144,9 @@ def draw(doc: dict):
 
 @cli.command("figures.forecast_verdict")
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = cli.reader_parser(
-        "figures.forecast_verdict",
-        __doc__,
-        "verdict",
-        "verdict.json of python -m fitting.forecast_registered score",
-        "a .png, or a folder (default: verdict.png beside the verdict)",
-    )
-    args = parser.parse_args(argv)
-    out = cli.figure_path(cli.out_or_beside(args.out, args.verdict), "verdict.png")
-    if cli.checking(args):
-        return 0
-    try:
-        fig = draw(read_json(args.verdict, "verdict"))
-    except (ValueError, KeyError, TypeError) as err:
-        raise cli.UsageError(f"{args.verdict}: {err}") from None
-    save(fig, out)
-    print(f"wrote {out}")
-    return 0
+    source = ("verdict", "verdict.json of python -m fitting.forecast_registered score")
+    read = lambda path: read_json(path, "verdict")  # noqa: E731
+    return one_figure("figures.forecast_verdict", __doc__, source, "verdict.png", read, draw, argv)
 
 
 if __name__ == "__main__":

@@ -20,7 +20,8 @@ from typing import Sequence
 import numpy as np
 
 from core import cli
-from core.plot import covariate_label, save, subplots
+from core.plot import covariate_label, subplots
+from figures.command import one_figure
 from fitting.records import VerdictRecord
 
 LAW_COLOR, BASELINE_COLOR = "tab:blue", "0.55"
@@ -112,25 +113,9 @@ def draw(verdict: VerdictRecord):
 
 @cli.command("figures.outside")
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = cli.reader_parser(
-        "figures.outside",
-        __doc__,
-        "verdict",
-        "verdict.json of python -m fitting.outside score",
-        "a .png, or a folder (default: verdict.png beside the verdict)",
-    )
-    args = parser.parse_args(argv)
-    out = cli.figure_path(cli.out_or_beside(args.out, args.verdict), "verdict.png")
-    if cli.checking(args):
-        return 0
-    verdict = VerdictRecord.read(args.verdict)
-    try:
-        fig = draw(verdict)
-    except ValueError as err:
-        raise cli.UsageError(f"{args.verdict}: {err}") from None
-    save(fig, out)
-    print(f"wrote {out}")
-    return 0
+    source = ("verdict", "verdict.json of python -m fitting.outside score")
+    read = VerdictRecord.read
+    return one_figure("figures.outside", __doc__, source, "verdict.png", read, draw, argv)
 
 
 if __name__ == "__main__":
