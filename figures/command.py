@@ -32,8 +32,10 @@ def one_figure(
     record = read(path)
     try:
         fig = draw(record)
-    except (ValueError, KeyError, TypeError) as err:
+    except ValueError as err:
         raise cli.UsageError(f"{path}: {err}") from None
+    except (KeyError, TypeError) as err:  # a file of another shape than the figure reads
+        raise cli.UsageError(f"{path}: not drawable ({type(err).__name__}: {err})") from None
     save(fig, out)
     print(f"wrote {out}")
     return 0

@@ -64,10 +64,10 @@ def _cut_panel(ax, cut: str, entry: dict, rows: list[dict]) -> None:
         for dx, e, b in zip(spread, errors, bound):
             ax.plot(x + dx, e, "o", ms=3.5, color=color, mfc="none" if b else color)
         median = (
-            entry["default"]["mae"]
+            entry.get("default", {}).get("mae")
             if method == "default"
             else entry["baselines"][method]["baseline_mae"]
-        )
+        )  # (a cut with no row has no scores)
         if median is not None:
             ax.plot([x - 0.3, x + 0.3], [median, median], color=color, lw=2.5)
     labels = [f"{m} ({k})" for m, k in zip(methods, counts)]  # (rows it forecast)

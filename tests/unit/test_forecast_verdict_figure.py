@@ -83,3 +83,15 @@ def test_another_file_is_refused_in_one_line(tmp_path, capsys):
     assert (
         len(err) == 1 and "not a verdict of python -m fitting.forecast_registered score" in err[0]
     )
+
+
+def test_a_cut_no_run_reached_is_drawn_empty():
+    """The scoring writes a causal cut with no row as {rows: 0, scored: False} (no scores): drawn, titled so."""
+    made = [r for r in rows() if r["cut"] != "capability"]
+    doc = json.loads(json.dumps({"n_valid": 12, **verdict(made, 12), "rows": made}))
+    assert doc["per_cut"]["capability"] == {"rows": 0, "scored": False}
+    drawn = fig.draw(doc)
+    assert (
+        drawn.axes[CAUSAL.index("capability")].get_title()
+        == "cut capability: 0 rows: too few to score"
+    )
