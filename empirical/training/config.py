@@ -12,6 +12,10 @@ Presets (``python -m empirical.train --preset NAME``):
   results/ladder/notes.md says what composition needs). It reads the probe the package ships
   (empirical/probes/color-size-24px, hash 16e18d564fed732e), so every machine reads its runs with
   one instrument.
+- ``quick``: small shortened to 4,000 steps at Δcolor 0.8 with the EMA warmed up, meant to show the
+  paper's path (the held-out class memorized as the stronger concept's class, the turn, composition)
+  in one sitting on 2 CPU cores. Not measured yet: benchmarks/quick_preset.py measures its minutes
+  and composition step in five seeds.
 - ``small-3d``: small on three concepts (color, size, background color; the paper's appendix C.4):
   8 classes, 011, 101, 110 and 111 held out; Δcolor 0.6, Δsize 0.4, Δbg 0.4 (set Δbg per run);
   trains its own probe (no shipped probe reads three concepts). ``python -m figures.training`` draws

@@ -114,6 +114,19 @@ def test_small_is_the_composing_recipe_at_24px():
     )  # dense where class 11 turns
 
 
+def test_quick_is_small_shortened_at_a_composing_level_reading_the_shipped_probe():
+    """quick changes only the length, the checkpoints, the EMA's warm-up and the separations of small:
+    the recipe that composes, the shipped probe, and checkpoints over the turn."""
+    quick, small = make_config("quick").to_json(), make_config("small").to_json()
+    changed = {k for k in quick if quick[k] != small[k]} - {"preset"}
+    assert changed <= {"steps", "evals", "eval_dense", "ema_warmup", "sep", "sample_steps"}
+    cfg = make_config("quick")
+    assert cfg.sep["color"] == 0.8 and cfg.probe == make_config("small").probe
+    assert cfg.steps < small["steps"] and cfg.ema_warmup
+    turn = [p for p in cfg.eval_schedule() if 1500 <= p <= cfg.steps]
+    assert len(turn) >= 10  # the turn and composition are seen, not jumped over
+
+
 def test_small_reads_the_committed_probe_and_never_trains_into_the_package(tmp_path):
     from empirical.probing.reader import load
     from empirical.training.probes import load_probe, provide_probe

@@ -1,0 +1,150 @@
+"""Benchmark: does the `quick` preset show the paper's path in one sitting? Minutes and composition
+step per seed.
+
+    python benchmarks/quick_preset.py --json benchmarks/results/quick_preset.json [--seeds 0-4]
+    python benchmarks/quick_preset.py --json F --seeds 0 --set precision=fp32   # the fp32 time
+
+Trains ``python -m empirical.train --preset quick`` once per seed, one run after another (never two
+at once: each takes both cores), each in a process of its own, timed from the command's start to its
+end (the probe loaded, the data drawn, every checkpoint evaluated: what a user waits for). Then
+reads each run as python -m fitting.ladder does: what class 11 was memorized as, its turn, the step
+from which its naive joint accuracy holds >= 0.5 (composed), and the final shares. The JSON is
+written after every seed; rerunning skips the seeds it already holds for the same settings, so an
+interrupted benchmark resumes (a run cut mid-way resumes from its checkpoint, and is then timed
+from the resume: its minutes say so).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from empirical.ensemble import seed_list  # noqa: E402
+from fitting.analyses.ladder_rows import row  # noqa: E402
+
+GOAL = {"minutes": 15.0, "composed": 4, "of": 5}  # issue #76: at most 15 min, 4 of 5 seeds compose
+
+
+def train(run: Path, seed: int, settings: list[str]) -> tuple[float, bool]:
+    """Train (or finish) one seed's run; its wall minutes, and whether it started from nothing."""
+    fresh = not (run / "checkpoints" / "last.pt").exists()
+    sets = [f"--set={s}" for s in [f"seed={seed}", *settings]]
+    command = [
+        sys.executable,
+        "-m",
+        "empirical.train",
+        "--preset",
+        "quick",
+        *sets,
+        "--out",
+        str(run),
+    ]
+    start = time.perf_counter()
+    subprocess.run(command, cwd=ROOT, check=True)
+    return (time.perf_counter() - start) / 60, fresh
+
+
+def measure(run: Path, minutes: float, fresh: bool) -> dict:
+    """One seed's line of the benchmark, from its folder."""
+    r = row(run, "11")
+    return {
+        "run": str(run),
+        "minutes": round(minutes, 2),
+        "timed_from_start": fresh,
+        "train_minutes": r["cost"]["minutes"],
+        "steps_per_s": r["cost"]["steps_per_s"],
+        "device": r["cost"]["device"],
+        "precision": r["cost"]["precision"],
+        "memorized": r["memorized"],
+        "turn_step": r["turn"]["step"],
+        "composed_step": r["composed_step"],
+        "best": r["best"],
+        "final_step": r["final_step"],
+        "final": r["final"],
+    }
+
+
+def summary(lines: list[dict]) -> dict:
+    composed = [x for x in lines if x["composed_step"] is not None]
+    minutes = [x["minutes"] for x in lines]
+    return {
+        "seeds": len(lines),
+        "composed": len(composed),
+        "max_minutes": max(minutes, default=None),
+        "composed_steps": [x["composed_step"] for x in lines],
+        "meets_goal": len(lines) >= GOAL["of"]
+        and len(composed) >= GOAL["composed"]
+        and max(minutes) <= GOAL["minutes"],
+    }
+
+
+def report(doc: dict) -> str:
+    head = "| seed | minutes | steps/s | memorized as | turn | composed | final shares |"
+    out = [head, "|---|---|---|---|---|---|---|"]
+    for seed, x in sorted(doc["seeds"].items(), key=lambda kv: int(kv[0])):
+        m = x["memorized"]  # fitting.study's reading: {corner, share, step}, or None
+        memo = f"{m['corner']} ({m['share']:.2f} at {m['step']:,.0f})" if m else "-"
+        shares = ", ".join(f"{k} {v:.2f}" for k, v in (x["final"] or {}).items())
+        steps = lambda v: "-" if v is None else f"{v:,.0f}"  # noqa: E731
+        out.append(
+            f"| {seed} | {x['minutes']:.1f} | {x['steps_per_s']:.2f} | {memo} | "
+            f"{steps(x['turn_step'])} | {steps(x['composed_step'])} | {shares} |"
+        )
+    s = doc["summary"]
+    out.append(
+        f"\ncomposed in {s['composed']} of {s['seeds']} seeds; longest run {s['max_minutes']:.1f} min "
+        f"(goal: {GOAL['composed']} of {GOAL['of']}, at most {GOAL['minutes']:.0f} min)"
+    )
+    return "\n".join(out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--json", type=Path, required=True, help="results (read first to resume)")
+    parser.add_argument("--seeds", default="0-4", help="seeds, e.g. 0-4 or 0,2 (default 0-4)")
+    parser.add_argument(
+        "--runs", type=Path, default=Path("runs/quick-benchmark"), help="run folders"
+    )
+    parser.add_argument(
+        "--set", action="append", default=[], metavar="KEY=VALUE", help="more --set for every run"
+    )
+    args = parser.parse_args(argv)
+    seeds = seed_list(args.seeds)
+    doc = json.loads(args.json.read_text()) if args.json.exists() else {}
+    if doc.get("settings", args.set) != args.set:
+        parser.error(
+            f"--json {args.json} holds runs with --set {doc['settings']}; give another file for "
+            f"--set {args.set}"
+        )
+    doc.update(
+        settings=args.set,
+        machine=f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores",
+        command="python -m empirical.train --preset quick --set seed=S "
+        + " ".join(f"--set {s}" for s in args.set),
+    )
+    doc.setdefault("seeds", {})
+    for seed in seeds:
+        if str(seed) in doc["seeds"]:
+            continue
+        run = args.runs / "-".join([f"seed{seed}", *args.set]).replace("=", "")
+        minutes, fresh = train(run, seed, args.set)
+        doc["seeds"][str(seed)] = measure(run, minutes, fresh)
+        doc["summary"] = summary(list(doc["seeds"].values()))
+        args.json.write_text(json.dumps(doc, indent=2) + "\n")
+        print(report(doc), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
