@@ -23,10 +23,10 @@ from typing import Sequence
 import numpy as np
 
 from core import cli
-from core.files import read_json
 from matplotlib.figure import Figure
 
 from figures.command import one_figure
+from fitting.records import ForecastVerdictRecord
 
 DEFAULT_COLOR, BASELINE_COLOR = "tab:blue", "0.55"
 NEEDED = ("verdict", "n_valid", "parts", "per_cut", "pooled", "rows")
@@ -145,7 +145,7 @@ def draw(doc: dict):
 @cli.command("figures.forecast_verdict")
 def main(argv: Sequence[str] | None = None) -> int:
     source = ("verdict", "verdict.json of python -m fitting.forecast_registered score")
-    read = lambda path: read_json(path, "verdict")  # noqa: E731
+    read = lambda path: ForecastVerdictRecord.read(path).to_json()  # noqa: E731
     return one_figure("figures.forecast_verdict", __doc__, source, "verdict.png", read, draw, argv)
 
 

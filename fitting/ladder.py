@@ -33,7 +33,7 @@ from typing import Sequence
 
 from fitting.analyses.study_runs import PERSIST
 from core import cli
-from fitting.records import LadderRecord
+from fitting.analyses.event_records import LadderRecord
 from fitting.analyses.ladder_rows import row, table
 
 

@@ -278,27 +278,6 @@ class LeaveOutRecord(Record):
 
 
 @dataclass(frozen=True, kw_only=True)
-class LadderRecord(Record):
-    """ladder.json: one row per training run (memorized as, turn, composed, capability, cost)."""
-
-    FILE = "ladder.json"
-    WRITER = "python -m fitting.ladder"
-    ROWS = {
-        "rows": {
-            "run": "str",
-            "final_step?": "float | None",
-            "composed_step?": "float | None",
-            "capability_step?": "float | None",
-            "censored_at?": "float | None",
-        }
-    }
-
-    label: str = _label()
-    persist: int = field()
-    rows: list = field()
-
-
-@dataclass(frozen=True, kw_only=True)
 class ForecastRecord(Record):
     """A run's forecast: the behavior step, its interval, P(by the horizon), and every method's."""
 
@@ -378,6 +357,28 @@ class VerdictRecord(Record):
     mended: dict | None = None
 
 
+@dataclass(frozen=True, kw_only=True)
+class ForecastVerdictRecord(Record):
+    """verdict.json of the forecast's registered test: per causal cut the default's and each
+    baseline's scores, the pooled coverage and Brier, every row (figures.forecast_verdict)."""
+
+    FILE = "verdict.json"
+    WRITER = "python -m fitting.forecast_registered score"
+    ROWS = {"rows": {"run": "Any", "cut": "Any", "at": "Any", "already": "Any"}}
+
+    registration_commit: str | None
+    code_changed_since: list
+    runs: dict
+    n_valid: int
+    valid: bool
+    verdict: str
+    parts: dict
+    per_cut: dict
+    pooled: dict
+    hindsight: dict
+    rows: list
+
+
 def _step(value: float | None) -> str:
     return "?" if value is None else f"{value:,.0f}"
 
@@ -392,7 +393,6 @@ RECORDS: tuple[type[Record], ...] = (
     ElicitationSummaryRecord,
     PredictionRecord,
     LeaveOutRecord,
-    LadderRecord,
     ForecastRecord,
     VerdictRecord,
-)
+)  # (ForecastVerdictRecord's file is also named verdict.json: read where its writer puts it)

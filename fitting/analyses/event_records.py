@@ -1,12 +1,16 @@
-"""The records of the event-time analyses (fitting.records explains a record): the registered
-outside-range test's registration (fitting.outside; its verdict, which figures.outside reads, is
-fitting.records.VerdictRecord) and the forecasts' calibration (fitting.forecast_calibration)."""
+"""The records of the event-time analyses that no figure reads (fitting.records explains a record;
+the ones figures read live there): the registered outside-range test's registration
+(fitting.outside), the forecasts' calibration and reference pool (fitting.forecast_calibration), the
+forecast test's registration (fitting.forecast_registered; its verdict is
+fitting.records.ForecastVerdictRecord, imported here for that command) and the ladder's rows
+(fitting.ladder)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from core.record import Record
+from core.record import Record, _label
+from fitting.records import ForecastVerdictRecord  # noqa: F401  (read by figures; imported here too)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -96,21 +100,21 @@ class ForecastRegistrationRecord(Record):
 
 
 @dataclass(frozen=True, kw_only=True)
-class ForecastVerdictRecord(Record):
-    """The forecast's registered verdict (fitting.forecast_registered score)."""
+class LadderRecord(Record):
+    """ladder.json: one row per training run (memorized as, turn, composed, capability, cost)."""
 
-    FILE = "verdict.json"
-    WRITER = "python -m fitting.forecast_registered score"
-    ROWS = {"rows": {"run": "Any", "cut": "Any", "at": "Any", "already": "Any"}}
+    FILE = "ladder.json"
+    WRITER = "python -m fitting.ladder"
+    ROWS = {
+        "rows": {
+            "run": "str",
+            "final_step?": "float | None",
+            "composed_step?": "float | None",
+            "capability_step?": "float | None",
+            "censored_at?": "float | None",
+        }
+    }
 
-    registration_commit: str | None
-    code_changed_since: list
-    runs: dict
-    n_valid: int
-    valid: bool
-    verdict: str
-    parts: dict
-    per_cut: dict
-    pooled: dict
-    hindsight: dict
-    rows: list
+    label: str = _label()
+    persist: int = field()
+    rows: list = field()

@@ -33,10 +33,16 @@ def rows(seed=0, n_runs=6):
     return out
 
 
+def whole(made):
+    """verdict.json as the scoring writes it, around the registration's own verdict() of the rows."""
+    head = {"registration_commit": "526a087", "code_changed_since": [], "runs": {}, "n_valid": 12}
+    return json.loads(json.dumps({**head, **verdict(made, 12), "rows": made}))
+
+
 @pytest.fixture
 def doc():
     made = rows()
-    return json.loads(json.dumps({"n_valid": 12, **verdict(made, 12), "rows": made}))
+    return whole(made)
 
 
 def test_the_errors_drawn_have_the_medians_the_scoring_wrote(doc):
@@ -81,14 +87,15 @@ def test_another_file_is_refused_in_one_line(tmp_path, capsys):
     assert fig.main([str(path)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert (
-        len(err) == 1 and "not a verdict of python -m fitting.forecast_registered score" in err[0]
+        len(err) == 1
+        and "not the verdict.json that python -m fitting.forecast_registered" in err[0]
     )
 
 
 def test_a_cut_no_run_reached_is_drawn_empty():
     """The scoring writes a causal cut with no row as {rows: 0, scored: False} (no scores): drawn, titled so."""
     made = [r for r in rows() if r["cut"] != "capability"]
-    doc = json.loads(json.dumps({"n_valid": 12, **verdict(made, 12), "rows": made}))
+    doc = whole(made)
     assert doc["per_cut"]["capability"] == {"rows": 0, "scored": False}
     drawn = fig.draw(doc)
     assert (
