@@ -28,6 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from core.files import write_json  # noqa: E402
 from empirical.ensemble import seed_list  # noqa: E402
 from fitting.analyses.ladder_rows import row  # noqa: E402
 
@@ -141,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
         minutes, fresh = train(run, seed, args.set)
         doc["seeds"][str(seed)] = measure(run, minutes, fresh)
         doc["summary"] = summary(list(doc["seeds"].values()))
-        args.json.write_text(json.dumps(doc, indent=2) + "\n")
+        write_json(args.json, doc)  # atomic: an interrupted benchmark leaves the last whole file
         print(report(doc), flush=True)
     return 0
 
