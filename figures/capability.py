@@ -20,10 +20,13 @@ from typing import Sequence
 
 import numpy as np
 
+from matplotlib.figure import Figure
+
 from core import cli
-from fitting.records import ElicitationSummaryRecord
+from figures.command import one_figure
 from figures.palette import PROTOCOL_COLORS as COLORS
-from core.plot import save, subplots
+from fitting.records import ElicitationSummaryRecord
+from core.plot import subplots
 
 
 def load(path: Path) -> tuple[list[dict], dict]:
@@ -100,8 +103,10 @@ def _control(ax, results: Sequence[dict]) -> None:
             ax.axvline(max(ctrl["learned_step"], 1), color="0.4", lw=0.8, ls=":", label=name)
 
 
-def draw(results: Sequence[dict], means: dict, path: Path) -> Path:
-    """Fig. 6: behavior, capability and every protocol over training, with the control."""
+def draw(summary: tuple[list[dict], dict]) -> Figure:
+    """Fig. 6 from :func:`load`'s (per-run results, mean curves): behavior, capability and every
+    protocol over training, with the control."""
+    results, means = summary
     fig, ax = subplots(figsize=(6.4, 4.2))
     _protocols(ax, results, means)
     _intervals(ax, results)
@@ -120,26 +125,17 @@ def draw(results: Sequence[dict], means: dict, path: Path) -> Path:
     chosen = "setting chosen on an independent draw" if unbiased else "best score: biased upward"
     ax.set_title(f"capability ({chosen}) vs behavior (naive)", fontsize=9)
     fig.tight_layout()
-    return save(fig, path)
+    return fig
 
 
 @cli.command("figures.capability")
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m figures.capability``: see the module docstring."""
-    parser = cli.reader_parser(
-        "figures.capability",
-        __doc__,
+    source = (
         "analysis",
         "elicitation_summary.json (or its folder), from python -m fitting.capability",
-        "folder for capability.png, or a .png, .pdf or .svg path (default: beside the summary)",
     )
-    args = parser.parse_args(argv)
-    out = cli.figure_path(cli.out_or_beside(args.out, args.analysis), "capability.png")
-    if cli.checking(args):
-        return 0
-    path = draw(*load(args.analysis), out)
-    print(f"wrote {path}")
-    return 0
+    return one_figure("figures.capability", __doc__, source, "capability.png", load, draw, argv)
 
 
 if __name__ == "__main__":

@@ -18,20 +18,25 @@ def one_figure(
     read: Callable[[Path], Any],
     draw: Callable[[Any], Any],
     argv: Sequence[str] | None,
+    options: Sequence[tuple[str, dict[str, Any]]] = (),
 ) -> int:
-    """Parse ``argv`` (``source``: the positional's name and help), then save ``draw(read(path))``
-    as ``png`` beside the source unless --out names a place. A ValueError, KeyError or TypeError
-    while drawing (a file of another shape) is a usage error naming the file."""
+    """Parse ``argv`` (``source``: the positional's name and help; ``options``: further flags, each
+    its name and argparse keywords), then save ``draw(read(path), **options)`` as ``png`` beside
+    the source unless --out names a place (a .png, .pdf or .svg path, or a folder). A ValueError,
+    KeyError or TypeError while drawing (a file of another shape) is a usage error naming the
+    file."""
     name, help = source
-    out_help = f"a .png, or a folder (default: {png} beside the {name})"
-    args = cli.reader_parser(module, doc, name, help, out_help).parse_args(argv)
+    out_help = f"a .png, .pdf or .svg path, or a folder (default: {png} beside the {name})"
+    parser = cli.reader_parser(module, doc, name, help, out_help)
+    dests = [parser.add_argument(flag, **keywords).dest for flag, keywords in options]
+    args = parser.parse_args(argv)
     path = getattr(args, name)
     out = cli.figure_path(cli.out_or_beside(args.out, path), png)
     if cli.checking(args):
         return 0
     record = read(path)
     try:
-        fig = draw(record)
+        fig = draw(record, **{dest: getattr(args, dest) for dest in dests})
     except ValueError as err:
         raise cli.UsageError(f"{path}: {err}") from None
     except (KeyError, TypeError) as err:  # a file of another shape than the figure reads

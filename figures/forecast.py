@@ -18,10 +18,12 @@ from pathlib import Path
 from typing import Sequence
 
 import numpy as np
+from matplotlib.figure import Figure
 
-from fitting.records import ForecastRecord
 from core import cli
-from core.plot import save, subplots
+from core.plot import subplots
+from figures.command import one_figure
+from fitting.records import ForecastRecord
 from figures.palette import PROTOCOL_COLORS
 from core.trajectory import read_csv
 
@@ -101,7 +103,8 @@ def _methods(ax, rec: ForecastRecord) -> None:
     ax.set_xlabel("training step")
 
 
-def draw(rec: ForecastRecord, label: str, path: Path) -> Path:
+def draw(rec: ForecastRecord, label: str) -> Figure:
+    """The forecast on the run's path (top) and each method's and baseline's step (bottom)."""
     fig, (top, bottom) = subplots(
         2, 1, figsize=(7.5, 7), sharex=True, gridspec_kw={"height_ratios": [2, 1.8]}
     )
@@ -115,7 +118,7 @@ def draw(rec: ForecastRecord, label: str, path: Path) -> Path:
     top.set_title(_title(rec), fontsize=9)
     top.legend(fontsize=7, loc="upper left", bbox_to_anchor=(0.0, 0.85), frameon=False)
     fig.subplots_adjust(left=0.26, right=0.97)
-    return save(fig, path)
+    return fig
 
 
 def _title(rec: ForecastRecord) -> str:
@@ -132,28 +135,22 @@ def _title(rec: ForecastRecord) -> str:
     )
 
 
+def load(path: Path) -> ForecastRecord:
+    """The forecast in ``path``, whose run's trajectories.csv must be here to draw its path."""
+    rec = ForecastRecord.read(path)
+    if not (Path(rec.run) / "trajectories.csv").exists():
+        raise cli.UsageError(f"{path}: its run {rec.run} has no trajectories.csv here (moved?)")
+    return rec
+
+
 @cli.command("figures.forecast")
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m figures.forecast``: see the module docstring."""
-    parser = cli.reader_parser(
-        "figures.forecast",
-        __doc__,
-        "forecast",
-        "forecast.json (python -m fitting.forecast --json)",
-        "a .png, or a folder (default: beside the forecast)",
+    source = ("forecast", "forecast.json (python -m fitting.forecast --json)")
+    options = [("--class", dict(dest="label", default="11", help="the class (default 11)"))]
+    return one_figure(
+        "figures.forecast", __doc__, source, "forecast.png", load, draw, argv, options
     )
-    parser.add_argument("--class", dest="label", default="11", help="the class (default 11)")
-    args = parser.parse_args(argv)
-    out = cli.figure_path(cli.out_or_beside(args.out, args.forecast), "forecast.png")
-    if cli.checking(args):
-        return 0
-    rec = ForecastRecord.read(args.forecast)
-    if not (Path(rec.run) / "trajectories.csv").exists():
-        raise cli.UsageError(
-            f"{args.forecast}: its run {rec.run} has no trajectories.csv here (moved?)"
-        )
-    print(f"wrote {draw(rec, args.label, out)}")
-    return 0
 
 
 if __name__ == "__main__":

@@ -17,15 +17,18 @@ Reads masking.json only; every number drawn was computed by fitting.masking.
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 from matplotlib import colormaps
+from matplotlib.figure import Figure
 
 from core import cli
+from figures.command import one_figure
 from fitting.records import MaskingRecord
-from core.plot import save, square, subplots
+from core.plot import square, subplots
 from figures.class_paths import accuracy_axes
 from figures.palette import PROTOCOL_COLORS
 
@@ -107,7 +110,7 @@ def _left_masked_class(ax, results, x, horizon) -> None:
     ax.plot(x[stays], np.full(stays.sum(), horizon * 1.02), "D", color="0.45", ms=5, mfc="none")
 
 
-def draw(results: Sequence[dict], out: Path, *, detail: float) -> Path:
+def draw(results: Sequence[dict], *, detail: float) -> Figure:
     """masking.png from masking.json's records: panels (a), (b), (c) of the module docstring; one
     line style per seed where the sweep has several."""
     fig, axes = subplots(1, 3, figsize=(15.5, 4.8))
@@ -115,7 +118,7 @@ def draw(results: Sequence[dict], out: Path, *, detail: float) -> Path:
     _steps_panel(axes[1], results)
     _detail_panel(axes[2], results, detail)
     fig.tight_layout()
-    return save(fig, out)
+    return fig
 
 
 def _paths_panel(ax, results: Sequence[dict]) -> None:
@@ -166,28 +169,21 @@ def _detail_panel(ax, results: Sequence[dict], detail: float) -> None:
     ax.set_title(f"(c) naive vs overprompt at p = {p_near:g} (Fig. 10)", fontsize=10)
 
 
+def _rate(text: str) -> float:
+    """--detail's value: a masking rate in [0, 1]."""
+    rate = float(text)
+    if not 0 <= rate <= 1:
+        raise argparse.ArgumentTypeError(f"{text}: a masking rate in [0, 1]")
+    return rate
+
+
 @cli.command("figures.masking")
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m figures.masking``: see the module docstring."""
-    parser = cli.reader_parser(
-        "figures.masking",
-        __doc__,
-        "analysis",
-        "masking.json (or its folder), written by python -m fitting.masking",
-        "folder for masking.png, or a .png, .pdf or .svg path (default: masking.json's folder)",
-    )
-    parser.add_argument(
-        "--detail", type=float, default=0.5, help="p of panel (c): the run nearest it (default 0.5)"
-    )
-    args = parser.parse_args(argv)
-    if not 0 <= args.detail <= 1:
-        raise ValueError(f"--detail {args.detail}: a masking rate in [0, 1]")
-    out = cli.figure_path(cli.out_or_beside(args.out, args.analysis), "masking.png")
-    if cli.checking(args):
-        return 0
-    path = draw(load(args.analysis), out, detail=args.detail)
-    print(f"wrote {path}")
-    return 0
+    source = ("analysis", "masking.json (or its folder), written by python -m fitting.masking")
+    detail = dict(type=_rate, default=0.5, help="p of panel (c): the run nearest it (default 0.5)")
+    options = [("--detail", detail)]
+    return one_figure("figures.masking", __doc__, source, "masking.png", load, draw, argv, options)
 
 
 if __name__ == "__main__":

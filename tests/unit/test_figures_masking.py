@@ -145,6 +145,32 @@ def test_cli_writes_json_and_figure(tmp_path, capsys):
     assert (tmp_path / "out" / "masking.png").stat().st_size > 20_000
 
 
+def test_the_figure_draws_panel_c_at_the_rate_detail_names(tmp_path, capsys, monkeypatch):
+    """--detail reaches the drawing through the figure frame (figures.command.one_figure); a rate
+    outside [0, 1] is refused before anything is read."""
+    import figures.masking as masking
+
+    runs = [run(tmp_path / f"p{p}", p, 300 + 1000 * p, 100 + 500 * p) for p in (0.0, 1.0)]
+    assert main([str(r) for r in runs] + ["--out", str(tmp_path / "out")]) == 0
+    titles = []
+    real = masking._detail_panel
+
+    def spy(ax, results, detail):
+        real(ax, results, detail)
+        titles.append(ax.get_title())
+
+    monkeypatch.setattr(masking, "_detail_panel", spy)
+    out = tmp_path / "detail.svg"
+    assert draw([str(tmp_path / "out"), "--detail", "0.9", "--out", str(out)]) == 0
+    assert titles == ["(c) naive vs overprompt at p = 1 (Fig. 10)"] and out.stat().st_size > 0
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exit:  # argparse's usage error
+        draw([str(tmp_path / "nowhere"), "--detail", "1.5"])
+    err = capsys.readouterr().err
+    assert exit.value.code == 2
+    assert "--detail" in err and "1.5: a masking rate in [0, 1]" in err and "nowhere" not in err
+
+
 @pytest.mark.parametrize(
     "text, message",
     [
