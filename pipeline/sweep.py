@@ -22,6 +22,7 @@ a job the runs wait for. After training, each --then step runs on the run folder
   fit ARGS                python -m fitting.fit RUN/trajectories.csv ARGS
   fit-figure ARGS         python -m figures.fit RUN/fit ARGS
   figure ARGS             python -m figures.training RUN ARGS
+  forecast ARGS           python -m fitting.forecast RUN ARGS   (writes RUN/forecast.json)
 
 so a whole study is one command. Every step's flags and values are checked by its own command
 (``--check-args``: it reads and writes nothing) before anything is written, and a step that fails

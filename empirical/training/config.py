@@ -4,8 +4,8 @@ Presets (``python -m empirical.train --preset NAME``):
 
 - ``smoke``: 8x8 images, a 2-level net, 40 steps, a 30-step probe trained inside the run folder;
   seconds on a CPU, for tests.
-- ``tiny``: a scaled-down setup that shows concept memorization and the turn on 2 CPU cores in
-  about 15 minutes (see docs/training.md for what was tried).
+- ``tiny``: a scaled-down setup that shows concept memorization on 2 CPU cores in about 9 minutes
+  with bf16 (docs/training.md; its held-out class does not compose, and rarely turns).
 - ``small``: 24x24, a 3-level net (32, 64, 128) with the official recipe (no classifier-free
   dropout, clip 0.01 over all parameters) and EMA 0.999, 10,000 steps: the held-out class composes
   at Δcolor 0.8 to 0.3 in every seed tried (40 minutes alone on 2 CPU cores;
@@ -18,8 +18,8 @@ Presets (``python -m empirical.train --preset NAME``):
   and composition step in five seeds.
 - ``small-3d``: small on three concepts (color, size, background color; the paper's appendix C.4):
   8 classes, 011, 101, 110 and 111 held out; Δcolor 0.6, Δsize 0.4, Δbg 0.4 (set Δbg per run);
-  trains its own probe (no shipped probe reads three concepts). ``python -m figures.training`` draws
-  its cube's faces.
+  reads the probe the package ships for three concepts (empirical/probes/color-size-bg-24px).
+  ``python -m figures.training`` draws its cube's faces.
 - ``paper``: the paper's setup (32x32, 2048 images per training class, channels 64/128/256, 20k
   steps, 60 checkpoints quadratically spaced from step 500, no classifier-free dropout, as the
   official Δcolor sweep); needs a GPU to finish in minutes.
