@@ -168,20 +168,26 @@ def default_out(path: str | os.PathLike) -> Path:
     ``runs/results/``, said on stderr. A named --out is taken as given; the regenerate scripts set
     CONCEPT_DYNAMICS_RESULTS=write to remake the committed files."""
     path = Path(path)
-    results = ROOT / "results"
-    if os.environ.get(RESULTS_ENV) == "write" or not results.is_dir():
+    moved = results_copy(path)
+    if moved is None or os.environ.get(RESULTS_ENV) == "write":
         return path
-    try:
-        inside = path.resolve().relative_to(results)
-    except ValueError:
-        return path
-    moved = ROOT / "runs" / "results" / inside
     print(
         f"note: {path} holds committed results, left as they are; writing to {moved} instead "
         "(name --out to write elsewhere)",
         file=sys.stderr,
     )
     return moved
+
+
+def results_copy(path: str | os.PathLike) -> Path | None:
+    """Where :func:`default_out` writes for ``path`` inside the checkout's committed results
+    (``runs/results/...``); None for a path outside them."""
+    results = ROOT / "results"
+    try:
+        inside = Path(path).resolve().relative_to(results)
+    except ValueError:
+        return None
+    return ROOT / "runs" / "results" / inside if results.is_dir() else None
 
 
 def output_dir(path: str | os.PathLike, flag: str = "--out") -> Path:

@@ -11,6 +11,7 @@ import numpy as np
 from matplotlib import colormaps
 from matplotlib.colors import LogNorm
 
+from core import cli
 from fitting.records import TurnRecord
 from core.sidecar import held_out_of, read_meta, run_log
 from core.trajectory import UNREADABLE, read_csv
@@ -18,11 +19,20 @@ from core.trajectory import UNREADABLE, read_csv
 CLASS_COLORS = {"00": "tab:red", "01": "tab:orange", "10": "tab:purple", "11": "tab:blue"}
 
 
+def turn_file(log: Path) -> Path | None:
+    """The run's turn.json (written by python -m fitting.turn), if any: in the run's folder, or, for
+    a committed run, where fitting.turn writes for it by default (cli.default_out)."""
+    copy = cli.results_copy(log.parent)
+    for folder in (log.parent, *([copy] if copy else [])):
+        if (folder / TurnRecord.FILE).exists():
+            return folder / TurnRecord.FILE
+    return None
+
+
 def saved_turns(log: Path) -> dict[tuple[str, str], dict]:
-    """(class, protocol) -> the turn record of the run's turn.json (written by python -m
-    fitting.turn), if any."""
-    path = log.parent / TurnRecord.FILE
-    if not path.exists():
+    """(class, protocol) -> the turn record of the run's turn.json (:func:`turn_file`), if any."""
+    path = turn_file(log)
+    if path is None:
         return {}
     return {(t["class"], t["protocol"]): t for t in TurnRecord.read(path).turns}
 

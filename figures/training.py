@@ -23,7 +23,7 @@ from core import cli
 from core.plot import save, square, subplots
 from core.sidecar import run_log
 from figures import cube
-from figures.class_paths import accuracy_axes, accuracy_of, load, path_of, shares_strip
+from figures.class_paths import accuracy_axes, accuracy_of, load, path_of, shares_strip, turn_file
 
 
 def draw(runs: Sequence[Path], out: Path, *, protocol: str = "naive") -> Path:
@@ -84,7 +84,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"{run_log(run)}: no trajectory log here (train with python -m empirical.train)"
             )
     path = draw(args.runs, out, protocol=args.protocol)
-    unmarked = [str(run) for run in args.runs if not (run_log(run).parent / "turn.json").exists()]
+    unmarked = [str(run) for run in args.runs if turn_file(run_log(run)) is None]
     if unmarked:
         print(
             f"no turn.json in {', '.join(unmarked)}: python -m fitting.turn {' '.join(unmarked)} "

@@ -22,9 +22,11 @@ line; --json writes
   method, at, horizon     which method, the cut, the horizon
   methods                 every method's forecast (fitting.analyses.forecast_methods explains each)
 
-The pooled methods (clock, lag, setting) learn from --pool's run folders (never the run forecast:
-the run itself, a copy of its log, or another run of its seed at its separations is dropped from the
-pool if given); without --pool only the logistic extrapolation runs.
+The pooled methods (anchor, clock, lag, setting) learn from the package's reference runs of the
+run's preset, resolution and concepts (fitting/reference/, read from the run's config.json), or from
+--pool's run folders instead (never the run forecast: the run itself, a copy of its log, or another
+run of its seed at its separations is dropped from the pool). A run without config.json (a walk of
+your own model) has no reference runs: give --horizon and a --pool of your own runs.
 
 --watch SECONDS follows a run that is training: every SECONDS it looks for a new checkpoint in the
 log and, when there is one, forecasts again from it (one summary line each, --json rewritten), until

@@ -65,6 +65,25 @@ def test_cli_draws_and_reports_bad_input(tmp_path, capsys):
     assert "not the turn.json that python -m fitting.turn writes" in capsys.readouterr().err
 
 
+def test_a_committed_runs_turn_is_marked_from_where_fitting_turn_wrote_it(
+    tmp_path, capsys, monkeypatch
+):
+    """For a run in the checkout's committed results, fitting.turn and the figure both write under
+    runs/results/ (cli.default_out); the figure finds the turn there and does not ask for it again."""
+    import core.cli
+
+    monkeypatch.setattr(core.cli, "ROOT", tmp_path)
+    run = tmp_path / "results" / "study" / "run"
+    write_csv(run / "trajectories.csv", trajectories(path((0.5, 0.5), (0.95, 0.05), (1.0, 1.0))))
+    copy = tmp_path / "runs" / "results" / "study" / "run"
+    assert turns([str(run)]) == 0 and (copy / "turn.json").exists()
+    assert not (run / "turn.json").exists()
+    capsys.readouterr()
+    assert main([str(run)]) == 0
+    assert "fitting.turn" not in capsys.readouterr().out
+    assert (copy / "concept_space.png").stat().st_size > 10_000
+
+
 def test_turn_thresholds_and_classes_are_flags(tmp_path, capsys):
     run = tmp_path / "run"
     write_csv(run / "trajectories.csv", trajectories(path((0.5, 0.5), (0.95, 0.05), (1.0, 1.0))))
