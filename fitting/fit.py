@@ -2,8 +2,8 @@
 model was biased toward before the turn, how strong each concept's signal is, with intervals.
 
   python -m fitting.fit runs/theory/fig5/trajectories.csv --class 11
-  python -m fitting.fit runs/empirical/tiny/trajectories.csv --model eq1 --protocol naive --out \\
-      runs/fit
+  python -m fitting.fit runs/train/tiny-color0.8-size0.2-seed0/trajectories.csv --model eq1 \\
+      --protocol naive --out runs/fit
   python -m fitting.fit LOG.csv --model eq2 --fix z_target=1,1 --ci bootstrap --boot 200
 
 Every trajectory of the log that matches --class/--protocol/--run (a trajectory is the rows sharing
