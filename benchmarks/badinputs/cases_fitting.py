@@ -91,7 +91,7 @@ CASES = [
         "bad flag",
         "figures.masking",
         ["{c}/masking.json", "--detail", "2"],
-        "--detail 2",
+        "--detail: 2",
         setup=write("masking.json", '{"runs": []}'),
     ),
     Case(
