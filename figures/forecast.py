@@ -32,11 +32,16 @@ THRESHOLD = 0.5
 
 def _paths(ax, run: Path, label: str, at: float) -> None:
     """The class's accuracy per protocol, solid up to the cut and faded after it."""
-    for traj in read_csv(run / "trajectories.csv"):
-        if traj.label != label or traj.protocol not in ("naive", "overprompt"):
-            continue
-        if traj.accuracy is None:
-            continue
+    trajectories = read_csv(run / "trajectories.csv")
+    if label not in {t.label for t in trajectories}:
+        there = ", ".join(sorted({t.label for t in trajectories}))
+        raise ValueError(f"--class {label}: no such class in {run / 'trajectories.csv'} ({there})")
+    drawn = [
+        t
+        for t in trajectories
+        if t.label == label and t.protocol in ("naive", "overprompt") and t.accuracy is not None
+    ]
+    for traj in drawn:
         step, acc = np.asarray(traj.step, float), np.asarray(traj.accuracy, float)
         color = PROTOCOL_COLORS.get(traj.protocol, "0.5")
         seen = step <= at

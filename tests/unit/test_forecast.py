@@ -136,7 +136,7 @@ def test_bad_input_is_one_line(argv, message, capsys):
     assert message in err and "Traceback" not in err
 
 
-def test_the_forecast_figure_draws_the_path_and_every_methods_row(tmp_path):
+def test_the_forecast_figure_draws_the_path_and_every_methods_row(tmp_path, capsys):
     """figures.forecast: the path read up to the cut, the later path faded, one row per method."""
     import numpy as np
 
@@ -165,6 +165,8 @@ def test_the_forecast_figure_draws_the_path_and_every_methods_row(tmp_path):
     ForecastRecord.from_json(doc).write(run / "forecast.json")
     assert figure([str(run / "forecast.json")]) == 0
     assert (run / "forecast.png").stat().st_size > 10_000
+    assert figure([str(run / "forecast.json"), "--class", "01"]) == 2  # not in the log
+    assert "--class 01: no such class in" in capsys.readouterr().err
     doc["run"] = str(tmp_path / "moved")
     ForecastRecord.from_json(doc).write(tmp_path / "moved.json")
     assert figure([str(tmp_path / "moved.json"), "--out", str(tmp_path / "x.png")]) == 2
