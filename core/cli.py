@@ -330,13 +330,15 @@ def not_an_input(outputs, inputs, flag: str = "--out") -> None:
 FIGURE_FORMATS = (".png", ".pdf", ".svg")
 
 
-def figure_path(out: str | os.PathLike, name: str, flag: str = "--out") -> Path:
-    """Where a figure command writes: ``out/name`` when ``out`` is a folder (or has no suffix), else
-    ``out`` (a .png, .pdf or .svg: the format follows the name)."""
+def figure_path(
+    out: str | os.PathLike, name: str, flag: str = "--out", folder: bool = False
+) -> Path:
+    """Where a figure command writes: ``out/name`` when ``out`` is a folder (``folder``: a default
+    folder, even one not made yet whose name has a dot, such as a run's ``sep.color=0.3,seed=1``)
+    or has no suffix, else ``out`` (a .png, .pdf or .svg: the format follows the name)."""
     out = Path(out)
-    return output_file(
-        out / name if out.is_dir() or not out.suffix else out, flag, suffix=FIGURE_FORMATS
-    )
+    as_folder = folder or out.is_dir() or not out.suffix
+    return output_file(out / name if as_folder else out, flag, suffix=FIGURE_FORMATS)
 
 
 def assignment(item: str, flag: str, form: str = "NAME=VALUE") -> tuple[str, str]:

@@ -20,13 +20,16 @@ CLASS_COLORS = {"00": "tab:red", "01": "tab:orange", "10": "tab:purple", "11": "
 
 
 def turn_file(log: Path) -> Path | None:
-    """The run's turn.json (written by python -m fitting.turn), if any: in the run's folder, or, for
-    a committed run, where fitting.turn writes for it by default (cli.default_out)."""
+    """The run's turn.json (written by python -m fitting.turn), if any. For a committed run, the one
+    fitting.turn writes for it by default (cli.default_out: runs/results/...) comes first, if it was
+    made from this log; else the run's own."""
     copy = cli.results_copy(log.parent)
-    for folder in (log.parent, *([copy] if copy else [])):
-        if (folder / TurnRecord.FILE).exists():
-            return folder / TurnRecord.FILE
-    return None
+    if copy is not None and (copy / TurnRecord.FILE).exists():
+        made_from = Path(TurnRecord.read(copy / TurnRecord.FILE).log)
+        if made_from.resolve() == log.resolve():
+            return copy / TurnRecord.FILE
+    own = log.parent / TurnRecord.FILE
+    return own if own.exists() else None
 
 
 def saved_turns(log: Path) -> dict[tuple[str, str], dict]:

@@ -31,7 +31,7 @@ def one_figure(
     dests = [parser.add_argument(flag, **keywords).dest for flag, keywords in options]
     args = parser.parse_args(argv)
     path = getattr(args, name)
-    out = cli.figure_path(cli.out_or_beside(args.out, path), png)
+    out = cli.figure_path(cli.out_or_beside(args.out, path), png, folder=args.out is None)
     if cli.checking(args):
         return 0
     record = read(path)

@@ -33,14 +33,17 @@ THRESHOLD = 0.5
 def _paths(ax, run: Path, label: str, at: float) -> None:
     """The class's accuracy per protocol, solid up to the cut and faded after it."""
     trajectories = read_csv(run / "trajectories.csv")
-    if label not in {t.label for t in trajectories}:
-        there = ", ".join(sorted({t.label for t in trajectories}))
-        raise ValueError(f"--class {label}: no such class in {run / 'trajectories.csv'} ({there})")
     drawn = [
         t
         for t in trajectories
         if t.label == label and t.protocol in ("naive", "overprompt") and t.accuracy is not None
     ]
+    if not drawn:
+        there = sorted({t.label for t in trajectories if t.accuracy is not None})
+        raise ValueError(
+            f"--class {label}: no naive or over-prompted accuracy of that class in "
+            f"{run / 'trajectories.csv'} (classes with one: {', '.join(there) or 'none'})"
+        )
     for traj in drawn:
         step, acc = np.asarray(traj.step, float), np.asarray(traj.accuracy, float)
         color = PROTOCOL_COLORS.get(traj.protocol, "0.5")
@@ -108,8 +111,10 @@ def _methods(ax, rec: ForecastRecord) -> None:
     ax.set_xlabel("training step")
 
 
-def draw(rec: ForecastRecord, label: str) -> Figure:
-    """The forecast on the run's path (top) and each method's and baseline's step (bottom)."""
+def draw(rec: ForecastRecord, label: str | None = None) -> Figure:
+    """The forecast on the run's path (top) and each method's and baseline's step (bottom), for
+    ``label`` (default: the class forecast)."""
+    label = label or rec.label
     fig, (top, bottom) = subplots(
         2, 1, figsize=(7.5, 7), sharex=True, gridspec_kw={"height_ratios": [2, 1.8]}
     )
@@ -152,7 +157,8 @@ def load(path: Path) -> ForecastRecord:
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m figures.forecast``: see the module docstring."""
     source = ("forecast", "forecast.json (python -m fitting.forecast --json)")
-    options = [("--class", dict(dest="label", default="11", help="the class (default 11)"))]
+    label = dict(dest="label", default=None, help="the class (default: the one forecast)")
+    options = [("--class", label)]
     return one_figure(
         "figures.forecast", __doc__, source, "forecast.png", load, draw, argv, options
     )

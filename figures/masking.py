@@ -171,7 +171,10 @@ def _detail_panel(ax, results: Sequence[dict], detail: float) -> None:
 
 def _rate(text: str) -> float:
     """--detail's value: a masking rate in [0, 1]."""
-    rate = float(text)
+    try:
+        rate = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: not a number") from None
     if not 0 <= rate <= 1:
         raise argparse.ArgumentTypeError(f"{text}: a masking rate in [0, 1]")
     return rate

@@ -74,7 +74,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     out = cli.figure_path(
-        args.out or cli.default_out(run_log(args.runs[0]).parent), "concept_space.png"
+        args.out or cli.default_out(run_log(args.runs[0]).parent),
+        "concept_space.png",
+        folder=args.out is None,
     )
     if cli.checking(args):
         return 0

@@ -10,8 +10,8 @@ line; --json writes
 
   behavior_step           the forecast step at which naive prompting shows the class (joint accuracy
                           >= 0.5 held 2 checkpoints), by the first method that gives a forecast (a
-                          step, or a probability of none by the horizon: clock, then logistic, lag,
-                          setting); null when already observed or not expected by the horizon
+                          step, or a probability of none by the horizon: anchor, then clock, then
+                          lag); null when already observed or not expected by the horizon
   interval                its 80% interval [low, high]
   p_compose               the probability that it comes by the horizon (default: the run's
                           configured steps)
@@ -22,11 +22,12 @@ line; --json writes
   method, at, horizon     which method, the cut, the horizon
   methods                 every method's forecast (fitting.analyses.forecast_methods explains each)
 
-The pooled methods (anchor, clock, lag, setting) learn from the package's reference runs of the
-run's preset, resolution and concepts (fitting/reference/, read from the run's config.json), or from
---pool's run folders instead (never the run forecast: the run itself, a copy of its log, or another
-run of its seed at its separations is dropped from the pool). A run without config.json (a walk of
-your own model) has no reference runs: give --horizon and a --pool of your own runs.
+The methods (anchor, clock, lag) and the pooled baselines (blind, setting, base rate) learn from
+the package's reference runs of the run's preset, resolution and concepts (fitting/reference/, read
+from the run's config.json), or from --pool's run folders instead (never the run forecast: the run
+itself, a copy of its log, or another run of its seed at its separations is dropped from the pool).
+A run without config.json (a walk of your own model) has no reference runs: give --horizon and a
+--pool of your own runs.
 
 --watch SECONDS follows a run that is training: every SECONDS it looks for a new checkpoint in the
 log and, when there is one, forecasts again from it (one summary line each, --json rewritten), until

@@ -73,9 +73,13 @@ def test_a_committed_runs_turn_is_marked_from_where_fitting_turn_wrote_it(
     import core.cli
 
     monkeypatch.setattr(core.cli, "ROOT", tmp_path)
-    run = tmp_path / "results" / "study" / "run"
+    monkeypatch.delenv(core.cli.RESULTS_ENV, raising=False)
+    run = tmp_path / "results" / "study" / "sep.color=0.3,seed=1"  # a dot, as sweep runs have
     write_csv(run / "trajectories.csv", trajectories(path((0.5, 0.5), (0.95, 0.05), (1.0, 1.0))))
-    copy = tmp_path / "runs" / "results" / "study" / "run"
+    copy = tmp_path / "runs" / "results" / "study" / "sep.color=0.3,seed=1"
+    assert main([str(run)]) == 0  # the copy's folder not made yet: still a folder, not a file name
+    assert "python -m fitting.turn" in capsys.readouterr().out
+    assert (copy / "concept_space.png").exists()
     assert turns([str(run)]) == 0 and (copy / "turn.json").exists()
     assert not (run / "turn.json").exists()
     capsys.readouterr()

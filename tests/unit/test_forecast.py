@@ -166,7 +166,14 @@ def test_the_forecast_figure_draws_the_path_and_every_methods_row(tmp_path, caps
     assert figure([str(run / "forecast.json")]) == 0
     assert (run / "forecast.png").stat().st_size > 10_000
     assert figure([str(run / "forecast.json"), "--class", "01"]) == 2  # not in the log
-    assert "--class 01: no such class in" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert (
+        "--class 01: no naive or over-prompted accuracy" in err and "(classes with one: 11)" in err
+    )
+    doc["class"] = "01"  # a forecast of another class draws that class by default
+    ForecastRecord.from_json(doc).write(tmp_path / "other.json")
+    assert figure([str(tmp_path / "other.json"), "--out", str(tmp_path / "o.png")]) == 2
+    assert "--class 01:" in capsys.readouterr().err
     doc["run"] = str(tmp_path / "moved")
     ForecastRecord.from_json(doc).write(tmp_path / "moved.json")
     assert figure([str(tmp_path / "moved.json"), "--out", str(tmp_path / "x.png")]) == 2
@@ -182,8 +189,10 @@ def test_the_forecast_figure_refuses_a_step_that_is_not_a_number(tmp_path, capsy
 
     run = tmp_path / "run"
     steps = np.arange(0, 5001, 250)
+    flat = np.zeros(21)
     write_csv(
-        run / "trajectories.csv", [Trajectory(steps, np.zeros((21, 2)), ("color", "size"), "11")]
+        run / "trajectories.csv",
+        [Trajectory(steps, np.zeros((21, 2)), ("color", "size"), "11", accuracy=flat)],
     )
     method = {
         "method": "clock",
