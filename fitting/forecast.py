@@ -36,6 +36,7 @@ naive prompting shows the class or the log reaches the horizon (Ctrl-C stops it)
 
 from __future__ import annotations
 
+import csv
 import sys
 import time
 from pathlib import Path
@@ -176,26 +177,39 @@ def _others(run: Path, pool: list[Path], label: str, mix: bool = False) -> list[
     ``mix``."""
     cfg, log = _config(run), (run / "trajectories.csv").read_bytes()
     mine = {"seed": cfg.get("seed"), "sep": dict(cfg["sep"])} if cfg.get("sep") else None
-    kind = reference_pool.describe(cfg) if cfg else None
+    kind = _kind(run)
     out = []
     for p in pool:
         copy = (p / "trajectories.csv").exists() and (p / "trajectories.csv").read_bytes() == log
         if p.resolve() == run.resolve() or copy:
             continue
-        theirs = _config(p)
-        other = (
-            None if kind is None else reference_pool.mismatch(kind, reference_pool.describe(theirs))
-        )
+        other = reference_pool.mismatch(kind, _kind(p))
         if other and not mix:
+            yours = f" ({run} has no config.json: give runs of your own model)" if not cfg else ""
             raise cli.UsageError(
-                f"--pool {p}: not a run like {run} ({other}); give runs of the same preset, "
-                "resolution "
-                "and concepts, or --mix-pool to learn from them anyway"
+                f"--pool {p}: not a run like {run} ({other}){yours}; give runs of the same "
+                "preset, resolution and concepts, or --mix-pool to learn from them anyway"
             )
-        e = run_events(p, label)
+        e = run_events(p, label, own=True)  # a run of the user's own model lacks config.json
         if mine is None or not fm.same_run(e, mine):
             out.append(e)
     return out
+
+
+def _kind(run: Path) -> dict:
+    """What a pool run must share with the run: its train config's preset, resolution and concepts;
+    for a run without config.json (a model of the user's own) no preset or resolution, and the
+    concepts its log's z_ columns name."""
+    cfg = _config(run)
+    if cfg:
+        return reference_pool.describe(cfg)
+    with open(run / "trajectories.csv", newline="") as f:
+        header = next(csv.reader(f), [])
+    return {
+        "preset": None,
+        "resolution": None,
+        "concepts": [c[2:] for c in header if c.startswith("z_")],
+    }
 
 
 def default_pool(run: Path) -> tuple[fm.Pool | None, dict]:
@@ -250,16 +264,15 @@ def _parser():
         "--horizon",
         type=float,
         help="the step a forecast is for (default: the run's configured steps; required for a "
-        "folder without "
-        "config.json)",
+        "folder without config.json)",
     )
     parser.add_argument(
         "--pool",
         type=Path,
         nargs="+",
         help="other runs' folders to learn from (default: the package's reference runs of the "
-        "run's preset, "
-        "resolution and concepts)",
+        "run's preset, resolution and concepts; for a folder without config.json, a model of your "
+        "own, give runs of that model logging the same concepts)",
     )
     parser.add_argument(
         "--mix-pool",

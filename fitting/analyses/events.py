@@ -75,24 +75,28 @@ def concept_steps(trajectories: list[Trajectory]) -> dict[str, float | None]:
     return out
 
 
-def run_facts(run: str | Path, label: str = "11") -> dict:
+def run_facts(
+    run: str | Path, label: str = "11", *, own: bool = False, log: list[Trajectory] | None = None
+) -> dict:
     """What a run is, not what it did: its setting, seed and length, whether its log reaches that
     length (the naive readings of ``label`` end there), the probe that read it, the code that began
     it and the arithmetic of each stretch. No event is read: a registered test's runs can be checked
-    with it before they are scored."""
-    from core.files import read_json
+    with it before they are scored.
+
+    ``own``: a run of the user's own model may lack config.json (an examples/ walk's folder); its
+    facts are then those of its log alone (no setting, seed or length; the concepts its log names).
+    ``log``: the run's trajectories, where the caller has read them."""
+    from core.run_config import read_run_config
 
     run = Path(run)
-    doc = read_json(run / "config.json", "config")
-    if not isinstance(doc, dict) or not isinstance(doc.get("train"), dict):
-        raise ValueError(f"{run}: not a training run's config (no 'train' section in config.json)")
-    cfg = doc["train"]
-    held = [
-        t for t in read_csv(run / "trajectories.csv") if t.protocol == "naive" and t.label == label
-    ]
+    cfg = read_run_config(run, required=not own).get("train", {})
+    log = read_csv(run / "trajectories.csv") if log is None else log
+    held = [t for t in log if t.protocol == "naive" and t.label == label]
     if not held:
-        raise ValueError(f"{run}: no naive trajectory of class {label!r}")
+        have = ", ".join(sorted({t.label for t in log if t.protocol == "naive"})) or "none"
+        raise ValueError(f"{run}: no naive trajectory of class {label!r}; the log has {have}")
     end = float(held[0].step[-1])
+    stamps = doc_stamps(run) if cfg else []
     return {
         "run": str(run),
         "seed": cfg.get("seed"),
@@ -100,46 +104,45 @@ def run_facts(run: str | Path, label: str = "11") -> dict:
         "steps": cfg.get("steps"),
         "preset": cfg.get("preset"),
         "resolution": cfg.get("resolution"),
-        "concepts": list(cfg.get("concepts") or sorted(cfg.get("sep") or {})),
+        "concepts": list(cfg.get("concepts") or sorted(cfg.get("sep") or {}) or held[0].concepts),
         "finished": cfg.get("steps") is not None and end >= cfg["steps"],
         "probe_hash": _probe_hash(run),
-        "first_commit": ((doc_stamps(run) or [{}])[0]).get("commit"),
-        "device": sorted(
-            {f"{st.get('device')} {st.get('precision', 'fp32')}" for st in doc_stamps(run)}
-        ),
+        "first_commit": (stamps or [{}])[0].get("commit"),
+        "device": sorted({f"{st.get('device')} {st.get('precision', 'fp32')}" for st in stamps}),
     }
 
 
-def run_events(run: str | Path, label: str = "11", *, as_registered: bool = False) -> dict:
-    """One run's events: its facts (:func:`run_facts`), the held-out class's corner and time events,
-    the concept steps; ``as_registered``: read by the readers as issue #57's test registered them
-    (its verdict's reading; :func:`fitting.analyses.study_runs.held_out`)."""
-    from fitting.analyses.ladder_rows import row  # the ladder's reading of the held-out class
+def run_events(
+    run: str | Path, label: str = "11", *, as_registered: bool = False, own: bool = False
+) -> dict:
+    """One run's events: its facts (:func:`run_facts`; ``own``: a run of the user's own model, which
+    may lack config.json), the held-out class's corner and time events, the concept steps;
+    ``as_registered``: read by the readers as issue #57's test registered them (its verdict's
+    reading; :func:`fitting.analyses.study_runs.held_out`)."""
+    from fitting.analyses.study_runs import held_out  # the ladder's reading of the held-out class
 
     run = Path(run)
-    r = row(run, label, as_registered=as_registered)
-    facts = run_facts(run, label)
-    end = float(r["final_step"])
-    concepts = {
-        k: Event(v, end) for k, v in concept_steps(read_csv(run / "trajectories.csv")).items()
-    }
+    log = read_csv(run / "trajectories.csv")
+    facts = run_facts(run, label, own=own, log=log)
+    r = held_out(log, label, as_registered=as_registered)
+    end = float(r["last_step"])
+    concepts = {k: Event(v, end) for k, v in concept_steps(log).items()}
     cap_end = r["capability_censored_at"]
     return {
         **facts,
         "corner": (r["memorized"] or {}).get("corner"),
         "memorized_step": (r["memorized"] or {}).get("step"),
         # no turn found: censored where the run never composed, else missing (it went straight, or
-        # the turn was not
-        # resolved), never read as "later"
-        "turn": Event(r["turn"]["step"], end)
-        if r["turn"]["step"] is not None or r["composed_step"] is None
+        # the turn was not resolved), never read as "later"
+        "turn": Event(r["turn_step"], end)
+        if r["turn_step"] is not None or r["behavior_step"] is None
         else None,
         "capability": (
             Event(r["capability_step"], float(cap_end if cap_end is not None else end))
             if r["capability_step"] is not None or cap_end is not None
             else None
         ),
-        "behavior": Event(r["composed_step"], float(r["censored_at"] or end)),
+        "behavior": Event(r["behavior_step"], float(r["behavior_censored_at"] or end)),
         "concept_steps": concepts,
     }
 

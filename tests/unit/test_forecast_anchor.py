@@ -3,6 +3,7 @@ a known crossing, the anchor recovers the clocks and lags it was simulated with,
 a hand count, a reference pool round-trips and a pool of another kind is named, the registered rule fails when it
 should."""
 
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -153,6 +154,39 @@ def test_a_pool_of_another_preset_is_refused_in_one_line(capsys):
     err = capsys.readouterr().err
     assert "preset 'small' against the pool's 'tiny'" in err and "--mix-pool" in err
     assert "Traceback" not in err
+
+
+def _log_only(tmp_path, name, run):
+    """A run folder holding only a copy of a committed run's log: a model of the user's own."""
+    home = tmp_path / name
+    home.mkdir()
+    shutil.copy(run / "trajectories.csv", home / "trajectories.csv")
+    return home
+
+
+def test_a_run_without_config_takes_a_pool_of_its_own_kind_and_refuses_the_package_runs(
+    tmp_path, capsys
+):
+    root = Path(__file__).parents[2]
+    runs = root / "results/study-small/weak-cpu/runs"
+    mine = _log_only(tmp_path, "mine", runs / "sep.color=0.2,seed=1")
+    own = [
+        _log_only(tmp_path, f"own{i}", runs / f"sep.color=0.{k},seed={s}")
+        for i, (k, s) in enumerate([(2, 0), (2, 2), (3, 0), (3, 2)])
+    ]
+    three = _log_only(tmp_path, "three", root / "results/small-3d/bg0.15-seed0")
+    package = runs / "sep.color=0.2,seed=0"
+    cut = [str(mine), "--at", "3000", "--horizon", "10000", "--pool"]
+    assert forecast.main([*cut, *map(str, own)]) == 0  # runs of its own kind: concepts alike
+    capsys.readouterr()
+    assert forecast.main([*cut, str(package)]) == 2
+    err = capsys.readouterr().err
+    assert "preset None against the pool's 'small'" in err and "has no config.json" in err
+    assert forecast.main([*cut, str(three)]) == 2
+    assert "concepts ['color', 'size'] against the pool's ['color', 'size', 'bg']" in (
+        capsys.readouterr().err
+    )
+    assert forecast.main([*cut, str(package), *map(str, own), "--mix-pool"]) == 0
 
 
 def _row(truth, default, baseline, cut="2000", end=10000.0):
