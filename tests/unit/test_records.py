@@ -13,6 +13,7 @@ import pytest
 from fitting.records import (
     RECORDS,
     FitRecord,
+    ForecastVerdictRecord,
     LeaveOutRecord,
     MaskingRecord,
     Record,
@@ -142,11 +143,21 @@ def test_figures_read_fitting_s_json_only_through_the_records():
 def test_every_record_committed_under_results_reads_and_writes_back_unchanged():
     """The records the docs cite, old and new, read through their class; writing one back keeps its keys,
     their order and their values (only fields added later appear, with their defaults)."""
-    read = 0
-    for cls in RECORDS:
-        for path in sorted((ROOT / "results").rglob(cls.FILE)):
+    read, records = 0, (*RECORDS, ForecastVerdictRecord)  # the latter not in RECORDS: see there
+    for name in sorted({cls.FILE for cls in records}):
+        # two records may share a file name (verdict.json: fitting.outside's and the forecast's):
+        # each file reads through exactly one of them, and the other refuses it
+        sharing = [cls for cls in records if cls.FILE == name]
+        for path in sorted((ROOT / "results").rglob(name)):
             doc = json.loads(path.read_text())
-            again = cls.read(path).to_json()
+            readers = []
+            for cls in sharing:
+                try:
+                    readers.append(cls.read(path))
+                except ValueError:
+                    pass
+            assert len(readers) == 1, (path, len(readers))
+            again = readers[0].to_json()
             assert [k for k in again if k in doc] == list(doc), path
             assert {k: again[k] for k in doc} == doc, path
             read += 1
