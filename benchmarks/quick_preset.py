@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import subprocess
 import sys
 import time
@@ -28,6 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.ensemble_pair import machine  # noqa: E402
 from core.files import write_json  # noqa: E402
 from empirical.ensemble import seed_list  # noqa: E402
 from fitting.analyses.ladder_rows import row  # noqa: E402
@@ -54,13 +54,14 @@ def train(run: Path, seed: int, settings: list[str]) -> tuple[float, bool]:
     return (time.perf_counter() - start) / 60, fresh
 
 
-def measure(run: Path, minutes: float, fresh: bool) -> dict:
+def measure(run: Path, minutes: float, fresh: bool, load: float) -> dict:
     """One seed's line of the benchmark, from its folder."""
     r = row(run, "11")
     return {
         "run": str(run),
         "minutes": round(minutes, 2),
         "timed_from_start": fresh,
+        "load_at_start": load,  # 1-minute load average before the run: ~0 means it ran alone
         "train_minutes": r["cost"]["minutes"],
         "steps_per_s": r["cost"]["steps_per_s"],
         "device": r["cost"]["device"],
@@ -130,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
         )
     doc.update(
         settings=args.set,
-        machine=f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores",
+        machine={**machine(), "cores": os.cpu_count()},
         command="python -m empirical.train --preset quick --set seed=S "
         + " ".join(f"--set {s}" for s in args.set),
     )
@@ -139,8 +140,9 @@ def main(argv: list[str] | None = None) -> int:
         if str(seed) in doc["seeds"]:
             continue
         run = args.runs / "-".join([f"seed{seed}", *args.set]).replace("=", "")
+        load = round(os.getloadavg()[0], 2)
         minutes, fresh = train(run, seed, args.set)
-        doc["seeds"][str(seed)] = measure(run, minutes, fresh)
+        doc["seeds"][str(seed)] = measure(run, minutes, fresh, load)
         doc["summary"] = summary(list(doc["seeds"].values()))
         write_json(args.json, doc)  # atomic: an interrupted benchmark leaves the last whole file
         print(report(doc), flush=True)
