@@ -245,10 +245,11 @@ def test_cheap_subdivisions_share_one_solve_on_the_fast_path_only():
     assert general == [(1, [0, 4]), (2, [1, 3]), (16, [2])]
 
 
-def test_the_blocked_gap_is_the_sum_of_the_constants_differences():
-    """constants_and_gap (both subdivisions' constants formed a block of columns at a time) against the
-    constants of each subdivision formed whole and subtracted: shared gates and gates of a trajectory's own
-    at once, blocks that cut a concept's columns included."""
+def test_the_one_pass_is_the_constants_differences_and_the_propagated_path():
+    """constants_gap_path (both subdivisions' constants formed a block of columns at a time, then one
+    compiled walk: their difference summed, the path propagated and written, its smallest |z|) against
+    the constants of each subdivision formed whole, subtracted, and propagated by numpy: shared gates
+    and gates of a trajectory's own at once, blocks that cut a concept's columns included."""
     rng = np.random.default_rng(5)
     n, land = 700, eq1()
     values = {
@@ -282,11 +283,30 @@ def test_the_blocked_gap_is_the_sum_of_the_constants_differences():
         quadrature.constants_into(*part, whole[r])
     expected = np.abs(whole[2] - whole[1]).sum(axis=0)
     assert expected.max() > 1e-8  # the steep switches differ (the rest cancel to rounding)
-    blocked = np.empty_like(whole[2])
-    np.testing.assert_allclose(
-        quadrature.constants_and_gap(parts[2], parts[1], blocked), expected, rtol=1e-9, atol=1e-13
+    z0 = rng.uniform(-1, 1, (n, 2))
+    phi = np.exp(-np.array(rates) * span)  # (D, N)
+    path = np.empty((t.size, 2, n))
+    quadrature.propagate(
+        phi[:, None, :], whole[2].reshape(t.size - 1, 2, n).transpose(1, 0, 2), z0, path
     )
-    np.testing.assert_array_equal(blocked, whole[2])  # the constants written block by block
+    walked = np.empty((t.size, 2 * n))
+    walked[0] = z0.T.ravel()
+    gap, low = quadrature.constants_gap_path(parts[2], parts[1], phi.ravel(), walked)
+    np.testing.assert_allclose(gap, expected, rtol=1e-9, atol=1e-13)
+    np.testing.assert_array_equal(walked, path.reshape(t.size, 2 * n))  # phi z + c, in that order
+    np.testing.assert_array_equal(low, np.abs(path).min(axis=0).ravel())
+
+
+def test_the_one_pass_keeps_nan():
+    """A path that turns NaN has NaN as its smallest |z| (so the solve is not accepted), and an infinite
+    constant makes an infinite gap."""
+    stacked, weights = np.ones((3, 1)), np.array([[1.0, np.nan, np.inf]])
+    flat = np.zeros((4, 3))
+    gap, low = quadrature.constants_gap_path(
+        (stacked, weights, []), (stacked, np.zeros((1, 3)), []), np.full(3, 0.5), flat
+    )
+    assert np.isnan(low[1]) and np.isnan(flat[1:, 1]).all() and low[0] == 0.0
+    assert gap[0] == 3.0 and np.isnan(gap[1]) and np.isinf(gap[2])
 
 
 special = st.sampled_from([0.0, 1.0, 0.5, 2.0, 1e300, np.inf, -np.inf, np.nan])

@@ -130,8 +130,8 @@ def _refine(
         fine = out if direct else np.empty((t.size, out.shape[1], rows.size))
         z0r, pr = (z0, p) if whole else (z0[rows], p[rows])
         if uniform:
-            diff = quadrature.uniform_solve(form, t, r, z0r, pr, fine)  # (D, rows)
-            allowed = atol + (rtol * np.abs(fine).min(axis=0) if (diff > atol).any() else 0.0)
+            diff, low = quadrature.uniform_solve(form, t, r, z0r, pr, fine)  # (D, rows) each
+            allowed = atol + rtol * low
             ok = (diff <= allowed).all(axis=0)  # nan where the solve overflowed
         else:
             gap = quadrature.pointwise(form, t, r, z0r, pr, fine)

@@ -17,6 +17,7 @@ one (:func:`pointwise`: both subdivisions propagated and compared at every outpu
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 from numpy.typing import NDArray
 
@@ -111,29 +112,50 @@ def constants_into(stacked, weights, own, out, b0: int = 0, b1: int | None = Non
     return out
 
 
-def constants_and_gap(fine, coarse, out) -> NDArray[np.float64]:
-    """Writes the 2r subdivision's interval constants c_2r into out (T-1, D N) and returns
-    Σ_j |c_2r - c_r|_j (D N,), from the two subdivisions' ``uniform_parts``, a block of columns at
-    a time: both products of a block stay in cache-sized buffers, so the constants are written once
-    and never read back, and no full coarse array is made."""
-    rows, width = out.shape
-    total = np.empty(width)
+def constants_gap_path(fine, coarse, phi, flat) -> tuple[NDArray, NDArray]:
+    """The fast path's one pass: ``flat`` (T, D N) holds z0 in row 0; rows 1 to T-1 get the 2r
+    path, z_{k+1} = phi z_k + c_2r,k. Returns Σ_k |c_2r - c_r|_k and min_k |z_k| (each (D N,),
+    NaN where the path is).
+
+    Both subdivisions' constants are formed a block of columns at a time (``uniform_parts``'s
+    products, into cache-sized buffers); one compiled walk over the block then sums their
+    difference, propagates the path and writes it, so the constants are never stored and the
+    output is written once."""
+    rows, width = flat.shape[0] - 1, flat.shape[1]
+    gap, low = np.zeros(width), np.abs(flat[0])
     step = max(1, 2**15 // rows)  # columns a block (measured best: an L2-sized part)
     buf = np.empty((2, rows, min(step, width)))
     for b0 in range(0, width, step):
         b1 = min(width, b0 + step)
         f = constants_into(*fine, buf[0, :, : b1 - b0], b0, b1)
         c = constants_into(*coarse, buf[1, :, : b1 - b0], b0, b1)
-        out[:, b0:b1] = f
-        total[b0:b1] = np.abs(np.subtract(f, c, out=c), out=c).sum(axis=0)
-    return total
+        _walk(f, c, phi, flat, b0, gap, low)
+    return gap, low
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def _walk(f, c, phi, flat, b0, gap, low):  # pragma: no cover - compiled (tested through its caller)
+    rows, width = f.shape
+    cols = slice(b0, b0 + width)
+    # the block's state in arrays of its own, which the compiler knows alias nothing: it vectorizes
+    z, g, lo, decay = flat[0, cols].copy(), np.zeros(width), low[cols].copy(), phi[cols].copy()
+    for k in range(rows):
+        fk, ck, row = f[k], c[k], flat[k + 1, cols]
+        for j in range(width):
+            v = fk[j]
+            g[j] += abs(v - ck[j])
+            z[j] = decay[j] * z[j] + v  # as propagate: phi z first, then + c
+            row[j] = z[j]
+            lo[j] = abs(z[j]) if (abs(z[j]) < lo[j] or z[j] != z[j]) else lo[j]  # NaN stays
+    gap[cols] += g
+    low[cols] = lo
 
 
 def uniform_solve(form: LinearForm, t, r: int, z0, p, out):
     """The 2r path into ``out`` (T, D, N) where a is constant and the output intervals equal, with
     the bound Σ_j |c_2r - c_r|_j Π max(1, phi) (D, N) on its difference from the r path (phi is
-    exact, the same at every r, so the paths differ only through the interval constants). The
-    constants are written into out and propagated in place."""
+    exact, the same at every r, so the paths differ only through the interval constants) and
+    min_t |z| (D, N) of the 2r path."""
     n, d = z0.shape
     columns, span = param_columns(p), t[1] - t[0]
     coefs, rates = coefficients(form, t, columns, n, d)
@@ -141,12 +163,12 @@ def uniform_solve(form: LinearForm, t, r: int, z0, p, out):
         q: at(form.eval_times, subinterval_nodes(t, q)[1].ravel(), columns, len(form.times))
         for q in (r, 2 * r)
     }
-    flat = out[1:].reshape(t.size - 1, d * n)  # a view: out is contiguous
     fine, coarse = (uniform_parts(form, gates[q], coefs, rates, span, q) for q in (2 * r, r))
-    diff = constants_and_gap(fine, coarse, flat).reshape(d, n)
-    phi = np.exp(-np.array(rates) * span)[:, None, :]
-    propagate(phi, out[1:].transpose(1, 0, 2), z0, out)
-    return diff * growth(phi, t.size - 1)
+    phi = np.exp(-np.array(rates) * span)  # (D, N)
+    out[0] = z0.T
+    flat = out.reshape(t.size, d * n)  # a view: out is contiguous
+    diff, low = constants_gap_path(fine, coarse, phi.ravel(), flat)
+    return diff.reshape(d, n) * growth(phi[:, None, :], t.size - 1), low.reshape(d, n)
 
 
 def interval_maps(form: LinearForm, t: NDArray[np.float64], r: int, columns: list, n: int, d: int):
