@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import re
 import subprocess
 import sys
@@ -21,6 +20,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from timing import cpu  # noqa: E402
 SUMMARY = re.compile(r"^=*\s*((?:\d+ \w+(?:, )?)+) in ([0-9.]+)s", re.M)  # with -q: no =
 DURATION = re.compile(r"^([0-9.]+)s (setup|call|teardown)\s+(.+?)\s*$")
 
@@ -93,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     ).stdout
     slow = sum(1 for line in collected.splitlines() if "::" in line)
     result = {
-        "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores",
+        "machine": cpu(),
         "commit": commit,
         "load_at_start": load,
         "exit_code": run.returncode,

@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from theory.solvers.integrate import integrate, time_grid  # noqa: E402
 from theory.models.paper import notebook  # noqa: E402
-from timing import best_time  # noqa: E402
+from timing import best_time, cpu  # noqa: E402
 
 TARGET = 1e-6
 LADDER = [1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10, 1e-11]
@@ -253,7 +253,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
 
     rng = np.random.default_rng(0)
-    machine = f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, python {platform.python_version()}"
+    machine = f"{cpu()}, python {platform.python_version()}"
     load = os.getloadavg()[0]
     print(
         f"machine: {machine}; load average {load:.2f} at the start"

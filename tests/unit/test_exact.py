@@ -245,11 +245,13 @@ def test_cheap_subdivisions_share_one_solve_on_the_fast_path_only():
     assert general == [(1, [0, 4]), (2, [1, 3]), (16, [2])]
 
 
-def test_the_one_pass_is_the_constants_differences_and_the_propagated_path():
-    """constants_gap_path (both subdivisions' constants formed a block of columns at a time, then one
-    compiled walk: their difference summed, the path propagated and written, its smallest |z|) against
-    the constants of each subdivision formed whole, subtracted, and propagated by numpy: shared gates
-    and gates of a trajectory's own at once, blocks that cut a concept's columns included."""
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "numpy"])
+def test_the_pass_is_the_constants_differences_and_the_propagated_path(compiled):
+    """constants_gap_path (both subdivisions' constants formed a block of columns at a time; then one
+    compiled walk, or numpy's copy and propagation: their difference summed, the path propagated and
+    written, its smallest |z|) against the constants of each subdivision formed whole, subtracted,
+    and propagated by numpy: shared gates and gates of a trajectory's own at once, blocks that cut a
+    concept's columns included."""
     rng = np.random.default_rng(5)
     n, land = 700, eq1()
     values = {
@@ -291,22 +293,42 @@ def test_the_one_pass_is_the_constants_differences_and_the_propagated_path():
     )
     walked = np.empty((t.size, 2 * n))
     walked[0] = z0.T.ravel()
-    gap, low = quadrature.constants_gap_path(parts[2], parts[1], phi.ravel(), walked)
+    gap, low = quadrature.constants_gap_path(parts[2], parts[1], phi.ravel(), walked, compiled)
     np.testing.assert_allclose(gap, expected, rtol=1e-9, atol=1e-13)
     np.testing.assert_array_equal(walked, path.reshape(t.size, 2 * n))  # phi z + c, in that order
     np.testing.assert_array_equal(low, np.abs(path).min(axis=0).ravel())
 
 
-def test_the_one_pass_keeps_nan():
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "numpy"])
+def test_the_pass_keeps_nan(compiled):
     """A path that turns NaN has NaN as its smallest |z| (so the solve is not accepted), and an infinite
     constant makes an infinite gap."""
     stacked, weights = np.ones((3, 1)), np.array([[1.0, np.nan, np.inf]])
     flat = np.zeros((4, 3))
     gap, low = quadrature.constants_gap_path(
-        (stacked, weights, []), (stacked, np.zeros((1, 3)), []), np.full(3, 0.5), flat
+        (stacked, weights, []), (stacked, np.zeros((1, 3)), []), np.full(3, 0.5), flat, compiled
     )
     assert np.isnan(low[1]) and np.isnan(flat[1:, 1]).all() and low[0] == 0.0
     assert gap[0] == 3.0 and np.isnan(gap[1]) and np.isinf(gap[2])
+
+
+def test_a_process_walks_compiled_from_its_second_large_solve(monkeypatch):
+    """A one-off sweep and every small solve stay in numpy (no compiled code to load); the second
+    solve of at least COMPILED_FROM path values in a process, and every one after, walk compiled; and
+    both paths give the same sweep."""
+    monkeypatch.setattr(quadrature, "_large_solves", 0)
+    monkeypatch.setattr(quadrature, "COMPILED_FROM", 2 * (T25.size - 1) * 50)  # 50 on T25
+    walks = []
+    real = quadrature.constants_gap_path
+    monkeypatch.setattr(
+        quadrature,
+        "constants_gap_path",
+        lambda *a: walks.append(a[-1]) or real(*a),
+    )
+    a = np.linspace(0.2, 5, 50)
+    runs = [integrate(notebook(), T25, {"a": v}, method="exact").z for v in (a[:10], a, a, a)]
+    assert walks == [False, False, True, True]
+    np.testing.assert_array_equal(runs[2], runs[1])
 
 
 special = st.sampled_from([0.0, 1.0, 0.5, 2.0, 1e300, np.inf, -np.inf, np.nan])

@@ -24,6 +24,9 @@ from numpy.typing import NDArray
 from theory.models.linear_form import LinearForm, at
 
 GAUSS_NODES = 4
+BLOCK = 2**15  # constants a block of columns holds (measured best: an L2-sized part)
+COMPILED_FROM = 2**20  # path values from which a process's second and later solves walk compiled
+_large_solves = 0  # solves of at least COMPILED_FROM values made in this process (_compiled)
 
 _X, _W = np.polynomial.legendre.leggauss(GAUSS_NODES)
 
@@ -112,24 +115,33 @@ def constants_into(stacked, weights, own, out, b0: int = 0, b1: int | None = Non
     return out
 
 
-def constants_gap_path(fine, coarse, phi, flat) -> tuple[NDArray, NDArray]:
-    """The fast path's one pass: ``flat`` (T, D N) holds z0 in row 0; rows 1 to T-1 get the 2r
-    path, z_{k+1} = phi z_k + c_2r,k. Returns Σ_k |c_2r - c_r|_k and min_k |z_k| (each (D N,),
-    NaN where the path is).
+def constants_gap_path(fine, coarse, phi, flat, compiled: bool) -> tuple[NDArray, NDArray]:
+    """The fast path's pass: ``flat`` (T, D N) holds z0 in row 0; rows 1 to T-1 get the 2r path,
+    z_{k+1} = phi z_k + c_2r,k. Returns Σ_k |c_2r - c_r|_k and min_k |z_k| (each (D N,), NaN
+    where the path is).
 
     Both subdivisions' constants are formed a block of columns at a time (``uniform_parts``'s
-    products, into cache-sized buffers); one compiled walk over the block then sums their
-    difference, propagates the path and writes it, so the constants are never stored and the
-    output is written once."""
+    products, into cache-sized buffers). ``compiled``: one compiled walk over each block sums their
+    difference, propagates the path and writes it, so the output is written once; else (numpy) the
+    constants are copied into the output and propagated there, a row at a time, in a second pass."""
     rows, width = flat.shape[0] - 1, flat.shape[1]
     gap, low = np.zeros(width), np.abs(flat[0])
-    step = max(1, 2**15 // rows)  # columns a block (measured best: an L2-sized part)
+    step = max(1, BLOCK // rows)
     buf = np.empty((2, rows, min(step, width)))
     for b0 in range(0, width, step):
         b1 = min(width, b0 + step)
         f = constants_into(*fine, buf[0, :, : b1 - b0], b0, b1)
         c = constants_into(*coarse, buf[1, :, : b1 - b0], b0, b1)
-        _walk(f, c, phi, flat, b0, gap, low)
+        if compiled:
+            _walk(f, c, phi, flat, b0, gap, low)
+        else:
+            flat[1:, b0:b1] = f
+            gap[b0:b1] = np.abs(np.subtract(f, c, out=c), out=c).sum(axis=0)
+    if not compiled:
+        scratch = np.empty(width)
+        for k in range(rows):  # as propagate: phi z first, then + c
+            np.add(np.multiply(phi, flat[k], out=scratch), flat[k + 1], out=flat[k + 1])
+        low = np.abs(flat).min(axis=0)
     return gap, low
 
 
@@ -167,8 +179,21 @@ def uniform_solve(form: LinearForm, t, r: int, z0, p, out):
     phi = np.exp(-np.array(rates) * span)  # (D, N)
     out[0] = z0.T
     flat = out.reshape(t.size, d * n)  # a view: out is contiguous
-    diff, low = constants_gap_path(fine, coarse, phi.ravel(), flat)
+    diff, low = constants_gap_path(fine, coarse, phi.ravel(), flat, _compiled(flat[1:].size))
     return diff.reshape(d, n) * growth(phi[:, None, :], t.size - 1), low.reshape(d, n)
+
+
+def _compiled(elements: int) -> bool:
+    """Whether a fast-path solve of ``elements`` path values walks compiled: from the second solve
+    of at least COMPILED_FROM values in a process on. numba's walk costs about 0.3 s to load in
+    each new process (and about 5 s to compile, once per install), more than it saves in one sweep
+    (about 12 ms at 10,000 trajectories x 200 points), so one-off sweeps and small solves (a fit's)
+    stay in numpy, and a process that sweeps again (a notebook, a benchmark) gains."""
+    global _large_solves
+    if elements < COMPILED_FROM:
+        return False
+    _large_solves += 1
+    return _large_solves > 1
 
 
 def interval_maps(form: LinearForm, t: NDArray[np.float64], r: int, columns: list, n: int, d: int):
