@@ -25,7 +25,7 @@ from theory.models.linear_form import LinearForm, at
 
 GAUSS_NODES = 4
 BLOCK = 2**15  # constants a block of columns holds (measured best: an L2-sized part)
-COMPILED_FROM = 2**20  # path values from which a process's second and later solves walk compiled
+COMPILED_FROM = 2**18  # path values from which a process's second and later solves walk compiled
 _large_solves = 0  # solves of at least COMPILED_FROM values made in this process (_compiled)
 
 _X, _W = np.polynomial.legendre.leggauss(GAUSS_NODES)
