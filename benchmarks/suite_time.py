@@ -23,6 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from timing import cpu  # noqa: E402
+
 SUMMARY = re.compile(r"^=*\s*((?:\d+ \w+(?:, )?)+) in ([0-9.]+)s", re.M)  # with -q: no =
 DURATION = re.compile(r"^([0-9.]+)s (setup|call|teardown)\s+(.+?)\s*$")
 
