@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import platform
 import statistics
 import subprocess
 import sys
@@ -32,6 +31,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from ensemble_speed import timed_both, way  # noqa: E402
+from timing import cpuinfo, cpu_model  # noqa: E402
 
 WAYS = "separate,threaded-lockstep,threaded"
 
@@ -86,10 +86,6 @@ def machine() -> dict[str, str | None]:
 
     from empirical.nets.device import resolve_precision
 
-    model = next(
-        (line.split(":", 1)[1].strip() for line in _cpuinfo() if line.startswith("model name")),
-        platform.processor() or None,
-    )
     here = Path(__file__).parent
     commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, cwd=here)
     dirty = subprocess.run(
@@ -98,22 +94,15 @@ def machine() -> dict[str, str | None]:
         text=True,
         cwd=here,
     )
-    flags = next((line for line in _cpuinfo() if line.startswith("flags")), "").split()
+    flags = next((line for line in cpuinfo() if line.startswith("flags")), "").split()
     return {
-        "cpu": model,
+        "cpu": cpu_model(),
         "avx512_bf16": "avx512_bf16" in flags,
         "precision": resolve_precision("auto", torch.device("cpu")),
         "torch": torch.__version__,
         # +changes: the tree differed from the commit (what was measured is not exactly it)
         "commit": (commit.stdout.strip() + ("+changes" if dirty.stdout.strip() else "")) or None,
     }
-
-
-def _cpuinfo() -> list[str]:
-    try:
-        return Path("/proc/cpuinfo").read_text().splitlines()
-    except OSError:
-        return []
 
 
 def main(argv: list[str] | None = None) -> int:

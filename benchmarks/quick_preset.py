@@ -26,8 +26,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from benchmarks.ensemble_pair import machine  # noqa: E402
+from ensemble_pair import machine  # noqa: E402
 from core.files import write_json  # noqa: E402
 from empirical.ensemble import seed_list  # noqa: E402
 from fitting.analyses.ladder_rows import row  # noqa: E402

@@ -16,12 +16,23 @@ def best_time(fn, repeats: int) -> float:
     return min(times)
 
 
-def cpu() -> str:
-    """The CPU's model name (from /proc/cpuinfo where there is one) and its core count: speeds on
-    two kinds of 2-core machine differ by 2x, so a number names its machine."""
+def cpuinfo() -> list[str]:
+    """The lines of /proc/cpuinfo (none where there is no such file)."""
     try:
-        lines = Path("/proc/cpuinfo").read_text().splitlines()
+        return Path("/proc/cpuinfo").read_text().splitlines()
     except OSError:
-        lines = []
-    model = next((x.split(":", 1)[1].strip() for x in lines if x.startswith("model name")), None)
-    return f"{model or platform.processor() or platform.machine()}, {os.cpu_count()} cores"
+        return []
+
+
+def cpu_model() -> str:
+    """The CPU's model name: speeds on two kinds of 2-core machine differ by 2x, so a number names
+    its machine."""
+    model = next(
+        (x.split(":", 1)[1].strip() for x in cpuinfo() if x.startswith("model name")), None
+    )
+    return model or platform.processor() or platform.machine()
+
+
+def cpu() -> str:
+    """The CPU's model name and its core count."""
+    return f"{cpu_model()}, {os.cpu_count()} cores"

@@ -137,10 +137,8 @@ def constants_gap_path(fine, coarse, phi, flat, compiled: bool) -> tuple[NDArray
         else:
             flat[1:, b0:b1] = f
             gap[b0:b1] = np.abs(np.subtract(f, c, out=c), out=c).sum(axis=0)
-    if not compiled:
-        scratch = np.empty(width)
-        for k in range(rows):  # as propagate: phi z first, then + c
-            np.add(np.multiply(phi, flat[k], out=scratch), flat[k + 1], out=flat[k + 1])
+    if not compiled:  # the columns as one concept of D N trajectories, the constants in place
+        propagate(phi[None, None], flat[None, 1:], flat[0][:, None], flat[:, None])
         low = np.abs(flat).min(axis=0)
     return gap, low
 
