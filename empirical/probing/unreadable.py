@@ -27,6 +27,7 @@ it never trained on (the images a run scores at step 0).
 
 from __future__ import annotations
 
+import functools
 from typing import Callable
 
 import numpy as np
@@ -161,16 +162,22 @@ def negatives(n: int, resolution: int, rng: np.random.Generator) -> NDArray[np.f
 
 def untrained_model(n: int, resolution: int, seed: int) -> NDArray[np.float32]:
     """Samples of a freshly initialized tiny diffusion model (U-Net (32, 64)), as a run scores them
-    at step 0."""
+    at step 0: drawn once a process for the same arguments (a copy each call), the caller's torch
+    random state left as it was."""
+    return _untrained_model(n, resolution, seed).copy()
+
+
+@functools.lru_cache(maxsize=4)
+def _untrained_model(n: int, resolution: int, seed: int) -> NDArray[np.float32]:
     import torch
 
     from empirical.images.dgp import H_DIM, MASK_FILL
     from empirical.nets.unet import UNet
     from empirical.nets.vdm import VDM
 
-    torch.manual_seed(seed)
-    vdm = VDM(UNet((32, 64), 1, h_dim=H_DIM), null_fill=MASK_FILL).eval()
-    with torch.no_grad():
+    with torch.random.fork_rng(devices=[]), torch.no_grad():
+        torch.manual_seed(seed)
+        vdm = VDM(UNet((32, 64), 1, h_dim=H_DIM), null_fill=MASK_FILL).eval()
         x = vdm.sample(
             torch.rand(n, H_DIM),
             (3, resolution, resolution),

@@ -53,6 +53,22 @@ def test_probe_abstains_on_blank_noise_and_an_untrained_model(trained):
         assert rates[kind] >= 0.95, rates
 
 
+def test_the_untrained_model_is_drawn_once_and_leaves_the_callers_random_state():
+    """Every probe a process trains scores the same untrained-model images, drawn once (each caller its own
+    copy), and the caller's torch random stream goes on as if they had not been drawn."""
+    unreadable._untrained_model.cache_clear()
+    torch.manual_seed(7)
+    expected = torch.rand(3)
+    torch.manual_seed(7)
+    first = unreadable.untrained_model(4, 8, 3)
+    assert torch.equal(torch.rand(3), expected)
+    again = unreadable.untrained_model(4, 8, 3)
+    assert unreadable._untrained_model.cache_info().hits == 1 and again is not first
+    first[:] = 0  # a caller's copy is its own
+    unreadable._untrained_model.cache_clear()
+    np.testing.assert_array_equal(unreadable.untrained_model(4, 8, 3), again)
+
+
 def test_every_unreadable_kind_draws_valid_images():
     rng = np.random.default_rng(0)
     for name, kind in unreadable.KINDS.items():
