@@ -263,19 +263,22 @@ def study(sweep_dir: Path, by: str | None = None, only: str | None = None) -> St
             "collect the "
             f"sweep again (python -m pipeline.sweep collect {sweep_dir}) or give them rows"
         )
-    runs = []
+    logged = {}  # every run's rows and signals checked before any fit (the fits take seconds)
     for run_id, cov in covariates.items():
-        mine = [t for t in trajectories if t.run == run_id]
-        if not mine:
+        logged[run_id] = [t for t in trajectories if t.run == run_id]
+        if not logged[run_id]:
             raise ValueError(f"{cov_path}: run {run_id!r} has no rows in {log}")
-        runs.append(_run(run_id, cov, mine, by, held_labels, cov_path))
-    if not any(r["held_out"] for r in runs):
+        _check_signals(run_id, cov, logged[run_id], cov_path)
+    if not any(t.label in held_labels for mine in logged.values() for t in mine):
         have = sorted({t.label for t in trajectories})
         raise ValueError(
             f"{log}: no run logs the held-out class {', '.join(held_labels)} (the log has "
             f"{', '.join(have)}); "
             "the study reads the held-out class's turn, behavior and capability"
         )
+    runs = [
+        _run(run_id, cov, logged[run_id], by, held_labels) for run_id, cov in covariates.items()
+    ]
     values = sorted({r[by] for r in runs})
     levels = [level([r for r in runs if r[by] == v], by, v, held_labels) for v in values]
     relations = {
@@ -316,19 +319,20 @@ def _grouping(covariates: dict, by: str | None, cov_path: Path) -> str:
     return by
 
 
-def _run(
-    run_id: str, cov: dict, mine: list[Trajectory], by: str, held_labels: list[str], cov_path: Path
-) -> dict:
-    """One run's record: its covariates, the training classes' learning and each held-out class."""
+def _check_signals(run_id: str, cov: dict, mine: list[Trajectory], cov_path: Path) -> None:
+    """Refuse a run whose covariates lack a concept's measured signal."""
     lacking = [c for c in mine[0].concepts if not cov.get(f"signal_{c}")]
     if lacking:
         raise ValueError(
             f"{cov_path}: run {run_id!r} has no {', '.join(f'signal_{c}' for c in lacking)}: the "
-            "study "
-            "needs each concept's measured signal (the log's concepts: "
+            "study needs each concept's measured signal (the log's concepts: "
             f"{', '.join(mine[0].concepts)}); "
             f"python -m pipeline.sweep collect {cov_path.parent} writes them"
         )
+
+
+def _run(run_id: str, cov: dict, mine: list[Trajectory], by: str, held_labels: list[str]) -> dict:
+    """One run's record: its covariates, the training classes' learning and each held-out class."""
     labels = sorted({t.label for t in mine})
     train_classes = [lab for lab in labels if lab not in held_labels]
     return {

@@ -42,6 +42,14 @@ def path(land, values, t_end=25.0, points=200, method="stacked"):
     return t, integrate(land, t, values, method=method, **TOL).z[0]
 
 
+def paths(land, *values, t_end=25.0, points=200, method="stacked"):
+    """Several parameter sets' paths from one integration (one batch: a stacked solve steps them
+    together), as a list in the order given."""
+    t = time_grid(t_end, points)
+    batch = {k: np.stack([np.asarray(v[k], dtype=float) for v in values]) for k in values[0]}
+    return t, list(integrate(land, t, batch, method=method, **TOL).z)
+
+
 def gate(v, t):
     return 1 / (1 + np.exp(-v["k"] * (t - v["t_switch"])))
 
@@ -130,8 +138,7 @@ def test_unbiased_coordinates_relax_exponentially(method, v):
 @BOTH
 @given(eq1_params())
 def test_swap_symmetry_reverses_the_turn(method, v):
-    _, z = path(eq1(), v, method=method)
-    _, zs = path(eq1(), {k: x[::-1] for k, x in v.items()}, method=method)
+    _, (z, zs) = paths(eq1(), v, {k: x[::-1] for k, x in v.items()}, method=method)
     np.testing.assert_allclose(zs, z[:, ::-1], atol=1e-8)
     assert abs(signed_area(zs) + signed_area(z)) < 1e-8
 
@@ -139,8 +146,7 @@ def test_swap_symmetry_reverses_the_turn(method, v):
 @BOTH
 @given(st.floats(0.2, 5))
 def test_notebook_a_to_one_over_a_mirrors(method, a):
-    _, z = path(notebook(), {"a": a}, method=method)
-    _, zm = path(notebook(), {"a": 1 / a}, method=method)
+    _, (z, zm) = paths(notebook(), {"a": a}, {"a": 1 / a}, method=method)
     np.testing.assert_allclose(zm, z[:, ::-1], atol=1e-8)
 
 
@@ -169,11 +175,11 @@ def test_class_11_memorizes_then_turns_clockwise(method, lam, t_weak, k):
         "z_bias": np.array([0.0, 1.0]),
         "z_target": np.ones(2),
     }
-    t, z = path(eq1(), v, t_end=t_weak + 40 / lam.min(), method=method)
+    mirrored = {key: x[::-1] for key, x in v.items()}
+    _, (z, zm) = paths(eq1(), v, mirrored, t_end=t_weak + 40 / lam.min(), method=method)
     assert z[:, 0].min() < 0.5 - 1e-3 and z[-1, 0] > 0.99
     assert signed_area(z) < 0
-    mirrored = {key: x[::-1] for key, x in v.items()}
-    assert signed_area(path(eq1(), mirrored, t_end=t[-1], method=method)[1]) > 0
+    assert signed_area(zm) > 0
 
 
 # 8. time rescaling: z(t; cλ, t_i/c, ck) = z(ct; λ, t_i, k)
@@ -197,14 +203,15 @@ def test_time_rescaling(method, v, c):
 @given(eq1_params(), st.floats(0, 1), st.floats(0, 0.5))
 def test_eq2_affine_in_p(method, v, beta, p0):
     t = time_grid(25, 100)
-    ps = np.array([p0, p0 + 0.25, p0 + 0.5])
-    z = integrate(eq2(), t, {**v, "p": ps, "beta": beta}, method=method, **TOL).z
+    ps = np.array([p0, p0 + 0.25, p0 + 0.5, 0.0])  # the last: p = 0, to compare with eq1
+    z, z_p0 = np.split(
+        integrate(eq2(), t, {**v, "p": ps, "beta": beta}, method=method, **TOL).z, [3]
+    )
     np.testing.assert_allclose(z[0] - 2 * z[1] + z[2], 0, atol=1e-8)
     assert np.all(np.diff(z[:, :, 0], axis=0) <= 1e-9)
     np.testing.assert_allclose(z[:, :, 1], np.broadcast_to(z[0, :, 1], z[:, :, 1].shape), atol=1e-9)
     z_eq1 = integrate(eq1(), t, v, method=method, **TOL).z[0]
-    z_p0 = integrate(eq2(), t, {**v, "p": 0.0, "beta": beta}, method=method, **TOL).z[0]
-    np.testing.assert_allclose(z_p0, z_eq1, atol=1e-9)
+    np.testing.assert_allclose(z_p0[0], z_eq1, atol=1e-9)
 
 
 # 10. comparison principle: a later switch never helps, so time-to-threshold is non-decreasing in t_i
@@ -213,8 +220,7 @@ def test_eq2_affine_in_p(method, v, beta, p0):
 def test_time_to_threshold_non_decreasing_in_switch_time(method, v, delay, level):
     v = {**v, "z_bias": np.minimum(v["z_bias"], v["z_target"])}  # ẑ_i >= z̃_i
     later = {**v, "t_switch": v["t_switch"] + np.array([delay, 0.0])}
-    t, z = path(eq1(), v, points=1001, method=method)
-    _, z_late = path(eq1(), later, points=1001, method=method)
+    t, (z, z_late) = paths(eq1(), v, later, points=1001, method=method)
     assert np.all(z_late[:, 0] <= z[:, 0] + 1e-8)  # pointwise ordering
     early_time, late_time = (
         first_crossing(t, z[:, 0], level),
@@ -249,9 +255,13 @@ def test_affine_in_start_and_targets(method, v, w, s):
     shared = {"lam": v["lam"], "t_switch": v["t_switch"], "k": v["k"]}
     keys = ("z0", "z_bias", "z_target")
     mix = {k: s * v[k] + (1 - s) * w[k] for k in keys}
-    _, za = path(eq1(), {**shared, **{k: v[k] for k in keys}}, method=method)
-    _, zb = path(eq1(), {**shared, **{k: w[k] for k in keys}}, method=method)
-    _, zm = path(eq1(), {**shared, **mix}, method=method)
+    _, (za, zb, zm) = paths(
+        eq1(),
+        {**shared, **{k: v[k] for k in keys}},
+        {**shared, **{k: w[k] for k in keys}},
+        {**shared, **mix},
+        method=method,
+    )
     np.testing.assert_allclose(zm, s * za + (1 - s) * zb, atol=1e-8)
 
 

@@ -1,5 +1,6 @@
 """The study's numbers (fitting.study) on a synthetic collected sweep with known learning steps, and its figures."""
 
+import copy
 import csv
 import itertools
 import json
@@ -87,6 +88,18 @@ ELICITED = {
 
 @pytest.fixture
 def sweep(tmp_path):
+    return write_sweep(tmp_path)
+
+
+@pytest.fixture(scope="module")
+def studied(tmp_path_factory):
+    """The study of the sweep above, made once for the tests that only read it (a study fits a sigmoid
+    to every curve: seconds); copy it before changing it."""
+    return study(write_sweep(tmp_path_factory.mktemp("sweep")))
+
+
+def write_sweep(tmp_path):
+    """sweep.csv and covariates.csv of the runs in TRUTH and ELICITED, written into ``tmp_path``."""
     trajectories, rows = [], []
     for (sep, seed), learned in TRUTH.items():
         run = f"seed={seed},sep.color={sep}"
@@ -155,8 +168,8 @@ def test_concept_accuracy_counts_the_corners_that_carry_the_concept():
         concept_accuracy(Trajectory(STEPS, t.z, t.concepts, "01", run="r"), 0)
 
 
-def test_learning_steps_are_recovered_and_never_is_censored(sweep):
-    doc = study(sweep)
+def test_learning_steps_are_recovered_and_never_is_censored(studied):
+    doc = studied
     assert doc.by == "sep_color"
     runs = {(r["sep_color"], r["seed"]): r for r in doc.runs}
     for key, (color, size) in TRUTH.items():
@@ -218,8 +231,8 @@ def test_a_falling_curve_has_no_fitted_learning_time():
     assert timing("capability", STEPS.astype(float), falling)["capability_t50"] is None
 
 
-def test_capability_is_timed_and_censored_and_unelicited_runs_do_not_count(sweep):
-    doc = study(sweep)
+def test_capability_is_timed_and_censored_and_unelicited_runs_do_not_count(studied):
+    doc = studied
     runs = {r["run"]: r["held_out"]["11"] for r in doc.runs}
     got = runs["seed=0,sep.color=0.8"]
     assert (
@@ -386,9 +399,9 @@ def test_figures_need_the_study(sweep, capsys):
     assert "not the study.json that python -m fitting.study writes" in capsys.readouterr().err
 
 
-def test_every_combination_of_missing_learning_draws(sweep):
+def test_every_combination_of_missing_learning_draws(sweep, studied):
     """A level where no seed learned a concept has no median; the figure still draws (only lower bounds)."""
-    doc = study(sweep)
+    doc = copy.deepcopy(studied)
     for r, concept in itertools.product(doc.runs, ("color",)):
         r["learning"][concept].update(learned_step=None, learned_fit=None, censored_at=3000.0)
     for lev in doc.levels:
