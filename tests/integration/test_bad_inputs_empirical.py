@@ -50,6 +50,7 @@ def naive_rows(path):
     }
 
 
+@pytest.mark.slow  # trains and elicits, 20 s
 def test_elicit_after_the_log_was_deleted_keeps_every_naive_row(run, tmp_path):
     r = copy_run(run, tmp_path)
     before = naive_rows(r / "trajectories.csv")

@@ -230,6 +230,7 @@ def test_core_names_no_upper_package():
         ),
     ],
 )
+@pytest.mark.slow  # 11 s; the checker runs on the package by default
 def test_a_planted_violation_is_found(tmp_path, file, line, found):
     for pkg in PACKAGES:
         shutil.copytree(ROOT / pkg, tmp_path / pkg, ignore=shutil.ignore_patterns("__pycache__"))

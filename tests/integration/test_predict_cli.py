@@ -284,6 +284,7 @@ def test_leave_one_level_out_fits_once_per_level_and_summarises(sweep, tmp_path)
     ).exists()
 
 
+@pytest.mark.slow  # a pooled eq2 fit end to end, 13 s
 def test_eq2_on_a_masking_sweep_recovers_the_shift_and_beats_the_baselines(tmp_path, capsys):
     ps = np.repeat([0.0, 0.25, 0.5, 0.75, 1.0], 2)
     case = sweep_case(np.tile([0.01, 0.04], 5), seed=5, masking=ps, beta=0.6)
@@ -382,6 +383,7 @@ def test_memorize_with_an_onset_fits_a_sweep_that_generalizes_first_and_says_so(
     assert (tmp_path / "m" / "prediction.png").stat().st_size > 10_000
 
 
+@pytest.mark.slow  # 8 s
 def test_the_seed_floor_compares_each_held_out_seed_with_the_others_at_its_covariates(tmp_path):
     case = sweep_case(np.repeat(np.geomspace(0.005, 0.08, 4), 2), seed=6, run_effect=0.3)
     files = write_sweep(tmp_path, case, level=[i // 2 for i in range(8)])
@@ -483,6 +485,7 @@ def test_pooling_bad_input_exits_2_naming_the_files(sweep, tmp_path, capsys, whi
     )
 
 
+@pytest.mark.slow  # 9 s
 def test_compete_fits_a_lead_exponent_and_draws_one_speed_curve_per_concept(tmp_path):
     law = TRUE_LAW | {"b_t": 0.6, "t_ref": 1200.0}
     case = sweep_case(
@@ -526,6 +529,7 @@ def test_compete_fits_a_lead_exponent_and_draws_one_speed_curve_per_concept(tmp_
     )
 
 
+@pytest.mark.slow  # 11 s
 def test_train_per_level_draws_scarce_training_sets_and_averages_over_them(tmp_path, capsys):
     case = sweep_case(
         np.repeat(np.geomspace(0.005, 0.08, 5), 3), seed=6, run_effect=0.2

@@ -353,7 +353,7 @@ def processes_naming(folder: Path) -> list[str]:
     "phase, stop_group",
     [
         ("probe", True),
-        ("probe", False),
+        pytest.param("probe", False, marks=pytest.mark.slow),  # the same stop by SIGTERM, 7 s
         pytest.param("train", True, marks=pytest.mark.slow),  # long end to end: run with -m slow
     ],
     ids=[

@@ -248,6 +248,7 @@ def test_a_diffusion_model_trains_on_the_faces_of_a_selection(selection, faces_r
     assert not torch.equal(run.batch()[0], first[0])
 
 
+@pytest.mark.slow  # 9 s; members as runs alone: test_ensemble.py
 def test_a_faces_ensemble_member_trains_as_its_run_alone(faces_run, tmp_path):
     """Each member draws its augmented batches as its run alone (the stacked engine, 6 steps)."""
     from empirical.ensemble import train_members

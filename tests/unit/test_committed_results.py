@@ -83,6 +83,7 @@ def test_turn_writes_where_out_says_one_folder_per_run(checkout, tmp_path):
     ).exists()
 
 
+@pytest.mark.slow  # studies 20 committed runs, 14 s
 def test_a_study_of_a_committed_sweep_leaves_it_as_committed(tmp_path, monkeypatch):
     from fitting.study import main as study
 

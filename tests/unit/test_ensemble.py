@@ -80,6 +80,7 @@ def test_a_member_equals_its_run_trained_alone(trained):
     assert losses(trained / "a") != losses(trained / "b")  # its own seed and data, not a copy
 
 
+@pytest.mark.slow  # trains an ensemble twice more, 14 s; a run's resume: test_train.py
 def test_a_killed_ensemble_resumes_level_and_ends_as_if_never_stopped(
     trained, tmp_path, smoke_probe
 ):

@@ -208,6 +208,7 @@ def test_the_forecast_figure_refuses_a_step_that_is_not_a_number(tmp_path, capsy
     assert not (run / "forecast.png").exists()
 
 
+@pytest.mark.slow  # four forecasts, 10 s
 def test_watch_forecasts_at_each_new_checkpoint_until_the_class_shows(tmp_path, capsys):
     """--watch: a run in training gains checkpoints between looks; one line per new checkpoint, none for a look
     that finds nothing new, and it stops once naive prompting shows the class."""

@@ -164,6 +164,7 @@ def _log_only(tmp_path, name, run):
     return home
 
 
+@pytest.mark.slow  # two pooled forecasts, 30 s; the pool's checks: test_forecast.py
 def test_a_run_without_config_takes_a_pool_of_its_own_kind_and_refuses_the_package_runs(
     tmp_path, capsys
 ):

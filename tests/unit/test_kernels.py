@@ -50,6 +50,7 @@ def test_a_second_process_loads_the_kernel_from_the_cache(tmp_path):
     assert len(generated) == 1 and "def flow(t, z, p, out):" in generated[0].read_text()
 
 
+@pytest.mark.slow  # compiles two kernels, 14 s
 def test_the_cached_kernel_equals_the_in_memory_one(tmp_path, monkeypatch):
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
     land = eq1()

@@ -444,6 +444,7 @@ def test_a_concept_that_went_straight_to_its_target_is_reported_as_learned_direc
     assert f"{names[weak]} switched at step" in text and f"{names[strong]} learned directly" in text
 
 
+@pytest.mark.slow  # 10 s
 def test_a_search_step_the_integrator_cannot_finish_is_a_bad_fit_not_an_error():
     # rates at the top of their ranges: too stiff for the explicit integrator on the run with the most signal
     from fitting.estimators.pooled import FAILED, Law, _jacobian, _residuals, simulate

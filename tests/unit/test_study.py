@@ -368,6 +368,7 @@ def test_an_output_over_an_input_is_refused_before_any_work(sweep, capsys):
     assert f"--out {sweep}: is a folder" in capsys.readouterr().err
 
 
+@pytest.mark.slow  # a whole study for a covariate rule, 8 s
 def test_a_column_empty_in_every_row_does_not_apply_but_one_empty_cell_is_an_error(sweep, capsys):
     lines = (sweep / "covariates.csv").read_text().splitlines()
     blank = [lines[0] + ",sep_shape"] + [line + "," for line in lines[1:]]
@@ -380,6 +381,7 @@ def test_a_column_empty_in_every_row_does_not_apply_but_one_empty_cell_is_an_err
     assert "row 3, column sep_shape: '' is not a number" in capsys.readouterr().err
 
 
+@pytest.mark.slow  # a whole study for a covariate rule, 9 s
 def test_a_list_valued_setting_that_varies_is_not_a_covariate(sweep, capsys):
     """collect writes a varying list setting as text (protocols '' or 'overprompt', channels 32-64): a column
     with no number in any row is left out, so pooling runs trained with and without over-prompting works."""

@@ -523,6 +523,7 @@ def test_clip_scope_net_leaves_the_schedule_out(probe_dir, tmp_path):
 # -- precision ---------------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # two trainings, 10 s
 def test_bf16_run_matches_the_fp32_reference(probe_dir, tmp_path):
     """The default path on a bf16 CPU (autocast) against the fp32 reference: the same run within a stated tolerance.
 
