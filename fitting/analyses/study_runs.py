@@ -263,19 +263,7 @@ def study(sweep_dir: Path, by: str | None = None, only: str | None = None) -> St
             "collect the "
             f"sweep again (python -m pipeline.sweep collect {sweep_dir}) or give them rows"
         )
-    logged = {}  # every run's rows and signals checked before any fit (the fits take seconds)
-    for run_id, cov in covariates.items():
-        logged[run_id] = [t for t in trajectories if t.run == run_id]
-        if not logged[run_id]:
-            raise ValueError(f"{cov_path}: run {run_id!r} has no rows in {log}")
-        _check_signals(run_id, cov, logged[run_id], cov_path)
-    if not any(t.label in held_labels for mine in logged.values() for t in mine):
-        have = sorted({t.label for t in trajectories})
-        raise ValueError(
-            f"{log}: no run logs the held-out class {', '.join(held_labels)} (the log has "
-            f"{', '.join(have)}); "
-            "the study reads the held-out class's turn, behavior and capability"
-        )
+    logged = _logged(covariates, trajectories, held_labels, log, cov_path)
     runs = [
         _run(run_id, cov, logged[run_id], by, held_labels) for run_id, cov in covariates.items()
     ]
@@ -317,6 +305,25 @@ def _grouping(covariates: dict, by: str | None, cov_path: Path) -> str:
             f"{', '.join(c for c in next(iter(covariates.values())) if c != 'run')}"
         )
     return by
+
+
+def _logged(covariates: dict, trajectories, held_labels, log: Path, cov_path: Path) -> dict:
+    """Each run's rows of the log, every run's rows and signals checked, and the held-out class
+    found, before any fit (the fits take seconds)."""
+    logged = {}
+    for run_id, cov in covariates.items():
+        logged[run_id] = [t for t in trajectories if t.run == run_id]
+        if not logged[run_id]:
+            raise ValueError(f"{cov_path}: run {run_id!r} has no rows in {log}")
+        _check_signals(run_id, cov, logged[run_id], cov_path)
+    if not any(t.label in held_labels for mine in logged.values() for t in mine):
+        have = sorted({t.label for t in trajectories})
+        raise ValueError(
+            f"{log}: no run logs the held-out class {', '.join(held_labels)} (the log has "
+            f"{', '.join(have)}); "
+            "the study reads the held-out class's turn, behavior and capability"
+        )
+    return logged
 
 
 def _check_signals(run_id: str, cov: dict, mine: list[Trajectory], cov_path: Path) -> None:

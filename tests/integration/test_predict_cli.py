@@ -359,6 +359,7 @@ def test_eq2_on_a_masking_sweep_recovers_the_shift_and_beats_the_baselines(tmp_p
         )
 
 
+@pytest.mark.slow  # 8 s
 def test_memorize_with_an_onset_fits_a_sweep_that_generalizes_first_and_says_so(tmp_path):
     law = TRUE_LAW | {"b_t": 0.6, "t_ref": 1200.0}
     case = sweep_case(

@@ -2,7 +2,8 @@
 
 Each test names the invariant it checks (numbers refer to the table in equations.md section 5).
 Paths come from the stacked solve_ivp path at tight tolerances (no numba compile needed here) and, for
-the models whose flow is linear in z, from the exact path too: every invariant holds on both.
+the models whose flow is linear in z, from the exact path too: every invariant holds on both (the
+linear models' stacked runs under -m slow).
 """
 
 import numpy as np
@@ -34,7 +35,9 @@ def eq1_params(draw):
     }
 
 
-BOTH = pytest.mark.parametrize("method", ["stacked", "exact"])  # the linear models: both paths
+# the linear models: both paths. The stacked path's run is under -m slow (70 s in all): by default the
+# invariants hold on the exact path, and test_integrate's differential tests hold the stacked one to it
+BOTH = pytest.mark.parametrize("method", [pytest.param("stacked", marks=pytest.mark.slow), "exact"])
 
 
 def path(land, values, t_end=25.0, points=200, method="stacked"):

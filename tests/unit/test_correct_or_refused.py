@@ -120,9 +120,12 @@ def test_forecast_refuses_infinite_and_degenerate_numbers(argv, capsys):
     "args",
     [
         ["--model", "eq1", "--param", "lam=1e100"],
-        ["--model", "eq1", "--param", "lam=1e150"],
+        # the same refusal further out, each a new process of 4 s: run with -m slow
+        pytest.param(["--model", "eq1", "--param", "lam=1e150"], marks=pytest.mark.slow),
         ["--model", "eq1", "--param", "lam=1e60", "--method", "dopri"],
-        ["--model", "eq1", "--param", "lam=1e120", "--method", "dopri"],
+        pytest.param(
+            ["--model", "eq1", "--param", "lam=1e120", "--method", "dopri"], marks=pytest.mark.slow
+        ),
         ["--model", "eq1", "--t-end", "1e150"],  # was "done" with 199 of 200 rows empty
     ],
 )
@@ -139,6 +142,7 @@ def test_an_overflowing_integration_is_refused_and_writes_nothing(tmp_path, args
     assert not (out / "trajectories.csv").exists()
 
 
+@pytest.mark.slow  # a forecast in a new process, 14 s; the command frame's pipe handling: test_a_command_started_with_stderr_closed_ends_as_it_would_with_it_open
 def test_a_reader_that_goes_away_does_not_stop_the_output_file(tmp_path):
     out = tmp_path / "f.json"
     read, write = os.pipe()
@@ -234,6 +238,7 @@ def test_a_thousand_concepts_are_refused_in_a_line_not_compiled_for_minutes(
     assert words in err and err.count("\n") == 1 and not (tmp_path / "x").exists()
 
 
+@pytest.mark.slow  # writes and reads 32 MiB, 7 s
 @pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads the peak from /proc")
 def test_a_huge_metrics_log_is_read_a_line_at_a_time(tmp_path):
     """32 MiB of valid metrics lines (a few hundred kB gzipped): the ladder's reading stays near the

@@ -187,7 +187,10 @@ def test_a_stretch_of_updates_stops_where_a_member_diverges(trained, tmp_path, n
     assert runs[1].meter.count == (0 if name == "stacked" else 3)
 
 
-@pytest.mark.parametrize("name", ["stacked", "threaded"])
+@pytest.mark.parametrize(
+    "name",
+    ["stacked", pytest.param("threaded", marks=pytest.mark.slow)],  # the other engine, 5 s
+)
 def test_a_member_diverging_mid_training_is_named_and_the_other_ends_as_alone(
     trained, tmp_path, monkeypatch, name, smoke_probe
 ):

@@ -338,6 +338,7 @@ def test_the_setting_method_forecasts_nothing_where_every_peer_composed_before_t
     assert fm.Pool(pool.events).same_setting({}) == []  # a run of unknown separations has no peers
 
 
+@pytest.mark.slow  # two forecasts, 13 s; the floor: test_a_cut_between_checkpoints_floors_at_the_unconfirmed_one
 def test_an_unconfirmed_reading_at_the_cut_is_pending_and_bounds_the_methods(tmp_path, capsys):
     """At the first checkpoint read at >= 0.5 the behavior is not confirmed (it needs 2): the forecast says it is
     pending there, and no method puts it before that checkpoint."""

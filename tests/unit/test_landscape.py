@@ -252,7 +252,7 @@ def test_notebook_has_two_concepts():
     assert eq1(3).concepts == ("c1", "c2", "c3") and eq2().concepts == ("color", "shape")
 
 
-@pytest.mark.parametrize("n", [2, 3])
+@pytest.mark.parametrize("n", [2, pytest.param(3, marks=pytest.mark.slow)])  # three concepts: 8 s
 @given(seed=st.integers(0, 2**32 - 1))
 def test_coupled_flow_is_each_concepts_own_descent_with_the_gate_held(n, seed):
     """The coupled flow equals the hand-written ODE, and -∂E/∂z_i with every gate fixed at its current value."""
