@@ -1,6 +1,7 @@
 """Benchmark: the test command's time, and its 25 slowest tests.
 
     python benchmarks/suite_time.py --json benchmarks/results/suite_time.json [-- PYTEST ARGS]
+    python benchmarks/suite_time.py --compare BEFORE.log AFTER.log   # the 25 slowest, before and after
 
 Runs the README's test command's pytest (``python -m pytest``, the default selection: ``-m 'not slow'``) in a
 new process from the repository root with ``--durations=25``, and counts the long checks ``-m slow`` keeps
@@ -28,6 +29,13 @@ SUMMARY = re.compile(r"^=*\s*((?:\d+ \w+(?:, )?)+) in ([0-9.]+)s", re.M)  # with
 DURATION = re.compile(r"^([0-9.]+)s (setup|call|teardown)\s+(.+?)\s*$")
 
 
+def gzip_or_text(path: Path) -> str:
+    """A log's text, gzipped (.gz) or not."""
+    import gzip
+
+    return gzip.open(path, "rt").read() if path.suffix == ".gz" else path.read_text()
+
+
 def counts(summary: str) -> dict[str, int]:
     """'1760 passed, 3 skipped, 12 deselected' -> {'passed': 1760, 'skipped': 3, 'deselected': 12}."""
     return {word: int(n) for n, word in re.findall(r"(\d+) (\w+)", summary)}
@@ -48,6 +56,26 @@ def parse(output: str) -> dict:
     return {"seconds": float(seconds), **counts(summary), "slowest": slowest[:25]}
 
 
+def test_seconds(output: str) -> dict[str, float]:
+    """Each test's seconds (setup, call and teardown summed) in a pytest output with --durations."""
+    out: dict[str, float] = {}
+    for m in map(DURATION.match, output.splitlines()):
+        if m:
+            out[m.group(3)] = out.get(m.group(3), 0.0) + float(m.group(1))
+    return out
+
+
+def compare(before: str, after: str, n: int = 25) -> str:
+    """A markdown table of the n slowest tests of ``before`` (two pytest outputs run with
+    --durations=0) with their seconds after: "slow" where the default run no longer has them."""
+    b, a = test_seconds(before), test_seconds(after)
+    rows = ["| test | before (s) | after (s) |", "|---|---|---|"]
+    for test, s in sorted(b.items(), key=lambda x: -x[1])[:n]:
+        rows.append(f"| `{test}` | {s:.1f} | {f'{a[test]:.1f}' if test in a else 'slow'} |")
+    rows.append(f"| all tests | {sum(b.values()):.0f} | {sum(a.values()):.0f} |")
+    return "\n".join(rows)
+
+
 def _workers(pytest_args: list[str]) -> int | None:
     """The pytest-xdist workers asked for with -n N among the arguments (None: one process)."""
     for flag, value in zip(pytest_args, pytest_args[1:]):
@@ -62,8 +90,18 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--json", type=Path, help="write the results here")
     parser.add_argument("--log", type=Path, help="write pytest's whole output here")
+    parser.add_argument(
+        "--compare",
+        nargs=2,
+        type=Path,
+        metavar=("BEFORE", "AFTER"),
+        help="print the 25 slowest tests of two --log files (run with -- --durations=0), and exit",
+    )
     parser.add_argument("pytest_args", nargs="*", help="more arguments for pytest (after --)")
     args = parser.parse_args(argv)
+    if args.compare:
+        print(compare(*(gzip_or_text(p) for p in args.compare)))
+        return 0
     load = os.getloadavg()[0]
     commit = subprocess.run(
         ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True

@@ -63,3 +63,16 @@ def test_the_suite_benchmark_reads_pytest_s_summary_and_durations():
     assert got["slowest"][1]["test"] == "tests/unit/test_probe.py::test_x[a b]"
     with pytest.raises(SystemExit, match="no pytest summary"):
         suite_time.parse("Traceback: ...")
+
+
+def test_the_suite_comparison_sums_each_tests_phases_and_names_the_ones_moved_to_slow():
+    before = """3.00s call     tests/a.py::test_long
+1.00s setup    tests/a.py::test_long
+2.00s call     tests/b.py::test_moved
+0.50s call     tests/b.py::test_short
+"""
+    after = "1.50s call     tests/a.py::test_long\n0.40s call     tests/b.py::test_short\n"
+    table = suite_time.compare(before, after, n=2).splitlines()
+    assert table[2] == "| `tests/a.py::test_long` | 4.0 | 1.5 |"
+    assert table[3] == "| `tests/b.py::test_moved` | 2.0 | slow |"
+    assert table[-1] == "| all tests | 6 | 2 |"
