@@ -84,7 +84,18 @@ def _workers(pytest_args: list[str]) -> int | None:
     return None
 
 
-def main(argv: list[str] | None = None) -> int:
+def _slow_count() -> int:
+    """How many tests ``-m slow`` selects (the long checks the default run leaves out)."""
+    collected = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "--collect-only", "-m", "slow"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    ).stdout
+    return sum(1 for line in collected.splitlines() if "::" in line)
+
+
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -98,7 +109,11 @@ def main(argv: list[str] | None = None) -> int:
         help="print the 25 slowest tests of two --log files (run with -- --durations=0), and exit",
     )
     parser.add_argument("pytest_args", nargs="*", help="more arguments for pytest (after --)")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
     if args.compare:
         print(compare(*(gzip_or_text(p) for p in args.compare)))
         return 0
@@ -126,13 +141,7 @@ def main(argv: list[str] | None = None) -> int:
     print(run.stdout[-6000:])
     if args.log:
         args.log.write_text(run.stdout + run.stderr)
-    collected = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "--collect-only", "-m", "slow"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-    ).stdout
-    slow = sum(1 for line in collected.splitlines() if "::" in line)
+    slow = _slow_count()
     result = {
         "machine": cpu(),
         "commit": commit,
