@@ -315,6 +315,22 @@ def checking(args: argparse.Namespace) -> bool:
     return bool(getattr(args, "check_args", False))
 
 
+def check_in_process(main: Callable[..., int], argv: Sequence[str]) -> tuple[int, list[str]]:
+    """A command's ``main(argv)`` run in this process with its output captured: (exit code, its
+    error output's lines). For ``--check-args`` checks, which read and write nothing: a new
+    interpreter for each took 2-4 s, most of it imports. argparse's usage errors exit 2."""
+    import contextlib
+    import io
+
+    errors = io.StringIO()
+    with contextlib.redirect_stderr(errors), contextlib.redirect_stdout(io.StringIO()):
+        try:
+            code = main(list(argv))
+        except SystemExit as stop:
+            code = stop.code if isinstance(stop.code, int) else 2
+    return code, errors.getvalue().splitlines()
+
+
 def not_an_input(outputs, inputs, flag: str = "--out") -> None:
     """Refuse, before any work, an output path that is (or resolves to) one of the command's inputs:
     a command never overwrites what it reads."""

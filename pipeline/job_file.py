@@ -16,8 +16,6 @@ every line is good.
 
 from __future__ import annotations
 
-import contextlib
-import io
 import shlex
 import sys
 from pathlib import Path, PurePosixPath, PureWindowsPath
@@ -60,15 +58,10 @@ def _train_refuses(args: list[str], out: Path) -> str | None:
     nothing)."""
     from empirical import train
 
-    said = io.StringIO()
-    with contextlib.redirect_stderr(said), contextlib.redirect_stdout(io.StringIO()):
-        try:
-            code = train.main([*args, "--out", str(out), cli.CHECK_ARGS])
-        except SystemExit as stop:  # argparse: an unknown flag or a missing value
-            code = stop.code
+    code, text = cli.check_in_process(train.main, [*args, "--out", str(out), cli.CHECK_ARGS])
     if code == 0:
         return None
-    text = said.getvalue().strip().splitlines()
+    text = [line for line in text if line.strip()]
     return cli.one_line(text[-1] if text else f"exit {code}").removeprefix(
         "python -m empirical.train: error: "
     )

@@ -10,11 +10,9 @@ tuple-valued keys (``channels``, ``eval_dense``, ...) are separated by ``;``:
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import hashlib
 import importlib
-import io
 import itertools
 import shlex
 import sys
@@ -56,18 +54,19 @@ class Step:
     name: str
     args: tuple[str, ...]
 
-    def argv(self, run: Path, *, check: bool = False) -> list[str]:
+    def argv(self, run: Path) -> list[str]:
         """The command line that runs this step on a run folder (no shell: arguments are never
-        interpreted); ``check``: the same line with ``--check-args``, which checks the step's flags
-        and values and reads nothing."""
-        module, target = STEPS[self.name]
+        interpreted)."""
+        return [sys.executable, "-m", STEPS[self.name][0], *self.command_args(run)]
+
+    def command_args(self, run: Path, *, check: bool = False) -> list[str]:
+        """The step's command's arguments on a run folder; ``check``: with ``--check-args``, which
+        checks the step's flags and values and reads nothing."""
+        target = STEPS[self.name][1]
         flag, default = STEP_OUTPUTS.get(self.name, (None, None))
         named = flag is None or any(a == flag or a.startswith(f"{flag}=") for a in self.args)
         return [
-            sys.executable,
-            "-m",
-            module,
-            *(["--check-args"] if check else []),
+            *([cli.CHECK_ARGS] if check else []),
             target.format(run=run),
             *self.args,
             *([] if named else [flag, default.format(run=run)]),
@@ -75,21 +74,11 @@ class Step:
 
     def check(self, run: Path) -> None:
         """Refuse, before any run trains, a step whose flags or values its command would refuse
-        (ValueError with the command's own one-line message). The command's ``main`` checks them
-        in this process (``--check-args`` reads and writes nothing): a new interpreter for each
-        step took 2-4 s, most of it imports."""
+        (ValueError with the command's own one-line message), its ``main`` run in this process."""
         module = importlib.import_module(STEPS[self.name][0])
-        errors = io.StringIO()
-        with contextlib.redirect_stderr(errors), contextlib.redirect_stdout(io.StringIO()):
-            try:
-                code = module.main(self.argv(run, check=True)[3:])
-            except SystemExit as stop:  # argparse's usage errors
-                code = stop.code if isinstance(stop.code, int) else 2
+        code, errors = cli.check_in_process(module.main, self.command_args(run, check=True))
         if code:
-            raise ValueError(
-                f"--then {self.text!r}: "
-                f"{error_line(errors.getvalue().splitlines()) or f'exit code {code}'}"
-            )
+            raise ValueError(f"--then {self.text!r}: {error_line(errors) or f'exit code {code}'}")
 
     def check_runs(self, specs: Sequence["RunSpec"]) -> None:
         """Refuse, before any run trains, a step that no run of the sweep can feed: a fit needs at

@@ -1,5 +1,6 @@
 """The error convention (core.cli): one line, exit 2, output locations checked before any work."""
 
+import argparse
 import errno
 import tempfile
 
@@ -87,3 +88,18 @@ def test_a_closed_pipe_ends_a_command_quietly(capsys):
 
     assert main([]) == 0
     assert capsys.readouterr().err == ""
+
+
+def test_a_check_in_process_gives_the_exit_code_and_the_error_lines_and_prints_nothing(capsys):
+    def main(argv):
+        parser = argparse.ArgumentParser(prog="python -m x")
+        parser.add_argument("--n", type=int)
+        args = parser.parse_args(argv)
+        print("checked")
+        return 0 if args.n is None or args.n > 0 else 3
+
+    assert cli.check_in_process(main, ["--n", "2"]) == (0, [])
+    code, lines = cli.check_in_process(main, ["--n", "x"])  # argparse exits 2
+    assert code == 2 and "python -m x: error: argument --n: invalid int value: 'x'" in lines
+    assert cli.check_in_process(main, ["--n", "-1"])[0] == 3
+    assert capsys.readouterr() == ("", "")
