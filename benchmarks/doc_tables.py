@@ -59,7 +59,13 @@ def theory_sweep(d: dict) -> str:
         f"trajectories in a new process (sympy's derivation included): {first}; dopri's first sweep "
         f"{d['first_sweep_cold_s']:.2f} s with an empty kernel cache, {d['first_sweep_warm_s']:.2f} s after.",
         "",
-        f"Where the exact path's time goes at N = {d['exact_profile_n']:,} (cProfile, own time per call):",
+        f"The batched methods ran on {d['threads']} threads (numba's, `NUMBA_NUM_THREADS`); the exact path on "
+        "one: "
+        + ", ".join(f"{_seconds(s)} at N = {int(n):,}" for n, s in d["exact_one_thread_s"].items())
+        + ".",
+        "",
+        f"Where the exact path's time goes at N = {d['exact_profile_n']:,} (cProfile on one thread, own time "
+        "per call):",
         "",
         "| function | time | share |",
         "|---|---|---|",

@@ -11,6 +11,8 @@ after warm-up. The first sweep of a new process is reported on its own, with an 
 first sweep in a new process is timed for notebook, eq1 and eq2 (the sympy derivation included, imports not).
 The output floor is the time to write the (N, T, 2) result alone. The loop baselines are
 measured at the smallest N and, being linear in N, scaled for the larger ones (marked '~').
+The batched methods use numba's threads (NUMBA_NUM_THREADS: dopri shares out trajectories, exact its
+blocks of columns from 2**21 path values); the exact path is timed on one thread too, and profiled there.
 """
 
 from __future__ import annotations
@@ -21,8 +23,10 @@ import os
 import platform
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
+import numba
 import numpy as np
 from scipy.integrate import solve_ivp
 
@@ -215,19 +219,40 @@ def report(rows: dict, floor: float) -> None:
     )
 
 
+@contextmanager
+def one_thread():
+    """numba's thread count (which the exact path's walk shares its blocks among, as dopri its
+    trajectories) set to 1 for the block's duration."""
+    threads = numba.get_num_threads()
+    numba.set_num_threads(1)
+    try:
+        yield
+    finally:
+        numba.set_num_threads(threads)
+
+
+def exact_on_one_thread(n: int, rng, repeats: int) -> float:
+    """The exact path's time at n trajectories (rtol 1e-4, as calibrated) on one thread."""
+    a = np.exp(rng.uniform(np.log(0.2), np.log(5), n))
+    with one_thread():
+        batched(a, "exact", 1e-4)
+        return best_time(lambda: batched(a, "exact", 1e-4), repeats)
+
+
 def where_time_goes(n: int, rng, repeats: int = 5) -> list[dict]:
-    """The exact path at n trajectories under cProfile: each function's own time per call (ms) and share of the
-    whole, largest first (the functions of theory/solvers that take at least 2% of it)."""
+    """The exact path at n trajectories under cProfile, on one thread: each function's own time per call (ms) and
+    share of the whole, largest first (the functions of theory/solvers that take at least 2% of it)."""
     import cProfile
     import pstats
 
     a = np.exp(rng.uniform(np.log(0.2), np.log(5), n))
-    batched(a, "exact", 1e-4)
-    profile = cProfile.Profile()
-    profile.enable()
-    for _ in range(repeats):
+    with one_thread():  # cProfile sees the calling thread's work only
         batched(a, "exact", 1e-4)
-    profile.disable()
+        profile = cProfile.Profile()
+        profile.enable()
+        for _ in range(repeats):
+            batched(a, "exact", 1e-4)
+        profile.disable()
     stats = pstats.Stats(
         profile
     ).stats  # {(file, line, name): (calls, primitive, own, cumulative, callers)}
@@ -272,6 +297,14 @@ def main(argv=None) -> int:
         results.setdefault("output_floor_s", {})[n] = floor
         report(rows, floor)
         results["sizes"][n] = rows
+    results["threads"] = numba.get_num_threads()
+    results["exact_one_thread_s"] = {
+        n: exact_on_one_thread(n, rng, args.repeats) for n in sorted(args.n)
+    }
+    print(
+        f"\nthe exact path on 1 thread (above: {results['threads']}): "
+        + ", ".join(f"N = {n}: {s * 1e3:.1f} ms" for n, s in results["exact_one_thread_s"].items())
+    )
     results["exact_profile_n"] = max(args.n)
     results["exact_profile"] = where_time_goes(max(args.n), rng)
     print(f"\nwhere the exact path's time goes at N = {max(args.n)} (cProfile, own time per call):")

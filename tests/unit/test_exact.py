@@ -245,13 +245,22 @@ def test_cheap_subdivisions_share_one_solve_on_the_fast_path_only():
     assert general == [(1, [0, 4]), (2, [1, 3]), (16, [2])]
 
 
-@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "numpy"])
-def test_the_pass_is_the_constants_differences_and_the_propagated_path(compiled):
+@pytest.mark.parametrize("mode", ["compiled", "threaded", "numpy"])
+def test_the_pass_is_the_constants_differences_and_the_propagated_path(mode, monkeypatch):
     """constants_gap_path (both subdivisions' constants formed a block of columns at a time; then one
-    compiled walk, or numpy's copy and propagation: their difference summed, the path propagated and
-    written, its smallest |z|) against the constants of each subdivision formed whole, subtracted,
-    and propagated by numpy: shared gates and gates of a trajectory's own at once, blocks that cut a
-    concept's columns included."""
+    compiled walk, on one thread or bands of blocks on two, or numpy's copy and propagation: their
+    difference summed, the path propagated and written, its smallest |z|) against the constants of
+    each subdivision formed whole, subtracted, and propagated by numpy: shared gates and gates of a
+    trajectory's own at once, blocks that cut a concept's columns included."""
+    compiled = mode != "numpy"
+    threads = []
+    if mode == "threaded":
+        monkeypatch.setattr(quadrature, "THREADED_FROM", 1)
+        monkeypatch.setattr(quadrature.numba, "get_num_threads", lambda: 2)
+        real = quadrature.ThreadPoolExecutor
+        monkeypatch.setattr(
+            quadrature, "ThreadPoolExecutor", lambda k: threads.append(k) or real(k)
+        )
     rng = np.random.default_rng(5)
     n, land = 700, eq1()
     values = {
@@ -297,6 +306,7 @@ def test_the_pass_is_the_constants_differences_and_the_propagated_path(compiled)
     np.testing.assert_allclose(gap, expected, rtol=1e-9, atol=1e-13)
     np.testing.assert_array_equal(walked, path.reshape(t.size, 2 * n))  # phi z + c, in that order
     np.testing.assert_array_equal(low, np.abs(path).min(axis=0).ravel())
+    assert threads == ([2] if mode == "threaded" else [])
 
 
 @pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "numpy"])

@@ -17,6 +17,8 @@ one (:func:`pointwise`: both subdivisions propagated and compared at every outpu
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import numba
 import numpy as np
 from numpy.typing import NDArray
@@ -25,6 +27,7 @@ from theory.models.linear_form import LinearForm, at
 
 GAUSS_NODES = 4
 BLOCK = 2**15  # constants a block of columns holds (measured best: an L2-sized part)
+THREADED_FROM = 2**21  # path values from which a compiled walk shares its blocks among threads
 COMPILED_FROM = 2**18  # path values from which a process's second and later solves walk compiled
 _large_solves = 0  # solves of at least COMPILED_FROM values made in this process (_compiled)
 
@@ -122,21 +125,35 @@ def constants_gap_path(fine, coarse, phi, flat, compiled: bool) -> tuple[NDArray
 
     Both subdivisions' constants are formed a block of columns at a time (``uniform_parts``'s
     products, into cache-sized buffers). ``compiled``: one compiled walk over each block sums their
-    difference, propagates the path and writes it, so the output is written once; else (numpy) the
-    constants are copied into the output and propagated there, a row at a time, in a second pass."""
+    difference and turns the 2r constants into the path in place, then the block is copied out; a
+    solve of THREADED_FROM path values or more shares its blocks among numba's threads
+    (``NUMBA_NUM_THREADS``, as dopri), each a contiguous band of columns (the walk and the products
+    release the GIL; each column is computed as it would be alone). Else (numpy) the constants are
+    copied into the output and propagated there, a row at a time, in a second pass."""
     rows, width = flat.shape[0] - 1, flat.shape[1]
     gap, low = np.zeros(width), np.abs(flat[0])
     step = max(1, BLOCK // rows)
-    buf = np.empty((2, rows, min(step, width)))
-    for b0 in range(0, width, step):
-        b1 = min(width, b0 + step)
-        f = constants_into(*fine, buf[0, :, : b1 - b0], b0, b1)
-        c = constants_into(*coarse, buf[1, :, : b1 - b0], b0, b1)
-        if compiled:
-            _walk(f, c, phi, flat, b0, gap, low)
-        else:
+    starts = range(0, width, step)
+
+    def blocks_into_output(part: range) -> None:
+        buf = np.empty((2, rows, min(step, width)))
+        for b0 in part:
+            b1 = min(width, b0 + step)
+            f = constants_into(*fine, buf[0, :, : b1 - b0], b0, b1)
+            c = constants_into(*coarse, buf[1, :, : b1 - b0], b0, b1)
+            if compiled:
+                _walk(f, c, phi, flat[0], b0, gap, low)
+            else:
+                gap[b0:b1] = np.abs(f - c).sum(axis=0)
             flat[1:, b0:b1] = f
-            gap[b0:b1] = np.abs(np.subtract(f, c, out=c), out=c).sum(axis=0)
+
+    threads = min(numba.get_num_threads(), len(starts))
+    if compiled and threads > 1 and flat[1:].size >= THREADED_FROM:
+        cut = np.linspace(0, len(starts), threads + 1).astype(int)
+        with ThreadPoolExecutor(threads) as pool:
+            list(pool.map(blocks_into_output, [starts[i:j] for i, j in zip(cut[:-1], cut[1:])]))
+    else:
+        blocks_into_output(starts)
     if not compiled:  # the columns as one concept of D N trajectories, the constants in place
         propagate(phi[None, None], flat[None, 1:], flat[0][:, None], flat[:, None])
         low = np.abs(flat).min(axis=0)
@@ -144,18 +161,20 @@ def constants_gap_path(fine, coarse, phi, flat, compiled: bool) -> tuple[NDArray
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
-def _walk(f, c, phi, flat, b0, gap, low):  # pragma: no cover - compiled (tested through its caller)
+def _walk(f, c, phi, z0, b0, gap, low):  # pragma: no cover - compiled (tested through its caller)
+    """The block's 2r constants f (rows, width) become its path in place, z_{k+1} = phi z_k + f_k
+    from z0[b0:], while gap and low gather Σ_k |f_k - c_k| and min_k |z_k| of its columns."""
     rows, width = f.shape
     cols = slice(b0, b0 + width)
-    # the block's state in arrays of its own, which the compiler knows alias nothing: it vectorizes
-    z, g, lo, decay = flat[0, cols].copy(), np.zeros(width), low[cols].copy(), phi[cols].copy()
+    # the state in arrays of its own and no writes outside f: the compiler vectorizes the loop
+    z, g, lo, decay = z0[cols].copy(), np.zeros(width), low[cols].copy(), phi[cols].copy()
     for k in range(rows):
-        fk, ck, row = f[k], c[k], flat[k + 1, cols]
+        fk, ck = f[k], c[k]
         for j in range(width):
             v = fk[j]
             g[j] += abs(v - ck[j])
             z[j] = decay[j] * z[j] + v  # as propagate: phi z first, then + c
-            row[j] = z[j]
+            fk[j] = z[j]
             lo[j] = abs(z[j]) if (abs(z[j]) < lo[j] or z[j] != z[j]) else lo[j]  # NaN stays
     gap[cols] += g
     low[cols] = lo
