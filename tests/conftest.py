@@ -4,6 +4,7 @@ The default hypothesis profile is deterministic (derandomized, no deadline, no e
 CI and a developer see the same examples. HYPOTHESIS_PROFILE=thorough explores more.
 """
 
+import fcntl
 import os
 import shutil
 
@@ -52,13 +53,22 @@ def pytest_collection_modifyitems(config, items):
 
 @pytest.fixture(scope="session")
 def pristine_smoke_run(tmp_path_factory):
-    """A finished smoke run (its own 30-step probe inside), trained once per session; never modify it."""
+    """A finished smoke run (its own 30-step probe inside), trained once per test session, however
+    many pytest-xdist workers share it (the first to need it trains it under a lock, in the folder
+    above the workers' own; the others wait for it or find it); never modify it."""
     pytest.importorskip("torch")
     from empirical.training.config import make_config
     from empirical.training.loop import train
 
-    out = tmp_path_factory.mktemp("smoke") / "run"
-    train(make_config("smoke"), out, progress=False)
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    out, done = shared / "pristine-smoke" / "run", shared / "pristine-smoke" / "done"
+    with open(shared / "pristine-smoke.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if not done.exists():
+            shutil.rmtree(out, ignore_errors=True)  # a half-trained run of a worker that died
+            train(make_config("smoke"), out, progress=False)
+            done.touch()
     return out
 
 
@@ -75,3 +85,19 @@ def smoke_run(pristine_smoke_run, tmp_path_factory):
     out = tmp_path_factory.mktemp("run") / "run"
     shutil.copytree(pristine_smoke_run, out)
     return out
+
+
+@pytest.fixture
+def few_logistic_bootstraps(monkeypatch):
+    """The forecast's logistic baseline with 20 residual-bootstrap fits instead of its 100 (3.3 s a
+    forecast, most of one): for tests of what a forecast says and writes, not of that baseline's
+    interval (tests/unit/test_forecast.py tests the baseline itself)."""
+    import functools
+
+    from fitting.analyses import forecast_baselines
+
+    monkeypatch.setattr(
+        forecast_baselines,
+        "logistic",
+        functools.partial(forecast_baselines.logistic, n_boot=20),
+    )

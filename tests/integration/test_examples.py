@@ -128,7 +128,17 @@ def test_check_args_refuses_what_the_command_refuses(tmp_path, monkeypatch):
 QUICK = ("theory.simulate", "empirical.data")
 
 
-@pytest.mark.parametrize("line", [line for line in EXAMPLES if split(line)[0] in QUICK])
+MAIN_JOB = "python -m theory.simulate"  # 12 s; test_simulate_cli.py's module fixture runs it too
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        pytest.param(line, marks=pytest.mark.slow) if line == MAIN_JOB else line
+        for line in EXAMPLES
+        if split(line)[0] in QUICK
+    ],
+)
 def test_the_quick_examples_run(line, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     code, text = run(*split(line))

@@ -1,27 +1,38 @@
 """The diffusers adapter: a tiny randomly initialised diffusers U-Net as a walk sampler (no download), read by the
 package's probe, written in the one trajectory format."""
 
+import importlib.util
+
 import numpy as np
 import pytest
 
 pytest.importorskip("torch")
-pytest.importorskip("diffusers")
+pytestmark = pytest.mark.skipif(
+    importlib.util.find_spec("diffusers") is None, reason="needs diffusers"
+)
 
 import torch  # noqa: E402
-from diffusers import DDIMScheduler, DDPMScheduler, UNet2DConditionModel, UNet2DModel  # noqa: E402
 
 from empirical.images.dgp import DataConfig  # noqa: E402
-from empirical.elicitation.diffusers_sampler import (
+from empirical.elicitation.diffusers_sampler import (  # noqa: E402
     DiffusersSampler,
     class_condition,
     concept_condition,
-)  # noqa: E402
+)
 from empirical.elicitation.walk import Prompt  # noqa: E402
 
 DATA = DataConfig(resolution=8)
 
 
-def conditional_unet(seed: int, via: str = "projection") -> UNet2DConditionModel:
+def diffusers():
+    """diffusers, imported by the first test that needs it: at collection it would cost every
+    pytest-xdist worker about 3 s, and one of them runs these tests."""
+    import diffusers
+
+    return diffusers
+
+
+def conditional_unet(seed: int, via: str = "projection"):
     """A tiny random U-Net conditioned on the concept vector: a projection class embedding (the example's), or
     one cross-attention token."""
     torch.manual_seed(seed)
@@ -34,14 +45,14 @@ def conditional_unet(seed: int, via: str = "projection") -> UNet2DConditionModel
         norm_num_groups=4,
     )
     if via == "token":
-        return UNet2DConditionModel(
+        return diffusers().UNet2DConditionModel(
             **common,
             cross_attention_dim=11,
             attention_head_dim=4,
             down_block_types=("CrossAttnDownBlock2D", "DownBlock2D"),
             up_block_types=("UpBlock2D", "CrossAttnUpBlock2D"),
         )
-    return UNet2DConditionModel(
+    return diffusers().UNet2DConditionModel(
         **common,
         down_block_types=("DownBlock2D", "DownBlock2D"),
         up_block_types=("UpBlock2D", "UpBlock2D"),
@@ -53,7 +64,7 @@ def conditional_unet(seed: int, via: str = "projection") -> UNet2DConditionModel
 
 def sampler(via: str = "projection", **kwargs) -> DiffusersSampler:
     return DiffusersSampler(
-        DDIMScheduler(num_train_timesteps=100),
+        diffusers().DDIMScheduler(num_train_timesteps=100),
         concept_condition(DATA, via),
         shape=(3, 8, 8),
         steps=3,
@@ -94,7 +105,10 @@ def test_images_are_in_the_probes_format_reproducible_and_follow_the_prompt():
 
 def test_a_stochastic_scheduler_draws_from_the_walks_seed():
     s = DiffusersSampler(
-        DDPMScheduler(num_train_timesteps=100), concept_condition(DATA), shape=(3, 8, 8), steps=3
+        diffusers().DDPMScheduler(num_train_timesteps=100),
+        concept_condition(DATA),
+        shape=(3, 8, 8),
+        steps=3,
     )
     unet = conditional_unet(0)
     assert np.array_equal(
@@ -111,7 +125,7 @@ def test_checkpoints_are_loaded_once_each_through_load(tmp_path):
 
     def load(path):
         loads.append(path)
-        return UNet2DConditionModel.from_pretrained(path)
+        return diffusers().UNet2DConditionModel.from_pretrained(path)
 
     s = sampler(load=load)
     a = s.sample(paths[0], Prompt("10"), 2, seed=0)
@@ -122,7 +136,7 @@ def test_checkpoints_are_loaded_once_each_through_load(tmp_path):
 
 def test_integer_class_labels_draw_the_plain_prompt_and_refuse_over_prompting():
     torch.manual_seed(0)
-    unet = UNet2DModel(
+    unet = diffusers().UNet2DModel(
         sample_size=8,
         in_channels=3,
         out_channels=3,
@@ -134,7 +148,7 @@ def test_integer_class_labels_draw_the_plain_prompt_and_refuse_over_prompting():
         num_class_embeds=4,
     )
     s = DiffusersSampler(
-        DDIMScheduler(num_train_timesteps=100),
+        diffusers().DDIMScheduler(num_train_timesteps=100),
         class_condition(DATA.classes),
         shape=(3, 8, 8),
         steps=2,
@@ -158,12 +172,14 @@ def test_integer_class_labels_draw_the_plain_prompt_and_refuse_over_prompting():
             "load returned a str, not a U-Net",
         ),
         (
-            lambda: DiffusersSampler(DDIMScheduler(), concept_condition(DATA), shape=(8, 8)),
+            lambda: DiffusersSampler(
+                diffusers().DDIMScheduler(), concept_condition(DATA), shape=(8, 8)
+            ),
             r"give \(channels, height, width\)",
         ),
         (
             lambda: DiffusersSampler(
-                DDIMScheduler(), concept_condition(DATA), shape=(3, 8, 8), steps=0
+                diffusers().DDIMScheduler(), concept_condition(DATA), shape=(3, 8, 8), steps=0
             ),
             "integers >= 1",
         ),

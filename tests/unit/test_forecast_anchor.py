@@ -233,6 +233,7 @@ def test_the_registered_rule_passes_only_when_every_part_holds():
     assert fr.verdict(good, 9)["verdict"] == "INVALID"
 
 
+@pytest.mark.usefixtures("few_logistic_bootstraps")
 def test_the_json_keeps_its_keys_and_says_what_it_learned_from(tmp_path):
     import json
 

@@ -67,6 +67,7 @@ def test_the_cached_kernel_equals_the_in_memory_one(tmp_path, monkeypatch):
     assert not cached[1].any()
 
 
+@pytest.mark.slow  # numba compiles a parallel kernel in memory, 15 s; loading from the cache: the tests above
 def test_an_unwritable_cache_falls_back_to_compiling_in_memory(tmp_path, monkeypatch):
     blocker = tmp_path / "file"
     blocker.write_text("not a folder")

@@ -53,9 +53,12 @@ def test_probe_abstains_on_blank_noise_and_an_untrained_model(trained):
         assert rates[kind] >= 0.95, rates
 
 
-def test_the_untrained_model_is_drawn_once_and_leaves_the_callers_random_state():
+def test_the_untrained_model_is_drawn_once_and_leaves_the_callers_random_state(
+    tmp_path, monkeypatch
+):
     """Every probe a process trains scores the same untrained-model images, drawn once (each caller its own
     copy), and the caller's torch random stream goes on as if they had not been drawn."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))  # an empty user cache: they are drawn
     unreadable._untrained_model.cache_clear()
     torch.manual_seed(7)
     expected = torch.rand(3)
@@ -67,6 +70,30 @@ def test_the_untrained_model_is_drawn_once_and_leaves_the_callers_random_state()
     first[:] = 0  # a caller's copy is its own
     unreadable._untrained_model.cache_clear()
     np.testing.assert_array_equal(unreadable.untrained_model(4, 8, 3), again)
+
+
+def test_the_untrained_models_images_are_kept_in_the_users_cache(tmp_path, monkeypatch):
+    """Another process (the cache of this one cleared) reads them instead of drawing them again; a
+    damaged file is drawn again and replaced; a cache that cannot be written is skipped."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    unreadable._untrained_model.cache_clear()
+    drawn = unreadable.untrained_model(4, 8, 3)
+    [kept] = (tmp_path / "concept-dynamics" / "untrained-samples").glob("4-8-3-*.npy")
+    unreadable._untrained_model.cache_clear()
+    draws = []
+    monkeypatch.setattr(unreadable, "_draw_untrained", lambda *a: draws.append(a) or drawn * 0)
+    np.testing.assert_array_equal(unreadable.untrained_model(4, 8, 3), drawn)
+    assert draws == []
+    kept.write_bytes(b"half a file")
+    unreadable._untrained_model.cache_clear()
+    assert not unreadable.untrained_model(4, 8, 3).any() and draws == [(4, 8, 3)]
+    assert not np.load(kept).any()  # replaced by the new draw
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(blocker))
+    unreadable._untrained_model.cache_clear()
+    assert unreadable.untrained_model(4, 8, 3).shape == (4, 3, 8, 8)
+    unreadable._untrained_model.cache_clear()
 
 
 def test_every_unreadable_kind_draws_valid_images():

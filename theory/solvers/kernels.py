@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Callable
 
 from theory.solvers import dopri
+from core.cache import user_cache
 from core.files import atomic_write
 
 
@@ -28,8 +29,7 @@ def cache_dir() -> Path:
     live."""
     if os.environ.get("NUMBA_CACHE_DIR"):
         return Path(os.environ["NUMBA_CACHE_DIR"]) / "concept-dynamics-kernels"
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return base / "concept-dynamics" / "kernels"
+    return user_cache("kernels")
 
 
 def load(flow_source: str) -> Callable:
