@@ -23,7 +23,6 @@ import os
 import platform
 import sys
 import time
-from contextlib import contextmanager
 from pathlib import Path
 
 import numba
@@ -32,7 +31,7 @@ from scipy.integrate import solve_ivp
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from theory.solvers.integrate import integrate, time_grid  # noqa: E402
+from theory.solvers.integrate import integrate, one_numba_thread, time_grid  # noqa: E402
 from theory.models.paper import notebook  # noqa: E402
 from timing import best_time, cpu  # noqa: E402
 
@@ -219,22 +218,10 @@ def report(rows: dict, floor: float) -> None:
     )
 
 
-@contextmanager
-def one_thread():
-    """numba's thread count (which the exact path's walk shares its blocks among, as dopri its
-    trajectories) set to 1 for the block's duration."""
-    threads = numba.get_num_threads()
-    numba.set_num_threads(1)
-    try:
-        yield
-    finally:
-        numba.set_num_threads(threads)
-
-
 def exact_on_one_thread(n: int, rng, repeats: int) -> float:
     """The exact path's time at n trajectories (rtol 1e-4, as calibrated) on one thread."""
     a = np.exp(rng.uniform(np.log(0.2), np.log(5), n))
-    with one_thread():
+    with one_numba_thread():
         batched(a, "exact", 1e-4)
         return best_time(lambda: batched(a, "exact", 1e-4), repeats)
 
@@ -246,7 +233,7 @@ def where_time_goes(n: int, rng, repeats: int = 5) -> list[dict]:
     import pstats
 
     a = np.exp(rng.uniform(np.log(0.2), np.log(5), n))
-    with one_thread():  # cProfile sees the calling thread's work only
+    with one_numba_thread():  # cProfile sees the calling thread's work only
         batched(a, "exact", 1e-4)
         profile = cProfile.Profile()
         profile.enable()

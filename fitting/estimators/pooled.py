@@ -17,11 +17,9 @@ bootstrap over runs (resample whole training runs, refit; honest about run-to-ru
 from __future__ import annotations
 
 import itertools
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Sequence
 
-import numba
 import numpy as np
 from numpy.typing import NDArray
 
@@ -30,7 +28,7 @@ from fitting.estimators import engine
 from fitting.estimators.engine import H, bootstrap, central_jacobian, multistart, wald
 from fitting.estimators.discrepancy import KINDS, Discrepancy, features, run_residuals
 from fitting.estimators.pooled_law import Law
-from theory.solvers.integrate import integrate
+from theory.solvers.integrate import integrate, one_numba_thread
 from theory.models.paper import eq1
 from core.trajectory import Trajectory, target_of
 
@@ -117,20 +115,6 @@ def simulate(
             strict=strict,
         ).reshape(rows.size, n, grid.size, law.d)
     return out
-
-
-@contextmanager
-def one_numba_thread():
-    """The integrator on one thread: a pooled fit's batches (a few dozen runs) are too small for
-    numba's parallel loop, which cost time on idle cores (memorize + onset fit of 20 runs: 1.36 s on
-    2 threads, 0.53 s on 1) and 50x beside a training job that holds the cores (62.8 s against 1.2
-    s)."""
-    before = numba.get_num_threads()
-    numba.set_num_threads(1)
-    try:
-        yield
-    finally:
-        numba.set_num_threads(before)
 
 
 def solve(

@@ -147,8 +147,10 @@ def constants_gap_path(fine, coarse, phi, flat, compiled: bool) -> tuple[NDArray
                 gap[b0:b1] = np.abs(f - c).sum(axis=0)
             flat[1:, b0:b1] = f
 
-    threads = min(numba.get_num_threads(), len(starts))
-    if compiled and threads > 1 and flat[1:].size >= THREADED_FROM:
+    # numba's thread count asked only here: asking starts its threading layer
+    large = compiled and flat[1:].size >= THREADED_FROM
+    threads = min(numba.get_num_threads(), len(starts)) if large else 1
+    if threads > 1:
         cut = np.linspace(0, len(starts), threads + 1).astype(int)
         with ThreadPoolExecutor(threads) as pool:
             list(pool.map(blocks_into_output, [starts[i:j] for i, j in zip(cut[:-1], cut[1:])]))
