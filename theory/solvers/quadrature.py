@@ -144,7 +144,7 @@ def constants_gap_path(fine, coarse, phi, flat, compiled: bool) -> tuple[NDArray
             if compiled:
                 _walk(f, c, phi, flat[0], b0, gap, low)
             else:
-                gap[b0:b1] = np.abs(f - c).sum(axis=0)
+                gap[b0:b1] = np.abs(np.subtract(f, c, out=c), out=c).sum(axis=0)
             flat[1:, b0:b1] = f
 
     # numba's thread count asked only here: asking starts its threading layer
