@@ -3,6 +3,8 @@ step per seed.
 
     python benchmarks/quick_preset.py --json benchmarks/results/quick_preset.json [--seeds 0-4]
     python benchmarks/quick_preset.py --json F --seeds 0 --set precision=fp32   # the fp32 time
+    python benchmarks/quick_preset.py --json F --at-once    # a GPU: the seeds side by side
+
 
 Trains ``python -m empirical.train --preset quick`` once per seed, one run after another (never two
 at once: each takes both cores), each in a process of its own, timed from the command's start to its
@@ -11,7 +13,9 @@ reads each run as python -m fitting.ladder does: what class 11 was memorized as,
 from which its naive joint accuracy holds >= 0.5 (composed), and the final shares. The JSON is
 written after every seed; rerunning skips the seeds it already holds for the same settings, so an
 interrupted benchmark resumes (a run cut mid-way resumes from its checkpoint, and is then timed
-from the resume: its minutes say so).
+from the resume: its minutes say so). ``--at-once`` starts the seeds together instead, each process
+with an equal share of the cores: for a GPU, which one run leaves mostly idle (each seed's minutes
+are then its own under that sharing, and ``at_once`` in the JSON says how many shared).
 """
 
 from __future__ import annotations
@@ -36,23 +40,32 @@ from fitting.analyses.ladder_rows import row  # noqa: E402
 GOAL = {"minutes": 15.0, "composed": 4, "of": 5}  # issue #76: at most 15 min, 4 of 5 seeds compose
 
 
-def train(run: Path, seed: int, settings: list[str]) -> tuple[float, bool]:
-    """Train (or finish) one seed's run; its wall minutes, and whether it started from nothing."""
+def start(run: Path, seed: int, settings: list[str], threads: int | None = None):
+    """Start (or finish) one seed's run in a process of its own; the process, its start time, and
+    whether it started from nothing. With ``threads`` (runs side by side) its output goes to
+    RUN.log beside the run folder instead of the terminal."""
     fresh = not (run / "checkpoints" / "last.pt").exists()
     sets = [f"--set={s}" for s in [f"seed={seed}", *settings]]
-    command = [
-        sys.executable,
-        "-m",
-        "empirical.train",
-        "--preset",
-        "quick",
-        *sets,
-        "--out",
-        str(run),
-    ]
-    start = time.perf_counter()
-    subprocess.run(command, cwd=ROOT, check=True)
-    return (time.perf_counter() - start) / 60, fresh
+    command = [sys.executable, "-m", "empirical.train", "--preset", "quick", *sets]
+    env = dict(os.environ)
+    if threads:
+        env.update(OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads))
+    output = None
+    if threads:
+        run.parent.mkdir(parents=True, exist_ok=True)
+        output = open(run.parent / f"{run.name}.log", "a")  # noqa: SIM115 (the child holds it)
+    started = time.perf_counter()
+    process = subprocess.Popen(
+        [*command, "--out", str(run)], cwd=ROOT, env=env, stdout=output, stderr=output
+    )
+    return process, started, fresh
+
+
+def wait(process, started: float) -> float:
+    """Wall minutes of a started run, once it ends; CalledProcessError if it failed."""
+    if process.wait():
+        raise subprocess.CalledProcessError(process.returncode, process.args)
+    return (time.perf_counter() - started) / 60
 
 
 def measure(run: Path, minutes: float, fresh: bool, load: float) -> dict:
@@ -110,6 +123,15 @@ def report(doc: dict) -> str:
     return "\n".join(out)
 
 
+def record(doc: dict, seed: int, line: dict, path: Path) -> None:
+    """One seed's line into the results, written at once (atomic: an interrupted benchmark leaves
+    the last whole file), and the table so far printed."""
+    doc["seeds"][str(seed)] = line
+    doc["summary"] = summary(list(doc["seeds"].values()))
+    write_json(path, doc)
+    print(report(doc), flush=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -121,6 +143,16 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--set", action="append", default=[], metavar="KEY=VALUE", help="more --set for every run"
+    )
+    parser.add_argument(
+        "--at-once",
+        action="store_true",
+        help="start the seeds together, the cores shared equally (for a GPU)",
+    )
+    parser.add_argument(
+        "--threads",
+        type=int,
+        help="with --at-once: torch threads a run (default: the cores over the seeds)",
     )
     args = parser.parse_args(argv)
     seeds = seed_list(args.seeds)
@@ -137,16 +169,23 @@ def main(argv: list[str] | None = None) -> int:
         + " ".join(f"--set {s}" for s in args.set),
     )
     doc.setdefault("seeds", {})
-    for seed in seeds:
-        if str(seed) in doc["seeds"]:
-            continue
-        run = args.runs / "-".join([f"seed{seed}", *args.set]).replace("=", "")
+    todo = [seed for seed in seeds if str(seed) not in doc["seeds"]]
+    runs = {
+        seed: args.runs / "-".join([f"seed{seed}", *args.set]).replace("=", "") for seed in todo
+    }
+    load = round(os.getloadavg()[0], 2)
+    if args.at_once and todo:
+        threads = args.threads or max(1, (os.cpu_count() or 1) // len(todo))
+        doc["at_once"] = len(todo)
+        started = {seed: start(runs[seed], seed, args.set, threads) for seed in todo}
+        for seed in todo:
+            process, t0, fresh = started[seed]
+            record(doc, seed, measure(runs[seed], wait(process, t0), fresh, load), args.json)
+    for seed in [] if args.at_once else todo:
+        process, t0, fresh = start(runs[seed], seed, args.set)
+        minutes = wait(process, t0)
+        record(doc, seed, measure(runs[seed], minutes, fresh, load), args.json)
         load = round(os.getloadavg()[0], 2)
-        minutes, fresh = train(run, seed, args.set)
-        doc["seeds"][str(seed)] = measure(run, minutes, fresh, load)
-        doc["summary"] = summary(list(doc["seeds"].values()))
-        write_json(args.json, doc)  # atomic: an interrupted benchmark leaves the last whole file
-        print(report(doc), flush=True)
     return 0
 
 
