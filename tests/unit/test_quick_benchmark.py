@@ -47,3 +47,38 @@ def test_a_results_file_of_another_setting_is_refused(tmp_path, capsys):
     with pytest.raises(SystemExit):
         quick.main(["--json", str(out), "--seeds", "0"])
     assert "holds runs with --set ['precision=fp32']" in capsys.readouterr().err
+
+
+def test_at_once_starts_every_seed_before_waiting_and_shares_the_cores(tmp_path, monkeypatch):
+    events = []
+
+    def start(run, seed, settings, threads=None):
+        events.append(("start", seed, threads))
+        return seed, 0.0, True
+
+    def wait(process, started):
+        events.append(("wait", process))
+        return 4.0 + process / 10
+
+    monkeypatch.setattr(quick, "start", start)
+    monkeypatch.setattr(quick, "wait", wait)
+    monkeypatch.setattr(quick, "measure", lambda run, minutes, fresh, load: line(minutes, 3000.0))
+    monkeypatch.setattr(quick.os, "cpu_count", lambda: 16)
+    out = tmp_path / "q.json"
+    assert (
+        quick.main(["--json", str(out), "--seeds", "0-4", "--at-once", "--runs", str(tmp_path)])
+        == 0
+    )
+    assert events[:5] == [("start", seed, 3) for seed in range(5)]  # 16 cores over 5 seeds
+    assert [e[0] for e in events[5:]] == ["wait"] * 5
+    doc = json.loads(out.read_text())
+    assert doc["at_once"] == 5 and [x["minutes"] for x in doc["seeds"].values()] == [
+        4.0,
+        4.1,
+        4.2,
+        4.3,
+        4.4,
+    ]
+    events.clear()  # rerun: every seed is held, nothing starts
+    quick.main(["--json", str(out), "--seeds", "0-4", "--at-once", "--threads", "2"])
+    assert events == []
