@@ -8,7 +8,7 @@
 #   OUT=folder COMMIT=$(git rev-parse HEAD) bash benchmarks/gpu_check.sh
 #
 # Writes into $OUT: env.txt, gpu_tests.log, quick_gpu.json and quick_gpu_fp32.json (as quick_preset.json),
-# quick.log, and quick_runs.tgz (the runs' logs and trajectories, no checkpoints).
+# quick_bf16.log, quick_fp32.log, and quick_runs.tgz (the runs' logs and trajectories, no checkpoints).
 # A CPU check of this script: SET="steps=20 evals=2" SEEDS=0 THREADS=1 QUICK_SECONDS=120 (the tests are skipped there).
 set -u
 OUT=${OUT:?set OUT to a folder for the results}
@@ -34,14 +34,14 @@ sets=()
 for kv in ${SET:-}; do sets+=(--set "$kv"); done
 start=$(date +%s)
 timeout "${QUICK_SECONDS:-420}" $PY benchmarks/quick_preset.py --json "$OUT/quick_gpu.json" --runs "$RUNS" \
-    --seeds "${SEEDS:-0-4}" --at-once --threads "${THREADS:-2}" "${sets[@]}" >"$OUT/quick.log" 2>&1 &
+    --seeds "${SEEDS:-0-4}" --at-once --threads "${THREADS:-2}" ${sets[@]+"${sets[@]}"} >"$OUT/quick_bf16.log" 2>&1 &
 bf16=$!
 timeout "${QUICK_SECONDS:-420}" $PY benchmarks/quick_preset.py --json "$OUT/quick_gpu_fp32.json" --runs "$RUNS" \
-    --seeds 0 --at-once --threads "${THREADS:-2}" "${sets[@]}" --set precision=fp32 >>"$OUT/quick.log" 2>&1 &
+    --seeds 0 --at-once --threads "${THREADS:-2}" ${sets[@]+"${sets[@]}"} --set precision=fp32 >"$OUT/quick_fp32.log" 2>&1 &
 fp32=$!
 wait $bf16
 echo "quick bf16: exit $? after $(($(date +%s) - start)) s"
 wait $fp32
 echo "quick fp32: exit $? after $(($(date +%s) - start)) s"
-tail -9 "$OUT/quick.log"
+tail -n 9 "$OUT/quick_bf16.log" "$OUT/quick_fp32.log"
 tar czf "$OUT/quick_runs.tgz" --exclude=checkpoints --exclude='*.pt' -C "$(dirname "$RUNS")" "$(basename "$RUNS")"

@@ -15,7 +15,8 @@ written after every seed; rerunning skips the seeds it already holds for the sam
 interrupted benchmark resumes (a run cut mid-way resumes from its checkpoint, and is then timed
 from the resume: its minutes say so). ``--at-once`` starts the seeds together instead, each process
 with an equal share of the cores: for a GPU, which one run leaves mostly idle (each seed's minutes
-are then its own under that sharing, and ``at_once`` in the JSON says how many shared).
+are then its own under that sharing; each seed's ``at_once`` and ``threads`` in the JSON say how
+many runs this command started together and with how many torch threads each).
 """
 
 from __future__ import annotations
@@ -47,18 +48,14 @@ def start(run: Path, seed: int, settings: list[str], threads: int | None = None)
     fresh = not (run / "checkpoints" / "last.pt").exists()
     sets = [f"--set={s}" for s in [f"seed={seed}", *settings]]
     command = [sys.executable, "-m", "empirical.train", "--preset", "quick", *sets]
-    env = dict(os.environ)
-    if threads:
-        env.update(OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads))
-    output = None
-    if threads:
-        run.parent.mkdir(parents=True, exist_ok=True)
-        output = open(run.parent / f"{run.name}.log", "a")  # noqa: SIM115 (the child holds it)
-    started = time.perf_counter()
-    process = subprocess.Popen(
-        [*command, "--out", str(run)], cwd=ROOT, env=env, stdout=output, stderr=output
-    )
-    return process, started, fresh
+    command += ["--out", str(run)]
+    if not threads:
+        return subprocess.Popen(command, cwd=ROOT), time.perf_counter(), fresh
+    env = {**os.environ, "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)}
+    run.parent.mkdir(parents=True, exist_ok=True)
+    with open(run.parent / f"{run.name}.log", "a") as log:  # the child holds its own copy
+        process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=log)
+    return process, time.perf_counter(), fresh
 
 
 def wait(process, started: float) -> float:
@@ -66,6 +63,28 @@ def wait(process, started: float) -> float:
     if process.wait():
         raise subprocess.CalledProcessError(process.returncode, process.args)
     return (time.perf_counter() - started) / 60
+
+
+def side_by_side(doc: dict, runs: dict, args, load: float) -> None:
+    """Every seed of ``runs`` started at once; each recorded when it ends, timed to its own end
+    (whichever ends first); SystemExit naming the seeds that failed, once all have ended."""
+    threads = args.threads or max(1, (os.cpu_count() or 1) // len(runs))
+    running = {seed: start(run, seed, args.set, threads) for seed, run in runs.items()}
+    failed = []
+    while running:
+        for seed, (process, started, fresh) in list(running.items()):
+            if process.poll() is None:
+                continue
+            minutes = (time.perf_counter() - started) / 60
+            del running[seed]
+            if process.returncode:
+                failed.append(seed)
+                continue
+            line = measure(runs[seed], minutes, fresh, load)
+            record(doc, seed, {**line, "at_once": len(runs), "threads": threads}, args.json)
+        time.sleep(0.5)
+    if failed:
+        raise SystemExit(f"seeds {failed} failed: their output is in RUN.log beside each run")
 
 
 def measure(run: Path, minutes: float, fresh: bool, load: float) -> dict:
@@ -155,6 +174,8 @@ def main(argv: list[str] | None = None) -> int:
         help="with --at-once: torch threads a run (default: the cores over the seeds)",
     )
     args = parser.parse_args(argv)
+    if args.threads is not None and (not args.at_once or args.threads < 1):
+        parser.error(f"--threads {args.threads}: give a whole number >= 1, with --at-once")
     seeds = seed_list(args.seeds)
     doc = json.loads(args.json.read_text()) if args.json.exists() else {}
     if doc.get("settings", args.set) != args.set:
@@ -175,12 +196,7 @@ def main(argv: list[str] | None = None) -> int:
     }
     load = round(os.getloadavg()[0], 2)
     if args.at_once and todo:
-        threads = args.threads or max(1, (os.cpu_count() or 1) // len(todo))
-        doc["at_once"] = len(todo)
-        started = {seed: start(runs[seed], seed, args.set, threads) for seed in todo}
-        for seed in todo:
-            process, t0, fresh = started[seed]
-            record(doc, seed, measure(runs[seed], wait(process, t0), fresh, load), args.json)
+        side_by_side(doc, runs, args, load)
     for seed in [] if args.at_once else todo:
         process, t0, fresh = start(runs[seed], seed, args.set)
         minutes = wait(process, t0)

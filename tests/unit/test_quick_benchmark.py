@@ -49,19 +49,32 @@ def test_a_results_file_of_another_setting_is_refused(tmp_path, capsys):
     assert "holds runs with --set ['precision=fp32']" in capsys.readouterr().err
 
 
-def test_at_once_starts_every_seed_before_waiting_and_shares_the_cores(tmp_path, monkeypatch):
-    events = []
+class Process:
+    """A started run that ends after ``polls`` polls, with ``code``."""
+
+    def __init__(self, polls, code=0):
+        self.polls, self.returncode = polls, None
+        self.code = code
+
+    def poll(self):
+        self.polls -= 1
+        if self.polls <= 0:
+            self.returncode = self.code
+        return self.returncode
+
+
+def test_at_once_starts_every_seed_then_times_each_to_its_own_end(tmp_path, monkeypatch):
+    clock = iter(range(0, 1_000_000, 60))  # each reading a minute after the last
+    monkeypatch.setattr(quick.time, "perf_counter", lambda: next(clock))
+    monkeypatch.setattr(quick.time, "sleep", lambda s: None)
+    ends = {0: 9, 1: 3, 2: 6, 3: 1, 4: 2}  # polls until each seed ends: seed 3 first, seed 0 last
+    starts = []
 
     def start(run, seed, settings, threads=None):
-        events.append(("start", seed, threads))
-        return seed, 0.0, True
-
-    def wait(process, started):
-        events.append(("wait", process))
-        return 4.0 + process / 10
+        starts.append((seed, threads))
+        return Process(ends[seed]), 0, True  # all started at 0
 
     monkeypatch.setattr(quick, "start", start)
-    monkeypatch.setattr(quick, "wait", wait)
     monkeypatch.setattr(quick, "measure", lambda run, minutes, fresh, load: line(minutes, 3000.0))
     monkeypatch.setattr(quick.os, "cpu_count", lambda: 16)
     out = tmp_path / "q.json"
@@ -69,16 +82,33 @@ def test_at_once_starts_every_seed_before_waiting_and_shares_the_cores(tmp_path,
         quick.main(["--json", str(out), "--seeds", "0-4", "--at-once", "--runs", str(tmp_path)])
         == 0
     )
-    assert events[:5] == [("start", seed, 3) for seed in range(5)]  # 16 cores over 5 seeds
-    assert [e[0] for e in events[5:]] == ["wait"] * 5
+    assert starts == [(seed, 3) for seed in range(5)]  # all started first, 16 cores over 5 seeds
     doc = json.loads(out.read_text())
-    assert doc["at_once"] == 5 and [x["minutes"] for x in doc["seeds"].values()] == [
-        4.0,
-        4.1,
-        4.2,
-        4.3,
-        4.4,
-    ]
-    events.clear()  # rerun: every seed is held, nothing starts
+    assert list(doc["seeds"]) == ["3", "4", "1", "2", "0"]  # recorded as they ended
+    minutes = {seed: x["minutes"] for seed, x in doc["seeds"].items()}
+    assert minutes["3"] < minutes["4"] < minutes["1"] < minutes["2"] < minutes["0"]
+    assert {(x["at_once"], x["threads"]) for x in doc["seeds"].values()} == {(5, 3)}
+    starts.clear()  # rerun: every seed is held, nothing starts
     quick.main(["--json", str(out), "--seeds", "0-4", "--at-once", "--threads", "2"])
-    assert events == []
+    assert starts == []
+
+
+def test_at_once_names_a_failed_seed_after_recording_the_others(tmp_path, monkeypatch):
+    monkeypatch.setattr(quick.time, "sleep", lambda s: None)
+    codes = {0: 0, 1: 1}
+    monkeypatch.setattr(
+        quick,
+        "start",
+        lambda run, seed, settings, threads=None: (Process(1, codes[seed]), 0.0, True),
+    )
+    monkeypatch.setattr(quick, "measure", lambda run, minutes, fresh, load: line(minutes, 3000.0))
+    out = tmp_path / "q.json"
+    with pytest.raises(SystemExit, match=r"seeds \[1\] failed"):
+        quick.main(["--json", str(out), "--seeds", "0-1", "--at-once", "--runs", str(tmp_path)])
+    assert list(json.loads(out.read_text())["seeds"]) == ["0"]
+
+
+def test_threads_go_with_at_once(tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        quick.main(["--json", str(tmp_path / "q.json"), "--threads", "2"])
+    assert "--threads 2: give a whole number >= 1, with --at-once" in capsys.readouterr().err
