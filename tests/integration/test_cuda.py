@@ -36,9 +36,9 @@ def records(run):
 
 def assert_goes_on_alike(a, b, rel, atol):
     """Two runs' training loss at every record within ``rel`` and their concept points within
-    ``atol``; the largest differences are printed (pytest -s). Measured on an H200 (2026-12-04): a
-    resume 0 and 0, a stacked member 1.7e-8 and 0 in fp32, 2.3e-7 and 0.05 in bf16 (its points are
-    means of a few images drawn with other rounding)."""
+    ``atol``; the largest differences are printed (pytest -s). Measured on an H200 in two calls
+    (2026-12-04): a resume 0 and 0; a stacked member up to 8.3e-8 and 0.001 in fp32, 2.3e-7 and
+    0.05 in bf16 (its points are means of a few images drawn with other rounding)."""
     la, lb = losses(a), losses(b)
     assert records(a) == records(b) and len(la) >= 6  # nothing lost, nothing twice
     for step in la:
@@ -80,6 +80,6 @@ def test_a_stacked_member_on_the_gpu_trains_as_its_run_alone(smoke_probe, tmp_pa
     done, failed = train_members(cfgs, outs, engine="stacked", progress=False)
     assert failed == [] and [d["step"] for d in done] == [cfgs[0].steps] * 2
     train(cfgs[1], tmp_path / "alone", progress=False)
-    rel, atol = {"fp32": (1e-5, 1e-3), "bf16": (1e-4, 0.15)}[precision]
+    rel, atol = {"fp32": (1e-5, 0.01), "bf16": (1e-4, 0.15)}[precision]
     assert_goes_on_alike(tmp_path / "alone", outs[1], rel, atol)
     assert losses(outs[0]) != losses(outs[1])  # its own seed and data, not a copy
