@@ -6,7 +6,8 @@ For N notebook trajectories (a log-uniform in [0.2, 5], t in [0, 25], 200 output
 method runs at *matched accuracy*: its tolerance is the loosest of a ladder whose max error against
 a tight reference (DOP853, rtol 1e-13, per trajectory) is <= 1e-6. The reference covers all
 trajectories for N <= 1000 and a random 1000 of them above. Timings are the best of --repeats runs,
-after warm-up. The first sweep of a new process is reported on its own, with an empty kernel cache
+after warm-up and a pause of SETTLE_S (the last method's OpenMP workers spin for a while after their
+parallel region, and on 2 cores slowed the next method by up to 2x: benchmarks/results/notes.md, 2026-12-04). The first sweep of a new process is reported on its own, with an empty kernel cache
 (numba compiles) and again in a second process (theory.solvers.kernels loads the compiled code); the exact path's
 first sweep in a new process is timed for notebook, eq1 and eq2 (the sympy derivation included, imports not).
 The output floor is the time to write the (N, T, 2) result alone. The loop baselines are
@@ -38,6 +39,9 @@ from timing import best_time, cpu  # noqa: E402
 TARGET = 1e-6
 LADDER = [1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10, 1e-11]
 T_EVAL = time_grid(25, 200)
+
+
+SETTLE_S = 1.0  # seconds between methods: the last one's OpenMP workers stop spinning
 
 
 def authors_rhs(a, s=3.0, k=0.1, t0=10.0):
@@ -191,6 +195,7 @@ def one_size(n: int, rng, repeats: int, loop_per_traj: dict) -> tuple[dict, floa
         rtol, _ = calibrate(name, a[ref_idx], z_ref)
         z = METHODS[name](a, rtol)
         err = float(np.abs(z[ref_idx] - z_ref).max())
+        time.sleep(SETTLE_S)
         secs = best_time(lambda: METHODS[name](a, rtol), 1 if name in LOOPS else repeats)
         rows[name] = {"rtol": rtol, "max_error": err, "seconds": secs, "extrapolated": False}
         if name in LOOPS:
