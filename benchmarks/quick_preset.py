@@ -5,7 +5,6 @@ step per seed.
     python benchmarks/quick_preset.py --json F --seeds 0 --set precision=fp32   # the fp32 time
     python benchmarks/quick_preset.py --json F --at-once    # a GPU: the seeds side by side
 
-
 Trains ``python -m empirical.train --preset quick`` once per seed, one run after another (never two
 at once: each takes both cores), each in a process of its own, timed from the command's start to its
 end (the probe loaded, the data drawn, every checkpoint evaluated: what a user waits for). Then
@@ -195,12 +194,13 @@ def main(argv: list[str] | None = None) -> int:
         seed: args.runs / "-".join([f"seed{seed}", *args.set]).replace("=", "") for seed in todo
     }
     load = round(os.getloadavg()[0], 2)
-    if args.at_once and todo:
-        side_by_side(doc, runs, args, load)
-    for seed in [] if args.at_once else todo:
-        process, t0, fresh = start(runs[seed], seed, args.set)
-        minutes = wait(process, t0)
-        record(doc, seed, measure(runs[seed], minutes, fresh, load), args.json)
+    if args.at_once:
+        if runs:
+            side_by_side(doc, runs, args, load)
+        return 0
+    for seed, run in runs.items():
+        process, started, fresh = start(run, seed, args.set)
+        record(doc, seed, measure(run, wait(process, started), fresh, load), args.json)
         load = round(os.getloadavg()[0], 2)
     return 0
 
