@@ -5,13 +5,16 @@ Bad input ends a command with exit code 2 and one line on stderr, ``python -m <m
 which names the file (row, column) or flag, what was wrong and what is valid. Output locations are
 checked before any work starts, so a bad ``--out`` never costs minutes of training or fitting.
 
-Usage, in a command module::
+Usage, in a command module (``python -m mypackage.mycommand``)::
 
-    @cli.command("mypackage.mycommand")
+    @cli.command
     def main(argv=None) -> int:
-        args = parser.parse_args(argv)
+        args = cli.parser().parse_args(argv)   # the module's docstring as --help
         out = cli.output_dir(args.out, "--out")
         ...
+
+A command is named by its module, once: the decorator reads the name (``mypackage.mycommand``, also
+when run with ``python -m``), and the parsers made while it runs take it and the module's docstring.
 
 :func:`command` turns :class:`ValueError` (this package's bad-input errors, :class:`UsageError`
 among them) and :class:`OSError` (a file that is missing, a folder, unreadable, a disk that is full)
@@ -21,6 +24,7 @@ into that line. Anything else is a bug and keeps its traceback.
 from __future__ import annotations
 
 import argparse
+import contextvars
 import functools
 import math
 import os
@@ -28,6 +32,8 @@ import sys
 import tempfile
 from pathlib import Path
 from typing import Callable, Sequence
+
+from core.pipe import PipeSafe
 
 EXIT_USAGE = 2
 
@@ -72,48 +78,37 @@ def describe_os_error(err: OSError) -> str:
     return f"{path}: {why}" if path else why
 
 
-class _PipeSafe:
-    """stdout that a reader going away (``... | head``, ``| true``) cannot stop: the command
-    finishes its work and writes its files; what it would still print goes nowhere."""
-
-    def __init__(self, stream):
-        self._stream = stream
-
-    def _gone(self) -> None:
-        try:
-            os.dup2(os.open(os.devnull, os.O_WRONLY), self._stream.fileno())
-        except (OSError, ValueError, AttributeError):
-            pass
-        self._stream = open(os.devnull, "w")
-
-    def write(self, text: str) -> int:
-        try:
-            return self._stream.write(text)
-        except BrokenPipeError:
-            self._gone()
-            return len(text)
-
-    def flush(self) -> None:
-        try:
-            self._stream.flush()
-        except BrokenPipeError:
-            self._gone()
-
-    def __getattr__(self, name):
-        return getattr(self._stream, name)
+# the command running now (its name and its module's docstring), for the parsers it makes
+_RUNNING: contextvars.ContextVar[tuple[str, str | None]] = contextvars.ContextVar("command")
 
 
-def command(module: str) -> Callable[[Callable[..., int]], Callable[..., int]]:
-    """Decorate the ``main(argv=None) -> int`` of ``python -m module`` so that bad input exits 2
-    with one line."""
+def _module_of(main: Callable[..., int]) -> tuple[str, str | None]:
+    """(name, docstring) of the module that defines ``main``: its import name, also when it runs as
+    ``python -m name`` (then ``__main__``, whose spec keeps the name)."""
+    module = sys.modules.get(main.__module__)
+    spec = getattr(module, "__spec__", None)
+    return (spec.name if spec is not None else main.__module__), getattr(module, "__doc__", None)
+
+
+def command(module: str | Callable[..., int]):
+    """Decorate the ``main(argv=None) -> int`` of a command so that bad input exits 2 with one line.
+
+    Bare (``@cli.command``) the command is named by its module; ``@cli.command("name")`` names it
+    (a subcommand's module). While it runs, :func:`parser` takes that name and the module's
+    docstring."""
+    if callable(module):
+        return command(_module_of(module)[0])(module)
 
     def wrap(main: Callable[..., int]) -> Callable[..., int]:
+        doc = _module_of(main)[1]
+
         @functools.wraps(main)
         def run(argv: Sequence[str] | None = None) -> int:
             real, real_err = sys.stdout, sys.stderr
-            sys.stdout = _PipeSafe(real) if real is not None else real
+            sys.stdout = PipeSafe(real) if real is not None else real
             if real_err is None:  # started with stderr closed (`2>&-`): its messages go nowhere
                 sys.stderr = open(os.devnull, "w")
+            running = _RUNNING.set((module, doc))
             try:
                 return main(argv)
             # the reader went away (`... | head`): stop quietly, as Unix tools do
@@ -128,6 +123,7 @@ def command(module: str) -> Callable[[Callable[..., int]], Callable[..., int]]:
             except OSError as err:
                 return report(module, describe_os_error(err))
             finally:
+                _RUNNING.reset(running)
                 try:
                     sys.stdout.flush()
                 except (OSError, ValueError):
@@ -136,9 +132,19 @@ def command(module: str) -> Callable[[Callable[..., int]], Callable[..., int]]:
                     sys.stderr.close()
                 sys.stdout, sys.stderr = real, real_err
 
+        run.__doc__ = main.__doc__ or f"``python -m {module}``: see the module docstring."
         return run
 
     return wrap
+
+
+def running() -> tuple[str, str | None]:
+    """(name, module docstring) of the command running now; a parser made outside a command is a
+    bug (name it: ``parser(module, doc)``)."""
+    try:
+        return _RUNNING.get()
+    except LookupError:
+        raise RuntimeError("cli.parser() without a name is made inside a @cli.command") from None
 
 
 def _nearest_existing(path: Path) -> Path:
@@ -260,13 +266,15 @@ def output_file(
     return path
 
 
-def parser(module: str, doc: str | None, **kwargs) -> argparse.ArgumentParser:
+def parser(module: str | None = None, doc: str | None = None, **kwargs) -> argparse.ArgumentParser:
     """The argument parser of ``python -m module``: the module's docstring as its --help text,
-    layout kept.
+    layout kept. Without ``module``, the running command's name and docstring (:func:`command`).
 
     Every parser takes a hidden ``--check-args``: a command that honours it (:func:`checking`)
     checks its flags and values, reads no input, writes nothing and exits 0, so a chained step (a
     sweep's ``--then``) is checked before the first run trains."""
+    if module is None:
+        module, doc = running()
     made = argparse.ArgumentParser(
         prog=f"python -m {module}",
         description=doc,
@@ -281,12 +289,12 @@ CHECK_ARGS = "--check-args"
 
 
 def reader_parser(
-    module: str, doc: str | None, source: str, source_help: str, out_help: str, nargs=None
+    source: str, source_help: str, out_help: str, nargs=None
 ) -> argparse.ArgumentParser:
-    """The parser of a command that reads saved outputs (``source``, a positional path, ``nargs``
-    of them) and writes beside them unless ``--out`` names a place: a figure of a record, most
-    often."""
-    made = parser(module, doc)
+    """The running command's parser when it reads saved outputs (``source``, a positional path,
+    ``nargs`` of them) and writes beside them unless ``--out`` names a place: a figure of a record,
+    most often."""
+    made = parser()
     made.add_argument(source, type=Path, nargs=nargs, help=source_help)
     made.add_argument("--out", type=Path, default=None, help=out_help)
     return made

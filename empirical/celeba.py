@@ -68,10 +68,9 @@ def write(out: Path, root: Path, args, picked: dict) -> None:
 MAX_RESOLUTION = 512  # pixels a side: CelebA's aligned images are 178 x 218
 
 
-@cli.command("empirical.celeba")
+@cli.command
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m empirical.celeba``: see the module docstring."""
-    parser = cli.parser("empirical.celeba", __doc__)
+    parser = cli.parser()
     parser.add_argument("root", type=Path, metavar="DIR", help="CelebA's folder, as published")
     parser.add_argument(
         "--concepts",

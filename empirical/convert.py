@@ -214,10 +214,9 @@ def convert(
     return write_csv(out, trajs, meta={"source": str(path), "key": key, "layout": layout})
 
 
-@cli.command("empirical.convert")
+@cli.command
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m empirical.convert``: see the module docstring."""
-    parser = cli.parser("empirical.convert", __doc__)
+    parser = cli.parser()
     parser.add_argument("file", type=Path, help=f"the array file ({', '.join(SUFFIXES)})")
     parser.add_argument(
         "--layout", required=True, help="the array's axes in order, e.g. run,class,step,concept"

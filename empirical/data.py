@@ -55,10 +55,9 @@ def _parse_seps(text: str) -> dict[str, float]:
     return seps
 
 
-@cli.command("empirical.data")
+@cli.command
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m empirical.data``: see the module docstring."""
-    parser = cli.parser("empirical.data", __doc__)
+    parser = cli.parser()
     parser.add_argument(
         "--concepts",
         default="color,size",

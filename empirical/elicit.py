@@ -44,10 +44,9 @@ def _protocol_names(text: str | None) -> list[str]:
     return names
 
 
-@cli.command("empirical.elicit")
+@cli.command
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m empirical.elicit``: see the module docstring."""
-    parser = cli.parser("empirical.elicit", __doc__)
+    parser = cli.parser()
     parser.add_argument("run", type=Path, help="a run folder written by python -m empirical.train")
     parser.add_argument(
         "--protocols",

@@ -233,10 +233,9 @@ def members(
     return out
 
 
-@cli.command("empirical.ensemble")
+@cli.command
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m empirical.ensemble``: see the module docstring."""
-    parser = cli.parser("empirical.ensemble", __doc__)
+    parser = cli.parser()
     parser.add_argument("--runs", type=Path, required=True, help="the folder the members go under")
     parser.add_argument(
         "--preset", default="tiny", help="a preset of empirical.train (default tiny)"

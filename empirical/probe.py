@@ -43,10 +43,9 @@ from empirical.probing.probe_train import train_evaluate_save
 from core import cli
 
 
-@cli.command("empirical.probe")
+@cli.command
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m empirical.probe``: see the module docstring."""
-    parser = cli.parser("empirical.probe", __doc__)
+    parser = cli.parser()
     parser.add_argument(
         "--setup", default=None, help=f"concept setup (valid: {', '.join(SETUPS)}; default 2x2)"
     )

@@ -50,12 +50,9 @@ def _locked_train(cfg, out: Path) -> dict:
         raise
 
 
-@cli.command("empirical.train")
+@cli.command
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m empirical.train``: see the module docstring."""
     parser = cli.parser(
-        "empirical.train",
-        __doc__,
         epilog="presets:\n" + describe() + "\n\nkeys for --set:\n" + describe_keys(),
     )
     parser.add_argument(

@@ -128,14 +128,13 @@ def draw(summary: tuple[list[dict], dict]) -> Figure:
     return fig
 
 
-@cli.command("figures.capability")
+@cli.command
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m figures.capability``: see the module docstring."""
     source = (
         "analysis",
         "elicitation_summary.json (or its folder), from python -m fitting.capability",
     )
-    return one_figure("figures.capability", __doc__, source, "capability.png", load, draw, argv)
+    return one_figure(source, "capability.png", load, draw, argv)
 
 
 if __name__ == "__main__":

@@ -11,8 +11,6 @@ from core.plot import save
 
 
 def one_figure(
-    module: str,
-    doc: str | None,
     source: tuple[str, str],
     png: str,
     read: Callable[[Path], Any],
@@ -20,14 +18,14 @@ def one_figure(
     argv: Sequence[str] | None,
     options: Sequence[tuple[str, dict[str, Any]]] = (),
 ) -> int:
-    """Parse ``argv`` (``source``: the positional's name and help; ``options``: further flags, each
-    its name and argparse keywords), then save ``draw(read(path), **options)`` as ``png`` beside
-    the source unless --out names a place (a .png, .pdf or .svg path, or a folder). A ValueError,
-    KeyError or TypeError while drawing (a file of another shape) is a usage error naming the
-    file."""
+    """The running command (core.cli.command): parse ``argv`` (``source``: the positional's name
+    and help; ``options``: further flags, each its name and argparse keywords), then save
+    ``draw(read(path), **options)`` as ``png`` beside the source unless --out names a place (a .png,
+    .pdf or .svg path, or a folder). A ValueError, KeyError or TypeError while drawing (a file of
+    another shape) is a usage error naming the file."""
     name, help = source
     out_help = f"a .png, .pdf or .svg path, or a folder (default: {png} beside the {name})"
-    parser = cli.reader_parser(module, doc, name, help, out_help)
+    parser = cli.reader_parser(name, help, out_help)
     dests = [parser.add_argument(flag, **keywords).dest for flag, keywords in options]
     args = parser.parse_args(argv)
     path = getattr(args, name)

@@ -120,12 +120,9 @@ def slug(*parts) -> str:
     return "".join(c if c.isalnum() or c in "-." else "_" for c in text) or "trajectory"
 
 
-@cli.command("figures.fit")
+@cli.command
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m figures.fit``: see the module docstring."""
     parser = cli.reader_parser(
-        "figures.fit",
-        __doc__,
         "analysis",
         "fit.json (or its folder), from python -m fitting.fit",
         "folder for the figures (default: beside fit.json)",

@@ -153,15 +153,12 @@ def load(path: Path) -> ForecastRecord:
     return rec
 
 
-@cli.command("figures.forecast")
+@cli.command
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m figures.forecast``: see the module docstring."""
     source = ("forecast", "forecast.json (python -m fitting.forecast --json)")
     label = dict(dest="label", default=None, help="the class (default: the one forecast)")
     options = [("--class", label)]
-    return one_figure(
-        "figures.forecast", __doc__, source, "forecast.png", load, draw, argv, options
-    )
+    return one_figure(source, "forecast.png", load, draw, argv, options)
 
 
 if __name__ == "__main__":

@@ -135,11 +135,11 @@ def draw(doc: dict):
     return fig
 
 
-@cli.command("figures.forecast_verdict")
+@cli.command
 def main(argv: Sequence[str] | None = None) -> int:
     source = ("verdict", "verdict.json of python -m fitting.forecast_registered score")
     read = lambda path: ForecastVerdictRecord.read(path).to_json()  # noqa: E731
-    return one_figure("figures.forecast_verdict", __doc__, source, "verdict.png", read, draw, argv)
+    return one_figure(source, "verdict.png", read, draw, argv)
 
 
 if __name__ == "__main__":

@@ -180,13 +180,12 @@ def _rate(text: str) -> float:
     return rate
 
 
-@cli.command("figures.masking")
+@cli.command
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m figures.masking``: see the module docstring."""
     source = ("analysis", "masking.json (or its folder), written by python -m fitting.masking")
     detail = dict(type=_rate, default=0.5, help="p of panel (c): the run nearest it (default 0.5)")
     options = [("--detail", detail)]
-    return one_figure("figures.masking", __doc__, source, "masking.png", load, draw, argv, options)
+    return one_figure(source, "masking.png", load, draw, argv, options)
 
 
 if __name__ == "__main__":

@@ -111,11 +111,11 @@ def draw(verdict: VerdictRecord):
     return fig
 
 
-@cli.command("figures.outside")
+@cli.command
 def main(argv: Sequence[str] | None = None) -> int:
     source = ("verdict", "verdict.json of python -m fitting.outside score")
     read = VerdictRecord.read
-    return one_figure("figures.outside", __doc__, source, "verdict.png", read, draw, argv)
+    return one_figure(source, "verdict.png", read, draw, argv)
 
 
 if __name__ == "__main__":

@@ -265,10 +265,9 @@ def targets(folder: Path) -> tuple[list[Path], Path | None]:
     return found, leave if leave.is_file() else None
 
 
-@cli.command("figures.predict")
+@cli.command
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m figures.predict``: see the module docstring."""
-    parser = cli.parser("figures.predict", __doc__)
+    parser = cli.parser()
     parser.add_argument(
         "analysis", type=Path, help="fitting.predict's --out (or one of its JSON files)"
     )

@@ -65,12 +65,9 @@ def draw(run: dict, out: Path) -> Path:
     return save(fig, out)
 
 
-@cli.command("figures.sim_joint")
+@cli.command
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m figures.sim_joint``: see the module docstring."""
     parser = cli.reader_parser(
-        "figures.sim_joint",
-        __doc__,
         "analysis",
         "sim_joint.json (or its folder), from python -m fitting.sim_joint",
         "folder for the figures (default: beside the json)",

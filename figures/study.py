@@ -321,10 +321,9 @@ def _final_shares(ax, runs: list[dict], names: list[str], label: str) -> None:
     ax.legend(fontsize=6, ncol=3, loc="upper center", bbox_to_anchor=(0.5, -0.28))
 
 
-@cli.command("figures.study")
+@cli.command
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m figures.study``: see the module docstring."""
-    parser = cli.parser("figures.study", __doc__)
+    parser = cli.parser()
     parser.add_argument(
         "sweep",
         type=Path,

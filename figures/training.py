@@ -57,12 +57,9 @@ def draw(runs: Sequence[Path], out: Path, *, protocol: str = "naive") -> Path:
     return save(fig, out)
 
 
-@cli.command("figures.training")
+@cli.command
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m figures.training``: see the module docstring."""
     parser = cli.reader_parser(
-        "figures.training",
-        __doc__,
         "runs",
         "run folders (or their trajectories.csv)",
         "folder to write concept_space.png in, or a .png, .pdf or .svg path (default: the "

@@ -26,12 +26,9 @@ from fitting.records import ElicitationRecord, ElicitationSummaryRecord
 from fitting.analyses.capability_readings import analyse_run, mean_curves, runs_arguments, summarize
 
 
-@cli.command("fitting.capability")
+@cli.command
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m fitting.capability``: see the module docstring."""
     args = runs_arguments(
-        "fitting.capability",
-        __doc__,
         argv,
         runs_help="run folders (one per seed) with elicited trajectories",
         out_help="summary folder (default: the first run)",

@@ -50,7 +50,7 @@ from core.trajectory import read_csv
 
 def build_parser() -> argparse.ArgumentParser:
     """The command line of ``python -m fitting.fit``."""
-    parser = cli.parser("fitting.fit", __doc__)
+    parser = cli.parser()
     parser.add_argument(
         "log",
         type=Path,
@@ -248,9 +248,8 @@ def _say(records: list[dict], skipped: list[dict]) -> None:
         )
 
 
-@cli.command("fitting.fit")
+@cli.command
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m fitting.fit``: see the module docstring."""
     args = build_parser().parse_args(argv)
     if args.boot < 10:
         raise UsageError(f"--boot {args.boot}: need at least 10 resamples")

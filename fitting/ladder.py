@@ -37,10 +37,9 @@ from fitting.analyses.event_records import LadderRecord
 from fitting.analyses.ladder_rows import row, table
 
 
-@cli.command("fitting.ladder")
+@cli.command
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m fitting.ladder``: see the module docstring."""
-    parser = cli.parser("fitting.ladder", __doc__)
+    parser = cli.parser()
     parser.add_argument(
         "runs",
         type=Path,

@@ -265,12 +265,9 @@ def table(doc: MaskingRecord) -> str:
     return "\n".join(lines)
 
 
-@cli.command("fitting.masking")
+@cli.command
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m fitting.masking``: see the module docstring."""
     args = runs_arguments(
-        "fitting.masking",
-        __doc__,
         argv,
         runs_help="run folders of the sweep, one per (masking rate, seed)",
         out_help="folder for masking.json (default: the first run's parent)",

@@ -261,7 +261,7 @@ def _setting(text: str, flag: str) -> dict:
 
 
 def _parser():
-    parser = cli.parser("fitting.outside", __doc__)
+    parser = cli.parser()
     sub = parser.add_subparsers(dest="what", required=True)
     reg = sub.add_parser("register", help="fit the pool and write the registered predictions")
     reg.add_argument("runs", nargs="+", type=Path, help="the pool's run folders")
@@ -295,7 +295,7 @@ def _parser():
     return parser
 
 
-@cli.command("fitting.outside")
+@cli.command
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.what == "check":

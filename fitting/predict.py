@@ -112,7 +112,7 @@ OPTIONS = {  # flag -> its argparse keywords
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = cli.parser("fitting.predict", __doc__)
+    parser = cli.parser()
     parser.add_argument(
         "logs",
         type=Path,
@@ -241,9 +241,8 @@ def splits(args: argparse.Namespace, runs: list[str], table: dict) -> list[tuple
     return [("", named if flag == "--holdout" else [r for r in runs if r not in named])]
 
 
-@cli.command("fitting.predict")
+@cli.command
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m fitting.predict``: see the module docstring."""
     args = build_parser().parse_args(argv)
     spec = law_of(args)
     cli.nonnegative_seed(args.seed)

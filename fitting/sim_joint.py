@@ -48,7 +48,7 @@ CURVE_POINTS = 80
 
 def build_parser() -> argparse.ArgumentParser:
     """The command line of ``python -m fitting.sim_joint``."""
-    parser = cli.parser("fitting.sim_joint", __doc__)
+    parser = cli.parser()
     parser.add_argument("log", type=Path, metavar="LOG.csv", help="a trajectory log")
     parser.add_argument(
         "--protocol", default="naive", help="the protocol whose classes are fitted (default naive)"
@@ -150,9 +150,8 @@ def groups(trajs: Sequence[Trajectory], args) -> list[list[Trajectory]]:
     return [sorted(v, key=lambda t: t.label) for v in by_run.values()]
 
 
-@cli.command("fitting.sim_joint")
+@cli.command
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m fitting.sim_joint``: see the module docstring."""
     args = build_parser().parse_args(argv)
     out = cli.output_dir(args.out or cli.default_out(args.log.parent / "sim_joint"), "--out")
     if cli.checking(args):

@@ -63,12 +63,9 @@ def _file_part(text: str) -> str:
     return "".join(c if c.isalnum() or c in "=.,_-" else "_" for c in text.strip())
 
 
-@cli.command("fitting.study")
+@cli.command
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m fitting.study``: see the module docstring."""
     parser = cli.reader_parser(
-        "fitting.study",
-        __doc__,
         "sweep",
         "a collected sweep folder (sweep.csv and covariates.csv)",
         "output JSON (default SWEEP/study.json; with --only SWEEP/study-ONLY.json)",

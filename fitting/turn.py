@@ -63,12 +63,9 @@ def _outputs(runs: Sequence[Path], out: Path | None) -> dict[Path, Path]:
     return outs
 
 
-@cli.command("fitting.turn")
+@cli.command
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m fitting.turn``: see the module docstring."""
     parser = cli.reader_parser(
-        "fitting.turn",
-        __doc__,
         "runs",
         "run folders (or their trajectories.csv)",
         "folder for turn.json (default: the run's folder; several runs: one subfolder each)",

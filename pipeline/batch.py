@@ -100,7 +100,7 @@ def pack(runs: Path, folders: list[str], path: Path) -> int:
 
 
 def _parser():
-    parser = cli.parser("pipeline.batch", __doc__)
+    parser = cli.parser()
     parser.add_argument("jobs", type=Path, help="the job file, one run per line")
     parser.add_argument("--runs", type=Path, required=True, help="the folder the runs go under")
     parser.add_argument("--parallel", type=int, default=1, help="runs training at once (default 1)")
@@ -117,9 +117,8 @@ def _parser():
     return parser
 
 
-@cli.command("pipeline.batch")
+@cli.command
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m pipeline.batch``: see the module docstring."""
     args = _parser().parse_args(argv)
     for flag, value in (("--parallel", args.parallel), ("--threads", args.threads)):
         if value < 1:

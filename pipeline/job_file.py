@@ -97,10 +97,9 @@ def problems(path: Path, runs: Path) -> list[str]:
     return found
 
 
-@cli.command("pipeline.job_file")
+@cli.command
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m pipeline.job_file``: see the module docstring."""
-    parser = cli.parser("pipeline.job_file", __doc__)
+    parser = cli.parser()
     parser.add_argument("jobs", nargs="+", type=Path, help="job files, one run per line")
     parser.add_argument(
         "--runs",

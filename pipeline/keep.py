@@ -97,10 +97,9 @@ def keep(run: Path, dest: Path) -> list[str]:
     return written
 
 
-@cli.command("pipeline.keep")
+@cli.command
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m pipeline.keep``: see the module docstring."""
-    parser = cli.parser("pipeline.keep", __doc__)
+    parser = cli.parser()
     parser.add_argument("run", type=Path, help="a training run's folder (holding config.json)")
     parser.add_argument("dest", type=Path, help="the folder to copy into")
     args = parser.parse_args(argv)

@@ -88,7 +88,7 @@ def kept_whole(kept: Path) -> bool:
 
 
 def _parser():
-    parser = cli.parser("pipeline.registered_queue", __doc__)
+    parser = cli.parser()
     parser.add_argument(
         "folder", type=Path, help="the test's folder (preregistration.json, jobs.txt)"
     )
@@ -122,9 +122,8 @@ def _checked(args) -> Path:
     return folder
 
 
-@cli.command("pipeline.registered_queue")
+@cli.command
 def main(argv: list[str] | None = None) -> int:
-    """``python -m pipeline.registered_queue``: see the module docstring."""
     args = _parser().parse_args(argv)
     folder = _checked(args)
     reg_path = folder / "preregistration.json"

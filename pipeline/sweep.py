@@ -79,7 +79,7 @@ EXECUTORS = ("local", "slurm", "debug")
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     """The sweep's flags, checked, with the executor's defaults filled in."""
-    parser = cli.parser("pipeline.sweep", __doc__)
+    parser = cli.parser()
     _run_arguments(parser)
     _job_arguments(parser)
     return _checked(parser.parse_args(argv))
@@ -316,9 +316,8 @@ def _report(out: Path, finished: int, total: int, failed: dict[str, str]) -> int
     return 1 if failed else 0
 
 
-@cli.command("pipeline.sweep")
+@cli.command
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m pipeline.sweep``: see the module docstring."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "collect":
         return collect_mod.main(argv[1:])

@@ -291,11 +291,10 @@ def _model_figure(land: Landscape, sol, colour: np.ndarray, sweep: str | None, p
     return plot.save(fig, path)
 
 
-@cli.command("theory.simulate")
+@cli.command
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m theory.simulate``: see the module docstring."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    args = build_parser(__doc__).parse_args(argv)
+    args = build_parser().parse_args(argv)
     args.argv = argv
     check_args(args)
     cli.output_dir(args.out or "runs/theory", "--out")

@@ -271,18 +271,16 @@ def summarize(results: Sequence[dict], *, rule: str = "first") -> dict:
 
 
 def runs_arguments(
-    module: str,
-    doc: str | None,
     argv: Sequence[str] | None,
     *,
     runs_help: str,
     out_help: str,
     label: str | None = "11",
 ) -> argparse.Namespace:
-    """The command line shared by the commands that read capability curves of runs: RUN... --class
-    --persist --out, checked before any input is read; ``label``: --class's default (None: each
-    log's own, see analyse_run)."""
-    parser = cli.parser(module, doc)
+    """The running command's line, shared by the commands that read capability curves of runs:
+    RUN... --class --persist --out, checked before any input is read; ``label``: --class's default
+    (None: each log's own, see analyse_run)."""
+    parser = cli.parser()
     parser.add_argument("runs", nargs="+", type=Path, help=runs_help)
     parser.add_argument(
         "--class",

@@ -4,8 +4,8 @@ Regenerate after changing a command's flags or docstring:
 
     CONCEPT_DYNAMICS_REGENERATE=1 python -m pytest tests/integration/test_reference.py
 
-The commands are found in the code (every ``@cli.command("...")``), so a new command joins the reference,
-and the flag fuzzer's list, without a line here.
+The commands are found in the code (every ``@cli.command``, named by its module), so a new command
+joins the reference, and the flag fuzzer's list, without a line here.
 """
 
 import contextlib
@@ -21,7 +21,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 REFERENCE = ROOT / "docs" / "reference" / "commands.md"
 PACKAGES = ("theory", "empirical", "fitting", "figures", "pipeline")  # in the order the parts run
-DECORATOR = re.compile(r'^@cli\.command\("([\w.]+)"\)', re.M)
+# a command is named by its module (``@cli.command``) or by the decorator (``@cli.command("name")``)
+DECORATOR = re.compile(r'^@cli\.command(?:\("([\w.]+)"\))?$', re.M)
 # commands that are one module's subcommand (pipeline.sweep collect) are documented by the module
 SUB = {"pipeline/collect.py"}
 PYTHON = f"{sys.version_info.major}.{sys.version_info.minor}"  # argparse's layout changes between
@@ -35,8 +36,9 @@ def commands() -> list[tuple[str, str]]:
             rel = path.relative_to(ROOT).as_posix()
             if rel in SUB:
                 continue
+            module = rel.removesuffix(".py").replace("/", ".")
             for name in DECORATOR.findall(path.read_text()):
-                found.append((name, rel.removesuffix(".py").replace("/", ".")))
+                found.append((name or module, module))
     return found
 
 

@@ -103,3 +103,44 @@ def test_a_check_in_process_gives_the_exit_code_and_the_error_lines_and_prints_n
     assert code == 2 and "python -m x: error: argument --n: invalid int value: 'x'" in lines
     assert cli.check_in_process(main, ["--n", "-1"])[0] == 3
     assert capsys.readouterr() == ("", "")
+
+
+@cli.command
+def named_by_its_module(argv=None):
+    """A command named once: by the module it is in."""
+    args = cli.parser().parse_args(argv)
+    if args.check_args:
+        raise ValueError("checked")
+    return 0
+
+
+def test_a_bare_command_is_named_by_its_module_and_its_parser_follows(capsys):
+    assert named_by_its_module(["--check-args"]) == 2
+    assert capsys.readouterr().err == f"python -m {__name__}: error: checked\n"
+    with pytest.raises(SystemExit):
+        named_by_its_module(["--help"])
+    shown = capsys.readouterr().out
+    assert shown.startswith(f"usage: python -m {__name__} ") and __doc__.split(":")[0] in shown
+    assert named_by_its_module.__doc__ == "A command named once: by the module it is in."
+
+
+def test_a_parser_without_a_name_outside_a_command_is_a_bug():
+    with pytest.raises(RuntimeError, match="inside a @cli.command"):
+        cli.parser()
+    assert cli.parser("named", "help").prog == "python -m named"
+
+
+def test_a_command_run_with_python_m_is_named_as_typed():
+    """``python -m figures.capability``: the module is __main__, its spec keeps the name."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    done = subprocess.run(
+        [sys.executable, "-m", "figures.capability", "/nonexistent/summary.json"],
+        cwd=Path(__file__).resolve().parents[2],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 2
+    assert done.stderr.startswith("python -m figures.capability: error: /nonexistent")

@@ -46,10 +46,10 @@ def _parameter_help() -> str:
     return "\n".join(lines)
 
 
-def build_parser(doc: str) -> argparse.ArgumentParser:
-    """The command line of ``python -m theory.simulate`` (``doc``: its help; the parameters of every
-    model in the epilog)."""
-    parser = cli.parser("theory.simulate", doc, epilog=_parameter_help())
+def build_parser() -> argparse.ArgumentParser:
+    """The command line of ``python -m theory.simulate`` (its docstring as help; the parameters of
+    every model in the epilog), made while the command runs."""
+    parser = cli.parser(epilog=_parameter_help())
     _model_arguments(parser)
     _solver_arguments(parser)
     return parser
