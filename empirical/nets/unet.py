@@ -58,29 +58,31 @@ def _stack(name: str) -> list:
 
 
 @contextlib.contextmanager
-def given_masks(masks: list[torch.Tensor]):
-    """Inside, each Dropout in training takes the next of ``masks`` instead of drawing its own
-    (under vmap, where nothing can be drawn per member)."""
-    given = _stack("given")
-    given.append(list(masks))
-    try:
-        yield
-    finally:
-        left = given.pop()
-    if left:
-        raise RuntimeError(f"{len(left)} dropout mask(s) given but not used")
-
-
-@contextlib.contextmanager
-def drawing_from(generator: torch.Generator | None):
-    """Inside, each Dropout in training draws its mask from ``generator`` (None: torch's global
-    stream)."""
-    stack = _stack("generator")
-    stack.append(generator)
+def _pushed(name: str, value):
+    """Inside, ``value`` tops this thread's stack ``name``."""
+    stack = _stack(name)
+    stack.append(value)
     try:
         yield
     finally:
         stack.pop()
+
+
+@contextlib.contextmanager
+def given_masks(masks: list[torch.Tensor]):
+    """Inside, each Dropout in training takes the next of ``masks`` instead of drawing its own
+    (under vmap, where nothing can be drawn per member)."""
+    left = list(masks)  # Dropout takes them from the front
+    with _pushed("given", left):
+        yield
+    if left:
+        raise RuntimeError(f"{len(left)} dropout mask(s) given but not used")
+
+
+def drawing_from(generator: torch.Generator | None):
+    """Inside, each Dropout in training draws its mask from ``generator`` (None: torch's global
+    stream)."""
+    return _pushed("generator", generator)
 
 
 class Dropout(nn.Module):
@@ -158,17 +160,11 @@ class ResBlock(nn.Module):
         return self.skip(x) + a
 
 
-@contextlib.contextmanager
 def explicit_attention():
     """Inside, attention is computed with plain matrix products rather than torch's fused kernel:
     under ``torch.func.vmap`` (empirical.training.stacked) the fused CPU kernel has no batching rule
     and runs member by member."""
-    stack = _stack("explicit")
-    stack.append(True)
-    try:
-        yield
-    finally:
-        stack.pop()
+    return _pushed("explicit", True)
 
 
 class Attention(nn.Module):

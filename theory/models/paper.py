@@ -240,13 +240,14 @@ def _coupled_params(n: int) -> tuple:
     )
 
 
-def _mask_params(p_default: float = 0.5, beta_default: float = 1.0) -> tuple[Param, Param]:
-    return (
-        _scalar(
-            "p", p_default, "masking fraction of the prompts of the masked class", low=0, high=1
-        ),
-        _scalar("beta", beta_default, "impact of underspecification β", low=0),
-    )
+def _masked_parts(n: int, concepts: Sequence[str] | None):
+    """Eq. 2's parts: eq1's (concepts default to (color, shape); the first, the masked one, has no
+    bias) with the masking fraction p and β among the parameters, and their symbols P and B."""
+    concepts = concepts if concepts is not None or n != 2 else ("color", "shape")
+    names, z, params, lam, zb, zt, S = _eq1_parts(n, concepts, [0.0] + [1.0] * (n - 1))
+    p = _scalar("p", 0.5, "masking fraction of the prompts of the masked class", low=0, high=1)
+    beta = _scalar("beta", 1.0, "impact of underspecification β", low=0)
+    return names, z, (*params, p, beta), lam, zb, zt, S, p.symbols[0], beta.symbols[0]
 
 
 def _check_shift(arrays: Mapping[str, np.ndarray]) -> None:
@@ -267,10 +268,7 @@ def eq2(n: int = 2, concepts: Sequence[str] | None = None) -> Landscape:
     Concepts default to (color, shape) as in the paper's Sec. 5; the first concept is the masked
     one.
     """
-    concepts = concepts if concepts is not None or n != 2 else ("color", "shape")
-    names, z, params, lam, zb, zt, S = _eq1_parts(n, concepts, [0.0] + [1.0] * (n - 1))
-    p, beta = _mask_params()
-    P, B = p.symbols[0], beta.symbols[0]
+    names, z, params, lam, zb, zt, S, P, B = _masked_parts(n, concepts)
     target = [zt[0] * (1 - B * P), *zt[1:]]
     energy = sum(
         lam[i] / 2 * ((1 - S[i]) * (z[i] - zb[i]) ** 2 + S[i] * (z[i] - target[i]) ** 2)
@@ -281,7 +279,7 @@ def eq2(n: int = 2, concepts: Sequence[str] | None = None) -> Landscape:
         energy,
         z,
         names,
-        (*params, p, beta),
+        params,
         (0.5,) * n,
         check=_check_shift,
         doc="Eq. 2 (U1): the true target of the first concept shifts linearly with the masking "
@@ -294,10 +292,7 @@ def eq2(n: int = 2, concepts: Sequence[str] | None = None) -> Landscape:
 def eq2_split(n: int = 2, concepts: Sequence[str] | None = None) -> Landscape:
     """Eq. 2, form U2: the final well of the first concept is split between ẑ_1 (weight 1-p) and 0
     (weight βp)."""
-    concepts = concepts if concepts is not None or n != 2 else ("color", "shape")
-    names, z, params, lam, zb, zt, S = _eq1_parts(n, concepts, [0.0] + [1.0] * (n - 1))
-    p, beta = _mask_params()
-    P, B = p.symbols[0], beta.symbols[0]
+    names, z, params, lam, zb, zt, S, P, B = _masked_parts(n, concepts)
     final = [(1 - P) * (z[0] - zt[0]) ** 2 + B * P * z[0] ** 2] + [
         (z[i] - zt[i]) ** 2 for i in range(1, n)
     ]
@@ -309,7 +304,7 @@ def eq2_split(n: int = 2, concepts: Sequence[str] | None = None) -> Landscape:
         energy,
         z,
         names,
-        (*params, p, beta),
+        params,
         (0.5,) * n,
         check=_check_split,
         doc="Eq. 2 (U2): the first concept's final well splits into ẑ_1 (weight 1-p) and 0 "
