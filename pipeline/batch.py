@@ -28,6 +28,7 @@ Example (a GPU machine, seven runs at a time, 9 minutes):
 
 from __future__ import annotations
 
+import argparse
 import shlex
 import subprocess
 import sys
@@ -99,14 +100,19 @@ def pack(runs: Path, folders: list[str], path: Path) -> int:
     return count
 
 
+def add_threads(parser: argparse.ArgumentParser, default: int) -> None:
+    """``--threads T``: the CPU threads each run trains with (:func:`train_one`'s ``threads``)."""
+    parser.add_argument(
+        "--threads", type=int, default=default, help=f"CPU threads of each run (default {default})"
+    )
+
+
 def _parser():
     parser = cli.parser()
     parser.add_argument("jobs", type=Path, help="the job file, one run per line")
     parser.add_argument("--runs", type=Path, required=True, help="the folder the runs go under")
     parser.add_argument("--parallel", type=int, default=1, help="runs training at once (default 1)")
-    parser.add_argument(
-        "--threads", type=int, default=1, help="CPU threads of each run (default 1)"
-    )
+    add_threads(parser, 1)
     parser.add_argument(
         "--seconds",
         type=float,

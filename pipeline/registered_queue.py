@@ -95,9 +95,7 @@ def _parser():
     parser.add_argument(
         "--runs", type=Path, help="where the runs train (default runs/<folder under results/>)"
     )
-    parser.add_argument(
-        "--threads", type=int, default=2, help="threads each run trains with (default 2)"
-    )
+    batch.add_threads(parser, 2)
     parser.add_argument(
         "--hours",
         type=float,
