@@ -1,9 +1,9 @@
 """The error convention every command of the package follows.
 
 Bad input ends a command with exit code 2 and one line on stderr, ``python -m <module>: error:
-<what>`` (the same prefix as argparse's own errors),
-which names the file (row, column) or flag, what was wrong and what is valid. Output locations are
-checked before any work starts, so a bad ``--out`` never costs minutes of training or fitting.
+<what>`` (argparse's own prefix), which names the file (row, column) or flag, what was wrong and
+what is valid. Output locations are checked before any work starts, so a bad ``--out`` never costs
+minutes of training or fitting.
 
 Usage, in a command module (``python -m mypackage.mycommand``)::
 
@@ -13,19 +13,19 @@ Usage, in a command module (``python -m mypackage.mycommand``)::
         out = cli.output_dir(args.out, "--out")
         ...
 
-A command is named by its module, once: the decorator reads the name (``mypackage.mycommand``, also
-when run with ``python -m``), and the parsers made while it runs take it and the module's docstring.
-
-:func:`command` turns :class:`ValueError` (this package's bad-input errors, :class:`UsageError`
-among them) and :class:`OSError` (a file that is missing, a folder, unreadable, a disk that is full)
-into that line. Anything else is a bug and keeps its traceback.
+A command is named once, by its module; the parsers made while it runs take that name and the
+module's docstring. :func:`command` turns :class:`ValueError` (this package's bad-input errors,
+:class:`UsageError` among them) and :class:`OSError` (a file that is missing, a folder, unreadable,
+a disk that is full) into that line. Anything else is a bug and keeps its traceback.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import contextvars
 import functools
+import io
 import math
 import os
 import sys
@@ -84,20 +84,25 @@ _RUNNING: contextvars.ContextVar[tuple[str, str | None]] = contextvars.ContextVa
 
 def _module_of(main: Callable[..., int]) -> tuple[str, str | None]:
     """(name, docstring) of the module that defines ``main``: its import name, also when it runs as
-    ``python -m name`` (then ``__main__``, whose spec keeps the name)."""
+    ``python -m name`` (then ``__main__``, whose spec keeps the name) or by its path (no spec: the
+    name its path in the checkout gives)."""
     module = sys.modules.get(main.__module__)
-    spec = getattr(module, "__spec__", None)
-    return (spec.name if spec is not None else main.__module__), getattr(module, "__doc__", None)
+    spec, doc = getattr(module, "__spec__", None), getattr(module, "__doc__", None)
+    if spec is not None:
+        return spec.name, doc
+    path = Path(getattr(module, "__file__", "") or ".").resolve().with_suffix("")
+    inside = path.is_relative_to(ROOT) and path != ROOT
+    return (".".join(path.relative_to(ROOT).parts) if inside else main.__module__), doc
 
 
-def command(module: str | Callable[..., int]):
+def command(name: str | Callable[..., int]) -> Callable:
     """Decorate the ``main(argv=None) -> int`` of a command so that bad input exits 2 with one line.
 
     Bare (``@cli.command``) the command is named by its module; ``@cli.command("name")`` names it
     (a subcommand's module). While it runs, :func:`parser` takes that name and the module's
     docstring."""
-    if callable(module):
-        return command(_module_of(module)[0])(module)
+    if callable(name):
+        return command(_module_of(name)[0])(name)
 
     def wrap(main: Callable[..., int]) -> Callable[..., int]:
         doc = _module_of(main)[1]
@@ -108,7 +113,7 @@ def command(module: str | Callable[..., int]):
             sys.stdout = PipeSafe(real) if real is not None else real
             if real_err is None:  # started with stderr closed (`2>&-`): its messages go nowhere
                 sys.stderr = open(os.devnull, "w")
-            running = _RUNNING.set((module, doc))
+            token = _RUNNING.set((name, doc))
             try:
                 return main(argv)
             # the reader went away (`... | head`): stop quietly, as Unix tools do
@@ -119,11 +124,11 @@ def command(module: str | Callable[..., int]):
                     pass
                 return 0
             except ValueError as err:
-                return report(module, str(err))
+                return report(name, str(err))
             except OSError as err:
-                return report(module, describe_os_error(err))
+                return report(name, describe_os_error(err))
             finally:
-                _RUNNING.reset(running)
+                _RUNNING.reset(token)
                 try:
                     sys.stdout.flush()
                 except (OSError, ValueError):
@@ -132,15 +137,14 @@ def command(module: str | Callable[..., int]):
                     sys.stderr.close()
                 sys.stdout, sys.stderr = real, real_err
 
-        run.__doc__ = main.__doc__ or f"``python -m {module}``: see the module docstring."
         return run
 
     return wrap
 
 
 def running() -> tuple[str, str | None]:
-    """(name, module docstring) of the command running now; a parser made outside a command is a
-    bug (name it: ``parser(module, doc)``)."""
+    """(name, module docstring) of the command running now in this thread; a parser made outside a
+    command (or in a thread a command started) is a bug: name it, ``parser(module, doc)``."""
     try:
         return _RUNNING.get()
     except LookupError:
@@ -274,7 +278,8 @@ def parser(module: str | None = None, doc: str | None = None, **kwargs) -> argpa
     checks its flags and values, reads no input, writes nothing and exits 0, so a chained step (a
     sweep's ``--then``) is checked before the first run trains."""
     if module is None:
-        module, doc = running()
+        module, module_doc = running()
+        doc = module_doc if doc is None else doc
     made = argparse.ArgumentParser(
         prog=f"python -m {module}",
         description=doc,
@@ -327,9 +332,6 @@ def check_in_process(main: Callable[..., int], argv: Sequence[str]) -> tuple[int
     """A command's ``main(argv)`` run in this process with its output captured: (exit code, its
     error output's lines). For ``--check-args`` checks, which read and write nothing: a new
     interpreter for each took 2-4 s, most of it imports. argparse's usage errors exit 2."""
-    import contextlib
-    import io
-
     errors = io.StringIO()
     with contextlib.redirect_stderr(errors), contextlib.redirect_stdout(io.StringIO()):
         try:

@@ -255,7 +255,7 @@ def _table(doc: dict) -> None:
 
 
 def _parser():
-    parser = cli.parser("fitting.forecast", __doc__)
+    parser = cli.parser()
     parser.add_argument("run", type=Path, help="the run folder (trajectories.csv)")
     parser.add_argument(
         "--at", type=float, help="read the logs up to this step (default: the last checkpoint)"
@@ -293,7 +293,7 @@ def _parser():
     return parser
 
 
-@cli.command("fitting.forecast")
+@cli.command
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)

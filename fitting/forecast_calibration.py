@@ -207,9 +207,9 @@ def table(s: dict) -> str:
     return "\n".join(lines)
 
 
-@cli.command("fitting.forecast_calibration")
+@cli.command
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = cli.parser("fitting.forecast_calibration", __doc__)
+    parser = cli.parser()
     parser.add_argument(
         "runs", type=Path, nargs="+", help="run folders (config.json, trajectories.csv, metrics)"
     )

@@ -244,9 +244,9 @@ def score(folder: Path) -> dict:
     }
 
 
-@cli.command("fitting.forecast_registered")
+@cli.command
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = cli.parser("fitting.forecast_registered", __doc__)
+    parser = cli.parser()
     parser.add_argument("action", choices=("register", "score"))
     parser.add_argument(
         "folder", type=Path, help="the test's folder (jobs.txt, preregistration.json)"

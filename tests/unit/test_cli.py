@@ -130,17 +130,32 @@ def test_a_parser_without_a_name_outside_a_command_is_a_bug():
     assert cli.parser("named", "help").prog == "python -m named"
 
 
-def test_a_command_run_with_python_m_is_named_as_typed():
-    """``python -m figures.capability``: the module is __main__, its spec keeps the name."""
+@cli.command
+def with_its_own_help(argv=None):
+    print(cli.parser(doc="its own help").description, cli.parser().description == __doc__)
+    return 0
+
+
+def test_a_parser_of_the_running_command_may_take_its_own_help(capsys):
+    assert with_its_own_help([]) == 0
+    assert capsys.readouterr().out == "its own help True\n"
+
+
+@pytest.mark.parametrize(
+    "how", [["-m", "pipeline.keep"], ["pipeline/keep.py"]], ids=["python -m", "its path"]
+)
+def test_a_command_run_as_typed_is_named_by_its_module(how):
+    """``python -m pipeline.keep``: the module is __main__, its spec keeps the name; run by its path
+    (no spec), the path in the checkout names it."""
     import subprocess
     import sys
     from pathlib import Path
 
     done = subprocess.run(
-        [sys.executable, "-m", "figures.capability", "/nonexistent/summary.json"],
+        [sys.executable, *how, "/nonexistent/run", "/nonexistent/kept"],
         cwd=Path(__file__).resolve().parents[2],
         capture_output=True,
         text=True,
     )
     assert done.returncode == 2
-    assert done.stderr.startswith("python -m figures.capability: error: /nonexistent")
+    assert done.stderr.startswith("python -m pipeline.keep: error: "), done.stderr
