@@ -57,3 +57,18 @@ def test_licence_citation_and_changelog_are_shipped_and_linked():
     assert re.search(
         rf"^## {re.escape(version)} - \d{{4}}-\d\d-\d\d$", (ROOT / "CHANGELOG.md").read_text(), re.M
     )
+
+
+def test_the_readme_map_names_every_module_of_the_package():
+    """The README's table of the parts is the newcomer's map of the house: each part's row names every
+    module in it (a module added later joins the map, or this fails naming it)."""
+    text = (ROOT / "README.md").read_text()
+    missing = []
+    for part in ("core", "theory", "empirical", "fitting", "figures", "pipeline"):
+        row = re.search(rf"^\| `{part}/` \|(.*)$", text, re.M)
+        assert row, f"README.md: no row for {part}/ in the table of the parts"
+        named = set(re.findall(r"`([\w/]+)`", row.group(1)))
+        for path in sorted((ROOT / part).rglob("*.py")):
+            if path.name != "__init__.py" and path.stem not in named:
+                missing.append(path.relative_to(ROOT).as_posix())
+    assert not missing, f"README.md's table of the parts does not name: {missing}"
